@@ -1,0 +1,25 @@
+// Fuzz target: any bytes → LoadTraceFromBytes must return a Trace or a Status, never crash, with
+// small batches (so cuts land everywhere) and both thread modes. Seeds: fuzz/seed_corpus.sh.
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "analyze/trace_summary.h"
+#include "gpuscope/ingest.h"
+#include "report/summary_report.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size == 0) return 0;
+  gpuscope::LoadOptions options;
+  // The first byte picks threads and batch size so both paths are explored.
+  options.threads = 1 + (data[0] & 1);
+  options.batch_bytes = 4096 + (data[0] >> 1) * 97;
+  auto trace = gpuscope::LoadTraceFromBytes(
+      std::string_view(reinterpret_cast<const char*>(data) + 1, size - 1), "fuzz.json", options);
+  if (trace.ok()) {
+    const auto summary = gpuscope::analyze::SummarizeTrace(*trace);
+    const std::string json = gpuscope::report::RenderSummaryJson({summary}, {});
+    if (json.empty()) __builtin_trap();
+  }
+  return 0;
+}

@@ -1,0 +1,291 @@
+// The canonical trace model: what one rank's trace says, normalised once at import.
+//
+// Conventions (enforced by the importers, relied on by every analysis):
+//  * times are int64 nanoseconds on the trace's own clock (Kineto: µs × 1000, exact digits kept;
+//    absolute unix time = base_time_ns + ts_ns when the trace gives baseTimeNanoseconds);
+//  * names are interned StringIds into Trace::strings;
+//  * one vocabulary of event kinds whatever the source schema (2021 "Kernel" and today's "kernel"
+//    land in the same table);
+//  * tables are columnar (struct of vectors): analyses sweep one or two columns at a time.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpuscope/string_pool.h"
+
+namespace gpuscope {
+
+// Process/thread ids. Kineto writes numbers, or strings in 2021 traces ("stream 7", "CPU functions").
+// A string with a trailing integer keeps that integer ("stream 7" → 7); any other string is encoded
+// below kStringTraceIdBase (−2^62) so it cannot collide with a numeric id (which may be negative, e.g.
+// −1) and the label stays recoverable via Trace::strings.
+using TraceId = int64_t;
+inline constexpr TraceId kStringTraceIdBase = -(int64_t{1} << 62);
+inline constexpr TraceId TraceIdOfString(StringId id) { return kStringTraceIdBase - static_cast<TraceId>(id); }
+inline constexpr bool IsStringTraceId(TraceId id) { return id <= kStringTraceIdBase && id > 2 * kStringTraceIdBase; }
+inline constexpr StringId StringOfTraceId(TraceId id) { return static_cast<StringId>(kStringTraceIdBase - id); }
+
+enum class GpuKind : uint8_t { kKernel, kMemcpy, kMemset, kSync };
+
+enum class CopyDirection : uint8_t { kUnknown, kHtoD, kDtoH, kDtoD, kHtoH, kPtoP };
+enum class MemoryKind : uint8_t { kUnknown, kPageable, kPinned, kDevice, kManaged, kArray };
+
+// cuda_sync_kind of a GPU-side sync event.
+enum class SyncKind : uint8_t { kNone, kStreamSync, kEventSync, kContextSync, kStreamWaitEvent, kOther };
+
+struct GpuActivityTable {
+  std::vector<GpuKind> kind;
+  std::vector<int64_t> start_ns;
+  std::vector<int64_t> dur_ns;
+  std::vector<StringId> name;
+  std::vector<TraceId> pid;  // Kineto: the device
+  std::vector<TraceId> tid;  // Kineto: the stream
+  std::vector<int32_t> device;  // args.device, -1 if absent
+  std::vector<int64_t> stream;  // args.stream, -1 if absent (Event/Context sync carry -1 or 2^32-1)
+  std::vector<int64_t> correlation;  // -1 if absent
+  std::vector<int64_t> external_id;  // -1 if absent
+  std::vector<int32_t> launch;       // index into RuntimeCallTable, -1 if not linked (set by linker)
+  // Kernel launch geometry and resources (0 / -1 where absent or not a kernel).
+  std::vector<std::array<int32_t, 3>> grid;
+  std::vector<std::array<int32_t, 3>> block;
+  std::vector<int32_t> registers_per_thread;
+  std::vector<int32_t> shared_memory_bytes;
+  std::vector<float> blocks_per_sm;
+  std::vector<float> warps_per_sm;
+  std::vector<float> est_occupancy_pct;  // -1 if absent
+  // Copies and sets.
+  std::vector<int64_t> bytes;  // -1 if absent
+  std::vector<float> bandwidth_gbps;  // as reported by the trace, -1 if absent
+  std::vector<CopyDirection> copy_direction;
+  std::vector<MemoryKind> src_kind;
+  std::vector<MemoryKind> dst_kind;
+  std::vector<SyncKind> sync_kind;
+
+  size_t size() const { return start_ns.size(); }
+};
+
+// Collective metadata that NCCL-aware traces attach to communication kernels.
+struct CollectiveInfo {
+  uint32_t gpu_index = 0;  // row in GpuActivityTable
+  StringId collective = kEmptyString;  // "allreduce", ...
+  int64_t in_nelems = -1;
+  int64_t out_nelems = -1;
+  int32_t group_size = -1;
+  StringId dtype = kEmptyString;
+  StringId process_group = kEmptyString;
+};
+
+enum class RuntimeKind : uint8_t {
+  kKernelLaunch,  // cudaLaunchKernel(ExC), cuLaunchKernel(Ex), hipLaunchKernel, hipExtModuleLaunchKernel
+  kGraphLaunch,   // cudaGraphLaunch, hipGraphLaunch
+  kMemcpy,
+  kMemset,
+  kSync,          // cudaDeviceSynchronize, cudaStreamSynchronize, cudaEventSynchronize, cudaStreamWaitEvent
+  kOther,
+};
+
+struct RuntimeCallTable {
+  std::vector<int64_t> start_ns;
+  std::vector<int64_t> dur_ns;
+  std::vector<StringId> name;
+  std::vector<TraceId> pid;
+  std::vector<TraceId> tid;
+  std::vector<int64_t> correlation;  // -1 if absent
+  std::vector<int64_t> external_id;  // -1 if absent
+  std::vector<int32_t> cbid;         // -1 if absent
+  std::vector<RuntimeKind> kind;
+  std::vector<uint8_t> is_driver;    // 1 for cuda_driver (cuLaunchKernel from Triton, ...)
+
+  size_t size() const { return start_ns.size(); }
+};
+
+enum class CpuKind : uint8_t {
+  kCpuOp,              // ATen operators: "Operator" (2021), "cpu_op"; legacy bare-array events
+  kUserAnnotation,     // record_function ranges: ProfilerStep#N, DataLoader, nccl:*
+  kGpuUserAnnotation,  // annotations projected onto a GPU stream (HTA counts them as CPU)
+  kPythonFunction,
+  kProfilerRange,      // cuda_profiler_range (CUPTI counters)
+  kOther,              // any other category (kept, and counted in the diagnostics)
+};
+
+struct CpuOpTable {
+  std::vector<int64_t> start_ns;
+  std::vector<int64_t> dur_ns;
+  std::vector<StringId> name;
+  std::vector<TraceId> pid;
+  std::vector<TraceId> tid;
+  std::vector<int64_t> external_id;  // -1 if absent
+  std::vector<CpuKind> kind;
+  std::vector<int32_t> step;         // N of "ProfilerStep#N", else -1
+  std::vector<uint8_t> is_dataloader;  // "enumerate(DataLoader)…"
+
+  size_t size() const { return start_ns.size(); }
+};
+
+// Allocator events ("[memory]" instants). Totals are after the event; -1 when the trace predates them.
+struct MemoryEventTable {
+  std::vector<int64_t> ts_ns;
+  std::vector<int8_t> device_type;  // 0 CPU, 1 CUDA (other values kept as given)
+  std::vector<int32_t> device_id;   // -1 for CPU
+  std::vector<int64_t> bytes_delta;
+  std::vector<int64_t> total_allocated;
+  std::vector<int64_t> total_reserved;
+  std::vector<uint64_t> addr;
+
+  size_t size() const { return ts_ns.size(); }
+};
+
+struct CounterTable {  // ph "C": one row per series value
+  std::vector<int64_t> ts_ns;
+  std::vector<TraceId> pid;
+  std::vector<StringId> name;
+  std::vector<StringId> series;
+  std::vector<double> value;
+
+  size_t size() const { return ts_ns.size(); }
+};
+
+struct FlowTable {  // ph s / t / f
+  std::vector<int64_t> ts_ns;
+  std::vector<TraceId> pid;
+  std::vector<TraceId> tid;
+  std::vector<int64_t> id;
+  std::vector<char> phase;  // 's', 't' or 'f'
+  std::vector<StringId> category;  // "ac2g", "async", "async_cpu_to_gpu", "fwdbwd", ...
+  std::vector<uint8_t> binds_enclosing;  // bp == "e"
+
+  size_t size() const { return ts_ns.size(); }
+};
+
+struct InstantTable {  // ph i / I other than [memory]
+  std::vector<int64_t> ts_ns;
+  std::vector<TraceId> pid;
+  std::vector<TraceId> tid;
+  std::vector<StringId> name;
+  std::vector<char> scope;  // 't', 'p', 'g' or 0
+
+  size_t size() const { return ts_ns.size(); }
+};
+
+struct DeviceProperties {
+  int32_t id = -1;
+  std::string name;
+  int64_t total_global_mem_bytes = -1;
+  int32_t compute_major = -1;
+  int32_t compute_minor = -1;
+  int32_t num_sms = -1;
+  int32_t max_threads_per_sm = -1;
+  int32_t max_threads_per_block = -1;
+  int32_t warp_size = -1;
+  int64_t regs_per_sm = -1;
+  int64_t shared_mem_per_sm_bytes = -1;
+};
+
+struct ProcessMetadata {
+  std::map<TraceId, std::string> process_names;
+  std::map<TraceId, std::string> process_labels;
+  std::map<TraceId, int64_t> process_sort_index;
+  std::map<std::pair<TraceId, TraceId>, std::string> thread_names;
+  std::map<std::pair<TraceId, TraceId>, int64_t> thread_sort_index;
+};
+
+// Why an event was skipped or repaired. Each reason is counted, never fatal.
+enum class Diag : uint8_t {
+  kMalformedEvent,      // JSON of one event could not be parsed; skipped
+  kNotAnObject,         // a traceEvents element that is not an object; skipped
+  kMissingPhase,        // no "ph"; skipped
+  kUnknownPhase,        // ph not in X B E i I s t f M C; skipped
+  kMissingTimestamp,    // no or unparsable "ts"; skipped
+  kMissingDuration,     // X event without "dur"; skipped (as HTA does)
+  kNegativeDuration,    // dur < 0; skipped
+  kBadNumber,           // a numeric field that is not a number; field treated as absent
+  kNumberAsString,      // a numeric field sent as a string; parsed (kept)
+  kIntegerOutOfRange,   // an integer beyond int64; field treated as absent
+  kInvalidUtf8,         // invalid UTF-8 in a string; replaced by U+FFFD (kept)
+  kControlCharacter,    // raw control character inside a string; replaced by a space (kept)
+  kUnknownCategory,     // X event with a category we do not know; kept as CpuKind::kOther
+  kUnmatchedBegin,      // B without E; skipped
+  kUnmatchedEnd,        // E without B; skipped
+  kMissingName,         // event without "name"; kept with an empty name
+  kDuplicateCorrelation,  // two runtime calls with one correlation id; the first one is used
+  kMalformedHeader,     // a top-level member (deviceProperties, distributedInfo, ...) is unreadable
+  kCount
+};
+const char* DiagName(Diag d);         // stable snake_case id, used in JSON
+const char* DiagDescription(Diag d);  // human sentence
+
+struct Diagnostics {
+  std::array<uint64_t, static_cast<size_t>(Diag::kCount)> count{};
+  // Byte offset (in the uncompressed JSON) of the first event with each problem; -1 if none.
+  std::array<int64_t, static_cast<size_t>(Diag::kCount)> first_offset;
+  Diagnostics() { first_offset.fill(-1); }
+  void Add(Diag d, int64_t offset, uint64_t n = 1) {
+    const size_t i = static_cast<size_t>(d);
+    count[i] += n;
+    if (first_offset[i] < 0 || (offset >= 0 && offset < first_offset[i])) first_offset[i] = offset;
+  }
+  void Merge(const Diagnostics& other);
+  uint64_t total() const;
+};
+
+struct LinkStats {
+  uint64_t gpu_events = 0;
+  uint64_t with_correlation = 0;
+  uint64_t linked_by_correlation = 0;
+  uint64_t linked_by_flow = 0;
+  uint64_t kernels = 0;
+  uint64_t kernels_linked = 0;
+  // Kernels whose correlation id matches some runtime/driver call in the trace (the denominator of
+  // link coverage: a kernel whose launch was not captured cannot be linked).
+  uint64_t kernels_with_launch_in_trace = 0;
+};
+
+enum class TraceFormat : uint8_t { kKinetoObject, kBareArray };
+enum class RankSource : uint8_t { kNone, kDistributedInfo, kFileName };
+
+struct TraceInfo {
+  std::string path;
+  TraceFormat format = TraceFormat::kKinetoObject;
+  bool gzip = false;
+  uint64_t file_bytes = 0;  // as stored on disk
+  uint64_t json_bytes = 0;  // after decompression
+  uint64_t events_total = 0;  // entries of traceEvents
+  int64_t schema_version = -1;
+  std::string display_time_unit;
+  std::optional<int64_t> base_time_ns;
+  std::string trace_name;
+  uint64_t trace_span_events_dropped = 0;  // cat "Trace" events (the capture span), dropped as HTA does
+  // Rank / world size.
+  int32_t rank = -1;
+  int32_t world_size = -1;
+  RankSource rank_source = RankSource::kNone;
+  std::string distributed_backend;
+};
+
+struct Trace {
+  TraceInfo info;
+  StringPool strings;
+  GpuActivityTable gpu;
+  std::vector<CollectiveInfo> collectives;
+  RuntimeCallTable runtime;
+  CpuOpTable cpu;
+  MemoryEventTable memory;
+  CounterTable counters;
+  FlowTable flows;
+  InstantTable instants;
+  ProcessMetadata metadata;
+  std::vector<DeviceProperties> devices;
+  Diagnostics diagnostics;
+  LinkStats links;
+
+  std::string_view Str(StringId id) const { return strings.Get(id); }
+  // Approximate heap bytes of the tables (for benchmarks and memory accounting).
+  size_t TableBytes() const;
+};
+
+}  // namespace gpuscope

@@ -1,0 +1,139 @@
+#include "analyze/trace_summary.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <set>
+
+namespace gpuscope::analyze {
+
+namespace {
+
+bool ContainsNccl(std::string_view name) {
+  for (size_t i = 0; i + 4 <= name.size(); ++i) {
+    char a = name[i] | 0x20, b = name[i + 1] | 0x20, c = name[i + 2] | 0x20, d = name[i + 3] | 0x20;
+    if ((a == 'n' || a == 'r') && b == 'c' && c == 'c' && d == 'l') return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TraceSummary SummarizeTrace(const Trace& t) {
+  TraceSummary s;
+  s.path = t.info.path;
+  s.rank = t.info.rank;
+  s.world_size = t.info.world_size;
+  s.rank_source = t.info.rank_source;
+  s.format = t.info.format;
+  s.gzip = t.info.gzip;
+  s.file_bytes = t.info.file_bytes;
+  s.json_bytes = t.info.json_bytes;
+  s.events_total = t.info.events_total;
+  s.display_time_unit = t.info.display_time_unit;
+  s.base_time_ns = t.info.base_time_ns;
+  s.links = t.links;
+  s.diagnostics = t.diagnostics;
+  s.trace_span_events_dropped = t.info.trace_span_events_dropped;
+
+  EventCounts& c = s.counts;
+  std::map<int32_t, uint64_t> events_per_device;
+  int64_t gpu_start = std::numeric_limits<int64_t>::max(), gpu_end = std::numeric_limits<int64_t>::min();
+  std::vector<bool> name_is_nccl(t.strings.size(), false);
+  std::vector<bool> name_checked(t.strings.size(), false);
+  for (size_t i = 0; i < t.gpu.size(); ++i) {
+    gpu_start = std::min(gpu_start, t.gpu.start_ns[i]);
+    gpu_end = std::max(gpu_end, t.gpu.start_ns[i] + t.gpu.dur_ns[i]);
+    const int32_t device = t.gpu.device[i] >= 0 ? t.gpu.device[i] : static_cast<int32_t>(t.gpu.pid[i]);
+    ++events_per_device[device];
+    switch (t.gpu.kind[i]) {
+      case GpuKind::kKernel: {
+        ++c.kernels;
+        const StringId n = t.gpu.name[i];
+        if (!name_checked[n]) {
+          name_checked[n] = true;
+          name_is_nccl[n] = ContainsNccl(t.Str(n));
+        }
+        if (name_is_nccl[n]) ++c.nccl_kernels;
+        break;
+      }
+      case GpuKind::kMemcpy: ++c.memcpys; break;
+      case GpuKind::kMemset: ++c.memsets; break;
+      case GpuKind::kSync: ++c.gpu_syncs; break;
+    }
+  }
+  if (t.gpu.size() > 0) {
+    s.gpu_start_ns = gpu_start;
+    s.gpu_end_ns = gpu_end;
+  }
+  c.runtime_calls = t.runtime.size();
+  for (RuntimeKind k : t.runtime.kind) {
+    if (k == RuntimeKind::kKernelLaunch || k == RuntimeKind::kGraphLaunch) ++c.kernel_launches;
+  }
+  int64_t cpu_start = std::numeric_limits<int64_t>::max(), cpu_end = std::numeric_limits<int64_t>::min();
+  std::set<int32_t> steps;
+  for (size_t i = 0; i < t.cpu.size(); ++i) {
+    cpu_start = std::min(cpu_start, t.cpu.start_ns[i]);
+    cpu_end = std::max(cpu_end, t.cpu.start_ns[i] + t.cpu.dur_ns[i]);
+    switch (t.cpu.kind[i]) {
+      case CpuKind::kCpuOp: ++c.cpu_ops; break;
+      case CpuKind::kUserAnnotation: ++c.user_annotations; break;
+      case CpuKind::kGpuUserAnnotation: ++c.gpu_user_annotations; break;
+      case CpuKind::kPythonFunction: ++c.python_functions; break;
+      case CpuKind::kProfilerRange:
+      case CpuKind::kOther: ++c.other_cpu_events; break;
+    }
+    if (t.cpu.step[i] >= 0) {
+      ++c.profiler_steps;
+      steps.insert(t.cpu.step[i]);
+    }
+    if (t.cpu.is_dataloader[i]) ++c.dataloader_ops;
+  }
+  for (size_t i = 0; i < t.runtime.size(); ++i) {
+    cpu_start = std::min(cpu_start, t.runtime.start_ns[i]);
+    cpu_end = std::max(cpu_end, t.runtime.start_ns[i] + t.runtime.dur_ns[i]);
+  }
+  if (cpu_start <= cpu_end) {
+    s.cpu_start_ns = cpu_start;
+    s.cpu_end_ns = cpu_end;
+  }
+  s.steps.assign(steps.begin(), steps.end());
+  c.memory_events = t.memory.size();
+  c.counter_samples = t.counters.size();
+  c.flow_events = t.flows.size();
+  c.instant_events = t.instants.size();
+
+  // The rank's device: the one most GPU events ran on; else the first listed.
+  s.devices_listed = t.devices.size();
+  int32_t device_id = -1;
+  uint64_t best = 0;
+  for (auto [id, n] : events_per_device) {
+    if (n > best) best = n, device_id = id;
+  }
+  const DeviceProperties* dev = nullptr;
+  for (const DeviceProperties& d : t.devices) {
+    if (d.id == device_id) dev = &d;
+  }
+  if (!dev && !t.devices.empty() && device_id < 0) dev = &t.devices.front();
+  if (dev) {
+    s.device_name = dev->name;
+    s.device_memory_bytes = dev->total_global_mem_bytes;
+    s.device_sms = dev->num_sms;
+    s.compute_major = dev->compute_major;
+    s.compute_minor = dev->compute_minor;
+  }
+
+  if (t.gpu.size() == 0) {
+    s.warnings.push_back(
+        "no GPU events in this trace: it was recorded without CUDA activities (e.g. "
+        "torch.profiler with activities=[ProfilerActivity.CPU] only) or on a CPU-only run; "
+        "GPU analyses need ProfilerActivity.CUDA");
+  }
+  if (s.steps.empty() && t.gpu.size() > 0) {
+    s.warnings.push_back("no ProfilerStep#N annotations: per-step results will use the whole span "
+                         "(call prof.step() once per training step)");
+  }
+  return s;
+}
+
+}  // namespace gpuscope::analyze

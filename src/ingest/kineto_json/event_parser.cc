@@ -1,0 +1,933 @@
+#include "ingest/kineto_json/event_parser.h"
+
+#include <simdjson.h>
+
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#include "base/numbers.h"
+
+namespace gpuscope::ingest {
+
+namespace sj = simdjson;
+namespace od = simdjson::ondemand;
+
+namespace {
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    char x = a[i], y = b[i];
+    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
+    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
+    if (x != y) return false;
+  }
+  return true;
+}
+
+bool StartsWith(std::string_view s, std::string_view prefix) {
+  return s.size() >= prefix.size() && s.compare(0, prefix.size(), prefix) == 0;
+}
+
+// Runtime API names may carry a version suffix ("cudaLaunchKernel_v7000" in Nsight exports).
+std::string_view StripVersionSuffix(std::string_view name) {
+  const size_t pos = name.rfind("_v");
+  if (pos == std::string_view::npos || pos + 2 >= name.size()) return name;
+  for (size_t i = pos + 2; i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') return name;
+  }
+  return name.substr(0, pos);
+}
+
+}  // namespace
+
+Category ClassifyCategory(std::string_view cat) {
+  struct Entry {
+    std::string_view name;
+    Category category;
+  };
+  // 2021 capitalised names and today's names; compared case-insensitively.
+  static constexpr Entry kTable[] = {
+      {"kernel", Category::kKernel},
+      {"gpu_memcpy", Category::kMemcpy},
+      {"memcpy", Category::kMemcpy},
+      {"gpu_memset", Category::kMemset},
+      {"memset", Category::kMemset},
+      {"cuda_sync", Category::kCudaSync},
+      {"cuda_runtime", Category::kRuntime},
+      {"runtime", Category::kRuntime},
+      {"hip_runtime", Category::kRuntime},
+      {"cuda_driver", Category::kDriver},
+      {"hip_driver", Category::kDriver},
+      {"cpu_op", Category::kCpuOp},
+      {"operator", Category::kCpuOp},
+      {"user_annotation", Category::kUserAnnotation},
+      {"gpu_user_annotation", Category::kGpuUserAnnotation},
+      {"python_function", Category::kPythonFunction},
+      {"python_function_", Category::kPythonFunction},
+      {"cuda_profiler_range", Category::kProfilerRange},
+      {"trace", Category::kTrace},
+      {"ac2g", Category::kFlow},
+      {"async", Category::kFlow},
+      {"async_cpu_to_gpu", Category::kFlow},
+      {"fwdbwd", Category::kFlow},
+      {"forward_backward", Category::kFlow},
+      {"cpu_instant_event", Category::kInstant},
+  };
+  for (const Entry& e : kTable) {
+    if (EqualsIgnoreCase(cat, e.name)) return e.category;
+  }
+  return Category::kUnknown;
+}
+
+RuntimeKind ClassifyRuntime(std::string_view raw_name) {
+  const std::string_view name = StripVersionSuffix(raw_name);
+  static constexpr std::string_view kKernelLaunch[] = {
+      "cudaLaunchKernel",        "cudaLaunchKernelExC",      "cuLaunchKernel",
+      "cuLaunchKernelEx",        "hipLaunchKernel",          "hipExtModuleLaunchKernel",
+      "hipModuleLaunchKernel",   "cudaLaunchCooperativeKernel", "cuLaunchCooperativeKernel",
+  };
+  for (std::string_view n : kKernelLaunch) {
+    if (name == n) return RuntimeKind::kKernelLaunch;
+  }
+  if (name == "cudaGraphLaunch" || name == "hipGraphLaunch" || name == "cuGraphLaunch") {
+    return RuntimeKind::kGraphLaunch;
+  }
+  static constexpr std::string_view kSync[] = {
+      "cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize",
+      "cudaStreamWaitEvent",   "hipDeviceSynchronize",  "hipStreamSynchronize",
+      "hipEventSynchronize",   "hipStreamWaitEvent",    "cuCtxSynchronize",
+      "cuStreamSynchronize",   "cuEventSynchronize",    "cuStreamWaitEvent",
+  };
+  for (std::string_view n : kSync) {
+    if (name == n) return RuntimeKind::kSync;
+  }
+  if (StartsWith(name, "cudaMemcpy") || StartsWith(name, "hipMemcpy") || StartsWith(name, "cuMemcpy")) {
+    return RuntimeKind::kMemcpy;
+  }
+  if (StartsWith(name, "cudaMemset") || StartsWith(name, "hipMemset") || StartsWith(name, "cuMemset")) {
+    return RuntimeKind::kMemset;
+  }
+  return RuntimeKind::kOther;
+}
+
+namespace {
+
+// Replaces invalid UTF-8 with U+FFFD and raw control characters inside strings with a space, so one
+// bad name does not cost the event. Returns what it fixed.
+struct SanitizeResult {
+  bool fixed_utf8 = false;
+  bool fixed_control = false;
+};
+
+SanitizeResult Sanitize(std::string_view in, std::string* out) {
+  SanitizeResult r;
+  out->clear();
+  out->reserve(in.size() + 16);
+  bool in_string = false, escape = false;
+  size_t i = 0;
+  while (i < in.size()) {
+    const unsigned char c = static_cast<unsigned char>(in[i]);
+    if (c < 0x80) {
+      if (in_string) {
+        if (escape) {
+          escape = false;
+        } else if (c == '\\') {
+          escape = true;
+        } else if (c == '"') {
+          in_string = false;
+        } else if (c < 0x20) {
+          out->push_back(' ');
+          r.fixed_control = true;
+          ++i;
+          continue;
+        }
+      } else if (c == '"') {
+        in_string = true;
+      }
+      out->push_back(static_cast<char>(c));
+      ++i;
+      continue;
+    }
+    escape = false;
+    // Multi-byte sequence: validate length, continuation bytes, overlongs, surrogates, range.
+    size_t len = 0;
+    uint32_t cp = 0;
+    if (c >= 0xC2 && c <= 0xDF) len = 2, cp = c & 0x1F;
+    else if (c >= 0xE0 && c <= 0xEF) len = 3, cp = c & 0x0F;
+    else if (c >= 0xF0 && c <= 0xF4) len = 4, cp = c & 0x07;
+    bool valid = len > 0 && i + len <= in.size();
+    for (size_t k = 1; valid && k < len; ++k) {
+      const unsigned char cc = static_cast<unsigned char>(in[i + k]);
+      if ((cc & 0xC0) != 0x80) valid = false;
+      cp = (cp << 6) | (cc & 0x3F);
+    }
+    if (valid) {
+      if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10FFFF ||
+          (cp >= 0xD800 && cp <= 0xDFFF)) {
+        valid = false;
+      }
+    }
+    if (valid) {
+      out->append(in.data() + i, len);
+      i += len;
+    } else {
+      out->append("\xEF\xBF\xBD");
+      r.fixed_utf8 = true;
+      ++i;
+    }
+  }
+  return r;
+}
+
+// Everything one event says, before it is committed to a table.
+struct RawEvent {
+  char ph = 0;
+  bool ph_valid = false;
+  std::string_view ph_text;
+  bool has_cat = false;
+  std::string_view cat;
+  bool has_name = false;
+  std::string_view name;
+  bool has_ts = false;
+  int64_t ts_ns = 0;
+  bool has_dur = false;
+  int64_t dur_ns = 0;
+  TraceId pid = 0;
+  TraceId tid = 0;
+  bool has_id = false;
+  int64_t id = 0;
+  char scope = 0;
+  bool bp_enclosing = false;
+
+  // args
+  int64_t device = -1;
+  int64_t stream = -1;
+  bool has_stream = false;
+  int64_t correlation = -1;
+  int64_t external_id = -1;
+  int64_t registers = -1;
+  int64_t shared_memory = -1;
+  double blocks_per_sm = -1;
+  double warps_per_sm = -1;
+  double occupancy = -1;
+  std::array<int32_t, 3> grid{0, 0, 0};
+  std::array<int32_t, 3> block{0, 0, 0};
+  int64_t bytes = -1;
+  double bandwidth = -1;
+  int64_t cbid = -1;
+  bool has_collective = false;
+  std::string_view collective;
+  int64_t in_nelems = -1, out_nelems = -1, group_size = -1;
+  std::string_view dtype, process_group;
+  std::string_view sync_kind;
+  int64_t device_type = -1, device_id = -1, mem_bytes = 0;
+  bool has_mem_bytes = false;
+  int64_t total_allocated = -1, total_reserved = -1;
+  uint64_t addr = 0;
+  bool has_arg_name = false;
+  std::string_view arg_name, labels;
+  int64_t sort_index = 0;
+  bool has_sort_index = false;
+  std::vector<std::pair<std::string_view, double>>* counter_values = nullptr;
+};
+
+class Context {
+ public:
+  Context(BatchResult* r, int64_t offset) : r_(r), offset_(offset) {}
+  void Diag(gpuscope::Diag d) { r_->tables.diagnostics.Add(d, offset_); }
+  StringId Intern(std::string_view s) { return r_->tables.strings.Intern(s); }
+  BatchResult* result() { return r_; }
+  int64_t offset() const { return offset_; }
+
+ private:
+  BatchResult* r_;
+  int64_t offset_;
+};
+
+// Reads a numeric field given as a number or as a numeric string.
+template <typename T, typename ParseFn>
+sj::error_code ReadNumber(od::value& v, Context& ctx, T* out, bool* present, ParseFn parse) {
+  od::json_type type;
+  if (auto e = v.type().get(type)) return e;
+  std::string_view token;
+  if (type == od::json_type::number) {
+    token = v.raw_json_token();
+  } else if (type == od::json_type::string) {
+    if (auto e = v.get_string().get(token)) return e;
+    ctx.Diag(Diag::kNumberAsString);
+  } else if (type == od::json_type::null) {
+    return sj::SUCCESS;
+  } else {
+    ctx.Diag(Diag::kBadNumber);
+    return sj::SUCCESS;  // the iterator skips the value
+  }
+  const NumberError ne = parse(token, out);
+  if (ne == NumberError::kOk) {
+    if (present) *present = true;
+  } else {
+    ctx.Diag(ne == NumberError::kOutOfRange ? Diag::kIntegerOutOfRange : Diag::kBadNumber);
+  }
+  return sj::SUCCESS;
+}
+
+sj::error_code ReadInt(od::value& v, Context& ctx, int64_t* out, bool* present = nullptr) {
+  return ReadNumber(v, ctx, out, present, [](std::string_view t, int64_t* o) { return ParseInt64(t, o); });
+}
+sj::error_code ReadDouble(od::value& v, Context& ctx, double* out) {
+  return ReadNumber(v, ctx, out, nullptr, [](std::string_view t, double* o) { return ParseDouble(t, o); });
+}
+sj::error_code ReadMicros(od::value& v, Context& ctx, int64_t* out, bool* present) {
+  return ReadNumber(v, ctx, out, present,
+                    [](std::string_view t, int64_t* o) { return ParseMicrosToNanos(t, o); });
+}
+sj::error_code ReadUint(od::value& v, Context& ctx, uint64_t* out) {
+  return ReadNumber(v, ctx, out, nullptr, [](std::string_view t, uint64_t* o) {
+    t = TrimSpace(t);
+    if (t.size() > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X')) {
+      uint64_t x = 0;
+      for (size_t i = 2; i < t.size(); ++i) {
+        const char c = t[i];
+        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        if (d < 0 || i > 17) return NumberError::kNotANumber;
+        x = x * 16 + static_cast<uint64_t>(d);
+      }
+      *o = x;
+      return NumberError::kOk;
+    }
+    return ParseUint64(t, o);
+  });
+}
+
+// A string field; numbers are taken as their text; objects/arrays are rejected (skipped, counted).
+sj::error_code ReadString(od::value& v, Context& ctx, std::string_view* out, bool* present) {
+  od::json_type type;
+  if (auto e = v.type().get(type)) return e;
+  if (type == od::json_type::string) {
+    if (auto e = v.get_string().get(*out)) return e;
+    *present = true;
+  } else if (type == od::json_type::number || type == od::json_type::boolean) {
+    *out = v.raw_json_token();
+    *out = TrimSpace(*out);
+    *present = true;
+  } else if (type != od::json_type::null) {
+    ctx.Diag(Diag::kBadNumber);
+  }
+  return sj::SUCCESS;
+}
+
+// pid / tid: numbers, or strings ("stream 7" → 7, "CPU functions" → TraceIdOfString(id)).
+sj::error_code ReadTraceId(od::value& v, Context& ctx, TraceId* out) {
+  od::json_type type;
+  if (auto e = v.type().get(type)) return e;
+  if (type == od::json_type::number) {
+    std::string_view token;
+    token = v.raw_json_token();
+    int64_t x;
+    NumberError ne = ParseInt64(token, &x);
+    if (ne == NumberError::kOk && !IsStringTraceId(x)) {
+      *out = x;
+    } else if (ne == NumberError::kOk) {
+      ctx.Diag(Diag::kIntegerOutOfRange);  // collides with the string-id range; keep the default
+    } else {
+      uint64_t u;  // e.g. 2^64-1 written unsigned
+      if (ParseUint64(token, &u) == NumberError::kOk) {
+        *out = static_cast<int64_t>(u);
+      } else {
+        ctx.Diag(Diag::kBadNumber);
+      }
+    }
+    return sj::SUCCESS;
+  }
+  if (type == od::json_type::string) {
+    std::string_view s;
+    if (auto e = v.get_string().get(s)) return e;
+    std::string_view trimmed = TrimSpace(s);
+    size_t digits_start = trimmed.size();
+    while (digits_start > 0 && trimmed[digits_start - 1] >= '0' && trimmed[digits_start - 1] <= '9') {
+      --digits_start;
+    }
+    int64_t x;
+    if (digits_start < trimmed.size() &&
+        (digits_start == 0 || trimmed[digits_start - 1] == ' ') &&
+        ParseInt64(trimmed.substr(digits_start), &x) == NumberError::kOk) {
+      *out = x;
+    } else {
+      *out = TraceIdOfString(ctx.Intern(s));
+    }
+    return sj::SUCCESS;
+  }
+  if (type != od::json_type::null) ctx.Diag(Diag::kBadNumber);
+  return sj::SUCCESS;
+}
+
+sj::error_code ReadTriple(od::value& v, Context& ctx, std::array<int32_t, 3>* out) {
+  od::json_type type;
+  if (auto e = v.type().get(type)) return e;
+  if (type != od::json_type::array) {
+    if (type != od::json_type::null) ctx.Diag(Diag::kBadNumber);
+    return sj::SUCCESS;
+  }
+  od::array arr;
+  if (auto e = v.get_array().get(arr)) return e;
+  size_t i = 0;
+  for (auto item : arr) {
+    od::value x;
+    if (auto e = std::move(item).get(x)) return e;
+    int64_t n = 0;
+    if (auto e = ReadInt(x, ctx, &n)) return e;
+    if (i < 3) (*out)[i] = static_cast<int32_t>(n);
+    ++i;
+  }
+  return sj::SUCCESS;
+}
+
+sj::error_code ReadArgs(od::value& v, Context& ctx, RawEvent* ev) {
+  od::json_type type;
+  if (auto e = v.type().get(type)) return e;
+  if (type != od::json_type::object) return sj::SUCCESS;  // skipped by the iterator
+  od::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field_result : obj) {
+    od::field field;
+    if (auto e = std::move(field_result).get(field)) return e;
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    od::value val = field.value();
+    sj::error_code e = sj::SUCCESS;
+    bool present = false;
+    switch (key.size()) {
+      case 4:
+        if (key == "name") e = ReadString(val, ctx, &ev->arg_name, &ev->has_arg_name);
+        else if (key == "grid") e = ReadTriple(val, ctx, &ev->grid);
+        break;
+      case 5:
+        if (key == "bytes") e = ReadInt(val, ctx, &ev->bytes);
+        else if (key == "block") e = ReadTriple(val, ctx, &ev->block);
+        else if (key == "Bytes") e = ReadInt(val, ctx, &ev->mem_bytes, &ev->has_mem_bytes);
+        else if (key == "dtype") e = ReadString(val, ctx, &ev->dtype, &present);
+        break;
+      case 6:
+        if (key == "device") e = ReadInt(val, ctx, &ev->device);
+        else if (key == "stream") e = ReadInt(val, ctx, &ev->stream, &ev->has_stream);
+        else if (key == "labels") e = ReadString(val, ctx, &ev->labels, &present);
+        break;
+      case 10:
+        if (key == "sort_index") e = ReadInt(val, ctx, &ev->sort_index, &ev->has_sort_index);
+        else if (key == "Group size") e = ReadInt(val, ctx, &ev->group_size);
+        break;
+      case 11:
+        if (key == "correlation") e = ReadInt(val, ctx, &ev->correlation);
+        else if (key == "External id" || key == "external id") e = ReadInt(val, ctx, &ev->external_id);
+        else if (key == "Device Type") e = ReadInt(val, ctx, &ev->device_type);
+        break;
+      case 9:
+        if (key == "Device Id") e = ReadInt(val, ctx, &ev->device_id);
+        break;
+      case 12:
+        if (key == "warps per SM") e = ReadDouble(val, ctx, &ev->warps_per_sm);
+        break;
+      case 13:
+        if (key == "shared memory") e = ReadInt(val, ctx, &ev->shared_memory);
+        else if (key == "blocks per SM") e = ReadDouble(val, ctx, &ev->blocks_per_sm);
+        else if (key == "In msg nelems") e = ReadInt(val, ctx, &ev->in_nelems);
+        break;
+      case 14:
+        if (key == "cuda_sync_kind") e = ReadString(val, ctx, &ev->sync_kind, &present);
+        else if (key == "Total Reserved") e = ReadInt(val, ctx, &ev->total_reserved);
+        else if (key == "Out msg nelems") e = ReadInt(val, ctx, &ev->out_nelems);
+        break;
+      case 15:
+        if (key == "Collective name") e = ReadString(val, ctx, &ev->collective, &ev->has_collective);
+        else if (key == "Total Allocated") e = ReadInt(val, ctx, &ev->total_allocated);
+        break;
+      case 18:
+        if (key == "Process Group Name") e = ReadString(val, ctx, &ev->process_group, &present);
+        break;
+      case 20:
+        if (key == "registers per thread") e = ReadInt(val, ctx, &ev->registers);
+        break;
+      case 23:
+        if (key == "memory bandwidth (GB/s)") e = ReadDouble(val, ctx, &ev->bandwidth);
+        break;
+      case 25:
+        if (key == "est. achieved occupancy %") e = ReadDouble(val, ctx, &ev->occupancy);
+        break;
+      default:
+        break;
+    }
+    if (key == "cbid") e = ReadInt(val, ctx, &ev->cbid);
+    else if (key == "Addr") e = ReadUint(val, ctx, &ev->addr);
+    if (e) return e;
+    // Counter series: ph "C" events put every series in args. The value, if not consumed above and
+    // numeric, is kept (ph is not always known yet: "args" may come before "ph").
+    if (ev->counter_values && ev->counter_values->size() < 256) {
+      od::json_type t;
+      if (val.type().get(t) == sj::SUCCESS && t == od::json_type::number) {
+        std::string_view token;
+        double x;
+        token = val.raw_json_token();
+        if (ParseDouble(token, &x) == NumberError::kOk) {
+          ev->counter_values->emplace_back(key, x);
+        }
+      }
+    }
+  }
+  return sj::SUCCESS;
+}
+
+sj::error_code ReadEvent(od::object& obj, Context& ctx, RawEvent* ev) {
+  for (auto field_result : obj) {
+    od::field field;
+    if (auto e = std::move(field_result).get(field)) return e;
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    od::value val = field.value();
+    sj::error_code e = sj::SUCCESS;
+    bool present = false;
+    if (key == "ph") {
+      std::string_view ph;
+      e = ReadString(val, ctx, &ph, &present);
+      if (!e && present) {
+        ev->ph_text = ph;
+        ev->ph_valid = ph.size() == 1;
+        ev->ph = ph.empty() ? 0 : ph[0];
+        if (!ev->ph_valid) ev->ph = '?';
+      }
+    } else if (key == "ts") {
+      e = ReadMicros(val, ctx, &ev->ts_ns, &ev->has_ts);
+    } else if (key == "dur") {
+      e = ReadMicros(val, ctx, &ev->dur_ns, &ev->has_dur);
+    } else if (key == "name") {
+      e = ReadString(val, ctx, &ev->name, &ev->has_name);
+    } else if (key == "cat") {
+      e = ReadString(val, ctx, &ev->cat, &ev->has_cat);
+    } else if (key == "pid") {
+      e = ReadTraceId(val, ctx, &ev->pid);
+    } else if (key == "tid") {
+      e = ReadTraceId(val, ctx, &ev->tid);
+    } else if (key == "args") {
+      e = ReadArgs(val, ctx, ev);
+    } else if (key == "id") {
+      uint64_t id = 0;
+      bool has = false;
+      e = ReadNumber(val, ctx, &id, &has, [](std::string_view t, uint64_t* o) {
+        t = TrimSpace(t);
+        if (t.size() > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X')) {
+          uint64_t x = 0;
+          for (size_t i = 2; i < t.size(); ++i) {
+            const char c = t[i];
+            int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+            if (d < 0 || i > 17) return NumberError::kNotANumber;
+            x = x * 16 + static_cast<uint64_t>(d);
+          }
+          *o = x;
+          return NumberError::kOk;
+        }
+        return ParseUint64(t, o);
+      });
+      if (has) {
+        ev->has_id = true;
+        ev->id = static_cast<int64_t>(id);
+      }
+    } else if (key == "s") {
+      std::string_view s;
+      e = ReadString(val, ctx, &s, &present);
+      if (present && !s.empty()) ev->scope = s[0];
+    } else if (key == "bp") {
+      std::string_view s;
+      e = ReadString(val, ctx, &s, &present);
+      if (present) ev->bp_enclosing = s == "e";
+    }
+    if (e) return e;
+  }
+  return sj::SUCCESS;
+}
+
+CopyDirection DirectionFromName(std::string_view name) {
+  // "Memcpy HtoD (Pageable -> Device)"; ROCm writes the same names.
+  const size_t pos = name.find("Memcpy ");
+  if (pos == std::string_view::npos || pos + 11 > name.size()) return CopyDirection::kUnknown;
+  const std::string_view d = name.substr(pos + 7, 4);
+  if (d == "HtoD") return CopyDirection::kHtoD;
+  if (d == "DtoH") return CopyDirection::kDtoH;
+  if (d == "DtoD") return CopyDirection::kDtoD;
+  if (d == "HtoH") return CopyDirection::kHtoH;
+  if (d == "PtoP") return CopyDirection::kPtoP;
+  return CopyDirection::kUnknown;
+}
+
+MemoryKind MemoryKindFromWord(std::string_view w) {
+  if (w == "Pageable") return MemoryKind::kPageable;
+  if (w == "Pinned") return MemoryKind::kPinned;
+  if (w == "Device") return MemoryKind::kDevice;
+  if (w == "Managed") return MemoryKind::kManaged;
+  if (w == "Array") return MemoryKind::kArray;
+  return MemoryKind::kUnknown;
+}
+
+void KindsFromName(std::string_view name, MemoryKind* src, MemoryKind* dst) {
+  *src = *dst = MemoryKind::kUnknown;
+  const size_t open = name.find('(');
+  const size_t arrow = name.find(" -> ");
+  const size_t close = name.rfind(')');
+  if (open == std::string_view::npos || arrow == std::string_view::npos ||
+      close == std::string_view::npos || !(open < arrow && arrow < close)) {
+    if (name.find("Memset") != std::string_view::npos && open != std::string_view::npos &&
+        close != std::string_view::npos && open < close) {
+      *dst = MemoryKindFromWord(name.substr(open + 1, close - open - 1));
+    }
+    return;
+  }
+  *src = MemoryKindFromWord(name.substr(open + 1, arrow - open - 1));
+  *dst = MemoryKindFromWord(name.substr(arrow + 4, close - arrow - 4));
+}
+
+SyncKind SyncKindFromText(std::string_view s) {
+  if (s.empty()) return SyncKind::kNone;
+  if (s == "Stream Sync") return SyncKind::kStreamSync;
+  if (s == "Event Sync") return SyncKind::kEventSync;
+  if (s == "Context Sync") return SyncKind::kContextSync;
+  if (s == "Stream Wait Event") return SyncKind::kStreamWaitEvent;
+  return SyncKind::kOther;
+}
+
+int32_t StepNumber(std::string_view name) {
+  constexpr std::string_view kPrefix = "ProfilerStep#";
+  if (!StartsWith(name, kPrefix) || name.size() == kPrefix.size() || name.size() > kPrefix.size() + 9) {
+    return -1;
+  }
+  int32_t n = 0;
+  for (size_t i = kPrefix.size(); i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') return -1;
+    n = n * 10 + (name[i] - '0');
+  }
+  return n;
+}
+
+void CommitGpu(const RawEvent& ev, GpuKind kind, Context& ctx) {
+  Trace& t = ctx.result()->tables;
+  GpuActivityTable& g = t.gpu;
+  const StringId name = ctx.Intern(ev.name);
+  g.kind.push_back(kind);
+  g.start_ns.push_back(ev.ts_ns);
+  g.dur_ns.push_back(ev.dur_ns);
+  g.name.push_back(name);
+  g.pid.push_back(ev.pid);
+  g.tid.push_back(ev.tid);
+  g.device.push_back(static_cast<int32_t>(ev.device >= 0 ? ev.device : -1));
+  g.stream.push_back(ev.has_stream ? ev.stream : -1);
+  g.correlation.push_back(ev.correlation);
+  g.external_id.push_back(ev.external_id);
+  g.launch.push_back(-1);
+  g.grid.push_back(ev.grid);
+  g.block.push_back(ev.block);
+  g.registers_per_thread.push_back(static_cast<int32_t>(ev.registers));
+  g.shared_memory_bytes.push_back(static_cast<int32_t>(ev.shared_memory));
+  g.blocks_per_sm.push_back(static_cast<float>(ev.blocks_per_sm));
+  g.warps_per_sm.push_back(static_cast<float>(ev.warps_per_sm));
+  g.est_occupancy_pct.push_back(static_cast<float>(ev.occupancy));
+  g.bytes.push_back(ev.bytes);
+  g.bandwidth_gbps.push_back(static_cast<float>(ev.bandwidth));
+  MemoryKind src = MemoryKind::kUnknown, dst = MemoryKind::kUnknown;
+  CopyDirection dir = CopyDirection::kUnknown;
+  if (kind == GpuKind::kMemcpy) {
+    dir = DirectionFromName(ev.name);
+    KindsFromName(ev.name, &src, &dst);
+  } else if (kind == GpuKind::kMemset) {
+    KindsFromName(ev.name, &src, &dst);
+  }
+  g.copy_direction.push_back(dir);
+  g.src_kind.push_back(src);
+  g.dst_kind.push_back(dst);
+  g.sync_kind.push_back(kind == GpuKind::kSync ? SyncKindFromText(ev.sync_kind) : SyncKind::kNone);
+  if (kind == GpuKind::kKernel && ev.has_collective) {
+    CollectiveInfo c;
+    c.gpu_index = static_cast<uint32_t>(g.size() - 1);
+    c.collective = ctx.Intern(ev.collective);
+    c.in_nelems = ev.in_nelems;
+    c.out_nelems = ev.out_nelems;
+    c.group_size = static_cast<int32_t>(ev.group_size);
+    c.dtype = ctx.Intern(ev.dtype);
+    c.process_group = ctx.Intern(ev.process_group);
+    t.collectives.push_back(c);
+  }
+}
+
+void CommitRuntime(const RawEvent& ev, bool driver, Context& ctx) {
+  RuntimeCallTable& r = ctx.result()->tables.runtime;
+  r.start_ns.push_back(ev.ts_ns);
+  r.dur_ns.push_back(ev.dur_ns);
+  r.name.push_back(ctx.Intern(ev.name));
+  r.pid.push_back(ev.pid);
+  r.tid.push_back(ev.tid);
+  r.correlation.push_back(ev.correlation);
+  r.external_id.push_back(ev.external_id);
+  r.cbid.push_back(static_cast<int32_t>(ev.cbid));
+  r.kind.push_back(ClassifyRuntime(ev.name));
+  r.is_driver.push_back(driver ? 1 : 0);
+}
+
+void CommitCpu(const RawEvent& ev, CpuKind kind, Context& ctx) {
+  CpuOpTable& c = ctx.result()->tables.cpu;
+  c.start_ns.push_back(ev.ts_ns);
+  c.dur_ns.push_back(ev.dur_ns);
+  c.name.push_back(ctx.Intern(ev.name));
+  c.pid.push_back(ev.pid);
+  c.tid.push_back(ev.tid);
+  c.external_id.push_back(ev.external_id);
+  c.kind.push_back(kind);
+  const bool step_kind = kind == CpuKind::kCpuOp || kind == CpuKind::kUserAnnotation;
+  c.step.push_back(step_kind ? StepNumber(ev.name) : -1);
+  c.is_dataloader.push_back(StartsWith(ev.name, "enumerate(DataLoader)") ? 1 : 0);
+}
+
+void CommitMetadata(const RawEvent& ev, Context& ctx) {
+  ProcessMetadata& m = ctx.result()->tables.metadata;
+  if (ev.name == "process_name" && ev.has_arg_name) {
+    m.process_names[ev.pid] = std::string(ev.arg_name);
+  } else if (ev.name == "process_labels") {
+    m.process_labels[ev.pid] = std::string(ev.labels);
+  } else if (ev.name == "process_sort_index" && ev.has_sort_index) {
+    m.process_sort_index[ev.pid] = ev.sort_index;
+  } else if (ev.name == "thread_name" && ev.has_arg_name) {
+    m.thread_names[{ev.pid, ev.tid}] = std::string(ev.arg_name);
+  } else if (ev.name == "thread_sort_index" && ev.has_sort_index) {
+    m.thread_sort_index[{ev.pid, ev.tid}] = ev.sort_index;
+  }
+}
+
+// Puts one parsed event into the right table (or counts why not).
+void Commit(const RawEvent& ev, Context& ctx) {
+  Trace& t = ctx.result()->tables;
+  if (!ev.has_name) ctx.Diag(Diag::kMissingName);
+  if (ev.ph == 0) {
+    ctx.Diag(Diag::kMissingPhase);
+    return;
+  }
+  if (!ev.ph_valid) {
+    ctx.Diag(Diag::kUnknownPhase);
+    return;
+  }
+  if (ev.ph == 'M') {
+    CommitMetadata(ev, ctx);
+    return;
+  }
+  if (!ev.has_ts) {
+    ctx.Diag(Diag::kMissingTimestamp);
+    return;
+  }
+  switch (ev.ph) {
+    case 'X': {
+      if (!ev.has_dur) {
+        ctx.Diag(Diag::kMissingDuration);
+        return;
+      }
+      if (ev.dur_ns < 0) {
+        ctx.Diag(Diag::kNegativeDuration);
+        return;
+      }
+      const Category cat = ev.has_cat ? ClassifyCategory(ev.cat) : Category::kNone;
+      switch (cat) {
+        case Category::kKernel: CommitGpu(ev, GpuKind::kKernel, ctx); return;
+        case Category::kMemcpy: CommitGpu(ev, GpuKind::kMemcpy, ctx); return;
+        case Category::kMemset: CommitGpu(ev, GpuKind::kMemset, ctx); return;
+        case Category::kCudaSync: CommitGpu(ev, GpuKind::kSync, ctx); return;
+        case Category::kRuntime: CommitRuntime(ev, false, ctx); return;
+        case Category::kDriver: CommitRuntime(ev, true, ctx); return;
+        case Category::kNone:
+        case Category::kCpuOp: CommitCpu(ev, CpuKind::kCpuOp, ctx); return;
+        case Category::kUserAnnotation: CommitCpu(ev, CpuKind::kUserAnnotation, ctx); return;
+        case Category::kGpuUserAnnotation: CommitCpu(ev, CpuKind::kGpuUserAnnotation, ctx); return;
+        case Category::kPythonFunction: CommitCpu(ev, CpuKind::kPythonFunction, ctx); return;
+        case Category::kProfilerRange: CommitCpu(ev, CpuKind::kProfilerRange, ctx); return;
+        case Category::kTrace: ++t.info.trace_span_events_dropped; return;
+        case Category::kFlow:
+        case Category::kInstant:
+        case Category::kUnknown:
+          ctx.Diag(Diag::kUnknownCategory);
+          CommitCpu(ev, CpuKind::kOther, ctx);
+          return;
+      }
+      return;
+    }
+    case 'B':
+    case 'E': {
+      BeginEnd be;
+      be.phase = ev.ph;
+      be.ts_ns = ev.ts_ns;
+      be.pid = ev.pid;
+      be.tid = ev.tid;
+      be.name = ctx.Intern(ev.name);
+      be.category = ctx.Intern(ev.cat);
+      be.offset = ctx.offset();
+      ctx.result()->begin_end.push_back(be);
+      return;
+    }
+    case 'i':
+    case 'I': {
+      if (ev.name == "[memory]") {
+        MemoryEventTable& m = t.memory;
+        m.ts_ns.push_back(ev.ts_ns);
+        m.device_type.push_back(static_cast<int8_t>(ev.device_type));
+        m.device_id.push_back(static_cast<int32_t>(ev.device_id));
+        m.bytes_delta.push_back(ev.mem_bytes);
+        m.total_allocated.push_back(ev.total_allocated);
+        m.total_reserved.push_back(ev.total_reserved);
+        m.addr.push_back(ev.addr);
+      } else {
+        InstantTable& in = t.instants;
+        in.ts_ns.push_back(ev.ts_ns);
+        in.pid.push_back(ev.pid);
+        in.tid.push_back(ev.tid);
+        in.name.push_back(ctx.Intern(ev.name));
+        in.scope.push_back(ev.scope);
+      }
+      return;
+    }
+    case 's':
+    case 't':
+    case 'f': {
+      FlowTable& f = t.flows;
+      f.ts_ns.push_back(ev.ts_ns);
+      f.pid.push_back(ev.pid);
+      f.tid.push_back(ev.tid);
+      f.id.push_back(ev.has_id ? ev.id : -1);
+      f.phase.push_back(ev.ph);
+      f.category.push_back(ctx.Intern(ev.cat));
+      f.binds_enclosing.push_back(ev.bp_enclosing ? 1 : 0);
+      return;
+    }
+    case 'C': {
+      if (!ev.counter_values) return;
+      const StringId name = ctx.Intern(ev.name);
+      for (const auto& [series, value] : *ev.counter_values) {
+        CounterTable& c = t.counters;
+        c.ts_ns.push_back(ev.ts_ns);
+        c.pid.push_back(ev.pid);
+        c.name.push_back(name);
+        c.series.push_back(ctx.Intern(series));
+        c.value.push_back(value);
+      }
+      return;
+    }
+    default:
+      ctx.Diag(Diag::kUnknownPhase);
+      return;
+  }
+}
+
+}  // namespace
+
+struct EventParser::Impl {
+  od::parser parser;
+  std::vector<std::pair<std::string_view, double>> counter_scratch;
+  std::string sanitized;
+
+  // Parses one object value and commits it. Returns a simdjson error if the JSON is bad.
+  sj::error_code ParseObject(od::value& element, BatchResult* result, int64_t offset) {
+    od::json_type type;
+    if (auto e = element.type().get(type)) return e;
+    if (type != od::json_type::object) return sj::SUCCESS;  // counted by the scanner
+    od::object obj;
+    if (auto e = element.get_object().get(obj)) return e;
+    RawEvent ev;
+    counter_scratch.clear();
+    ev.counter_values = &counter_scratch;
+    Context ctx(result, offset);
+    if (auto e = ReadEvent(obj, ctx, &ev)) return e;
+    Commit(ev, ctx);
+    return sj::SUCCESS;
+  }
+
+  bool FastPath(Batch& batch, BatchResult* result) {
+    const ScannedElement& first = batch.elements.front();
+    const ScannedElement& last = batch.elements.back();
+    char* begin = batch.text + first.begin - 1;
+    const size_t len = last.end + 1 - (first.begin - 1);
+    *begin = '[';
+    batch.text[last.end] = ']';
+    od::document doc;
+    if (parser.iterate(begin, len, batch.capacity - (first.begin - 1)).get(doc)) return false;
+    od::array arr;
+    if (doc.get_array().get(arr)) return false;
+    size_t i = 0;
+    for (auto item : arr) {
+      od::value element;
+      if (std::move(item).get(element)) return false;
+      if (i >= batch.elements.size()) return false;
+      const int64_t offset = batch.stream_offset + static_cast<int64_t>(batch.elements[i].begin);
+      if (ParseObject(element, result, offset)) return false;
+      ++i;
+    }
+    return i == batch.elements.size();
+  }
+
+  void SlowPath(Batch& batch, BatchResult* result) {
+    for (const ScannedElement& el : batch.elements) {
+      if (!el.is_object) continue;
+      const int64_t offset = batch.stream_offset + static_cast<int64_t>(el.begin);
+      const char* text = batch.text + el.begin;
+      const size_t len = el.end - el.begin;
+      if (ParseOne(text, len, batch.capacity - el.begin, result, offset) == sj::SUCCESS) continue;
+      // Repair what can be repaired (bad UTF-8, raw control characters) and try once more.
+      const SanitizeResult fixed = Sanitize(std::string_view(text, len), &sanitized);
+      if (fixed.fixed_utf8 || fixed.fixed_control) {
+        const size_t n = sanitized.size();
+        sanitized.append(sj::SIMDJSON_PADDING, ' ');
+        if (ParseOne(sanitized.data(), n, sanitized.size(), result, offset) == sj::SUCCESS) {
+          if (fixed.fixed_utf8) result->tables.diagnostics.Add(Diag::kInvalidUtf8, offset);
+          if (fixed.fixed_control) result->tables.diagnostics.Add(Diag::kControlCharacter, offset);
+          continue;
+        }
+      }
+      result->tables.diagnostics.Add(Diag::kMalformedEvent, offset);
+    }
+  }
+
+  // Parses one event as its own document. Commits only when the whole event parsed.
+  sj::error_code ParseOne(const char* text, size_t len, size_t capacity, BatchResult* result,
+                          int64_t offset) {
+    od::document doc;
+    if (auto e = parser.iterate(text, len, capacity).get(doc)) return e;
+    od::object obj;
+    if (auto e = doc.get_object().get(obj)) return e;
+    RawEvent ev;
+    counter_scratch.clear();
+    ev.counter_values = &counter_scratch;
+    // Diagnostics raised while reading go to a scratch result so a failed parse leaves no trace.
+    Diagnostics before = result->tables.diagnostics;
+    Context ctx(result, offset);
+    if (auto e = ReadEvent(obj, ctx, &ev)) {
+      result->tables.diagnostics = before;
+      return e;
+    }
+    Commit(ev, ctx);
+    return sj::SUCCESS;
+  }
+};
+
+EventParser::EventParser() : impl_(std::make_unique<Impl>()) {}
+EventParser::~EventParser() = default;
+
+void EventParser::ParseBatch(Batch& batch, BatchResult* result) {
+  result->events = batch.elements.size();
+  for (const ScannedElement& el : batch.elements) {
+    if (!el.is_object) {
+      result->tables.diagnostics.Add(Diag::kNotAnObject,
+                                     batch.stream_offset + static_cast<int64_t>(el.begin));
+    }
+  }
+  if (batch.elements.empty()) return;
+  Diagnostics not_objects = result->tables.diagnostics;
+  if (impl_->FastPath(batch, result)) return;
+  // Start over for this batch: discard what the fast path committed.
+  *result = BatchResult();
+  result->events = batch.elements.size();
+  result->tables.diagnostics = not_objects;
+  result->fallback_batches = 1;
+  impl_->SlowPath(batch, result);
+}
+
+}  // namespace gpuscope::ingest

@@ -1,0 +1,377 @@
+#include "ingest/kineto_json/kineto_reader.h"
+
+#include <simdjson.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+#include "base/numbers.h"
+#include "ingest/common/linker.h"
+#include "ingest/kineto_json/event_parser.h"
+#include "ingest/kineto_json/scanner.h"
+#include "model/merge.h"
+
+namespace gpuscope::ingest {
+
+namespace {
+
+constexpr size_t kReadChunk = size_t{1} << 20;  // bytes per read/inflate call
+constexpr size_t kPadding = simdjson::SIMDJSON_PADDING;
+
+struct OwnedBatch {
+  std::unique_ptr<char[]> storage;
+  Batch batch;
+  uint64_t sequence = 0;
+};
+
+// Merges batch results strictly in file order, as they complete in any order.
+class OrderedMerger {
+ public:
+  explicit OrderedMerger(Trace* out) : out_(out) {}
+  void Add(uint64_t sequence, BatchResult&& result) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    pending_.emplace(sequence, std::move(result));
+    while (!pending_.empty() && pending_.begin()->first == next_) {
+      BatchResult r = std::move(pending_.begin()->second);
+      pending_.erase(pending_.begin());
+      const std::vector<StringId> remap = model::AppendTrace(out_, std::move(r.tables));
+      for (BeginEnd be : r.begin_end) {
+        be.name = remap[be.name];
+        be.category = remap[be.category];
+        if (IsStringTraceId(be.pid)) be.pid = TraceIdOfString(remap[StringOfTraceId(be.pid)]);
+        if (IsStringTraceId(be.tid)) be.tid = TraceIdOfString(remap[StringOfTraceId(be.tid)]);
+        begin_end_.push_back(be);
+      }
+      events_ += r.events;
+      fallback_batches_ += r.fallback_batches;
+      ++next_;
+    }
+  }
+  std::vector<BeginEnd>& begin_end() { return begin_end_; }
+  uint64_t events() const { return events_; }
+
+ private:
+  std::mutex mutex_;
+  Trace* out_;
+  uint64_t next_ = 0;
+  std::map<uint64_t, BatchResult> pending_;
+  std::vector<BeginEnd> begin_end_;
+  uint64_t events_ = 0;
+  uint64_t fallback_batches_ = 0;
+};
+
+// A bounded queue: the producer blocks when workers fall behind, which bounds memory.
+class BatchQueue {
+ public:
+  explicit BatchQueue(size_t capacity) : capacity_(capacity) {}
+  void Push(OwnedBatch&& b) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    not_full_.wait(lock, [&] { return queue_.size() < capacity_; });
+    queue_.push_back(std::move(b));
+    not_empty_.notify_one();
+  }
+  bool Pop(OwnedBatch* b) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    not_empty_.wait(lock, [&] { return !queue_.empty() || closed_; });
+    if (queue_.empty()) return false;
+    *b = std::move(queue_.front());
+    queue_.pop_front();
+    not_full_.notify_one();
+    return true;
+  }
+  void Close() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    closed_ = true;
+    not_empty_.notify_all();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable not_full_, not_empty_;
+  std::deque<OwnedBatch> queue_;
+  size_t capacity_;
+  bool closed_ = false;
+};
+
+// Turns "B"/"E" pairs into complete events, per (pid, tid), innermost first (Chrome semantics).
+void PairBeginEnd(std::vector<BeginEnd>& events, Trace* trace) {
+  if (events.empty()) return;
+  std::map<std::pair<TraceId, TraceId>, std::vector<const BeginEnd*>> open;
+  for (const BeginEnd& be : events) {
+    auto& stack = open[{be.pid, be.tid}];
+    if (be.phase == 'B') {
+      stack.push_back(&be);
+      continue;
+    }
+    if (stack.empty()) {
+      trace->diagnostics.Add(Diag::kUnmatchedEnd, be.offset);
+      continue;
+    }
+    const BeginEnd* b = stack.back();
+    stack.pop_back();
+    const std::string_view cat = trace->Str(b->category);
+    const Category c = cat.empty() ? Category::kNone : ClassifyCategory(cat);
+    const int64_t dur = std::max<int64_t>(0, be.ts_ns - b->ts_ns);
+    if (c == Category::kRuntime || c == Category::kDriver) {
+      RuntimeCallTable& r = trace->runtime;
+      r.start_ns.push_back(b->ts_ns);
+      r.dur_ns.push_back(dur);
+      r.name.push_back(b->name);
+      r.pid.push_back(b->pid);
+      r.tid.push_back(b->tid);
+      r.correlation.push_back(-1);
+      r.external_id.push_back(-1);
+      r.cbid.push_back(-1);
+      r.kind.push_back(ClassifyRuntime(trace->Str(b->name)));
+      r.is_driver.push_back(c == Category::kDriver ? 1 : 0);
+      continue;
+    }
+    CpuKind kind = CpuKind::kCpuOp;
+    if (c == Category::kUserAnnotation) kind = CpuKind::kUserAnnotation;
+    else if (c == Category::kGpuUserAnnotation) kind = CpuKind::kGpuUserAnnotation;
+    else if (c == Category::kPythonFunction) kind = CpuKind::kPythonFunction;
+    else if (c != Category::kNone && c != Category::kCpuOp) kind = CpuKind::kOther;
+    CpuOpTable& t = trace->cpu;
+    t.start_ns.push_back(b->ts_ns);
+    t.dur_ns.push_back(dur);
+    t.name.push_back(b->name);
+    t.pid.push_back(b->pid);
+    t.tid.push_back(b->tid);
+    t.external_id.push_back(-1);
+    t.kind.push_back(kind);
+    const std::string_view name = trace->Str(b->name);
+    int32_t step = -1;
+    if ((kind == CpuKind::kCpuOp || kind == CpuKind::kUserAnnotation) && name.rfind("ProfilerStep#", 0) == 0) {
+      int64_t n;
+      if (ParseInt64(name.substr(13), &n) == NumberError::kOk && n >= 0 && n < (1ll << 31)) step = static_cast<int32_t>(n);
+    }
+    t.step.push_back(step);
+    t.is_dataloader.push_back(name.rfind("enumerate(DataLoader)", 0) == 0 ? 1 : 0);
+  }
+  for (auto& [key, stack] : open) {
+    for (const BeginEnd* b : stack) trace->diagnostics.Add(Diag::kUnmatchedBegin, b->offset);
+  }
+}
+
+int64_t GetInt(simdjson::dom::element e, int64_t fallback) {
+  int64_t i;
+  if (e.get_int64().get(i) == simdjson::SUCCESS) return i;
+  uint64_t u;
+  if (e.get_uint64().get(u) == simdjson::SUCCESS) return static_cast<int64_t>(u);
+  double d;
+  if (e.get_double().get(d) == simdjson::SUCCESS) return static_cast<int64_t>(d);
+  std::string_view s;
+  if (e.get_string().get(s) == simdjson::SUCCESS && ParseInt64(s, &i) == NumberError::kOk) return i;
+  return fallback;
+}
+
+// Parses the top-level members other than traceEvents (deviceProperties, distributedInfo, ...).
+void ParseHeader(const std::vector<std::string>& members, Trace* trace) {
+  if (members.empty()) return;
+  simdjson::dom::parser parser;
+  for (const std::string& member : members) {
+    std::string text = "{" + member + "}";
+    simdjson::dom::element doc;
+    if (parser.parse(text).get(doc) != simdjson::SUCCESS) {
+      trace->diagnostics.Add(Diag::kMalformedHeader, -1);
+      continue;
+    }
+    simdjson::dom::object obj;
+    if (doc.get_object().get(obj) != simdjson::SUCCESS) continue;
+    for (auto [key, value] : obj) {
+      TraceInfo& info = trace->info;
+      if (key == "schemaVersion") {
+        info.schema_version = GetInt(value, -1);
+      } else if (key == "displayTimeUnit") {
+        std::string_view s;
+        if (value.get_string().get(s) == simdjson::SUCCESS) info.display_time_unit = std::string(s);
+      } else if (key == "traceName") {
+        std::string_view s;
+        if (value.get_string().get(s) == simdjson::SUCCESS) info.trace_name = std::string(s);
+      } else if (key == "baseTimeNanoseconds") {
+        const int64_t base = GetInt(value, -1);
+        if (base >= 0) info.base_time_ns = base;
+      } else if (key == "distributedInfo") {
+        simdjson::dom::object d;
+        if (value.get_object().get(d) != simdjson::SUCCESS) continue;
+        for (auto [dkey, dvalue] : d) {
+          if (dkey == "rank") {
+            const int64_t r = GetInt(dvalue, -1);
+            if (r >= 0 && r < (1 << 30)) {
+              info.rank = static_cast<int32_t>(r);
+              info.rank_source = RankSource::kDistributedInfo;
+            }
+          } else if (dkey == "world_size") {
+            const int64_t w = GetInt(dvalue, -1);
+            if (w > 0 && w < (1 << 30)) info.world_size = static_cast<int32_t>(w);
+          } else if (dkey == "backend") {
+            std::string_view s;
+            if (dvalue.get_string().get(s) == simdjson::SUCCESS) info.distributed_backend = std::string(s);
+          }
+        }
+      } else if (key == "deviceProperties") {
+        simdjson::dom::array arr;
+        if (value.get_array().get(arr) != simdjson::SUCCESS) continue;
+        for (simdjson::dom::element dev : arr) {
+          simdjson::dom::object o;
+          if (dev.get_object().get(o) != simdjson::SUCCESS) continue;
+          DeviceProperties p;
+          for (auto [pkey, pvalue] : o) {
+            if (pkey == "id") p.id = static_cast<int32_t>(GetInt(pvalue, -1));
+            else if (pkey == "name") {
+              std::string_view s;
+              if (pvalue.get_string().get(s) == simdjson::SUCCESS) p.name = std::string(s);
+            } else if (pkey == "totalGlobalMem") p.total_global_mem_bytes = GetInt(pvalue, -1);
+            else if (pkey == "computeMajor") p.compute_major = static_cast<int32_t>(GetInt(pvalue, -1));
+            else if (pkey == "computeMinor") p.compute_minor = static_cast<int32_t>(GetInt(pvalue, -1));
+            else if (pkey == "numSms") p.num_sms = static_cast<int32_t>(GetInt(pvalue, -1));
+            else if (pkey == "maxThreadsPerMultiprocessor") p.max_threads_per_sm = static_cast<int32_t>(GetInt(pvalue, -1));
+            else if (pkey == "maxThreadsPerBlock") p.max_threads_per_block = static_cast<int32_t>(GetInt(pvalue, -1));
+            else if (pkey == "warpSize") p.warp_size = static_cast<int32_t>(GetInt(pvalue, -1));
+            else if (pkey == "regsPerMultiprocessor") p.regs_per_sm = GetInt(pvalue, -1);
+            else if (pkey == "sharedMemPerMultiprocessor" || pkey == "maxSharedMemoryPerMultiProcessor") {
+              p.shared_mem_per_sm_bytes = GetInt(pvalue, -1);
+            }
+          }
+          trace->devices.push_back(std::move(p));
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+Result<Trace> ReadKinetoJson(io::ByteSource& source, const std::string& name, uint64_t file_bytes,
+                             const LoadOptions& options) {
+  Trace trace;
+  trace.info.path = name;
+  trace.info.file_bytes = file_bytes;
+  trace.info.gzip = source.is_gzip();
+
+  const size_t batch_bytes = std::max<size_t>(options.batch_bytes, 4096);
+  int threads = options.threads > 0 ? options.threads
+                                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  threads = std::min(threads, 64);
+
+  Scanner scanner(name);
+  OrderedMerger merger(&trace);
+  BatchQueue queue(static_cast<size_t>(threads) + 1);
+  std::vector<std::thread> workers;
+  std::unique_ptr<EventParser> inline_parser;
+  if (threads <= 1) {
+    inline_parser = std::make_unique<EventParser>();
+  } else {
+    for (int i = 0; i < threads; ++i) {
+      workers.emplace_back([&queue, &merger] {
+        EventParser parser;
+        OwnedBatch b;
+        while (queue.Pop(&b)) {
+          BatchResult result;
+          parser.ParseBatch(b.batch, &result);
+          b.storage.reset();  // free the text before merging: memory stays bounded
+          merger.Add(b.sequence, std::move(result));
+        }
+      });
+    }
+  }
+  auto stop_workers = [&] {
+    queue.Close();
+    for (std::thread& t : workers) t.join();
+    workers.clear();
+  };
+
+  uint64_t sequence = 0;
+  auto submit = [&](OwnedBatch&& b) {
+    b.sequence = sequence++;
+    if (inline_parser) {
+      BatchResult result;
+      inline_parser->ParseBatch(b.batch, &result);
+      b.storage.reset();
+      merger.Add(b.sequence, std::move(result));
+    } else {
+      queue.Push(std::move(b));
+    }
+  };
+
+  auto new_buffer = [](size_t capacity) {
+    OwnedBatch b;
+    b.storage.reset(new char[capacity]);
+    b.batch.text = b.storage.get();
+    b.batch.capacity = capacity;
+    b.batch.size = 1;  // byte 0 is reserved so the first event can be wrapped in '[' in place
+    return b;
+  };
+  const size_t initial_capacity = batch_bytes + kReadChunk + kPadding + 1;
+  OwnedBatch current = new_buffer(initial_capacity);
+  uint64_t json_bytes = 0;
+  Status failure;
+
+  while (true) {
+    Batch& b = current.batch;
+    if (b.size + kReadChunk + kPadding > b.capacity) {
+      // One event (or the header) is larger than a batch: grow this buffer.
+      const size_t capacity = std::max(b.capacity * 2, b.size + kReadChunk + kPadding);
+      std::unique_ptr<char[]> bigger(new char[capacity]);
+      std::memcpy(bigger.get(), b.text, b.size);
+      current.storage = std::move(bigger);
+      b.text = current.storage.get();
+      b.capacity = capacity;
+    }
+    auto got = source.Read(b.text + b.size, kReadChunk);
+    if (!got.ok()) {
+      failure = got.status();
+      break;
+    }
+    if (*got == 0) break;
+    b.size += *got;
+    json_bytes += *got;
+    if (Status s = scanner.Scan(b.text, b.size, &b.elements); !s.ok()) {
+      failure = s;
+      break;
+    }
+    if (options.progress) options.progress(source.raw_offset(), file_bytes);
+    if (scanner.in_events() && !b.elements.empty() &&
+        b.elements.back().end - b.elements.front().begin >= batch_bytes) {
+      // Cut after the last complete event; the partial one moves to a fresh buffer.
+      const size_t cut = b.elements.back().end;
+      OwnedBatch next = new_buffer(initial_capacity);
+      const size_t tail = b.size - cut;
+      if (1 + tail + kReadChunk + kPadding > next.batch.capacity) {
+        next = new_buffer(1 + tail + kReadChunk + kPadding + batch_bytes);
+      }
+      std::memcpy(next.batch.text + 1, b.text + cut, tail);
+      next.batch.size = 1 + tail;
+      b.stream_offset = scanner.Absolute(0);
+      scanner.Rebase(cut, 1);
+      b.size = cut;
+      submit(std::move(current));
+      current = std::move(next);
+    }
+  }
+  if (failure.ok()) failure = scanner.Finish();
+  if (failure.ok()) {
+    Batch& b = current.batch;
+    b.stream_offset = scanner.Absolute(0);
+    if (!b.elements.empty()) submit(std::move(current));
+  }
+  stop_workers();
+  if (!failure.ok()) return failure;
+
+  PairBeginEnd(merger.begin_end(), &trace);
+  ParseHeader(scanner.header_members(), &trace);
+  trace.info.format = scanner.is_bare_array() ? TraceFormat::kBareArray : TraceFormat::kKinetoObject;
+  trace.info.json_bytes = json_bytes;
+  trace.info.events_total = merger.events();
+  LinkLaunches(&trace);
+  return trace;
+}
+
+}  // namespace gpuscope::ingest

@@ -1,0 +1,20 @@
+// Kineto / Chrome-trace JSON reader: bytes → Trace, streaming, in bounded memory, on several cores.
+//
+//   producer (calling thread): read/inflate 1 MiB → Scanner finds event boundaries → cut a batch of
+//                              ~batch_bytes at an event boundary → bounded queue
+//   workers (threads):         simdjson parse of the batch → batch-local tables
+//   merge (in batch order):    append batch tables to the Trace, re-interning strings
+// Then: B/E pairing, header members (deviceProperties, distributedInfo, ...), launch linking.
+#pragma once
+
+#include <string>
+
+#include "gpuscope/ingest.h"
+#include "io/byte_source.h"
+
+namespace gpuscope::ingest {
+
+Result<Trace> ReadKinetoJson(io::ByteSource& source, const std::string& name, uint64_t file_bytes,
+                             const LoadOptions& options);
+
+}  // namespace gpuscope::ingest

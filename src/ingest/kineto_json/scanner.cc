@@ -1,0 +1,366 @@
+#include "ingest/kineto_json/scanner.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+namespace gpuscope::ingest {
+
+namespace {
+
+inline bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+// First offset in [p, end) holding '"' or '\\' (the only bytes that matter inside a string).
+inline size_t FindStringSpecial(const char* b, size_t p, size_t end) {
+#if defined(__SSE2__)
+  const __m128i quote = _mm_set1_epi8('"');
+  const __m128i backslash = _mm_set1_epi8('\\');
+  while (p + 16 <= end) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + p));
+    const int mask = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)));
+    if (mask != 0) return p + static_cast<size_t>(__builtin_ctz(static_cast<unsigned>(mask)));
+    p += 16;
+  }
+#endif
+  while (p < end && b[p] != '"' && b[p] != '\\') ++p;
+  return p;
+}
+
+// First offset in [p, end) holding a byte that changes nesting or starts a string.
+inline size_t FindStructural(const char* b, size_t p, size_t end) {
+#if defined(__SSE2__)
+  const __m128i quote = _mm_set1_epi8('"');
+  const __m128i open_brace = _mm_set1_epi8('{');
+  const __m128i close_brace = _mm_set1_epi8('}');
+  const __m128i open_bracket = _mm_set1_epi8('[');
+  const __m128i close_bracket = _mm_set1_epi8(']');
+  while (p + 16 <= end) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + p));
+    __m128i m = _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, open_brace));
+    m = _mm_or_si128(m, _mm_cmpeq_epi8(v, close_brace));
+    m = _mm_or_si128(m, _mm_cmpeq_epi8(v, open_bracket));
+    m = _mm_or_si128(m, _mm_cmpeq_epi8(v, close_bracket));
+    const int mask = _mm_movemask_epi8(m);
+    if (mask != 0) return p + static_cast<size_t>(__builtin_ctz(static_cast<unsigned>(mask)));
+    p += 16;
+  }
+#endif
+  while (p < end) {
+    const char c = b[p];
+    if (c == '"' || c == '{' || c == '}' || c == '[' || c == ']') break;
+    ++p;
+  }
+  return p;
+}
+
+std::string ByteForMessage(unsigned char c) {
+  if (c >= 0x20 && c < 0x7f) return std::string("'") + static_cast<char>(c) + "'";
+  char hex[8];
+  std::snprintf(hex, sizeof hex, "0x%02x", c);
+  return hex;
+}
+
+}  // namespace
+
+Status Scanner::Fail(size_t p, const std::string& what, const std::string& hint) const {
+  return Status::InputError(file_, static_cast<uint64_t>(std::max<int64_t>(0, Absolute(p))), what, hint);
+}
+
+void Scanner::EndElement(size_t end, std::vector<ScannedElement>* out) {
+  out->push_back({element_start_, end, element_is_object_});
+  element_start_ = SIZE_MAX;
+  ++elements_;
+}
+
+void Scanner::Rebase(size_t cut, size_t new_begin) {
+  // Offsets >= cut move by (new_begin - cut); the stream offset of buffer position 0 moves likewise.
+  pos_ = pos_ - cut + new_begin;
+  stream_base_ = stream_base_ + static_cast<int64_t>(cut) - static_cast<int64_t>(new_begin);
+  if (element_start_ != SIZE_MAX) {
+    element_start_ = element_start_ - cut + new_begin;
+    if (value_last_ >= cut) value_last_ = value_last_ - cut + new_begin;
+  }
+  if (in_string_) string_start_ = string_start_ - cut + new_begin;
+}
+
+Status Scanner::Scan(const char* b, size_t size, std::vector<ScannedElement>* out) {
+  buffer_ = b;
+  size_t p = pos_;
+  while (p < size) {
+    if (in_string_) {
+      if (escape_) {
+        escape_ = false;
+        ++p;
+        continue;
+      }
+      p = FindStringSpecial(b, p, size);
+      if (p >= size) break;
+      if (b[p] == '\\') {
+        escape_ = true;
+        ++p;
+        continue;
+      }
+      // Closing quote.
+      in_string_ = false;
+      if (top_ == 'o' && depth_ == 1 && member_ == Member::kInKey) {
+        key_.assign(b + string_start_ + 1, p - string_start_ - 1);
+        member_ = Member::kExpectColon;
+      } else if (top_ == 'o' && depth_ == 1 && member_ == Member::kInValue) {
+        value_last_ = p;
+        member_ = Member::kAfterValue;
+        header_members_.emplace_back(b + member_start_, p + 1 - member_start_);
+      } else if (events_depth_ >= 0 && depth_ == events_depth_ && element_start_ != SIZE_MAX &&
+                 !element_is_object_) {
+        value_last_ = p;
+      }
+      ++p;
+      continue;
+    }
+
+    // Inside an element of traceEvents: only nesting and strings matter; skip the rest fast.
+    if (events_depth_ >= 0 && depth_ > events_depth_) {
+      p = FindStructural(b, p, size);
+      if (p >= size) break;
+    }
+    const char c = b[p];
+    if (top_ == 0) {
+      if (IsSpace(c)) { ++p; continue; }
+      if (Absolute(p) == 0 && static_cast<unsigned char>(c) == 0xEF) {
+        if (p + 3 > size) break;  // wait for the rest of a possible byte-order mark
+        if (static_cast<unsigned char>(b[p + 1]) == 0xBB && static_cast<unsigned char>(b[p + 2]) == 0xBF) {
+          p += 3;  // UTF-8 byte-order mark
+          continue;
+        }
+      }
+      if (c == '{') {
+        top_ = 'o';
+        depth_ = 1;
+        member_ = Member::kExpectKey;
+      } else if (c == '[') {
+        top_ = 'a';
+        bare_array_ = true;
+        depth_ = 1;
+        events_depth_ = 1;
+        saw_trace_events_ = true;
+      } else {
+        pos_ = p;
+        return Fail(p, "not a JSON trace: expected '{' or '[' but found " +
+                           ByteForMessage(static_cast<unsigned char>(c)),
+                    "gpuscope reads PyTorch profiler (Kineto) Chrome-trace JSON, plain or gzip");
+      }
+      ++p;
+      continue;
+    }
+    if (top_ == 'x') {
+      if (!IsSpace(c) && c != '\0') {
+        pos_ = p;
+        return Fail(p, "unexpected " + ByteForMessage(static_cast<unsigned char>(c)) +
+                           " after the end of the JSON document",
+                    "the file may hold two documents or trailing garbage");
+      }
+      ++p;
+      continue;
+    }
+
+    // Between elements of traceEvents.
+    if (events_depth_ >= 0 && depth_ == events_depth_) {
+      if (element_start_ != SIZE_MAX && !element_is_object_) {
+        // A scalar element in progress ends at ',' or ']'.
+        if (c == ',' || c == ']') {
+          EndElement(value_last_ + 1, out);
+        } else if (c == '"') {
+          in_string_ = true;
+          string_start_ = p;
+          ++p;
+          continue;
+        } else if (c == '{' || c == '[') {
+          ++depth_;  // nested value inside a malformed element; keep balance
+          ++p;
+          continue;
+        } else {
+          if (!IsSpace(c)) value_last_ = p;
+          ++p;
+          continue;
+        }
+      }
+      if (IsSpace(c) || c == ',') { ++p; continue; }
+      if (c == '{' || c == '[') {
+        element_start_ = p;
+        element_is_object_ = c == '{';
+        ++depth_;
+        ++p;
+        continue;
+      }
+      if (c == ']') {
+        // End of traceEvents.
+        events_depth_ = -1;
+        --depth_;
+        if (top_ == 'a') {
+          top_ = 'x';
+        } else {
+          member_ = Member::kAfterValue;
+        }
+        ++p;
+        continue;
+      }
+      if (c == '}') {
+        pos_ = p;
+        return Fail(p, "unbalanced '}' inside traceEvents", "the JSON is malformed");
+      }
+      // Start of a scalar (non-object) element.
+      element_start_ = p;
+      element_is_object_ = false;
+      value_last_ = p;
+      if (c == '"') {
+        in_string_ = true;
+        string_start_ = p;
+      }
+      ++p;
+      continue;
+    }
+
+    // Inside an element, at depth > events_depth_ (p points at a structural byte).
+    if (events_depth_ >= 0) {
+      if (c == '"') {
+        in_string_ = true;
+        string_start_ = p;
+      } else if (c == '{' || c == '[') {
+        ++depth_;
+      } else {  // '}' or ']'
+        --depth_;
+        if (depth_ == events_depth_) EndElement(p + 1, out);
+      }
+      ++p;
+      continue;
+    }
+
+    // Object form, outside traceEvents.
+    if (depth_ == 1) {
+      switch (member_) {
+        case Member::kExpectKey:
+          if (IsSpace(c) || c == ',') break;
+          if (c == '"') {
+            member_ = Member::kInKey;
+            member_start_ = p;
+            in_string_ = true;
+            string_start_ = p;
+            break;
+          }
+          if (c == '}') {
+            depth_ = 0;
+            top_ = 'x';
+            break;
+          }
+          pos_ = p;
+          return Fail(p, "expected a key string in the top-level object but found " +
+                             ByteForMessage(static_cast<unsigned char>(c)),
+                      "the JSON is malformed");
+        case Member::kExpectColon:
+          if (IsSpace(c)) break;
+          if (c == ':') {
+            member_ = Member::kExpectValue;
+            break;
+          }
+          pos_ = p;
+          return Fail(p, "expected ':' after key \"" + key_ + "\"", "the JSON is malformed");
+        case Member::kExpectValue:
+          if (IsSpace(c)) break;
+          if (key_ == "traceEvents") {
+            if (c != '[') {
+              pos_ = p;
+              return Fail(p, "\"traceEvents\" is not an array",
+                          "a Kineto trace holds its events in a JSON array");
+            }
+            saw_trace_events_ = true;
+            depth_ = 2;
+            events_depth_ = 2;
+            break;
+          }
+          member_ = Member::kInValue;
+          value_last_ = p;
+          if (c == '"') {
+            in_string_ = true;
+            string_start_ = p;
+          } else if (c == '{' || c == '[') {
+            ++depth_;
+          }
+          break;
+        case Member::kInValue:
+          // A scalar value (number, true, false, null) runs to ',' or '}'.
+          if (c == ',' || c == '}') {
+            header_members_.emplace_back(b + member_start_, value_last_ + 1 - member_start_);
+            member_ = Member::kExpectKey;
+            if (c == '}') {
+              depth_ = 0;
+              top_ = 'x';
+            }
+          } else if (!IsSpace(c)) {
+            value_last_ = p;
+          }
+          break;
+        case Member::kAfterValue:
+          if (IsSpace(c)) break;
+          if (c == ',') {
+            member_ = Member::kExpectKey;
+            break;
+          }
+          if (c == '}') {
+            depth_ = 0;
+            top_ = 'x';
+            break;
+          }
+          pos_ = p;
+          return Fail(p, "expected ',' or '}' after a top-level member but found " +
+                             ByteForMessage(static_cast<unsigned char>(c)),
+                      "the JSON is malformed");
+        case Member::kInKey:
+          break;  // unreachable: keys are strings
+      }
+      ++p;
+      continue;
+    }
+
+    // Object form, inside a composite header value (depth >= 2).
+    if (c == '"') {
+      in_string_ = true;
+      string_start_ = p;
+    } else if (c == '{' || c == '[') {
+      ++depth_;
+    } else if (c == '}' || c == ']') {
+      --depth_;
+      if (depth_ == 1) {
+        header_members_.emplace_back(b + member_start_, p + 1 - member_start_);
+        member_ = Member::kAfterValue;
+      }
+    }
+    ++p;
+  }
+  pos_ = p;
+  return Status::Ok();
+}
+
+Status Scanner::Finish() {
+  const size_t p = pos_;
+  if (top_ == 0) {
+    return Fail(p, "empty input: no JSON found", "the file is empty or holds only whitespace");
+  }
+  if (top_ != 'x') {
+    std::string where = in_events() ? "inside traceEvents after " + std::to_string(elements_) +
+                                          " complete events"
+                                    : "inside the top-level JSON value";
+    if (in_string_) where += ", inside a string";
+    return Fail(p, "truncated JSON: the input ends " + where,
+                "the file was cut short (interrupted copy or profiler crash); re-export the trace");
+  }
+  if (!saw_trace_events_) {
+    return Fail(0, "not a trace: the JSON object has no \"traceEvents\" array",
+                "expected a PyTorch profiler (Kineto) Chrome trace");
+  }
+  return Status::Ok();
+}
+
+}  // namespace gpuscope::ingest

@@ -1,0 +1,82 @@
+// Streaming structural scanner for Chrome-trace JSON.
+//
+// Why: a trace can be many GB, so the text is never held whole. The scanner walks the bytes as they
+// arrive (tracking only string/escape state and nesting depth, ≈ 1 byte per cycle) and reports where
+// each element of "traceEvents" begins and ends. The reader cuts batches at those boundaries — never
+// inside a string — and parses each batch with simdjson on another core. Top-level members other than
+// traceEvents (deviceProperties, distributedInfo, ...) are captured as text, in any order, before or
+// after the events, and parsed once at the end.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gpuscope/status.h"
+
+namespace gpuscope::ingest {
+
+struct ScannedElement {
+  size_t begin = 0;  // offset of '{' (or of the first byte of a non-object element) in the buffer
+  size_t end = 0;    // one past '}' (or past the element's last byte)
+  bool is_object = true;
+};
+
+class Scanner {
+ public:
+  explicit Scanner(std::string file) : file_(std::move(file)) {}
+
+  // Scans buffer[pos(), size). `buffer` may have been reallocated or grown since the last call; it is
+  // the same logical stream. Completed traceEvents elements are appended to `out`.
+  Status Scan(const char* buffer, size_t size, std::vector<ScannedElement>* out);
+
+  // The caller moved the bytes [cut, size) of the buffer to offset `new_begin` of a fresh buffer.
+  void Rebase(size_t cut, size_t new_begin);
+
+  // Call at end of input; reports truncation and non-trace JSON.
+  Status Finish();
+
+  size_t pos() const { return pos_; }
+  // True when inside the traceEvents array (the only place batches may be cut).
+  bool in_events() const { return events_depth_ >= 0; }
+  bool is_bare_array() const { return bare_array_; }
+  // Absolute offset in the (uncompressed) stream of buffer offset `p`.
+  int64_t Absolute(size_t p) const { return stream_base_ + static_cast<int64_t>(p); }
+  // `"key":value` texts of top-level members other than traceEvents, in input order.
+  const std::vector<std::string>& header_members() const { return header_members_; }
+  uint64_t elements() const { return elements_; }
+
+ private:
+  Status Fail(size_t p, const std::string& what, const std::string& hint) const;
+  void EndElement(size_t end, std::vector<ScannedElement>* out);
+  void OnScalarOrCloseAtMemberLevel(size_t p);
+
+  std::string file_;
+  // Absolute stream offset of buffer offset 0. The reader keeps byte 0 of every buffer free (to wrap
+  // a batch in '[' in place), so the stream's first byte sits at buffer offset 1.
+  int64_t stream_base_ = -1;
+  size_t pos_ = 1;  // see stream_base_
+  char top_ = 0;  // 0 not started, 'o' object form, 'a' bare-array form, 'x' finished
+  bool bare_array_ = false;
+  int64_t depth_ = 0;
+  bool in_string_ = false;
+  bool escape_ = false;
+  size_t string_start_ = 0;
+  // traceEvents: the depth of the array's interior, -1 when outside it.
+  int64_t events_depth_ = -1;
+  bool saw_trace_events_ = false;
+  // Element in progress: its start offset, or SIZE_MAX.
+  size_t element_start_ = SIZE_MAX;
+  bool element_is_object_ = false;
+  uint64_t elements_ = 0;
+  // Object form, depth 1 members.
+  enum class Member : uint8_t { kExpectKey, kInKey, kExpectColon, kExpectValue, kInValue, kAfterValue };
+  Member member_ = Member::kExpectKey;
+  size_t member_start_ = 0;
+  std::string key_;
+  size_t value_last_ = 0;  // last non-space byte of a scalar member value
+  std::vector<std::string> header_members_;
+  const char* buffer_ = nullptr;
+};
+
+}  // namespace gpuscope::ingest

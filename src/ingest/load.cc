@@ -1,0 +1,160 @@
+// Input registration: which reader handles which bytes, and loading many ranks in parallel.
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <thread>
+
+#include "gpuscope/ingest.h"
+#include "ingest/kineto_json/kineto_reader.h"
+#include "io/byte_source.h"
+
+namespace gpuscope {
+
+namespace {
+
+io::InflateBackend Backend(Inflater i) {
+  switch (i) {
+    case Inflater::kZlib: return io::InflateBackend::kZlib;
+    case Inflater::kIsal: return io::InflateBackend::kIsal;
+    case Inflater::kAuto: break;
+  }
+  return io::InflateBackend::kAuto;
+}
+
+void ApplyRankFallback(Trace* trace) {
+  if (trace->info.rank >= 0) return;
+  const std::string file = std::filesystem::path(trace->info.path).filename().string();
+  const int rank = RankFromFileName(file);
+  if (rank >= 0) {
+    trace->info.rank = rank;
+    trace->info.rank_source = RankSource::kFileName;
+  }
+}
+
+}  // namespace
+
+Result<Trace> LoadTrace(const std::string& path, const LoadOptions& options) {
+  auto source = io::OpenByteSource(path, Backend(options.inflater));
+  if (!source.ok()) return source.status();
+  const int64_t size = io::FileSize(path);
+  if (size == 0) {
+    return Status::InputError(path, 0, "empty file", "the profiler did not write this trace; re-export it");
+  }
+  auto trace = ingest::ReadKinetoJson(**source, path, static_cast<uint64_t>(std::max<int64_t>(0, size)), options);
+  if (!trace.ok()) return trace.status();
+  ApplyRankFallback(&*trace);
+  return trace;
+}
+
+Result<Trace> LoadTraceFromBytes(std::string_view bytes, const std::string& name, const LoadOptions& options) {
+  if (bytes.empty()) {
+    return Status::InputError(name, 0, "empty file", "the profiler did not write this trace; re-export it");
+  }
+  auto source = io::MemoryByteSource(bytes, name, Backend(options.inflater));
+  auto trace = ingest::ReadKinetoJson(*source, name, bytes.size(), options);
+  if (!trace.ok()) return trace.status();
+  ApplyRankFallback(&*trace);
+  return trace;
+}
+
+int RankFromFileName(std::string_view file) {
+  // Accept "rank3", "rank-3", "rank_3", "rank3of8", case-insensitive "Rank".
+  for (size_t pos = 0; pos + 4 < file.size(); ++pos) {
+    std::string_view w = file.substr(pos, 4);
+    if (!(w == "rank" || w == "Rank" || w == "RANK")) continue;
+    size_t i = pos + 4;
+    if (i < file.size() && (file[i] == '-' || file[i] == '_')) ++i;
+    size_t start = i;
+    int rank = 0;
+    while (i < file.size() && file[i] >= '0' && file[i] <= '9' && i - start < 9) {
+      rank = rank * 10 + (file[i] - '0');
+      ++i;
+    }
+    if (i > start) return rank;
+  }
+  return -1;
+}
+
+Result<std::vector<std::string>> ListTraceFiles(const std::string& dir) {
+  std::error_code ec;
+  std::vector<std::string> files;
+  std::filesystem::directory_iterator it(dir, ec);
+  if (ec) {
+    return Status::Error(StatusCode::kNotFound, dir + ": cannot list folder: " + ec.message());
+  }
+  for (const auto& entry : it) {
+    if (!entry.is_regular_file(ec)) continue;
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name[0] == '.') continue;
+    auto ends_with = [&](std::string_view suffix) {
+      return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+    };
+    if (ends_with(".json") || ends_with(".json.gz")) files.push_back(entry.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  if (files.empty()) {
+    return Status::Error(StatusCode::kInvalidInput,
+                         dir + ": no trace files in this folder (hint: gpuscope looks for *.json and "
+                               "*.json.gz, e.g. the *.pt.trace.json files torch.profiler writes)");
+  }
+  return files;
+}
+
+Result<LoadedInputs> LoadInputs(const std::string& path, const LoadOptions& options) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    return Status::Error(StatusCode::kNotFound,
+                         path + ": no such file or folder (hint: pass a trace file, e.g. "
+                                "trace.pt.trace.json.gz, or a folder of per-rank traces)");
+  }
+  std::vector<std::string> files;
+  if (std::filesystem::is_directory(path, ec)) {
+    auto listed = ListTraceFiles(path);
+    if (!listed.ok()) return listed.status();
+    files = std::move(*listed);
+  } else {
+    files.push_back(path);
+  }
+
+  const int cores = options.threads > 0 ? options.threads
+                                        : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  // Many files: one core each, several files at once. Few files: the cores go inside each file.
+  const int concurrent = std::max(1, std::min<int>(cores, static_cast<int>(files.size())));
+  LoadOptions per_file = options;
+  per_file.threads = std::max(1, cores / concurrent);
+  if (concurrent > 1) per_file.progress = nullptr;
+
+  std::vector<std::optional<Result<Trace>>> results(files.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < files.size(); i = next++) results[i].emplace(LoadTrace(files[i], per_file));
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < concurrent; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+
+  LoadedInputs out;
+  for (auto& r : results) {
+    if (r->ok()) {
+      out.traces.push_back(std::move(r->value()));
+    } else {
+      out.failures.push_back(r->status());
+    }
+  }
+  if (out.traces.empty()) {
+    if (out.failures.size() == 1) return out.failures.front();
+    return Status::Error(StatusCode::kInvalidInput,
+                         path + ": none of the " + std::to_string(files.size()) +
+                             " trace files could be read; first error: " + out.failures.front().message());
+  }
+  std::stable_sort(out.traces.begin(), out.traces.end(), [](const Trace& a, const Trace& b) {
+    const int ra = a.info.rank < 0 ? INT32_MAX : a.info.rank;
+    const int rb = b.info.rank < 0 ? INT32_MAX : b.info.rank;
+    if (ra != rb) return ra < rb;
+    return a.info.path < b.info.path;
+  });
+  return out;
+}
+
+}  // namespace gpuscope

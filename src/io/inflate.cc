@@ -1,0 +1,208 @@
+#include "io/inflate.h"
+
+#include <zlib.h>
+
+#include <cstring>
+#include <vector>
+
+#ifdef GPUSCOPE_HAVE_ISAL
+#include <isa-l.h>
+#endif
+
+namespace gpuscope::io {
+
+bool IsalAvailable() {
+#ifdef GPUSCOPE_HAVE_ISAL
+  return true;
+#else
+  return false;
+#endif
+}
+
+namespace {
+
+constexpr size_t kInputChunk = 1 << 20;  // 1 MiB of compressed input per read
+
+// Shared input buffering and error wording for both backends.
+class GzipSourceBase : public ByteSource {
+ public:
+  GzipSourceBase(std::unique_ptr<ByteSource> in, std::string name)
+      : in_(std::move(in)), name_(std::move(name)), buf_(kInputChunk) {}
+  uint64_t raw_offset() const override { return in_->raw_offset(); }
+  bool is_gzip() const override { return true; }
+
+ protected:
+  // Refills the input buffer when empty. Returns false at end of the compressed file.
+  Result<bool> Refill() {
+    if (avail_ > 0) return true;
+    auto r = in_->Read(buf_.data(), buf_.size());
+    if (!r.ok()) return r.status();
+    next_ = buf_.data();
+    avail_ = *r;
+    consumed_before_ = in_->raw_offset() - *r;
+    return *r > 0;
+  }
+  uint64_t compressed_offset() const { return consumed_before_ + (next_ - buf_.data()); }
+  Status Truncated() const {
+    return Status::InputError(name_, compressed_offset(),
+                              "truncated gzip: the compressed stream ends before its end marker "
+                              "(byte offset is in the compressed file)",
+                              "the file was cut short; re-copy or re-export it");
+  }
+  Status Corrupt(const std::string& what) const {
+    return Status::InputError(name_, compressed_offset(), "corrupt gzip data: " + what,
+                              "the file is damaged; re-copy or re-export it");
+  }
+  // After a member ends, skips zero padding; returns true if another member follows.
+  Result<bool> AnotherMember() {
+    while (true) {
+      auto more = Refill();
+      if (!more.ok()) return more.status();
+      if (!*more) return false;
+      while (avail_ > 0 && *next_ == 0) ++next_, --avail_;
+      if (avail_ > 0) return true;
+    }
+  }
+
+  std::unique_ptr<ByteSource> in_;
+  std::string name_;
+  std::vector<char> buf_;
+  char* next_ = nullptr;
+  size_t avail_ = 0;
+  uint64_t consumed_before_ = 0;
+  bool done_ = false;
+};
+
+class ZlibSource : public GzipSourceBase {
+ public:
+  ZlibSource(std::unique_ptr<ByteSource> in, std::string name) : GzipSourceBase(std::move(in), std::move(name)) {
+    std::memset(&zs_, 0, sizeof zs_);
+    inflateInit2(&zs_, 15 + 16);  // 15-bit window, gzip wrapper only
+  }
+  ~ZlibSource() override { inflateEnd(&zs_); }
+  const char* backend() const override { return "zlib"; }
+
+  Result<size_t> Read(char* dst, size_t capacity) override {
+    if (done_ || capacity == 0) return size_t{0};
+    zs_.next_out = reinterpret_cast<Bytef*>(dst);
+    zs_.avail_out = static_cast<uInt>(std::min<size_t>(capacity, 1u << 30));
+    while (zs_.avail_out > 0) {
+      auto more = Refill();
+      if (!more.ok()) return more.status();
+      if (!*more) {
+        if (member_started_) return Truncated();
+        done_ = true;
+        break;
+      }
+      zs_.next_in = reinterpret_cast<Bytef*>(next_);
+      zs_.avail_in = static_cast<uInt>(avail_);
+      member_started_ = true;
+      const int rc = inflate(&zs_, Z_NO_FLUSH);
+      const size_t used = avail_ - zs_.avail_in;
+      next_ += used;
+      avail_ -= used;
+      if (rc == Z_STREAM_END) {
+        member_started_ = false;
+        auto another = AnotherMember();
+        if (!another.ok()) return another.status();
+        if (!*another) {
+          done_ = true;
+          break;
+        }
+        inflateReset(&zs_);
+        continue;
+      }
+      if (rc == Z_BUF_ERROR && used == 0 && zs_.avail_out > 0) continue;  // needs more input
+      if (rc != Z_OK && rc != Z_BUF_ERROR) {
+        return Corrupt(zs_.msg ? zs_.msg : "inflate error " + std::to_string(rc));
+      }
+    }
+    return static_cast<size_t>(capacity - zs_.avail_out);
+  }
+
+ private:
+  z_stream zs_;
+  bool member_started_ = false;
+};
+
+#ifdef GPUSCOPE_HAVE_ISAL
+class IsalSource : public GzipSourceBase {
+ public:
+  IsalSource(std::unique_ptr<ByteSource> in, std::string name) : GzipSourceBase(std::move(in), std::move(name)) {
+    Reset();
+  }
+  const char* backend() const override { return "isa-l"; }
+
+  Result<size_t> Read(char* dst, size_t capacity) override {
+    if (done_ || capacity == 0) return size_t{0};
+    state_.next_out = reinterpret_cast<uint8_t*>(dst);
+    state_.avail_out = static_cast<uint32_t>(std::min<size_t>(capacity, 1u << 30));
+    const uint32_t want = state_.avail_out;
+    while (state_.avail_out > 0) {
+      if (state_.block_state == ISAL_BLOCK_FINISH) {
+        member_started_ = false;
+        auto another = AnotherMember();
+        if (!another.ok()) return another.status();
+        if (!*another) {
+          done_ = true;
+          break;
+        }
+        // isal_inflate_init clears the output cursor too; keep ours.
+        uint8_t* next_out = state_.next_out;
+        const uint32_t avail_out = state_.avail_out;
+        Reset();
+        state_.next_out = next_out;
+        state_.avail_out = avail_out;
+      }
+      auto more = Refill();
+      if (!more.ok()) return more.status();
+      if (!*more) {
+        if (member_started_) return Truncated();
+        done_ = true;
+        break;
+      }
+      state_.next_in = reinterpret_cast<uint8_t*>(next_);
+      state_.avail_in = static_cast<uint32_t>(avail_);
+      member_started_ = true;
+      const uint32_t out_before = state_.avail_out;
+      const int rc = isal_inflate(&state_);
+      const size_t used = avail_ - state_.avail_in;
+      next_ += used;
+      avail_ -= used;
+      if (rc < 0) {
+        return Corrupt(rc == ISAL_INCORRECT_CHECKSUM ? "checksum mismatch"
+                                                     : "invalid deflate data (isa-l code " +
+                                                           std::to_string(rc) + ")");
+      }
+      if (used == 0 && out_before == state_.avail_out && state_.block_state != ISAL_BLOCK_FINISH) {
+        // No progress with input available: isa-l keeps a partial symbol internally; feed more.
+        if (avail_ > 0) return Corrupt("inflate made no progress");
+      }
+    }
+    return static_cast<size_t>(want - state_.avail_out);
+  }
+
+ private:
+  void Reset() {
+    isal_inflate_init(&state_);
+    state_.crc_flag = ISAL_GZIP;
+  }
+  inflate_state state_;
+  bool member_started_ = false;
+};
+#endif
+
+}  // namespace
+
+std::unique_ptr<ByteSource> MakeGzipSource(std::unique_ptr<ByteSource> compressed, std::string name,
+                                           InflateBackend backend) {
+#ifdef GPUSCOPE_HAVE_ISAL
+  if (backend != InflateBackend::kZlib) {
+    return std::make_unique<IsalSource>(std::move(compressed), std::move(name));
+  }
+#endif
+  (void)backend;
+  return std::make_unique<ZlibSource>(std::move(compressed), std::move(name));
+}
+
+}  // namespace gpuscope::io

@@ -1,0 +1,249 @@
+#include <algorithm>
+
+#include "gpuscope/model.h"
+#include "model/merge.h"
+
+namespace gpuscope {
+
+const char* DiagName(Diag d) {
+  switch (d) {
+    case Diag::kMalformedEvent: return "malformed_event";
+    case Diag::kNotAnObject: return "not_an_object";
+    case Diag::kMissingPhase: return "missing_phase";
+    case Diag::kUnknownPhase: return "unknown_phase";
+    case Diag::kMissingTimestamp: return "missing_timestamp";
+    case Diag::kMissingDuration: return "missing_duration";
+    case Diag::kNegativeDuration: return "negative_duration";
+    case Diag::kBadNumber: return "bad_number";
+    case Diag::kNumberAsString: return "number_as_string";
+    case Diag::kIntegerOutOfRange: return "integer_out_of_range";
+    case Diag::kInvalidUtf8: return "invalid_utf8";
+    case Diag::kControlCharacter: return "control_character";
+    case Diag::kUnknownCategory: return "unknown_category";
+    case Diag::kUnmatchedBegin: return "unmatched_begin";
+    case Diag::kUnmatchedEnd: return "unmatched_end";
+    case Diag::kMissingName: return "missing_name";
+    case Diag::kDuplicateCorrelation: return "duplicate_correlation";
+    case Diag::kMalformedHeader: return "malformed_header";
+    case Diag::kCount: break;
+  }
+  return "unknown";
+}
+
+const char* DiagDescription(Diag d) {
+  switch (d) {
+    case Diag::kMalformedEvent: return "events skipped: not valid JSON";
+    case Diag::kNotAnObject: return "traceEvents entries skipped: not a JSON object";
+    case Diag::kMissingPhase: return "events skipped: no \"ph\"";
+    case Diag::kUnknownPhase: return "events skipped: unknown phase";
+    case Diag::kMissingTimestamp: return "events skipped: no valid \"ts\"";
+    case Diag::kMissingDuration: return "complete events skipped: no \"dur\"";
+    case Diag::kNegativeDuration: return "events skipped: negative \"dur\"";
+    case Diag::kBadNumber: return "fields ignored: not a number where one was expected";
+    case Diag::kNumberAsString: return "numbers sent as strings (parsed)";
+    case Diag::kIntegerOutOfRange: return "fields ignored: integer beyond int64";
+    case Diag::kInvalidUtf8: return "events with invalid UTF-8 (replaced by U+FFFD)";
+    case Diag::kControlCharacter: return "events with raw control characters in strings (replaced)";
+    case Diag::kUnknownCategory: return "events with an unknown category (kept as other CPU events)";
+    case Diag::kUnmatchedBegin: return "B events without a matching E (skipped)";
+    case Diag::kUnmatchedEnd: return "E events without a matching B (skipped)";
+    case Diag::kMissingName: return "events without \"name\" (kept, unnamed)";
+    case Diag::kDuplicateCorrelation: return "runtime calls sharing a correlation id (first one linked)";
+    case Diag::kMalformedHeader: return "top-level members unreadable (ignored)";
+    case Diag::kCount: break;
+  }
+  return "unknown";
+}
+
+void Diagnostics::Merge(const Diagnostics& other) {
+  for (size_t i = 0; i < count.size(); ++i) {
+    if (other.count[i] == 0) continue;
+    Add(static_cast<Diag>(i), other.first_offset[i], other.count[i]);
+  }
+}
+
+uint64_t Diagnostics::total() const {
+  uint64_t n = 0;
+  for (uint64_t c : count) n += c;
+  return n;
+}
+
+namespace {
+
+template <typename T>
+size_t VecBytes(const std::vector<T>& v) {
+  return v.capacity() * sizeof(T);
+}
+
+template <typename T>
+void Append(std::vector<T>& dst, const std::vector<T>& src) {
+  dst.insert(dst.end(), src.begin(), src.end());
+}
+
+void AppendIds(std::vector<StringId>& dst, const std::vector<StringId>& src,
+               const std::vector<StringId>& remap) {
+  dst.reserve(dst.size() + src.size());
+  for (StringId id : src) dst.push_back(remap[id]);
+}
+
+// String-encoded pids/tids (see kStringTraceIdBase) must follow their string into the new pool.
+void AppendTraceIds(std::vector<TraceId>& dst, const std::vector<TraceId>& src,
+                    const std::vector<StringId>& remap) {
+  dst.reserve(dst.size() + src.size());
+  for (TraceId id : src) dst.push_back(IsStringTraceId(id) ? TraceIdOfString(remap[StringOfTraceId(id)]) : id);
+}
+
+TraceId RemapTraceId(TraceId id, const std::vector<StringId>& remap) {
+  return IsStringTraceId(id) ? TraceIdOfString(remap[StringOfTraceId(id)]) : id;
+}
+
+}  // namespace
+
+size_t Trace::TableBytes() const {
+  size_t n = strings.text_bytes() + strings.size() * (sizeof(std::string_view) * 3);
+  n += VecBytes(gpu.kind) + VecBytes(gpu.start_ns) + VecBytes(gpu.dur_ns) + VecBytes(gpu.name) +
+       VecBytes(gpu.pid) + VecBytes(gpu.tid) + VecBytes(gpu.device) + VecBytes(gpu.stream) +
+       VecBytes(gpu.correlation) + VecBytes(gpu.external_id) + VecBytes(gpu.launch) +
+       VecBytes(gpu.grid) + VecBytes(gpu.block) + VecBytes(gpu.registers_per_thread) +
+       VecBytes(gpu.shared_memory_bytes) + VecBytes(gpu.blocks_per_sm) + VecBytes(gpu.warps_per_sm) +
+       VecBytes(gpu.est_occupancy_pct) + VecBytes(gpu.bytes) + VecBytes(gpu.bandwidth_gbps) +
+       VecBytes(gpu.copy_direction) + VecBytes(gpu.src_kind) + VecBytes(gpu.dst_kind) +
+       VecBytes(gpu.sync_kind) + VecBytes(collectives);
+  n += VecBytes(runtime.start_ns) + VecBytes(runtime.dur_ns) + VecBytes(runtime.name) +
+       VecBytes(runtime.pid) + VecBytes(runtime.tid) + VecBytes(runtime.correlation) +
+       VecBytes(runtime.external_id) + VecBytes(runtime.cbid) + VecBytes(runtime.kind) +
+       VecBytes(runtime.is_driver);
+  n += VecBytes(cpu.start_ns) + VecBytes(cpu.dur_ns) + VecBytes(cpu.name) + VecBytes(cpu.pid) +
+       VecBytes(cpu.tid) + VecBytes(cpu.external_id) + VecBytes(cpu.kind) + VecBytes(cpu.step) +
+       VecBytes(cpu.is_dataloader);
+  n += VecBytes(memory.ts_ns) + VecBytes(memory.device_type) + VecBytes(memory.device_id) +
+       VecBytes(memory.bytes_delta) + VecBytes(memory.total_allocated) +
+       VecBytes(memory.total_reserved) + VecBytes(memory.addr);
+  n += VecBytes(counters.ts_ns) + VecBytes(counters.pid) + VecBytes(counters.name) +
+       VecBytes(counters.series) + VecBytes(counters.value);
+  n += VecBytes(flows.ts_ns) + VecBytes(flows.pid) + VecBytes(flows.tid) + VecBytes(flows.id) +
+       VecBytes(flows.phase) + VecBytes(flows.category) + VecBytes(flows.binds_enclosing);
+  n += VecBytes(instants.ts_ns) + VecBytes(instants.pid) + VecBytes(instants.tid) +
+       VecBytes(instants.name) + VecBytes(instants.scope);
+  return n;
+}
+
+namespace model {
+
+std::vector<StringId> AppendTrace(Trace* dst, Trace&& src) {
+  std::vector<StringId> remap(src.strings.size());
+  for (size_t i = 0; i < remap.size(); ++i) remap[i] = dst->strings.Intern(src.strings.Get(static_cast<StringId>(i)));
+
+  GpuActivityTable& g = dst->gpu;
+  const GpuActivityTable& s = src.gpu;
+  const uint32_t gpu_base = static_cast<uint32_t>(g.size());
+  Append(g.kind, s.kind);
+  Append(g.start_ns, s.start_ns);
+  Append(g.dur_ns, s.dur_ns);
+  AppendIds(g.name, s.name, remap);
+  AppendTraceIds(g.pid, s.pid, remap);
+  AppendTraceIds(g.tid, s.tid, remap);
+  Append(g.device, s.device);
+  Append(g.stream, s.stream);
+  Append(g.correlation, s.correlation);
+  Append(g.external_id, s.external_id);
+  Append(g.launch, s.launch);
+  Append(g.grid, s.grid);
+  Append(g.block, s.block);
+  Append(g.registers_per_thread, s.registers_per_thread);
+  Append(g.shared_memory_bytes, s.shared_memory_bytes);
+  Append(g.blocks_per_sm, s.blocks_per_sm);
+  Append(g.warps_per_sm, s.warps_per_sm);
+  Append(g.est_occupancy_pct, s.est_occupancy_pct);
+  Append(g.bytes, s.bytes);
+  Append(g.bandwidth_gbps, s.bandwidth_gbps);
+  Append(g.copy_direction, s.copy_direction);
+  Append(g.src_kind, s.src_kind);
+  Append(g.dst_kind, s.dst_kind);
+  Append(g.sync_kind, s.sync_kind);
+  for (CollectiveInfo c : src.collectives) {
+    c.gpu_index += gpu_base;
+    c.collective = remap[c.collective];
+    c.dtype = remap[c.dtype];
+    c.process_group = remap[c.process_group];
+    dst->collectives.push_back(c);
+  }
+
+  RuntimeCallTable& r = dst->runtime;
+  const RuntimeCallTable& sr = src.runtime;
+  Append(r.start_ns, sr.start_ns);
+  Append(r.dur_ns, sr.dur_ns);
+  AppendIds(r.name, sr.name, remap);
+  AppendTraceIds(r.pid, sr.pid, remap);
+  AppendTraceIds(r.tid, sr.tid, remap);
+  Append(r.correlation, sr.correlation);
+  Append(r.external_id, sr.external_id);
+  Append(r.cbid, sr.cbid);
+  Append(r.kind, sr.kind);
+  Append(r.is_driver, sr.is_driver);
+
+  CpuOpTable& c = dst->cpu;
+  const CpuOpTable& sc = src.cpu;
+  Append(c.start_ns, sc.start_ns);
+  Append(c.dur_ns, sc.dur_ns);
+  AppendIds(c.name, sc.name, remap);
+  AppendTraceIds(c.pid, sc.pid, remap);
+  AppendTraceIds(c.tid, sc.tid, remap);
+  Append(c.external_id, sc.external_id);
+  Append(c.kind, sc.kind);
+  Append(c.step, sc.step);
+  Append(c.is_dataloader, sc.is_dataloader);
+
+  MemoryEventTable& m = dst->memory;
+  const MemoryEventTable& sm = src.memory;
+  Append(m.ts_ns, sm.ts_ns);
+  Append(m.device_type, sm.device_type);
+  Append(m.device_id, sm.device_id);
+  Append(m.bytes_delta, sm.bytes_delta);
+  Append(m.total_allocated, sm.total_allocated);
+  Append(m.total_reserved, sm.total_reserved);
+  Append(m.addr, sm.addr);
+
+  CounterTable& k = dst->counters;
+  const CounterTable& sk = src.counters;
+  Append(k.ts_ns, sk.ts_ns);
+  AppendTraceIds(k.pid, sk.pid, remap);
+  AppendIds(k.name, sk.name, remap);
+  AppendIds(k.series, sk.series, remap);
+  Append(k.value, sk.value);
+
+  FlowTable& f = dst->flows;
+  const FlowTable& sf = src.flows;
+  Append(f.ts_ns, sf.ts_ns);
+  AppendTraceIds(f.pid, sf.pid, remap);
+  AppendTraceIds(f.tid, sf.tid, remap);
+  Append(f.id, sf.id);
+  Append(f.phase, sf.phase);
+  AppendIds(f.category, sf.category, remap);
+  Append(f.binds_enclosing, sf.binds_enclosing);
+
+  InstantTable& in = dst->instants;
+  const InstantTable& si = src.instants;
+  Append(in.ts_ns, si.ts_ns);
+  AppendTraceIds(in.pid, si.pid, remap);
+  AppendTraceIds(in.tid, si.tid, remap);
+  AppendIds(in.name, si.name, remap);
+  Append(in.scope, si.scope);
+
+  ProcessMetadata& md = dst->metadata;
+  for (auto& [pid, name] : src.metadata.process_names) md.process_names[RemapTraceId(pid, remap)] = name;
+  for (auto& [pid, label] : src.metadata.process_labels) md.process_labels[RemapTraceId(pid, remap)] = label;
+  for (auto& [pid, index] : src.metadata.process_sort_index) md.process_sort_index[RemapTraceId(pid, remap)] = index;
+  for (auto& [key, name] : src.metadata.thread_names) {
+    md.thread_names[{RemapTraceId(key.first, remap), RemapTraceId(key.second, remap)}] = name;
+  }
+  for (auto& [key, index] : src.metadata.thread_sort_index) {
+    md.thread_sort_index[{RemapTraceId(key.first, remap), RemapTraceId(key.second, remap)}] = index;
+  }
+  dst->diagnostics.Merge(src.diagnostics);
+  dst->info.trace_span_events_dropped += src.info.trace_span_events_dropped;
+  return remap;
+}
+
+}  // namespace model
+}  // namespace gpuscope

@@ -1,0 +1,159 @@
+#include "report/json_writer.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace gpuscope::report {
+
+void JsonWriter::AppendEscaped(std::string* out, std::string_view s) {
+  out->push_back('"');
+  size_t i = 0;
+  while (i < s.size()) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      switch (c) {
+        case '"': out->append("\\\""); break;
+        case '\\': out->append("\\\\"); break;
+        case '\n': out->append("\\n"); break;
+        case '\r': out->append("\\r"); break;
+        case '\t': out->append("\\t"); break;
+        default:
+          if (c < 0x20 || c == 0x7f) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u%04x", c);
+            out->append(buf);
+          } else if (c == '<' || c == '>' || c == '&') {
+            // Escaped so the JSON can be embedded in an HTML <script> block safely.
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u%04x", c);
+            out->append(buf);
+          } else {
+            out->push_back(static_cast<char>(c));
+          }
+      }
+      ++i;
+      continue;
+    }
+    size_t len = 0;
+    uint32_t cp = 0;
+    if (c >= 0xC2 && c <= 0xDF) len = 2, cp = c & 0x1F;
+    else if (c >= 0xE0 && c <= 0xEF) len = 3, cp = c & 0x0F;
+    else if (c >= 0xF0 && c <= 0xF4) len = 4, cp = c & 0x07;
+    bool valid = len > 0 && i + len <= s.size();
+    for (size_t k = 1; valid && k < len; ++k) {
+      const unsigned char cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc & 0xC0) != 0x80) valid = false;
+      cp = (cp << 6) | (cc & 0x3F);
+    }
+    if (valid && ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10FFFF ||
+                  (cp >= 0xD800 && cp <= 0xDFFF))) {
+      valid = false;
+    }
+    if (valid) {
+      out->append(s.data() + i, len);
+      i += len;
+    } else {
+      out->append("\\ufffd");
+      ++i;
+    }
+  }
+  out->push_back('"');
+}
+
+void JsonWriter::Newline() {
+  if (indent_ <= 0) return;
+  out_.push_back('\n');
+  out_.append(stack_.size() * static_cast<size_t>(indent_), ' ');
+}
+
+void JsonWriter::BeforeValue() {
+  if (after_key_) {
+    after_key_ = false;
+    return;
+  }
+  if (!stack_.empty()) {
+    if (!stack_.back().first) out_.push_back(',');
+    stack_.back().first = false;
+    Newline();
+  }
+}
+
+JsonWriter& JsonWriter::BeginObject() {
+  BeforeValue();
+  out_.push_back('{');
+  stack_.push_back({true, true});
+  return *this;
+}
+
+JsonWriter& JsonWriter::EndObject() {
+  const bool empty = stack_.back().first;
+  stack_.pop_back();
+  if (!empty) Newline();
+  out_.push_back('}');
+  if (stack_.empty() && indent_ > 0) out_.push_back('\n');
+  return *this;
+}
+
+JsonWriter& JsonWriter::BeginArray() {
+  BeforeValue();
+  out_.push_back('[');
+  stack_.push_back({false, true});
+  return *this;
+}
+
+JsonWriter& JsonWriter::EndArray() {
+  const bool empty = stack_.back().first;
+  stack_.pop_back();
+  if (!empty) Newline();
+  out_.push_back(']');
+  return *this;
+}
+
+JsonWriter& JsonWriter::Key(std::string_view key) {
+  BeforeValue();
+  AppendEscaped(&out_, key);
+  out_.append(indent_ > 0 ? ": " : ":");
+  after_key_ = true;
+  return *this;
+}
+
+JsonWriter& JsonWriter::String(std::string_view value) {
+  BeforeValue();
+  AppendEscaped(&out_, value);
+  return *this;
+}
+
+JsonWriter& JsonWriter::Int(int64_t value) {
+  BeforeValue();
+  out_.append(std::to_string(value));
+  return *this;
+}
+
+JsonWriter& JsonWriter::Uint(uint64_t value) {
+  BeforeValue();
+  out_.append(std::to_string(value));
+  return *this;
+}
+
+JsonWriter& JsonWriter::Double(double value, int decimals) {
+  if (!std::isfinite(value)) return Null();
+  BeforeValue();
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, value);
+  out_.append(buf);
+  return *this;
+}
+
+JsonWriter& JsonWriter::Bool(bool value) {
+  BeforeValue();
+  out_.append(value ? "true" : "false");
+  return *this;
+}
+
+JsonWriter& JsonWriter::Null() {
+  BeforeValue();
+  out_.append("null");
+  return *this;
+}
+
+}  // namespace gpuscope::report

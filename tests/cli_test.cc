@@ -1,0 +1,138 @@
+// The command line as a user meets it: exit codes, one-line errors naming file and byte offset, and
+// the summary of the bundled example compared against its golden JSON.
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include "test_util.h"
+
+namespace gpuscope {
+namespace {
+
+using testing::RunGpuscope;
+using testing::TempPath;
+using testing::WriteFile;
+
+std::string Example() { return std::string(GPUSCOPE_SOURCE_DIR) + "/examples/train_input_bound.pt.trace.json.gz"; }
+
+// One line on stderr, naming the file, with the expected text; exit code 2.
+void ExpectInputError(const testing::CommandResult& r, const std::string& file, const std::string& text) {
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find("gpuscope: error: " + file), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(text), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("hint"), std::string::npos) << r.err;
+}
+
+TEST(Cli, VersionAndHelp) {
+  auto r = RunGpuscope("--version");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out.rfind("gpuscope 0.", 0), 0u) << r.out;
+  r = RunGpuscope("analyze --help");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("--json"), std::string::npos);
+  r = RunGpuscope("synth --help");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("--dataloader-stall"), std::string::npos);
+  r = RunGpuscope("");
+  EXPECT_EQ(r.exit_code, 2);
+  r = RunGpuscope("analyze --threads -3 x");
+  EXPECT_EQ(r.exit_code, 2);
+}
+
+TEST(Cli, MissingFile) {
+  auto r = RunGpuscope("analyze /nonexistent/trace.json");
+  ExpectInputError(r, "/nonexistent/trace.json", "no such file or folder");
+}
+
+TEST(Cli, EmptyFile) {
+  const std::string path = TempPath("empty.json");
+  WriteFile(path, "");
+  ExpectInputError(RunGpuscope("analyze " + path), path, "at byte 0: empty file");
+}
+
+TEST(Cli, FolderWithoutTraces) {
+  const std::string dir = TempPath("no_traces");
+  std::filesystem::create_directories(dir);
+  WriteFile(dir + "/notes.txt", "hello");
+  ExpectInputError(RunGpuscope("analyze " + dir), dir, "no trace files in this folder");
+}
+
+TEST(Cli, TruncatedJson) {
+  const std::string path = TempPath("truncated.json");
+  WriteFile(path, R"({"traceEvents": [{"ph": "X", "name": "a", "ts": 1, "dur": 2}, {"ph": "X", "na)");
+  ExpectInputError(RunGpuscope("analyze " + path), path,
+                   "at byte 77: truncated JSON: the input ends inside traceEvents after 1 complete events, inside a string");
+}
+
+TEST(Cli, TruncatedGzip) {
+  const std::string full = testing::ReadFile(Example());
+  const std::string path = TempPath("truncated.json.gz");
+  WriteFile(path, full.substr(0, full.size() / 2));
+  ExpectInputError(RunGpuscope("analyze " + path), path, "truncated gzip");
+  // The gzip is detected from its bytes, not its name.
+  const std::string renamed = TempPath("looks_plain.json");
+  WriteFile(renamed, full);
+  auto r = RunGpuscope("analyze " + renamed);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+TEST(Cli, JsonThatIsNotATrace) {
+  const std::string path = TempPath("config.json");
+  WriteFile(path, R"({"hidden_size": 4096, "num_layers": 32})");
+  ExpectInputError(RunGpuscope("analyze " + path), path, "not a trace: the JSON object has no \"traceEvents\" array");
+}
+
+TEST(Cli, BinaryFile) {
+  const std::string path = TempPath("model.bin");
+  WriteFile(path, std::string("\x7f" "ELF\x02\x01\x01\0\0\0", 10));
+  ExpectInputError(RunGpuscope("analyze " + path), path, "at byte 0: not a JSON trace: expected '{' or '[' but found 0x7f");
+}
+
+TEST(Cli, ZeroGpuEventsIsAWarningNotAnError) {
+  const std::string path = TempPath("cpu_only.json");
+  WriteFile(path, R"({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 1, "dur": 2}]})");
+  auto r = RunGpuscope("analyze --color never " + path);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("warning     no GPU events in this trace"), std::string::npos) << r.out;
+}
+
+TEST(Cli, OneBadFileInAFolderIsReportedAndTheRestAnalysed) {
+  const std::string dir = TempPath("mixed_ranks");
+  std::filesystem::create_directories(dir);
+  std::filesystem::copy_file(Example(), dir + "/rank0.pt.trace.json.gz", std::filesystem::copy_options::overwrite_existing);
+  WriteFile(dir + "/rank1.pt.trace.json", "{\"traceEvents\": [");
+  auto r = RunGpuscope("analyze --json " + dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("rank1.pt.trace.json: at byte 17: truncated JSON"), std::string::npos) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(r.out).get(doc), simdjson::SUCCESS);
+  EXPECT_EQ(doc["ranks"].get_array().size(), 1u);
+  EXPECT_EQ(doc["failures"].get_array().size(), 1u);
+}
+
+// Golden: the summary JSON of the bundled example, minus the machine-specific path.
+TEST(Cli, ExampleSummaryMatchesGolden) {
+  auto r = RunGpuscope("analyze --json " + Example());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string out = r.out;
+  const std::string path_line = "\"path\": \"" + Example() + "\"";
+  const size_t at = out.find(path_line);
+  ASSERT_NE(at, std::string::npos);
+  out.replace(at, path_line.size(), "\"path\": \"examples/train_input_bound.pt.trace.json.gz\"");
+  const std::string golden_path = std::string(GPUSCOPE_SOURCE_DIR) + "/tests/golden/example_summary.json";
+  if (std::getenv("GPUSCOPE_REBASELINE")) WriteFile(golden_path, out);
+  EXPECT_EQ(out, testing::ReadFile(golden_path))
+      << "rebaseline with: GPUSCOPE_REBASELINE=1 ctest -R ExampleSummaryMatchesGolden (then review the diff)";
+}
+
+TEST(Cli, TextSummaryOfTheExample) {
+  auto r = RunGpuscope("analyze --color never " + Example());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("NVIDIA A100-SXM4-80GB"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("diagnostics none: every event was read"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("\033["), std::string::npos) << "no colour when not a terminal";
+}
+
+}  // namespace
+}  // namespace gpuscope

@@ -1,0 +1,91 @@
+// Shared helpers for tests: where the real traces are, reading files, running the CLI.
+#pragma once
+
+#include <sys/wait.h>
+#include <zlib.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace gpuscope::testing {
+
+inline std::string SharedDir() {
+  if (const char* env = std::getenv("GPUSCOPE_SHARED_DIR")) return env;
+  return GPUSCOPE_SHARED_DIR;
+}
+
+inline bool HaveShared() { return std::filesystem::exists(SharedDir() + "/traces"); }
+
+#define GPUSCOPE_REQUIRE_SHARED()                                                            \
+  if (!::gpuscope::testing::HaveShared())                                                   \
+  GTEST_SKIP() << "shared traces not found at " << ::gpuscope::testing::SharedDir()         \
+               << " (they are not part of the repository; set GPUSCOPE_SHARED_DIR to run " \
+                  "the real-trace tests)"
+
+inline std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+inline void WriteFile(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out << bytes;
+}
+
+inline std::string Gunzip(const std::string& path) {
+  gzFile f = gzopen(path.c_str(), "rb");
+  std::string out;
+  char buf[1 << 16];
+  int n;
+  while ((n = gzread(f, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+  gzclose(f);
+  return out;
+}
+
+inline std::string Gzip(const std::string& data) {
+  std::string out;
+  z_stream zs{};
+  deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+  out.resize(deflateBound(&zs, data.size()) + 64);
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  zs.avail_in = static_cast<uInt>(data.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(out.size());
+  deflate(&zs, Z_FINISH);
+  out.resize(zs.total_out);
+  deflateEnd(&zs);
+  return out;
+}
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+// Runs the gpuscope binary with `args` (shell-quoted by the caller), capturing stdout and stderr.
+inline CommandResult RunGpuscope(const std::string& args) {
+  const auto dir = std::filesystem::temp_directory_path() / ("gpuscope_cli_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string out_path = (dir / "out").string(), err_path = (dir / "err").string();
+  const std::string cmd = std::string(GPUSCOPE_BINARY) + " " + args + " >" + out_path + " 2>" + err_path;
+  const int status = std::system(cmd.c_str());
+  CommandResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = ReadFile(out_path);
+  r.err = ReadFile(err_path);
+  return r;
+}
+
+inline std::string TempPath(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() / ("gpuscope_test_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  return (dir / name).string();
+}
+
+}  // namespace gpuscope::testing
