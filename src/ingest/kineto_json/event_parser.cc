@@ -233,6 +233,15 @@ struct RawEvent {
   std::vector<std::pair<std::string_view, double>>* counter_values = nullptr;
 };
 
+// The key of a field without unescaping: Kineto keys never contain escapes, and comparing the raw
+// bytes avoids copying every key into simdjson's string buffer. A key that does contain a
+// backslash simply matches none of ours.
+inline std::string_view RawKey(od::field& field) {
+  const char* raw = field.key().raw();
+  const char* end = static_cast<const char*>(std::memchr(raw, '"', 1 << 16));
+  return end ? std::string_view(raw, static_cast<size_t>(end - raw)) : std::string_view();
+}
+
 class Context {
  public:
   Context(BatchResult* r, int64_t offset) : r_(r), offset_(offset) {}
@@ -273,9 +282,21 @@ sj::error_code ReadNumber(od::value& v, Context& ctx, T* out, bool* present, Par
 }
 
 sj::error_code ReadInt(od::value& v, Context& ctx, int64_t* out, bool* present = nullptr) {
+  // Fast path: simdjson's own exact integer parser; anything else (7.0, "7", 2^64-1) goes the slow way.
+  int64_t x;
+  if (v.get_int64().get(x) == sj::SUCCESS) {
+    *out = x;
+    if (present) *present = true;
+    return sj::SUCCESS;
+  }
   return ReadNumber(v, ctx, out, present, [](std::string_view t, int64_t* o) { return ParseInt64(t, o); });
 }
 sj::error_code ReadDouble(od::value& v, Context& ctx, double* out) {
+  double x;
+  if (v.get_double().get(x) == sj::SUCCESS) {
+    *out = x;
+    return sj::SUCCESS;
+  }
   return ReadNumber(v, ctx, out, nullptr, [](std::string_view t, double* o) { return ParseDouble(t, o); });
 }
 sj::error_code ReadMicros(od::value& v, Context& ctx, int64_t* out, bool* present) {
@@ -392,8 +413,7 @@ sj::error_code ReadArgs(od::value& v, Context& ctx, RawEvent* ev) {
   for (auto field_result : obj) {
     od::field field;
     if (auto e = std::move(field_result).get(field)) return e;
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
+    const std::string_view key = RawKey(field);
     od::value val = field.value();
     sj::error_code e = sj::SUCCESS;
     bool present = false;
@@ -481,8 +501,7 @@ sj::error_code ReadEvent(od::object& obj, Context& ctx, RawEvent* ev) {
   for (auto field_result : obj) {
     od::field field;
     if (auto e = std::move(field_result).get(field)) return e;
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
+    const std::string_view key = RawKey(field);
     od::value val = field.value();
     sj::error_code e = sj::SUCCESS;
     bool present = false;

@@ -87,10 +87,126 @@ void Scanner::Rebase(size_t cut, size_t new_begin) {
   if (in_string_) string_start_ = string_start_ - cut + new_begin;
 }
 
+namespace {
+
+// 64-byte masks: bit i is set when byte i of the block equals c.
+inline uint64_t EqMask(const char* block, char c) {
+#if defined(__SSE2__)
+  const __m128i needle = _mm_set1_epi8(c);
+  uint64_t m = 0;
+  for (int k = 0; k < 4; ++k) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 16 * k));
+    m |= static_cast<uint64_t>(static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, needle)))) << (16 * k);
+  }
+  return m;
+#else
+  uint64_t m = 0;
+  for (int i = 0; i < 64; ++i) m |= static_cast<uint64_t>(block[i] == c) << i;
+  return m;
+#endif
+}
+
+// Bit i = XOR of bits 0..i: turns quote positions into an "inside a string" mask.
+inline uint64_t PrefixXor(uint64_t x) {
+  x ^= x << 1;
+  x ^= x << 2;
+  x ^= x << 4;
+  x ^= x << 8;
+  x ^= x << 16;
+  x ^= x << 32;
+  return x;
+}
+
+}  // namespace
+
+size_t Scanner::FastScan(const char* b, size_t p, size_t size, std::vector<ScannedElement>* out) {
+  constexpr uint64_t kOddBits = 0xAAAAAAAAAAAAAAAAull;
+  uint64_t next_is_escaped = escape_ ? 1 : 0;
+  uint64_t in_string_carry = in_string_ ? ~0ull : 0;
+  // Start of the current gap between elements (only meaningful when no element is open).
+  size_t gap_from = p;
+  while (p + 64 <= size) {
+    const char* block = b + p;
+    // Escapes (simdjson's algorithm): a character is escaped if an odd run of backslashes precedes it.
+    const uint64_t backslash = EqMask(block, '\\');
+    uint64_t escaped;
+    if (backslash == 0) {
+      escaped = next_is_escaped;
+      next_is_escaped = 0;
+    } else {
+      const uint64_t potential_escape = backslash & ~next_is_escaped;
+      const uint64_t maybe_escaped = potential_escape << 1;
+      const uint64_t codes = ((maybe_escaped | kOddBits) - potential_escape) ^ kOddBits;
+      escaped = codes ^ (backslash | next_is_escaped);
+      next_is_escaped = (codes & backslash) >> 63;
+    }
+    const uint64_t quotes = EqMask(block, '"') & ~escaped;
+    const uint64_t in_string = PrefixXor(quotes) ^ in_string_carry;
+    const uint64_t opens = EqMask(block, '{') | EqMask(block, '[');
+    const uint64_t closes = EqMask(block, '}') | EqMask(block, ']');
+    uint64_t structural = (opens | closes) & ~in_string;
+    while (structural != 0) {
+      const int bit = __builtin_ctzll(structural);
+      structural &= structural - 1;
+      const size_t pos = p + static_cast<size_t>(bit);
+      const bool is_open = (opens >> bit) & 1;
+      if (depth_ == events_depth_) {
+        // Between elements: only whitespace and commas may precede the next object.
+        bool clean = is_open && block[bit] == '{';
+        for (size_t k = gap_from; clean && k < pos; ++k) clean = IsSpace(b[k]) || b[k] == ',';
+        if (!clean) {
+          // Hand over to the byte-at-a-time path at the gap, outside any string.
+          in_string_ = false;
+          escape_ = false;
+          return gap_from;
+        }
+        element_start_ = pos;
+        element_is_object_ = true;
+        ++depth_;
+        continue;
+      }
+      if (is_open) {
+        ++depth_;
+      } else {
+        --depth_;
+        if (depth_ == events_depth_) {
+          EndElement(pos + 1, out);
+          gap_from = pos + 1;
+        }
+      }
+    }
+    in_string_carry = static_cast<uint64_t>(static_cast<int64_t>(in_string) >> 63);
+    p += 64;
+  }
+  if (depth_ == events_depth_) {
+    // Stopping inside a gap: its bytes were not checked yet (no '{' followed them in this call).
+    for (size_t k = gap_from; k < p; ++k) {
+      if (!IsSpace(b[k]) && b[k] != ',') {
+        in_string_ = false;
+        escape_ = false;
+        return gap_from;
+      }
+    }
+  }
+  in_string_ = in_string_carry != 0;
+  escape_ = next_is_escaped != 0;
+  if (in_string_) string_start_ = p;  // only used for top-level keys; any value is fine here
+  return p;
+}
+
 Status Scanner::Scan(const char* b, size_t size, std::vector<ScannedElement>* out) {
   buffer_ = b;
   size_t p = pos_;
   while (p < size) {
+    if (fast_path_ && events_depth_ >= 0 && (element_start_ == SIZE_MAX || element_is_object_) &&
+        p + 64 <= size) {
+      const size_t stopped = FastScan(b, p, size, out);
+      if (stopped != p) {
+        p = stopped;
+        continue;
+      }
+      // No progress (a non-object element right here): one step of the byte path below.
+    }
     if (in_string_) {
       if (escape_) {
         escape_ = false;

@@ -26,6 +26,9 @@ class Scanner {
  public:
   explicit Scanner(std::string file) : file_(std::move(file)) {}
 
+  // Tests turn the 64-byte bitmask path off to use the byte-at-a-time path as its oracle.
+  void set_fast_path(bool enabled) { fast_path_ = enabled; }
+
   // Scans buffer[pos(), size). `buffer` may have been reallocated or grown since the last call; it is
   // the same logical stream. Completed traceEvents elements are appended to `out`.
   Status Scan(const char* buffer, size_t size, std::vector<ScannedElement>* out);
@@ -49,7 +52,12 @@ class Scanner {
  private:
   Status Fail(size_t p, const std::string& what, const std::string& hint) const;
   void EndElement(size_t end, std::vector<ScannedElement>* out);
-  void OnScalarOrCloseAtMemberLevel(size_t p);
+  // Inside traceEvents: 64 bytes at a time with bitmasks (strings and escapes resolved without
+  // branches, as in simdjson's stage 1); only braces and brackets outside strings are visited.
+  // Returns where it stopped: near the end of the buffer, or where the byte-at-a-time path must
+  // take over (a non-object element, the end of traceEvents).
+  size_t FastScan(const char* b, size_t p, size_t size, std::vector<ScannedElement>* out);
+  bool fast_path_ = true;
 
   std::string file_;
   // Absolute stream offset of buffer offset 0. The reader keeps byte 0 of every buffer free (to wrap

@@ -56,3 +56,71 @@ TEST(Scanner, TruncationInsideAStringIsReported) {
 
 }  // namespace
 }  // namespace gpuscope::ingest
+
+namespace gpuscope::ingest {
+namespace {
+
+// Feeds `json` in chunks of the given sizes; returns elements as text plus the header members.
+std::vector<std::string> ScanInChunks(const std::string& json, bool fast, uint64_t seed, Status* status) {
+  Scanner scanner("t.json");
+  scanner.set_fast_path(fast);
+  std::string buffer = " ";
+  std::vector<ScannedElement> found;
+  size_t i = 0;
+  uint64_t x = seed;
+  while (i < json.size()) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    const size_t n = std::min(json.size() - i, static_cast<size_t>(1 + (x >> 33) % 300));
+    buffer.append(json, i, n);
+    i += n;
+    *status = scanner.Scan(buffer.data(), buffer.size(), &found);
+    if (!status->ok()) return {};
+  }
+  *status = scanner.Finish();
+  std::vector<std::string> out;
+  for (const ScannedElement& e : found) out.push_back((e.is_object ? "O:" : "S:") + buffer.substr(e.begin, e.end - e.begin));
+  for (const std::string& h : scanner.header_members()) out.push_back("H:" + h);
+  return out;
+}
+
+// The 64-byte bitmask path must find exactly what the byte-at-a-time path finds, on text dense with
+// backslash runs, escaped quotes, braces inside strings and stray non-object elements.
+TEST(Scanner, FastPathAgreesWithBytePath) {
+  const char* pieces[] = {"\\\\", "\\\"", "{", "}", "[", "]", "a", " ", "\\\\\\\"", ",", "\\n", "\\u0041"};
+  uint64_t x = 42;
+  auto next = [&x] {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return x;
+  };
+  for (int round = 0; round < 40; ++round) {
+    std::string json = "{\"a\": \"h}\\\\\", \"traceEvents\": [";
+    const int events = 50 + static_cast<int>(next() % 100);
+    for (int e = 0; e < events; ++e) {
+      if (e) json += (next() % 3 == 0) ? " ,\n  " : ",";
+      if (next() % 29 == 0) {
+        json += (next() % 2) ? "17" : "\"stray ] {\\\" string\"";
+        continue;
+      }
+      json += "{\"name\": \"";
+      const int len = static_cast<int>(next() % 40);
+      for (int k = 0; k < len; ++k) json += pieces[next() % (sizeof pieces / sizeof *pieces)];
+      json += "\", \"args\": {\"grid\": [1, 2, [3]], \"s\": \"}\"}}";
+    }
+    json += "], \"z\": {\"k\": \"]\\\\\"}}";
+    Status fast_status, slow_status;
+    const auto fast = ScanInChunks(json, true, static_cast<uint64_t>(round), &fast_status);
+    const auto slow = ScanInChunks(json, false, static_cast<uint64_t>(round) + 7, &slow_status);
+    ASSERT_TRUE(slow_status.ok()) << slow_status.message() << "\n" << json;
+    ASSERT_TRUE(fast_status.ok()) << fast_status.message();
+    for (size_t i = 0; i < std::min(fast.size(), slow.size()); ++i) {
+      ASSERT_EQ(fast[i], slow[i]) << "round " << round << " item " << i;
+    }
+    ASSERT_EQ(fast.size(), slow.size()) << "round " << round;
+    ASSERT_GE(slow.size(), static_cast<size_t>(events) + 2);
+  }
+}
+
+}  // namespace
+}  // namespace gpuscope::ingest
