@@ -82,14 +82,14 @@ void Append(std::vector<T>& dst, const std::vector<T>& src) {
 
 void AppendIds(std::vector<StringId>& dst, const std::vector<StringId>& src,
                const std::vector<StringId>& remap) {
-  dst.reserve(dst.size() + src.size());
+  // No reserve(size + n) here: an exact reserve per batch defeats geometric growth and made the
+  // merge quadratic (measured: a quarter of the load time at 1 GB).
   for (StringId id : src) dst.push_back(remap[id]);
 }
 
 // String-encoded pids/tids (see kStringTraceIdBase) must follow their string into the new pool.
 void AppendTraceIds(std::vector<TraceId>& dst, const std::vector<TraceId>& src,
                     const std::vector<StringId>& remap) {
-  dst.reserve(dst.size() + src.size());
   for (TraceId id : src) dst.push_back(IsStringTraceId(id) ? TraceIdOfString(remap[StringOfTraceId(id)]) : id);
 }
 

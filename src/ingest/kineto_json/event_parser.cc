@@ -343,9 +343,13 @@ sj::error_code ReadTraceId(od::value& v, Context& ctx, TraceId* out) {
   od::json_type type;
   if (auto e = v.type().get(type)) return e;
   if (type == od::json_type::number) {
+    int64_t x;
+    if (v.get_int64().get(x) == sj::SUCCESS && !IsStringTraceId(x)) {
+      *out = x;
+      return sj::SUCCESS;
+    }
     std::string_view token;
     token = v.raw_json_token();
-    int64_t x;
     NumberError ne = ParseInt64(token, &x);
     if (ne == NumberError::kOk && !IsStringTraceId(x)) {
       *out = x;
@@ -482,7 +486,7 @@ sj::error_code ReadArgs(od::value& v, Context& ctx, RawEvent* ev) {
     if (e) return e;
     // Counter series: ph "C" events put every series in args. The value, if not consumed above and
     // numeric, is kept (ph is not always known yet: "args" may come before "ph").
-    if (ev->counter_values && ev->counter_values->size() < 256) {
+    if (ev->counter_values && (ev->ph == 0 || ev->ph == 'C') && ev->counter_values->size() < 256) {
       od::json_type t;
       if (val.type().get(t) == sj::SUCCESS && t == od::json_type::number) {
         std::string_view token;
