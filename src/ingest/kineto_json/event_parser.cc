@@ -303,8 +303,8 @@ sj::error_code ReadMicros(od::value& v, Context& ctx, int64_t* out, bool* presen
   return ReadNumber(v, ctx, out, present,
                     [](std::string_view t, int64_t* o) { return ParseMicrosToNanos(t, o); });
 }
-sj::error_code ReadUint(od::value& v, Context& ctx, uint64_t* out) {
-  return ReadNumber(v, ctx, out, nullptr, [](std::string_view t, uint64_t* o) {
+sj::error_code ReadUint(od::value& v, Context& ctx, uint64_t* out, bool* present = nullptr) {
+  return ReadNumber(v, ctx, out, present, [](std::string_view t, uint64_t* o) {
     t = TrimSpace(t);
     if (t.size() > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X')) {
       uint64_t x = 0;
@@ -501,6 +501,18 @@ sj::error_code ReadArgs(od::value& v, Context& ctx, RawEvent* ev) {
   return sj::SUCCESS;
 }
 
+// Flow ids: integers, or hex strings in some exporters ("0x1a").
+sj::error_code ReadFlowId(od::value& val, Context& ctx, RawEvent* ev) {
+  uint64_t id = 0;
+  bool present = false;
+  if (auto e = ReadUint(val, ctx, &id, &present)) return e;
+  if (present) {
+    ev->has_id = true;
+    ev->id = static_cast<int64_t>(id);
+  }
+  return sj::SUCCESS;
+}
+
 sj::error_code ReadEvent(od::object& obj, Context& ctx, RawEvent* ev) {
   for (auto field_result : obj) {
     od::field field;
@@ -509,59 +521,56 @@ sj::error_code ReadEvent(od::object& obj, Context& ctx, RawEvent* ev) {
     od::value val = field.value();
     sj::error_code e = sj::SUCCESS;
     bool present = false;
-    if (key == "ph") {
-      std::string_view ph;
-      e = ReadString(val, ctx, &ph, &present);
-      if (!e && present) {
-        ev->ph_text = ph;
-        ev->ph_valid = ph.size() == 1;
-        ev->ph = ph.empty() ? 0 : ph[0];
-        if (!ev->ph_valid) ev->ph = '?';
-      }
-    } else if (key == "ts") {
-      e = ReadMicros(val, ctx, &ev->ts_ns, &ev->has_ts);
-    } else if (key == "dur") {
-      e = ReadMicros(val, ctx, &ev->dur_ns, &ev->has_dur);
-    } else if (key == "name") {
-      e = ReadString(val, ctx, &ev->name, &ev->has_name);
-    } else if (key == "cat") {
-      e = ReadString(val, ctx, &ev->cat, &ev->has_cat);
-    } else if (key == "pid") {
-      e = ReadTraceId(val, ctx, &ev->pid);
-    } else if (key == "tid") {
-      e = ReadTraceId(val, ctx, &ev->tid);
-    } else if (key == "args") {
-      e = ReadArgs(val, ctx, ev);
-    } else if (key == "id") {
-      uint64_t id = 0;
-      bool has = false;
-      e = ReadNumber(val, ctx, &id, &has, [](std::string_view t, uint64_t* o) {
-        t = TrimSpace(t);
-        if (t.size() > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X')) {
-          uint64_t x = 0;
-          for (size_t i = 2; i < t.size(); ++i) {
-            const char c = t[i];
-            int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-            if (d < 0 || i > 17) return NumberError::kNotANumber;
-            x = x * 16 + static_cast<uint64_t>(d);
-          }
-          *o = x;
-          return NumberError::kOk;
+    // Dispatch on length, then bytes: this runs for every field of every event.
+    const char k0 = key.empty() ? 0 : key[0];
+    switch (key.size()) {
+      case 1:
+        if (k0 == 's') {
+          std::string_view scope;
+          e = ReadString(val, ctx, &scope, &present);
+          if (present && !scope.empty()) ev->scope = scope[0];
         }
-        return ParseUint64(t, o);
-      });
-      if (has) {
-        ev->has_id = true;
-        ev->id = static_cast<int64_t>(id);
-      }
-    } else if (key == "s") {
-      std::string_view s;
-      e = ReadString(val, ctx, &s, &present);
-      if (present && !s.empty()) ev->scope = s[0];
-    } else if (key == "bp") {
-      std::string_view s;
-      e = ReadString(val, ctx, &s, &present);
-      if (present) ev->bp_enclosing = s == "e";
+        break;
+      case 2:
+        if (k0 == 'p' && key[1] == 'h') {
+          std::string_view ph;
+          e = ReadString(val, ctx, &ph, &present);
+          if (!e && present) {
+            ev->ph_text = ph;
+            ev->ph_valid = ph.size() == 1;
+            ev->ph = ph.empty() ? 0 : ph[0];
+            if (!ev->ph_valid) ev->ph = '?';
+          }
+        } else if (k0 == 't' && key[1] == 's') {
+          e = ReadMicros(val, ctx, &ev->ts_ns, &ev->has_ts);
+        } else if (k0 == 'i' && key[1] == 'd') {
+          e = ReadFlowId(val, ctx, ev);
+        } else if (k0 == 'b' && key[1] == 'p') {
+          std::string_view bp;
+          e = ReadString(val, ctx, &bp, &present);
+          if (present) ev->bp_enclosing = bp == "e";
+        }
+        break;
+      case 3:
+        if (std::memcmp(key.data(), "dur", 3) == 0) {
+          e = ReadMicros(val, ctx, &ev->dur_ns, &ev->has_dur);
+        } else if (std::memcmp(key.data(), "cat", 3) == 0) {
+          e = ReadString(val, ctx, &ev->cat, &ev->has_cat);
+        } else if (std::memcmp(key.data(), "pid", 3) == 0) {
+          e = ReadTraceId(val, ctx, &ev->pid);
+        } else if (std::memcmp(key.data(), "tid", 3) == 0) {
+          e = ReadTraceId(val, ctx, &ev->tid);
+        }
+        break;
+      case 4:
+        if (std::memcmp(key.data(), "name", 4) == 0) {
+          e = ReadString(val, ctx, &ev->name, &ev->has_name);
+        } else if (std::memcmp(key.data(), "args", 4) == 0) {
+          e = ReadArgs(val, ctx, ev);
+        }
+        break;
+      default:
+        break;
     }
     if (e) return e;
   }

@@ -89,21 +89,41 @@ void Scanner::Rebase(size_t cut, size_t new_begin) {
 
 namespace {
 
-// 64-byte masks: bit i is set when byte i of the block equals c.
-inline uint64_t EqMask(const char* block, char c) {
+// The four 64-bit masks the fast path needs from one 64-byte block, in one pass over it.
+// '{' (0x7B) and '[' (0x5B) differ only in bit 0x20, as do '}' and ']': OR-ing 0x20 folds each pair
+// into one compare.
+struct BlockMasks {
+  uint64_t backslash, quote, open, close;
+};
+
+inline BlockMasks ClassifyBlock(const char* block) {
+  BlockMasks m{0, 0, 0, 0};
 #if defined(__SSE2__)
-  const __m128i needle = _mm_set1_epi8(c);
-  uint64_t m = 0;
+  const __m128i backslash = _mm_set1_epi8('\\');
+  const __m128i quote = _mm_set1_epi8('"');
+  const __m128i open = _mm_set1_epi8('{');
+  const __m128i close = _mm_set1_epi8('}');
+  const __m128i bit20 = _mm_set1_epi8(0x20);
   for (int k = 0; k < 4; ++k) {
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 16 * k));
-    m |= static_cast<uint64_t>(static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, needle)))) << (16 * k);
+    const __m128i folded = _mm_or_si128(v, bit20);
+    const int shift = 16 * k;
+    m.backslash |= static_cast<uint64_t>(static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, backslash)))) << shift;
+    m.quote |= static_cast<uint64_t>(static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, quote)))) << shift;
+    m.open |= static_cast<uint64_t>(static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(folded, open)))) << shift;
+    m.close |= static_cast<uint64_t>(static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(folded, close)))) << shift;
   }
-  return m;
 #else
-  uint64_t m = 0;
-  for (int i = 0; i < 64; ++i) m |= static_cast<uint64_t>(block[i] == c) << i;
-  return m;
+  for (int i = 0; i < 64; ++i) {
+    const char c = block[i];
+    const char folded = static_cast<char>(c | 0x20);
+    m.backslash |= static_cast<uint64_t>(c == '\\') << i;
+    m.quote |= static_cast<uint64_t>(c == '"') << i;
+    m.open |= static_cast<uint64_t>(folded == '{') << i;
+    m.close |= static_cast<uint64_t>(folded == '}') << i;
+  }
 #endif
+  return m;
 }
 
 // Bit i = XOR of bits 0..i: turns quote positions into an "inside a string" mask.
@@ -128,7 +148,8 @@ size_t Scanner::FastScan(const char* b, size_t p, size_t size, std::vector<Scann
   while (p + 64 <= size) {
     const char* block = b + p;
     // Escapes (simdjson's algorithm): a character is escaped if an odd run of backslashes precedes it.
-    const uint64_t backslash = EqMask(block, '\\');
+    const BlockMasks masks = ClassifyBlock(block);
+    const uint64_t backslash = masks.backslash;
     uint64_t escaped;
     if (backslash == 0) {
       escaped = next_is_escaped;
@@ -140,10 +161,10 @@ size_t Scanner::FastScan(const char* b, size_t p, size_t size, std::vector<Scann
       escaped = codes ^ (backslash | next_is_escaped);
       next_is_escaped = (codes & backslash) >> 63;
     }
-    const uint64_t quotes = EqMask(block, '"') & ~escaped;
+    const uint64_t quotes = masks.quote & ~escaped;
     const uint64_t in_string = PrefixXor(quotes) ^ in_string_carry;
-    const uint64_t opens = EqMask(block, '{') | EqMask(block, '[');
-    const uint64_t closes = EqMask(block, '}') | EqMask(block, ']');
+    const uint64_t opens = masks.open;
+    const uint64_t closes = masks.close;
     uint64_t structural = (opens | closes) & ~in_string;
     while (structural != 0) {
       const int bit = __builtin_ctzll(structural);
