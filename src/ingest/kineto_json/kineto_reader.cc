@@ -365,22 +365,32 @@ Result<Trace> ReadKinetoJson(io::ByteSource& source, const std::string& name, ui
       break;
     }
     if (options.progress) options.progress(source.raw_offset(), file_bytes);
-    if (scanner.in_events() && !b.elements.empty() &&
-        b.elements.back().end - b.elements.front().begin >= batch_bytes) {
-      // Cut after the last complete event; the partial one moves to a fresh buffer.
-      const size_t cut = b.elements.back().end;
-      OwnedBatch next = new_buffer(initial_capacity);
-      const size_t tail = b.size - cut;
-      if (1 + tail + kReadChunk + kPadding > next.batch.capacity) {
-        next = new_buffer(1 + tail + kReadChunk + kPadding + batch_bytes);
+    if (scanner.in_events() && b.size - 1 >= batch_bytes) {
+      // Cut after the last complete event (the partial one moves to a fresh buffer); with no event
+      // in the buffer but the scanner between events (a long run of whitespace), drop what was
+      // scanned. Either way the buffer never grows past a batch plus one read.
+      size_t cut = 0;
+      const bool has_events = !b.elements.empty();
+      if (has_events) {
+        cut = b.elements.back().end;
+      } else if (scanner.between_elements()) {
+        cut = scanner.pos();
       }
-      std::memcpy(next.batch.text + 1, b.text + cut, tail);
-      next.batch.size = 1 + tail;
-      b.stream_offset = scanner.Absolute(0);
-      scanner.Rebase(cut, 1);
-      b.size = cut;
-      submit(std::move(current));
-      current = std::move(next);
+      if (cut > 1) {
+        const size_t tail = b.size - cut;
+        OwnedBatch next = new_buffer(std::max(initial_capacity, 1 + tail + kReadChunk + kPadding));
+        std::memcpy(next.batch.text + 1, b.text + cut, tail);
+        next.batch.size = 1 + tail;
+        b.stream_offset = scanner.Absolute(0);
+        scanner.Rebase(cut, 1);
+        if (has_events) {
+          b.size = cut;
+          submit(std::move(current));
+        } else {
+          pool.Release(std::move(current.storage), b.capacity);
+        }
+        current = std::move(next);
+      }
     }
   }
   if (failure.ok()) failure = scanner.Finish();

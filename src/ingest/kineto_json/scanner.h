@@ -42,6 +42,10 @@ class Scanner {
   size_t pos() const { return pos_; }
   // True when inside the traceEvents array (the only place batches may be cut).
   bool in_events() const { return events_depth_ >= 0; }
+  // True between two traceEvents elements: nothing before pos() is needed any more.
+  bool between_elements() const {
+    return events_depth_ >= 0 && depth_ == events_depth_ && element_start_ == SIZE_MAX && !in_string_;
+  }
   bool is_bare_array() const { return bare_array_; }
   // Absolute offset in the (uncompressed) stream of buffer offset `p`.
   int64_t Absolute(size_t p) const { return stream_base_ + static_cast<int64_t>(p); }
