@@ -12,10 +12,13 @@ using testing::RunGpuscope;
 using testing::TempPath;
 using testing::WriteFile;
 
-std::string Example() { return std::string(GPUSCOPE_SOURCE_DIR) + "/examples/train_input_bound.pt.trace.json.gz"; }
+std::string Example() {
+  return std::string(GPUSCOPE_SOURCE_DIR) + "/examples/train_input_bound.pt.trace.json.gz";
+}
 
 // One line on stderr, naming the file, with the expected text; exit code 2.
-void ExpectInputError(const testing::CommandResult& r, const std::string& file, const std::string& text) {
+void ExpectInputError(const testing::CommandResult& r, const std::string& file,
+                      const std::string& text) {
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   EXPECT_NE(r.err.find("gpuscope: error: " + file), std::string::npos) << r.err;
@@ -59,9 +62,11 @@ TEST(Cli, FolderWithoutTraces) {
 
 TEST(Cli, TruncatedJson) {
   const std::string path = TempPath("truncated.json");
-  WriteFile(path, R"({"traceEvents": [{"ph": "X", "name": "a", "ts": 1, "dur": 2}, {"ph": "X", "na)");
+  WriteFile(path,
+            R"({"traceEvents": [{"ph": "X", "name": "a", "ts": 1, "dur": 2}, {"ph": "X", "na)");
   ExpectInputError(RunGpuscope("analyze " + path), path,
-                   "at byte 77: truncated JSON: the input ends inside traceEvents after 1 complete events, inside a string");
+                   "at byte 77: truncated JSON: the input ends inside traceEvents after 1 complete "
+                   "events, inside a string");
 }
 
 TEST(Cli, TruncatedGzip) {
@@ -79,18 +84,24 @@ TEST(Cli, TruncatedGzip) {
 TEST(Cli, JsonThatIsNotATrace) {
   const std::string path = TempPath("config.json");
   WriteFile(path, R"({"hidden_size": 4096, "num_layers": 32})");
-  ExpectInputError(RunGpuscope("analyze " + path), path, "not a trace: the JSON object has no \"traceEvents\" array");
+  ExpectInputError(RunGpuscope("analyze " + path), path,
+                   "not a trace: the JSON object has no \"traceEvents\" array");
 }
 
 TEST(Cli, BinaryFile) {
   const std::string path = TempPath("model.bin");
-  WriteFile(path, std::string("\x7f" "ELF\x02\x01\x01\0\0\0", 10));
-  ExpectInputError(RunGpuscope("analyze " + path), path, "at byte 0: not a JSON trace: expected '{' or '[' but found 0x7f");
+  WriteFile(path, std::string("\x7f"
+                              "ELF\x02\x01\x01\0\0\0",
+                              10));
+  ExpectInputError(RunGpuscope("analyze " + path), path,
+                   "at byte 0: not a JSON trace: expected '{' or '[' but found 0x7f");
 }
 
 TEST(Cli, ZeroGpuEventsIsAWarningNotAnError) {
   const std::string path = TempPath("cpu_only.json");
-  WriteFile(path, R"({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 1, "dur": 2}]})");
+  WriteFile(
+      path,
+      R"({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 1, "dur": 2}]})");
   auto r = RunGpuscope("analyze --color never " + path);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("warning     no GPU events in this trace"), std::string::npos) << r.out;
@@ -99,11 +110,13 @@ TEST(Cli, ZeroGpuEventsIsAWarningNotAnError) {
 TEST(Cli, OneBadFileInAFolderIsReportedAndTheRestAnalysed) {
   const std::string dir = TempPath("mixed_ranks");
   std::filesystem::create_directories(dir);
-  std::filesystem::copy_file(Example(), dir + "/rank0.pt.trace.json.gz", std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::copy_file(Example(), dir + "/rank0.pt.trace.json.gz",
+                             std::filesystem::copy_options::overwrite_existing);
   WriteFile(dir + "/rank1.pt.trace.json", "{\"traceEvents\": [");
   auto r = RunGpuscope("analyze --json " + dir);
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("rank1.pt.trace.json: at byte 17: truncated JSON"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("rank1.pt.trace.json: at byte 17: truncated JSON"), std::string::npos)
+      << r.err;
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
   ASSERT_EQ(parser.parse(r.out).get(doc), simdjson::SUCCESS);
@@ -120,10 +133,12 @@ TEST(Cli, ExampleSummaryMatchesGolden) {
   const size_t at = out.find(path_line);
   ASSERT_NE(at, std::string::npos);
   out.replace(at, path_line.size(), "\"path\": \"examples/train_input_bound.pt.trace.json.gz\"");
-  const std::string golden_path = std::string(GPUSCOPE_SOURCE_DIR) + "/tests/golden/example_summary.json";
+  const std::string golden_path =
+      std::string(GPUSCOPE_SOURCE_DIR) + "/tests/golden/example_summary.json";
   if (std::getenv("GPUSCOPE_REBASELINE")) WriteFile(golden_path, out);
   EXPECT_EQ(out, testing::ReadFile(golden_path))
-      << "rebaseline with: GPUSCOPE_REBASELINE=1 ctest -R ExampleSummaryMatchesGolden (then review the diff)";
+      << "rebaseline with: GPUSCOPE_REBASELINE=1 ctest -R ExampleSummaryMatchesGolden (then review "
+         "the diff)";
 }
 
 TEST(Cli, TextSummaryOfTheExample) {

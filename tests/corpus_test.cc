@@ -1,5 +1,6 @@
 // Every real trace in shared/traces loads, and its counts agree with the independent counts in
-// shared/reference/trace_counts.tsv (a plain Python reading of the JSON; definitions in that README).
+// shared/reference/trace_counts.tsv (a plain Python reading of the JSON; definitions in that
+// README).
 #include <gtest/gtest.h>
 
 #include <map>
@@ -38,7 +39,8 @@ std::vector<Expected> ReadCounts() {
     }
     Expected e;
     e.file = parts[0];
-    for (size_t i = 1; i < parts.size() && i < header.size(); ++i) e.counts[header[i]] = std::stoull(parts[i]);
+    for (size_t i = 1; i < parts.size() && i < header.size(); ++i)
+      e.counts[header[i]] = std::stoull(parts[i]);
     rows.push_back(e);
   }
   return rows;
@@ -77,12 +79,14 @@ TEST(Corpus, EveryTraceLoadsWithTheIndependentCounts) {
   }
 }
 
-// Per-trace facts read independently from the raw text: the first kernel's raw "ts" and "dur" tokens
-// must come out as exactly those digits in ns, for an ns-resolution trace and a µs (integer) trace.
+// Per-trace facts read independently from the raw text: the first kernel's raw "ts" and "dur"
+// tokens must come out as exactly those digits in ns, for an ns-resolution trace and a µs (integer)
+// trace.
 void ExpectFirstKernelTimesExact(const std::string& file) {
   const std::string text = testing::Gunzip(testing::SharedDir() + "/traces/" + file);
-  const size_t kernel = text.find("\"cat\": \"kernel\"") != std::string::npos ? text.find("\"cat\": \"kernel\"")
-                                                                               : text.find("\"cat\": \"Kernel\"");
+  const size_t kernel = text.find("\"cat\": \"kernel\"") != std::string::npos
+                            ? text.find("\"cat\": \"kernel\"")
+                            : text.find("\"cat\": \"Kernel\"");
   ASSERT_NE(kernel, std::string::npos);
   const std::regex ts_re("\"ts\": ([0-9.]+), \"dur\": ([0-9.]+)");
   std::smatch m;
@@ -91,7 +95,8 @@ void ExpectFirstKernelTimesExact(const std::string& file) {
   auto digits_to_ns = [](const std::string& s) {
     // Independent of the reader: split on '.', pad the fraction to 3 digits.
     const size_t dot = s.find('.');
-    std::string integer = s.substr(0, dot), frac = dot == std::string::npos ? "" : s.substr(dot + 1);
+    std::string integer = s.substr(0, dot),
+                frac = dot == std::string::npos ? "" : s.substr(dot + 1);
     while (frac.size() < 3) frac += '0';
     return std::stoll(integer) * 1000 + std::stoll(frac.substr(0, 3));
   };
@@ -112,7 +117,8 @@ void ExpectFirstKernelTimesExact(const std::string& file) {
 TEST(Corpus, NanosecondTraceRoundTripsExactly) {
   GPUSCOPE_REQUIRE_SHARED();
   ExpectFirstKernelTimesExact("hta/ns_resolution_V100_rank0.pt.trace.json.gz");
-  auto loaded = LoadTrace(testing::SharedDir() + "/traces/hta/ns_resolution_V100_rank0.pt.trace.json.gz");
+  auto loaded =
+      LoadTrace(testing::SharedDir() + "/traces/hta/ns_resolution_V100_rank0.pt.trace.json.gz");
   ASSERT_TRUE(loaded.ok());
   EXPECT_EQ(loaded->info.display_time_unit, "ns");
   // The same kernel the metrics reference quotes: ts 1712195495505582.988 µs, dur 4.928 µs.
@@ -128,12 +134,14 @@ TEST(Corpus, NanosecondTraceRoundTripsExactly) {
 
 TEST(Corpus, MicrosecondTraceRoundTripsExactly) {
   GPUSCOPE_REQUIRE_SHARED();
-  ExpectFirstKernelTimesExact("kineto_tb_plugin/resnet50_num_workers_0.worker0.1623143089861.pt.trace.json.gz");
+  ExpectFirstKernelTimesExact(
+      "kineto_tb_plugin/resnet50_num_workers_0.worker0.1623143089861.pt.trace.json.gz");
 }
 
 TEST(Corpus, HeaderFactsOfKnownTraces) {
   GPUSCOPE_REQUIRE_SHARED();
-  auto df = LoadTrace(testing::SharedDir() + "/traces/hta/df_index_resolver_V100_rank1of2_memevents.json.gz");
+  auto df = LoadTrace(testing::SharedDir() +
+                      "/traces/hta/df_index_resolver_V100_rank1of2_memevents.json.gz");
   ASSERT_TRUE(df.ok());
   EXPECT_EQ(df->info.rank, 1);
   EXPECT_EQ(df->info.rank_source, RankSource::kDistributedInfo);
@@ -150,16 +158,19 @@ TEST(Corpus, HeaderFactsOfKnownTraces) {
   const analyze::TraceSummary s = analyze::SummarizeTrace(*df);
   EXPECT_NEAR(s.device_memory_bytes / 1e9, 34.09, 0.01);
 
-  auto mi = LoadTrace(testing::SharedDir() + "/traces/hta/mi250_minitoy_train_ROCm6_2_kineto.json.gz");
+  auto mi =
+      LoadTrace(testing::SharedDir() + "/traces/hta/mi250_minitoy_train_ROCm6_2_kineto.json.gz");
   ASSERT_TRUE(mi.ok());
   ASSERT_TRUE(mi->info.base_time_ns.has_value());
   EXPECT_EQ(*mi->info.base_time_ns, 1735632360000000000);
   EXPECT_EQ(mi->devices.front().name, "AMD Radeon Graphics");
   EXPECT_EQ(mi->devices.front().warp_size, 64);
 
-  // 2021 traces: no distributedInfo, so the rank is unknown (their names say "worker0", not "rank").
-  auto resnet = LoadTrace(testing::SharedDir() +
-                          "/traces/kineto_tb_plugin/resnet50_num_workers_0.worker0.1623143089861.pt.trace.json.gz");
+  // 2021 traces: no distributedInfo, so the rank is unknown (their names say "worker0", not
+  // "rank").
+  auto resnet = LoadTrace(
+      testing::SharedDir() +
+      "/traces/kineto_tb_plugin/resnet50_num_workers_0.worker0.1623143089861.pt.trace.json.gz");
   ASSERT_TRUE(resnet.ok());
   EXPECT_EQ(resnet->info.rank, -1);
   EXPECT_EQ(resnet->devices.size(), 4u);

@@ -37,7 +37,8 @@ TEST(LargeFile, OffsetsBeyondFourGiBThroughGzip) {
   EXPECT_EQ(trace->runtime.dur_ns[0], 250);
   const size_t malformed = static_cast<size_t>(Diag::kMalformedEvent);
   EXPECT_EQ(trace->diagnostics.count[malformed], 1u);
-  const uint64_t malformed_offset = head.size() + members * spaces.size() + tail.find(R"({"ph": "X", "ts": })");
+  const uint64_t malformed_offset =
+      head.size() + members * spaces.size() + tail.find(R"({"ph": "X", "ts": })");
   EXPECT_EQ(trace->diagnostics.first_offset[malformed], static_cast<int64_t>(malformed_offset));
   std::filesystem::remove(path);
 }

@@ -219,20 +219,39 @@ TEST(Reader, BeginEndPairsPerThreadInnermostFirst) {
 
 TEST(Reader, MessyEventsAreCountedNotFatal) {
   std::string json = "{\"traceEvents\": [\n";
-  json += R"({"ph": "X", "cat": "cpu_op", "name": "ok-1", "pid": 1, "tid": 1, "ts": 1, "dur": 1},)" "\n";
-  json += R"({"ph": "X", "cat": "cpu_op", "name": "string-numbers", "pid": "1", "tid": 1, "ts": "123.5", "dur": "2"},)" "\n";
-  json += "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"bad-utf8-\xff\xfe\", \"pid\": 1, \"tid\": 1, \"ts\": 3, \"dur\": 1},\n";
-  json += "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"ctrl-\x01-char\", \"pid\": 1, \"tid\": 1, \"ts\": 4, \"dur\": 1},\n";
-  json += R"({"ph": "X", "cat": "cpu_op", "name": "malformed", "ts": 5, "dur": },)" "\n";
-  json += R"({"ph": "Q", "name": "unknown-phase", "ts": 6},)" "\n";
-  json += R"({"ph": "X", "cat": "mystery_category", "name": "unknown-cat", "pid": 1, "tid": 1, "ts": 7, "dur": 1},)" "\n";
-  json += R"({"ph": "X", "cat": "cpu_op", "name": "no-ts", "dur": 1},)" "\n";
-  json += R"({"ph": "X", "cat": "cpu_op", "name": "no-dur", "ts": 8},)" "\n";
-  json += R"({"cat": "cpu_op", "name": "no-ph", "ts": 9, "dur": 1},)" "\n";
-  json += R"({"ph": "X", "cat": "cpu_op", "name": "negative", "ts": 9, "dur": -1},)" "\n";
-  json += R"(42, "stray string", [1, 2],)" "\n";
-  json += R"({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 10, "dur": 1, "args": {"correlation": 99999999999999999999999, "stream": "7", "grid": "oops"}},)" "\n";
-  json += R"({"ph": "X", "cat": "cpu_op", "name": "ok-2", "pid": 1, "tid": 1, "ts": 11, "dur": 1})" "\n";
+  json += R"({"ph": "X", "cat": "cpu_op", "name": "ok-1", "pid": 1, "tid": 1, "ts": 1, "dur": 1},)"
+          "\n";
+  json +=
+      R"({"ph": "X", "cat": "cpu_op", "name": "string-numbers", "pid": "1", "tid": 1, "ts": "123.5", "dur": "2"},)"
+      "\n";
+  json +=
+      "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"bad-utf8-\xff\xfe\", \"pid\": 1, \"tid\": "
+      "1, \"ts\": 3, \"dur\": 1},\n";
+  json +=
+      "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"ctrl-\x01-char\", \"pid\": 1, \"tid\": 1, "
+      "\"ts\": 4, \"dur\": 1},\n";
+  json += R"({"ph": "X", "cat": "cpu_op", "name": "malformed", "ts": 5, "dur": },)"
+          "\n";
+  json += R"({"ph": "Q", "name": "unknown-phase", "ts": 6},)"
+          "\n";
+  json +=
+      R"({"ph": "X", "cat": "mystery_category", "name": "unknown-cat", "pid": 1, "tid": 1, "ts": 7, "dur": 1},)"
+      "\n";
+  json += R"({"ph": "X", "cat": "cpu_op", "name": "no-ts", "dur": 1},)"
+          "\n";
+  json += R"({"ph": "X", "cat": "cpu_op", "name": "no-dur", "ts": 8},)"
+          "\n";
+  json += R"({"cat": "cpu_op", "name": "no-ph", "ts": 9, "dur": 1},)"
+          "\n";
+  json += R"({"ph": "X", "cat": "cpu_op", "name": "negative", "ts": 9, "dur": -1},)"
+          "\n";
+  json += R"(42, "stray string", [1, 2],)"
+          "\n";
+  json +=
+      R"({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 10, "dur": 1, "args": {"correlation": 99999999999999999999999, "stream": "7", "grid": "oops"}},)"
+      "\n";
+  json += R"({"ph": "X", "cat": "cpu_op", "name": "ok-2", "pid": 1, "tid": 1, "ts": 11, "dur": 1})"
+          "\n";
   json += "]}";
   Trace t = Load(json);
   // Kept: ok-1, string-numbers, bad-utf8 (repaired), ctrl (repaired), unknown-cat (as other), ok-2.
@@ -262,23 +281,31 @@ TEST(Reader, MessyEventsAreCountedNotFatal) {
   EXPECT_EQ(DiagCount(t, Diag::kIntegerOutOfRange), 1u);
   EXPECT_EQ(DiagCount(t, Diag::kBadNumber), 1u);  // grid "oops"
   // Offsets point at the event: the malformed one starts where its text starts.
-  const size_t malformed_at = json.find("{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"malformed\"");
-  EXPECT_EQ(t.diagnostics.first_offset[static_cast<size_t>(Diag::kMalformedEvent)], static_cast<int64_t>(malformed_at));
+  const size_t malformed_at =
+      json.find("{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"malformed\"");
+  EXPECT_EQ(t.diagnostics.first_offset[static_cast<size_t>(Diag::kMalformedEvent)],
+            static_cast<int64_t>(malformed_at));
   EXPECT_EQ(t.info.events_total, 16u);
 }
 
 // Events whose strings hold braces, brackets, escaped quotes and backslashes, so that any batch cut
 // inside a string would break them.
 std::string TrickyTrace(int n) {
-  std::string json = "{\"deviceProperties\": [{\"id\": 0, \"name\": \"GPU {x} [y] \\\"q\\\"\"}], \"traceEvents\": [";
+  std::string json =
+      "{\"deviceProperties\": [{\"id\": 0, \"name\": \"GPU {x} [y] \\\"q\\\"\"}], \"traceEvents\": "
+      "[";
   for (int i = 0; i < n; ++i) {
     if (i) json += ",\n";
     json += "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k" + std::to_string(i) +
-            " }]} \\\"quoted\\\" \\\\ {[\", \"pid\": 0, \"tid\": 7, \"ts\": " + std::to_string(1000 + i) + "." +
-            std::to_string(i % 1000) + ", \"dur\": 1.5, \"args\": {\"stream\": 7, \"correlation\": " +
-            std::to_string(i) + ", \"grid\": [1, 2, 3]}}";
-    json += ",\n{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1, \"tid\": 1, \"ts\": " +
-            std::to_string(900 + i) + ", \"dur\": 2, \"args\": {\"correlation\": " + std::to_string(i) + "}}";
+            " }]} \\\"quoted\\\" \\\\ {[\", \"pid\": 0, \"tid\": 7, \"ts\": " +
+            std::to_string(1000 + i) + "." + std::to_string(i % 1000) +
+            ", \"dur\": 1.5, \"args\": {\"stream\": 7, \"correlation\": " + std::to_string(i) +
+            ", \"grid\": [1, 2, 3]}}";
+    json +=
+        ",\n{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1, "
+        "\"tid\": 1, \"ts\": " +
+        std::to_string(900 + i) + ", \"dur\": 2, \"args\": {\"correlation\": " + std::to_string(i) +
+        "}}";
   }
   json += "], \"distributedInfo\": {\"rank\": 1, \"note\": \"]}{\"}}";
   return json;
@@ -304,7 +331,8 @@ TEST(Reader, BatchBoundariesAndThreadsDoNotChangeTheModel) {
       LoadOptions o;
       o.threads = threads;
       o.batch_bytes = batch;
-      EXPECT_TRUE(Fingerprint(Load(json, o)) == reference) << "threads " << threads << " batch " << batch;
+      EXPECT_TRUE(Fingerprint(Load(json, o)) == reference)
+          << "threads " << threads << " batch " << batch;
     }
   }
 }
@@ -340,20 +368,24 @@ TEST(Reader, StructuralErrorsNameTheOffset) {
   const std::string json = TrickyTrace(50);
   Status s = LoadError(json.substr(0, json.size() / 2));
   EXPECT_EQ(s.code(), StatusCode::kInvalidInput);
-  EXPECT_NE(s.message().find("bad.json: at byte " + std::to_string(json.size() / 2) + ": truncated JSON"),
-            std::string::npos)
+  EXPECT_NE(
+      s.message().find("bad.json: at byte " + std::to_string(json.size() / 2) + ": truncated JSON"),
+      std::string::npos)
       << s.message();
   s = LoadError(R"js({"schemaVersion": 1, "other": [1, 2]})js");
   EXPECT_NE(s.message().find("no \"traceEvents\" array"), std::string::npos) << s.message();
   s = LoadError("   \n ");
   EXPECT_NE(s.message().find("empty input"), std::string::npos) << s.message();
   s = LoadError("PK\x03\x04 binary zip");
-  EXPECT_NE(s.message().find("at byte 0: not a JSON trace: expected '{' or '[' but found 'P'"), std::string::npos)
+  EXPECT_NE(s.message().find("at byte 0: not a JSON trace: expected '{' or '[' but found 'P'"),
+            std::string::npos)
       << s.message();
   s = LoadError(R"js({"traceEvents": {"a": 1}})js");
-  EXPECT_NE(s.message().find("at byte 16: \"traceEvents\" is not an array"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("at byte 16: \"traceEvents\" is not an array"), std::string::npos)
+      << s.message();
   s = LoadError(R"js({"traceEvents": []} garbage)js");
-  EXPECT_NE(s.message().find("after the end of the JSON document"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("after the end of the JSON document"), std::string::npos)
+      << s.message();
   const std::string gz = testing::Gzip(json);
   for (Inflater inflater : {Inflater::kZlib, Inflater::kIsal}) {
     LoadOptions o;

@@ -1,10 +1,11 @@
-// The generator's output is a valid trace whose reader counts equal the generator's own ground truth,
-// deterministic for a seed, and with each planted knob visible in the model.
+// The generator's output is a valid trace whose reader counts equal the generator's own ground
+// truth, deterministic for a seed, and with each planted knob visible in the model.
+#include "gpuscope/synth.h"
+
 #include <gtest/gtest.h>
 
 #include "analyze/trace_summary.h"
 #include "gpuscope/ingest.h"
-#include "gpuscope/synth.h"
 #include "test_util.h"
 
 namespace gpuscope {
@@ -80,11 +81,13 @@ TEST(Synth, KnobsArePlanted) {
   EXPECT_EQ(g.truth.sync_calls, 12u);
   EXPECT_GT(g.truth.dataloader_wait_ns_per_step, 0);
   // The planted stall is the stated share of the step.
-  EXPECT_NEAR(static_cast<double>(g.truth.dataloader_wait_ns_per_step) / g.truth.step_ns, 0.3, 0.02);
+  EXPECT_NEAR(static_cast<double>(g.truth.dataloader_wait_ns_per_step) / g.truth.step_ns, 0.3,
+              0.02);
   EXPECT_NEAR(static_cast<double>(g.truth.exposed_comm_ns_per_step) / g.truth.step_ns, 0.1, 0.02);
   size_t pageable = 0, pinned = 0, fp32_gemm = 0;
   for (size_t i = 0; i < g.trace.gpu.size(); ++i) {
-    if (g.trace.gpu.kind[i] == GpuKind::kMemcpy && g.trace.gpu.copy_direction[i] == CopyDirection::kHtoD) {
+    if (g.trace.gpu.kind[i] == GpuKind::kMemcpy &&
+        g.trace.gpu.copy_direction[i] == CopyDirection::kHtoD) {
       pageable += g.trace.gpu.src_kind[i] == MemoryKind::kPageable;
       pinned += g.trace.gpu.src_kind[i] == MemoryKind::kPinned;
     }
@@ -131,7 +134,8 @@ TEST(Synth, RanksAndStraggler) {
     EXPECT_EQ(t.info.world_size, 4);
     for (size_t i = 0; i < t.gpu.size(); ++i) {
       const std::string_view name = t.Str(t.gpu.name[i]);
-      if (t.gpu.kind[i] == GpuKind::kKernel && name.find("nccl") == std::string_view::npos) compute_ns[r] += t.gpu.dur_ns[i];
+      if (t.gpu.kind[i] == GpuKind::kKernel && name.find("nccl") == std::string_view::npos)
+        compute_ns[r] += t.gpu.dur_ns[i];
     }
   }
   // The straggler's compute is about 1.5x the others' (jitter is small).

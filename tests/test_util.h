@@ -19,9 +19,9 @@ inline std::string SharedDir() {
 
 inline bool HaveShared() { return std::filesystem::exists(SharedDir() + "/traces"); }
 
-#define GPUSCOPE_REQUIRE_SHARED()                                                            \
-  if (!::gpuscope::testing::HaveShared())                                                   \
-  GTEST_SKIP() << "shared traces not found at " << ::gpuscope::testing::SharedDir()         \
+#define GPUSCOPE_REQUIRE_SHARED()                                                          \
+  if (!::gpuscope::testing::HaveShared())                                                  \
+  GTEST_SKIP() << "shared traces not found at " << ::gpuscope::testing::SharedDir()        \
                << " (they are not part of the repository; set GPUSCOPE_SHARED_DIR to run " \
                   "the real-trace tests)"
 
@@ -70,10 +70,12 @@ struct CommandResult {
 
 // Runs the gpuscope binary with `args` (shell-quoted by the caller), capturing stdout and stderr.
 inline CommandResult RunGpuscope(const std::string& args) {
-  const auto dir = std::filesystem::temp_directory_path() / ("gpuscope_cli_" + std::to_string(getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("gpuscope_cli_" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   const std::string out_path = (dir / "out").string(), err_path = (dir / "err").string();
-  const std::string cmd = std::string(GPUSCOPE_BINARY) + " " + args + " >" + out_path + " 2>" + err_path;
+  const std::string cmd =
+      std::string(GPUSCOPE_BINARY) + " " + args + " >" + out_path + " 2>" + err_path;
   const int status = std::system(cmd.c_str());
   CommandResult r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -83,7 +85,8 @@ inline CommandResult RunGpuscope(const std::string& args) {
 }
 
 inline std::string TempPath(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() / ("gpuscope_test_" + std::to_string(getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("gpuscope_test_" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   return (dir / name).string();
 }

@@ -20,15 +20,21 @@
 
 namespace gpuscope {
 
-// Process/thread ids. Kineto writes numbers, or strings in 2021 traces ("stream 7", "CPU functions").
-// A string with a trailing integer keeps that integer ("stream 7" → 7); any other string is encoded
-// below kStringTraceIdBase (−2^62) so it cannot collide with a numeric id (which may be negative, e.g.
-// −1) and the label stays recoverable via Trace::strings.
+// Process/thread ids. Kineto writes numbers, or strings in 2021 traces ("stream 7", "CPU
+// functions"). A string with a trailing integer keeps that integer ("stream 7" → 7); any other
+// string is encoded below kStringTraceIdBase (−2^62) so it cannot collide with a numeric id (which
+// may be negative, e.g. −1) and the label stays recoverable via Trace::strings.
 using TraceId = int64_t;
 inline constexpr TraceId kStringTraceIdBase = -(int64_t{1} << 62);
-inline constexpr TraceId TraceIdOfString(StringId id) { return kStringTraceIdBase - static_cast<TraceId>(id); }
-inline constexpr bool IsStringTraceId(TraceId id) { return id <= kStringTraceIdBase && id > 2 * kStringTraceIdBase; }
-inline constexpr StringId StringOfTraceId(TraceId id) { return static_cast<StringId>(kStringTraceIdBase - id); }
+inline constexpr TraceId TraceIdOfString(StringId id) {
+  return kStringTraceIdBase - static_cast<TraceId>(id);
+}
+inline constexpr bool IsStringTraceId(TraceId id) {
+  return id <= kStringTraceIdBase && id > 2 * kStringTraceIdBase;
+}
+inline constexpr StringId StringOfTraceId(TraceId id) {
+  return static_cast<StringId>(kStringTraceIdBase - id);
+}
 
 enum class GpuKind : uint8_t { kKernel, kMemcpy, kMemset, kSync };
 
@@ -36,20 +42,27 @@ enum class CopyDirection : uint8_t { kUnknown, kHtoD, kDtoH, kDtoD, kHtoH, kPtoP
 enum class MemoryKind : uint8_t { kUnknown, kPageable, kPinned, kDevice, kManaged, kArray };
 
 // cuda_sync_kind of a GPU-side sync event.
-enum class SyncKind : uint8_t { kNone, kStreamSync, kEventSync, kContextSync, kStreamWaitEvent, kOther };
+enum class SyncKind : uint8_t {
+  kNone,
+  kStreamSync,
+  kEventSync,
+  kContextSync,
+  kStreamWaitEvent,
+  kOther
+};
 
 struct GpuActivityTable {
   std::vector<GpuKind> kind;
   std::vector<int64_t> start_ns;
   std::vector<int64_t> dur_ns;
   std::vector<StringId> name;
-  std::vector<TraceId> pid;  // Kineto: the device
-  std::vector<TraceId> tid;  // Kineto: the stream
+  std::vector<TraceId> pid;     // Kineto: the device
+  std::vector<TraceId> tid;     // Kineto: the stream
   std::vector<int32_t> device;  // args.device, -1 if absent
   std::vector<int64_t> stream;  // args.stream, -1 if absent (Event/Context sync carry -1 or 2^32-1)
   std::vector<int64_t> correlation;  // -1 if absent
   std::vector<int64_t> external_id;  // -1 if absent
-  std::vector<int32_t> launch;       // index into RuntimeCallTable, -1 if not linked (set by linker)
+  std::vector<int32_t> launch;  // index into RuntimeCallTable, -1 if not linked (set by linker)
   // Kernel launch geometry and resources (0 / -1 where absent or not a kernel).
   std::vector<std::array<int32_t, 3>> grid;
   std::vector<std::array<int32_t, 3>> block;
@@ -59,7 +72,7 @@ struct GpuActivityTable {
   std::vector<float> warps_per_sm;
   std::vector<float> est_occupancy_pct;  // -1 if absent
   // Copies and sets.
-  std::vector<int64_t> bytes;  // -1 if absent
+  std::vector<int64_t> bytes;         // -1 if absent
   std::vector<float> bandwidth_gbps;  // as reported by the trace, -1 if absent
   std::vector<CopyDirection> copy_direction;
   std::vector<MemoryKind> src_kind;
@@ -71,7 +84,7 @@ struct GpuActivityTable {
 
 // Collective metadata that NCCL-aware traces attach to communication kernels.
 struct CollectiveInfo {
-  uint32_t gpu_index = 0;  // row in GpuActivityTable
+  uint32_t gpu_index = 0;              // row in GpuActivityTable
   StringId collective = kEmptyString;  // "allreduce", ...
   int64_t in_nelems = -1;
   int64_t out_nelems = -1;
@@ -81,11 +94,12 @@ struct CollectiveInfo {
 };
 
 enum class RuntimeKind : uint8_t {
-  kKernelLaunch,  // cudaLaunchKernel(ExC), cuLaunchKernel(Ex), hipLaunchKernel, hipExtModuleLaunchKernel
+  kKernelLaunch,  // cudaLaunchKernel(ExC), cuLaunchKernel(Ex), hipLaunchKernel,
+                  // hipExtModuleLaunchKernel
   kGraphLaunch,   // cudaGraphLaunch, hipGraphLaunch
   kMemcpy,
   kMemset,
-  kSync,          // cudaDeviceSynchronize, cudaStreamSynchronize, cudaEventSynchronize, cudaStreamWaitEvent
+  kSync,  // cudaDeviceSynchronize, cudaStreamSynchronize, cudaEventSynchronize, cudaStreamWaitEvent
   kOther,
 };
 
@@ -99,7 +113,7 @@ struct RuntimeCallTable {
   std::vector<int64_t> external_id;  // -1 if absent
   std::vector<int32_t> cbid;         // -1 if absent
   std::vector<RuntimeKind> kind;
-  std::vector<uint8_t> is_driver;    // 1 for cuda_driver (cuLaunchKernel from Triton, ...)
+  std::vector<uint8_t> is_driver;  // 1 for cuda_driver (cuLaunchKernel from Triton, ...)
 
   size_t size() const { return start_ns.size(); }
 };
@@ -109,8 +123,8 @@ enum class CpuKind : uint8_t {
   kUserAnnotation,     // record_function ranges: ProfilerStep#N, DataLoader, nccl:*
   kGpuUserAnnotation,  // annotations projected onto a GPU stream (HTA counts them as CPU)
   kPythonFunction,
-  kProfilerRange,      // cuda_profiler_range (CUPTI counters)
-  kOther,              // any other category (kept, and counted in the diagnostics)
+  kProfilerRange,  // cuda_profiler_range (CUPTI counters)
+  kOther,          // any other category (kept, and counted in the diagnostics)
 };
 
 struct CpuOpTable {
@@ -121,13 +135,14 @@ struct CpuOpTable {
   std::vector<TraceId> tid;
   std::vector<int64_t> external_id;  // -1 if absent
   std::vector<CpuKind> kind;
-  std::vector<int32_t> step;         // N of "ProfilerStep#N", else -1
+  std::vector<int32_t> step;           // N of "ProfilerStep#N", else -1
   std::vector<uint8_t> is_dataloader;  // "enumerate(DataLoader)…"
 
   size_t size() const { return start_ns.size(); }
 };
 
-// Allocator events ("[memory]" instants). Totals are after the event; -1 when the trace predates them.
+// Allocator events ("[memory]" instants). Totals are after the event; -1 when the trace predates
+// them.
 struct MemoryEventTable {
   std::vector<int64_t> ts_ns;
   std::vector<int8_t> device_type;  // 0 CPU, 1 CUDA (other values kept as given)
@@ -155,8 +170,8 @@ struct FlowTable {  // ph s / t / f
   std::vector<TraceId> pid;
   std::vector<TraceId> tid;
   std::vector<int64_t> id;
-  std::vector<char> phase;  // 's', 't' or 'f'
-  std::vector<StringId> category;  // "ac2g", "async", "async_cpu_to_gpu", "fwdbwd", ...
+  std::vector<char> phase;               // 's', 't' or 'f'
+  std::vector<StringId> category;        // "ac2g", "async", "async_cpu_to_gpu", "fwdbwd", ...
   std::vector<uint8_t> binds_enclosing;  // bp == "e"
 
   size_t size() const { return ts_ns.size(); }
@@ -196,24 +211,24 @@ struct ProcessMetadata {
 
 // Why an event was skipped or repaired. Each reason is counted, never fatal.
 enum class Diag : uint8_t {
-  kMalformedEvent,      // JSON of one event could not be parsed; skipped
-  kNotAnObject,         // a traceEvents element that is not an object; skipped
-  kMissingPhase,        // no "ph"; skipped
-  kUnknownPhase,        // ph not in X B E i I s t f M C; skipped
-  kMissingTimestamp,    // no or unparsable "ts"; skipped
-  kMissingDuration,     // X event without "dur"; skipped (as HTA does)
-  kNegativeDuration,    // dur < 0; skipped
-  kBadNumber,           // a numeric field that is not a number; field treated as absent
-  kNumberAsString,      // a numeric field sent as a string; parsed (kept)
-  kIntegerOutOfRange,   // an integer beyond int64; field treated as absent
-  kInvalidUtf8,         // invalid UTF-8 in a string; replaced by U+FFFD (kept)
-  kControlCharacter,    // raw control character inside a string; replaced by a space (kept)
-  kUnknownCategory,     // X event with a category we do not know; kept as CpuKind::kOther
-  kUnmatchedBegin,      // B without E; skipped
-  kUnmatchedEnd,        // E without B; skipped
-  kMissingName,         // event without "name"; kept with an empty name
+  kMalformedEvent,        // JSON of one event could not be parsed; skipped
+  kNotAnObject,           // a traceEvents element that is not an object; skipped
+  kMissingPhase,          // no "ph"; skipped
+  kUnknownPhase,          // ph not in X B E i I s t f M C; skipped
+  kMissingTimestamp,      // no or unparsable "ts"; skipped
+  kMissingDuration,       // X event without "dur"; skipped (as HTA does)
+  kNegativeDuration,      // dur < 0; skipped
+  kBadNumber,             // a numeric field that is not a number; field treated as absent
+  kNumberAsString,        // a numeric field sent as a string; parsed (kept)
+  kIntegerOutOfRange,     // an integer beyond int64; field treated as absent
+  kInvalidUtf8,           // invalid UTF-8 in a string; replaced by U+FFFD (kept)
+  kControlCharacter,      // raw control character inside a string; replaced by a space (kept)
+  kUnknownCategory,       // X event with a category we do not know; kept as CpuKind::kOther
+  kUnmatchedBegin,        // B without E; skipped
+  kUnmatchedEnd,          // E without B; skipped
+  kMissingName,           // event without "name"; kept with an empty name
   kDuplicateCorrelation,  // two runtime calls with one correlation id; the first one is used
-  kMalformedHeader,     // a top-level member (deviceProperties, distributedInfo, ...) is unreadable
+  kMalformedHeader,  // a top-level member (deviceProperties, distributedInfo, ...) is unreadable
   kCount
 };
 const char* DiagName(Diag d);         // stable snake_case id, used in JSON
@@ -252,14 +267,15 @@ struct TraceInfo {
   std::string path;
   TraceFormat format = TraceFormat::kKinetoObject;
   bool gzip = false;
-  uint64_t file_bytes = 0;  // as stored on disk
-  uint64_t json_bytes = 0;  // after decompression
+  uint64_t file_bytes = 0;    // as stored on disk
+  uint64_t json_bytes = 0;    // after decompression
   uint64_t events_total = 0;  // entries of traceEvents
   int64_t schema_version = -1;
   std::string display_time_unit;
   std::optional<int64_t> base_time_ns;
   std::string trace_name;
-  uint64_t trace_span_events_dropped = 0;  // cat "Trace" events (the capture span), dropped as HTA does
+  uint64_t trace_span_events_dropped =
+      0;  // cat "Trace" events (the capture span), dropped as HTA does
   // Rank / world size.
   int32_t rank = -1;
   int32_t world_size = -1;

@@ -1,7 +1,7 @@
 // Status and Result<T>: the error channel of the whole library. No exception crosses the API.
 //
-// A Status for bad input names the file, the byte offset (or line), what was expected and a hint, so
-// the CLI can print it as one line and exit 2. Programmer errors use GPUSCOPE_CHECK instead.
+// A Status for bad input names the file, the byte offset (or line), what was expected and a hint,
+// so the CLI can print it as one line and exit 2. Programmer errors use GPUSCOPE_CHECK instead.
 #pragma once
 
 #include <cstdint>
@@ -67,5 +67,4 @@ class Result {
 
 }  // namespace gpuscope
 
-#define GPUSCOPE_CHECK(expr) \
-  ((expr) ? (void)0 : ::gpuscope::CheckFailed(__FILE__, __LINE__, #expr))
+#define GPUSCOPE_CHECK(expr) ((expr) ? (void)0 : ::gpuscope::CheckFailed(__FILE__, __LINE__, #expr))

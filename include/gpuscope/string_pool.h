@@ -1,5 +1,6 @@
 // Interned strings: every name in the model is a 32-bit id into one pool per trace.
-// Kernel and op names repeat thousands of times; interning makes the tables small and compares cheap.
+// Kernel and op names repeat thousands of times; interning makes the tables small and compares
+// cheap.
 #pragma once
 
 #include <cstdint>

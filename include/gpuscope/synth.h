@@ -1,9 +1,10 @@
 // Synthetic Kineto traces of a training loop with planted, known bottlenecks.
 //
-// The generator writes what a PyTorch profiler would record for a simple data-parallel training loop
-// (ProfilerStep#N, DataLoader __next__, forward/backward aten ops launching cuDNN/cuBLAS/cutlass/
-// elementwise kernels, H2D input copies, an NCCL all-reduce on a second stream, [memory] events),
-// and records the ground truth it planted so tests can check the analyses against it.
+// The generator writes what a PyTorch profiler would record for a simple data-parallel training
+// loop (ProfilerStep#N, DataLoader __next__, forward/backward aten ops launching
+// cuDNN/cuBLAS/cutlass/ elementwise kernels, H2D input copies, an NCCL all-reduce on a second
+// stream, [memory] events), and records the ground truth it planted so tests can check the analyses
+// against it.
 #pragma once
 
 #include <cstdint>
@@ -18,19 +19,21 @@ enum class SynthPrecision : uint8_t { kBf16, kFp32 };
 
 struct SynthOptions {
   uint64_t seed = 1;
-  int ranks = 1;                        // number of rank files written
-  int steps = 8;                        // ProfilerSteps per rank (ignored if target_bytes > 0)
-  uint64_t target_bytes = 0;            // grow steps until each rank file's JSON is at least this big
-  int layers = 12;                      // transformer-ish blocks per step; kernels per step scale with it
-  double dataloader_stall_fraction = 0.0;  // share of each step the GPU idles waiting for the next batch
-  int sync_points_per_step = 0;         // .item()-style cudaStreamSynchronize calls per step
-  bool pageable_copies = false;         // H2D input copies from pageable (true) or pinned (false) memory
-  double exposed_comm_fraction = 0.0;   // share of each step the all-reduce runs with no compute beside it
+  int ranks = 1;              // number of rank files written
+  int steps = 8;              // ProfilerSteps per rank (ignored if target_bytes > 0)
+  uint64_t target_bytes = 0;  // grow steps until each rank file's JSON is at least this big
+  int layers = 12;            // transformer-ish blocks per step; kernels per step scale with it
+  double dataloader_stall_fraction =
+      0.0;                       // share of each step the GPU idles waiting for the next batch
+  int sync_points_per_step = 0;  // .item()-style cudaStreamSynchronize calls per step
+  bool pageable_copies = false;  // H2D input copies from pageable (true) or pinned (false) memory
+  double exposed_comm_fraction =
+      0.0;  // share of each step the all-reduce runs with no compute beside it
   SynthPrecision precision = SynthPrecision::kBf16;
-  int straggler_rank = -1;              // this rank's compute runs slower by straggler_slowdown
+  int straggler_rank = -1;  // this rank's compute runs slower by straggler_slowdown
   double straggler_slowdown = 1.3;
-  bool gzip = false;                    // write .gz (content is gzip whatever the file name)
-  bool integer_timestamps = false;      // 2021 style integer µs instead of µs with 3 decimals
+  bool gzip = false;                // write .gz (content is gzip whatever the file name)
+  bool integer_timestamps = false;  // 2021 style integer µs instead of µs with 3 decimals
   std::string device_name = "NVIDIA A100-SXM4-80GB";
   int64_t device_memory_bytes = 85899345920;  // 80 GiB
 };
@@ -39,20 +42,20 @@ struct SynthOptions {
 struct SynthTruth {
   int rank = 0;
   int steps = 0;
-  uint64_t events = 0;          // entries of traceEvents written
-  uint64_t kernels = 0;         // GPU kernels (nccl kernels included)
+  uint64_t events = 0;   // entries of traceEvents written
+  uint64_t kernels = 0;  // GPU kernels (nccl kernels included)
   uint64_t nccl_kernels = 0;
   uint64_t memcpys = 0;
   uint64_t memsets = 0;
-  uint64_t runtime_calls = 0;   // cuda_runtime events (launches, memcpy, sync calls, ...)
-  uint64_t kernel_launches = 0; // cudaLaunchKernel calls
-  uint64_t cpu_ops = 0;         // cpu_op events
+  uint64_t runtime_calls = 0;     // cuda_runtime events (launches, memcpy, sync calls, ...)
+  uint64_t kernel_launches = 0;   // cudaLaunchKernel calls
+  uint64_t cpu_ops = 0;           // cpu_op events
   uint64_t user_annotations = 0;  // user_annotation events (ProfilerStep#N, DataLoader, nccl:*)
-  uint64_t memory_events = 0;   // [memory] instants
-  uint64_t flow_events = 0;     // ac2g s + f
-  uint64_t sync_calls = 0;      // cudaStreamSynchronize calls
-  uint64_t bytes_written = 0;   // uncompressed JSON bytes
-  int64_t step_ns = 0;          // mean planted step duration
+  uint64_t memory_events = 0;     // [memory] instants
+  uint64_t flow_events = 0;       // ac2g s + f
+  uint64_t sync_calls = 0;        // cudaStreamSynchronize calls
+  uint64_t bytes_written = 0;     // uncompressed JSON bytes
+  int64_t step_ns = 0;            // mean planted step duration
   int64_t dataloader_wait_ns_per_step = 0;
   int64_t exposed_comm_ns_per_step = 0;
 };
@@ -60,7 +63,9 @@ struct SynthTruth {
 // Writes one rank's trace to `path`. Deterministic for the same options, rank and seed.
 Result<SynthTruth> WriteSynthTrace(const SynthOptions& options, int rank, const std::string& path);
 
-// Writes options.ranks files "<dir>/rank<R>.pt.trace.json[.gz]" (creating dir) and returns the truths.
-Result<std::vector<SynthTruth>> WriteSynthTraces(const SynthOptions& options, const std::string& dir);
+// Writes options.ranks files "<dir>/rank<R>.pt.trace.json[.gz]" (creating dir) and returns the
+// truths.
+Result<std::vector<SynthTruth>> WriteSynthTraces(const SynthOptions& options,
+                                                 const std::string& dir);
 
 }  // namespace gpuscope

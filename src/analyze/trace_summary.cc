@@ -38,13 +38,15 @@ TraceSummary SummarizeTrace(const Trace& t) {
 
   EventCounts& c = s.counts;
   std::map<int32_t, uint64_t> events_per_device;
-  int64_t gpu_start = std::numeric_limits<int64_t>::max(), gpu_end = std::numeric_limits<int64_t>::min();
+  int64_t gpu_start = std::numeric_limits<int64_t>::max(),
+          gpu_end = std::numeric_limits<int64_t>::min();
   std::vector<bool> name_is_nccl(t.strings.size(), false);
   std::vector<bool> name_checked(t.strings.size(), false);
   for (size_t i = 0; i < t.gpu.size(); ++i) {
     gpu_start = std::min(gpu_start, t.gpu.start_ns[i]);
     gpu_end = std::max(gpu_end, t.gpu.start_ns[i] + t.gpu.dur_ns[i]);
-    const int32_t device = t.gpu.device[i] >= 0 ? t.gpu.device[i] : static_cast<int32_t>(t.gpu.pid[i]);
+    const int32_t device =
+        t.gpu.device[i] >= 0 ? t.gpu.device[i] : static_cast<int32_t>(t.gpu.pid[i]);
     ++events_per_device[device];
     switch (t.gpu.kind[i]) {
       case GpuKind::kKernel: {
@@ -57,9 +59,15 @@ TraceSummary SummarizeTrace(const Trace& t) {
         if (name_is_nccl[n]) ++c.nccl_kernels;
         break;
       }
-      case GpuKind::kMemcpy: ++c.memcpys; break;
-      case GpuKind::kMemset: ++c.memsets; break;
-      case GpuKind::kSync: ++c.gpu_syncs; break;
+      case GpuKind::kMemcpy:
+        ++c.memcpys;
+        break;
+      case GpuKind::kMemset:
+        ++c.memsets;
+        break;
+      case GpuKind::kSync:
+        ++c.gpu_syncs;
+        break;
     }
   }
   if (t.gpu.size() > 0) {
@@ -70,18 +78,29 @@ TraceSummary SummarizeTrace(const Trace& t) {
   for (RuntimeKind k : t.runtime.kind) {
     if (k == RuntimeKind::kKernelLaunch || k == RuntimeKind::kGraphLaunch) ++c.kernel_launches;
   }
-  int64_t cpu_start = std::numeric_limits<int64_t>::max(), cpu_end = std::numeric_limits<int64_t>::min();
+  int64_t cpu_start = std::numeric_limits<int64_t>::max(),
+          cpu_end = std::numeric_limits<int64_t>::min();
   std::set<int32_t> steps;
   for (size_t i = 0; i < t.cpu.size(); ++i) {
     cpu_start = std::min(cpu_start, t.cpu.start_ns[i]);
     cpu_end = std::max(cpu_end, t.cpu.start_ns[i] + t.cpu.dur_ns[i]);
     switch (t.cpu.kind[i]) {
-      case CpuKind::kCpuOp: ++c.cpu_ops; break;
-      case CpuKind::kUserAnnotation: ++c.user_annotations; break;
-      case CpuKind::kGpuUserAnnotation: ++c.gpu_user_annotations; break;
-      case CpuKind::kPythonFunction: ++c.python_functions; break;
+      case CpuKind::kCpuOp:
+        ++c.cpu_ops;
+        break;
+      case CpuKind::kUserAnnotation:
+        ++c.user_annotations;
+        break;
+      case CpuKind::kGpuUserAnnotation:
+        ++c.gpu_user_annotations;
+        break;
+      case CpuKind::kPythonFunction:
+        ++c.python_functions;
+        break;
       case CpuKind::kProfilerRange:
-      case CpuKind::kOther: ++c.other_cpu_events; break;
+      case CpuKind::kOther:
+        ++c.other_cpu_events;
+        break;
     }
     if (t.cpu.step[i] >= 0) {
       ++c.profiler_steps;
@@ -130,8 +149,9 @@ TraceSummary SummarizeTrace(const Trace& t) {
         "GPU analyses need ProfilerActivity.CUDA");
   }
   if (s.steps.empty() && t.gpu.size() > 0) {
-    s.warnings.push_back("no ProfilerStep#N annotations: per-step results will use the whole span "
-                         "(call prof.step() once per training step)");
+    s.warnings.push_back(
+        "no ProfilerStep#N annotations: per-step results will use the whole span "
+        "(call prof.step() once per training step)");
   }
   return s;
 }

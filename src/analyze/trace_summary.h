@@ -15,10 +15,10 @@ struct EventCounts {
   uint64_t nccl_kernels = 0;  // kernel name contains "nccl" or "rccl" (case-insensitive)
   uint64_t memcpys = 0;
   uint64_t memsets = 0;
-  uint64_t gpu_syncs = 0;  // cuda_sync events
-  uint64_t runtime_calls = 0;  // runtime + driver API calls
+  uint64_t gpu_syncs = 0;        // cuda_sync events
+  uint64_t runtime_calls = 0;    // runtime + driver API calls
   uint64_t kernel_launches = 0;  // kernel-launch and graph-launch API calls
-  uint64_t cpu_ops = 0;  // CpuKind::kCpuOp
+  uint64_t cpu_ops = 0;          // CpuKind::kCpuOp
   uint64_t user_annotations = 0;
   uint64_t gpu_user_annotations = 0;
   uint64_t python_functions = 0;

@@ -70,7 +70,8 @@ NumberError ScaleToInt64(const Decimal& d, int64_t shift, int64_t* out) {
                                     : d.frac_digits[uk - d.int_digits.size()] - '0';
   };
   unsigned __int128 magnitude = 0;
-  const unsigned __int128 kLimit = static_cast<unsigned __int128>(std::numeric_limits<int64_t>::max()) + 1;
+  const unsigned __int128 kLimit =
+      static_cast<unsigned __int128>(std::numeric_limits<int64_t>::max()) + 1;
   for (int64_t k = 0; k < point; ++k) {
     magnitude = magnitude * 10 + static_cast<unsigned>(digit_at(k));
     if (magnitude > kLimit) return NumberError::kOutOfRange;

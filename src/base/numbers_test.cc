@@ -27,8 +27,8 @@ TEST(ParseMicrosToNanos, FractionsAndRounding) {
   EXPECT_EQ(Micros("63.8"), 63800);
   EXPECT_EQ(Micros("63."), 63000);
   EXPECT_EQ(Micros("0.001"), 1);
-  EXPECT_EQ(Micros("63.8134"), 63813);   // 4th decimal rounds down
-  EXPECT_EQ(Micros("63.8135"), 63814);   // half rounds away from zero
+  EXPECT_EQ(Micros("63.8134"), 63813);  // 4th decimal rounds down
+  EXPECT_EQ(Micros("63.8135"), 63814);  // half rounds away from zero
   EXPECT_EQ(Micros("-2.5"), -2500);
   EXPECT_EQ(Micros("-0.0005"), -1);
   EXPECT_EQ(Micros(" 42 "), 42000);

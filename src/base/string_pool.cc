@@ -9,7 +9,10 @@ namespace {
 constexpr size_t kBlockBytes = 1 << 20;  // 1 MiB text blocks; larger strings get their own block
 }
 
-StringPool::StringPool() { views_.emplace_back(); index_.emplace(std::string_view(), 0); }
+StringPool::StringPool() {
+  views_.emplace_back();
+  index_.emplace(std::string_view(), 0);
+}
 
 StringId StringPool::Intern(std::string_view s) {
   if (auto it = index_.find(s); it != index_.end()) return it->second;

@@ -23,13 +23,18 @@ constexpr int kExitBadInput = 2;
 
 int ExitCodeFor(const Status& s) {
   switch (s.code()) {
-    case StatusCode::kOk: return kExitOk;
-    case StatusCode::kInternal: return kExitInternal;
-    default: return kExitBadInput;
+    case StatusCode::kOk:
+      return kExitOk;
+    case StatusCode::kInternal:
+      return kExitInternal;
+    default:
+      return kExitBadInput;
   }
 }
 
-void PrintError(const Status& s) { std::fprintf(stderr, "gpuscope: error: %s\n", s.message().c_str()); }
+void PrintError(const Status& s) {
+  std::fprintf(stderr, "gpuscope: error: %s\n", s.message().c_str());
+}
 
 // "512M", "1G", "100MB", "4096" → bytes. Returns false on nonsense.
 bool ParseSize(const std::string& text, uint64_t* out) {
@@ -43,11 +48,16 @@ bool ParseSize(const std::string& text, uint64_t* out) {
   std::string unit = text.substr(i);
   for (char& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   double scale = 1;
-  if (unit.empty() || unit == "B") scale = 1;
-  else if (unit == "K" || unit == "KB" || unit == "KIB") scale = 1024.0;
-  else if (unit == "M" || unit == "MB" || unit == "MIB") scale = 1024.0 * 1024;
-  else if (unit == "G" || unit == "GB" || unit == "GIB") scale = 1024.0 * 1024 * 1024;
-  else return false;
+  if (unit.empty() || unit == "B")
+    scale = 1;
+  else if (unit == "K" || unit == "KB" || unit == "KIB")
+    scale = 1024.0;
+  else if (unit == "M" || unit == "MB" || unit == "MIB")
+    scale = 1024.0 * 1024;
+  else if (unit == "G" || unit == "GB" || unit == "GIB")
+    scale = 1024.0 * 1024 * 1024;
+  else
+    return false;
   if (value < 0) return false;
   *out = static_cast<uint64_t>(value * scale);
   return true;
@@ -60,13 +70,14 @@ class ProgressBar {
   void Update(uint64_t done, uint64_t total) {
     if (!enabled_ || total == 0) return;
     const auto now = std::chrono::steady_clock::now();
-    if (now - start_ < std::chrono::seconds(1) || now - last_ < std::chrono::milliseconds(100)) return;
+    if (now - start_ < std::chrono::seconds(1) || now - last_ < std::chrono::milliseconds(100))
+      return;
     last_ = now;
     const double f = std::min(1.0, static_cast<double>(done) / static_cast<double>(total));
     const int width = 40;
     const int filled = static_cast<int>(f * width);
-    std::fprintf(stderr, "\r  reading [%.*s%*s] %3.0f%%", filled, "########################################",
-                 width - filled, "", f * 100);
+    std::fprintf(stderr, "\r  reading [%.*s%*s] %3.0f%%", filled,
+                 "########################################", width - filled, "", f * 100);
     shown_ = true;
   }
   ~ProgressBar() {
@@ -79,19 +90,22 @@ class ProgressBar {
   std::chrono::steady_clock::time_point start_, last_;
 };
 
-int RunAnalyze(const std::string& input, bool json, int threads, double batch_mb, const std::string& inflater,
-               bool stats, bool verbose, const std::string& color) {
+int RunAnalyze(const std::string& input, bool json, int threads, double batch_mb,
+               const std::string& inflater, bool stats, bool verbose, const std::string& color) {
   LoadOptions options;
   options.threads = threads;
   options.batch_bytes = static_cast<size_t>(batch_mb * 1024 * 1024);
-  if (inflater == "zlib") options.inflater = Inflater::kZlib;
-  else if (inflater == "isal") options.inflater = Inflater::kIsal;
+  if (inflater == "zlib")
+    options.inflater = Inflater::kZlib;
+  else if (inflater == "isal")
+    options.inflater = Inflater::kIsal;
   ProgressBar bar;
   options.progress = [&bar](uint64_t done, uint64_t total) { bar.Update(done, total); };
 
   const auto t0 = std::chrono::steady_clock::now();
   auto loaded = LoadInputs(input, options);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!loaded.ok()) {
     PrintError(loaded.status());
     return ExitCodeFor(loaded.status());
@@ -117,12 +131,13 @@ int RunAnalyze(const std::string& input, bool json, int threads, double batch_mb
     getrusage(RUSAGE_SELF, &usage);
     size_t table_bytes = 0;
     for (const Trace& t : loaded->traces) table_bytes += t.TableBytes();
-    std::fprintf(stderr,
-                 "stats: load_seconds=%.3f file_bytes=%llu json_bytes=%llu events=%llu json_MBps=%.1f "
-                 "events_per_s=%.0f peak_rss_MB=%.1f model_MB=%.1f\n",
-                 seconds, static_cast<unsigned long long>(file_bytes), static_cast<unsigned long long>(json_bytes),
-                 static_cast<unsigned long long>(events), json_bytes / 1e6 / seconds, events / seconds,
-                 usage.ru_maxrss / 1024.0, table_bytes / 1e6);
+    std::fprintf(
+        stderr,
+        "stats: load_seconds=%.3f file_bytes=%llu json_bytes=%llu events=%llu json_MBps=%.1f "
+        "events_per_s=%.0f peak_rss_MB=%.1f model_MB=%.1f\n",
+        seconds, static_cast<unsigned long long>(file_bytes),
+        static_cast<unsigned long long>(json_bytes), static_cast<unsigned long long>(events),
+        json_bytes / 1e6 / seconds, events / seconds, usage.ru_maxrss / 1024.0, table_bytes / 1e6);
   }
   for (const Status& f : loaded->failures) PrintError(f);
   return loaded->failures.empty() ? kExitOk : kExitBadInput;
@@ -131,24 +146,31 @@ int RunAnalyze(const std::string& input, bool json, int threads, double batch_mb
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"gpuscope: why your GPU training job under-uses the GPU, measured from its traces.\n"
-               "Reads PyTorch profiler (Kineto) traces, plain or gzip, one file or a folder of ranks."};
+  CLI::App app{
+      "gpuscope: why your GPU training job under-uses the GPU, measured from its traces.\n"
+      "Reads PyTorch profiler (Kineto) traces, plain or gzip, one file or a folder of ranks."};
   app.set_version_flag("--version", std::string("gpuscope ") + GPUSCOPE_VERSION);
   app.require_subcommand(1);
 
   // analyze
   auto* analyze = app.add_subcommand(
-      "analyze", "Read a trace (or a folder of per-rank traces) and print a per-rank summary:\n"
-                 "device, span, steps, event counts, launch-link coverage, skipped events.");
+      "analyze",
+      "Read a trace (or a folder of per-rank traces) and print a per-rank summary:\n"
+      "device, span, steps, event counts, launch-link coverage, skipped events.");
   std::string input;
   bool json = false, stats = false, verbose = false;
   int threads = 0;
   double batch_mb = 4;
   std::string inflater = "auto", color = "auto";
-  analyze->add_option("TRACE", input, "Trace file (.json or .json.gz, detected from content) or folder")->required();
+  analyze
+      ->add_option("TRACE", input,
+                   "Trace file (.json or .json.gz, detected from content) or folder")
+      ->required();
   analyze->add_flag("--json", json, "Print the summary as JSON (schema: docs/json.md)");
-  analyze->add_option("-j,--threads", threads, "Parser threads (default: all cores)")->check(CLI::Range(0, 256));
-  analyze->add_option("--batch-mb", batch_mb, "JSON megabytes per parse batch (default 4)")->check(CLI::Range(0.01, 1024.0));
+  analyze->add_option("-j,--threads", threads, "Parser threads (default: all cores)")
+      ->check(CLI::Range(0, 256));
+  analyze->add_option("--batch-mb", batch_mb, "JSON megabytes per parse batch (default 4)")
+      ->check(CLI::Range(0.01, 1024.0));
   analyze->add_option("--inflater", inflater, "gzip backend: auto, isal or zlib")
       ->check(CLI::IsMember({"auto", "isal", "zlib"}));
   analyze->add_option("--color", color, "Colour: auto (when stdout is a terminal), always, never")
@@ -158,33 +180,50 @@ int main(int argc, char** argv) {
 
   // synth
   auto* synth = app.add_subcommand(
-      "synth", "Write synthetic Kineto traces of a training loop with planted bottlenecks\n"
-               "(for examples, ground-truth tests and benchmarks).");
+      "synth",
+      "Write synthetic Kineto traces of a training loop with planted bottlenecks\n"
+      "(for examples, ground-truth tests and benchmarks).");
   SynthOptions so;
   std::string out_path, target_size, precision = "bf16";
-  synth->add_option("-o,--out", out_path,
-                    "Output file (1 rank) or folder (several ranks: rank<R>.pt.trace.json[.gz])")->required();
+  synth
+      ->add_option("-o,--out", out_path,
+                   "Output file (1 rank) or folder (several ranks: rank<R>.pt.trace.json[.gz])")
+      ->required();
   synth->add_option("--ranks", so.ranks, "Number of ranks (default 1)")->check(CLI::Range(1, 4096));
-  synth->add_option("--steps", so.steps, "ProfilerSteps per rank (default 8)")->check(CLI::Range(1, 10000000));
-  synth->add_option("--target-size", target_size, "Grow steps until each rank's JSON reaches this size (e.g. 1G)");
-  synth->add_option("--layers", so.layers, "Model layers; kernels per step scale with it (default 12)")
+  synth->add_option("--steps", so.steps, "ProfilerSteps per rank (default 8)")
+      ->check(CLI::Range(1, 10000000));
+  synth->add_option("--target-size", target_size,
+                    "Grow steps until each rank's JSON reaches this size (e.g. 1G)");
+  synth
+      ->add_option("--layers", so.layers,
+                   "Model layers; kernels per step scale with it (default 12)")
       ->check(CLI::Range(1, 10000));
-  synth->add_option("--dataloader-stall", so.dataloader_stall_fraction,
-                    "Share of each step the GPU waits for the DataLoader (0-0.9)")->check(CLI::Range(0.0, 0.9));
-  synth->add_option("--sync-per-step", so.sync_points_per_step, "Host-device sync points (.item()) per step")
+  synth
+      ->add_option("--dataloader-stall", so.dataloader_stall_fraction,
+                   "Share of each step the GPU waits for the DataLoader (0-0.9)")
+      ->check(CLI::Range(0.0, 0.9));
+  synth
+      ->add_option("--sync-per-step", so.sync_points_per_step,
+                   "Host-device sync points (.item()) per step")
       ->check(CLI::Range(0, 1000));
-  synth->add_flag("--pageable", so.pageable_copies, "Input copies from pageable (not pinned) memory");
-  synth->add_option("--exposed-comm", so.exposed_comm_fraction,
-                    "Share of each step the all-reduce runs with no compute beside it (0-0.9)")
+  synth->add_flag("--pageable", so.pageable_copies,
+                  "Input copies from pageable (not pinned) memory");
+  synth
+      ->add_option("--exposed-comm", so.exposed_comm_fraction,
+                   "Share of each step the all-reduce runs with no compute beside it (0-0.9)")
       ->check(CLI::Range(0.0, 0.9));
   synth->add_option("--precision", precision, "Math precision of GEMM kernels: bf16 or fp32")
       ->check(CLI::IsMember({"bf16", "fp32"}));
   synth->add_option("--straggler-rank", so.straggler_rank, "This rank's compute runs slower");
-  synth->add_option("--straggler-slowdown", so.straggler_slowdown, "Slowdown factor of the straggler (default 1.3)")
+  synth
+      ->add_option("--straggler-slowdown", so.straggler_slowdown,
+                   "Slowdown factor of the straggler (default 1.3)")
       ->check(CLI::Range(1.0, 100.0));
   synth->add_flag("--gzip", so.gzip, "Write gzip-compressed traces");
-  synth->add_flag("--integer-timestamps", so.integer_timestamps, "2021-style integer µs timestamps");
-  synth->add_option("--seed", so.seed, "Random seed (default 1); same options and seed → same bytes");
+  synth->add_flag("--integer-timestamps", so.integer_timestamps,
+                  "2021-style integer µs timestamps");
+  synth->add_option("--seed", so.seed,
+                    "Random seed (default 1); same options and seed → same bytes");
 
   try {
     app.parse(argc, argv);
@@ -193,13 +232,15 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : kExitBadInput;
   }
 
-  if (analyze->parsed()) return RunAnalyze(input, json, threads, batch_mb, inflater, stats, verbose, color);
+  if (analyze->parsed())
+    return RunAnalyze(input, json, threads, batch_mb, inflater, stats, verbose, color);
 
   if (synth->parsed()) {
     so.precision = precision == "fp32" ? SynthPrecision::kFp32 : SynthPrecision::kBf16;
     if (!target_size.empty() && !ParseSize(target_size, &so.target_bytes)) {
-      PrintError(Status::Error(StatusCode::kUsage, "--target-size \"" + target_size +
-                                                       "\" is not a size (hint: e.g. 100M, 1G, 5GB)"));
+      PrintError(Status::Error(
+          StatusCode::kUsage,
+          "--target-size \"" + target_size + "\" is not a size (hint: e.g. 100M, 1G, 5GB)"));
       return kExitBadInput;
     }
     if (so.ranks == 1) {
@@ -209,7 +250,8 @@ int main(int argc, char** argv) {
         return ExitCodeFor(truth.status());
       }
       std::printf("wrote %s: %d steps, %s events, %s\n", out_path.c_str(), truth->steps,
-                  report::GroupDigits(truth->events).c_str(), report::HumanBytes(truth->bytes_written).c_str());
+                  report::GroupDigits(truth->events).c_str(),
+                  report::HumanBytes(truth->bytes_written).c_str());
       return kExitOk;
     }
     auto truths = WriteSynthTraces(so, out_path);

@@ -14,9 +14,12 @@ namespace {
 
 io::InflateBackend Backend(Inflater i) {
   switch (i) {
-    case Inflater::kZlib: return io::InflateBackend::kZlib;
-    case Inflater::kIsal: return io::InflateBackend::kIsal;
-    case Inflater::kAuto: break;
+    case Inflater::kZlib:
+      return io::InflateBackend::kZlib;
+    case Inflater::kIsal:
+      return io::InflateBackend::kIsal;
+    case Inflater::kAuto:
+      break;
   }
   return io::InflateBackend::kAuto;
 }
@@ -38,17 +41,21 @@ Result<Trace> LoadTrace(const std::string& path, const LoadOptions& options) {
   if (!source.ok()) return source.status();
   const int64_t size = io::FileSize(path);
   if (size == 0) {
-    return Status::InputError(path, 0, "empty file", "the profiler did not write this trace; re-export it");
+    return Status::InputError(path, 0, "empty file",
+                              "the profiler did not write this trace; re-export it");
   }
-  auto trace = ingest::ReadKinetoJson(**source, path, static_cast<uint64_t>(std::max<int64_t>(0, size)), options);
+  auto trace = ingest::ReadKinetoJson(**source, path,
+                                      static_cast<uint64_t>(std::max<int64_t>(0, size)), options);
   if (!trace.ok()) return trace.status();
   ApplyRankFallback(&*trace);
   return trace;
 }
 
-Result<Trace> LoadTraceFromBytes(std::string_view bytes, const std::string& name, const LoadOptions& options) {
+Result<Trace> LoadTraceFromBytes(std::string_view bytes, const std::string& name,
+                                 const LoadOptions& options) {
   if (bytes.empty()) {
-    return Status::InputError(name, 0, "empty file", "the profiler did not write this trace; re-export it");
+    return Status::InputError(name, 0, "empty file",
+                              "the profiler did not write this trace; re-export it");
   }
   auto source = io::MemoryByteSource(bytes, name, Backend(options.inflater));
   auto trace = ingest::ReadKinetoJson(*source, name, bytes.size(), options);
@@ -87,15 +94,17 @@ Result<std::vector<std::string>> ListTraceFiles(const std::string& dir) {
     const std::string name = entry.path().filename().string();
     if (name.empty() || name[0] == '.') continue;
     auto ends_with = [&](std::string_view suffix) {
-      return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+      return name.size() >= suffix.size() &&
+             name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
     };
     if (ends_with(".json") || ends_with(".json.gz")) files.push_back(entry.path().string());
   }
   std::sort(files.begin(), files.end());
   if (files.empty()) {
     return Status::Error(StatusCode::kInvalidInput,
-                         dir + ": no trace files in this folder (hint: gpuscope looks for *.json and "
-                               "*.json.gz, e.g. the *.pt.trace.json files torch.profiler writes)");
+                         dir +
+                             ": no trace files in this folder (hint: gpuscope looks for *.json and "
+                             "*.json.gz, e.g. the *.pt.trace.json files torch.profiler writes)");
   }
   return files;
 }
@@ -104,8 +113,9 @@ Result<LoadedInputs> LoadInputs(const std::string& path, const LoadOptions& opti
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) {
     return Status::Error(StatusCode::kNotFound,
-                         path + ": no such file or folder (hint: pass a trace file, e.g. "
-                                "trace.pt.trace.json.gz, or a folder of per-rank traces)");
+                         path +
+                             ": no such file or folder (hint: pass a trace file, e.g. "
+                             "trace.pt.trace.json.gz, or a folder of per-rank traces)");
   }
   std::vector<std::string> files;
   if (std::filesystem::is_directory(path, ec)) {
@@ -116,8 +126,9 @@ Result<LoadedInputs> LoadInputs(const std::string& path, const LoadOptions& opti
     files.push_back(path);
   }
 
-  const int cores = options.threads > 0 ? options.threads
-                                        : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int cores = options.threads > 0
+                        ? options.threads
+                        : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   // Many files: one core each, several files at once. Few files: the cores go inside each file.
   const int concurrent = std::max(1, std::min<int>(cores, static_cast<int>(files.size())));
   LoadOptions per_file = options;
@@ -127,7 +138,8 @@ Result<LoadedInputs> LoadInputs(const std::string& path, const LoadOptions& opti
   std::vector<std::optional<Result<Trace>>> results(files.size());
   std::atomic<size_t> next{0};
   auto work = [&] {
-    for (size_t i = next++; i < files.size(); i = next++) results[i].emplace(LoadTrace(files[i], per_file));
+    for (size_t i = next++; i < files.size(); i = next++)
+      results[i].emplace(LoadTrace(files[i], per_file));
   };
   std::vector<std::thread> pool;
   for (int t = 1; t < concurrent; ++t) pool.emplace_back(work);
@@ -144,9 +156,10 @@ Result<LoadedInputs> LoadInputs(const std::string& path, const LoadOptions& opti
   }
   if (out.traces.empty()) {
     if (out.failures.size() == 1) return out.failures.front();
-    return Status::Error(StatusCode::kInvalidInput,
-                         path + ": none of the " + std::to_string(files.size()) +
-                             " trace files could be read; first error: " + out.failures.front().message());
+    return Status::Error(
+        StatusCode::kInvalidInput,
+        path + ": none of the " + std::to_string(files.size()) +
+            " trace files could be read; first error: " + out.failures.front().message());
   }
   std::stable_sort(out.traces.begin(), out.traces.end(), [](const Trace& a, const Trace& b) {
     const int ra = a.info.rank < 0 ? INT32_MAX : a.info.rank;

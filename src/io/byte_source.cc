@@ -37,9 +37,9 @@ class FileSource : public ByteSource {
         return static_cast<size_t>(n);
       }
       if (errno == EINTR) continue;
-      return Status::Error(StatusCode::kIoError, path_ + ": read failed at byte " +
-                                                     std::to_string(offset_) + ": " +
-                                                     std::strerror(errno));
+      return Status::Error(
+          StatusCode::kIoError,
+          path_ + ": read failed at byte " + std::to_string(offset_) + ": " + std::strerror(errno));
     }
   }
   uint64_t raw_offset() const override { return offset_; }
@@ -86,15 +86,18 @@ int64_t FileSize(const std::string& path) {
   return static_cast<int64_t>(st.st_size);
 }
 
-Result<std::unique_ptr<ByteSource>> OpenByteSource(const std::string& path, InflateBackend backend) {
+Result<std::unique_ptr<ByteSource>> OpenByteSource(const std::string& path,
+                                                   InflateBackend backend) {
   struct stat st;
   if (stat(path.c_str(), &st) != 0) {
-    return Status::Error(StatusCode::kNotFound,
-                         path + ": cannot open: " + std::strerror(errno) +
-                             " (hint: check the path; gpuscope takes a trace file or a folder of them)");
+    return Status::Error(
+        StatusCode::kNotFound,
+        path + ": cannot open: " + std::strerror(errno) +
+            " (hint: check the path; gpuscope takes a trace file or a folder of them)");
   }
   if (S_ISDIR(st.st_mode)) {
-    return Status::Error(StatusCode::kInvalidInput, path + ": is a directory, expected a trace file");
+    return Status::Error(StatusCode::kInvalidInput,
+                         path + ": is a directory, expected a trace file");
   }
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {

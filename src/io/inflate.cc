@@ -75,7 +75,8 @@ class GzipSourceBase : public ByteSource {
 
 class ZlibSource : public GzipSourceBase {
  public:
-  ZlibSource(std::unique_ptr<ByteSource> in, std::string name) : GzipSourceBase(std::move(in), std::move(name)) {
+  ZlibSource(std::unique_ptr<ByteSource> in, std::string name)
+      : GzipSourceBase(std::move(in), std::move(name)) {
     std::memset(&zs_, 0, sizeof zs_);
     inflateInit2(&zs_, 15 + 16);  // 15-bit window, gzip wrapper only
   }
@@ -128,7 +129,8 @@ class ZlibSource : public GzipSourceBase {
 #ifdef GPUSCOPE_HAVE_ISAL
 class IsalSource : public GzipSourceBase {
  public:
-  IsalSource(std::unique_ptr<ByteSource> in, std::string name) : GzipSourceBase(std::move(in), std::move(name)) {
+  IsalSource(std::unique_ptr<ByteSource> in, std::string name)
+      : GzipSourceBase(std::move(in), std::move(name)) {
     Reset();
   }
   const char* backend() const override { return "isa-l"; }
@@ -170,9 +172,9 @@ class IsalSource : public GzipSourceBase {
       next_ += used;
       avail_ -= used;
       if (rc < 0) {
-        return Corrupt(rc == ISAL_INCORRECT_CHECKSUM ? "checksum mismatch"
-                                                     : "invalid deflate data (isa-l code " +
-                                                           std::to_string(rc) + ")");
+        return Corrupt(rc == ISAL_INCORRECT_CHECKSUM
+                           ? "checksum mismatch"
+                           : "invalid deflate data (isa-l code " + std::to_string(rc) + ")");
       }
       if (used == 0 && out_before == state_.avail_out && state_.block_state != ISAL_BLOCK_FINISH) {
         // No progress with input available: isa-l keeps a partial symbol internally; feed more.

@@ -1,5 +1,6 @@
 // Streaming gzip inflate over another ByteSource: isa-l when built with it (≈ 2-3× zlib's speed),
-// zlib otherwise. Concatenated gzip members (as written by pigz or `cat a.gz b.gz`) are read in turn.
+// zlib otherwise. Concatenated gzip members (as written by pigz or `cat a.gz b.gz`) are read in
+// turn.
 #pragma once
 
 #include <memory>

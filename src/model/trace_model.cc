@@ -7,50 +7,88 @@ namespace gpuscope {
 
 const char* DiagName(Diag d) {
   switch (d) {
-    case Diag::kMalformedEvent: return "malformed_event";
-    case Diag::kNotAnObject: return "not_an_object";
-    case Diag::kMissingPhase: return "missing_phase";
-    case Diag::kUnknownPhase: return "unknown_phase";
-    case Diag::kMissingTimestamp: return "missing_timestamp";
-    case Diag::kMissingDuration: return "missing_duration";
-    case Diag::kNegativeDuration: return "negative_duration";
-    case Diag::kBadNumber: return "bad_number";
-    case Diag::kNumberAsString: return "number_as_string";
-    case Diag::kIntegerOutOfRange: return "integer_out_of_range";
-    case Diag::kInvalidUtf8: return "invalid_utf8";
-    case Diag::kControlCharacter: return "control_character";
-    case Diag::kUnknownCategory: return "unknown_category";
-    case Diag::kUnmatchedBegin: return "unmatched_begin";
-    case Diag::kUnmatchedEnd: return "unmatched_end";
-    case Diag::kMissingName: return "missing_name";
-    case Diag::kDuplicateCorrelation: return "duplicate_correlation";
-    case Diag::kMalformedHeader: return "malformed_header";
-    case Diag::kCount: break;
+    case Diag::kMalformedEvent:
+      return "malformed_event";
+    case Diag::kNotAnObject:
+      return "not_an_object";
+    case Diag::kMissingPhase:
+      return "missing_phase";
+    case Diag::kUnknownPhase:
+      return "unknown_phase";
+    case Diag::kMissingTimestamp:
+      return "missing_timestamp";
+    case Diag::kMissingDuration:
+      return "missing_duration";
+    case Diag::kNegativeDuration:
+      return "negative_duration";
+    case Diag::kBadNumber:
+      return "bad_number";
+    case Diag::kNumberAsString:
+      return "number_as_string";
+    case Diag::kIntegerOutOfRange:
+      return "integer_out_of_range";
+    case Diag::kInvalidUtf8:
+      return "invalid_utf8";
+    case Diag::kControlCharacter:
+      return "control_character";
+    case Diag::kUnknownCategory:
+      return "unknown_category";
+    case Diag::kUnmatchedBegin:
+      return "unmatched_begin";
+    case Diag::kUnmatchedEnd:
+      return "unmatched_end";
+    case Diag::kMissingName:
+      return "missing_name";
+    case Diag::kDuplicateCorrelation:
+      return "duplicate_correlation";
+    case Diag::kMalformedHeader:
+      return "malformed_header";
+    case Diag::kCount:
+      break;
   }
   return "unknown";
 }
 
 const char* DiagDescription(Diag d) {
   switch (d) {
-    case Diag::kMalformedEvent: return "events skipped: not valid JSON";
-    case Diag::kNotAnObject: return "traceEvents entries skipped: not a JSON object";
-    case Diag::kMissingPhase: return "events skipped: no \"ph\"";
-    case Diag::kUnknownPhase: return "events skipped: unknown phase";
-    case Diag::kMissingTimestamp: return "events skipped: no valid \"ts\"";
-    case Diag::kMissingDuration: return "complete events skipped: no \"dur\"";
-    case Diag::kNegativeDuration: return "events skipped: negative \"dur\"";
-    case Diag::kBadNumber: return "fields ignored: not a number where one was expected";
-    case Diag::kNumberAsString: return "numbers sent as strings (parsed)";
-    case Diag::kIntegerOutOfRange: return "fields ignored: integer beyond int64";
-    case Diag::kInvalidUtf8: return "events with invalid UTF-8 (replaced by U+FFFD)";
-    case Diag::kControlCharacter: return "events with raw control characters in strings (replaced)";
-    case Diag::kUnknownCategory: return "events with an unknown category (kept as other CPU events)";
-    case Diag::kUnmatchedBegin: return "B events without a matching E (skipped)";
-    case Diag::kUnmatchedEnd: return "E events without a matching B (skipped)";
-    case Diag::kMissingName: return "events without \"name\" (kept, unnamed)";
-    case Diag::kDuplicateCorrelation: return "runtime calls sharing a correlation id (first one linked)";
-    case Diag::kMalformedHeader: return "top-level members unreadable (ignored)";
-    case Diag::kCount: break;
+    case Diag::kMalformedEvent:
+      return "events skipped: not valid JSON";
+    case Diag::kNotAnObject:
+      return "traceEvents entries skipped: not a JSON object";
+    case Diag::kMissingPhase:
+      return "events skipped: no \"ph\"";
+    case Diag::kUnknownPhase:
+      return "events skipped: unknown phase";
+    case Diag::kMissingTimestamp:
+      return "events skipped: no valid \"ts\"";
+    case Diag::kMissingDuration:
+      return "complete events skipped: no \"dur\"";
+    case Diag::kNegativeDuration:
+      return "events skipped: negative \"dur\"";
+    case Diag::kBadNumber:
+      return "fields ignored: not a number where one was expected";
+    case Diag::kNumberAsString:
+      return "numbers sent as strings (parsed)";
+    case Diag::kIntegerOutOfRange:
+      return "fields ignored: integer beyond int64";
+    case Diag::kInvalidUtf8:
+      return "events with invalid UTF-8 (replaced by U+FFFD)";
+    case Diag::kControlCharacter:
+      return "events with raw control characters in strings (replaced)";
+    case Diag::kUnknownCategory:
+      return "events with an unknown category (kept as other CPU events)";
+    case Diag::kUnmatchedBegin:
+      return "B events without a matching E (skipped)";
+    case Diag::kUnmatchedEnd:
+      return "E events without a matching B (skipped)";
+    case Diag::kMissingName:
+      return "events without \"name\" (kept, unnamed)";
+    case Diag::kDuplicateCorrelation:
+      return "runtime calls sharing a correlation id (first one linked)";
+    case Diag::kMalformedHeader:
+      return "top-level members unreadable (ignored)";
+    case Diag::kCount:
+      break;
   }
   return "unknown";
 }
@@ -70,9 +108,10 @@ uint64_t Diagnostics::total() const {
 
 namespace {
 
+// Rows in use, not capacity: reserved but untouched capacity is not resident memory.
 template <typename T>
 size_t VecBytes(const std::vector<T>& v) {
-  return v.capacity() * sizeof(T);
+  return v.size() * sizeof(T);
 }
 
 template <typename T>
@@ -90,7 +129,8 @@ void AppendIds(std::vector<StringId>& dst, const std::vector<StringId>& src,
 // String-encoded pids/tids (see kStringTraceIdBase) must follow their string into the new pool.
 void AppendTraceIds(std::vector<TraceId>& dst, const std::vector<TraceId>& src,
                     const std::vector<StringId>& remap) {
-  for (TraceId id : src) dst.push_back(IsStringTraceId(id) ? TraceIdOfString(remap[StringOfTraceId(id)]) : id);
+  for (TraceId id : src)
+    dst.push_back(IsStringTraceId(id) ? TraceIdOfString(remap[StringOfTraceId(id)]) : id);
 }
 
 TraceId RemapTraceId(TraceId id, const std::vector<StringId>& remap) {
@@ -105,10 +145,10 @@ size_t Trace::TableBytes() const {
        VecBytes(gpu.pid) + VecBytes(gpu.tid) + VecBytes(gpu.device) + VecBytes(gpu.stream) +
        VecBytes(gpu.correlation) + VecBytes(gpu.external_id) + VecBytes(gpu.launch) +
        VecBytes(gpu.grid) + VecBytes(gpu.block) + VecBytes(gpu.registers_per_thread) +
-       VecBytes(gpu.shared_memory_bytes) + VecBytes(gpu.blocks_per_sm) + VecBytes(gpu.warps_per_sm) +
-       VecBytes(gpu.est_occupancy_pct) + VecBytes(gpu.bytes) + VecBytes(gpu.bandwidth_gbps) +
-       VecBytes(gpu.copy_direction) + VecBytes(gpu.src_kind) + VecBytes(gpu.dst_kind) +
-       VecBytes(gpu.sync_kind) + VecBytes(collectives);
+       VecBytes(gpu.shared_memory_bytes) + VecBytes(gpu.blocks_per_sm) +
+       VecBytes(gpu.warps_per_sm) + VecBytes(gpu.est_occupancy_pct) + VecBytes(gpu.bytes) +
+       VecBytes(gpu.bandwidth_gbps) + VecBytes(gpu.copy_direction) + VecBytes(gpu.src_kind) +
+       VecBytes(gpu.dst_kind) + VecBytes(gpu.sync_kind) + VecBytes(collectives);
   n += VecBytes(runtime.start_ns) + VecBytes(runtime.dur_ns) + VecBytes(runtime.name) +
        VecBytes(runtime.pid) + VecBytes(runtime.tid) + VecBytes(runtime.correlation) +
        VecBytes(runtime.external_id) + VecBytes(runtime.cbid) + VecBytes(runtime.kind) +
@@ -130,9 +170,63 @@ size_t Trace::TableBytes() const {
 
 namespace model {
 
+namespace {
+template <typename T>
+void ReserveFor(std::vector<T>& v, double factor) {
+  v.reserve(static_cast<size_t>(static_cast<double>(v.size()) * factor) + 16);
+}
+}  // namespace
+
+void ReserveTables(Trace* t, double factor) {
+  GpuActivityTable& g = t->gpu;
+  for (auto* v : {&g.start_ns, &g.dur_ns, &g.stream, &g.correlation, &g.external_id, &g.bytes})
+    ReserveFor(*v, factor);
+  for (auto* v : {&g.pid, &g.tid}) ReserveFor(*v, factor);
+  ReserveFor(g.kind, factor);
+  ReserveFor(g.name, factor);
+  for (auto* v : {&g.device, &g.launch, &g.registers_per_thread, &g.shared_memory_bytes})
+    ReserveFor(*v, factor);
+  ReserveFor(g.grid, factor);
+  ReserveFor(g.block, factor);
+  for (auto* v : {&g.blocks_per_sm, &g.warps_per_sm, &g.est_occupancy_pct, &g.bandwidth_gbps})
+    ReserveFor(*v, factor);
+  ReserveFor(g.copy_direction, factor);
+  ReserveFor(g.src_kind, factor);
+  ReserveFor(g.dst_kind, factor);
+  ReserveFor(g.sync_kind, factor);
+  ReserveFor(t->collectives, factor);
+  RuntimeCallTable& r = t->runtime;
+  for (auto* v : {&r.start_ns, &r.dur_ns, &r.correlation, &r.external_id}) ReserveFor(*v, factor);
+  for (auto* v : {&r.pid, &r.tid}) ReserveFor(*v, factor);
+  ReserveFor(r.name, factor);
+  ReserveFor(r.cbid, factor);
+  ReserveFor(r.kind, factor);
+  ReserveFor(r.is_driver, factor);
+  CpuOpTable& c = t->cpu;
+  for (auto* v : {&c.start_ns, &c.dur_ns, &c.external_id}) ReserveFor(*v, factor);
+  for (auto* v : {&c.pid, &c.tid}) ReserveFor(*v, factor);
+  ReserveFor(c.name, factor);
+  ReserveFor(c.kind, factor);
+  ReserveFor(c.step, factor);
+  ReserveFor(c.is_dataloader, factor);
+  MemoryEventTable& m = t->memory;
+  for (auto* v : {&m.ts_ns, &m.bytes_delta, &m.total_allocated, &m.total_reserved})
+    ReserveFor(*v, factor);
+  ReserveFor(m.device_type, factor);
+  ReserveFor(m.device_id, factor);
+  ReserveFor(m.addr, factor);
+  FlowTable& f = t->flows;
+  for (auto* v : {&f.ts_ns, &f.id}) ReserveFor(*v, factor);
+  for (auto* v : {&f.pid, &f.tid}) ReserveFor(*v, factor);
+  ReserveFor(f.phase, factor);
+  ReserveFor(f.category, factor);
+  ReserveFor(f.binds_enclosing, factor);
+}
+
 std::vector<StringId> AppendTrace(Trace* dst, Trace&& src) {
   std::vector<StringId> remap(src.strings.size());
-  for (size_t i = 0; i < remap.size(); ++i) remap[i] = dst->strings.Intern(src.strings.Get(static_cast<StringId>(i)));
+  for (size_t i = 0; i < remap.size(); ++i)
+    remap[i] = dst->strings.Intern(src.strings.Get(static_cast<StringId>(i)));
 
   GpuActivityTable& g = dst->gpu;
   const GpuActivityTable& s = src.gpu;
@@ -231,9 +325,12 @@ std::vector<StringId> AppendTrace(Trace* dst, Trace&& src) {
   Append(in.scope, si.scope);
 
   ProcessMetadata& md = dst->metadata;
-  for (auto& [pid, name] : src.metadata.process_names) md.process_names[RemapTraceId(pid, remap)] = name;
-  for (auto& [pid, label] : src.metadata.process_labels) md.process_labels[RemapTraceId(pid, remap)] = label;
-  for (auto& [pid, index] : src.metadata.process_sort_index) md.process_sort_index[RemapTraceId(pid, remap)] = index;
+  for (auto& [pid, name] : src.metadata.process_names)
+    md.process_names[RemapTraceId(pid, remap)] = name;
+  for (auto& [pid, label] : src.metadata.process_labels)
+    md.process_labels[RemapTraceId(pid, remap)] = label;
+  for (auto& [pid, index] : src.metadata.process_sort_index)
+    md.process_sort_index[RemapTraceId(pid, remap)] = index;
   for (auto& [key, name] : src.metadata.thread_names) {
     md.thread_names[{RemapTraceId(key.first, remap), RemapTraceId(key.second, remap)}] = name;
   }

@@ -20,20 +20,28 @@ std::string GroupDigits(uint64_t n) {
 
 std::string HumanBytes(uint64_t n) {
   char buf[32];
-  if (n >= 1000000000ull) std::snprintf(buf, sizeof buf, "%.2f GB", n / 1e9);
-  else if (n >= 1000000ull) std::snprintf(buf, sizeof buf, "%.1f MB", n / 1e6);
-  else if (n >= 1000ull) std::snprintf(buf, sizeof buf, "%.1f KB", n / 1e3);
-  else std::snprintf(buf, sizeof buf, "%" PRIu64 " B", n);
+  if (n >= 1000000000ull)
+    std::snprintf(buf, sizeof buf, "%.2f GB", n / 1e9);
+  else if (n >= 1000000ull)
+    std::snprintf(buf, sizeof buf, "%.1f MB", n / 1e6);
+  else if (n >= 1000ull)
+    std::snprintf(buf, sizeof buf, "%.1f KB", n / 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%" PRIu64 " B", n);
   return buf;
 }
 
 std::string HumanDuration(int64_t ns) {
   char buf[32];
   const double a = static_cast<double>(ns < 0 ? -ns : ns);
-  if (a >= 1e9) std::snprintf(buf, sizeof buf, "%.3f s", ns / 1e9);
-  else if (a >= 1e6) std::snprintf(buf, sizeof buf, "%.3f ms", ns / 1e6);
-  else if (a >= 1e3) std::snprintf(buf, sizeof buf, "%.3f µs", ns / 1e3);
-  else std::snprintf(buf, sizeof buf, "%" PRId64 " ns", ns);
+  if (a >= 1e9)
+    std::snprintf(buf, sizeof buf, "%.3f s", ns / 1e9);
+  else if (a >= 1e6)
+    std::snprintf(buf, sizeof buf, "%.3f ms", ns / 1e6);
+  else if (a >= 1e3)
+    std::snprintf(buf, sizeof buf, "%.3f µs", ns / 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%" PRId64 " ns", ns);
   return buf;
 }
 
@@ -41,9 +49,12 @@ namespace {
 
 const char* RankSourceName(RankSource s) {
   switch (s) {
-    case RankSource::kDistributedInfo: return "distributedInfo";
-    case RankSource::kFileName: return "file name";
-    case RankSource::kNone: break;
+    case RankSource::kDistributedInfo:
+      return "distributedInfo";
+    case RankSource::kFileName:
+      return "file name";
+    case RankSource::kNone:
+      break;
   }
   return "none";
 }
@@ -51,14 +62,15 @@ const char* RankSourceName(RankSource s) {
 std::string Percent(uint64_t part, uint64_t whole) {
   if (whole == 0) return "n/a";
   char buf[16];
-  std::snprintf(buf, sizeof buf, "%.1f %%", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
+  std::snprintf(buf, sizeof buf, "%.1f %%",
+                100.0 * static_cast<double>(part) / static_cast<double>(whole));
   return buf;
 }
 
 std::string StepRange(const std::vector<int32_t>& steps) {
   if (steps.empty()) return "none found";
-  std::string s = std::to_string(steps.size()) + " ProfilerStep" + (steps.size() == 1 ? "" : "s") + ": #" +
-                  std::to_string(steps.front());
+  std::string s = std::to_string(steps.size()) + " ProfilerStep" + (steps.size() == 1 ? "" : "s") +
+                  ": #" + std::to_string(steps.front());
   if (steps.size() > 1) {
     const bool contiguous = steps.back() - steps.front() + 1 == static_cast<int32_t>(steps.size());
     s += (contiguous ? "–#" : " … #") + std::to_string(steps.back());
@@ -76,8 +88,8 @@ std::string RenderSummaryText(const std::vector<analyze::TraceSummary>& ranks,
   const char* reset = style.color ? "\033[0m" : "";
   std::string out;
   char line[512];
-  std::snprintf(line, sizeof line, "%sgpuscope %s%s · trace summary · %zu rank%s\n", bold, GPUSCOPE_VERSION,
-                reset, ranks.size(), ranks.size() == 1 ? "" : "s");
+  std::snprintf(line, sizeof line, "%sgpuscope %s%s · trace summary · %zu rank%s\n", bold,
+                GPUSCOPE_VERSION, reset, ranks.size(), ranks.size() == 1 ? "" : "s");
   out += line;
   for (const analyze::TraceSummary& r : ranks) {
     out += "\n";
@@ -86,17 +98,20 @@ std::string RenderSummaryText(const std::vector<analyze::TraceSummary>& ranks,
     if (r.rank >= 0) rank += std::string(" (from ") + RankSourceName(r.rank_source) + ")";
     out += std::string(bold) + rank + reset + "  " + r.path + "\n";
     std::snprintf(line, sizeof line, "  %-11s %s%s → %s JSON, %s events%s\n", "input",
-                  HumanBytes(r.file_bytes).c_str(), r.gzip ? " gzip" : "", HumanBytes(r.json_bytes).c_str(),
-                  GroupDigits(r.events_total).c_str(),
+                  HumanBytes(r.file_bytes).c_str(), r.gzip ? " gzip" : "",
+                  HumanBytes(r.json_bytes).c_str(), GroupDigits(r.events_total).c_str(),
                   r.format == TraceFormat::kBareArray ? " (legacy bare-array form)" : "");
     out += line;
     if (!r.device_name.empty()) {
-      std::snprintf(line, sizeof line, "  %-11s %s · %.1f GiB · %d SMs · compute %d.%d%s\n", "device",
-                    r.device_name.c_str(), r.device_memory_bytes / 1073741824.0, r.device_sms, r.compute_major,
-                    r.compute_minor,
-                    r.devices_listed > 1 ? (" (" + std::to_string(r.devices_listed) + " devices listed)").c_str() : "");
+      std::snprintf(line, sizeof line, "  %-11s %s · %.1f GiB · %d SMs · compute %d.%d%s\n",
+                    "device", r.device_name.c_str(), r.device_memory_bytes / 1073741824.0,
+                    r.device_sms, r.compute_major, r.compute_minor,
+                    r.devices_listed > 1
+                        ? (" (" + std::to_string(r.devices_listed) + " devices listed)").c_str()
+                        : "");
     } else {
-      std::snprintf(line, sizeof line, "  %-11s %s\n", "device", "not recorded (no deviceProperties)");
+      std::snprintf(line, sizeof line, "  %-11s %s\n", "device",
+                    "not recorded (no deviceProperties)");
     }
     out += line;
     const analyze::EventCounts& c = r.counts;
@@ -106,29 +121,37 @@ std::string RenderSummaryText(const std::vector<analyze::TraceSummary>& ranks,
       out += line;
     }
     if (r.cpu_end_ns > r.cpu_start_ns) {
-      std::snprintf(line, sizeof line, "  %-11s %s\n", "CPU span", HumanDuration(r.cpu_end_ns - r.cpu_start_ns).c_str());
+      std::snprintf(line, sizeof line, "  %-11s %s\n", "CPU span",
+                    HumanDuration(r.cpu_end_ns - r.cpu_start_ns).c_str());
       out += line;
     }
     std::snprintf(line, sizeof line, "  %-11s %s\n", "steps", StepRange(r.steps).c_str());
     out += line;
-    std::snprintf(line, sizeof line, "  %-11s %s kernels (%s NCCL) · %s memcpy · %s memset · %s sync\n", "GPU",
+    std::snprintf(line, sizeof line,
+                  "  %-11s %s kernels (%s NCCL) · %s memcpy · %s memset · %s sync\n", "GPU",
                   GroupDigits(c.kernels).c_str(), GroupDigits(c.nccl_kernels).c_str(),
-                  GroupDigits(c.memcpys).c_str(), GroupDigits(c.memsets).c_str(), GroupDigits(c.gpu_syncs).c_str());
+                  GroupDigits(c.memcpys).c_str(), GroupDigits(c.memsets).c_str(),
+                  GroupDigits(c.gpu_syncs).c_str());
     out += line;
-    std::snprintf(line, sizeof line, "  %-11s %s runtime calls (%s launches) · %s ops · %s annotations · %s DataLoader\n",
-                  "CPU", GroupDigits(c.runtime_calls).c_str(), GroupDigits(c.kernel_launches).c_str(),
-                  GroupDigits(c.cpu_ops).c_str(), GroupDigits(c.user_annotations).c_str(),
-                  GroupDigits(c.dataloader_ops).c_str());
+    std::snprintf(
+        line, sizeof line,
+        "  %-11s %s runtime calls (%s launches) · %s ops · %s annotations · %s DataLoader\n", "CPU",
+        GroupDigits(c.runtime_calls).c_str(), GroupDigits(c.kernel_launches).c_str(),
+        GroupDigits(c.cpu_ops).c_str(), GroupDigits(c.user_annotations).c_str(),
+        GroupDigits(c.dataloader_ops).c_str());
     out += line;
     if (c.python_functions + c.gpu_user_annotations + c.other_cpu_events > 0 || style.verbose) {
-      std::snprintf(line, sizeof line, "  %-11s %s python frames · %s GPU annotations · %s other\n", "",
-                    GroupDigits(c.python_functions).c_str(), GroupDigits(c.gpu_user_annotations).c_str(),
+      std::snprintf(line, sizeof line, "  %-11s %s python frames · %s GPU annotations · %s other\n",
+                    "", GroupDigits(c.python_functions).c_str(),
+                    GroupDigits(c.gpu_user_annotations).c_str(),
                     GroupDigits(c.other_cpu_events).c_str());
       out += line;
     }
-    std::snprintf(line, sizeof line, "  %-11s %s [memory] · %s counter samples · %s flow events · %s instants\n",
-                  "other", GroupDigits(c.memory_events).c_str(), GroupDigits(c.counter_samples).c_str(),
-                  GroupDigits(c.flow_events).c_str(), GroupDigits(c.instant_events).c_str());
+    std::snprintf(line, sizeof line,
+                  "  %-11s %s [memory] · %s counter samples · %s flow events · %s instants\n",
+                  "other", GroupDigits(c.memory_events).c_str(),
+                  GroupDigits(c.counter_samples).c_str(), GroupDigits(c.flow_events).c_str(),
+                  GroupDigits(c.instant_events).c_str());
     out += line;
     if (r.links.kernels > 0) {
       std::snprintf(line, sizeof line,
@@ -138,12 +161,14 @@ std::string RenderSummaryText(const std::vector<analyze::TraceSummary>& ranks,
                     Percent(r.links.kernels_linked, r.links.kernels_with_launch_in_trace).c_str());
       out += line;
       const uint64_t no_launch = r.links.kernels - r.links.kernels_linked;
-      if (no_launch > 0) out += "; " + GroupDigits(no_launch) + " kernels have no launch in the trace";
+      if (no_launch > 0)
+        out += "; " + GroupDigits(no_launch) + " kernels have no launch in the trace";
       out += "\n";
       if (r.links.linked_by_flow > 0 || style.verbose) {
-        std::snprintf(line, sizeof line, "  %-11s GPU events linked by correlation %s, by flow %s, of %s\n", "",
-                      GroupDigits(r.links.linked_by_correlation).c_str(), GroupDigits(r.links.linked_by_flow).c_str(),
-                      GroupDigits(r.links.gpu_events).c_str());
+        std::snprintf(
+            line, sizeof line, "  %-11s GPU events linked by correlation %s, by flow %s, of %s\n",
+            "", GroupDigits(r.links.linked_by_correlation).c_str(),
+            GroupDigits(r.links.linked_by_flow).c_str(), GroupDigits(r.links.gpu_events).c_str());
         out += line;
       }
     }
@@ -153,9 +178,12 @@ std::string RenderSummaryText(const std::vector<analyze::TraceSummary>& ranks,
       if (n == 0) continue;
       const Diag d = static_cast<Diag>(i);
       std::string where;
-      if (r.diagnostics.first_offset[i] >= 0) where = " (first at byte " + GroupDigits(static_cast<uint64_t>(r.diagnostics.first_offset[i])) + ")";
-      std::snprintf(line, sizeof line, "  %s%-11s %s %s%s%s\n", yellow, any_diag ? "" : "diagnostics",
-                    GroupDigits(n).c_str(), DiagDescription(d), where.c_str(), reset);
+      if (r.diagnostics.first_offset[i] >= 0)
+        where = " (first at byte " +
+                GroupDigits(static_cast<uint64_t>(r.diagnostics.first_offset[i])) + ")";
+      std::snprintf(line, sizeof line, "  %s%-11s %s %s%s%s\n", yellow,
+                    any_diag ? "" : "diagnostics", GroupDigits(n).c_str(), DiagDescription(d),
+                    where.c_str(), reset);
       out += line;
       any_diag = true;
     }
@@ -163,13 +191,16 @@ std::string RenderSummaryText(const std::vector<analyze::TraceSummary>& ranks,
       std::snprintf(line, sizeof line, "  %-11s none: every event was read\n", "diagnostics");
       out += line;
     }
-    for (const std::string& w : r.warnings) out += std::string("  ") + yellow + "warning     " + w + reset + "\n";
+    for (const std::string& w : r.warnings)
+      out += std::string("  ") + yellow + "warning     " + w + reset + "\n";
   }
-  for (const Status& f : failures) out += std::string("\n") + red + "error: " + f.message() + reset + "\n";
+  for (const Status& f : failures)
+    out += std::string("\n") + red + "error: " + f.message() + reset + "\n";
   return out;
 }
 
-std::string RenderSummaryJson(const std::vector<analyze::TraceSummary>& ranks, const std::vector<Status>& failures) {
+std::string RenderSummaryJson(const std::vector<analyze::TraceSummary>& ranks,
+                              const std::vector<Status>& failures) {
   JsonWriter w;
   w.BeginObject();
   w.Key("schema").String("gpuscope.summary");
@@ -189,12 +220,18 @@ std::string RenderSummaryJson(const std::vector<analyze::TraceSummary>& ranks, c
     w.Key("events_total").Uint(r.events_total);
     w.Key("display_time_unit").String(r.display_time_unit);
     w.Key("base_time_ns");
-    if (r.base_time_ns) w.Int(*r.base_time_ns); else w.Null();
+    if (r.base_time_ns)
+      w.Int(*r.base_time_ns);
+    else
+      w.Null();
     w.Key("device").BeginObject();
     w.Key("name").String(r.device_name);
     w.Key("memory_bytes").Int(r.device_memory_bytes);
     w.Key("sms").Int(r.device_sms);
-    w.Key("compute_capability").String(r.compute_major >= 0 ? std::to_string(r.compute_major) + "." + std::to_string(r.compute_minor) : "");
+    w.Key("compute_capability")
+        .String(r.compute_major >= 0
+                    ? std::to_string(r.compute_major) + "." + std::to_string(r.compute_minor)
+                    : "");
     w.Key("devices_listed").Uint(r.devices_listed);
     w.EndObject();
     w.Key("gpu_start_ns").Int(r.gpu_start_ns);

@@ -62,14 +62,16 @@ void LinkLaunches(Trace* trace) {
     std::unordered_map<EndpointKey, uint32_t, EndpointHash> gpu_at;
     for (size_t i = 0; i < gpu.size(); ++i) {
       if (gpu.launch[i] < 0 && gpu.correlation[i] < 0) {
-        gpu_at.emplace(EndpointKey{gpu.pid[i], gpu.tid[i], gpu.start_ns[i]}, static_cast<uint32_t>(i));
+        gpu_at.emplace(EndpointKey{gpu.pid[i], gpu.tid[i], gpu.start_ns[i]},
+                       static_cast<uint32_t>(i));
       }
     }
     if (!gpu_at.empty()) {
       std::unordered_map<EndpointKey, int32_t, EndpointHash> runtime_at;
       runtime_at.reserve(rt.size());
       for (size_t i = 0; i < rt.size(); ++i) {
-        runtime_at.emplace(EndpointKey{rt.pid[i], rt.tid[i], rt.start_ns[i]}, static_cast<int32_t>(i));
+        runtime_at.emplace(EndpointKey{rt.pid[i], rt.tid[i], rt.start_ns[i]},
+                           static_cast<int32_t>(i));
       }
       const FlowTable& f = trace->flows;
       std::unordered_map<int64_t, int32_t> start_runtime;  // flow id → runtime index

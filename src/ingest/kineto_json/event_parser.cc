@@ -84,9 +84,15 @@ Category ClassifyCategory(std::string_view cat) {
 RuntimeKind ClassifyRuntime(std::string_view raw_name) {
   const std::string_view name = StripVersionSuffix(raw_name);
   static constexpr std::string_view kKernelLaunch[] = {
-      "cudaLaunchKernel",        "cudaLaunchKernelExC",      "cuLaunchKernel",
-      "cuLaunchKernelEx",        "hipLaunchKernel",          "hipExtModuleLaunchKernel",
-      "hipModuleLaunchKernel",   "cudaLaunchCooperativeKernel", "cuLaunchCooperativeKernel",
+      "cudaLaunchKernel",
+      "cudaLaunchKernelExC",
+      "cuLaunchKernel",
+      "cuLaunchKernelEx",
+      "hipLaunchKernel",
+      "hipExtModuleLaunchKernel",
+      "hipModuleLaunchKernel",
+      "cudaLaunchCooperativeKernel",
+      "cuLaunchCooperativeKernel",
   };
   for (std::string_view n : kKernelLaunch) {
     if (name == n) return RuntimeKind::kKernelLaunch;
@@ -103,10 +109,12 @@ RuntimeKind ClassifyRuntime(std::string_view raw_name) {
   for (std::string_view n : kSync) {
     if (name == n) return RuntimeKind::kSync;
   }
-  if (StartsWith(name, "cudaMemcpy") || StartsWith(name, "hipMemcpy") || StartsWith(name, "cuMemcpy")) {
+  if (StartsWith(name, "cudaMemcpy") || StartsWith(name, "hipMemcpy") ||
+      StartsWith(name, "cuMemcpy")) {
     return RuntimeKind::kMemcpy;
   }
-  if (StartsWith(name, "cudaMemset") || StartsWith(name, "hipMemset") || StartsWith(name, "cuMemset")) {
+  if (StartsWith(name, "cudaMemset") || StartsWith(name, "hipMemset") ||
+      StartsWith(name, "cuMemset")) {
     return RuntimeKind::kMemset;
   }
   return RuntimeKind::kOther;
@@ -154,9 +162,12 @@ SanitizeResult Sanitize(std::string_view in, std::string* out) {
     // Multi-byte sequence: validate length, continuation bytes, overlongs, surrogates, range.
     size_t len = 0;
     uint32_t cp = 0;
-    if (c >= 0xC2 && c <= 0xDF) len = 2, cp = c & 0x1F;
-    else if (c >= 0xE0 && c <= 0xEF) len = 3, cp = c & 0x0F;
-    else if (c >= 0xF0 && c <= 0xF4) len = 4, cp = c & 0x07;
+    if (c >= 0xC2 && c <= 0xDF)
+      len = 2, cp = c & 0x1F;
+    else if (c >= 0xE0 && c <= 0xEF)
+      len = 3, cp = c & 0x0F;
+    else if (c >= 0xF0 && c <= 0xF4)
+      len = 4, cp = c & 0x07;
     bool valid = len > 0 && i + len <= in.size();
     for (size_t k = 1; valid && k < len; ++k) {
       const unsigned char cc = static_cast<unsigned char>(in[i + k]);
@@ -282,14 +293,16 @@ sj::error_code ReadNumber(od::value& v, Context& ctx, T* out, bool* present, Par
 }
 
 sj::error_code ReadInt(od::value& v, Context& ctx, int64_t* out, bool* present = nullptr) {
-  // Fast path: simdjson's own exact integer parser; anything else (7.0, "7", 2^64-1) goes the slow way.
+  // Fast path: simdjson's own exact integer parser; anything else (7.0, "7", 2^64-1) goes the slow
+  // way.
   int64_t x;
   if (v.get_int64().get(x) == sj::SUCCESS) {
     *out = x;
     if (present) *present = true;
     return sj::SUCCESS;
   }
-  return ReadNumber(v, ctx, out, present, [](std::string_view t, int64_t* o) { return ParseInt64(t, o); });
+  return ReadNumber(v, ctx, out, present,
+                    [](std::string_view t, int64_t* o) { return ParseInt64(t, o); });
 }
 sj::error_code ReadDouble(od::value& v, Context& ctx, double* out) {
   double x;
@@ -297,7 +310,8 @@ sj::error_code ReadDouble(od::value& v, Context& ctx, double* out) {
     *out = x;
     return sj::SUCCESS;
   }
-  return ReadNumber(v, ctx, out, nullptr, [](std::string_view t, double* o) { return ParseDouble(t, o); });
+  return ReadNumber(v, ctx, out, nullptr,
+                    [](std::string_view t, double* o) { return ParseDouble(t, o); });
 }
 sj::error_code ReadMicros(od::value& v, Context& ctx, int64_t* out, bool* present) {
   return ReadNumber(v, ctx, out, present,
@@ -310,7 +324,10 @@ sj::error_code ReadUint(od::value& v, Context& ctx, uint64_t* out, bool* present
       uint64_t x = 0;
       for (size_t i = 2; i < t.size(); ++i) {
         const char c = t[i];
-        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        int d = c >= '0' && c <= '9'   ? c - '0'
+                : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                       : -1;
         if (d < 0 || i > 17) return NumberError::kNotANumber;
         x = x * 16 + static_cast<uint64_t>(d);
       }
@@ -370,12 +387,12 @@ sj::error_code ReadTraceId(od::value& v, Context& ctx, TraceId* out) {
     if (auto e = v.get_string().get(s)) return e;
     std::string_view trimmed = TrimSpace(s);
     size_t digits_start = trimmed.size();
-    while (digits_start > 0 && trimmed[digits_start - 1] >= '0' && trimmed[digits_start - 1] <= '9') {
+    while (digits_start > 0 && trimmed[digits_start - 1] >= '0' &&
+           trimmed[digits_start - 1] <= '9') {
       --digits_start;
     }
     int64_t x;
-    if (digits_start < trimmed.size() &&
-        (digits_start == 0 || trimmed[digits_start - 1] == ' ') &&
+    if (digits_start < trimmed.size() && (digits_start == 0 || trimmed[digits_start - 1] == ' ') &&
         ParseInt64(trimmed.substr(digits_start), &x) == NumberError::kOk) {
       *out = x;
     } else {
@@ -423,28 +440,42 @@ sj::error_code ReadArgs(od::value& v, Context& ctx, RawEvent* ev) {
     bool present = false;
     switch (key.size()) {
       case 4:
-        if (key == "name") e = ReadString(val, ctx, &ev->arg_name, &ev->has_arg_name);
-        else if (key == "grid") e = ReadTriple(val, ctx, &ev->grid);
+        if (key == "name")
+          e = ReadString(val, ctx, &ev->arg_name, &ev->has_arg_name);
+        else if (key == "grid")
+          e = ReadTriple(val, ctx, &ev->grid);
         break;
       case 5:
-        if (key == "bytes") e = ReadInt(val, ctx, &ev->bytes);
-        else if (key == "block") e = ReadTriple(val, ctx, &ev->block);
-        else if (key == "Bytes") e = ReadInt(val, ctx, &ev->mem_bytes, &ev->has_mem_bytes);
-        else if (key == "dtype") e = ReadString(val, ctx, &ev->dtype, &present);
+        if (key == "bytes")
+          e = ReadInt(val, ctx, &ev->bytes);
+        else if (key == "block")
+          e = ReadTriple(val, ctx, &ev->block);
+        else if (key == "Bytes")
+          e = ReadInt(val, ctx, &ev->mem_bytes, &ev->has_mem_bytes);
+        else if (key == "dtype")
+          e = ReadString(val, ctx, &ev->dtype, &present);
         break;
       case 6:
-        if (key == "device") e = ReadInt(val, ctx, &ev->device);
-        else if (key == "stream") e = ReadInt(val, ctx, &ev->stream, &ev->has_stream);
-        else if (key == "labels") e = ReadString(val, ctx, &ev->labels, &present);
+        if (key == "device")
+          e = ReadInt(val, ctx, &ev->device);
+        else if (key == "stream")
+          e = ReadInt(val, ctx, &ev->stream, &ev->has_stream);
+        else if (key == "labels")
+          e = ReadString(val, ctx, &ev->labels, &present);
         break;
       case 10:
-        if (key == "sort_index") e = ReadInt(val, ctx, &ev->sort_index, &ev->has_sort_index);
-        else if (key == "Group size") e = ReadInt(val, ctx, &ev->group_size);
+        if (key == "sort_index")
+          e = ReadInt(val, ctx, &ev->sort_index, &ev->has_sort_index);
+        else if (key == "Group size")
+          e = ReadInt(val, ctx, &ev->group_size);
         break;
       case 11:
-        if (key == "correlation") e = ReadInt(val, ctx, &ev->correlation);
-        else if (key == "External id" || key == "external id") e = ReadInt(val, ctx, &ev->external_id);
-        else if (key == "Device Type") e = ReadInt(val, ctx, &ev->device_type);
+        if (key == "correlation")
+          e = ReadInt(val, ctx, &ev->correlation);
+        else if (key == "External id" || key == "external id")
+          e = ReadInt(val, ctx, &ev->external_id);
+        else if (key == "Device Type")
+          e = ReadInt(val, ctx, &ev->device_type);
         break;
       case 9:
         if (key == "Device Id") e = ReadInt(val, ctx, &ev->device_id);
@@ -453,18 +484,26 @@ sj::error_code ReadArgs(od::value& v, Context& ctx, RawEvent* ev) {
         if (key == "warps per SM") e = ReadDouble(val, ctx, &ev->warps_per_sm);
         break;
       case 13:
-        if (key == "shared memory") e = ReadInt(val, ctx, &ev->shared_memory);
-        else if (key == "blocks per SM") e = ReadDouble(val, ctx, &ev->blocks_per_sm);
-        else if (key == "In msg nelems") e = ReadInt(val, ctx, &ev->in_nelems);
+        if (key == "shared memory")
+          e = ReadInt(val, ctx, &ev->shared_memory);
+        else if (key == "blocks per SM")
+          e = ReadDouble(val, ctx, &ev->blocks_per_sm);
+        else if (key == "In msg nelems")
+          e = ReadInt(val, ctx, &ev->in_nelems);
         break;
       case 14:
-        if (key == "cuda_sync_kind") e = ReadString(val, ctx, &ev->sync_kind, &present);
-        else if (key == "Total Reserved") e = ReadInt(val, ctx, &ev->total_reserved);
-        else if (key == "Out msg nelems") e = ReadInt(val, ctx, &ev->out_nelems);
+        if (key == "cuda_sync_kind")
+          e = ReadString(val, ctx, &ev->sync_kind, &present);
+        else if (key == "Total Reserved")
+          e = ReadInt(val, ctx, &ev->total_reserved);
+        else if (key == "Out msg nelems")
+          e = ReadInt(val, ctx, &ev->out_nelems);
         break;
       case 15:
-        if (key == "Collective name") e = ReadString(val, ctx, &ev->collective, &ev->has_collective);
-        else if (key == "Total Allocated") e = ReadInt(val, ctx, &ev->total_allocated);
+        if (key == "Collective name")
+          e = ReadString(val, ctx, &ev->collective, &ev->has_collective);
+        else if (key == "Total Allocated")
+          e = ReadInt(val, ctx, &ev->total_allocated);
         break;
       case 18:
         if (key == "Process Group Name") e = ReadString(val, ctx, &ev->process_group, &present);
@@ -481,8 +520,10 @@ sj::error_code ReadArgs(od::value& v, Context& ctx, RawEvent* ev) {
       default:
         break;
     }
-    if (key == "cbid") e = ReadInt(val, ctx, &ev->cbid);
-    else if (key == "Addr") e = ReadUint(val, ctx, &ev->addr);
+    if (key == "cbid")
+      e = ReadInt(val, ctx, &ev->cbid);
+    else if (key == "Addr")
+      e = ReadUint(val, ctx, &ev->addr);
     if (e) return e;
     // Counter series: ph "C" events put every series in args. The value, if not consumed above and
     // numeric, is kept (ph is not always known yet: "args" may come before "ph").
@@ -627,7 +668,8 @@ SyncKind SyncKindFromText(std::string_view s) {
 
 int32_t StepNumber(std::string_view name) {
   constexpr std::string_view kPrefix = "ProfilerStep#";
-  if (!StartsWith(name, kPrefix) || name.size() == kPrefix.size() || name.size() > kPrefix.size() + 9) {
+  if (!StartsWith(name, kPrefix) || name.size() == kPrefix.size() ||
+      name.size() > kPrefix.size() + 9) {
     return -1;
   }
   int32_t n = 0;
@@ -762,19 +804,43 @@ void Commit(const RawEvent& ev, Context& ctx) {
       }
       const Category cat = ev.has_cat ? ClassifyCategory(ev.cat) : Category::kNone;
       switch (cat) {
-        case Category::kKernel: CommitGpu(ev, GpuKind::kKernel, ctx); return;
-        case Category::kMemcpy: CommitGpu(ev, GpuKind::kMemcpy, ctx); return;
-        case Category::kMemset: CommitGpu(ev, GpuKind::kMemset, ctx); return;
-        case Category::kCudaSync: CommitGpu(ev, GpuKind::kSync, ctx); return;
-        case Category::kRuntime: CommitRuntime(ev, false, ctx); return;
-        case Category::kDriver: CommitRuntime(ev, true, ctx); return;
+        case Category::kKernel:
+          CommitGpu(ev, GpuKind::kKernel, ctx);
+          return;
+        case Category::kMemcpy:
+          CommitGpu(ev, GpuKind::kMemcpy, ctx);
+          return;
+        case Category::kMemset:
+          CommitGpu(ev, GpuKind::kMemset, ctx);
+          return;
+        case Category::kCudaSync:
+          CommitGpu(ev, GpuKind::kSync, ctx);
+          return;
+        case Category::kRuntime:
+          CommitRuntime(ev, false, ctx);
+          return;
+        case Category::kDriver:
+          CommitRuntime(ev, true, ctx);
+          return;
         case Category::kNone:
-        case Category::kCpuOp: CommitCpu(ev, CpuKind::kCpuOp, ctx); return;
-        case Category::kUserAnnotation: CommitCpu(ev, CpuKind::kUserAnnotation, ctx); return;
-        case Category::kGpuUserAnnotation: CommitCpu(ev, CpuKind::kGpuUserAnnotation, ctx); return;
-        case Category::kPythonFunction: CommitCpu(ev, CpuKind::kPythonFunction, ctx); return;
-        case Category::kProfilerRange: CommitCpu(ev, CpuKind::kProfilerRange, ctx); return;
-        case Category::kTrace: ++t.info.trace_span_events_dropped; return;
+        case Category::kCpuOp:
+          CommitCpu(ev, CpuKind::kCpuOp, ctx);
+          return;
+        case Category::kUserAnnotation:
+          CommitCpu(ev, CpuKind::kUserAnnotation, ctx);
+          return;
+        case Category::kGpuUserAnnotation:
+          CommitCpu(ev, CpuKind::kGpuUserAnnotation, ctx);
+          return;
+        case Category::kPythonFunction:
+          CommitCpu(ev, CpuKind::kPythonFunction, ctx);
+          return;
+        case Category::kProfilerRange:
+          CommitCpu(ev, CpuKind::kProfilerRange, ctx);
+          return;
+        case Category::kTrace:
+          ++t.info.trace_span_events_dropped;
+          return;
         case Category::kFlow:
         case Category::kInstant:
         case Category::kUnknown:
@@ -945,6 +1011,8 @@ EventParser::~EventParser() = default;
 
 void EventParser::ParseBatch(Batch& batch, BatchResult* result) {
   result->events = batch.elements.size();
+  result->text_bytes =
+      batch.elements.empty() ? 0 : batch.elements.back().end - batch.elements.front().begin;
   for (const ScannedElement& el : batch.elements) {
     if (!el.is_object) {
       result->tables.diagnostics.Add(Diag::kNotAnObject,
@@ -955,8 +1023,10 @@ void EventParser::ParseBatch(Batch& batch, BatchResult* result) {
   Diagnostics not_objects = result->tables.diagnostics;
   if (impl_->FastPath(batch, result)) return;
   // Start over for this batch: discard what the fast path committed.
+  const uint64_t text_bytes = result->text_bytes;
   *result = BatchResult();
   result->events = batch.elements.size();
+  result->text_bytes = text_bytes;
   result->tables.diagnostics = not_objects;
   result->fallback_batches = 1;
   impl_->SlowPath(batch, result);

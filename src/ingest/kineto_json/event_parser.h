@@ -32,6 +32,7 @@ struct BatchResult {
   std::vector<BeginEnd> begin_end;
   uint64_t events = 0;  // elements seen (objects or not)
   uint64_t fallback_batches = 0;
+  uint64_t text_bytes = 0;  // JSON bytes of the batch (for sizing the final tables)
 };
 
 // A batch: text[first.begin - 1] is writable and text[last.end] too (the reader guarantees it), so
@@ -39,7 +40,7 @@ struct BatchResult {
 struct Batch {
   char* text = nullptr;
   size_t size = 0;
-  size_t capacity = 0;  // readable bytes from text (>= size + simdjson padding)
+  size_t capacity = 0;        // readable bytes from text (>= size + simdjson padding)
   int64_t stream_offset = 0;  // absolute stream offset of text[0] (-1 for the first batch)
   std::vector<ScannedElement> elements;
 };
@@ -72,8 +73,8 @@ enum class Category : uint8_t {
   kGpuUserAnnotation,
   kPythonFunction,
   kProfilerRange,
-  kTrace,  // the capture span; dropped
-  kFlow,   // ac2g, async, async_cpu_to_gpu, fwdbwd
+  kTrace,    // the capture span; dropped
+  kFlow,     // ac2g, async, async_cpu_to_gpu, fwdbwd
   kInstant,  // cpu_instant_event
   kUnknown,
 };

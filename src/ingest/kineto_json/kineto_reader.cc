@@ -61,6 +61,8 @@ class BufferPool {
 class OrderedMerger {
  public:
   explicit OrderedMerger(Trace* out) : out_(out) {}
+  // Estimated JSON bytes of the whole input; set by the producer before the first batch.
+  void set_expected_json_bytes(uint64_t bytes) { expected_json_bytes_ = bytes; }
   void Add(uint64_t sequence, BatchResult&& result) {
     std::lock_guard<std::mutex> lock(mutex_);
     pending_.emplace(sequence, std::move(result));
@@ -68,6 +70,15 @@ class OrderedMerger {
       BatchResult r = std::move(pending_.begin()->second);
       pending_.erase(pending_.begin());
       const std::vector<StringId> remap = model::AppendTrace(out_, std::move(r.tables));
+      merged_text_bytes_ += r.text_bytes;
+      if (!reserved_ && merged_text_bytes_ >= (size_t{1} << 20) &&
+          expected_json_bytes_ > 4 * merged_text_bytes_) {
+        // Size the tables once from the first MiB of events: rows per byte so far × expected bytes,
+        // with 25 % headroom (unused headroom is never touched, so it is not resident).
+        model::ReserveTables(out_, 1.25 * static_cast<double>(expected_json_bytes_) /
+                                       static_cast<double>(merged_text_bytes_));
+        reserved_ = true;
+      }
       for (BeginEnd be : r.begin_end) {
         be.name = remap[be.name];
         be.category = remap[be.category];
@@ -91,6 +102,9 @@ class OrderedMerger {
   std::vector<BeginEnd> begin_end_;
   uint64_t events_ = 0;
   uint64_t fallback_batches_ = 0;
+  uint64_t merged_text_bytes_ = 0;
+  uint64_t expected_json_bytes_ = 0;
+  bool reserved_ = false;
 };
 
 // A bounded queue: the producer blocks when workers fall behind, which bounds memory.
@@ -160,10 +174,14 @@ void PairBeginEnd(std::vector<BeginEnd>& events, Trace* trace) {
       continue;
     }
     CpuKind kind = CpuKind::kCpuOp;
-    if (c == Category::kUserAnnotation) kind = CpuKind::kUserAnnotation;
-    else if (c == Category::kGpuUserAnnotation) kind = CpuKind::kGpuUserAnnotation;
-    else if (c == Category::kPythonFunction) kind = CpuKind::kPythonFunction;
-    else if (c != Category::kNone && c != Category::kCpuOp) kind = CpuKind::kOther;
+    if (c == Category::kUserAnnotation)
+      kind = CpuKind::kUserAnnotation;
+    else if (c == Category::kGpuUserAnnotation)
+      kind = CpuKind::kGpuUserAnnotation;
+    else if (c == Category::kPythonFunction)
+      kind = CpuKind::kPythonFunction;
+    else if (c != Category::kNone && c != Category::kCpuOp)
+      kind = CpuKind::kOther;
     CpuOpTable& t = trace->cpu;
     t.start_ns.push_back(b->ts_ns);
     t.dur_ns.push_back(dur);
@@ -174,9 +192,11 @@ void PairBeginEnd(std::vector<BeginEnd>& events, Trace* trace) {
     t.kind.push_back(kind);
     const std::string_view name = trace->Str(b->name);
     int32_t step = -1;
-    if ((kind == CpuKind::kCpuOp || kind == CpuKind::kUserAnnotation) && name.rfind("ProfilerStep#", 0) == 0) {
+    if ((kind == CpuKind::kCpuOp || kind == CpuKind::kUserAnnotation) &&
+        name.rfind("ProfilerStep#", 0) == 0) {
       int64_t n;
-      if (ParseInt64(name.substr(13), &n) == NumberError::kOk && n >= 0 && n < (1ll << 31)) step = static_cast<int32_t>(n);
+      if (ParseInt64(name.substr(13), &n) == NumberError::kOk && n >= 0 && n < (1ll << 31))
+        step = static_cast<int32_t>(n);
     }
     t.step.push_back(step);
     t.is_dataloader.push_back(name.rfind("enumerate(DataLoader)", 0) == 0 ? 1 : 0);
@@ -239,7 +259,8 @@ void ParseHeader(const std::vector<std::string>& members, Trace* trace) {
             if (w > 0 && w < (1 << 30)) info.world_size = static_cast<int32_t>(w);
           } else if (dkey == "backend") {
             std::string_view s;
-            if (dvalue.get_string().get(s) == simdjson::SUCCESS) info.distributed_backend = std::string(s);
+            if (dvalue.get_string().get(s) == simdjson::SUCCESS)
+              info.distributed_backend = std::string(s);
           }
         }
       } else if (key == "deviceProperties") {
@@ -250,19 +271,29 @@ void ParseHeader(const std::vector<std::string>& members, Trace* trace) {
           if (dev.get_object().get(o) != simdjson::SUCCESS) continue;
           DeviceProperties p;
           for (auto [pkey, pvalue] : o) {
-            if (pkey == "id") p.id = static_cast<int32_t>(GetInt(pvalue, -1));
+            if (pkey == "id")
+              p.id = static_cast<int32_t>(GetInt(pvalue, -1));
             else if (pkey == "name") {
               std::string_view s;
               if (pvalue.get_string().get(s) == simdjson::SUCCESS) p.name = std::string(s);
-            } else if (pkey == "totalGlobalMem") p.total_global_mem_bytes = GetInt(pvalue, -1);
-            else if (pkey == "computeMajor") p.compute_major = static_cast<int32_t>(GetInt(pvalue, -1));
-            else if (pkey == "computeMinor") p.compute_minor = static_cast<int32_t>(GetInt(pvalue, -1));
-            else if (pkey == "numSms") p.num_sms = static_cast<int32_t>(GetInt(pvalue, -1));
-            else if (pkey == "maxThreadsPerMultiprocessor") p.max_threads_per_sm = static_cast<int32_t>(GetInt(pvalue, -1));
-            else if (pkey == "maxThreadsPerBlock") p.max_threads_per_block = static_cast<int32_t>(GetInt(pvalue, -1));
-            else if (pkey == "warpSize") p.warp_size = static_cast<int32_t>(GetInt(pvalue, -1));
-            else if (pkey == "regsPerMultiprocessor") p.regs_per_sm = GetInt(pvalue, -1);
-            else if (pkey == "sharedMemPerMultiprocessor" || pkey == "maxSharedMemoryPerMultiProcessor") {
+            } else if (pkey == "totalGlobalMem")
+              p.total_global_mem_bytes = GetInt(pvalue, -1);
+            else if (pkey == "computeMajor")
+              p.compute_major = static_cast<int32_t>(GetInt(pvalue, -1));
+            else if (pkey == "computeMinor")
+              p.compute_minor = static_cast<int32_t>(GetInt(pvalue, -1));
+            else if (pkey == "numSms")
+              p.num_sms = static_cast<int32_t>(GetInt(pvalue, -1));
+            else if (pkey == "maxThreadsPerMultiprocessor")
+              p.max_threads_per_sm = static_cast<int32_t>(GetInt(pvalue, -1));
+            else if (pkey == "maxThreadsPerBlock")
+              p.max_threads_per_block = static_cast<int32_t>(GetInt(pvalue, -1));
+            else if (pkey == "warpSize")
+              p.warp_size = static_cast<int32_t>(GetInt(pvalue, -1));
+            else if (pkey == "regsPerMultiprocessor")
+              p.regs_per_sm = GetInt(pvalue, -1);
+            else if (pkey == "sharedMemPerMultiprocessor" ||
+                     pkey == "maxSharedMemoryPerMultiProcessor") {
               p.shared_mem_per_sm_bytes = GetInt(pvalue, -1);
             }
           }
@@ -283,8 +314,9 @@ Result<Trace> ReadKinetoJson(io::ByteSource& source, const std::string& name, ui
   trace.info.gzip = source.is_gzip();
 
   const size_t batch_bytes = std::max<size_t>(options.batch_bytes, 4096);
-  int threads = options.threads > 0 ? options.threads
-                                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int threads = options.threads > 0
+                    ? options.threads
+                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   threads = std::min(threads, 64);
 
   Scanner scanner(name);
@@ -303,7 +335,8 @@ Result<Trace> ReadKinetoJson(io::ByteSource& source, const std::string& name, ui
         while (queue.Pop(&b)) {
           BatchResult result;
           parser.ParseBatch(b.batch, &result);
-          pool.Release(std::move(b.storage), b.batch.capacity);  // before merging: memory stays bounded
+          pool.Release(std::move(b.storage),
+                       b.batch.capacity);  // before merging: memory stays bounded
           merger.Add(b.sequence, std::move(result));
         }
       });
@@ -316,7 +349,14 @@ Result<Trace> ReadKinetoJson(io::ByteSource& source, const std::string& name, ui
   };
 
   uint64_t sequence = 0;
+  uint64_t json_bytes = 0;
   auto submit = [&](OwnedBatch&& b) {
+    if (sequence == 0 && source.raw_offset() > 0) {
+      // Plain: the file size. Gzip: the file size times the compression ratio seen so far.
+      merger.set_expected_json_bytes(
+          static_cast<uint64_t>(static_cast<double>(file_bytes) * static_cast<double>(json_bytes) /
+                                static_cast<double>(source.raw_offset())));
+    }
     b.sequence = sequence++;
     if (inline_parser) {
       BatchResult result;
@@ -338,7 +378,6 @@ Result<Trace> ReadKinetoJson(io::ByteSource& source, const std::string& name, ui
   };
   const size_t initial_capacity = batch_bytes + kReadChunk + kPadding + 1;
   OwnedBatch current = new_buffer(initial_capacity);
-  uint64_t json_bytes = 0;
   Status failure;
 
   while (true) {
@@ -404,7 +443,8 @@ Result<Trace> ReadKinetoJson(io::ByteSource& source, const std::string& name, ui
 
   PairBeginEnd(merger.begin_end(), &trace);
   ParseHeader(scanner.header_members(), &trace);
-  trace.info.format = scanner.is_bare_array() ? TraceFormat::kBareArray : TraceFormat::kKinetoObject;
+  trace.info.format =
+      scanner.is_bare_array() ? TraceFormat::kBareArray : TraceFormat::kKinetoObject;
   trace.info.json_bytes = json_bytes;
   trace.info.events_total = merger.events();
   LinkLaunches(&trace);

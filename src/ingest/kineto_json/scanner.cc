@@ -21,7 +21,8 @@ inline size_t FindStringSpecial(const char* b, size_t p, size_t end) {
   const __m128i backslash = _mm_set1_epi8('\\');
   while (p + 16 <= end) {
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + p));
-    const int mask = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)));
+    const int mask =
+        _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)));
     if (mask != 0) return p + static_cast<size_t>(__builtin_ctz(static_cast<unsigned>(mask)));
     p += 16;
   }
@@ -67,7 +68,8 @@ std::string ByteForMessage(unsigned char c) {
 }  // namespace
 
 Status Scanner::Fail(size_t p, const std::string& what, const std::string& hint) const {
-  return Status::InputError(file_, static_cast<uint64_t>(std::max<int64_t>(0, Absolute(p))), what, hint);
+  return Status::InputError(file_, static_cast<uint64_t>(std::max<int64_t>(0, Absolute(p))), what,
+                            hint);
 }
 
 void Scanner::EndElement(size_t end, std::vector<ScannedElement>* out) {
@@ -77,7 +79,8 @@ void Scanner::EndElement(size_t end, std::vector<ScannedElement>* out) {
 }
 
 void Scanner::Rebase(size_t cut, size_t new_begin) {
-  // Offsets >= cut move by (new_begin - cut); the stream offset of buffer position 0 moves likewise.
+  // Offsets >= cut move by (new_begin - cut); the stream offset of buffer position 0 moves
+  // likewise.
   pos_ = pos_ - cut + new_begin;
   stream_base_ = stream_base_ + static_cast<int64_t>(cut) - static_cast<int64_t>(new_begin);
   if (element_start_ != SIZE_MAX) {
@@ -108,10 +111,18 @@ inline BlockMasks ClassifyBlock(const char* block) {
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 16 * k));
     const __m128i folded = _mm_or_si128(v, bit20);
     const int shift = 16 * k;
-    m.backslash |= static_cast<uint64_t>(static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, backslash)))) << shift;
-    m.quote |= static_cast<uint64_t>(static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, quote)))) << shift;
-    m.open |= static_cast<uint64_t>(static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(folded, open)))) << shift;
-    m.close |= static_cast<uint64_t>(static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(folded, close)))) << shift;
+    m.backslash |= static_cast<uint64_t>(
+                       static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, backslash))))
+                   << shift;
+    m.quote |=
+        static_cast<uint64_t>(static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, quote))))
+        << shift;
+    m.open |= static_cast<uint64_t>(
+                  static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(folded, open))))
+              << shift;
+    m.close |= static_cast<uint64_t>(
+                   static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(folded, close))))
+               << shift;
   }
 #else
   for (int i = 0; i < 64; ++i) {
@@ -147,7 +158,8 @@ size_t Scanner::FastScan(const char* b, size_t p, size_t size, std::vector<Scann
   size_t gap_from = p;
   while (p + 64 <= size) {
     const char* block = b + p;
-    // Escapes (simdjson's algorithm): a character is escaped if an odd run of backslashes precedes it.
+    // Escapes (simdjson's algorithm): a character is escaped if an odd run of backslashes precedes
+    // it.
     const BlockMasks masks = ClassifyBlock(block);
     const uint64_t backslash = masks.backslash;
     uint64_t escaped;
@@ -265,10 +277,14 @@ Status Scanner::Scan(const char* b, size_t size, std::vector<ScannedElement>* ou
     }
     const char c = b[p];
     if (top_ == 0) {
-      if (IsSpace(c)) { ++p; continue; }
+      if (IsSpace(c)) {
+        ++p;
+        continue;
+      }
       if (Absolute(p) == 0 && static_cast<unsigned char>(c) == 0xEF) {
         if (p + 3 > size) break;  // wait for the rest of a possible byte-order mark
-        if (static_cast<unsigned char>(b[p + 1]) == 0xBB && static_cast<unsigned char>(b[p + 2]) == 0xBF) {
+        if (static_cast<unsigned char>(b[p + 1]) == 0xBB &&
+            static_cast<unsigned char>(b[p + 2]) == 0xBF) {
           p += 3;  // UTF-8 byte-order mark
           continue;
         }
@@ -285,8 +301,9 @@ Status Scanner::Scan(const char* b, size_t size, std::vector<ScannedElement>* ou
         saw_trace_events_ = true;
       } else {
         pos_ = p;
-        return Fail(p, "not a JSON trace: expected '{' or '[' but found " +
-                           ByteForMessage(static_cast<unsigned char>(c)),
+        return Fail(p,
+                    "not a JSON trace: expected '{' or '[' but found " +
+                        ByteForMessage(static_cast<unsigned char>(c)),
                     "gpuscope reads PyTorch profiler (Kineto) Chrome-trace JSON, plain or gzip");
       }
       ++p;
@@ -295,8 +312,9 @@ Status Scanner::Scan(const char* b, size_t size, std::vector<ScannedElement>* ou
     if (top_ == 'x') {
       if (!IsSpace(c) && c != '\0') {
         pos_ = p;
-        return Fail(p, "unexpected " + ByteForMessage(static_cast<unsigned char>(c)) +
-                           " after the end of the JSON document",
+        return Fail(p,
+                    "unexpected " + ByteForMessage(static_cast<unsigned char>(c)) +
+                        " after the end of the JSON document",
                     "the file may hold two documents or trailing garbage");
       }
       ++p;
@@ -324,7 +342,10 @@ Status Scanner::Scan(const char* b, size_t size, std::vector<ScannedElement>* ou
           continue;
         }
       }
-      if (IsSpace(c) || c == ',') { ++p; continue; }
+      if (IsSpace(c) || c == ',') {
+        ++p;
+        continue;
+      }
       if (c == '{' || c == '[') {
         element_start_ = p;
         element_is_object_ = c == '{';
@@ -393,8 +414,9 @@ Status Scanner::Scan(const char* b, size_t size, std::vector<ScannedElement>* ou
             break;
           }
           pos_ = p;
-          return Fail(p, "expected a key string in the top-level object but found " +
-                             ByteForMessage(static_cast<unsigned char>(c)),
+          return Fail(p,
+                      "expected a key string in the top-level object but found " +
+                          ByteForMessage(static_cast<unsigned char>(c)),
                       "the JSON is malformed");
         case Member::kExpectColon:
           if (IsSpace(c)) break;
@@ -451,8 +473,9 @@ Status Scanner::Scan(const char* b, size_t size, std::vector<ScannedElement>* ou
             break;
           }
           pos_ = p;
-          return Fail(p, "expected ',' or '}' after a top-level member but found " +
-                             ByteForMessage(static_cast<unsigned char>(c)),
+          return Fail(p,
+                      "expected ',' or '}' after a top-level member but found " +
+                          ByteForMessage(static_cast<unsigned char>(c)),
                       "the JSON is malformed");
         case Member::kInKey:
           break;  // unreachable: keys are strings
@@ -486,9 +509,9 @@ Status Scanner::Finish() {
     return Fail(p, "empty input: no JSON found", "the file is empty or holds only whitespace");
   }
   if (top_ != 'x') {
-    std::string where = in_events() ? "inside traceEvents after " + std::to_string(elements_) +
-                                          " complete events"
-                                    : "inside the top-level JSON value";
+    std::string where =
+        in_events() ? "inside traceEvents after " + std::to_string(elements_) + " complete events"
+                    : "inside the top-level JSON value";
     if (in_string_) where += ", inside a string";
     return Fail(p, "truncated JSON: the input ends " + where,
                 "the file was cut short (interrupted copy or profiler crash); re-export the trace");

@@ -1,11 +1,11 @@
 // Streaming structural scanner for Chrome-trace JSON.
 //
 // Why: a trace can be many GB, so the text is never held whole. The scanner walks the bytes as they
-// arrive (tracking only string/escape state and nesting depth, ≈ 1 byte per cycle) and reports where
-// each element of "traceEvents" begins and ends. The reader cuts batches at those boundaries — never
-// inside a string — and parses each batch with simdjson on another core. Top-level members other than
-// traceEvents (deviceProperties, distributedInfo, ...) are captured as text, in any order, before or
-// after the events, and parsed once at the end.
+// arrive (tracking only string/escape state and nesting depth, ≈ 1 byte per cycle) and reports
+// where each element of "traceEvents" begins and ends. The reader cuts batches at those boundaries
+// — never inside a string — and parses each batch with simdjson on another core. Top-level members
+// other than traceEvents (deviceProperties, distributedInfo, ...) are captured as text, in any
+// order, before or after the events, and parsed once at the end.
 #pragma once
 
 #include <cstdint>
@@ -29,8 +29,8 @@ class Scanner {
   // Tests turn the 64-byte bitmask path off to use the byte-at-a-time path as its oracle.
   void set_fast_path(bool enabled) { fast_path_ = enabled; }
 
-  // Scans buffer[pos(), size). `buffer` may have been reallocated or grown since the last call; it is
-  // the same logical stream. Completed traceEvents elements are appended to `out`.
+  // Scans buffer[pos(), size). `buffer` may have been reallocated or grown since the last call; it
+  // is the same logical stream. Completed traceEvents elements are appended to `out`.
   Status Scan(const char* buffer, size_t size, std::vector<ScannedElement>* out);
 
   // The caller moved the bytes [cut, size) of the buffer to offset `new_begin` of a fresh buffer.
@@ -44,7 +44,8 @@ class Scanner {
   bool in_events() const { return events_depth_ >= 0; }
   // True between two traceEvents elements: nothing before pos() is needed any more.
   bool between_elements() const {
-    return events_depth_ >= 0 && depth_ == events_depth_ && element_start_ == SIZE_MAX && !in_string_;
+    return events_depth_ >= 0 && depth_ == events_depth_ && element_start_ == SIZE_MAX &&
+           !in_string_;
   }
   bool is_bare_array() const { return bare_array_; }
   // Absolute offset in the (uncompressed) stream of buffer offset `p`.
@@ -64,11 +65,11 @@ class Scanner {
   bool fast_path_ = true;
 
   std::string file_;
-  // Absolute stream offset of buffer offset 0. The reader keeps byte 0 of every buffer free (to wrap
-  // a batch in '[' in place), so the stream's first byte sits at buffer offset 1.
+  // Absolute stream offset of buffer offset 0. The reader keeps byte 0 of every buffer free (to
+  // wrap a batch in '[' in place), so the stream's first byte sits at buffer offset 1.
   int64_t stream_base_ = -1;
   size_t pos_ = 1;  // see stream_base_
-  char top_ = 0;  // 0 not started, 'o' object form, 'a' bare-array form, 'x' finished
+  char top_ = 0;    // 0 not started, 'o' object form, 'a' bare-array form, 'x' finished
   bool bare_array_ = false;
   int64_t depth_ = 0;
   bool in_string_ = false;
@@ -82,7 +83,14 @@ class Scanner {
   bool element_is_object_ = false;
   uint64_t elements_ = 0;
   // Object form, depth 1 members.
-  enum class Member : uint8_t { kExpectKey, kInKey, kExpectColon, kExpectValue, kInValue, kAfterValue };
+  enum class Member : uint8_t {
+    kExpectKey,
+    kInKey,
+    kExpectColon,
+    kExpectValue,
+    kInValue,
+    kAfterValue
+  };
   Member member_ = Member::kExpectKey;
   size_t member_start_ = 0;
   std::string key_;

@@ -5,7 +5,8 @@
 namespace gpuscope::ingest {
 namespace {
 
-// Feeds `json` one byte at a time (the worst case for resuming mid-string) and returns the elements.
+// Feeds `json` one byte at a time (the worst case for resuming mid-string) and returns the
+// elements.
 std::vector<std::string> Elements(const std::string& json, Scanner* scanner) {
   std::string buffer = " ";  // byte 0 is reserved by the reader's layout
   std::vector<ScannedElement> found;
@@ -38,7 +39,8 @@ TEST(Scanner, FindsEventsAndHeaderMembersByteByByte) {
 
 TEST(Scanner, BareArrayAndByteOrderMark) {
   Scanner scanner("t.json");
-  const std::vector<std::string> elements = Elements("\xEF\xBB\xBF [{\"x\": 1}, {\"y\": \"]\"}]\n", &scanner);
+  const std::vector<std::string> elements =
+      Elements("\xEF\xBB\xBF [{\"x\": 1}, {\"y\": \"]\"}]\n", &scanner);
   ASSERT_EQ(elements.size(), 2u);
   EXPECT_TRUE(scanner.is_bare_array());
   EXPECT_TRUE(scanner.Finish().ok());
@@ -49,7 +51,8 @@ TEST(Scanner, TruncationInsideAStringIsReported) {
   Elements(R"({"traceEvents": [{"name": "abc)", &scanner);
   const Status s = scanner.Finish();
   ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("truncated JSON: the input ends inside traceEvents after 0 complete events, inside a string"),
+  EXPECT_NE(s.message().find("truncated JSON: the input ends inside traceEvents after 0 complete "
+                             "events, inside a string"),
             std::string::npos)
       << s.message();
 }
@@ -61,7 +64,8 @@ namespace gpuscope::ingest {
 namespace {
 
 // Feeds `json` in chunks of the given sizes; returns elements as text plus the header members.
-std::vector<std::string> ScanInChunks(const std::string& json, bool fast, uint64_t seed, Status* status) {
+std::vector<std::string> ScanInChunks(const std::string& json, bool fast, uint64_t seed,
+                                      Status* status) {
   Scanner scanner("t.json");
   scanner.set_fast_path(fast);
   std::string buffer = " ";
@@ -78,7 +82,8 @@ std::vector<std::string> ScanInChunks(const std::string& json, bool fast, uint64
   }
   *status = scanner.Finish();
   std::vector<std::string> out;
-  for (const ScannedElement& e : found) out.push_back((e.is_object ? "O:" : "S:") + buffer.substr(e.begin, e.end - e.begin));
+  for (const ScannedElement& e : found)
+    out.push_back((e.is_object ? "O:" : "S:") + buffer.substr(e.begin, e.end - e.begin));
   for (const std::string& h : scanner.header_members()) out.push_back("H:" + h);
   return out;
 }
@@ -86,7 +91,8 @@ std::vector<std::string> ScanInChunks(const std::string& json, bool fast, uint64
 // The 64-byte bitmask path must find exactly what the byte-at-a-time path finds, on text dense with
 // backslash runs, escaped quotes, braces inside strings and stray non-object elements.
 TEST(Scanner, FastPathAgreesWithBytePath) {
-  const char* pieces[] = {"\\\\", "\\\"", "{", "}", "[", "]", "a", " ", "\\\\\\\"", ",", "\\n", "\\u0041"};
+  const char* pieces[] = {"\\\\", "\\\"", "{",        "}", "[",   "]",
+                          "a",    " ",    "\\\\\\\"", ",", "\\n", "\\u0041"};
   uint64_t x = 42;
   auto next = [&x] {
     x ^= x << 13;
