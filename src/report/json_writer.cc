@@ -1,5 +1,7 @@
 #include "report/json_writer.h"
 
+#include "base/utf8.h"
+
 #include <cmath>
 #include <cstdio>
 
@@ -44,24 +46,8 @@ void JsonWriter::AppendEscaped(std::string* out, std::string_view s) {
       ++i;
       continue;
     }
-    size_t len = 0;
-    uint32_t cp = 0;
-    if (c >= 0xC2 && c <= 0xDF)
-      len = 2, cp = c & 0x1F;
-    else if (c >= 0xE0 && c <= 0xEF)
-      len = 3, cp = c & 0x0F;
-    else if (c >= 0xF0 && c <= 0xF4)
-      len = 4, cp = c & 0x07;
-    bool valid = len > 0 && i + len <= s.size();
-    for (size_t k = 1; valid && k < len; ++k) {
-      const unsigned char cc = static_cast<unsigned char>(s[i + k]);
-      if ((cc & 0xC0) != 0x80) valid = false;
-      cp = (cp << 6) | (cc & 0x3F);
-    }
-    if (valid && ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10FFFF ||
-                  (cp >= 0xD800 && cp <= 0xDFFF))) {
-      valid = false;
-    }
+    const size_t len = Utf8SequenceLength(s, i);
+    const bool valid = len > 0;
     if (valid) {
       out->append(s.data() + i, len);
       i += len;

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "base/numbers.h"
+#include "base/utf8.h"
 
 namespace gpuscope::ingest {
 
@@ -159,27 +160,8 @@ SanitizeResult Sanitize(std::string_view in, std::string* out) {
       continue;
     }
     escape = false;
-    // Multi-byte sequence: validate length, continuation bytes, overlongs, surrogates, range.
-    size_t len = 0;
-    uint32_t cp = 0;
-    if (c >= 0xC2 && c <= 0xDF)
-      len = 2, cp = c & 0x1F;
-    else if (c >= 0xE0 && c <= 0xEF)
-      len = 3, cp = c & 0x0F;
-    else if (c >= 0xF0 && c <= 0xF4)
-      len = 4, cp = c & 0x07;
-    bool valid = len > 0 && i + len <= in.size();
-    for (size_t k = 1; valid && k < len; ++k) {
-      const unsigned char cc = static_cast<unsigned char>(in[i + k]);
-      if ((cc & 0xC0) != 0x80) valid = false;
-      cp = (cp << 6) | (cc & 0x3F);
-    }
-    if (valid) {
-      if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10FFFF ||
-          (cp >= 0xD800 && cp <= 0xDFFF)) {
-        valid = false;
-      }
-    }
+    const size_t len = Utf8SequenceLength(in, i);
+    const bool valid = len > 0;
     if (valid) {
       out->append(in.data() + i, len);
       i += len;
