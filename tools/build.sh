@@ -4,9 +4,12 @@
 #   tools/build.sh asan       ASan + UBSan, with debug info (build/asan)
 #   tools/build.sh fuzz       clang + libFuzzer targets (build/fuzz)
 #   tools/build.sh native     Release tuned for this CPU (build/native), for benchmarks
+# Extra arguments are build targets (default: everything), e.g. `tools/build.sh release gpuscope`.
+# Tests are built when GoogleTest is installed (tools/setup.sh --test).
 set -eu
 cd "$(dirname "$0")/.."
 flavour="${1:-release}"
+[ $# -gt 0 ] && shift
 case "$flavour" in
   release) args="-DCMAKE_BUILD_TYPE=Release" ;;
   asan) args="-DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUSCOPE_SANITIZE=ON" ;;
@@ -16,7 +19,11 @@ case "$flavour" in
 esac
 dir="build/$flavour"
 mkdir -p build
-if [ ! -f "$dir/build.ninja" ]; then
-  cmake -S . -B "$dir" -G Ninja $args >"$dir.configure.log" 2>&1 || { cat "$dir.configure.log" >&2; exit 1; }
+# Configure every time (fast when nothing changed) so newly installed packages, e.g. GoogleTest
+# after `tools/setup.sh --test`, are picked up by an existing build folder.
+cmake -S . -B "$dir" -G Ninja $args >"$dir.configure.log" 2>&1 || { cat "$dir.configure.log" >&2; exit 1; }
+if [ $# -gt 0 ]; then
+  cmake --build "$dir" --target "$@" -- --quiet
+else
+  cmake --build "$dir" -- --quiet
 fi
-cmake --build "$dir" -- --quiet
