@@ -181,6 +181,22 @@ TEST(Reader, OldSchemaLandsInTheSameTables) {
   EXPECT_EQ(t.diagnostics.total(), 0u) << Fingerprint(t);
 }
 
+TEST(Reader, CountersWhateverTheKeyOrder) {
+  // "args" before "ph", and series named like kernel args ("bytes", "device").
+  const char* json = R"js({"traceEvents": [
+    {"args": {"bytes": 4096, "device": 1, "util": 0.5}, "name": "mem", "pid": 3, "ts": 10, "ph": "C"},
+    {"ph": "C", "name": "power", "pid": 3, "ts": 11.5, "args": {"watts": "350", "limit": 400}}
+  ]})js";
+  Trace t = Load(json);
+  ASSERT_EQ(t.counters.size(), 4u);
+  EXPECT_EQ(t.Str(t.counters.series[0]), "bytes");
+  EXPECT_DOUBLE_EQ(t.counters.value[0], 4096);
+  EXPECT_EQ(t.Str(t.counters.series[1]), "device");
+  EXPECT_DOUBLE_EQ(t.counters.value[2], 0.5);
+  EXPECT_EQ(t.Str(t.counters.series[3]), "limit");  // the string "350" is not a series value
+  EXPECT_EQ(t.counters.ts_ns[3], 11500);
+}
+
 TEST(Reader, LegacyBareArray) {
   const char* json = R"js([
 {"name": "ProfilerStep#1", "ph": "X", "ts": 10, "dur": 100, "tid": 1, "pid": "CPU functions", "args": {}},

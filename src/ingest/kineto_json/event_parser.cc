@@ -420,6 +420,17 @@ sj::error_code ReadArgs(od::value& v, Context& ctx, RawEvent* ev) {
     od::value val = field.value();
     sj::error_code e = sj::SUCCESS;
     bool present = false;
+    // Counter series: ph "C" events put every series in args; "args" may come before "ph", so numeric
+    // args are kept until the phase is known. type() and raw_json_token() only peek, so the value
+    // can still be read below.
+    if (ev->counter_values && (ev->ph == 0 || ev->ph == 'C') && ev->counter_values->size() < 256) {
+      od::json_type t;
+      double x;
+      if (val.type().get(t) == sj::SUCCESS && t == od::json_type::number &&
+          ParseDouble(val.raw_json_token(), &x) == NumberError::kOk) {
+        ev->counter_values->emplace_back(key, x);
+      }
+    }
     switch (key.size()) {
       case 4:
         if (key == "name")
@@ -507,19 +518,6 @@ sj::error_code ReadArgs(od::value& v, Context& ctx, RawEvent* ev) {
     else if (key == "Addr")
       e = ReadUint(val, ctx, &ev->addr);
     if (e) return e;
-    // Counter series: ph "C" events put every series in args. The value, if not consumed above and
-    // numeric, is kept (ph is not always known yet: "args" may come before "ph").
-    if (ev->counter_values && (ev->ph == 0 || ev->ph == 'C') && ev->counter_values->size() < 256) {
-      od::json_type t;
-      if (val.type().get(t) == sj::SUCCESS && t == od::json_type::number) {
-        std::string_view token;
-        double x;
-        token = val.raw_json_token();
-        if (ParseDouble(token, &x) == NumberError::kOk) {
-          ev->counter_values->emplace_back(key, x);
-        }
-      }
-    }
   }
   return sj::SUCCESS;
 }
