@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <map>
-#include <regex>
 
 #include "analyze/trace_summary.h"
 #include "gpuscope/ingest.h"
@@ -88,10 +87,18 @@ void ExpectFirstKernelTimesExact(const std::string& file) {
                             ? text.find("\"cat\": \"kernel\"")
                             : text.find("\"cat\": \"Kernel\"");
   ASSERT_NE(kernel, std::string::npos);
-  const std::regex ts_re("\"ts\": ([0-9.]+), \"dur\": ([0-9.]+)");
-  std::smatch m;
+  // The first `"ts": <number>, "dur": <number>` after the kernel's category, read as raw text.
   const std::string window = text.substr(kernel, 2000);
-  ASSERT_TRUE(std::regex_search(window, m, ts_re));
+  auto raw_number_after = [&window](const std::string& key) {
+    const size_t at = window.find(key);
+    EXPECT_NE(at, std::string::npos) << key;
+    size_t begin = at + key.size(), end = begin;
+    while (end < window.size() && (std::isdigit(static_cast<unsigned char>(window[end])) || window[end] == '.')) ++end;
+    return window.substr(begin, end - begin);
+  };
+  const std::string raw_ts = raw_number_after("\"ts\": "), raw_dur = raw_number_after("\"dur\": ");
+  ASSERT_FALSE(raw_ts.empty());
+  ASSERT_FALSE(raw_dur.empty());
   auto digits_to_ns = [](const std::string& s) {
     // Independent of the reader: split on '.', pad the fraction to 3 digits.
     const size_t dot = s.find('.');
@@ -110,8 +117,8 @@ void ExpectFirstKernelTimesExact(const std::string& file) {
     }
   }
   ASSERT_GE(first_kernel, 0);
-  EXPECT_EQ(loaded->gpu.start_ns[first_kernel], digits_to_ns(m[1])) << m[1];
-  EXPECT_EQ(loaded->gpu.dur_ns[first_kernel], digits_to_ns(m[2])) << m[2];
+  EXPECT_EQ(loaded->gpu.start_ns[first_kernel], digits_to_ns(raw_ts)) << raw_ts;
+  EXPECT_EQ(loaded->gpu.dur_ns[first_kernel], digits_to_ns(raw_dur)) << raw_dur;
 }
 
 TEST(Corpus, NanosecondTraceRoundTripsExactly) {
