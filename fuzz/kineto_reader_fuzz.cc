@@ -4,9 +4,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "analyze/trace_summary.h"
 #include "gpuscope/ingest.h"
-#include "report/summary_report.h"
+#include "report/report.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
@@ -17,8 +16,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto trace = gpuscope::LoadTraceFromBytes(
       std::string_view(reinterpret_cast<const char*>(data) + 1, size - 1), "fuzz.json", options);
   if (trace.ok()) {
-    const auto summary = gpuscope::analyze::SummarizeTrace(*trace);
-    const std::string json = gpuscope::report::RenderSummaryJson({summary}, {});
+    std::vector<gpuscope::Trace> traces;
+    traces.push_back(std::move(trace.value()));
+    const auto report = gpuscope::report::BuildReport(traces, {}, 1);
+    const std::string json = gpuscope::report::RenderJson(report);
     if (json.empty()) __builtin_trap();
   }
   return 0;

@@ -93,7 +93,9 @@ void ExpectFirstKernelTimesExact(const std::string& file) {
     const size_t at = window.find(key);
     EXPECT_NE(at, std::string::npos) << key;
     size_t begin = at + key.size(), end = begin;
-    while (end < window.size() && (std::isdigit(static_cast<unsigned char>(window[end])) || window[end] == '.')) ++end;
+    while (end < window.size() &&
+           (std::isdigit(static_cast<unsigned char>(window[end])) || window[end] == '.'))
+      ++end;
     return window.substr(begin, end - begin);
   };
   const std::string raw_ts = raw_number_after("\"ts\": "), raw_dur = raw_number_after("\"dur\": ");

@@ -11,7 +11,7 @@
 #include "gpuscope/ingest.h"
 #include "gpuscope/synth.h"
 #include "gpuscope/version.h"
-#include "report/summary_report.h"
+#include "report/report.h"
 
 namespace {
 
@@ -110,21 +110,23 @@ int RunAnalyze(const std::string& input, bool json, int threads, double batch_mb
     PrintError(loaded.status());
     return ExitCodeFor(loaded.status());
   }
-  std::vector<analyze::TraceSummary> summaries;
   uint64_t json_bytes = 0, events = 0, file_bytes = 0;
   for (const Trace& t : loaded->traces) {
-    summaries.push_back(analyze::SummarizeTrace(t));
     json_bytes += t.info.json_bytes;
     file_bytes += t.info.file_bytes;
     events += t.info.events_total;
   }
+  const auto t1 = std::chrono::steady_clock::now();
+  const report::Report rep = report::BuildReport(loaded->traces, loaded->failures, threads);
+  const double analyze_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
   if (json) {
-    std::fputs(report::RenderSummaryJson(summaries, loaded->failures).c_str(), stdout);
+    std::fputs(report::RenderJson(rep).c_str(), stdout);
   } else {
     report::TextStyle style;
     style.verbose = verbose;
     style.color = color == "always" || (color == "auto" && isatty(STDOUT_FILENO));
-    std::fputs(report::RenderSummaryText(summaries, loaded->failures, style).c_str(), stdout);
+    std::fputs(report::RenderText(rep, style).c_str(), stdout);
   }
   if (stats) {
     struct rusage usage;
@@ -133,9 +135,9 @@ int RunAnalyze(const std::string& input, bool json, int threads, double batch_mb
     for (const Trace& t : loaded->traces) table_bytes += t.TableBytes();
     std::fprintf(
         stderr,
-        "stats: load_seconds=%.3f file_bytes=%llu json_bytes=%llu events=%llu json_MBps=%.1f "
-        "events_per_s=%.0f peak_rss_MB=%.1f model_MB=%.1f\n",
-        seconds, static_cast<unsigned long long>(file_bytes),
+        "stats: load_seconds=%.3f analyze_seconds=%.3f file_bytes=%llu json_bytes=%llu events=%llu "
+        "json_MBps=%.1f events_per_s=%.0f peak_rss_MB=%.1f model_MB=%.1f\n",
+        seconds, analyze_seconds, static_cast<unsigned long long>(file_bytes),
         static_cast<unsigned long long>(json_bytes), static_cast<unsigned long long>(events),
         json_bytes / 1e6 / seconds, events / seconds, usage.ru_maxrss / 1024.0, table_bytes / 1e6);
   }
@@ -166,7 +168,7 @@ int main(int argc, char** argv) {
       ->add_option("TRACE", input,
                    "Trace file (.json or .json.gz, detected from content) or folder")
       ->required();
-  analyze->add_flag("--json", json, "Print the summary as JSON (schema: docs/json.md)");
+  analyze->add_flag("--json", json, "Print the report as JSON (schema: docs/json-schema.md)");
   analyze->add_option("-j,--threads", threads, "Parser threads (default: all cores)")
       ->check(CLI::Range(0, 256));
   analyze->add_option("--batch-mb", batch_mb, "JSON megabytes per parse batch (default 4)")

@@ -1,9 +1,9 @@
 #include "report/json_writer.h"
 
-#include "base/utf8.h"
-
 #include <cmath>
 #include <cstdio>
+
+#include "base/utf8.h"
 
 namespace gpuscope::report {
 

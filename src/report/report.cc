@@ -1,7 +1,10 @@
-#include "report/summary_report.h"
+#include "report/report.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cinttypes>
 #include <cstdio>
+#include <thread>
 
 #include "gpuscope/version.h"
 #include "report/json_writer.h"
@@ -78,20 +81,265 @@ std::string StepRange(const std::vector<int32_t>& steps) {
   return s;
 }
 
+double Share(int64_t part, int64_t whole) {
+  return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+}
+
+std::string RenderGpuTimeText(const analyze::GpuTime& g, const TextStyle& style) {
+  (void)style;
+  std::string out;
+  char line[512];
+  const analyze::ExclusiveBreakdown& ex = g.exclusive;
+  if (ex.span_ns <= 0) return out;
+  const char* selection =
+      g.selection.step_filtered ? "last ProfilerStep left out, as HTA does" : "all GPU events";
+  std::snprintf(line, sizeof line, "  %-11s %s analysed (%s%s)\n", "GPU time",
+                HumanDuration(ex.span_ns).c_str(), selection,
+                g.selection.rounded ? "; times rounded to µs as HTA does" : "");
+  out += line;
+  std::snprintf(line, sizeof line,
+                "  %-11s compute %.1f %% · exposed comm %.1f %% · exposed copy/set %.1f %% · other "
+                "%.1f %% · idle %.1f %%\n",
+                "", Share(ex.compute_ns, ex.span_ns),
+                Share(ex.exposed_communication_ns, ex.span_ns),
+                Share(ex.exposed_memory_ns, ex.span_ns), Share(ex.other_ns, ex.span_ns),
+                Share(ex.idle_ns, ex.span_ns));
+  out += line;
+  const analyze::TemporalBreakdown& tb = g.temporal;
+  std::snprintf(
+      line, sizeof line,
+      "  %-11s idle %.2f %% · compute %.2f %% · non-compute %.2f %% (HTA temporal breakdown)\n", "",
+      Share(tb.idle_ns, tb.span_ns), Share(tb.compute_ns, tb.span_ns),
+      Share(tb.non_compute_ns, tb.span_ns));
+  out += line;
+  if (g.comm_compute_overlap_ratio >= 0) {
+    std::snprintf(line, sizeof line, "  %-11s %.1f %% of communication time runs under compute\n",
+                  "overlap", 100.0 * g.comm_compute_overlap_ratio);
+    out += line;
+  }
+  bool first = true;
+  for (const analyze::StreamIdle& s : g.idle_by_stream) {
+    const int64_t total = s.host_wait_ns + s.kernel_wait_ns + s.other_ns;
+    if (s.gaps == 0) continue;
+    std::snprintf(
+        line, sizeof line,
+        "  %-11s stream %lld: %s idle · host wait %.0f %% · kernel wait %.0f %% · other %.0f %%\n",
+        first ? "idle cause" : "", static_cast<long long>(s.stream), HumanDuration(total).c_str(),
+        Share(s.host_wait_ns, total), Share(s.kernel_wait_ns, total), Share(s.other_ns, total));
+    out += line;
+    first = false;
+  }
+  return out;
+}
+
+void WriteGpuTimeJson(const analyze::GpuTime& g, JsonWriter* w) {
+  w->Key("selection").BeginObject();
+  w->Key("gpu_events").Uint(g.selection.rows.size());
+  w->Key("last_step_dropped").Bool(g.selection.step_filtered);
+  w->Key("rounded_to_us").Bool(g.selection.rounded);
+  w->EndObject();
+  const analyze::TemporalBreakdown& tb = g.temporal;
+  w->Key("temporal_breakdown").BeginObject();
+  w->Key("span_ns").Int(tb.span_ns);
+  w->Key("idle_ns").Int(tb.idle_ns);
+  w->Key("compute_ns").Int(tb.compute_ns);
+  w->Key("non_compute_ns").Int(tb.non_compute_ns);
+  w->EndObject();
+  const analyze::ExclusiveBreakdown& ex = g.exclusive;
+  w->Key("exclusive_breakdown").BeginObject();
+  w->Key("span_ns").Int(ex.span_ns);
+  w->Key("compute_ns").Int(ex.compute_ns);
+  w->Key("exposed_communication_ns").Int(ex.exposed_communication_ns);
+  w->Key("exposed_memory_ns").Int(ex.exposed_memory_ns);
+  w->Key("other_ns").Int(ex.other_ns);
+  w->Key("idle_ns").Int(ex.idle_ns);
+  w->EndObject();
+  w->Key("idle_attribution").BeginArray();
+  for (const analyze::StreamIdle& s : g.idle_by_stream) {
+    w->BeginObject();
+    w->Key("stream").Int(s.stream);
+    w->Key("host_wait_ns").Int(s.host_wait_ns);
+    w->Key("kernel_wait_ns").Int(s.kernel_wait_ns);
+    w->Key("other_ns").Int(s.other_ns);
+    w->Key("gaps").Uint(s.gaps);
+    w->EndObject();
+  }
+  w->EndArray();
+  w->Key("comm_compute_overlap_ratio");
+  if (g.comm_compute_overlap_ratio >= 0) {
+    w->Double(g.comm_compute_overlap_ratio, 4);
+  } else {
+    w->Null();
+  }
+}
+
+std::string RenderStepsText(const analyze::StepsResult& s) {
+  std::string out;
+  char line[512];
+  if (s.steps.empty()) return out;
+  const size_t n = s.steady_count;
+  const char* which =
+      s.whole_span_fallback ? "the whole trace (no ProfilerStep)" : "steady-state steps";
+  std::snprintf(line, sizeof line, "  %-11s %s mean over %zu %s\n", "step time",
+                HumanDuration(s.mean_steady_step_ns).c_str(), n, which);
+  out += line;
+  // Two lines of four so the section fits in 100 columns.
+  static constexpr const char* kLabels[] = {"kernel",  "memcpy",     "memset",   "communication",
+                                            "runtime", "DataLoader", "CPU exec", "other"};
+  for (size_t row = 0; row < 2; ++row) {
+    std::string parts;
+    for (size_t c = row * 4; c < row * 4 + 4; ++c) {
+      char part[64];
+      std::snprintf(part, sizeof part, "%s%s %.1f %%", parts.empty() ? "" : " · ", kLabels[c],
+                    Share(s.mean_steady_ns[c], s.mean_steady_step_ns));
+      parts += part;
+    }
+    out += "              " + parts + "\n";
+  }
+  return out;
+}
+
+void WriteStepCategories(const analyze::StepCategoryArray& a, JsonWriter* w) {
+  w->BeginObject();
+  for (size_t c = 0; c < analyze::kStepCategoryCount; ++c) {
+    w->Key(analyze::StepCategoryName(static_cast<analyze::StepCategory>(c))).Int(a[c]);
+  }
+  w->EndObject();
+}
+
+void WriteStepsJson(const analyze::StepsResult& s, JsonWriter* w) {
+  w->Key("steps").BeginArray();
+  for (const analyze::StepBreakdown& b : s.steps) {
+    w->BeginObject();
+    w->Key("name").String(b.name);
+    w->Key("step").Int(b.step);
+    w->Key("start_ns").Int(b.start_ns);
+    w->Key("duration_ns").Int(b.duration_ns);
+    w->Key("steady_state").Bool(b.steady_state);
+    w->Key("incomplete").Bool(b.incomplete);
+    w->Key("breakdown_ns");
+    WriteStepCategories(b.category_ns, w);
+    w->EndObject();
+  }
+  w->EndArray();
+  w->Key("step_summary").BeginObject();
+  w->Key("whole_span_fallback").Bool(s.whole_span_fallback);
+  w->Key("steady_steps").Uint(s.steady_count);
+  w->Key("mean_step_ns").Int(s.mean_steady_step_ns);
+  w->Key("mean_breakdown_ns");
+  WriteStepCategories(s.mean_steady_ns, w);
+  w->Key("complete_steps").Uint(s.complete_count);
+  w->Key("tb_plugin_mean_step_ns").Int(s.mean_complete_step_ns);
+  w->Key("tb_plugin_mean_breakdown_ns");
+  WriteStepCategories(s.mean_complete_ns, w);
+  w->EndObject();
+}
+
+std::string RenderRanksText(const Report& report) {
+  const analyze::RanksResult& r = report.across_ranks;
+  if (r.ranks.size() < 2) return "";
+  std::string out = "\nacross ranks: median step " + HumanDuration(r.median_step_ns);
+  std::string stragglers;
+  for (const analyze::RankRow& row : r.ranks) {
+    if (!row.straggler) continue;
+    char s[64];
+    std::snprintf(s, sizeof s, "%srank %d (+%.0f %%)", stragglers.empty() ? "" : ", ", row.rank,
+                  100 * row.slowdown);
+    stragglers += s;
+  }
+  out += stragglers.empty() ? "; no straggler (threshold +10 %)\n"
+                            : "; straggler: " + stragglers + "\n";
+  char line[256];
+  std::snprintf(line, sizeof line, "  %6s %12s %9s %10s %15s %8s %s\n", "rank", "step", "vs median",
+                "compute %", "exposed comm %", "idle %", "last at collectives");
+  out += line;
+  for (const analyze::RankRow& row : r.ranks) {
+    std::snprintf(line, sizeof line, "  %6d %12s %+8.1f%% %10.1f %15.1f %8.1f %llu of %llu\n",
+                  row.rank, HumanDuration(row.step_ns).c_str(), 100 * row.slowdown,
+                  Share(row.compute_ns, row.span_ns),
+                  Share(row.exposed_communication_ns, row.span_ns), Share(row.idle_ns, row.span_ns),
+                  static_cast<unsigned long long>(row.last_arrivals),
+                  static_cast<unsigned long long>(r.collectives_compared));
+    out += line;
+  }
+  out += r.clocks_from_base_time
+             ? "  (arrival order on unix time from baseTimeNanoseconds; host clock skew not "
+               "corrected)\n"
+             : "  (arrival order assumes all ranks' timestamps share one clock)\n";
+  return out;
+}
+
+void WriteRanksJson(const analyze::RanksResult& r, JsonWriter* w) {
+  w->Key("across_ranks").BeginObject();
+  w->Key("median_step_ns").Int(r.median_step_ns);
+  w->Key("straggler_threshold").Double(analyze::kStragglerThreshold, 2);
+  w->Key("collectives_compared").Uint(r.collectives_compared);
+  w->Key("clock").String(r.clocks_from_base_time ? "unix_from_base_time" : "trace_clock");
+  w->Key("ranks").BeginArray();
+  for (const analyze::RankRow& row : r.ranks) {
+    w->BeginObject();
+    w->Key("rank").Int(row.rank);
+    w->Key("step_ns").Int(row.step_ns);
+    w->Key("slowdown").Double(row.slowdown, 4);
+    w->Key("straggler").Bool(row.straggler);
+    w->Key("compute_ns").Int(row.compute_ns);
+    w->Key("exposed_communication_ns").Int(row.exposed_communication_ns);
+    w->Key("idle_ns").Int(row.idle_ns);
+    w->Key("span_ns").Int(row.span_ns);
+    w->Key("collectives").Uint(row.collectives);
+    w->Key("last_arrivals").Uint(row.last_arrivals);
+    w->EndObject();
+  }
+  w->EndArray();
+  w->EndObject();
+}
 }  // namespace
 
-std::string RenderSummaryText(const std::vector<analyze::TraceSummary>& ranks,
-                              const std::vector<Status>& failures, const TextStyle& style) {
+Report BuildReport(const std::vector<Trace>& traces, std::vector<Status> failures, int threads) {
+  Report report;
+  report.failures = std::move(failures);
+  report.ranks.resize(traces.size());
+  // Analyses are pure functions of one rank's model: ranks run in parallel.
+  const int cores =
+      threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int workers = std::max(1, std::min<int>(cores, static_cast<int>(traces.size())));
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < traces.size(); i = next++) {
+      report.ranks[i].summary = analyze::SummarizeTrace(traces[i]);
+      report.ranks[i].gpu_time = analyze::AnalyzeGpuTime(traces[i]);
+      report.ranks[i].steps = analyze::AnalyzeSteps(traces[i]);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < workers; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  std::vector<const Trace*> trace_ptrs;
+  std::vector<const analyze::GpuTime*> gpu_ptrs;
+  std::vector<const analyze::StepsResult*> step_ptrs;
+  for (size_t i = 0; i < traces.size(); ++i) {
+    trace_ptrs.push_back(&traces[i]);
+    gpu_ptrs.push_back(&report.ranks[i].gpu_time);
+    step_ptrs.push_back(&report.ranks[i].steps);
+  }
+  report.across_ranks = analyze::AnalyzeRanks(trace_ptrs, gpu_ptrs, step_ptrs);
+  return report;
+}
+
+std::string RenderText(const Report& report, const TextStyle& style) {
+  const std::vector<Status>& failures = report.failures;
   const char* bold = style.color ? "\033[1m" : "";
   const char* yellow = style.color ? "\033[33m" : "";
   const char* red = style.color ? "\033[31m" : "";
   const char* reset = style.color ? "\033[0m" : "";
   std::string out;
   char line[512];
-  std::snprintf(line, sizeof line, "%sgpuscope %s%s · trace summary · %zu rank%s\n", bold,
-                GPUSCOPE_VERSION, reset, ranks.size(), ranks.size() == 1 ? "" : "s");
+  std::snprintf(line, sizeof line, "%sgpuscope %s%s · %zu rank%s\n", bold, GPUSCOPE_VERSION, reset,
+                report.ranks.size(), report.ranks.size() == 1 ? "" : "s");
   out += line;
-  for (const analyze::TraceSummary& r : ranks) {
+  for (const RankReport& rr : report.ranks) {
+    const analyze::TraceSummary& r = rr.summary;
     out += "\n";
     std::string rank = r.rank >= 0 ? "rank " + std::to_string(r.rank) : std::string("rank ?");
     if (r.world_size > 0) rank += " of " + std::to_string(r.world_size);
@@ -193,21 +441,25 @@ std::string RenderSummaryText(const std::vector<analyze::TraceSummary>& ranks,
     }
     for (const std::string& w : r.warnings)
       out += std::string("  ") + yellow + "warning     " + w + reset + "\n";
+    out += RenderGpuTimeText(rr.gpu_time, style);
+    out += RenderStepsText(rr.steps);
   }
+  out += RenderRanksText(report);
   for (const Status& f : failures)
     out += std::string("\n") + red + "error: " + f.message() + reset + "\n";
   return out;
 }
 
-std::string RenderSummaryJson(const std::vector<analyze::TraceSummary>& ranks,
-                              const std::vector<Status>& failures) {
+std::string RenderJson(const Report& report) {
+  const std::vector<Status>& failures = report.failures;
   JsonWriter w;
   w.BeginObject();
-  w.Key("schema").String("gpuscope.summary");
-  w.Key("schema_version").Int(kSummarySchemaVersion);
+  w.Key("schema").String("gpuscope.analyze");
+  w.Key("schema_version").Int(kSchemaVersion);
   w.Key("gpuscope_version").String(GPUSCOPE_VERSION);
   w.Key("ranks").BeginArray();
-  for (const analyze::TraceSummary& r : ranks) {
+  for (const RankReport& rr : report.ranks) {
+    const analyze::TraceSummary& r = rr.summary;
     w.BeginObject();
     w.Key("path").String(r.path);
     w.Key("rank").Int(r.rank);
@@ -239,7 +491,7 @@ std::string RenderSummaryJson(const std::vector<analyze::TraceSummary>& ranks,
     w.Key("gpu_span_ns").Int(r.gpu_end_ns - r.gpu_start_ns);
     w.Key("cpu_start_ns").Int(r.cpu_start_ns);
     w.Key("cpu_end_ns").Int(r.cpu_end_ns);
-    w.Key("steps").BeginArray();
+    w.Key("step_numbers").BeginArray();
     for (int32_t s : r.steps) w.Int(s);
     w.EndArray();
     const analyze::EventCounts& c = r.counts;
@@ -287,9 +539,12 @@ std::string RenderSummaryJson(const std::vector<analyze::TraceSummary>& ranks,
     w.Key("warnings").BeginArray();
     for (const std::string& s : r.warnings) w.String(s);
     w.EndArray();
+    WriteGpuTimeJson(rr.gpu_time, &w);
+    WriteStepsJson(rr.steps, &w);
     w.EndObject();
   }
   w.EndArray();
+  WriteRanksJson(report.across_ranks, &w);
   w.Key("failures").BeginArray();
   for (const Status& f : failures) w.String(f.message());
   w.EndArray();

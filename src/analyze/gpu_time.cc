@@ -1,0 +1,177 @@
+#include "analyze/gpu_time.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <unordered_set>
+
+#include "analyze/kernel_class.h"
+
+namespace gpuscope::analyze {
+
+namespace {
+
+// HTA rounds to whole µs: ceil for starts, floor for ends (ns → ns multiples of 1000).
+int64_t CeilUs(int64_t ns) { return ns >= 0 ? (ns + 999) / 1000 * 1000 : -((-ns) / 1000 * 1000); }
+int64_t FloorUs(int64_t ns) { return ns >= 0 ? ns / 1000 * 1000 : -((-ns + 999) / 1000 * 1000); }
+
+bool HasSubMicrosecondTimes(const Trace& t) {
+  for (size_t i = 0; i < t.gpu.size(); ++i) {
+    if (t.gpu.start_ns[i] % 1000 != 0 || t.gpu.dur_ns[i] % 1000 != 0) return true;
+  }
+  for (size_t i = 0; i < t.runtime.size(); ++i) {
+    if (t.runtime.start_ns[i] % 1000 != 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+GpuSelection SelectGpuEvents(const Trace& t, const SelectionOptions& options) {
+  GpuSelection sel;
+  sel.rounded = options.hta_rounding && HasSubMicrosecondTimes(t);
+  auto start_of = [&](int64_t s) { return sel.rounded ? CeilUs(s) : s; };
+  auto end_of = [&](int64_t s, int64_t d) { return sel.rounded ? FloorUs(s + d) : s + d; };
+
+  // HTA's step filter: with ≥ 2 distinct ProfilerStep names, CPU rows must start before the last
+  // step starts (or end of last step with include_last_step), and GPU rows must share a correlation
+  // id with a kept CPU row (here: a kept runtime/driver call; CPU ops carry no correlation).
+  std::unordered_set<int32_t> step_numbers;
+  int64_t last_step_start = INT64_MIN, last_step_end = INT64_MIN;
+  for (size_t i = 0; i < t.cpu.size(); ++i) {
+    if (t.cpu.step[i] < 0) continue;
+    step_numbers.insert(t.cpu.step[i]);
+    last_step_start = std::max(last_step_start, start_of(t.cpu.start_ns[i]));
+    last_step_end = std::max(last_step_end, end_of(t.cpu.start_ns[i], t.cpu.dur_ns[i]));
+  }
+  sel.step_filtered = step_numbers.size() >= 2;
+  sel.last_step_start_ns = sel.step_filtered ? last_step_start : 0;
+  std::unordered_set<int64_t> kept_correlations;
+  if (sel.step_filtered) {
+    for (size_t i = 0; i < t.runtime.size(); ++i) {
+      const int64_t s = start_of(t.runtime.start_ns[i]);
+      const bool kept = options.include_last_step ? s <= last_step_end : s < last_step_start;
+      if (kept && t.runtime.correlation[i] >= 0) kept_correlations.insert(t.runtime.correlation[i]);
+    }
+  }
+  for (size_t i = 0; i < t.gpu.size(); ++i) {
+    if (t.gpu.stream[i] == -1) continue;  // HTA: a GPU row is one with a stream
+    if (sel.step_filtered && t.gpu.correlation[i] >= 0 &&
+        !kept_correlations.count(t.gpu.correlation[i]))
+      continue;
+    sel.rows.push_back(static_cast<uint32_t>(i));
+  }
+  std::sort(sel.rows.begin(), sel.rows.end(), [&](uint32_t a, uint32_t b) {
+    const int64_t sa = start_of(t.gpu.start_ns[a]), sb = start_of(t.gpu.start_ns[b]);
+    return sa != sb ? sa < sb : a < b;
+  });
+  sel.start_ns.reserve(sel.rows.size());
+  sel.end_ns.reserve(sel.rows.size());
+  for (uint32_t r : sel.rows) {
+    sel.start_ns.push_back(start_of(t.gpu.start_ns[r]));
+    sel.end_ns.push_back(end_of(t.gpu.start_ns[r], t.gpu.dur_ns[r]));
+  }
+  return sel;
+}
+
+GpuTime AnalyzeGpuTime(const Trace& t, const SelectionOptions& options,
+                       int64_t consecutive_kernel_delay_ns) {
+  GpuTime out;
+  out.selection = SelectGpuEvents(t, options);
+  const GpuSelection& sel = out.selection;
+  if (sel.rows.empty()) return out;
+
+  // Classify each distinct name once.
+  std::vector<int8_t> hta_type(t.strings.size(), -1), our_class(t.strings.size(), -1);
+  std::vector<Interval> all, hta_compute, hta_comm, compute, comm, memory;
+  std::vector<bool> has_collective(t.gpu.size(), false);
+  for (const CollectiveInfo& c : t.collectives) has_collective[c.gpu_index] = true;
+  int64_t first = INT64_MAX, last = INT64_MIN;
+  for (size_t k = 0; k < sel.rows.size(); ++k) {
+    const uint32_t r = sel.rows[k];
+    const Interval iv{sel.start_ns[k], sel.end_ns[k]};
+    first = std::min(first, iv.start);
+    last = std::max(last, iv.end);
+    all.push_back(iv);
+    const StringId n = t.gpu.name[r];
+    if (hta_type[n] < 0) hta_type[n] = static_cast<int8_t>(HtaKernelTypeOf(t.Str(n)));
+    if (static_cast<HtaKernelType>(hta_type[n]) == HtaKernelType::kComputation)
+      hta_compute.push_back(iv);
+    if (static_cast<HtaKernelType>(hta_type[n]) == HtaKernelType::kCommunication)
+      hta_comm.push_back(iv);
+    const KernelClass cls = ClassifyGpuActivity(t.gpu.kind[r], t.Str(n), has_collective[r]);
+    if (cls == KernelClass::kCompute)
+      compute.push_back(iv);
+    else if (cls == KernelClass::kCommunication)
+      comm.push_back(iv);
+    else if (cls == KernelClass::kMemory)
+      memory.push_back(iv);
+  }
+  out.busy = Merge(std::move(all));
+  const int64_t busy = TotalLength(out.busy);
+  TemporalBreakdown& tb = out.temporal;
+  tb.span_ns = last - first;
+  tb.idle_ns = tb.span_ns - busy;
+  const std::vector<Interval> hta_compute_u = Merge(std::move(hta_compute));
+  tb.compute_ns = TotalLength(hta_compute_u);
+  tb.non_compute_ns = tb.span_ns - tb.compute_ns - tb.idle_ns;
+  const std::vector<Interval> hta_comm_u = Merge(std::move(hta_comm));
+  const int64_t hta_comm_ns = TotalLength(hta_comm_u);
+  if (hta_comm_ns > 0) {
+    out.comm_compute_overlap_ratio =
+        static_cast<double>(TotalLength(Intersect(hta_compute_u, hta_comm_u))) /
+        static_cast<double>(hta_comm_ns);
+  }
+
+  ExclusiveBreakdown& ex = out.exclusive;
+  const std::vector<Interval> compute_u = Merge(std::move(compute));
+  const std::vector<Interval> comm_u = Merge(std::move(comm));
+  const std::vector<Interval> exposed_comm = Subtract(comm_u, compute_u);
+  const std::vector<Interval> exposed_memory =
+      Subtract(Subtract(Merge(std::move(memory)), compute_u), comm_u);
+  ex.span_ns = tb.span_ns;
+  ex.idle_ns = tb.idle_ns;
+  ex.compute_ns = TotalLength(compute_u);
+  ex.exposed_communication_ns = TotalLength(exposed_comm);
+  ex.exposed_memory_ns = TotalLength(exposed_memory);
+  ex.other_ns = busy - ex.compute_ns - ex.exposed_communication_ns - ex.exposed_memory_ns;
+  out.communication_ns = TotalLength(comm_u);
+  out.compute = compute_u;
+  out.exposed_communication = exposed_comm;
+  out.exposed_memory = exposed_memory;
+
+  // Idle attribution per stream: kernels, memcpys and memsets only (HTA leaves cuda_sync out).
+  std::map<int64_t, std::vector<size_t>> by_stream;
+  for (size_t k = 0; k < sel.rows.size(); ++k) {
+    if (t.gpu.kind[sel.rows[k]] == GpuKind::kSync) continue;
+    by_stream[t.gpu.stream[sel.rows[k]]].push_back(k);
+  }
+  const bool rounded = sel.rounded;
+  for (auto& [stream, ks] : by_stream) {
+    StreamIdle si;
+    si.stream = stream;
+    for (size_t j = 1; j < ks.size(); ++j) {
+      const size_t prev = ks[j - 1], cur = ks[j];
+      const int64_t prev_end = sel.end_ns[prev];
+      const int64_t gap = sel.start_ns[cur] - prev_end;
+      const int32_t launch = t.gpu.launch[sel.rows[cur]];
+      int64_t launch_start = INT64_MIN;
+      if (launch >= 0) {
+        launch_start = t.runtime.start_ns[static_cast<size_t>(launch)];
+        if (rounded) launch_start = CeilUs(launch_start);
+      }
+      ++si.gaps;
+      if (launch >= 0 && launch_start > prev_end) {
+        si.host_wait_ns += gap;
+      } else if (gap < consecutive_kernel_delay_ns) {
+        si.kernel_wait_ns += gap;
+      } else {
+        si.other_ns += gap;
+      }
+    }
+    out.idle_by_stream.push_back(si);
+  }
+  return out;
+}
+
+}  // namespace gpuscope::analyze

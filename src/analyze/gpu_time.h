@@ -1,0 +1,95 @@
+// Where GPU time goes on one rank: which GPU events count, their busy/idle union, HTA's temporal
+// breakdown, our exclusive breakdown, and HTA's idle attribution per stream.
+//
+// Definitions (docs/metrics.md has the long form, with where and why we differ from HTA):
+//  * GPU span: first start → last end of the selected GPU events, all streams.
+//  * busy: |union of the selected GPU events|; idle = span − busy.
+//  * temporal breakdown (HTA): compute = |union of COMPUTATION events (HTA's name rules)|;
+//    non_compute = span − compute − idle (communication or memory hidden under compute is compute).
+//  * exclusive breakdown (ours; TraceLens' shape): compute = |∪ compute|; exposed communication =
+//    |∪ comm − ∪ compute|; exposed memory = |∪ memcpy/memset − ∪ compute − ∪ comm|; other = the
+//    rest of busy (sync events); idle. The five parts sum exactly to the span.
+//  * comm–compute overlap (HTA): the share of communication time (union of HTA COMMUNICATION
+//  events)
+//    that runs while some COMPUTATION event runs.
+//  * idle attribution per stream (HTA): each gap before a kernel/memcpy/memset on its stream is
+//    host_wait if its launch call started after the previous event ended, else kernel_wait if the
+//    gap is shorter than kConsecutiveKernelDelayNs, else other.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "analyze/intervals.h"
+#include "gpuscope/model.h"
+
+namespace gpuscope::analyze {
+
+// HTA's consecutive_kernel_delay default: 30 µs (its docstring says ns; the code compares µs).
+inline constexpr int64_t kConsecutiveKernelDelayNs = 30'000;
+
+struct SelectionOptions {
+  // HTA drops the last ProfilerStep (and every GPU event whose launch is not in a kept CPU row)
+  // when a trace has ≥ 2 steps. true keeps everything up to the end of the last step.
+  bool include_last_step = false;
+  // HTA rounds float timestamps to whole µs: start up (ceil), end down (floor). On by default so
+  // numbers agree with HTA; off keeps our exact ns.
+  bool hta_rounding = true;
+};
+
+// The GPU events an analysis looks at, with the times it uses (possibly rounded).
+struct GpuSelection {
+  std::vector<uint32_t> rows;     // indices into Trace::gpu, sorted by (start, row)
+  std::vector<int64_t> start_ns;  // per selected row
+  std::vector<int64_t> end_ns;
+  bool step_filtered = false;  // HTA's step filter applied (≥ 2 ProfilerStep names)
+  bool rounded = false;        // HTA µs rounding applied (trace has sub-µs timestamps)
+  int64_t last_step_start_ns = 0;
+};
+
+GpuSelection SelectGpuEvents(const Trace& trace, const SelectionOptions& options = {});
+
+struct TemporalBreakdown {  // HTA get_temporal_breakdown
+  int64_t span_ns = 0;      // HTA's kernel_time
+  int64_t idle_ns = 0;
+  int64_t compute_ns = 0;
+  int64_t non_compute_ns = 0;
+};
+
+struct ExclusiveBreakdown {  // sums exactly to span_ns
+  int64_t span_ns = 0;
+  int64_t compute_ns = 0;
+  int64_t exposed_communication_ns = 0;
+  int64_t exposed_memory_ns = 0;
+  int64_t other_ns = 0;
+  int64_t idle_ns = 0;
+};
+
+struct StreamIdle {
+  int64_t stream = -1;
+  int64_t host_wait_ns = 0;
+  int64_t kernel_wait_ns = 0;
+  int64_t other_ns = 0;
+  uint64_t gaps = 0;
+};
+
+struct GpuTime {
+  GpuSelection selection;
+  TemporalBreakdown temporal;
+  ExclusiveBreakdown exclusive;
+  std::vector<StreamIdle> idle_by_stream;  // ascending stream id
+  std::vector<Interval> busy;              // merged union of the selected events
+  // Merged intervals per exclusive part, for per-step attribution (LengthWithin).
+  std::vector<Interval> compute;
+  std::vector<Interval> exposed_communication;
+  std::vector<Interval> exposed_memory;
+  // HTA's comp_comm_overlap: |∪ COMPUTATION ∩ ∪ COMMUNICATION| / |∪ COMMUNICATION| (HTA name
+  // rules), the share of communication hidden under compute; -1 when the rank has no communication.
+  double comm_compute_overlap_ratio = -1;
+  int64_t communication_ns = 0;  // |∪ communication| by our classification
+};
+
+GpuTime AnalyzeGpuTime(const Trace& trace, const SelectionOptions& options = {},
+                       int64_t consecutive_kernel_delay_ns = kConsecutiveKernelDelayNs);
+
+}  // namespace gpuscope::analyze

@@ -1,0 +1,144 @@
+// Our GPU-time analyses against Holistic Trace Analysis' own outputs for the same real traces
+// (shared/reference/hta, produced with HTA's defaults). Acceptance: within 1.0 percentage point
+// under the same event selection; in practice most agree to the µs.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "analyze/gpu_time.h"
+#include "gpuscope/ingest.h"
+#include "test_util.h"
+
+namespace gpuscope {
+namespace {
+
+struct Case {
+  std::string folder;               // shared/reference/hta/<folder>
+  std::vector<std::string> traces;  // shared/traces/<...>
+};
+
+const std::vector<Case>& Cases() {
+  static const std::vector<Case> cases = {
+      {"df_index_resolver_V100_rank1of2_memevents",
+       {"hta/df_index_resolver_V100_rank1of2_memevents.json.gz"}},
+      {"nccl_parser_config_A100_rank0of2", {"hta/nccl_parser_config_A100_rank0of2.json.gz"}},
+      {"negative_queue_length_A100-80GB_rank0of16",
+       {"hta/negative_queue_length_A100-80GB_rank0of16.json.gz"}},
+      {"ns_resolution_V100_rank0.pt.trace", {"hta/ns_resolution_V100_rank0.pt.trace.json.gz"}},
+      {"resnet50_num_workers_0.worker0.1623143089861.pt.trace",
+       {"kineto_tb_plugin/resnet50_num_workers_0.worker0.1623143089861.pt.trace.json.gz"}},
+      {"resnet50_num_workers_4.worker0.1623212756351.pt.trace",
+       {"kineto_tb_plugin/resnet50_num_workers_4.worker0.1623212756351.pt.trace.json.gz"}},
+      {"sampled_rank-0+sampled_rank-1",
+       {"hta/sampled_rank-0.json.gz", "hta/sampled_rank-1.json.gz"}},
+      {"trace_diff_control_A100_rank3of8", {"hta/trace_diff_control_A100_rank3of8.json.gz"}},
+      {"trace_diff_test_V100_rank1of2", {"hta/trace_diff_test_V100_rank1of2.json.gz"}},
+  };
+  return cases;
+}
+
+std::vector<std::vector<std::string>> ReadCsv(const std::string& path) {
+  std::vector<std::vector<std::string>> rows;
+  std::istringstream in(testing::ReadFile(path));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    std::vector<std::string> cells;
+    std::stringstream ss(line);
+    std::string cell;
+    while (std::getline(ss, cell, ',')) cells.push_back(cell);
+    rows.push_back(cells);
+  }
+  return rows;
+}
+
+double Pct(int64_t part, int64_t whole) {
+  return whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0;
+}
+
+TEST(HtaAgreement, TemporalBreakdownAndIdleAttribution) {
+  GPUSCOPE_REQUIRE_SHARED();
+  for (const Case& c : Cases()) {
+    SCOPED_TRACE(c.folder);
+    const std::string ref = testing::SharedDir() + "/reference/hta/" + c.folder;
+    std::map<int, analyze::GpuTime> ours;
+    for (const std::string& file : c.traces) {
+      auto trace = LoadTrace(testing::SharedDir() + "/traces/" + file);
+      ASSERT_TRUE(trace.ok()) << trace.status().message();
+      const int rank = trace->info.rank < 0 ? 0 : trace->info.rank;
+      ours[rank] = analyze::AnalyzeGpuTime(*trace);
+    }
+    // temporal_breakdown.csv:
+    // rank,idle_time(us),compute_time(us),non_compute_time(us),kernel_time(us),pctgs
+    const auto temporal = ReadCsv(ref + "/temporal_breakdown.csv");
+    ASSERT_GE(temporal.size(), 2u);
+    for (size_t i = 1; i < temporal.size(); ++i) {
+      const auto& row = temporal[i];
+      const int rank = std::stoi(row[0]);
+      ASSERT_TRUE(ours.count(rank)) << "rank " << rank;
+      const analyze::TemporalBreakdown& tb = ours[rank].temporal;
+      const double idle_us = std::stod(row[1]), compute_us = std::stod(row[2]),
+                   span_us = std::stod(row[4]);
+      EXPECT_NEAR(Pct(tb.idle_ns, tb.span_ns), std::stod(row[5]), 1.0);
+      EXPECT_NEAR(Pct(tb.compute_ns, tb.span_ns), std::stod(row[6]), 1.0);
+      EXPECT_NEAR(Pct(tb.non_compute_ns, tb.span_ns), std::stod(row[7]), 1.0);
+      // Report the absolute difference too (most traces agree to the µs).
+      RecordProperty(c.folder + "_span_diff_us", std::to_string(tb.span_ns / 1000.0 - span_us));
+      EXPECT_NEAR(tb.span_ns / 1000.0, span_us, std::max(1.0, span_us * 0.01));
+      EXPECT_NEAR(tb.idle_ns / 1000.0, idle_us, std::max(1.0, span_us * 0.01));
+      EXPECT_NEAR(tb.compute_ns / 1000.0, compute_us, std::max(1.0, span_us * 0.01));
+      // Invariants of our exclusive breakdown.
+      const analyze::ExclusiveBreakdown& ex = ours[rank].exclusive;
+      EXPECT_EQ(ex.compute_ns + ex.exposed_communication_ns + ex.exposed_memory_ns + ex.other_ns +
+                    ex.idle_ns,
+                ex.span_ns);
+      EXPECT_GE(ex.other_ns, 0);
+      EXPECT_GE(ex.exposed_communication_ns, 0);
+    }
+    // comm_comp_overlap.csv: rank,comp_comm_overlap_pctg (empty when the rank has no communication)
+    const auto overlap = ReadCsv(ref + "/comm_comp_overlap.csv");
+    for (size_t i = 1; i < overlap.size(); ++i) {
+      const int rank = std::stoi(overlap[i][0]);
+      const double ours_ratio = ours[rank].comm_compute_overlap_ratio;
+      if (overlap[i].size() < 2 || overlap[i][1].empty() || overlap[i][1] == "nan" ||
+          overlap[i][1] == "NaN") {
+        EXPECT_EQ(ours_ratio, -1.0) << "HTA: no communication on rank " << rank;
+      } else {
+        EXPECT_NEAR(100.0 * ours_ratio, std::stod(overlap[i][1]), 1.0) << "rank " << rank;
+      }
+    }
+    // idle_time_breakdown.csv: rank,stream,idle_category,idle_time,idle_time_ratio
+    const auto idle = ReadCsv(ref + "/idle_time_breakdown.csv");
+    std::map<std::pair<int, int64_t>, std::map<std::string, double>> ref_idle;
+    for (size_t i = 1; i < idle.size(); ++i) {
+      ref_idle[{std::stoi(idle[i][0]), std::stoll(idle[i][1])}][idle[i][2]] = std::stod(idle[i][3]);
+    }
+    for (const auto& [key, cats] : ref_idle) {
+      SCOPED_TRACE("rank " + std::to_string(key.first) + " stream " + std::to_string(key.second));
+      const auto& streams = ours[key.first].idle_by_stream;
+      auto it = std::find_if(streams.begin(), streams.end(),
+                             [&](const analyze::StreamIdle& s) { return s.stream == key.second; });
+      ASSERT_NE(it, streams.end());
+      auto ref_of = [&cats = cats](const char* category) {
+        auto found = cats.find(category);
+        return found == cats.end() ? 0.0 : found->second;
+      };
+      const double total_ref = ref_of("host_wait") + ref_of("kernel_wait") + ref_of("other");
+      const double total =
+          static_cast<double>(it->host_wait_ns + it->kernel_wait_ns + it->other_ns);
+      if (total_ref <= 0) continue;
+      EXPECT_NEAR(100.0 * it->host_wait_ns / total, 100.0 * ref_of("host_wait") / total_ref, 1.0);
+      EXPECT_NEAR(100.0 * it->kernel_wait_ns / total, 100.0 * ref_of("kernel_wait") / total_ref,
+                  1.0);
+      EXPECT_NEAR(100.0 * it->other_ns / total, 100.0 * ref_of("other") / total_ref, 1.0);
+      // Absolute host wait: equal on µs traces; on the ns trace (HTA rounds to µs) ties in the
+      // rounded start times are ordered differently by pandas' unstable sort than by our file
+      // order, which moves ~2 % of the stream's idle time between categories (ns_resolution: 1,926
+      // vs 1,709 µs of 10,113 µs).
+      EXPECT_NEAR(it->host_wait_ns / 1000.0, ref_of("host_wait"), std::max(2.0, total_ref * 0.03));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace gpuscope
