@@ -293,6 +293,82 @@ void WriteRanksJson(const analyze::RanksResult& r, JsonWriter* w) {
   w->EndArray();
   w->EndObject();
 }
+
+std::string RenderKernelsText(const analyze::KernelsResult& k, const TextStyle& style) {
+  std::string out;
+  char line[512];
+  if (k.math_ns > 0) {
+    std::string mix;
+    for (size_t p = 1; p < analyze::kMathPrecisionCount; ++p) {
+      if (k.math_ns_by_precision[p] == 0) continue;
+      char part[64];
+      std::snprintf(part, sizeof part, "%s%s %.0f %%", mix.empty() ? "" : " · ",
+                    analyze::MathPrecisionName(static_cast<analyze::MathPrecision>(p)),
+                    Share(k.math_ns_by_precision[p], k.math_ns));
+      mix += part;
+    }
+    std::snprintf(line, sizeof line, "  %-11s %s of GEMM/conv/attention time: %.0f %% on tensor cores (%s)\n", "precision",
+                  HumanDuration(k.math_ns).c_str(), Share(k.tensor_core_ns, k.math_ns), mix.c_str());
+    out += line;
+  }
+  const size_t shown = style.verbose ? analyze::kTopKernelsPerClass : 3;
+  bool first_line = true;
+  for (const analyze::ClassKernels& c : k.classes) {
+    if (c.count == 0 || (c.cls != analyze::KernelClass::kCompute && c.cls != analyze::KernelClass::kCommunication && !style.verbose)) {
+      continue;
+    }
+    bool first = true;
+    for (size_t i = 0; i < c.top.size() && i < shown; ++i) {
+      const analyze::KernelRow& r = c.top[i];
+      std::string name = r.name.size() > 48 ? r.name.substr(0, 47) + "…" : r.name;
+      std::snprintf(line, sizeof line, "  %-11s %-13s %4.0f %%  %-49s %s × %s\n", first_line ? "top kernels" : "",
+                    first ? analyze::KernelClassName(c.cls) : "", 100 * r.share, name.c_str(), GroupDigits(r.count).c_str(),
+                    HumanDuration(r.total_ns / static_cast<int64_t>(std::max<uint64_t>(1, r.count))).c_str());
+      out += line;
+      first = false;
+      first_line = false;
+    }
+  }
+  return out;
+}
+
+void WriteKernelsJson(const analyze::KernelsResult& k, JsonWriter* w) {
+  w->Key("kernels").BeginObject();
+  w->Key("classes").BeginArray();
+  for (const analyze::ClassKernels& c : k.classes) {
+    w->BeginObject();
+    w->Key("class").String(analyze::KernelClassName(c.cls));
+    w->Key("count").Uint(c.count);
+    w->Key("total_ns").Int(c.total_ns);
+    w->Key("distinct_names").Uint(c.distinct_names);
+    w->Key("top").BeginArray();
+    for (const analyze::KernelRow& r : c.top) {
+      w->BeginObject();
+      w->Key("name").String(r.name);
+      w->Key("count").Uint(r.count);
+      w->Key("total_ns").Int(r.total_ns);
+      w->Key("mean_ns").Int(r.total_ns / static_cast<int64_t>(std::max<uint64_t>(1, r.count)));
+      w->Key("min_ns").Int(r.min_ns);
+      w->Key("max_ns").Int(r.max_ns);
+      w->Key("share").Double(r.share, 4);
+      w->Key("precision").String(analyze::MathPrecisionName(r.precision));
+      w->EndObject();
+    }
+    w->EndArray();
+    w->EndObject();
+  }
+  w->EndArray();
+  w->Key("math_ns").Int(k.math_ns);
+  w->Key("tensor_core_ns").Int(k.tensor_core_ns);
+  w->Key("dominant_precision").String(analyze::MathPrecisionName(k.dominant_precision));
+  w->Key("math_ns_by_precision").BeginObject();
+  for (size_t p = 0; p < analyze::kMathPrecisionCount; ++p) {
+    if (k.math_ns_by_precision[p] == 0) continue;
+    w->Key(analyze::MathPrecisionName(static_cast<analyze::MathPrecision>(p))).Int(k.math_ns_by_precision[p]);
+  }
+  w->EndObject();
+  w->EndObject();
+}
 }  // namespace
 
 Report BuildReport(const std::vector<Trace>& traces, std::vector<Status> failures, int threads) {
@@ -309,6 +385,7 @@ Report BuildReport(const std::vector<Trace>& traces, std::vector<Status> failure
       report.ranks[i].summary = analyze::SummarizeTrace(traces[i]);
       report.ranks[i].gpu_time = analyze::AnalyzeGpuTime(traces[i]);
       report.ranks[i].steps = analyze::AnalyzeSteps(traces[i]);
+      report.ranks[i].kernels = analyze::AnalyzeKernels(traces[i]);
     }
   };
   std::vector<std::thread> pool;
@@ -443,6 +520,7 @@ std::string RenderText(const Report& report, const TextStyle& style) {
       out += std::string("  ") + yellow + "warning     " + w + reset + "\n";
     out += RenderGpuTimeText(rr.gpu_time, style);
     out += RenderStepsText(rr.steps);
+    out += RenderKernelsText(rr.kernels, style);
   }
   out += RenderRanksText(report);
   for (const Status& f : failures)
@@ -541,6 +619,7 @@ std::string RenderJson(const Report& report) {
     w.EndArray();
     WriteGpuTimeJson(rr.gpu_time, &w);
     WriteStepsJson(rr.steps, &w);
+    WriteKernelsJson(rr.kernels, &w);
     w.EndObject();
   }
   w.EndArray();

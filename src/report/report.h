@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "analyze/gpu_time.h"
+#include "analyze/kernels.h"
 #include "analyze/ranks.h"
 #include "analyze/steps.h"
 #include "analyze/trace_summary.h"
@@ -20,6 +21,7 @@ struct RankReport {
   analyze::TraceSummary summary;  // what the reader found
   analyze::GpuTime gpu_time;      // busy/idle, breakdowns, idle attribution, overlap
   analyze::StepsResult steps;     // per-step breakdown (tb_plugin categories)
+  analyze::KernelsResult kernels; // top kernels per class, precision mix
 };
 
 struct Report {
