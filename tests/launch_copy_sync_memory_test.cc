@@ -2,14 +2,13 @@
 // traces (shared/reference/hta), against the planted truth of synthetic traces, and on invariants.
 //
 // Measured agreement with HTA (default selection = HTA's step filter and µs rounding):
-//  * launch_stats_summary.csv: identical on 9 of the 10 rank traces (n, the three counts, medians,
-//    p95), and every per-launch row of launch_stats_rank<r>.csv.gz is identical there. On
-//    ns_resolution_V100 (float µs timestamps) short_kernels is 2167 vs HTA's 2173 and
-//    runtime_outliers 662 vs 663; medians and p95 agree. Cause: HTA parses "ts":
-//    1712195495506240.028 as a float64, which at epoch-µs magnitude resolves only 0.25 µs (→
-//    …240.0), and ceils / floors that; we round the exact ns. HTA's cpu_duration equals
-//    floor(double(ts)+double(dur)) − ceil(double(ts)) on all 4,876 rows (checked offline); ours
-//    differs by ≤ 2 µs on 2,053 rows.
+//  * launch_stats_summary.csv: identical on all 10 rank traces (n, the three counts, medians, p95),
+//    and every per-launch row of launch_stats_rank<r>.csv.gz is identical. On ns_resolution_V100
+//    (float µs timestamps) this needs HTA's own rounding arithmetic: HTA parses "ts":
+//    1712195495506240.028 as a float64, which at epoch-µs magnitude resolves only 0.25 µs, and its
+//    cpu_duration is floor(double(ts)+double(dur)) − ceil(double(ts)); SelectGpuEvents and the
+//    launch rows reproduce that (HtaRoundedStartNs / HtaRoundedEndNs). Rounding our exact ns instead
+//    moved 2,053 of 4,876 rows by up to 2 µs (short_kernels 2167 vs 2173).
 //  * memory_bw_summary.csv: count and every describe() column identical on 8 of the 10 rank traces.
 //    ns_resolution DtoD: 1280 points vs 1284 (µs rounding again, mean 33.21 vs 33.12).
 //    trace_diff_test DtoD: 3840 points vs HTA's 5461, mean 99.87 vs 70.95 GB/s, but Σ = count·mean
@@ -178,7 +177,7 @@ TEST(Launches, MatchHtaLaunchStatsSummary) {
       ExpectLaunchInvariants(t, s);
       EXPECT_TRUE(s.step_filtered);
       const analyze::LaunchSummary& h = s.hta;
-      // Counts within 1 % (exact except ns_resolution, see the file comment).
+      // Counts within 1 %, and exact below.
       EXPECT_TRUE(Near(h.n, std::stod(row[1]), 0.01)) << "n";
       EXPECT_TRUE(Near(h.short_kernels, std::stod(row[2]), 0.01)) << "short_kernels";
       EXPECT_TRUE(Near(h.runtime_outliers, std::stod(row[3]), 0.01, 1)) << "runtime_outliers";
@@ -189,7 +188,7 @@ TEST(Launches, MatchHtaLaunchStatsSummary) {
       EXPECT_TRUE(Near(Us(h.median_launch_delay_ns), std::stod(row[7]), 0.01, 0.5))
           << "median_delay";
       EXPECT_TRUE(Near(Us(h.p95_launch_delay_ns), std::stod(row[8]), 0.01, 0.5)) << "p95_delay";
-      if (!s.rounded) {  // integer-µs traces: exactly HTA's numbers
+      {  // exactly HTA's numbers, float-timestamp traces included
         EXPECT_EQ(h.n, std::stoull(row[1]));
         EXPECT_EQ(h.short_kernels, std::stoull(row[2]));
         EXPECT_EQ(h.runtime_outliers, std::stoull(row[3]));
@@ -233,16 +232,8 @@ TEST(Launches, EveryRowMatchesHtaPerLaunchRows) {
         max_diff_us = std::max(max_diff_us, d);
       }
       EXPECT_EQ(ref.size() - 1, s.hta.n);
-      if (c.folder == "ns_resolution_V100_rank0.pt.trace") {
-        // HTA rounds float64-parsed epoch µs (see the file comment). nccl_parser_config also has
-        // float timestamps, but relative to baseTimeNanoseconds (small), so float64 is exact
-        // enough.
-        EXPECT_TRUE(s.rounded);
-        EXPECT_EQ(differ, 2053u);
-        EXPECT_LE(max_diff_us, 2);
-      } else {
-        EXPECT_EQ(differ, 0u);
-      }
+      // Every row identical, the ns trace included (HTA's float64 rounding is reproduced).
+      EXPECT_EQ(differ, 0u) << "max difference " << max_diff_us << " µs";
     }
   }
 }

@@ -1,6 +1,7 @@
 #include "analyze/gpu_time.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <numeric>
 #include <unordered_set>
@@ -11,9 +12,16 @@ namespace gpuscope::analyze {
 
 namespace {
 
-// HTA rounds to whole µs: ceil for starts, floor for ends (ns → ns multiples of 1000).
-int64_t CeilUs(int64_t ns) { return ns >= 0 ? (ns + 999) / 1000 * 1000 : -((-ns) / 1000 * 1000); }
-int64_t FloorUs(int64_t ns) { return ns >= 0 ? ns / 1000 * 1000 : -((-ns + 999) / 1000 * 1000); }
+// HTA rounds float timestamps to whole µs: ceil for starts, floor for ends. It does so on the float64
+// values pandas parsed, which at epoch-µs magnitudes (~1.7e15) resolve only 0.25 µs, and it forms the
+// end as float64(ts) + float64(dur). We reproduce that arithmetic (the double nearest to our exact ns
+// value / 1000 is the double pandas parsed from the same decimal text), so rounded results match
+// HTA's row for row.
+double HtaMicros(int64_t ns) { return static_cast<double>(static_cast<long double>(ns) / 1000.0L); }
+int64_t CeilUs(int64_t ns) { return static_cast<int64_t>(std::ceil(HtaMicros(ns))) * 1000; }
+int64_t HtaEnd(int64_t start_ns, int64_t dur_ns) {
+  return static_cast<int64_t>(std::floor(HtaMicros(start_ns) + HtaMicros(dur_ns))) * 1000;
+}
 
 bool HasSubMicrosecondTimes(const Trace& t) {
   for (size_t i = 0; i < t.gpu.size(); ++i) {
@@ -27,11 +35,14 @@ bool HasSubMicrosecondTimes(const Trace& t) {
 
 }  // namespace
 
+int64_t HtaRoundedStartNs(int64_t start_ns) { return CeilUs(start_ns); }
+int64_t HtaRoundedEndNs(int64_t start_ns, int64_t dur_ns) { return HtaEnd(start_ns, dur_ns); }
+
 GpuSelection SelectGpuEvents(const Trace& t, const SelectionOptions& options) {
   GpuSelection sel;
   sel.rounded = options.hta_rounding && HasSubMicrosecondTimes(t);
   auto start_of = [&](int64_t s) { return sel.rounded ? CeilUs(s) : s; };
-  auto end_of = [&](int64_t s, int64_t d) { return sel.rounded ? FloorUs(s + d) : s + d; };
+  auto end_of = [&](int64_t s, int64_t d) { return sel.rounded ? HtaEnd(s, d) : s + d; };
 
   // HTA's step filter: with ≥ 2 distinct ProfilerStep names, CPU rows must start before the last
   // step starts (or end of last step with include_last_step), and GPU rows must share a correlation

@@ -49,6 +49,11 @@ struct GpuSelection {
 
 GpuSelection SelectGpuEvents(const Trace& trace, const SelectionOptions& options = {});
 
+// HTA's µs rounding of an event (used when GpuSelection::rounded): start rounded up, end = start +
+// dur rounded down, both computed on float64 µs values as pandas holds them.
+int64_t HtaRoundedStartNs(int64_t start_ns);
+int64_t HtaRoundedEndNs(int64_t start_ns, int64_t dur_ns);
+
 struct TemporalBreakdown {  // HTA get_temporal_breakdown
   int64_t span_ns = 0;      // HTA's kernel_time
   int64_t idle_ns = 0;

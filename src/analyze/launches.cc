@@ -10,8 +10,6 @@ namespace gpuscope::analyze {
 namespace {
 
 // HTA's µs rounding (as in gpu_time.cc): starts up, ends down, to whole µs.
-int64_t CeilUs(int64_t ns) { return ns >= 0 ? (ns + 999) / 1000 * 1000 : -((-ns) / 1000 * 1000); }
-int64_t FloorUs(int64_t ns) { return ns >= 0 ? ns / 1000 * 1000 : -((-ns + 999) / 1000 * 1000); }
 
 // Linear interpolation between order statistics (numpy/pandas default). Sorts `v`.
 double Quantile(std::vector<double>* v, double q) {
@@ -103,8 +101,8 @@ LaunchStats AnalyzeLaunches(const Trace& t, const LaunchOptions& o) {
     int64_t call_start = t.runtime.start_ns[c];
     int64_t call_end = call_start + t.runtime.dur_ns[c];
     if (out.rounded) {
-      call_start = CeilUs(call_start);
-      call_end = FloorUs(call_end);
+      call_end = HtaRoundedEndNs(call_start, t.runtime.dur_ns[c]);
+      call_start = HtaRoundedStartNs(call_start);
     }
     LaunchRow row;
     row.gpu_row = r;

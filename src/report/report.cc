@@ -369,6 +369,216 @@ void WriteKernelsJson(const analyze::KernelsResult& k, JsonWriter* w) {
   w->EndObject();
   w->EndObject();
 }
+
+// The rank's own device among those with [memory] events: the one with the most events.
+const analyze::DeviceMemory* MainDevice(const analyze::MemoryStats& m) {
+  const analyze::DeviceMemory* best = nullptr;
+  for (const analyze::DeviceMemory& d : m.devices) {
+    if (!best || d.events > best->events) best = &d;
+  }
+  return best;
+}
+
+std::string RenderOpsText(const RankReport& rr, const Trace* trace) {
+  std::string out;
+  char line[512];
+  const analyze::LaunchSummary& l = rr.launches.all;
+  if (l.n > 0) {
+    std::snprintf(line, sizeof line, "  %-11s %s launched · launch end → GPU start: median %s, p95 %s\n", "launches",
+                  GroupDigits(l.n).c_str(), HumanDuration(static_cast<int64_t>(l.median_launch_delay_ns)).c_str(),
+                  HumanDuration(static_cast<int64_t>(l.p95_launch_delay_ns)).c_str());
+    out += line;
+    std::snprintf(line, sizeof line, "  %-11s %s kernels shorter than their launch call · %s launch calls > 50 µs\n", "",
+                  GroupDigits(l.short_kernels).c_str(), GroupDigits(l.runtime_outliers).c_str());
+    out += line;
+  }
+  const analyze::GraphLaunchStats& g = rr.launches.graphs;
+  if (g.graph_launches > 0) {
+    std::snprintf(line, sizeof line, "  %-11s %s CUDA-graph launches replay %s GPU activities\n", "",
+                  GroupDigits(g.graph_launches).c_str(), GroupDigits(g.gpu_activities).c_str());
+    out += line;
+  }
+  bool first = true;
+  for (const analyze::DirectionTotals& d : rr.copies.directions) {
+    if (d.count == 0) continue;
+    std::snprintf(line, sizeof line, "  %-11s %s %s × %s (%s pageable) · %s · %.1f GB/s achieved\n", first ? "copies" : "",
+                  analyze::CopyDirectionName(d.direction), GroupDigits(d.count).c_str(),
+                  HumanBytes(static_cast<uint64_t>(d.count ? d.bytes / static_cast<int64_t>(d.count) : 0)).c_str(),
+                  GroupDigits(d.pageable).c_str(), HumanDuration(d.time_ns).c_str(), d.achieved_gbps);
+    out += line;
+    first = false;
+  }
+  if (rr.copies.sync_memcpys + rr.copies.effectively_sync_memcpys > 0) {
+    std::snprintf(line, sizeof line, "  %-11s %s synchronous copies, %s asynchronous calls made synchronous by pageable memory\n",
+                  "", GroupDigits(rr.copies.sync_memcpys).c_str(), GroupDigits(rr.copies.effectively_sync_memcpys).c_str());
+    out += line;
+  }
+  const analyze::SyncStats& sy = rr.sync;
+  if (!sy.points.empty()) {
+    std::string cause;
+    if (!sy.causes.empty() && trace) {
+      cause = "; top cause " + std::string(trace->Str(sy.causes.front().name)) + " (" +
+              GroupDigits(sy.causes.front().sync_points) + ", " + HumanDuration(sy.causes.front().blocked_ns) + ")";
+    }
+    std::snprintf(line, sizeof line, "  %-11s %s host-blocking sync points, %s blocked%s\n", "sync",
+                  GroupDigits(sy.points.size()).c_str(), HumanDuration(sy.blocked_ns).c_str(), cause.c_str());
+    out += line;
+  }
+  if (const analyze::DeviceMemory* d = MainDevice(rr.memory)) {
+    std::string reserved = d->peak_reserved_bytes >= 0 ? ", reserved " + HumanBytes(static_cast<uint64_t>(d->peak_reserved_bytes)) : "";
+    std::string total = d->total_bytes > 0 ? " of " + HumanBytes(static_cast<uint64_t>(d->total_bytes)) : "";
+    std::string headroom = d->headroom_bytes >= 0 ? " (headroom " + HumanBytes(static_cast<uint64_t>(d->headroom_bytes)) + ")" : "";
+    std::snprintf(line, sizeof line, "  %-11s device %d: peak allocated %s%s%s%s%s\n", "memory", d->device,
+                  HumanBytes(static_cast<uint64_t>(std::max<int64_t>(0, d->peak_allocated_bytes))).c_str(), reserved.c_str(),
+                  total.c_str(), headroom.c_str(),
+                  d->source == analyze::MemoryLevelSource::kDeltas ? " (rebuilt from allocation deltas)" : "");
+    out += line;
+  }
+  return out;
+}
+
+void WriteLaunchSummary(const analyze::LaunchSummary& l, JsonWriter* w) {
+  w->BeginObject();
+  w->Key("n").Uint(l.n);
+  w->Key("short_kernels").Uint(l.short_kernels);
+  w->Key("runtime_outliers").Uint(l.runtime_outliers);
+  w->Key("launch_delay_outliers").Uint(l.launch_delay_outliers);
+  w->Key("negative_launch_delays").Uint(l.negative_launch_delays);
+  w->Key("median_cpu_duration_ns").Double(l.median_cpu_duration_ns, 1);
+  w->Key("median_gpu_duration_ns").Double(l.median_gpu_duration_ns, 1);
+  w->Key("median_launch_delay_ns").Double(l.median_launch_delay_ns, 1);
+  w->Key("p95_launch_delay_ns").Double(l.p95_launch_delay_ns, 1);
+  w->Key("median_launch_latency_ns").Double(l.median_launch_latency_ns, 1);
+  w->EndObject();
+}
+
+void WriteOpsJson(const RankReport& rr, const Trace& t, JsonWriter* w) {
+  const analyze::LaunchStats& ls = rr.launches;
+  w->Key("launches").BeginObject();
+  w->Key("all");
+  WriteLaunchSummary(ls.all, w);
+  w->Key("hta_apis");
+  WriteLaunchSummary(ls.hta, w);
+  w->Key("apis").BeginArray();
+  for (const analyze::LaunchApiCount& a : ls.apis) {
+    w->BeginObject();
+    w->Key("name").String(t.Str(a.name));
+    w->Key("calls").Uint(a.calls);
+    w->Key("gpu_activities").Uint(a.gpu_activities);
+    w->Key("total_cpu_duration_ns").Int(a.total_cpu_duration_ns);
+    w->EndObject();
+  }
+  w->EndArray();
+  w->Key("graphs").BeginObject();
+  w->Key("graph_launches").Uint(ls.graphs.graph_launches);
+  w->Key("gpu_activities").Uint(ls.graphs.gpu_activities);
+  w->Key("max_activities_per_launch").Uint(ls.graphs.max_activities_per_launch);
+  w->EndObject();
+  w->Key("gpu_activities_without_launch").Uint(ls.gpu_activities_without_launch);
+  w->EndObject();
+
+  const analyze::CopyStats& cs = rr.copies;
+  w->Key("copies").BeginObject();
+  w->Key("memcpys").Uint(cs.memcpys);
+  w->Key("memcpy_bytes").Int(cs.memcpy_bytes);
+  w->Key("memcpy_time_ns").Int(cs.memcpy_time_ns);
+  w->Key("pageable_memcpys").Uint(cs.pageable_memcpys);
+  w->Key("sync_memcpys").Uint(cs.sync_memcpys);
+  w->Key("effectively_sync_memcpys").Uint(cs.effectively_sync_memcpys);
+  w->Key("sync_memsets").Uint(cs.sync_memsets);
+  w->Key("groups").BeginArray();
+  for (const analyze::CopyGroup& g : cs.groups) {
+    w->BeginObject();
+    w->Key("kind").String(g.kind == GpuKind::kMemset ? "memset" : "memcpy");
+    w->Key("direction").String(analyze::CopyDirectionName(g.direction));
+    w->Key("src").String(analyze::MemoryKindName(g.src_kind));
+    w->Key("dst").String(analyze::MemoryKindName(g.dst_kind));
+    w->Key("count").Uint(g.count);
+    w->Key("bytes").Int(g.bytes);
+    w->Key("time_ns").Int(g.time_ns);
+    w->Key("achieved_gbps").Double(g.achieved_gbps, 3);
+    w->Key("sync").Uint(g.sync);
+    w->Key("async").Uint(g.async);
+    w->Key("effectively_sync").Uint(g.effectively_sync);
+    w->Key("size_histogram").BeginArray();
+    for (uint64_t c : g.size_histogram) w->Uint(c);
+    w->EndArray();
+    w->EndObject();
+  }
+  w->EndArray();
+  w->EndObject();
+
+  const analyze::SyncStats& sy = rr.sync;
+  w->Key("sync").BeginObject();
+  w->Key("sync_points").Uint(sy.points.size());
+  w->Key("blocking_calls").Uint(sy.blocking_calls);
+  w->Key("blocked_ns").Int(sy.blocked_ns);
+  w->Key("gpu_sync_events").Uint(sy.gpu_sync_events);
+  w->Key("apis").BeginArray();
+  for (const analyze::SyncApiStats& a : sy.apis) {
+    w->BeginObject();
+    w->Key("name").String(t.Str(a.name));
+    w->Key("category").String(analyze::SyncCategoryName(a.category));
+    w->Key("calls").Uint(a.calls);
+    w->Key("total_ns").Int(a.total_ns);
+    w->EndObject();
+  }
+  w->EndArray();
+  w->Key("per_step").BeginArray();
+  for (const analyze::StepSyncStats& s : sy.steps) {
+    w->BeginObject();
+    w->Key("step").Int(s.step);
+    w->Key("sync_points").Uint(s.sync_points);
+    w->Key("blocked_ns").Int(s.blocked_ns);
+    w->EndObject();
+  }
+  w->EndArray();
+  w->Key("causes").BeginArray();
+  for (const analyze::SyncCause& c : sy.causes) {
+    w->BeginObject();
+    w->Key("op").String(t.Str(c.name));
+    w->Key("sync_points").Uint(c.sync_points);
+    w->Key("blocked_ns").Int(c.blocked_ns);
+    w->EndObject();
+  }
+  w->EndArray();
+  w->EndObject();
+
+  const analyze::DeviceMemory* main = MainDevice(rr.memory);
+  w->Key("memory").BeginObject();
+  w->Key("peak_allocated_bytes");
+  if (main) w->Int(main->peak_allocated_bytes); else w->Null();
+  w->Key("peak_reserved_bytes");
+  if (main && main->peak_reserved_bytes >= 0) w->Int(main->peak_reserved_bytes); else w->Null();
+  w->Key("device_total_bytes");
+  if (main && main->total_bytes > 0) w->Int(main->total_bytes); else w->Null();
+  w->Key("devices").BeginArray();
+  for (const analyze::DeviceMemory& d : rr.memory.devices) {
+    w->BeginObject();
+    w->Key("device").Int(d.device);
+    w->Key("events").Uint(d.events);
+    w->Key("source").String(d.source == analyze::MemoryLevelSource::kTotals ? "totals" : "deltas");
+    w->Key("peak_allocated_bytes").Int(d.peak_allocated_bytes);
+    w->Key("peak_reserved_bytes");
+    if (d.peak_reserved_bytes >= 0) w->Int(d.peak_reserved_bytes); else w->Null();
+    w->Key("total_bytes");
+    if (d.total_bytes > 0) w->Int(d.total_bytes); else w->Null();
+    w->Key("headroom_bytes");
+    if (d.headroom_bytes >= 0) w->Int(d.headroom_bytes); else w->Null();
+    w->Key("timeline").BeginArray();
+    for (const analyze::MemoryPoint& p : d.timeline) {
+      w->BeginArray();
+      w->Int(p.ts_ns);
+      w->Int(p.allocated_bytes);
+      w->Int(p.reserved_bytes);
+      w->EndArray();
+    }
+    w->EndArray();
+    w->EndObject();
+  }
+  w->EndArray();
+  w->EndObject();
+}
 }  // namespace
 
 Report BuildReport(const std::vector<Trace>& traces, std::vector<Status> failures, int threads) {
@@ -382,10 +592,17 @@ Report BuildReport(const std::vector<Trace>& traces, std::vector<Status> failure
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i = next++; i < traces.size(); i = next++) {
+      report.ranks[i].trace = &traces[i];
       report.ranks[i].summary = analyze::SummarizeTrace(traces[i]);
       report.ranks[i].gpu_time = analyze::AnalyzeGpuTime(traces[i]);
       report.ranks[i].steps = analyze::AnalyzeSteps(traces[i]);
       report.ranks[i].kernels = analyze::AnalyzeKernels(traces[i]);
+      analyze::LaunchOptions launch_options;
+      launch_options.keep_rows = false;
+      report.ranks[i].launches = analyze::AnalyzeLaunches(traces[i], launch_options);
+      report.ranks[i].copies = analyze::AnalyzeCopies(traces[i]);
+      report.ranks[i].sync = analyze::AnalyzeSyncPoints(traces[i]);
+      report.ranks[i].memory = analyze::AnalyzeMemory(traces[i]);
     }
   };
   std::vector<std::thread> pool;
@@ -521,6 +738,7 @@ std::string RenderText(const Report& report, const TextStyle& style) {
     out += RenderGpuTimeText(rr.gpu_time, style);
     out += RenderStepsText(rr.steps);
     out += RenderKernelsText(rr.kernels, style);
+    out += RenderOpsText(rr, rr.trace);
   }
   out += RenderRanksText(report);
   for (const Status& f : failures)
@@ -620,6 +838,7 @@ std::string RenderJson(const Report& report) {
     WriteGpuTimeJson(rr.gpu_time, &w);
     WriteStepsJson(rr.steps, &w);
     WriteKernelsJson(rr.kernels, &w);
+    if (rr.trace) WriteOpsJson(rr, *rr.trace, &w);
     w.EndObject();
   }
   w.EndArray();
