@@ -1,7 +1,8 @@
 // Top kernels and the precision mix: real ResNet-50 fp32 traces and synthetic bf16/fp32 traces.
+#include "analyze/kernels.h"
+
 #include <gtest/gtest.h>
 
-#include "analyze/kernels.h"
 #include "gpuscope/ingest.h"
 #include "gpuscope/synth.h"
 #include "test_util.h"
@@ -55,7 +56,8 @@ TEST(Kernels, ResNet50SamplesAreFp32WithoutTensorCores) {
 
 TEST(Kernels, EveryRealTraceKeepsTheInvariants) {
   GPUSCOPE_REQUIRE_SHARED();
-  for (const auto& entry : std::filesystem::directory_iterator(testing::SharedDir() + "/traces/hta")) {
+  for (const auto& entry :
+       std::filesystem::directory_iterator(testing::SharedDir() + "/traces/hta")) {
     const std::string path = entry.path().string();
     if (path.find("memory_timeline") != std::string::npos) continue;
     SCOPED_TRACE(path);
@@ -70,7 +72,8 @@ TEST(Kernels, SyntheticPrecisionIsWhatWasPlanted) {
     SynthOptions o;
     o.steps = 3;
     o.precision = p;
-    const std::string path = testing::TempPath(p == SynthPrecision::kBf16 ? "prec_bf16.json" : "prec_fp32.json");
+    const std::string path =
+        testing::TempPath(p == SynthPrecision::kBf16 ? "prec_bf16.json" : "prec_fp32.json");
     ASSERT_TRUE(WriteSynthTrace(o, 0, path).ok());
     auto t = LoadTrace(path);
     ASSERT_TRUE(t.ok());

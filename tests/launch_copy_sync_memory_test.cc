@@ -7,8 +7,8 @@
 //    (float µs timestamps) this needs HTA's own rounding arithmetic: HTA parses "ts":
 //    1712195495506240.028 as a float64, which at epoch-µs magnitude resolves only 0.25 µs, and its
 //    cpu_duration is floor(double(ts)+double(dur)) − ceil(double(ts)); SelectGpuEvents and the
-//    launch rows reproduce that (HtaRoundedStartNs / HtaRoundedEndNs). Rounding our exact ns instead
-//    moved 2,053 of 4,876 rows by up to 2 µs (short_kernels 2167 vs 2173).
+//    launch rows reproduce that (HtaRoundedStartNs / HtaRoundedEndNs). Rounding our exact ns
+//    instead moved 2,053 of 4,876 rows by up to 2 µs (short_kernels 2167 vs 2173).
 //  * memory_bw_summary.csv: count and every describe() column identical on 8 of the 10 rank traces.
 //    ns_resolution DtoD: 1280 points vs 1284 (µs rounding again, mean 33.21 vs 33.12).
 //    trace_diff_test DtoD: 3840 points vs HTA's 5461, mean 99.87 vs 70.95 GB/s, but Σ = count·mean

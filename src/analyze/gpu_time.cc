@@ -12,11 +12,11 @@ namespace gpuscope::analyze {
 
 namespace {
 
-// HTA rounds float timestamps to whole µs: ceil for starts, floor for ends. It does so on the float64
-// values pandas parsed, which at epoch-µs magnitudes (~1.7e15) resolve only 0.25 µs, and it forms the
-// end as float64(ts) + float64(dur). We reproduce that arithmetic (the double nearest to our exact ns
-// value / 1000 is the double pandas parsed from the same decimal text), so rounded results match
-// HTA's row for row.
+// HTA rounds float timestamps to whole µs: ceil for starts, floor for ends. It does so on the
+// float64 values pandas parsed, which at epoch-µs magnitudes (~1.7e15) resolve only 0.25 µs, and it
+// forms the end as float64(ts) + float64(dur). We reproduce that arithmetic (the double nearest to
+// our exact ns value / 1000 is the double pandas parsed from the same decimal text), so rounded
+// results match HTA's row for row.
 double HtaMicros(int64_t ns) { return static_cast<double>(static_cast<long double>(ns) / 1000.0L); }
 int64_t CeilUs(int64_t ns) { return static_cast<int64_t>(std::ceil(HtaMicros(ns))) * 1000; }
 int64_t HtaEnd(int64_t start_ns, int64_t dur_ns) {
@@ -95,8 +95,7 @@ GpuTime AnalyzeGpuTime(const Trace& t, const SelectionOptions& options,
   // Classify each distinct name once.
   std::vector<int8_t> hta_type(t.strings.size(), -1), our_class(t.strings.size(), -1);
   std::vector<Interval> all, hta_compute, hta_comm, compute, comm, memory;
-  std::vector<bool> has_collective(t.gpu.size(), false);
-  for (const CollectiveInfo& c : t.collectives) has_collective[c.gpu_index] = true;
+  const std::vector<KernelClass> classes = ClassifyTraceGpuActivities(t);
   int64_t first = INT64_MAX, last = INT64_MIN;
   for (size_t k = 0; k < sel.rows.size(); ++k) {
     const uint32_t r = sel.rows[k];
@@ -110,7 +109,7 @@ GpuTime AnalyzeGpuTime(const Trace& t, const SelectionOptions& options,
       hta_compute.push_back(iv);
     if (static_cast<HtaKernelType>(hta_type[n]) == HtaKernelType::kCommunication)
       hta_comm.push_back(iv);
-    const KernelClass cls = ClassifyGpuActivity(t.gpu.kind[r], t.Str(n), has_collective[r]);
+    const KernelClass cls = classes[r];
     if (cls == KernelClass::kCompute)
       compute.push_back(iv);
     else if (cls == KernelClass::kCommunication)

@@ -879,4 +879,23 @@ std::span<const std::string_view> TbPluginTensorCorePatterns() {
   return kTbPluginTensorCorePatterns;
 }
 
+std::vector<KernelClass> ClassifyTraceGpuActivities(const Trace& t) {
+  std::vector<KernelClass> out(t.gpu.size(), KernelClass::kCompute);
+  std::vector<int8_t> kernel_name_class(t.strings.size(), -1);
+  std::vector<bool> has_collective(t.gpu.size(), false);
+  for (const CollectiveInfo& c : t.collectives) has_collective[c.gpu_index] = true;
+  for (size_t i = 0; i < t.gpu.size(); ++i) {
+    const GpuKind kind = t.gpu.kind[i];
+    if (kind != GpuKind::kKernel || has_collective[i]) {
+      out[i] = ClassifyGpuActivity(kind, t.Str(t.gpu.name[i]), has_collective[i]);
+      continue;
+    }
+    int8_t& cached = kernel_name_class[t.gpu.name[i]];
+    if (cached < 0)
+      cached = static_cast<int8_t>(ClassifyGpuActivity(kind, t.Str(t.gpu.name[i]), false));
+    out[i] = static_cast<KernelClass>(cached);
+  }
+  return out;
+}
+
 }  // namespace gpuscope::analyze

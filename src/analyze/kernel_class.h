@@ -19,6 +19,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "gpuscope/model.h"
 
@@ -37,6 +38,10 @@ const char* KernelClassName(
 // runtime blit kernel (MemoryKernelPatterns(), e.g. ROCm's __amd_rocclr_copyBuffer that implements
 // hipMemcpy); otherwise it is compute.
 KernelClass ClassifyGpuActivity(GpuKind kind, std::string_view name, bool has_collective_args);
+
+// ClassifyGpuActivity for every row of trace.gpu, classifying each distinct name once (the name
+// matching costs microseconds; a large trace has millions of events but a few thousand names).
+std::vector<KernelClass> ClassifyTraceGpuActivities(const Trace& trace);
 
 // One row of the communication table. `pattern` is searched case-insensitively in
 // ShortKernelName(name): the kernel's own qualified name, without return type, template arguments

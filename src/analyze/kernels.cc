@@ -63,7 +63,9 @@ KernelsResult AnalyzeKernels(const Trace& t, size_t top_n) {
     });
     if (all.size() > top_n) all.resize(top_n);
     for (KernelRow& row : all) {
-      row.share = ck.total_ns > 0 ? static_cast<double>(row.total_ns) / static_cast<double>(ck.total_ns) : 0;
+      row.share = ck.total_ns > 0
+                      ? static_cast<double>(row.total_ns) / static_cast<double>(ck.total_ns)
+                      : 0;
     }
     ck.top = std::move(all);
   }

@@ -44,10 +44,10 @@ struct ClassKernels {
 };
 
 struct KernelsResult {
-  std::array<ClassKernels, kKernelClassCount> classes;  // indexed by KernelClass
+  std::array<ClassKernels, kKernelClassCount> classes;              // indexed by KernelClass
   std::array<int64_t, kMathPrecisionCount> math_ns_by_precision{};  // indexed by MathPrecision
-  int64_t math_ns = 0;           // all GEMM/conv/attention kernel time
-  int64_t tensor_core_ns = 0;    // of which on tensor / matrix cores
+  int64_t math_ns = 0;                                      // all GEMM/conv/attention kernel time
+  int64_t tensor_core_ns = 0;                               // of which on tensor / matrix cores
   MathPrecision dominant_precision = MathPrecision::kNone;  // most math time; kNone without math
 };
 

@@ -260,10 +260,6 @@ enum Role : size_t {
 // Event → role (tb_plugin event_parser.py : 293-328), merged per role over the whole trace.
 std::array<std::vector<Interval>, kRoleCount> RoleIntervals(const Trace& t, bool tb_compatible) {
   std::array<std::vector<Interval>, kRoleCount> role;
-  std::vector<uint8_t> has_collective(t.gpu.size(), 0);
-  for (const CollectiveInfo& c : t.collectives) {
-    if (c.gpu_index < has_collective.size()) has_collective[c.gpu_index] = 1;
-  }
   // tb_plugin: a kernel is Communication when its External id is that of a CPU op in its NCCL/Gloo
   // name set (StepParser._parse_step; an absent id matches an absent id, as None does there).
   std::unordered_set<int64_t> comm_external_ids;
@@ -274,17 +270,16 @@ std::array<std::vector<Interval>, kRoleCount> RoleIntervals(const Trace& t, bool
       }
     }
   }
+  const std::vector<KernelClass> classes =
+      tb_compatible ? std::vector<KernelClass>() : ClassifyTraceGpuActivities(t);
   for (size_t g = 0; g < t.gpu.size(); ++g) {
     const Interval iv{t.gpu.start_ns[g], t.gpu.start_ns[g] + t.gpu.dur_ns[g]};
     switch (t.gpu.kind[g]) {
       case GpuKind::kKernel: {
         // Deliberate difference: communication kernels by name/collective args (kernel_class.h),
         // whatever their External id says. Any other kernel is Kernel, as in tb_plugin.
-        const bool comm =
-            tb_compatible
-                ? comm_external_ids.count(t.gpu.external_id[g]) != 0
-                : ClassifyGpuActivity(GpuKind::kKernel, t.Str(t.gpu.name[g]),
-                                      has_collective[g] != 0) == KernelClass::kCommunication;
+        const bool comm = tb_compatible ? comm_external_ids.count(t.gpu.external_id[g]) != 0
+                                        : classes[g] == KernelClass::kCommunication;
         role[comm ? kRoleCommunication : kRoleKernel].push_back(iv);
         break;
       }

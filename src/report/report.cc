@@ -307,23 +307,28 @@ std::string RenderKernelsText(const analyze::KernelsResult& k, const TextStyle& 
                     Share(k.math_ns_by_precision[p], k.math_ns));
       mix += part;
     }
-    std::snprintf(line, sizeof line, "  %-11s %s of GEMM/conv/attention time: %.0f %% on tensor cores (%s)\n", "precision",
-                  HumanDuration(k.math_ns).c_str(), Share(k.tensor_core_ns, k.math_ns), mix.c_str());
+    std::snprintf(line, sizeof line,
+                  "  %-11s %s of GEMM/conv/attention time: %.0f %% on tensor cores (%s)\n",
+                  "precision", HumanDuration(k.math_ns).c_str(), Share(k.tensor_core_ns, k.math_ns),
+                  mix.c_str());
     out += line;
   }
   const size_t shown = style.verbose ? analyze::kTopKernelsPerClass : 3;
   bool first_line = true;
   for (const analyze::ClassKernels& c : k.classes) {
-    if (c.count == 0 || (c.cls != analyze::KernelClass::kCompute && c.cls != analyze::KernelClass::kCommunication && !style.verbose)) {
+    if (c.count == 0 || (c.cls != analyze::KernelClass::kCompute &&
+                         c.cls != analyze::KernelClass::kCommunication && !style.verbose)) {
       continue;
     }
     bool first = true;
     for (size_t i = 0; i < c.top.size() && i < shown; ++i) {
       const analyze::KernelRow& r = c.top[i];
       std::string name = r.name.size() > 48 ? r.name.substr(0, 47) + "…" : r.name;
-      std::snprintf(line, sizeof line, "  %-11s %-13s %4.0f %%  %-49s %s × %s\n", first_line ? "top kernels" : "",
-                    first ? analyze::KernelClassName(c.cls) : "", 100 * r.share, name.c_str(), GroupDigits(r.count).c_str(),
-                    HumanDuration(r.total_ns / static_cast<int64_t>(std::max<uint64_t>(1, r.count))).c_str());
+      std::snprintf(
+          line, sizeof line, "  %-11s %-13s %4.0f %%  %-49s %s × %s\n",
+          first_line ? "top kernels" : "", first ? analyze::KernelClassName(c.cls) : "",
+          100 * r.share, name.c_str(), GroupDigits(r.count).c_str(),
+          HumanDuration(r.total_ns / static_cast<int64_t>(std::max<uint64_t>(1, r.count))).c_str());
       out += line;
       first = false;
       first_line = false;
@@ -364,7 +369,8 @@ void WriteKernelsJson(const analyze::KernelsResult& k, JsonWriter* w) {
   w->Key("math_ns_by_precision").BeginObject();
   for (size_t p = 0; p < analyze::kMathPrecisionCount; ++p) {
     if (k.math_ns_by_precision[p] == 0) continue;
-    w->Key(analyze::MathPrecisionName(static_cast<analyze::MathPrecision>(p))).Int(k.math_ns_by_precision[p]);
+    w->Key(analyze::MathPrecisionName(static_cast<analyze::MathPrecision>(p)))
+        .Int(k.math_ns_by_precision[p]);
   }
   w->EndObject();
   w->EndObject();
@@ -384,33 +390,43 @@ std::string RenderOpsText(const RankReport& rr, const Trace* trace) {
   char line[512];
   const analyze::LaunchSummary& l = rr.launches.all;
   if (l.n > 0) {
-    std::snprintf(line, sizeof line, "  %-11s %s launched · launch end → GPU start: median %s, p95 %s\n", "launches",
-                  GroupDigits(l.n).c_str(), HumanDuration(static_cast<int64_t>(l.median_launch_delay_ns)).c_str(),
+    std::snprintf(line, sizeof line,
+                  "  %-11s %s launched · launch end → GPU start: median %s, p95 %s\n", "launches",
+                  GroupDigits(l.n).c_str(),
+                  HumanDuration(static_cast<int64_t>(l.median_launch_delay_ns)).c_str(),
                   HumanDuration(static_cast<int64_t>(l.p95_launch_delay_ns)).c_str());
     out += line;
-    std::snprintf(line, sizeof line, "  %-11s %s kernels shorter than their launch call · %s launch calls > 50 µs\n", "",
-                  GroupDigits(l.short_kernels).c_str(), GroupDigits(l.runtime_outliers).c_str());
+    std::snprintf(line, sizeof line,
+                  "  %-11s %s kernels shorter than their launch call · %s launch calls > 50 µs\n",
+                  "", GroupDigits(l.short_kernels).c_str(),
+                  GroupDigits(l.runtime_outliers).c_str());
     out += line;
   }
   const analyze::GraphLaunchStats& g = rr.launches.graphs;
   if (g.graph_launches > 0) {
-    std::snprintf(line, sizeof line, "  %-11s %s CUDA-graph launches replay %s GPU activities\n", "",
-                  GroupDigits(g.graph_launches).c_str(), GroupDigits(g.gpu_activities).c_str());
+    std::snprintf(line, sizeof line, "  %-11s %s CUDA-graph launches replay %s GPU activities\n",
+                  "", GroupDigits(g.graph_launches).c_str(), GroupDigits(g.gpu_activities).c_str());
     out += line;
   }
   bool first = true;
   for (const analyze::DirectionTotals& d : rr.copies.directions) {
     if (d.count == 0) continue;
-    std::snprintf(line, sizeof line, "  %-11s %s %s × %s (%s pageable) · %s · %.1f GB/s achieved\n", first ? "copies" : "",
-                  analyze::CopyDirectionName(d.direction), GroupDigits(d.count).c_str(),
-                  HumanBytes(static_cast<uint64_t>(d.count ? d.bytes / static_cast<int64_t>(d.count) : 0)).c_str(),
-                  GroupDigits(d.pageable).c_str(), HumanDuration(d.time_ns).c_str(), d.achieved_gbps);
+    std::snprintf(
+        line, sizeof line, "  %-11s %s %s × %s (%s pageable) · %s · %.1f GB/s achieved\n",
+        first ? "copies" : "", analyze::CopyDirectionName(d.direction),
+        GroupDigits(d.count).c_str(),
+        HumanBytes(static_cast<uint64_t>(d.count ? d.bytes / static_cast<int64_t>(d.count) : 0))
+            .c_str(),
+        GroupDigits(d.pageable).c_str(), HumanDuration(d.time_ns).c_str(), d.achieved_gbps);
     out += line;
     first = false;
   }
   if (rr.copies.sync_memcpys + rr.copies.effectively_sync_memcpys > 0) {
-    std::snprintf(line, sizeof line, "  %-11s %s synchronous copies, %s asynchronous calls made synchronous by pageable memory\n",
-                  "", GroupDigits(rr.copies.sync_memcpys).c_str(), GroupDigits(rr.copies.effectively_sync_memcpys).c_str());
+    std::snprintf(line, sizeof line,
+                  "  %-11s %s synchronous copies, %s asynchronous calls made synchronous by "
+                  "pageable memory\n",
+                  "", GroupDigits(rr.copies.sync_memcpys).c_str(),
+                  GroupDigits(rr.copies.effectively_sync_memcpys).c_str());
     out += line;
   }
   const analyze::SyncStats& sy = rr.sync;
@@ -418,20 +434,31 @@ std::string RenderOpsText(const RankReport& rr, const Trace* trace) {
     std::string cause;
     if (!sy.causes.empty() && trace) {
       cause = "; top cause " + std::string(trace->Str(sy.causes.front().name)) + " (" +
-              GroupDigits(sy.causes.front().sync_points) + ", " + HumanDuration(sy.causes.front().blocked_ns) + ")";
+              GroupDigits(sy.causes.front().sync_points) + ", " +
+              HumanDuration(sy.causes.front().blocked_ns) + ")";
     }
     std::snprintf(line, sizeof line, "  %-11s %s host-blocking sync points, %s blocked%s\n", "sync",
-                  GroupDigits(sy.points.size()).c_str(), HumanDuration(sy.blocked_ns).c_str(), cause.c_str());
+                  GroupDigits(sy.points.size()).c_str(), HumanDuration(sy.blocked_ns).c_str(),
+                  cause.c_str());
     out += line;
   }
   if (const analyze::DeviceMemory* d = MainDevice(rr.memory)) {
-    std::string reserved = d->peak_reserved_bytes >= 0 ? ", reserved " + HumanBytes(static_cast<uint64_t>(d->peak_reserved_bytes)) : "";
-    std::string total = d->total_bytes > 0 ? " of " + HumanBytes(static_cast<uint64_t>(d->total_bytes)) : "";
-    std::string headroom = d->headroom_bytes >= 0 ? " (headroom " + HumanBytes(static_cast<uint64_t>(d->headroom_bytes)) + ")" : "";
-    std::snprintf(line, sizeof line, "  %-11s device %d: peak allocated %s%s%s%s%s\n", "memory", d->device,
-                  HumanBytes(static_cast<uint64_t>(std::max<int64_t>(0, d->peak_allocated_bytes))).c_str(), reserved.c_str(),
-                  total.c_str(), headroom.c_str(),
-                  d->source == analyze::MemoryLevelSource::kDeltas ? " (rebuilt from allocation deltas)" : "");
+    std::string reserved =
+        d->peak_reserved_bytes >= 0
+            ? ", reserved " + HumanBytes(static_cast<uint64_t>(d->peak_reserved_bytes))
+            : "";
+    std::string total =
+        d->total_bytes > 0 ? " of " + HumanBytes(static_cast<uint64_t>(d->total_bytes)) : "";
+    std::string headroom =
+        d->headroom_bytes >= 0
+            ? " (headroom " + HumanBytes(static_cast<uint64_t>(d->headroom_bytes)) + ")"
+            : "";
+    std::snprintf(
+        line, sizeof line, "  %-11s device %d: peak allocated %s%s%s%s%s\n", "memory", d->device,
+        HumanBytes(static_cast<uint64_t>(std::max<int64_t>(0, d->peak_allocated_bytes))).c_str(),
+        reserved.c_str(), total.c_str(), headroom.c_str(),
+        d->source == analyze::MemoryLevelSource::kDeltas ? " (rebuilt from allocation deltas)"
+                                                         : "");
     out += line;
   }
   return out;
@@ -547,11 +574,20 @@ void WriteOpsJson(const RankReport& rr, const Trace& t, JsonWriter* w) {
   const analyze::DeviceMemory* main = MainDevice(rr.memory);
   w->Key("memory").BeginObject();
   w->Key("peak_allocated_bytes");
-  if (main) w->Int(main->peak_allocated_bytes); else w->Null();
+  if (main)
+    w->Int(main->peak_allocated_bytes);
+  else
+    w->Null();
   w->Key("peak_reserved_bytes");
-  if (main && main->peak_reserved_bytes >= 0) w->Int(main->peak_reserved_bytes); else w->Null();
+  if (main && main->peak_reserved_bytes >= 0)
+    w->Int(main->peak_reserved_bytes);
+  else
+    w->Null();
   w->Key("device_total_bytes");
-  if (main && main->total_bytes > 0) w->Int(main->total_bytes); else w->Null();
+  if (main && main->total_bytes > 0)
+    w->Int(main->total_bytes);
+  else
+    w->Null();
   w->Key("devices").BeginArray();
   for (const analyze::DeviceMemory& d : rr.memory.devices) {
     w->BeginObject();
@@ -560,11 +596,20 @@ void WriteOpsJson(const RankReport& rr, const Trace& t, JsonWriter* w) {
     w->Key("source").String(d.source == analyze::MemoryLevelSource::kTotals ? "totals" : "deltas");
     w->Key("peak_allocated_bytes").Int(d.peak_allocated_bytes);
     w->Key("peak_reserved_bytes");
-    if (d.peak_reserved_bytes >= 0) w->Int(d.peak_reserved_bytes); else w->Null();
+    if (d.peak_reserved_bytes >= 0)
+      w->Int(d.peak_reserved_bytes);
+    else
+      w->Null();
     w->Key("total_bytes");
-    if (d.total_bytes > 0) w->Int(d.total_bytes); else w->Null();
+    if (d.total_bytes > 0)
+      w->Int(d.total_bytes);
+    else
+      w->Null();
     w->Key("headroom_bytes");
-    if (d.headroom_bytes >= 0) w->Int(d.headroom_bytes); else w->Null();
+    if (d.headroom_bytes >= 0)
+      w->Int(d.headroom_bytes);
+    else
+      w->Null();
     w->Key("timeline").BeginArray();
     for (const analyze::MemoryPoint& p : d.timeline) {
       w->BeginArray();
@@ -585,30 +630,56 @@ Report BuildReport(const std::vector<Trace>& traces, std::vector<Status> failure
   Report report;
   report.failures = std::move(failures);
   report.ranks.resize(traces.size());
-  // Analyses are pure functions of one rank's model: ranks run in parallel.
+  // Analyses are pure functions of one rank's model: they run in parallel, as (rank, analysis)
+  // tasks, so one big rank also uses every core.
   const int cores =
       threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const int workers = std::max(1, std::min<int>(cores, static_cast<int>(traces.size())));
+  constexpr size_t kAnalyses = 8;
+  const size_t tasks = traces.size() * kAnalyses;
+  const int workers = std::max(1, std::min<int>(cores, static_cast<int>(tasks)));
   std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i = next++; i < traces.size(); i = next++) {
-      report.ranks[i].trace = &traces[i];
-      report.ranks[i].summary = analyze::SummarizeTrace(traces[i]);
-      report.ranks[i].gpu_time = analyze::AnalyzeGpuTime(traces[i]);
-      report.ranks[i].steps = analyze::AnalyzeSteps(traces[i]);
-      report.ranks[i].kernels = analyze::AnalyzeKernels(traces[i]);
-      analyze::LaunchOptions launch_options;
-      launch_options.keep_rows = false;
-      report.ranks[i].launches = analyze::AnalyzeLaunches(traces[i], launch_options);
-      report.ranks[i].copies = analyze::AnalyzeCopies(traces[i]);
-      report.ranks[i].sync = analyze::AnalyzeSyncPoints(traces[i]);
-      report.ranks[i].memory = analyze::AnalyzeMemory(traces[i]);
+  auto run = [&](size_t task) {
+    const size_t i = task / kAnalyses;
+    const Trace& t = traces[i];
+    RankReport& r = report.ranks[i];
+    switch (task % kAnalyses) {
+      case 0:
+        r.trace = &t;
+        r.summary = analyze::SummarizeTrace(t);
+        break;
+      case 1:
+        r.gpu_time = analyze::AnalyzeGpuTime(t);
+        break;
+      case 2:
+        r.steps = analyze::AnalyzeSteps(t);
+        break;
+      case 3:
+        r.kernels = analyze::AnalyzeKernels(t);
+        break;
+      case 4: {
+        analyze::LaunchOptions launch_options;
+        launch_options.keep_rows = false;
+        r.launches = analyze::AnalyzeLaunches(t, launch_options);
+        break;
+      }
+      case 5:
+        r.copies = analyze::AnalyzeCopies(t);
+        break;
+      case 6:
+        r.sync = analyze::AnalyzeSyncPoints(t);
+        break;
+      case 7:
+        r.memory = analyze::AnalyzeMemory(t);
+        break;
     }
   };
+  auto work = [&] {
+    for (size_t task = next++; task < tasks; task = next++) run(task);
+  };
   std::vector<std::thread> pool;
-  for (int t = 1; t < workers; ++t) pool.emplace_back(work);
+  for (int w = 1; w < workers; ++w) pool.emplace_back(work);
   work();
-  for (std::thread& t : pool) t.join();
+  for (std::thread& th : pool) th.join();
   std::vector<const Trace*> trace_ptrs;
   std::vector<const analyze::GpuTime*> gpu_ptrs;
   std::vector<const analyze::StepsResult*> step_ptrs;

@@ -7,12 +7,12 @@
 
 #include "analyze/copies.h"
 #include "analyze/gpu_time.h"
+#include "analyze/kernels.h"
 #include "analyze/launches.h"
 #include "analyze/memory.h"
-#include "analyze/sync_points.h"
-#include "analyze/kernels.h"
 #include "analyze/ranks.h"
 #include "analyze/steps.h"
+#include "analyze/sync_points.h"
 #include "analyze/trace_summary.h"
 #include "gpuscope/model.h"
 #include "gpuscope/status.h"
@@ -25,14 +25,14 @@ struct RankReport {
   // The rank's model, for names the analyses refer to by StringId. Not owned: the traces passed to
   // BuildReport must outlive the report's rendering.
   const Trace* trace = nullptr;
-  analyze::TraceSummary summary;  // what the reader found
-  analyze::GpuTime gpu_time;      // busy/idle, breakdowns, idle attribution, overlap
-  analyze::StepsResult steps;     // per-step breakdown (tb_plugin categories)
-  analyze::KernelsResult kernels; // top kernels per class, precision mix
-  analyze::LaunchStats launches;  // launch delay, short kernels, CUDA graphs
-  analyze::CopyStats copies;      // direction, pageable/pinned, bandwidth, sync
-  analyze::SyncStats sync;        // host-blocking synchronisation and its causes
-  analyze::MemoryStats memory;    // peak allocated/reserved vs device memory, timeline
+  analyze::TraceSummary summary;   // what the reader found
+  analyze::GpuTime gpu_time;       // busy/idle, breakdowns, idle attribution, overlap
+  analyze::StepsResult steps;      // per-step breakdown (tb_plugin categories)
+  analyze::KernelsResult kernels;  // top kernels per class, precision mix
+  analyze::LaunchStats launches;   // launch delay, short kernels, CUDA graphs
+  analyze::CopyStats copies;       // direction, pageable/pinned, bandwidth, sync
+  analyze::SyncStats sync;         // host-blocking synchronisation and its causes
+  analyze::MemoryStats memory;     // peak allocated/reserved vs device memory, timeline
 };
 
 struct Report {
