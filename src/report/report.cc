@@ -92,13 +92,13 @@ std::string RenderGpuTimeText(const analyze::GpuTime& g, const TextStyle& style)
   const analyze::ExclusiveBreakdown& ex = g.exclusive;
   if (ex.span_ns <= 0) return out;
   const char* selection =
-      g.selection.step_filtered ? "last ProfilerStep left out, as HTA does" : "all GPU events";
+      g.selection.step_filtered ? "HTA selection: last step left out" : "all GPU events";
   std::snprintf(line, sizeof line, "  %-11s %s analysed (%s%s)\n", "GPU time",
                 HumanDuration(ex.span_ns).c_str(), selection,
-                g.selection.rounded ? "; times rounded to µs as HTA does" : "");
+                g.selection.rounded ? ", µs-rounded" : "");
   out += line;
   std::snprintf(line, sizeof line,
-                "  %-11s compute %.1f %% · exposed comm %.1f %% · exposed copy/set %.1f %% · other "
+                "  %-11s compute %.1f %% · exposed comm %.1f %% · exposed copies %.1f %% · other "
                 "%.1f %% · idle %.1f %%\n",
                 "", Share(ex.compute_ns, ex.span_ns),
                 Share(ex.exposed_communication_ns, ex.span_ns),
@@ -323,9 +323,9 @@ std::string RenderKernelsText(const analyze::KernelsResult& k, const TextStyle& 
     bool first = true;
     for (size_t i = 0; i < c.top.size() && i < shown; ++i) {
       const analyze::KernelRow& r = c.top[i];
-      std::string name = r.name.size() > 48 ? r.name.substr(0, 47) + "…" : r.name;
+      std::string name = r.name.size() > 46 ? r.name.substr(0, 45) + "…" : r.name;
       std::snprintf(
-          line, sizeof line, "  %-11s %-13s %4.0f %%  %-49s %s × %s\n",
+          line, sizeof line, "  %-11s %-13s %4.0f %%  %-47s %s × %s\n",
           first_line ? "top kernels" : "", first ? analyze::KernelClassName(c.cls) : "",
           100 * r.share, name.c_str(), GroupDigits(r.count).c_str(),
           HumanDuration(r.total_ns / static_cast<int64_t>(std::max<uint64_t>(1, r.count))).c_str());
