@@ -4,6 +4,7 @@
 
 #include "analyze/gpu_time.h"
 #include "analyze/steps.h"
+#include "analyze/sync_points.h"
 #include "gpuscope/ingest.h"
 #include "gpuscope/synth.h"
 #include "test_util.h"
@@ -68,6 +69,44 @@ TEST(Planted, DataLoaderStallThirtyPercentIsGpuIdle) {
   EXPECT_GT(Share(host_wait, idle), 0.9);
   // 7 of 8 stalls are visible between GPU events (the first step's has no earlier GPU event).
   EXPECT_NEAR(Share(g.exclusive.idle_ns, g.exclusive.span_ns), 0.3 * 7.0 / 8.0 / (1 - 0.3 / 8.0), 0.02);
+}
+
+// Σ all-streams GPU idle after the syncs / Σ step durations, over steady steps (first and last
+// skipped).
+double SyncIdleShare(const Trace& t) {
+  const analyze::SyncStats s = analyze::AnalyzeSyncPoints(t);
+  EXPECT_GE(s.steps.size(), 3u);
+  int64_t idle = 0, dur = 0;
+  for (size_t i = 1; i + 1 < s.steps.size(); ++i) {
+    idle += s.steps[i].gpu_idle_after_sync_ns;
+    dur += s.steps[i].step_dur_ns;
+  }
+  return dur > 0 ? Share(idle, dur) : -1.0;
+}
+
+TEST(Planted, SyncStallTenPercent) {
+  SynthOptions o;
+  o.steps = 8;
+  o.sync_points_per_step = 2;
+  o.sync_stall_fraction = 0.1;
+  SynthTruth truth;
+  const Trace t = Generate(o, "planted_sync_stall.json", &truth);
+  const double measured = SyncIdleShare(t);
+  EXPECT_NEAR(measured, 0.1, 0.02);
+  EXPECT_NEAR(Share(truth.sync_stall_ns_per_step, truth.step_ns), 0.1, 0.005);
+  // Every point is one .item() and the GPU waits after each of them.
+  const analyze::SyncStats s = analyze::AnalyzeSyncPoints(t);
+  EXPECT_EQ(s.points.size(), 16u);
+  for (const analyze::SyncPoint& p : s.points) EXPECT_GT(p.gpu_idle_after_sync_ns, 0);
+
+  // Without the stall only the natural host-wait gaps (tens of µs) remain.
+  o.sync_stall_fraction = 0.0;
+  SynthTruth truth0;
+  const Trace t0 = Generate(o, "planted_sync_no_stall.json", &truth0);
+  const double measured0 = SyncIdleShare(t0);
+  EXPECT_GE(measured0, 0.0);
+  EXPECT_LT(measured0, 0.01);
+  EXPECT_LT(Share(truth0.sync_stall_ns_per_step, truth0.step_ns), 0.01);
 }
 
 }  // namespace

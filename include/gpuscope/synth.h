@@ -26,6 +26,10 @@ struct SynthOptions {
   double dataloader_stall_fraction =
       0.0;                       // share of each step the GPU idles waiting for the next batch
   int sync_points_per_step = 0;  // .item()-style cudaStreamSynchronize calls per step
+  // Share of each step all streams idle after the .item() syncs while Python uses the value
+  // (docs/synth.md "sync stall"). [0, 0.9); with no sync points and a fraction > 0, one sync point
+  // per step is used.
+  double sync_stall_fraction = 0.0;
   bool pageable_copies = false;  // H2D input copies from pageable (true) or pinned (false) memory
   double exposed_comm_fraction =
       0.0;  // share of each step the all-reduce runs with no compute beside it
@@ -58,6 +62,9 @@ struct SynthTruth {
   int64_t step_ns = 0;            // mean planted step duration
   int64_t dataloader_wait_ns_per_step = 0;
   int64_t exposed_comm_ns_per_step = 0;
+  // Mean over steps of S_i = Σ over the step's sync points of the all-streams GPU idle gap that
+  // contains the end of the point's cudaStreamSynchronize (natural host-wait gap + planted stall).
+  int64_t sync_stall_ns_per_step = 0;
 };
 
 // Writes one rank's trace to `path`. Deterministic for the same options, rank and seed.

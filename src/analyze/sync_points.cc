@@ -1,11 +1,14 @@
 #include "analyze/sync_points.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
+
+#include "analyze/intervals.h"
 
 namespace gpuscope::analyze {
 
@@ -278,6 +281,26 @@ SyncStats AnalyzeSyncPoints(const Trace& t) {
     return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.first_call < b.first_call;
   });
 
+  // GPU idle after each point: the all-streams idle gap containing its end.
+  if (!out.points.empty()) {
+    std::vector<Interval> busy;
+    busy.reserve(t.gpu.size());
+    for (size_t g = 0; g < t.gpu.size(); ++g) {
+      if (t.gpu.kind[g] == GpuKind::kSync) continue;
+      busy.push_back({t.gpu.start_ns[g], t.gpu.start_ns[g] + t.gpu.dur_ns[g]});
+    }
+    busy = Merge(std::move(busy));
+    for (SyncPoint& sp : out.points) {
+      auto next = std::upper_bound(busy.begin(), busy.end(), sp.end_ns,
+                                   [](int64_t ts, const Interval& iv) { return ts < iv.start; });
+      if (next == busy.begin() || next == busy.end()) continue;  // no GPU op before / after
+      const Interval& prev = *(next - 1);
+      if (sp.end_ns < prev.end) continue;  // GPU busy at the point's end
+      sp.gpu_idle_after_sync_ns = next->start - prev.end;
+      out.gpu_idle_after_sync_ns += sp.gpu_idle_after_sync_ns;
+    }
+  }
+
   // Steps.
   std::sort(steps.begin(), steps.end(), by_start_then_longer);
   for (uint32_t r : steps) {
@@ -302,6 +325,7 @@ SyncStats AnalyzeSyncPoints(const Trace& t) {
         sp.step = it->step;
         ++it->sync_points;
         it->blocked_ns += sp.blocked_ns;
+        it->gpu_idle_after_sync_ns += sp.gpu_idle_after_sync_ns;
         assigned = true;
       }
     }

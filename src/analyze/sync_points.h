@@ -36,6 +36,15 @@
 //  one
 //    host-blocking call on their thread (an .item() on a CPU tensor does not sync).
 //  * GPU-side sync records: cuda_sync activities by cuda_sync_kind (count, Σ duration).
+//  * GPU idle after a sync (gpu_idle_after_sync_ns, ns): GPU busy time is the union, exact ns, of
+//    every kernel, memcpy and memset in trace.gpu (all devices and streams; cuda_sync records and
+//    zero-length ops excluded; touching ops join), intervals [start, start + dur). For a sync
+//    point it is the length of the idle gap of that union containing the point's end_ns: the GPU
+//    drained during the wait and stays idle until the CPU launches again (Python work using the
+//    value, launch latency). 0 when end_ns falls inside busy time (e.g. an all-reduce still
+//    running on another stream), before the first or after the last GPU op. A step's value is
+//    the Σ over the points assigned to it (by the point's start, as for blocked_ns); the trace's
+//    is the Σ over all points. Idle time is not split at step boundaries.
 // Everything covers the whole trace (no step filter).
 #pragma once
 
@@ -75,13 +84,14 @@ struct GpuSyncStats {
 };
 
 struct SyncPoint {
-  int64_t start_ns = 0;     // first blocking call's start
-  int64_t end_ns = 0;       // last blocking call's end
-  int64_t blocked_ns = 0;   // Σ blocking call durations
-  uint32_t calls = 0;       // blocking calls grouped here
-  int32_t first_call = -1;  // RuntimeCallTable row
-  int32_t anchor_op = -1;   // CpuOpTable row of the plumbing anchor, -1 if none
-  int32_t cause_op = -1;    // CpuOpTable row of the cause, -1 when it is the call itself
+  int64_t start_ns = 0;                // first blocking call's start
+  int64_t end_ns = 0;                  // last blocking call's end
+  int64_t blocked_ns = 0;              // Σ blocking call durations
+  int64_t gpu_idle_after_sync_ns = 0;  // all-streams GPU idle gap containing end_ns (0 if busy)
+  uint32_t calls = 0;                  // blocking calls grouped here
+  int32_t first_call = -1;             // RuntimeCallTable row
+  int32_t anchor_op = -1;              // CpuOpTable row of the plumbing anchor, -1 if none
+  int32_t cause_op = -1;               // CpuOpTable row of the cause, -1 when it is the call itself
   StringId cause = kEmptyString;
   SyncCategory category = SyncCategory::kDeviceSync;  // of its longest blocking call
   int32_t step = -1;
@@ -95,6 +105,7 @@ struct StepSyncStats {
   int64_t step_dur_ns = 0;
   uint64_t sync_points = 0;
   int64_t blocked_ns = 0;
+  int64_t gpu_idle_after_sync_ns = 0;  // Σ over the step's points
 };
 
 struct SyncCause {
@@ -118,8 +129,9 @@ struct SyncStats {
   ScalarReadStats scalar_reads;
   std::vector<SyncPoint> points;  // by start
   uint64_t blocking_calls = 0;
-  int64_t blocked_ns = 0;            // Σ over points
-  std::vector<StepSyncStats> steps;  // every ProfilerStep, by start (also those without syncs)
+  int64_t blocked_ns = 0;              // Σ over points
+  int64_t gpu_idle_after_sync_ns = 0;  // Σ over points (inside and outside steps)
+  std::vector<StepSyncStats> steps;    // every ProfilerStep, by start (also those without syncs)
   uint64_t points_outside_steps = 0;
   int64_t blocked_ns_outside_steps = 0;
   std::vector<SyncCause> causes;  // by blocked_ns (desc), then count

@@ -208,6 +208,11 @@ int main(int argc, char** argv) {
       ->add_option("--sync-per-step", so.sync_points_per_step,
                    "Host-device sync points (.item()) per step")
       ->check(CLI::Range(0, 1000));
+  synth
+      ->add_option("--sync-stall", so.sync_stall_fraction,
+                   "Share of each step all GPU streams idle after the .item() syncs while the "
+                   "CPU uses the value (0-0.9; 1 sync per step if --sync-per-step is 0)")
+      ->check(CLI::Range(0.0, 0.9));
   synth->add_flag("--pageable", so.pageable_copies,
                   "Input copies from pageable (not pinned) memory");
   synth

@@ -17,6 +17,7 @@
 //   step period        P = G_i - G_{i-1}   (= start-to-start distance of ProfilerStep#N)
 //   DataLoader stall   W = idle gap on every stream before the step's first H2D copy = f_dl * P
 //   exposed all-reduce X = time an NCCL kernel runs while no compute kernel runs     = f_comm * P
+//   sync stall         S = Σ all-streams idle gap around each .item() sync's end     = f_sync * P
 #include "gpuscope/synth.h"
 
 #include <zlib.h>
@@ -863,6 +864,12 @@ struct Interval {
   int64_t start, end;
 };
 
+struct SyncMark {        // one .item() sync point (step frame, before any planted stall)
+  int64_t after;         // CPU time its aten::item ends: the stall starts here
+  int64_t call_end;      // end of its cudaStreamSynchronize
+  int64_t call_end_now;  // the same after the stalls of the earlier points (SolveSyncStall)
+};
+
 class RankGenerator {
  public:
   RankGenerator(const SynthOptions& o, int rank)
@@ -895,6 +902,7 @@ class RankGenerator {
     truth_.step_ns = sum_period_ / steps_done;
     truth_.dataloader_wait_ns_per_step = sum_wait_ / steps_done;
     truth_.exposed_comm_ns_per_step = sum_exposed_ / steps_done;
+    truth_.sync_stall_ns_per_step = sum_sync_stall_ / steps_done;
     return truth_;
   }
 
@@ -983,9 +991,12 @@ class RankGenerator {
     // .item() syncs: sync j goes before op group p_j = floor((j+1)*2L/(n+1)); groups 0..L-1 are
     // the forward blocks, L is the head backward (just after the loss), L+1..2L-1 the backward of
     // blocks L-2..0.
+    // A sync stall needs a sync to follow: with none requested, one per step.
+    const int syncs = o_.sync_stall_fraction > 0.0 ? std::max(1, o_.sync_points_per_step)
+                                                   : o_.sync_points_per_step;
     sync_before_.assign(static_cast<size_t>(2 * o_.layers + 1), 0);
-    for (int j = 0; j < o_.sync_points_per_step; ++j) {
-      int64_t p = static_cast<int64_t>(j + 1) * 2 * o_.layers / (o_.sync_points_per_step + 1);
+    for (int j = 0; j < syncs; ++j) {
+      int64_t p = static_cast<int64_t>(j + 1) * 2 * o_.layers / (syncs + 1);
       ++sync_before_[static_cast<size_t>(p)];
     }
     live_.assign(static_cast<size_t>(o_.layers + 1), {});
@@ -1152,6 +1163,7 @@ class RankGenerator {
   // cudaStreamSynchronize (already drained, so short).
   void SyncPoint() {
     Gap();
+    int64_t sync_call_end = 0;
     CpuOp("aten::item", [&] {
       CpuOp("aten::_local_scalar_dense", [&] {
         int64_t t = cpu_;
@@ -1162,8 +1174,11 @@ class RankGenerator {
         recs_[rt].end = recs_[g].end + Cpu(2 * kUs, 6 * kUs);
         cpu_ = recs_[rt].end;
         RuntimeOnly("cudaStreamSynchronize", 131, 1500, 4000);
+        sync_call_end = cpu_;
       });
     });
+    // The planted stall (if any) follows here: Python uses the value, no event (see SimulateStep).
+    sync_marks_.push_back({cpu_, sync_call_end, sync_call_end});
   }
 
   void Syncs(int group) {
@@ -1530,46 +1545,14 @@ class RankGenerator {
     return tail;
   }
 
-  void SimulateStep(int step_number) {
-    recs_.clear();
-    compute_.clear();
-    nccl_.clear();
-    deferred_.clear();
-    tail7_ = kNegInf;
-    blocked_on_nccl_ = false;
-    first_copy_start_ = kNegInf;
-    addr_cursor_ = 0;
-    cur_ext_ = 0;
-    cpu_ = 0;  // frame origin: the DataLoader returns the batch
-
-    const int64_t s_i = s_next_;
-    const int64_t eps = Cpu(6 * kUs, 20 * kUs);      // ProfilerStep start -> __next__ start
-    const int64_t end_gap = Cpu(5 * kUs, 30 * kUs);  // last CPU op -> ProfilerStep end
-    size_t step_rec = Add(Kind::kAnnotation, "ProfilerStep#");
-    recs_[step_rec].ext = ++ext_id_;
-    recs_[step_rec].a = step_number;
-    size_t dl_rec =
-        Add(Kind::kAnnotation, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__");
-    recs_[dl_rec].ext = ++ext_id_;
-
-    CopyToDevice(kInputBytes);
-    CopyToDevice(kLabelBytes);
-    Stem();
-    for (int l = 0; l < o_.layers; ++l) {
-      Syncs(l);
-      ForwardBlock(l);
-    }
-    HeadForward();
-    Syncs(o_.layers);  // e.g. loss.item() for logging
-    HeadBackward();
-    for (int l = o_.layers - 1; l >= 0; --l) {
-      if (l < o_.layers - 1) Syncs(2 * o_.layers - 1 - l);
-      BackwardBlock(l);
-    }
-    StemBackward();
-    Optimizer();
-    const int64_t cpu_end = cpu_;
-
+  // Places the all-reduces and the work queued behind the final one (writes their recs_), and
+  // solves the exposed tail E and the DataLoader stall W for the step as simulated.
+  struct Placement {
+    int64_t g_done = 0;   // end of the step's last GPU op (frame)
+    int64_t exposed = 0;  // X
+    int64_t wait = 0;     // W
+  };
+  Placement Place() {
     // --- place the all-reduces: non-final buckets overlap the following blocks' backward ---
     const int64_t q = q_;
     int64_t prev_end = kNegInf;
@@ -1618,6 +1601,156 @@ class RankGenerator {
     const int64_t span = g_done - first_copy_start_;
     int64_t wait = std::llround(f_dl / (1.0 - f_dl) * static_cast<double>(span));
     wait = (wait + q / 2) / q * q;
+    return {g_done, exposed, wait};
+  }
+
+  // S of the step as placed: Σ over its sync points of the all-streams idle gap (every kernel,
+  // memcpy and memset; touching ops join) that contains the end of the point's
+  // cudaStreamSynchronize; 0 for a point whose end falls inside GPU work (an all-reduce still
+  // running on stream 20). `clean` counts the points with an idle gap.
+  int64_t SyncStall(int* clean = nullptr) {
+    if (clean != nullptr) *clean = 0;
+    if (sync_marks_.empty()) return 0;
+    busy_.clear();
+    for (const Rec& r : recs_) {
+      if ((r.kind == Kind::kKernel || r.kind == Kind::kMemcpy || r.kind == Kind::kMemset) &&
+          r.end > r.start) {
+        busy_.push_back({r.start, r.end});
+      }
+    }
+    std::sort(busy_.begin(), busy_.end(),
+              [](const Interval& a, const Interval& b) { return a.start < b.start; });
+    size_t n = 0;
+    for (const Interval& iv : busy_) {
+      if (n > 0 && iv.start <= busy_[n - 1].end) {
+        busy_[n - 1].end = std::max(busy_[n - 1].end, iv.end);
+      } else {
+        busy_[n++] = iv;
+      }
+    }
+    busy_.resize(n);
+    int64_t total = 0;
+    for (const SyncMark& m : sync_marks_) {
+      auto it = std::upper_bound(busy_.begin(), busy_.end(), m.call_end_now,
+                                 [](int64_t t, const Interval& iv) { return t < iv.start; });
+      if (it == busy_.begin() || it == busy_.end()) continue;
+      const Interval& prev = *(it - 1);
+      if (m.call_end_now < prev.end) continue;  // GPU busy at the sync's end
+      total += it->start - prev.end;
+      if (clean != nullptr) ++*clean;
+    }
+    return total;
+  }
+
+  // Plants the sync stall: after every sync point of the step the CPU idles d ns (Python using
+  // the value; no event, as without with_stack), which delays everything issued after it by d.
+  // d (the same for every point of the step) is solved so that S = f_sync * P, P = W + span, by
+  // Newton steps on the shifted, re-placed step (S, W, X and span are all re-solved each time).
+  void SolveSyncStall(Placement* pl, int64_t* stall, int64_t* cpu_end) {
+    const double f = o_.sync_stall_fraction;
+    const double k = 1.0 - o_.dataloader_stall_fraction - o_.exposed_comm_fraction;
+    const double m = static_cast<double>(sync_marks_.size());
+    const int64_t q = q_;
+    std::vector<Interval> base_recs(recs_.size());
+    for (size_t i = 0; i < recs_.size(); ++i) base_recs[i] = {recs_[i].start, recs_[i].end};
+    const std::vector<Interval> base_compute = compute_;
+    const std::vector<NcclLaunch> base_nccl = nccl_;
+    const std::vector<Deferred> base_deferred = deferred_;
+    const int64_t base_x_end = x_end_;
+    const int64_t base_cpu_end = *cpu_end;
+    // Frame time t after the stalls: + d per sync point that ended before t.
+    auto shift = [&](int64_t t, int64_t d) {
+      auto it = std::lower_bound(sync_marks_.begin(), sync_marks_.end(), t,
+                                 [](const SyncMark& s, int64_t v) { return s.after < v; });
+      return t + d * static_cast<int64_t>(it - sync_marks_.begin());
+    };
+    int clean = 0;
+    auto apply = [&](int64_t d) {
+      for (size_t i = 0; i < recs_.size(); ++i) {
+        recs_[i].start = shift(base_recs[i].start, d);
+        recs_[i].end = shift(base_recs[i].end, d);
+      }
+      for (size_t i = 0; i < compute_.size(); ++i) {
+        compute_[i] = {shift(base_compute[i].start, d), shift(base_compute[i].end, d)};
+      }
+      for (size_t i = 0; i < nccl_.size(); ++i) {
+        nccl_[i].ready = shift(base_nccl[i].ready, d);
+        nccl_[i].event = shift(base_nccl[i].event, d);
+      }
+      for (size_t i = 0; i < deferred_.size(); ++i) {
+        deferred_[i].ready = shift(base_deferred[i].ready, d);
+      }
+      for (SyncMark& mk : sync_marks_) mk.call_end_now = shift(mk.call_end, d);
+      x_end_ = shift(base_x_end, d);
+      *cpu_end = shift(base_cpu_end, d);
+      *pl = Place();
+      *stall = SyncStall(&clean);
+    };
+    SyncStall(&clean);
+    int64_t d = 0;
+    for (int it = 0; it < 12; ++it) {
+      const double period = static_cast<double>(pl->wait + pl->g_done - first_copy_start_);
+      const double residual = f * period - static_cast<double>(*stall);
+      // dS/dd = clean points; dP/dd = m / k (W and X grow with P).
+      const double slope = static_cast<double>(clean) - f * m / k;
+      if (slope <= 0.0) break;  // every sync hidden behind an all-reduce: cannot plant
+      int64_t next = d + std::llround(residual / slope);
+      next = next <= 0 ? 0 : (next + q / 2) / q * q;
+      if (next == d) break;
+      d = next;
+      apply(d);
+    }
+  }
+
+  void SimulateStep(int step_number) {
+    recs_.clear();
+    compute_.clear();
+    nccl_.clear();
+    deferred_.clear();
+    sync_marks_.clear();
+    tail7_ = kNegInf;
+    blocked_on_nccl_ = false;
+    first_copy_start_ = kNegInf;
+    addr_cursor_ = 0;
+    cur_ext_ = 0;
+    cpu_ = 0;  // frame origin: the DataLoader returns the batch
+
+    const int64_t s_i = s_next_;
+    const int64_t eps = Cpu(6 * kUs, 20 * kUs);      // ProfilerStep start -> __next__ start
+    const int64_t end_gap = Cpu(5 * kUs, 30 * kUs);  // last CPU op -> ProfilerStep end
+    size_t step_rec = Add(Kind::kAnnotation, "ProfilerStep#");
+    recs_[step_rec].ext = ++ext_id_;
+    recs_[step_rec].a = step_number;
+    size_t dl_rec =
+        Add(Kind::kAnnotation, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__");
+    recs_[dl_rec].ext = ++ext_id_;
+
+    CopyToDevice(kInputBytes);
+    CopyToDevice(kLabelBytes);
+    Stem();
+    for (int l = 0; l < o_.layers; ++l) {
+      Syncs(l);
+      ForwardBlock(l);
+    }
+    HeadForward();
+    Syncs(o_.layers);  // e.g. loss.item() for logging
+    HeadBackward();
+    for (int l = o_.layers - 1; l >= 0; --l) {
+      if (l < o_.layers - 1) Syncs(2 * o_.layers - 1 - l);
+      BackwardBlock(l);
+    }
+    StemBackward();
+    Optimizer();
+    int64_t cpu_end = cpu_;
+
+    Placement pl = Place();
+    int64_t sync_stall = SyncStall();
+    if (o_.sync_stall_fraction > 0.0 && !sync_marks_.empty()) {
+      SolveSyncStall(&pl, &sync_stall, &cpu_end);
+    }
+    const int64_t g_done = pl.g_done;
+    const int64_t exposed = pl.exposed;
+    const int64_t wait = pl.wait;
 
     // --- absolute placement: the first copy starts `wait` after the previous step's last GPU
     // op. The DataLoader covers [S_i + eps, copy launch]; if that would be shorter than
@@ -1639,6 +1772,7 @@ class RankGenerator {
 
     sum_wait_ += wait_actual;
     sum_exposed_ += exposed;
+    sum_sync_stall_ += sync_stall;
     sum_period_ += g_done_abs - g_done_prev_;
     g_done_prev_ = g_done_abs;
     last_end_ = std::max(g_done_abs, s_next_);
@@ -1978,6 +2112,8 @@ class RankGenerator {
   std::vector<NcclLaunch> nccl_;
   size_t final_nccl_ = 0;
   std::vector<Deferred> deferred_;
+  std::vector<SyncMark> sync_marks_;  // in issue order
+  std::vector<Interval> busy_;        // scratch: merged GPU busy time (SyncStall)
   int64_t cpu_ = 0;
   int64_t tail7_ = kNegInf;
   int64_t x_end_ = 0;
@@ -1995,6 +2131,7 @@ class RankGenerator {
   // Truth accumulators.
   int64_t sum_wait_ = 0;
   int64_t sum_exposed_ = 0;
+  int64_t sum_sync_stall_ = 0;
   int64_t sum_period_ = 0;
 };
 
@@ -2018,9 +2155,18 @@ Status Validate(const SynthOptions& o) {
     return usage("exposed_comm_fraction must be in [0, 0.95) (got " +
                  std::to_string(o.exposed_comm_fraction) + ")");
   }
-  if (o.dataloader_stall_fraction + o.exposed_comm_fraction >= 0.95) {
-    return usage("dataloader_stall_fraction + exposed_comm_fraction must be < 0.95 (got " +
-                 std::to_string(o.dataloader_stall_fraction + o.exposed_comm_fraction) + ")");
+  if (!std::isfinite(o.sync_stall_fraction) || o.sync_stall_fraction < 0.0 ||
+      o.sync_stall_fraction >= 0.9) {
+    return usage("sync_stall_fraction must be in [0, 0.9) (got " +
+                 std::to_string(o.sync_stall_fraction) + ")");
+  }
+  if (o.dataloader_stall_fraction + o.exposed_comm_fraction + o.sync_stall_fraction >= 0.95) {
+    return usage(
+        "dataloader_stall_fraction + exposed_comm_fraction + sync_stall_fraction must be < 0.95 "
+        "(got " +
+        std::to_string(o.dataloader_stall_fraction + o.exposed_comm_fraction +
+                       o.sync_stall_fraction) +
+        ")");
   }
   if (o.sync_points_per_step < 0 || o.sync_points_per_step > 10000) {
     return usage("sync_points_per_step must be in [0, 10000] (got " +
