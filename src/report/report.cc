@@ -441,6 +441,11 @@ std::string RenderOpsText(const RankReport& rr, const Trace* trace) {
                   GroupDigits(sy.points.size()).c_str(), HumanDuration(sy.blocked_ns).c_str(),
                   cause.c_str());
     out += line;
+    if (sy.gpu_idle_after_sync_ns > 0) {
+      std::snprintf(line, sizeof line, "  %-11s GPU idle while the host resumes after them: %s\n",
+                    "", HumanDuration(sy.gpu_idle_after_sync_ns).c_str());
+      out += line;
+    }
   }
   if (const analyze::DeviceMemory* d = MainDevice(rr.memory)) {
     std::string reserved =
@@ -540,6 +545,7 @@ void WriteOpsJson(const RankReport& rr, const Trace& t, JsonWriter* w) {
   w->Key("sync_points").Uint(sy.points.size());
   w->Key("blocking_calls").Uint(sy.blocking_calls);
   w->Key("blocked_ns").Int(sy.blocked_ns);
+  w->Key("gpu_idle_after_sync_ns").Int(sy.gpu_idle_after_sync_ns);
   w->Key("gpu_sync_events").Uint(sy.gpu_sync_events);
   w->Key("apis").BeginArray();
   for (const analyze::SyncApiStats& a : sy.apis) {
@@ -557,6 +563,7 @@ void WriteOpsJson(const RankReport& rr, const Trace& t, JsonWriter* w) {
     w->Key("step").Int(s.step);
     w->Key("sync_points").Uint(s.sync_points);
     w->Key("blocked_ns").Int(s.blocked_ns);
+    w->Key("gpu_idle_after_sync_ns").Int(s.gpu_idle_after_sync_ns);
     w->EndObject();
   }
   w->EndArray();
