@@ -114,7 +114,10 @@ TEST(HtaAgreement, TemporalBreakdownAndIdleAttribution) {
     for (size_t i = 1; i < idle.size(); ++i) {
       ref_idle[{std::stoi(idle[i][0]), std::stoll(idle[i][1])}][idle[i][2]] = std::stod(idle[i][3]);
     }
-    for (const auto& [key, cats] : ref_idle) {
+    for (const auto& [stream_key, stream_cats] : ref_idle) {
+      // Copies: clang 14 cannot capture structured bindings in lambdas.
+      const std::pair<int, int64_t> key = stream_key;
+      const std::map<std::string, double>& cats = stream_cats;
       SCOPED_TRACE("rank " + std::to_string(key.first) + " stream " + std::to_string(key.second));
       const auto& streams = ours[key.first].idle_by_stream;
       auto it = std::find_if(streams.begin(), streams.end(),
