@@ -12,30 +12,8 @@
 namespace gpuscope {
 namespace {
 
-struct Case {
-  std::string folder;               // shared/reference/hta/<folder>
-  std::vector<std::string> traces;  // shared/traces/<...>
-};
-
-const std::vector<Case>& Cases() {
-  static const std::vector<Case> cases = {
-      {"df_index_resolver_V100_rank1of2_memevents",
-       {"hta/df_index_resolver_V100_rank1of2_memevents.json.gz"}},
-      {"nccl_parser_config_A100_rank0of2", {"hta/nccl_parser_config_A100_rank0of2.json.gz"}},
-      {"negative_queue_length_A100-80GB_rank0of16",
-       {"hta/negative_queue_length_A100-80GB_rank0of16.json.gz"}},
-      {"ns_resolution_V100_rank0.pt.trace", {"hta/ns_resolution_V100_rank0.pt.trace.json.gz"}},
-      {"resnet50_num_workers_0.worker0.1623143089861.pt.trace",
-       {"kineto_tb_plugin/resnet50_num_workers_0.worker0.1623143089861.pt.trace.json.gz"}},
-      {"resnet50_num_workers_4.worker0.1623212756351.pt.trace",
-       {"kineto_tb_plugin/resnet50_num_workers_4.worker0.1623212756351.pt.trace.json.gz"}},
-      {"sampled_rank-0+sampled_rank-1",
-       {"hta/sampled_rank-0.json.gz", "hta/sampled_rank-1.json.gz"}},
-      {"trace_diff_control_A100_rank3of8", {"hta/trace_diff_control_A100_rank3of8.json.gz"}},
-      {"trace_diff_test_V100_rank1of2", {"hta/trace_diff_test_V100_rank1of2.json.gz"}},
-  };
-  return cases;
-}
+using Case = testing::HtaCase;
+const std::vector<Case>& Cases() { return testing::HtaReferenceCases(); }
 
 std::vector<std::vector<std::string>> ReadCsv(const std::string& path) {
   std::vector<std::vector<std::string>> rows;

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace gpuscope::testing {
 
@@ -82,6 +83,33 @@ inline CommandResult RunGpuscope(const std::string& args) {
   r.out = ReadFile(out_path);
   r.err = ReadFile(err_path);
   return r;
+}
+
+// The HTA reference runs in shared/reference/hta and the trace files each was computed from
+// (shared/reference/README.md, "Folder → trace file").
+struct HtaCase {
+  std::string folder;               // shared/reference/hta/<folder>
+  std::vector<std::string> traces;  // shared/traces/<...>
+};
+
+inline const std::vector<HtaCase>& HtaReferenceCases() {
+  static const std::vector<HtaCase> cases = {
+      {"df_index_resolver_V100_rank1of2_memevents",
+       {"hta/df_index_resolver_V100_rank1of2_memevents.json.gz"}},
+      {"nccl_parser_config_A100_rank0of2", {"hta/nccl_parser_config_A100_rank0of2.json.gz"}},
+      {"negative_queue_length_A100-80GB_rank0of16",
+       {"hta/negative_queue_length_A100-80GB_rank0of16.json.gz"}},
+      {"ns_resolution_V100_rank0.pt.trace", {"hta/ns_resolution_V100_rank0.pt.trace.json.gz"}},
+      {"resnet50_num_workers_0.worker0.1623143089861.pt.trace",
+       {"kineto_tb_plugin/resnet50_num_workers_0.worker0.1623143089861.pt.trace.json.gz"}},
+      {"resnet50_num_workers_4.worker0.1623212756351.pt.trace",
+       {"kineto_tb_plugin/resnet50_num_workers_4.worker0.1623212756351.pt.trace.json.gz"}},
+      {"sampled_rank-0+sampled_rank-1",
+       {"hta/sampled_rank-0.json.gz", "hta/sampled_rank-1.json.gz"}},
+      {"trace_diff_control_A100_rank3of8", {"hta/trace_diff_control_A100_rank3of8.json.gz"}},
+      {"trace_diff_test_V100_rank1of2", {"hta/trace_diff_test_V100_rank1of2.json.gz"}},
+  };
+  return cases;
 }
 
 inline std::string TempPath(const std::string& name) {

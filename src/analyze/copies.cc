@@ -99,24 +99,12 @@ CopyStats AnalyzeCopies(const Trace& t, const CopyOptions& o) {
   CopyStats out;
   const GpuActivityTable& g = t.gpu;
 
-  std::vector<uint32_t> rows;
-  std::vector<int64_t> starts, ends;
-  if (o.hta_selection) {
-    GpuSelection sel = SelectGpuEvents(t, o.selection);
-    out.step_filtered = sel.step_filtered;
-    out.rounded = sel.rounded;
-    rows = std::move(sel.rows);
-    starts = std::move(sel.start_ns);
-    ends = std::move(sel.end_ns);
-  } else {
-    for (size_t i = 0; i < g.size(); ++i) rows.push_back(static_cast<uint32_t>(i));
-    std::stable_sort(rows.begin(), rows.end(),
-                     [&](uint32_t a, uint32_t b) { return g.start_ns[a] < g.start_ns[b]; });
-    for (uint32_t r : rows) {
-      starts.push_back(g.start_ns[r]);
-      ends.push_back(g.start_ns[r] + g.dur_ns[r]);
-    }
-  }
+  GpuSelection sel = SelectGpuEventsOrAll(t, o.hta_selection, o.selection);
+  out.step_filtered = sel.step_filtered;
+  out.rounded = sel.rounded;
+  const std::vector<uint32_t> rows = std::move(sel.rows);
+  const std::vector<int64_t> starts = std::move(sel.start_ns);
+  const std::vector<int64_t> ends = std::move(sel.end_ns);
 
   using Key = std::tuple<GpuKind, CopyDirection, MemoryKind, MemoryKind>;
   std::map<Key, CopyGroup> groups;

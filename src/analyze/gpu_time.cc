@@ -85,6 +85,23 @@ GpuSelection SelectGpuEvents(const Trace& t, const SelectionOptions& options) {
   return sel;
 }
 
+GpuSelection SelectGpuEventsOrAll(const Trace& t, bool hta_selection,
+                                  const SelectionOptions& options) {
+  if (hta_selection) return SelectGpuEvents(t, options);
+  GpuSelection sel;
+  sel.rows.reserve(t.gpu.size());
+  for (size_t i = 0; i < t.gpu.size(); ++i) sel.rows.push_back(static_cast<uint32_t>(i));
+  std::stable_sort(sel.rows.begin(), sel.rows.end(),
+                   [&](uint32_t a, uint32_t b) { return t.gpu.start_ns[a] < t.gpu.start_ns[b]; });
+  sel.start_ns.reserve(sel.rows.size());
+  sel.end_ns.reserve(sel.rows.size());
+  for (uint32_t r : sel.rows) {
+    sel.start_ns.push_back(t.gpu.start_ns[r]);
+    sel.end_ns.push_back(t.gpu.start_ns[r] + t.gpu.dur_ns[r]);
+  }
+  return sel;
+}
+
 GpuTime AnalyzeGpuTime(const Trace& t, const SelectionOptions& options,
                        int64_t consecutive_kernel_delay_ns) {
   GpuTime out;

@@ -49,6 +49,11 @@ struct GpuSelection {
 
 GpuSelection SelectGpuEvents(const Trace& trace, const SelectionOptions& options = {});
 
+// HTA's selection when `hta_selection`, else every GPU activity (all kinds and streams) sorted by
+// start with exact times. Analyses that offer both (launches, copies) call this.
+GpuSelection SelectGpuEventsOrAll(const Trace& trace, bool hta_selection,
+                                  const SelectionOptions& options);
+
 // HTA's µs rounding of an event (used when GpuSelection::rounded): start rounded up, end = start +
 // dur rounded down, both computed on float64 µs values as pandas holds them.
 int64_t HtaRoundedStartNs(int64_t start_ns);

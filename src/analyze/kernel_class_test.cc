@@ -14,7 +14,7 @@
 // Where shared/ (real traces and reference outputs) lives. The build may define it; the
 // environment variable of the same name wins, as in tests/test_util.h.
 #ifndef GPUSCOPE_SHARED_DIR
-#define GPUSCOPE_SHARED_DIR "/work/shared"
+#define GPUSCOPE_SHARED_DIR "../shared"
 #endif
 
 namespace gpuscope::analyze {

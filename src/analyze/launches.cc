@@ -64,25 +64,12 @@ LaunchStats AnalyzeLaunches(const Trace& t, const LaunchOptions& o) {
   LaunchStats out;
 
   // The GPU activities looked at, with the times used.
-  std::vector<uint32_t> rows;
-  std::vector<int64_t> starts, ends;
-  if (o.hta_selection) {
-    GpuSelection sel = SelectGpuEvents(t, o.selection);
-    out.step_filtered = sel.step_filtered;
-    out.rounded = sel.rounded;
-    rows = std::move(sel.rows);
-    starts = std::move(sel.start_ns);
-    ends = std::move(sel.end_ns);
-  } else {
-    rows.reserve(t.gpu.size());
-    for (size_t i = 0; i < t.gpu.size(); ++i) rows.push_back(static_cast<uint32_t>(i));
-    std::stable_sort(rows.begin(), rows.end(),
-                     [&](uint32_t a, uint32_t b) { return t.gpu.start_ns[a] < t.gpu.start_ns[b]; });
-    for (uint32_t r : rows) {
-      starts.push_back(t.gpu.start_ns[r]);
-      ends.push_back(t.gpu.start_ns[r] + t.gpu.dur_ns[r]);
-    }
-  }
+  GpuSelection sel = SelectGpuEventsOrAll(t, o.hta_selection, o.selection);
+  out.step_filtered = sel.step_filtered;
+  out.rounded = sel.rounded;
+  const std::vector<uint32_t> rows = std::move(sel.rows);
+  const std::vector<int64_t> starts = std::move(sel.start_ns);
+  const std::vector<int64_t> ends = std::move(sel.end_ns);
 
   // Per runtime name: is it one of HTA's four launch APIs?
   std::vector<int8_t> hta_name(t.strings.size(), -1);
