@@ -631,6 +631,93 @@ void WriteOpsJson(const RankReport& rr, const Trace& t, JsonWriter* w) {
   w->EndArray();
   w->EndObject();
 }
+
+// Word-wraps `text` to `width` columns (counting UTF-8 code points), the first line indented by
+// `indent` spaces and the following ones by indent + 2.
+std::string Wrap(const std::string& text, size_t indent, size_t width) {
+  auto code_points = [](const std::string& w) {
+    size_t n = 0;
+    for (unsigned char c : w) n += (c & 0xC0) != 0x80;
+    return n;
+  };
+  std::string out, line(indent, ' ');
+  size_t len = indent;
+  bool empty = true;
+  size_t i = 0;
+  while (i <= text.size()) {
+    size_t j = text.find(' ', i);
+    if (j == std::string::npos) j = text.size();
+    const std::string word = text.substr(i, j - i);
+    const size_t word_len = code_points(word);
+    if (!empty && len + 1 + word_len > width) {
+      out += line + "\n";
+      line = std::string(indent + 2, ' ');
+      len = indent + 2;
+      empty = true;
+    }
+    if (!empty) {
+      line += ' ';
+      ++len;
+    }
+    line += word;
+    len += word_len;
+    empty = false;
+    i = j + 1;
+  }
+  return out + line + "\n";
+}
+
+std::string RenderAdviceText(const advise::Advice& a, const TextStyle& style) {
+  const char* bold = style.color ? "\033[1m" : "";
+  const char* reset = style.color ? "\033[0m" : "";
+  std::string out = std::string("  ") + bold + "verdict     " + a.verdict + reset + "\n";
+  const size_t shown = style.verbose ? a.findings.size() : std::min<size_t>(3, a.findings.size());
+  for (size_t i = 0; i < shown; ++i) {
+    const advise::Finding& f = a.findings[i];
+    char line[512];
+    if (f.estimated_saving_ns_per_step > 0) {
+      std::snprintf(line, sizeof line, "%d. %s — saves ~%s per step (%.0f %%)",
+                    static_cast<int>(i + 1), f.title.c_str(),
+                    HumanDuration(f.estimated_saving_ns_per_step).c_str(), f.estimated_saving_pct);
+    } else {
+      std::snprintf(line, sizeof line, "%d. %s", static_cast<int>(i + 1), f.title.c_str());
+    }
+    out += Wrap(line, 2, 100);
+    std::snprintf(line, sizeof line, "evidence (confidence %.0f %%):", 100 * f.confidence);
+    std::string evidence = line;
+    for (const auto& [label, value] : f.evidence) {
+      evidence += (evidence.back() == ':' ? " " : "; ") + label + " " + value;
+    }
+    out += Wrap(evidence, 5, 100);
+    out += Wrap("fix: " + f.fix, 5, 100);
+  }
+  if (a.findings.size() > shown) {
+    out += "  (" + std::to_string(a.findings.size() - shown) +
+           " more findings with --verbose or --json)\n";
+  }
+  return out;
+}
+
+void WriteAdviceJson(const advise::Advice& a, JsonWriter* w) {
+  w->Key("verdict").String(a.verdict);
+  w->Key("findings").BeginArray();
+  for (const advise::Finding& f : a.findings) {
+    w->BeginObject();
+    w->Key("id").String(f.id);
+    w->Key("title").String(f.title);
+    w->Key("severity").String(advise::SeverityName(f.severity));
+    w->Key("estimated_saving_ns_per_step").Int(f.estimated_saving_ns_per_step);
+    w->Key("estimated_saving_pct").Double(f.estimated_saving_pct, 2);
+    w->Key("saving_assumption").String(f.saving_assumption);
+    w->Key("evidence").BeginObject();
+    for (const auto& [label, value] : f.evidence) w->Key(label).String(value);
+    w->EndObject();
+    w->Key("fix").String(f.fix);
+    w->Key("confidence").Double(f.confidence, 2);
+    w->EndObject();
+  }
+  w->EndArray();
+}
 }  // namespace
 
 Report BuildReport(const std::vector<Trace>& traces, std::vector<Status> failures, int threads) {
@@ -696,6 +783,20 @@ Report BuildReport(const std::vector<Trace>& traces, std::vector<Status> failure
     step_ptrs.push_back(&report.ranks[i].steps);
   }
   report.across_ranks = analyze::AnalyzeRanks(trace_ptrs, gpu_ptrs, step_ptrs);
+  for (RankReport& r : report.ranks) {
+    advise::RankInputs in;
+    in.summary = &r.summary;
+    in.gpu_time = &r.gpu_time;
+    in.steps = &r.steps;
+    in.kernels = &r.kernels;
+    in.launches = &r.launches;
+    in.copies = &r.copies;
+    in.sync = &r.sync;
+    in.memory = &r.memory;
+    in.across = report.ranks.size() > 1 ? &report.across_ranks : nullptr;
+    in.rank = r.summary.rank;
+    r.advice = advise::AdviseRank(in);
+  }
   return report;
 }
 
@@ -717,6 +818,7 @@ std::string RenderText(const Report& report, const TextStyle& style) {
     if (r.world_size > 0) rank += " of " + std::to_string(r.world_size);
     if (r.rank >= 0) rank += std::string(" (from ") + RankSourceName(r.rank_source) + ")";
     out += std::string(bold) + rank + reset + "  " + r.path + "\n";
+    out += RenderAdviceText(rr.advice, style);
     std::snprintf(line, sizeof line, "  %-11s %s%s → %s JSON, %s events%s\n", "input",
                   HumanBytes(r.file_bytes).c_str(), r.gzip ? " gzip" : "",
                   HumanBytes(r.json_bytes).c_str(), GroupDigits(r.events_total).c_str(),
@@ -836,6 +938,7 @@ std::string RenderJson(const Report& report) {
     const analyze::TraceSummary& r = rr.summary;
     w.BeginObject();
     w.Key("path").String(r.path);
+    WriteAdviceJson(rr.advice, &w);
     w.Key("rank").Int(r.rank);
     w.Key("world_size").Int(r.world_size);
     w.Key("rank_source").String(RankSourceName(r.rank_source));

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "advise/advise.h"
 #include "analyze/copies.h"
 #include "analyze/gpu_time.h"
 #include "analyze/kernels.h"
@@ -33,6 +34,7 @@ struct RankReport {
   analyze::CopyStats copies;       // direction, pageable/pinned, bandwidth, sync
   analyze::SyncStats sync;         // host-blocking synchronisation and its causes
   analyze::MemoryStats memory;     // peak allocated/reserved vs device memory, timeline
+  advise::Advice advice;           // ranked findings and the verdict
 };
 
 struct Report {

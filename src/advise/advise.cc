@@ -1,0 +1,328 @@
+#include "advise/advise.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace gpuscope::advise {
+
+const char* SeverityName(Severity s) {
+  switch (s) {
+    case Severity::kInfo:
+      return "info";
+    case Severity::kWarning:
+      return "warning";
+    case Severity::kCritical:
+      return "critical";
+  }
+  return "info";
+}
+
+namespace {
+
+std::string Ms(int64_t ns) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f ms", static_cast<double>(ns) / 1e6);
+  return buf;
+}
+
+std::string Pct(double share) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f %%", 100.0 * share);
+  return buf;
+}
+
+std::string Gb(int64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f GB", static_cast<double>(bytes) / 1e9);
+  return buf;
+}
+
+double Share(int64_t part, int64_t whole) {
+  return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+}
+
+Severity SeverityFor(double saving_share) {
+  if (saving_share >= 0.20) return Severity::kCritical;
+  if (saving_share >= 0.05) return Severity::kWarning;
+  return Severity::kInfo;
+}
+
+int64_t StepCat(const analyze::StepsResult& s, analyze::StepCategory c) {
+  return s.mean_steady_ns[static_cast<size_t>(c)];
+}
+
+}  // namespace
+
+Advice AdviseRank(const RankInputs& in) {
+  Advice advice;
+  const analyze::StepsResult& steps = *in.steps;
+  const int64_t step_ns = steps.mean_steady_step_ns;
+  // Whole-trace sums (kernels, copies) divided over the steps the trace holds.
+  const int64_t step_count = std::max<int64_t>(1, static_cast<int64_t>(steps.steps.size()));
+  auto add = [&](Finding f) {
+    f.estimated_saving_pct = 100.0 * Share(f.estimated_saving_ns_per_step, step_ns);
+    f.severity = SeverityFor(f.estimated_saving_pct / 100.0);
+    advice.findings.push_back(std::move(f));
+  };
+  if (in.summary->counts.kernels + in.summary->counts.memcpys == 0 || step_ns <= 0) {
+    advice.verdict = "no GPU work";
+    return advice;
+  }
+
+  // 1. Input pipeline stall: time in the step where only the DataLoader runs.
+  const int64_t dataloader = StepCat(steps, analyze::StepCategory::kDataLoader);
+  if (Share(dataloader, step_ns) > kInputStallShare) {
+    Finding f;
+    f.id = "input_pipeline_stall";
+    f.title = "The GPU waits for the input pipeline";
+    f.estimated_saving_ns_per_step = dataloader;
+    f.saving_assumption =
+        "Loading the next batch in worker processes hides the DataLoader time that nothing else "
+        "overlaps today; the main process's own work stays.";
+    f.evidence = {{"DataLoader share of the step", Pct(Share(dataloader, step_ns))},
+                  {"DataLoader time per step", Ms(dataloader)},
+                  {"mean step", Ms(step_ns)}};
+    f.fix =
+        "Load batches in background workers: DataLoader(..., num_workers=N (start with the CPU "
+        "cores "
+        "per GPU), pin_memory=True, persistent_workers=True, prefetch_factor=2), and copy with "
+        ".to(device, non_blocking=True).";
+    f.confidence = 0.8;
+    add(std::move(f));
+  }
+
+  // 2. Exposed communication: communication with no kernel beside it (step category).
+  const int64_t comm = StepCat(steps, analyze::StepCategory::kCommunication);
+  if (Share(comm, step_ns) > kExposedCommShare) {
+    Finding f;
+    f.id = "exposed_communication";
+    f.title = "Communication is not hidden behind compute";
+    f.estimated_saving_ns_per_step = comm;
+    f.saving_assumption =
+        "Overlapping the collectives with backward compute hides at most the communication time "
+        "that today runs with no kernel beside it.";
+    f.evidence = {{"exposed communication per step", Ms(comm)},
+                  {"share of the step", Pct(Share(comm, step_ns))}};
+    if (in.gpu_time->comm_compute_overlap_ratio >= 0) {
+      f.evidence.emplace_back("communication under compute (HTA overlap)",
+                              Pct(in.gpu_time->comm_compute_overlap_ratio));
+    }
+    f.fix =
+        "Let DDP overlap gradient all-reduce with backward: DistributedDataParallel(model, "
+        "bucket_cap_mb=25 (tune 10-100), gradient_as_bucket_view=True, static_graph=True when the "
+        "graph is fixed); avoid synchronising before the optimizer; with FSDP, enable forward/"
+        "backward prefetch.";
+    f.confidence = 0.6;
+    add(std::move(f));
+  }
+
+  // 3. fp32 math on a GPU with tensor cores.
+  const analyze::KernelsResult& k = *in.kernels;
+  const int64_t fp32 =
+      k.math_ns_by_precision[static_cast<size_t>(analyze::MathPrecision::kFp32Simt)];
+  const int32_t cc = in.summary->compute_major;
+  if (cc >= 7 && Share(fp32, k.math_ns) > kFp32MathShare) {
+    Finding f;
+    f.id = "fp32_math";
+    f.title = "Matrix math runs in fp32 on CUDA cores, not on tensor cores";
+    const int64_t per_step = fp32 / step_count;
+    f.estimated_saving_ns_per_step = static_cast<int64_t>(static_cast<double>(per_step) *
+                                                          (1.0 - 1.0 / kAssumedTensorCoreSpeedup));
+    f.saving_assumption =
+        "Tensor-core kernels run the same GEMMs and convolutions at least 2x faster (a "
+        "conservative "
+        "share of the 8-16x peak ratio); other kernels unchanged.";
+    f.evidence = {{"fp32 CUDA-core share of GEMM/conv/attention time", Pct(Share(fp32, k.math_ns))},
+                  {"fp32 math time per step", Ms(per_step)},
+                  {"tensor-core share of math", Pct(Share(k.tensor_core_ns, k.math_ns))},
+                  {"compute capability",
+                   std::to_string(cc) + "." + std::to_string(in.summary->compute_minor)}};
+    f.fix = cc >= 8
+                ? "Train in bf16: with torch.autocast(device_type=\"cuda\", dtype=torch.bfloat16): "
+                  "around forward and loss; or at least torch.backends.cuda.matmul.allow_tf32 = "
+                  "True and torch.backends.cudnn.allow_tf32 = True."
+                : "Use mixed precision: torch.autocast(device_type=\"cuda\", dtype=torch.float16) "
+                  "with torch.cuda.amp.GradScaler (this GPU has fp16 tensor cores, no bf16).";
+    f.confidence = 0.7;
+    add(std::move(f));
+  }
+
+  // 4. Synchronisation: the GPU idles while the host resumes after blocking syncs.
+  const analyze::SyncStats& sync = *in.sync;
+  int64_t sync_idle_steps = 0, sync_steps = 0;
+  for (const analyze::StepSyncStats& s : sync.steps) {
+    sync_idle_steps += s.gpu_idle_after_sync_ns;
+    ++sync_steps;
+  }
+  const int64_t sync_idle =
+      sync_steps > 0 ? sync_idle_steps / sync_steps : sync.gpu_idle_after_sync_ns / step_count;
+  if (!sync.points.empty() && Share(sync_idle, step_ns) > kSyncIdleShare) {
+    Finding f;
+    f.id = "sync_points";
+    f.title = "Host-device synchronisation stalls the GPU";
+    f.estimated_saving_ns_per_step = sync_idle;
+    f.saving_assumption =
+        "Without the blocking reads the GPU keeps its queue; it saves the GPU idle time that "
+        "follows "
+        "each sync point, not the host's blocked time.";
+    f.evidence = {{"sync points per step",
+                   std::to_string(static_cast<double>(sync.points.size()) /
+                                  static_cast<double>(std::max<int64_t>(1, sync_steps)))
+                       .substr(0, 4)},
+                  {"GPU idle after them per step", Ms(sync_idle)},
+                  {"host blocked in total", Ms(sync.blocked_ns)}};
+    f.fix =
+        "Move .item(), .cpu(), print(loss) and tensor-dependent Python control flow out of the "
+        "step "
+        "(accumulate on the GPU and read every N steps); use non_blocking=True copies.";
+    f.confidence = 0.6;
+    add(std::move(f));
+  }
+
+  // 5. Pageable copies that become synchronous.
+  const analyze::CopyStats& copies = *in.copies;
+  int64_t pageable_ns = 0;
+  for (const analyze::CopyGroup& g : copies.groups) {
+    if (g.kind == GpuKind::kMemcpy && g.pageable) pageable_ns += g.time_ns;
+  }
+  if (copies.effectively_sync_memcpys + copies.sync_memcpys > 0 && pageable_ns > 0) {
+    Finding f;
+    f.id = "pageable_copies";
+    f.title = "Host-device copies from pageable memory block the host";
+    const int64_t per_step = pageable_ns / step_count;
+    f.estimated_saving_ns_per_step = static_cast<int64_t>(static_cast<double>(per_step) *
+                                                          (1.0 - 1.0 / kPinnedOverPageableSpeedup));
+    f.saving_assumption =
+        "Pinned copies run about 3x faster than pageable ones and no longer block the host.";
+    f.evidence = {
+        {"pageable memcpys", std::to_string(copies.pageable_memcpys)},
+        {"asynchronous calls made synchronous", std::to_string(copies.effectively_sync_memcpys)},
+        {"pageable copy time per step", Ms(per_step)}};
+    f.fix =
+        "Pin host memory: DataLoader(..., pin_memory=True) or tensor.pin_memory(), then "
+        ".to(device, non_blocking=True).";
+    f.confidence = 0.6;
+    add(std::move(f));
+  }
+
+  // 6. Launch-bound: many kernels shorter than their launch and an idle GPU not explained by input.
+  const analyze::LaunchSummary& l = in.launches->all;
+  const analyze::ExclusiveBreakdown& ex = in.gpu_time->exclusive;
+  const int64_t runtime = StepCat(steps, analyze::StepCategory::kRuntime) +
+                          StepCat(steps, analyze::StepCategory::kCpuExec);
+  if (l.n > 0 &&
+      Share(static_cast<int64_t>(l.short_kernels), static_cast<int64_t>(l.n)) > kShortKernelShare &&
+      Share(ex.idle_ns, ex.span_ns) > kLaunchIdleShare && runtime > 0) {
+    Finding f;
+    f.id = "launch_bound";
+    f.title = "The CPU cannot launch kernels fast enough";
+    f.estimated_saving_ns_per_step = runtime / 2;
+    f.saving_assumption =
+        "CUDA graphs or torch.compile remove about half of the launch and framework time that the "
+        "GPU waits on; a rough bound, confidence low.";
+    f.evidence = {{"kernels shorter than their launch",
+                   Pct(Share(static_cast<int64_t>(l.short_kernels), static_cast<int64_t>(l.n)))},
+                  {"GPU idle", Pct(Share(ex.idle_ns, ex.span_ns))},
+                  {"runtime + CPU exec per step", Ms(runtime)}};
+    f.fix =
+        "Capture the step with CUDA graphs (torch.cuda.graphs / "
+        "torch.compile(mode=\"reduce-overhead\")), "
+        "fuse small ops (torch.compile), or raise the work per kernel (larger batch).";
+    f.confidence = 0.35;
+    add(std::move(f));
+  }
+
+  // 7. Straggler rank.
+  if (in.across) {
+    for (const analyze::RankRow& row : in.across->ranks) {
+      if (row.rank != in.rank || !row.straggler) continue;
+      Finding f;
+      f.id = "straggler";
+      f.title = "This rank is slower than the others";
+      f.estimated_saving_ns_per_step = row.step_ns - in.across->median_step_ns;
+      f.saving_assumption =
+          "Every rank waits for the slowest at each collective; matching the median saves the "
+          "difference.";
+      f.evidence = {
+          {"step time", Ms(row.step_ns)},
+          {"median step over ranks", Ms(in.across->median_step_ns)},
+          {"collectives reached last", std::to_string(row.last_arrivals) + " of " +
+                                           std::to_string(in.across->collectives_compared)}};
+      f.fix =
+          "Check this rank's node: GPU clocks and temperature (nvidia-smi -q -d "
+          "CLOCK,PERFORMANCE), "
+          "other processes on the GPU, data sharding imbalance, and the NIC/PCIe link.";
+      f.confidence = 0.6;
+      add(std::move(f));
+    }
+  }
+
+  // 8. Memory: near OOM, or much unused (no time saving; throughput via a larger batch).
+  const analyze::DeviceMemory* dev = nullptr;
+  for (const analyze::DeviceMemory& d : in.memory->devices) {
+    if (!dev || d.events > dev->events) dev = &d;
+  }
+  if (dev && dev->total_bytes > 0) {
+    const int64_t used =
+        dev->peak_reserved_bytes >= 0 ? dev->peak_reserved_bytes : dev->peak_allocated_bytes;
+    const double share = Share(used, dev->total_bytes);
+    if (share > kNearOomShare) {
+      Finding f;
+      f.id = "near_oom";
+      f.title = "Memory is nearly full";
+      f.saving_assumption =
+          "No time saving: this finding is about the risk of running out of memory.";
+      f.evidence = {{"peak reserved", Gb(used)}, {"device memory", Gb(dev->total_bytes)}};
+      f.fix =
+          "Use activation checkpointing (torch.utils.checkpoint), a smaller micro-batch with "
+          "gradient "
+          "accumulation to keep the global batch, or bf16.";
+      f.confidence = 0.8;
+      add(std::move(f));
+    } else if (share < kMemoryUnusedShare) {
+      Finding f;
+      f.id = "memory_underused";
+      f.title = "Most of the GPU's memory is unused";
+      f.saving_assumption =
+          "No direct time saving per step: a larger batch raises throughput per step.";
+      char bound[64];
+      std::snprintf(bound, sizeof bound, "up to %.1fx", 0.9 / std::max(share, 1e-9));
+      f.evidence = {{"peak reserved", Gb(used)},
+                    {"device memory", Gb(dev->total_bytes)},
+                    {"batch could grow (if activations dominate)", bound}};
+      f.fix =
+          "Raise the batch size (and the learning rate schedule accordingly), or keep the global "
+          "batch with fewer gradient-accumulation steps.";
+      f.confidence = 0.4;
+      add(std::move(f));
+    }
+  }
+
+  std::stable_sort(advice.findings.begin(), advice.findings.end(),
+                   [](const Finding& a, const Finding& b) {
+                     return a.estimated_saving_ns_per_step > b.estimated_saving_ns_per_step;
+                   });
+  static constexpr std::pair<const char*, const char*> kVerdicts[] = {
+      {"input_pipeline_stall", "input-bound"},
+      {"exposed_communication", "communication-bound"},
+      {"launch_bound", "launch-bound"},
+      {"sync_points", "sync-bound"},
+      {"pageable_copies", "copy-bound"},
+      {"fp32_math", "precision-bound"},
+      {"straggler", "straggler"},
+      {"memory_underused", "memory-underused"},
+      {"near_oom", "near out of memory"},
+  };
+  advice.verdict = "compute-bound — look at the kernels";
+  if (!advice.findings.empty()) {
+    const Finding& top = advice.findings.front();
+    if (top.estimated_saving_pct >= 5.0 || top.id == "memory_underused" || top.id == "near_oom") {
+      for (const auto& [id, verdict] : kVerdicts) {
+        if (top.id == id) advice.verdict = verdict;
+      }
+    }
+  }
+  return advice;
+}
+
+}  // namespace gpuscope::advise
