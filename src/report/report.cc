@@ -640,14 +640,26 @@ std::string Wrap(const std::string& text, size_t indent, size_t width) {
     for (unsigned char c : w) n += (c & 0xC0) != 0x80;
     return n;
   };
+  // Words; a unit stays with its number ("14.5 ms", "30.0 %;").
+  std::vector<std::string> words;
+  for (size_t i = 0; i <= text.size();) {
+    size_t j = text.find(' ', i);
+    if (j == std::string::npos) j = text.size();
+    std::string word = text.substr(i, j - i);
+    std::string bare = word;
+    while (!bare.empty() && (bare.back() == ';' || bare.back() == ',')) bare.pop_back();
+    const bool unit = bare == "ms" || bare == "%" || bare == "GB" || bare == "µs" || bare == "s";
+    if (unit && !words.empty()) {
+      words.back() += " " + word;
+    } else {
+      words.push_back(std::move(word));
+    }
+    i = j + 1;
+  }
   std::string out, line(indent, ' ');
   size_t len = indent;
   bool empty = true;
-  size_t i = 0;
-  while (i <= text.size()) {
-    size_t j = text.find(' ', i);
-    if (j == std::string::npos) j = text.size();
-    const std::string word = text.substr(i, j - i);
+  for (const std::string& word : words) {
     const size_t word_len = code_points(word);
     if (!empty && len + 1 + word_len > width) {
       out += line + "\n";
@@ -662,7 +674,6 @@ std::string Wrap(const std::string& text, size_t indent, size_t width) {
     line += word;
     len += word_len;
     empty = false;
-    i = j + 1;
   }
   return out + line + "\n";
 }
@@ -695,7 +706,7 @@ std::string RenderAdviceText(const advise::Advice& a, const TextStyle& style) {
     out += "  (" + std::to_string(a.findings.size() - shown) +
            " more findings with --verbose or --json)\n";
   }
-  return out;
+  return out + "\n";
 }
 
 void WriteAdviceJson(const advise::Advice& a, JsonWriter* w) {
