@@ -146,6 +146,30 @@ TEST(Advise, PlantedCommunicationStallAndSync) {
   EXPECT_EQ(Find(pinned.report.ranks[0], "near_oom"), nullptr);
 }
 
+TEST(Advise, NearOutOfMemoryOnASmallDevice) {
+  SynthOptions o;
+  o.steps = 3;
+  o.device_memory_bytes = int64_t{3600} << 20;  // 3.5 GiB: the loop reserves ~3.4 GB
+  const Analysed small = AnalyseSynth(o, "advise_small_gpu.json");
+  const advise::Finding* oom = Find(small.report.ranks[0], "near_oom");
+  ASSERT_NE(oom, nullptr);
+  EXPECT_NE(oom->fix.find("checkpointing"), std::string::npos);
+  EXPECT_EQ(Find(small.report.ranks[0], "memory_underused"), nullptr);
+}
+
+TEST(Advise, LaunchBoundOnACpuBoundRealTraceOnly) {
+  GPUSCOPE_REQUIRE_SHARED();
+  // nccl_parser_config: CPU exec is 71.6 % of the step (tb_plugin) and most kernels are shorter
+  // than their launch call.
+  const Analysed cpu_bound = AnalyseFile(Shared("hta/nccl_parser_config_A100_rank0of2.json.gz"));
+  EXPECT_NE(Find(cpu_bound.report.ranks[0], "launch_bound"), nullptr);
+  // Negative: the synthetic bf16 loop launches long kernels from a CPU that runs ahead.
+  SynthOptions o;
+  o.steps = 4;
+  EXPECT_EQ(Find(AnalyseSynth(o, "advise_not_launch_bound.json").report.ranks[0], "launch_bound"),
+            nullptr);
+}
+
 TEST(Advise, StragglerOnlyOnTheSlowRank) {
   SynthOptions o;
   o.ranks = 3;

@@ -151,3 +151,37 @@ TEST(Cli, TextSummaryOfTheExample) {
 
 }  // namespace
 }  // namespace gpuscope
+
+namespace gpuscope {
+namespace {
+
+// Golden: the full JSON report of three real traces (old schema, NCCL + ns decimals, ns trace).
+// Paths are replaced by their shared-relative form so the files do not depend on the checkout.
+TEST(Cli, RealTraceReportsMatchGolden) {
+  GPUSCOPE_REQUIRE_SHARED();
+  const std::pair<const char*, const char*> cases[] = {
+      {"kineto_tb_plugin/resnet50_num_workers_0.worker0.1623143089861.pt.trace.json.gz",
+       "resnet50_nw0.json"},
+      {"hta/trace_diff_control_A100_rank3of8.json.gz", "trace_diff_control.json"},
+      {"hta/ns_resolution_V100_rank0.pt.trace.json.gz", "ns_resolution.json"},
+  };
+  for (const auto& [trace, golden] : cases) {
+    SCOPED_TRACE(trace);
+    const std::string path = testing::SharedDir() + "/traces/" + trace;
+    auto r = RunGpuscope("analyze --json " + path);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::string out = r.out;
+    const std::string quoted = "\"path\": \"" + path + "\"";
+    const size_t at = out.find(quoted);
+    ASSERT_NE(at, std::string::npos);
+    out.replace(at, quoted.size(), std::string("\"path\": \"shared/traces/") + trace + "\"");
+    const std::string golden_path = std::string(GPUSCOPE_SOURCE_DIR) + "/tests/golden/" + golden;
+    if (std::getenv("GPUSCOPE_REBASELINE")) WriteFile(golden_path, out);
+    EXPECT_TRUE(out == testing::ReadFile(golden_path))
+        << "differs from " << golden_path
+        << "; rebaseline with GPUSCOPE_REBASELINE=1 ctest -R Golden, then review the diff";
+  }
+}
+
+}  // namespace
+}  // namespace gpuscope
