@@ -15,20 +15,7 @@ namespace {
 using Case = testing::HtaCase;
 const std::vector<Case>& Cases() { return testing::HtaReferenceCases(); }
 
-std::vector<std::vector<std::string>> ReadCsv(const std::string& path) {
-  std::vector<std::vector<std::string>> rows;
-  std::istringstream in(testing::ReadFile(path));
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    std::vector<std::string> cells;
-    std::stringstream ss(line);
-    std::string cell;
-    while (std::getline(ss, cell, ',')) cells.push_back(cell);
-    rows.push_back(cells);
-  }
-  return rows;
-}
+using testing::ReadCsv;
 
 double Pct(int64_t part, int64_t whole) {
   return whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0;

@@ -85,6 +85,28 @@ inline CommandResult RunGpuscope(const std::string& args) {
   return r;
 }
 
+// CSV text of the reference outputs (no quoted fields there): rows of cells; empty lines skipped;
+// a trailing comma gives a trailing empty cell (pandas writes NaN that way).
+inline std::vector<std::vector<std::string>> ParseCsv(const std::string& text) {
+  std::vector<std::vector<std::string>> rows;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    std::vector<std::string> cells;
+    std::stringstream ss(line);
+    std::string cell;
+    while (std::getline(ss, cell, ',')) cells.push_back(cell);
+    if (line.back() == ',') cells.push_back("");
+    rows.push_back(cells);
+  }
+  return rows;
+}
+
+inline std::vector<std::vector<std::string>> ReadCsv(const std::string& path) {
+  return ParseCsv(ReadFile(path));
+}
+
 // The HTA reference runs in shared/reference/hta and the trace files each was computed from
 // (shared/reference/README.md, "Folder → trace file").
 struct HtaCase {

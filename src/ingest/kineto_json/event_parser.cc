@@ -420,9 +420,9 @@ sj::error_code ReadArgs(od::value& v, Context& ctx, RawEvent* ev) {
     od::value val = field.value();
     sj::error_code e = sj::SUCCESS;
     bool present = false;
-    // Counter series: ph "C" events put every series in args; "args" may come before "ph", so numeric
-    // args are kept until the phase is known. type() and raw_json_token() only peek, so the value
-    // can still be read below.
+    // Counter series: ph "C" events put every series in args; "args" may come before "ph", so
+    // numeric args are kept until the phase is known. type() and raw_json_token() only peek, so the
+    // value can still be read below.
     if (ev->counter_values && (ev->ph == 0 || ev->ph == 'C') && ev->counter_values->size() < 256) {
       od::json_type t;
       double x;
@@ -646,7 +646,9 @@ SyncKind SyncKindFromText(std::string_view s) {
   return SyncKind::kOther;
 }
 
-int32_t StepNumber(std::string_view name) {
+}  // namespace
+
+int32_t ProfilerStepNumber(std::string_view name) {
   constexpr std::string_view kPrefix = "ProfilerStep#";
   if (!StartsWith(name, kPrefix) || name.size() == kPrefix.size() ||
       name.size() > kPrefix.size() + 9) {
@@ -659,6 +661,28 @@ int32_t StepNumber(std::string_view name) {
   }
   return n;
 }
+
+bool IsDataLoaderName(std::string_view name) { return StartsWith(name, "enumerate(DataLoader)"); }
+
+CpuKind CpuKindForCategory(Category c) {
+  switch (c) {
+    case Category::kNone:
+    case Category::kCpuOp:
+      return CpuKind::kCpuOp;
+    case Category::kUserAnnotation:
+      return CpuKind::kUserAnnotation;
+    case Category::kGpuUserAnnotation:
+      return CpuKind::kGpuUserAnnotation;
+    case Category::kPythonFunction:
+      return CpuKind::kPythonFunction;
+    case Category::kProfilerRange:
+      return CpuKind::kProfilerRange;
+    default:
+      return CpuKind::kOther;
+  }
+}
+
+namespace {
 
 void CommitGpu(const RawEvent& ev, GpuKind kind, Context& ctx) {
   Trace& t = ctx.result()->tables;
@@ -733,8 +757,8 @@ void CommitCpu(const RawEvent& ev, CpuKind kind, Context& ctx) {
   c.external_id.push_back(ev.external_id);
   c.kind.push_back(kind);
   const bool step_kind = kind == CpuKind::kCpuOp || kind == CpuKind::kUserAnnotation;
-  c.step.push_back(step_kind ? StepNumber(ev.name) : -1);
-  c.is_dataloader.push_back(StartsWith(ev.name, "enumerate(DataLoader)") ? 1 : 0);
+  c.step.push_back(step_kind ? ProfilerStepNumber(ev.name) : -1);
+  c.is_dataloader.push_back(IsDataLoaderName(ev.name) ? 1 : 0);
 }
 
 void CommitMetadata(const RawEvent& ev, Context& ctx) {
@@ -804,19 +828,11 @@ void Commit(const RawEvent& ev, Context& ctx) {
           return;
         case Category::kNone:
         case Category::kCpuOp:
-          CommitCpu(ev, CpuKind::kCpuOp, ctx);
-          return;
         case Category::kUserAnnotation:
-          CommitCpu(ev, CpuKind::kUserAnnotation, ctx);
-          return;
         case Category::kGpuUserAnnotation:
-          CommitCpu(ev, CpuKind::kGpuUserAnnotation, ctx);
-          return;
         case Category::kPythonFunction:
-          CommitCpu(ev, CpuKind::kPythonFunction, ctx);
-          return;
         case Category::kProfilerRange:
-          CommitCpu(ev, CpuKind::kProfilerRange, ctx);
+          CommitCpu(ev, CpuKindForCategory(cat), ctx);
           return;
         case Category::kTrace:
           ++t.info.trace_span_events_dropped;

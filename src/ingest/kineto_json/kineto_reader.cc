@@ -173,15 +173,7 @@ void PairBeginEnd(std::vector<BeginEnd>& events, Trace* trace) {
       r.is_driver.push_back(c == Category::kDriver ? 1 : 0);
       continue;
     }
-    CpuKind kind = CpuKind::kCpuOp;
-    if (c == Category::kUserAnnotation)
-      kind = CpuKind::kUserAnnotation;
-    else if (c == Category::kGpuUserAnnotation)
-      kind = CpuKind::kGpuUserAnnotation;
-    else if (c == Category::kPythonFunction)
-      kind = CpuKind::kPythonFunction;
-    else if (c != Category::kNone && c != Category::kCpuOp)
-      kind = CpuKind::kOther;
+    const CpuKind kind = CpuKindForCategory(c);
     CpuOpTable& t = trace->cpu;
     t.start_ns.push_back(b->ts_ns);
     t.dur_ns.push_back(dur);
@@ -191,15 +183,9 @@ void PairBeginEnd(std::vector<BeginEnd>& events, Trace* trace) {
     t.external_id.push_back(-1);
     t.kind.push_back(kind);
     const std::string_view name = trace->Str(b->name);
-    int32_t step = -1;
-    if ((kind == CpuKind::kCpuOp || kind == CpuKind::kUserAnnotation) &&
-        name.rfind("ProfilerStep#", 0) == 0) {
-      int64_t n;
-      if (ParseInt64(name.substr(13), &n) == NumberError::kOk && n >= 0 && n < (1ll << 31))
-        step = static_cast<int32_t>(n);
-    }
-    t.step.push_back(step);
-    t.is_dataloader.push_back(name.rfind("enumerate(DataLoader)", 0) == 0 ? 1 : 0);
+    const bool step_kind = kind == CpuKind::kCpuOp || kind == CpuKind::kUserAnnotation;
+    t.step.push_back(step_kind ? ProfilerStepNumber(name) : -1);
+    t.is_dataloader.push_back(IsDataLoaderName(name) ? 1 : 0);
   }
   for (auto& [key, stack] : open) {
     for (const BeginEnd* b : stack) trace->diagnostics.Add(Diag::kUnmatchedBegin, b->offset);
