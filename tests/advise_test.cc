@@ -146,6 +146,18 @@ TEST(Advise, PlantedCommunicationStallAndSync) {
   EXPECT_EQ(Find(pinned.report.ranks[0], "near_oom"), nullptr);
 }
 
+TEST(Advise, TinyCopies) {
+  SynthOptions o;
+  o.steps = 4;
+  o.sync_points_per_step = 12;  // each .item() copies 4 bytes to the host
+  const Analysed many = AnalyseSynth(o, "advise_tiny.json");
+  const advise::Finding* tiny = Find(many.report.ranks[0], "tiny_copies");
+  ASSERT_NE(tiny, nullptr);
+  EXPECT_GT(tiny->estimated_saving_ns_per_step, 0);
+  o.sync_points_per_step = 1;  // 1 label copy + 1 scalar read per step: below the threshold
+  EXPECT_EQ(Find(AnalyseSynth(o, "advise_not_tiny.json").report.ranks[0], "tiny_copies"), nullptr);
+}
+
 TEST(Advise, NearOutOfMemoryOnASmallDevice) {
   SynthOptions o;
   o.steps = 3;

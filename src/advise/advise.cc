@@ -181,6 +181,8 @@ Advice AdviseRank(const RankInputs& in) {
 
   // 5. Pageable copies that become synchronous.
   const analyze::CopyStats& copies = *in.copies;
+  // Copy statistics use HTA's selection, which leaves the last step out.
+  const int64_t copy_steps = copies.step_filtered && step_count > 1 ? step_count - 1 : step_count;
   int64_t pageable_ns = 0;
   for (const analyze::CopyGroup& g : copies.groups) {
     if (g.kind == GpuKind::kMemcpy && g.pageable) pageable_ns += g.time_ns;
@@ -189,7 +191,7 @@ Advice AdviseRank(const RankInputs& in) {
     Finding f;
     f.id = "pageable_copies";
     f.title = "Host-device copies from pageable memory block the host";
-    const int64_t per_step = pageable_ns / step_count;
+    const int64_t per_step = pageable_ns / copy_steps;
     f.estimated_saving_ns_per_step = static_cast<int64_t>(static_cast<double>(per_step) *
                                                           (1.0 - 1.0 / kPinnedOverPageableSpeedup));
     f.saving_assumption =
@@ -202,6 +204,29 @@ Advice AdviseRank(const RankInputs& in) {
         "Pin host memory: DataLoader(..., pin_memory=True) or tensor.pin_memory(), then "
         ".to(device, non_blocking=True).";
     f.confidence = 0.6;
+    add(std::move(f));
+  }
+
+  // 5b. Many tiny copies: each pays launch and DMA setup latency for a few bytes.
+  const double tiny_per_step =
+      static_cast<double>(copies.tiny_memcpys) / static_cast<double>(copy_steps);
+  if (tiny_per_step >= kTinyCopiesPerStep) {
+    Finding f;
+    f.id = "tiny_copies";
+    f.title = "Many tiny host-device copies";
+    f.estimated_saving_ns_per_step = copies.tiny_memcpy_time_ns / copy_steps;
+    f.saving_assumption =
+        "Batched into one copy per step, the tiny copies' own GPU time (mostly fixed latency) "
+        "goes; an upper bound.";
+    char per_step[32];
+    std::snprintf(per_step, sizeof per_step, "%.1f", tiny_per_step);
+    f.evidence = {{"copies under 64 KiB per step", per_step},
+                  {"their GPU time per step", Ms(copies.tiny_memcpy_time_ns / copy_steps)}};
+    f.fix =
+        "Stack small tensors into one buffer and copy once per step; keep per-step scalars "
+        "(losses, "
+        "metrics) on the GPU and read them every N steps.";
+    f.confidence = 0.5;
     add(std::move(f));
   }
 

@@ -34,6 +34,7 @@ inline constexpr double kLaunchIdleShare = 0.20;    // GPU idle share for a laun
 inline constexpr double kMemoryUnusedShare = 0.50;  // peak reserved below half the device
 inline constexpr double kNearOomShare = 0.90;       // peak reserved above 90 % (tb_plugin rule 7)
 inline constexpr double kPinnedOverPageableSpeedup = 3.0;  // measured here 6.5 → 23 GB/s, said 3x
+inline constexpr double kTinyCopiesPerStep = 10;  // memcpys under kTinyCopyBytes (64 KiB) per step
 
 enum class Severity : uint8_t { kInfo, kWarning, kCritical };
 const char* SeverityName(Severity s);

@@ -138,6 +138,10 @@ CopyStats AnalyzeCopies(const Trace& t, const CopyOptions& o) {
     ++grp.count;
     grp.time_ns += dur;
     const int64_t bytes = g.bytes[r];
+    if (kind == GpuKind::kMemcpy && bytes >= 0 && bytes < kTinyCopyBytes) {
+      ++out.tiny_memcpys;
+      out.tiny_memcpy_time_ns += dur;
+    }
     if (bytes >= 0) {
       grp.bytes += bytes;
       ++grp.size_histogram[static_cast<size_t>(CopySizeBucket(bytes))];

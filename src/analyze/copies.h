@@ -51,6 +51,7 @@
 namespace gpuscope::analyze {
 
 inline constexpr int kCopySizeBuckets = 12;
+inline constexpr int64_t kTinyCopyBytes = 64 * 1024;  // below this a copy is latency-bound
 // Lower bound, in bytes, of histogram bucket i (0 for bucket 0).
 inline constexpr int64_t CopySizeBucketLowerBound(int i) {
   return i <= 0 ? 0 : (int64_t{1024} << (2 * (i - 1)));
@@ -115,6 +116,9 @@ struct CopyStats {
   uint64_t sync_memcpys = 0;              // synchronous call
   uint64_t effectively_sync_memcpys = 0;  // asynchronous call on pageable memory
   uint64_t sync_memsets = 0;
+  // Memcpys smaller than kTinyCopyBytes: each pays a fixed launch and DMA setup cost.
+  uint64_t tiny_memcpys = 0;
+  int64_t tiny_memcpy_time_ns = 0;
   std::vector<HtaBandwidthSummary> hta_bandwidth;  // sorted by name
   bool step_filtered = false;
   bool rounded = false;

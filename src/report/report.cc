@@ -518,6 +518,8 @@ void WriteOpsJson(const RankReport& rr, const Trace& t, JsonWriter* w) {
   w->Key("sync_memcpys").Uint(cs.sync_memcpys);
   w->Key("effectively_sync_memcpys").Uint(cs.effectively_sync_memcpys);
   w->Key("sync_memsets").Uint(cs.sync_memsets);
+  w->Key("tiny_memcpys").Uint(cs.tiny_memcpys);
+  w->Key("tiny_memcpy_time_ns").Int(cs.tiny_memcpy_time_ns);
   w->Key("groups").BeginArray();
   for (const analyze::CopyGroup& g : cs.groups) {
     w->BeginObject();
