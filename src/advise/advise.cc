@@ -283,10 +283,7 @@ Advice AdviseRank(const RankInputs& in) {
   }
 
   // 8. Memory: near OOM, or much unused (no time saving; throughput via a larger batch).
-  const analyze::DeviceMemory* dev = nullptr;
-  for (const analyze::DeviceMemory& d : in.memory->devices) {
-    if (!dev || d.events > dev->events) dev = &d;
-  }
+  const analyze::DeviceMemory* dev = analyze::RankDevice(*in.memory);
   if (dev && dev->total_bytes > 0) {
     const int64_t used =
         dev->peak_reserved_bytes >= 0 ? dev->peak_reserved_bytes : dev->peak_allocated_bytes;

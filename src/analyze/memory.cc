@@ -125,4 +125,12 @@ MemoryStats AnalyzeMemory(const Trace& t, const MemoryOptions& options) {
   return out;
 }
 
+const DeviceMemory* RankDevice(const MemoryStats& stats) {
+  const DeviceMemory* best = nullptr;
+  for (const DeviceMemory& d : stats.devices) {
+    if (!best || d.events > best->events) best = &d;
+  }
+  return best;
+}
+
 }  // namespace gpuscope::analyze

@@ -74,4 +74,7 @@ struct MemoryStats {
 
 MemoryStats AnalyzeMemory(const Trace& trace, const MemoryOptions& options = {});
 
+// The rank's own device: the CUDA device with the most [memory] events; null if there is none.
+const DeviceMemory* RankDevice(const MemoryStats& stats);
+
 }  // namespace gpuscope::analyze

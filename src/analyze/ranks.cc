@@ -49,23 +49,11 @@ RanksResult AnalyzeRanks(const std::vector<const Trace*>& traces,
     for (size_t i = 0; i < n; ++i) {
       const Trace& t = *traces[i];
       const int64_t base = out.clocks_from_base_time ? *t.info.base_time_ns : 0;
-      std::vector<bool> has_collective(t.gpu.size(), false);
-      for (const CollectiveInfo& c : t.collectives) has_collective[c.gpu_index] = true;
-      std::vector<int8_t> is_comm(t.strings.size(), -1);
+      const std::vector<KernelClass> classes = ClassifyTraceGpuActivities(t);
       for (size_t g = 0; g < t.gpu.size(); ++g) {
-        if (t.gpu.kind[g] != GpuKind::kKernel) continue;
-        const StringId name = t.gpu.name[g];
-        bool comm;
-        if (has_collective[g]) {
-          comm = true;
-        } else {
-          if (is_comm[name] < 0) {
-            is_comm[name] = ClassifyGpuActivity(GpuKind::kKernel, t.Str(name), false) ==
-                            KernelClass::kCommunication;
-          }
-          comm = is_comm[name] == 1;
+        if (t.gpu.kind[g] == GpuKind::kKernel && classes[g] == KernelClass::kCommunication) {
+          starts[i].push_back(base + t.gpu.start_ns[g]);
         }
-        if (comm) starts[i].push_back(base + t.gpu.start_ns[g]);
       }
       std::sort(starts[i].begin(), starts[i].end());
       out.ranks[i].collectives = starts[i].size();

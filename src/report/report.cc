@@ -376,15 +376,6 @@ void WriteKernelsJson(const analyze::KernelsResult& k, JsonWriter* w) {
   w->EndObject();
 }
 
-// The rank's own device among those with [memory] events: the one with the most events.
-const analyze::DeviceMemory* MainDevice(const analyze::MemoryStats& m) {
-  const analyze::DeviceMemory* best = nullptr;
-  for (const analyze::DeviceMemory& d : m.devices) {
-    if (!best || d.events > best->events) best = &d;
-  }
-  return best;
-}
-
 std::string RenderOpsText(const RankReport& rr, const Trace* trace) {
   std::string out;
   char line[512];
@@ -447,7 +438,7 @@ std::string RenderOpsText(const RankReport& rr, const Trace* trace) {
       out += line;
     }
   }
-  if (const analyze::DeviceMemory* d = MainDevice(rr.memory)) {
+  if (const analyze::DeviceMemory* d = analyze::RankDevice(rr.memory)) {
     std::string reserved =
         d->peak_reserved_bytes >= 0
             ? ", reserved " + HumanBytes(static_cast<uint64_t>(d->peak_reserved_bytes))
@@ -580,7 +571,7 @@ void WriteOpsJson(const RankReport& rr, const Trace& t, JsonWriter* w) {
   w->EndArray();
   w->EndObject();
 
-  const analyze::DeviceMemory* main = MainDevice(rr.memory);
+  const analyze::DeviceMemory* main = analyze::RankDevice(rr.memory);
   w->Key("memory").BeginObject();
   w->Key("peak_allocated_bytes");
   if (main)
