@@ -1,10 +1,12 @@
 // Fuzz target: any bytes → LoadTraceFromBytes must return a Trace or a Status, never crash, with
-// small batches (so cuts land everywhere) and both thread modes. Seeds: fuzz/seed_corpus.sh.
+// small batches (so cuts land everywhere) and both thread modes; the full report, its JSON and its
+// HTML are then rendered from what was read. Seeds: fuzz/run.sh.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
 #include "gpuscope/ingest.h"
+#include "report/html.h"
 #include "report/report.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -21,6 +23,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const auto report = gpuscope::report::BuildReport(traces, {}, 1);
     const std::string json = gpuscope::report::RenderJson(report);
     if (json.empty()) __builtin_trap();
+    // The HTML page must never carry a second <script> element: names are escaped.
+    const std::string page = gpuscope::report::RenderHtml(report);
+    const size_t first = page.find("<script");
+    if (first == std::string::npos || page.find("<script", first + 1) != std::string::npos)
+      __builtin_trap();
   }
   return 0;
 }
