@@ -8,6 +8,7 @@
 #include <string>
 
 #include "analyze/trace_summary.h"
+#include "cli/plan_command.h"
 #include "gpuscope/ingest.h"
 #include "gpuscope/synth.h"
 #include "gpuscope/version.h"
@@ -232,6 +233,9 @@ int main(int argc, char** argv) {
   synth->add_option("--seed", so.seed,
                     "Random seed (default 1); same options and seed → same bytes");
 
+  gpuscope::cli::PlanCliOptions plan_options;
+  auto* plan = gpuscope::cli::AddPlanCommand(app, &plan_options);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -241,6 +245,8 @@ int main(int argc, char** argv) {
 
   if (analyze->parsed())
     return RunAnalyze(input, json, threads, batch_mb, inflater, stats, verbose, color);
+
+  if (plan->parsed()) return gpuscope::cli::RunPlanCommand(plan_options);
 
   if (synth->parsed()) {
     so.precision = precision == "fp32" ? SynthPrecision::kFp32 : SynthPrecision::kBf16;
