@@ -128,6 +128,18 @@ bool IsPipelineDivisible(int64_t layers, int64_t pp, int64_t vpp) {
 
 }  // namespace
 
+StaticBytes StaticMemory(double params, Precision precision, Optimizer optimizer,
+                         Sharding sharding, int64_t dp, bool fp32_grads) {
+  const int zero = ZeroStage(sharding);
+  const double d = static_cast<double>(dp);
+  StaticBytes out;
+  out.weights = WeightBytes(precision) * params / (zero >= 3 ? d : 1);
+  out.grads = GradBytes(precision, fp32_grads) * params / (zero >= 2 ? d : 1);
+  out.master = MasterBytes(precision) * params / (zero >= 1 ? d : 1);
+  out.optimizer = OptimizerStateBytes(optimizer) * params / (zero >= 1 ? d : 1);
+  return out;
+}
+
 int64_t PadVocab(int64_t vocab, int64_t tp, int64_t divisor) {
   const int64_t mult = std::max<int64_t>(1, divisor) * std::max<int64_t>(1, tp);
   return (vocab + mult - 1) / mult * mult;
@@ -275,8 +287,8 @@ Evaluation Evaluate(const ModelConfig& m, const hw::GpuSpec& gpu, const Parallel
   };
   const std::string pname = std::string(hw::PrecisionName(c.precision));
   const std::string wlabel = c.precision == Precision::kFp32 ? "fp32 weights" : "bf16/fp16 weights";
-  const double weights = wb * P / w_div, grads = gb * P / g_div, master = mwb * P / o_div,
-               states = ob * P / o_div;
+  const StaticBytes sb = StaticMemory(P, c.precision, c.optimizer, c.sharding, c.dp, as.fp32_grads);
+  const double weights = sb.weights, grads = sb.grads, master = sb.master, states = sb.optimizer;
   add(wlabel + (off_par ? " (offloaded)" : ""), per_param(wb, w_div), off_par ? 0 : weights,
       TermKind::kStatic);
   add(std::string(gb == 4 ? "fp32" : "bf16/fp16") + " gradients" + (off_opt ? " (offloaded)" : ""),

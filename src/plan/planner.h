@@ -109,6 +109,17 @@ double ActivationBytesPerLayer(const ModelConfig& m, double s, double b, int64_t
 // 1F1B and m ≥ p; × min(1, m/p) when m < p; × (1 + (p−1)/(p·v)) interleaved.
 double LayersInFlight(int64_t layers, int64_t pp, int64_t vpp, int64_t micro_batches);
 
+// §2 static memory of `params` parameters with ZeRO sharding over d: stage 1 shards the optimizer
+// states and master weights, stage 2 also the gradients, stage 3 (and FSDP) also the weights.
+// Bytes/param: weights 2 (fp32: 4); grads 2 (fp32 or fp32_grads: 4); master 4 (mixed only);
+// optimizer Adam 8, 8-bit Adam 2, SGD momentum 4.
+struct StaticBytes {
+  double weights = 0, grads = 0, master = 0, optimizer = 0;
+  double Total() const { return weights + grads + master + optimizer; }
+};
+StaticBytes StaticMemory(double params, Precision precision, Optimizer optimizer,
+                         Sharding sharding, int64_t dp, bool fp32_grads);
+
 enum class TermKind { kStatic, kActivation, kTransient, kOverhead, kCpu };
 std::string_view TermKindName(TermKind k);
 

@@ -71,7 +71,10 @@ void RenderWorking(std::string& out, const Evaluation& ev) {
   out += Fmt("  %-58s %16s  %s\n", "term", "bytes", "formula");
   for (const MemoryTerm& t : mem.terms) {
     if (t.bytes == 0 && t.kind == TermKind::kStatic && t.name.rfind("parameters", 0) == 0) continue;
-    std::string name = "[" + std::string(TermKindName(t.kind)) + "] " + t.name;
+    std::string name = "[";  // appended piecewise: GCC 12's false -Wrestrict on "[" + string
+    name += TermKindName(t.kind);
+    name += "] ";
+    name += t.name;
     if (!t.counted && t.kind == TermKind::kTransient) name += " (not the largest transient)";
     out += Fmt("  %-58s %16s  %s\n", name.c_str(), MiBText(t.bytes).c_str(), t.formula.c_str());
   }
@@ -275,8 +278,9 @@ std::string RenderPlanText(const PlanReport& rep, const Calibration* cal) {
                  Group(e.time.tokens_per_s / static_cast<double>(c.gpus)).c_str(),
                  e.time.mfu * 100);
     }
-    out += "\n" + std::string(rep.exact ? "configuration: " : "best: ") +
-           Degrees(rep.feasible.front().config) + "\n";
+    out += rep.exact ? "\nconfiguration: " : "\nbest: ";
+    out += Degrees(rep.feasible.front().config);
+    out += "\n";
     RenderWorking(out, rep.feasible.front());
   } else if (rep.closest) {
     out += "no configuration fits; the closest: " + Degrees(rep.closest->config) + "\n";
