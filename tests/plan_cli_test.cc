@@ -145,10 +145,10 @@ TEST(PlanCli, NonsenseFlags) {
 }
 
 TEST(PlanCli, ImpossibleRequestSaysWhatWouldFit) {
-  // 70B on 8 × 80 GB with plain DDP, no recompute, mbs 4: far over; ZeRO-3 or more GPUs fit.
+  // 8B on 8 × 80 GB with plain DDP: 16 B/param = 120 GiB of static memory; ZeRO-3 fits.
   const CommandResult r = RunGpuscope(
-      "plan --model llama-3-70b --gpu h100 --gpus 8 --global-batch 64 --seq-len 4096 --tp 1 --pp 1 "
-      "--zero 0 --recompute none --mbs 4 --precision bf16");
+      "plan --model llama-3-8b --gpu h100 --gpus 8 --global-batch 64 --seq-len 4096 --tp 1 --pp 1 "
+      "--zero 0 --recompute selective --mbs 1 --precision bf16");
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("the configuration does not fit in h100-sxm memory"), std::string::npos)
       << r.err;

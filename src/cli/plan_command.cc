@@ -120,9 +120,9 @@ int RunPlanCommand(const PlanCliOptions& o) {
   std::vector<std::string> missing;
   if (o.model.empty()) missing.push_back("--model");
   if (o.gpu.empty() && o.gpu_spec.empty()) missing.push_back("--gpu (or --gpu-spec)");
-  if (o.gpus == 0) missing.push_back("--gpus");
-  if (o.global_batch == 0) missing.push_back("--global-batch");
-  if (o.seq_len == 0) missing.push_back("--seq-len");
+  if (!o.gpus) missing.push_back("--gpus");
+  if (!o.global_batch) missing.push_back("--global-batch");
+  if (!o.seq_len) missing.push_back("--seq-len");
   if (!missing.empty()) {
     std::string list;
     for (const std::string& m : missing) list += (list.empty() ? "" : ", ") + m;
@@ -137,9 +137,9 @@ int RunPlanCommand(const PlanCliOptions& o) {
   auto gpu = o.gpu_spec.empty() ? hw::FindGpu(o.gpu) : hw::ParseGpuSpec(o.gpu_spec);
   if (!gpu.ok()) return Fail(gpu.status());
   r.gpu = *gpu;
-  r.gpus = o.gpus;
-  r.global_batch = o.global_batch;
-  r.seq_len = o.seq_len;
+  r.gpus = *o.gpus;
+  r.global_batch = *o.global_batch;
+  r.seq_len = *o.seq_len;
   r.top = o.top;
   auto& a = r.assumptions;
   a.efficiency = o.efficiency;

@@ -11,9 +11,8 @@ struct PlanCliOptions {
   std::string model;
   std::string gpu;
   std::string gpu_spec;
-  int64_t gpus = 0;
-  int64_t global_batch = 0;
-  int64_t seq_len = 0;
+  // Optional so that an absent flag ("plan needs --gpus") differs from a bad one (--gpus 0).
+  std::optional<int64_t> gpus, global_batch, seq_len;
   std::string precision, optimizer = "adam", zero, recompute, offload = "none";
   bool fsdp = false, sp = false, json = false, list_models = false, list_gpus = false;
   bool fp32_grads = false, no_flash = false, no_dropout = false;

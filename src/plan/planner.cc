@@ -680,7 +680,7 @@ Result<PlanReport> Plan(const PlanRequest& r) {
   for (const std::string& x : m.assumptions) A.push_back("config: " + x);
 
   // Nothing fits → say what would (§9, issue item 8).
-  if (rep.feasible.empty()) {
+  if (rep.feasible.empty() && r.suggest) {
     const Rejection* closest = nullptr;
     for (const Rejection& x : rep.rejected)
       if (x.over_bytes > 0 && (!closest || x.over_bytes < closest->over_bytes)) closest = &x;
@@ -694,6 +694,7 @@ Result<PlanReport> Plan(const PlanRequest& r) {
     // Re-run with each restriction lifted, and with more GPUs.
     auto try_variant = [&](PlanRequest v, const std::string& what) {
       v.top = 1;
+      v.suggest = false;
       auto sub = Plan(v);
       if (sub.ok() && !sub->feasible.empty()) {
         rep.suggestions.push_back(what + " fits: " + Describe(sub->feasible.front().config));
@@ -716,14 +717,26 @@ Result<PlanReport> Plan(const PlanRequest& r) {
       v.recompute = Recompute::kFull;
       try_variant(v, "full activation checkpointing");
     }
+    bool found = false;
     if (r.tp || r.pp) {
       PlanRequest v = r;
       v.tp.reset();
       v.pp.reset();
       v.vpp.reset();
-      try_variant(v, "free TP/PP degrees");
+      found |= try_variant(v, "searching TP/PP");
     }
-    bool found = false;
+    if (!found && rep.suggestions.size() <= 1) {
+      // No single lever is enough: all of them together on the same GPUs.
+      PlanRequest v = r;
+      v.tp.reset();
+      v.pp.reset();
+      v.vpp.reset();
+      v.mbs.reset();
+      v.sharding.reset();
+      v.recompute.reset();
+      found = try_variant(v, "searching micro-batch, ZeRO, checkpointing and TP/PP together");
+    }
+    if (rep.suggestions.size() > 1) found = true;
     for (int64_t mult = 2; mult <= 64 && !found; mult *= 2) {
       PlanRequest v = r;
       v.gpus = r.gpus * mult;
@@ -733,9 +746,6 @@ Result<PlanReport> Plan(const PlanRequest& r) {
       v.mbs.reset();
       v.sharding.reset();
       v.recompute.reset();
-      if (v.global_batch % (v.gpus / std::min<int64_t>(v.gpus, per_node)) != 0 &&
-          v.global_batch < v.gpus)
-        continue;
       found = try_variant(v, std::to_string(v.gpus) + " GPUs");
     }
     if (!found && rep.suggestions.size() <= 1)

@@ -184,6 +184,7 @@ struct PlanRequest {
   std::optional<Recompute> recompute;
   Offload offload = Offload::kNone;  // never searched
   int top = 5;
+  bool suggest = true;  // when nothing fits, search variants that would (off inside them)
 };
 
 struct Rejection {
