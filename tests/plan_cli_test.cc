@@ -193,6 +193,32 @@ TEST(PlanCli, CalibrationFromTrace) {
   EXPECT_NE(text.out.find("measured"), std::string::npos);
 }
 
+TEST(PlanCli, CalibrationFitsMemoryOverhead) {
+  GPUSCOPE_REQUIRE_SHARED();
+  const std::string trace =
+      SharedDir() + "/traces/hta/df_index_resolver_V100_rank1of2_memevents.json.gz";
+  const CommandResult r = RunGpuscope("plan --from-trace " + trace +
+                                      " --model gpt2 --gpu v100 --gpus 2 --global-batch 16 "
+                                      "--seq-len 1024 --mbs 8 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(r.out).get(doc), simdjson::SUCCESS);
+  simdjson::dom::element cal = doc["calibration"];
+  EXPECT_TRUE(bool(cal["memory_fitted"]));
+  EXPECT_GT(int64_t(cal["measured_peak_allocated_bytes"]), 0);
+  // The re-plan carries the fitted overhead as a memory term of its own.
+  bool found = false;
+  for (simdjson::dom::element t :
+       simdjson::dom::array(doc["configurations"].at(0)["memory"]["terms"])) {
+    if (std::string_view(t["name"]).find("calibrated overhead") != std::string_view::npos) {
+      found = true;
+      EXPECT_EQ(int64_t(t["bytes"]), int64_t(cal["memory_overhead_bytes"]));
+    }
+  }
+  EXPECT_TRUE(found);
+}
+
 TEST(PlanCli, CalibrationBadTrace) {
   ExpectBadInput("plan --from-trace /nonexistent/trace.json --model gpt2 --gpu a100 --gpus 8 "
                  "--global-batch 64 --seq-len 1024 --mbs 8",

@@ -236,8 +236,9 @@ std::string RenderPlanText(const PlanReport& rep, const Calibration* cal) {
              r.gpu.memory_gib, r.gpu.hbm_gbps, r.gpu.tflops_bf16, r.gpu.tflops_fp16,
              r.gpu.tflops_fp8, r.gpu.tflops_fp32, r.gpu.intra_node_gbps, r.gpu.source.c_str());
   if (cal) {
-    out += "\ncalibration from " + cal->measured.source + Fmt(" (%zu ranks, %zu steady steps)\n",
-                                                              cal->measured.ranks, cal->measured.steps);
+    out += "\ncalibration from " + cal->measured.source + Fmt(" (%zu rank%s, %zu steady steps)\n", cal->measured.ranks,
+                                                              cal->measured.ranks == 1 ? "" : "s",
+                                                              cal->measured.steps);
     out += "  traced configuration: " + Degrees(cal->before.config) + "\n";
     out += Fmt("  %-28s %14s %14s %14s\n", "", "measured", "predicted", "calibrated");
     out += Fmt("  %-28s %12.4f s %12.4f s %12.4f s\n", "step time", cal->measured.step_s,
