@@ -518,6 +518,8 @@ Status ValidateRequest(const PlanRequest& r) {
   if (r.pp && r.model.layers % (*r.pp * r.vpp.value_or(1)) != 0)
     return usage("--pp " + std::to_string(*r.pp) + (r.vpp ? " × --vpp " + std::to_string(*r.vpp) : "") +
                  " does not divide the " + std::to_string(r.model.layers) + " layers");
+  if (r.vpp && *r.vpp > 1 && r.pp && *r.pp == 1)
+    return usage("--vpp " + std::to_string(*r.vpp) + " needs --pp > 1 (interleaving splits stages)");
   if (r.tp && r.pp && r.gpus % (*r.tp * *r.pp) != 0)
     return usage("--gpus " + std::to_string(r.gpus) + " is not a multiple of tp × pp = " +
                  std::to_string(*r.tp * *r.pp));
