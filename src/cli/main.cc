@@ -11,6 +11,7 @@
 #include <string>
 
 #include "analyze/trace_summary.h"
+#include "cli/plan_command.h"
 #include "gpuscope/ingest.h"
 #include "gpuscope/synth.h"
 #include "gpuscope/version.h"
@@ -272,6 +273,9 @@ int main(int argc, char** argv) {
   synth->add_option("--seed", so.seed,
                     "Random seed (default 1); same options and seed → same bytes");
 
+  gpuscope::cli::PlanCliOptions plan_options;
+  auto* plan = gpuscope::cli::AddPlanCommand(app, &plan_options);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -281,6 +285,8 @@ int main(int argc, char** argv) {
 
   if (analyze->parsed())
     return RunAnalyze(aa);
+
+  if (plan->parsed()) return gpuscope::cli::RunPlanCommand(plan_options);
 
   if (synth->parsed()) {
     so.precision = precision == "fp32" ? SynthPrecision::kFp32 : SynthPrecision::kBf16;

@@ -1,0 +1,28 @@
+// `gpuscope plan`: flags → plan::PlanRequest → plan::Plan → text or JSON. No model logic here.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+
+namespace gpuscope::cli {
+
+struct PlanCliOptions {
+  std::string model;
+  std::string gpu;
+  std::string gpu_spec;
+  // Optional so that an absent flag ("plan needs --gpus") differs from a bad one (--gpus 0).
+  std::optional<int64_t> gpus, global_batch, seq_len;
+  std::string precision, optimizer = "adam", zero, recompute, offload = "none";
+  bool fsdp = false, sp = false, json = false, list_models = false, list_gpus = false;
+  bool fp32_grads = false, no_flash = false, no_dropout = false;
+  std::optional<int64_t> tp, pp, vpp, mbs;
+  double efficiency = 0.45, context_gib = 1.0, headroom = 0.10, inter_node_gbps = 50;
+  int top = 5;
+  std::string from_trace;
+};
+
+CLI::App* AddPlanCommand(CLI::App& app, PlanCliOptions* opts);
+int RunPlanCommand(const PlanCliOptions& opts);
+
+}  // namespace gpuscope::cli

@@ -1,0 +1,51 @@
+// GPU facts for the planner: dense peak TFLOP/s per precision, memory, HBM bandwidth and links.
+// Each row carries its source (planner-reference.md §10); an unknown GPU is an error, never a guess.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpuscope/status.h"
+
+namespace gpuscope::hw {
+
+enum class Precision { kFp32, kBf16, kFp16, kFp8 };
+
+std::string_view PrecisionName(Precision p);
+
+struct GpuSpec {
+  std::string name;                  // canonical, e.g. "h100-sxm"
+  std::vector<std::string> aliases;  // lookup is case-insensitive over name and aliases
+  std::string description;           // "H100 SXM5 80 GB HBM3"
+  double memory_gib = 0;             // usable capacity used for planning, GiB (vendor GB / 1.073…)
+  double hbm_gbps = 0;               // HBM bandwidth, GB/s (1e9 B/s)
+  // Dense peak TFLOP/s; 0 = the precision is not supported (asking for it is an error). The fp32
+  // figure is TF32 tensor-core math where the GPU has it, else plain FP32 (what fp32 training
+  // with torch.backends.cuda.matmul.allow_tf32=True runs at).
+  double tflops_fp32 = 0;
+  double tflops_bf16 = 0;
+  double tflops_fp16 = 0;
+  double tflops_fp8 = 0;
+  // Intra-node GPU↔GPU bandwidth per GPU, unidirectional GB/s (NVLink/XGMI peer-to-peer, or PCIe
+  // when the GPUs have no fabric). §10 "Intra-node bandwidth".
+  double intra_node_gbps = 0;
+  double nvlink_bidir_gbps = 0;  // vendor's per-GPU bidirectional total, 0 = none (shown only)
+  double pcie_gbps = 0;          // PCIe x16 unidirectional GB/s (Gen3 16, Gen4 31, Gen5 63)
+  int gpus_per_node = 8;         // TP stays within a node
+  std::string source;
+
+  double PeakTflops(Precision p) const;
+};
+
+// Every known GPU, in table order.
+const std::vector<GpuSpec>& KnownGpus();
+
+// Lookup by canonical name or alias, case-insensitive; "_" and " " are read as "-".
+// Unknown → kInvalidInput naming every known GPU and --gpu-spec.
+Result<GpuSpec> FindGpu(std::string_view name);
+
+// "name:mem_gib:bf16_tflops:hbm_gbps[:intra_gbps[:fp8_tflops]]" → a custom GPU (for --gpu-spec).
+Result<GpuSpec> ParseGpuSpec(std::string_view text);
+
+}  // namespace gpuscope::hw

@@ -1,0 +1,305 @@
+#include "plan/model_config.h"
+
+#include <simdjson.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace gpuscope::plan {
+
+namespace {
+
+// model_type → MLP kind. Gated (3 matrices, SiLU/GeLU gate) vs plain (2 matrices).
+bool KnownGated(std::string_view t) {
+  static const char* kGated[] = {"llama",  "mistral", "mixtral", "qwen2",  "qwen2_moe", "qwen3",
+                                 "gemma",  "gemma2",  "phi3",    "olmo",   "olmo2",     "cohere",
+                                 "deepseek", "internlm2", "yi",  "granite"};
+  for (const char* g : kGated)
+    if (t == g) return true;
+  return false;
+}
+bool KnownPlain(std::string_view t) {
+  static const char* kPlain[] = {"gpt2", "gpt_neox", "starcoder2", "gpt_bigcode", "opt",
+                                 "gptj", "falcon",   "bloom",      "phi",         "gpt_neo"};
+  for (const char* p : kPlain)
+    if (t == p) return true;
+  return false;
+}
+
+class Reader {
+ public:
+  Reader(simdjson::dom::element root, const std::string& source) : root_(root), source_(source) {}
+
+  bool Has(const char* key) {
+    simdjson::dom::element e;
+    return root_[key].get(e) == simdjson::SUCCESS && !e.is_null();
+  }
+
+  // The first present, non-null key of `keys`; "" if none.
+  const char* FirstPresent(std::initializer_list<const char*> keys) {
+    for (const char* k : keys)
+      if (Has(k)) return k;
+    return "";
+  }
+
+  // A positive integer under `key`. Records an error for non-integers, zero or negatives.
+  int64_t PositiveInt(const char* key) {
+    simdjson::dom::element e;
+    if (root_[key].get(e) != simdjson::SUCCESS) return 0;
+    int64_t v = 0;
+    if (e.is_int64()) {
+      v = e.get_int64().value();
+    } else if (e.is_uint64()) {
+      Bad(key, "is too large");
+      return 0;
+    } else if (e.is_double()) {
+      const double d = e.get_double().value();
+      if (std::floor(d) != d) {
+        Bad(key, "must be a positive integer, got " + Num(d));
+        return 0;
+      }
+      v = static_cast<int64_t>(d);
+    } else {
+      Bad(key, "must be a positive integer, got a " + TypeName(e));
+      return 0;
+    }
+    if (v <= 0) {
+      Bad(key, "must be a positive integer, got " + std::to_string(v));
+      return 0;
+    }
+    return v;
+  }
+
+  std::string String(const char* key) {
+    simdjson::dom::element e;
+    if (root_[key].get(e) != simdjson::SUCCESS) return "";
+    std::string_view s;
+    if (e.get_string().get(s) != simdjson::SUCCESS) return "";
+    return std::string(s);
+  }
+
+  // -1 absent, 0 false, 1 true; a non-bool records an error.
+  int Bool(const char* key) {
+    simdjson::dom::element e;
+    if (root_[key].get(e) != simdjson::SUCCESS || e.is_null()) return -1;
+    bool b = false;
+    if (e.get_bool().get(b) != simdjson::SUCCESS) {
+      Bad(key, "must be true or false, got a " + TypeName(e));
+      return -1;
+    }
+    return b ? 1 : 0;
+  }
+
+  double Number(const char* key, double fallback) {
+    simdjson::dom::element e;
+    if (root_[key].get(e) != simdjson::SUCCESS) return fallback;
+    double d = 0;
+    if (e.get_double().get(d) == simdjson::SUCCESS) return d;
+    int64_t i = 0;
+    if (e.get_int64().get(i) == simdjson::SUCCESS) return static_cast<double>(i);
+    return fallback;
+  }
+
+  const std::vector<std::string>& errors() const { return errors_; }
+
+ private:
+  static std::string Num(double d) {
+    std::ostringstream os;
+    os << d;
+    return os.str();
+  }
+  static std::string TypeName(simdjson::dom::element e) {
+    switch (e.type()) {
+      case simdjson::dom::element_type::STRING:
+        return "string";
+      case simdjson::dom::element_type::ARRAY:
+        return "list";
+      case simdjson::dom::element_type::OBJECT:
+        return "object";
+      case simdjson::dom::element_type::BOOL:
+        return "boolean";
+      case simdjson::dom::element_type::NULL_VALUE:
+        return "null";
+      default:
+        return "number";
+    }
+  }
+  void Bad(const char* key, const std::string& what) {
+    errors_.push_back(std::string("key \"") + key + "\" " + what);
+  }
+
+  simdjson::dom::element root_;
+  const std::string& source_;
+  std::vector<std::string> errors_;
+};
+
+}  // namespace
+
+Result<ModelConfig> ParseHfConfig(std::string_view json, const std::string& source) {
+  simdjson::dom::parser parser;
+  simdjson::padded_string padded(json);
+  simdjson::dom::element root;
+  if (auto err = parser.parse(padded).get(root); err != simdjson::SUCCESS)
+    return Status::Error(StatusCode::kInvalidInput,
+                         source + ": not valid JSON (" + simdjson::error_message(err) +
+                             ") (hint: --model takes a Hugging Face config.json or a bundled "
+                             "model name)");
+  if (!root.is_object())
+    return Status::Error(StatusCode::kInvalidInput,
+                         source + ": expected a JSON object (a Hugging Face config.json)");
+  Reader r(root, source);
+  ModelConfig m;
+  m.name = source;
+  m.model_type = r.String("model_type");
+
+  // Each quantity under the names the HF families use (LLaMA-style first, GPT-2 style second).
+  const char* k_hidden = r.FirstPresent({"hidden_size", "n_embd", "d_model"});
+  const char* k_layers = r.FirstPresent({"num_hidden_layers", "n_layer", "num_layers"});
+  const char* k_heads = r.FirstPresent({"num_attention_heads", "n_head", "num_heads"});
+  const char* k_vocab = r.FirstPresent({"vocab_size", "padded_vocab_size"});
+  std::vector<std::string> missing;
+  if (!*k_hidden) missing.push_back("hidden_size (or n_embd)");
+  if (!*k_layers) missing.push_back("num_hidden_layers (or n_layer)");
+  if (!*k_heads) missing.push_back("num_attention_heads (or n_head)");
+  if (!*k_vocab) missing.push_back("vocab_size");
+  if (*k_hidden) m.hidden = r.PositiveInt(k_hidden);
+  if (*k_layers) m.layers = r.PositiveInt(k_layers);
+  if (*k_heads) m.heads = r.PositiveInt(k_heads);
+  if (*k_vocab) m.vocab = r.PositiveInt(k_vocab);
+
+  // MLP kind: model_type first, then the activation's name.
+  m.activation = r.String("hidden_act");
+  if (m.activation.empty()) m.activation = r.String("activation_function");
+  if (KnownGated(m.model_type)) {
+    m.gated_mlp = true;
+  } else if (KnownPlain(m.model_type)) {
+    m.gated_mlp = false;
+  } else {
+    m.gated_mlp = m.activation == "silu" || m.activation == "swiglu" || m.activation == "swish";
+    m.assumptions.push_back("model_type \"" + m.model_type + "\" not known → " +
+                            (m.gated_mlp ? "gated MLP (hidden_act silu)" : "plain 2-matrix MLP"));
+  }
+
+  // FFN size. GPT-2's n_inner may be null, which means 4h by definition of the HF GPT-2 config.
+  const char* k_ffn = r.FirstPresent({"intermediate_size", "n_inner", "ffn_dim", "ffn_hidden_size"});
+  if (*k_ffn) {
+    m.ffn = r.PositiveInt(k_ffn);
+  } else if (m.model_type == "gpt2" || m.model_type == "gpt_neo") {
+    m.ffn = 4 * m.hidden;
+    m.assumptions.push_back("n_inner null → f = 4h (GPT-2 definition)");
+  } else {
+    missing.push_back("intermediate_size");
+  }
+
+  // MoE.
+  const char* k_experts = r.FirstPresent({"num_local_experts", "num_experts", "n_routed_experts"});
+  if (*k_experts) {
+    m.experts = r.PositiveInt(k_experts);
+    if (r.Has("num_experts_per_tok"))
+      m.experts_top_k = r.PositiveInt("num_experts_per_tok");
+    else
+      missing.push_back("num_experts_per_tok (MoE config with " + std::string(k_experts) + ")");
+    if (r.Has("moe_intermediate_size")) m.ffn = r.PositiveInt("moe_intermediate_size");
+  }
+
+  if (!missing.empty()) {
+    std::string list;
+    for (const std::string& k : missing) list += (list.empty() ? "" : ", ") + k;
+    return Status::Error(StatusCode::kInvalidInput,
+                         source + ": missing key" + (missing.size() > 1 ? "s " : " ") + list +
+                             " (hint: pass the model's Hugging Face config.json, or a bundled "
+                             "name: gpuscope plan --list-models)");
+  }
+
+  // GQA. Absent → MHA, announced (planner-reference §11).
+  if (r.Has("num_key_value_heads")) {
+    m.kv_heads = r.PositiveInt("num_key_value_heads");
+  } else if (r.Bool("multi_query") == 1) {
+    m.kv_heads = 1;
+  } else {
+    m.kv_heads = m.heads;
+    m.assumptions.push_back("num_key_value_heads absent → assuming g = a (MHA)");
+  }
+  if (r.Has("head_dim")) m.head_dim = r.PositiveInt("head_dim");
+
+  const int tied = r.Bool("tie_word_embeddings");
+  if (tied >= 0) {
+    m.tied_embeddings = tied == 1;
+  } else {
+    // Defaults of the HF config classes: PretrainedConfig ties, LlamaConfig & co. do not.
+    static const char* kUntiedDefault[] = {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe",
+                                           "gpt_neox", "phi3", "olmo"};
+    m.tied_embeddings = true;
+    for (const char* u : kUntiedDefault)
+      if (m.model_type == u) m.tied_embeddings = false;
+    m.assumptions.push_back(std::string("tie_word_embeddings absent → ") +
+                            (m.tied_embeddings ? "tied" : "untied") + " (default of " +
+                            (m.model_type.empty() ? "PretrainedConfig" : m.model_type) + ")");
+  }
+
+  m.rms_norm = r.Has("rms_norm_eps") ||
+               (!r.Has("layer_norm_epsilon") && !r.Has("layer_norm_eps") &&
+                !r.Has("norm_epsilon") && m.gated_mlp);
+  if (m.model_type == "gpt2" || m.model_type == "gpt_neox" || m.model_type == "gpt_bigcode" ||
+      m.model_type == "opt")
+    m.linear_biases = true;
+  const int use_bias = r.Bool(r.Has("use_bias") ? "use_bias" : "bias");
+  if (use_bias >= 0) m.linear_biases = use_bias == 1;
+  if (r.Bool("attention_bias") == 1) m.qkv_bias_only = true;
+  if (m.model_type == "qwen2" || m.model_type == "qwen2_moe") m.qkv_bias_only = true;
+  if (m.model_type == "gpt2" || m.model_type == "gpt_bigcode" || m.model_type == "opt") {
+    const char* k_pos = r.FirstPresent({"n_positions", "max_position_embeddings"});
+    if (*k_pos) m.learned_positions = r.PositiveInt(k_pos);
+  }
+  const char* k_maxpos = r.FirstPresent({"max_position_embeddings", "n_positions", "n_ctx"});
+  if (*k_maxpos) m.max_positions = r.PositiveInt(k_maxpos);
+
+  if (!r.errors().empty()) {
+    std::string list;
+    for (const std::string& e : r.errors()) list += (list.empty() ? "" : "; ") + e;
+    return Status::Error(StatusCode::kInvalidInput,
+                         source + ": " + list + " (hint: fix the value in the config)");
+  }
+  if (m.head_dim == 0) {
+    if (m.hidden % m.heads != 0)
+      return Status::Error(StatusCode::kInvalidInput,
+                           source + ": hidden size " + std::to_string(m.hidden) +
+                               " is not divisible by " + std::to_string(m.heads) +
+                               " heads and head_dim is absent (hint: add \"head_dim\")");
+    m.head_dim = m.hidden / m.heads;
+  }
+  if (m.heads % m.kv_heads != 0)
+    return Status::Error(StatusCode::kInvalidInput,
+                         source + ": num_attention_heads " + std::to_string(m.heads) +
+                             " is not a multiple of num_key_value_heads " +
+                             std::to_string(m.kv_heads));
+  if (m.experts > 0 && m.experts_top_k > m.experts)
+    return Status::Error(StatusCode::kInvalidInput,
+                         source + ": num_experts_per_tok " + std::to_string(m.experts_top_k) +
+                             " exceeds the " + std::to_string(m.experts) + " experts");
+  return m;
+}
+
+Result<ModelConfig> LoadModelConfig(const std::string& name_or_path) {
+  const std::string_view bundled = BundledModelText(name_or_path);
+  if (!bundled.empty()) return ParseHfConfig(bundled, name_or_path);
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(name_or_path, ec)) {
+    std::string names;
+    for (const std::string& n : BundledModelNames()) names += (names.empty() ? "" : ", ") + n;
+    return Status::Error(StatusCode::kNotFound,
+                         "--model \"" + name_or_path +
+                             "\" is neither a file nor a bundled model (bundled: " + names + ")");
+  }
+  std::ifstream in(name_or_path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  if (!in && !in.eof())
+    return Status::Error(StatusCode::kIoError, name_or_path + ": cannot read the file");
+  return ParseHfConfig(ss.str(), name_or_path);
+}
+
+}  // namespace gpuscope::plan

@@ -1,0 +1,760 @@
+#include "plan/planner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+namespace gpuscope::plan {
+
+std::string_view OptimizerName(Optimizer o) {
+  switch (o) {
+    case Optimizer::kAdam:
+      return "adam";
+    case Optimizer::kAdam8bit:
+      return "adam8bit";
+    case Optimizer::kSgd:
+      return "sgd";
+  }
+  return "?";
+}
+std::string_view ShardingName(Sharding s) {
+  switch (s) {
+    case Sharding::kNone:
+      return "zero0";
+    case Sharding::kZero1:
+      return "zero1";
+    case Sharding::kZero2:
+      return "zero2";
+    case Sharding::kZero3:
+      return "zero3";
+    case Sharding::kFsdp:
+      return "fsdp";
+  }
+  return "?";
+}
+std::string_view RecomputeName(Recompute r) {
+  switch (r) {
+    case Recompute::kNone:
+      return "none";
+    case Recompute::kSelective:
+      return "selective";
+    case Recompute::kFull:
+      return "full";
+  }
+  return "?";
+}
+std::string_view OffloadName(Offload o) {
+  switch (o) {
+    case Offload::kNone:
+      return "none";
+    case Offload::kOptimizer:
+      return "optimizer";
+    case Offload::kParams:
+      return "params";
+  }
+  return "?";
+}
+std::string_view TermKindName(TermKind k) {
+  switch (k) {
+    case TermKind::kStatic:
+      return "static";
+    case TermKind::kActivation:
+      return "activation";
+    case TermKind::kTransient:
+      return "transient";
+    case TermKind::kOverhead:
+      return "overhead";
+    case TermKind::kCpu:
+      return "cpu";
+  }
+  return "?";
+}
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024 * 1024;
+constexpr double kMiB = 1024.0 * 1024;
+
+// 3,369,340,928
+std::string Int(double v) {
+  const bool neg = v < 0;
+  std::string digits = std::to_string(static_cast<unsigned long long>(std::llround(std::fabs(v))));
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
+    out.push_back(digits[i]);
+  }
+  return neg ? "-" + out : out;
+}
+// 4 significant digits: 0.4167, 1.124e+16
+std::string Num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
+std::string MiB(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f MiB", bytes / kMiB);
+  return buf;
+}
+std::string GiB(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / kGiB);
+  return buf;
+}
+
+double WeightBytes(Precision p) { return p == Precision::kFp32 ? 4 : 2; }
+double GradBytes(Precision p, bool fp32_grads) {
+  return p == Precision::kFp32 || fp32_grads ? 4 : 2;
+}
+double MasterBytes(Precision p) { return p == Precision::kFp32 ? 0 : 4; }
+// Optimizer state per parameter (§2): Adam m + v in fp32; 8-bit Adam 1 + 1; SGD momentum fp32.
+double OptimizerStateBytes(Optimizer o) {
+  switch (o) {
+    case Optimizer::kAdam:
+      return 8;
+    case Optimizer::kAdam8bit:
+      return 2;
+    case Optimizer::kSgd:
+      return 4;
+  }
+  return 8;
+}
+
+bool IsPipelineDivisible(int64_t layers, int64_t pp, int64_t vpp) {
+  return layers % (pp * vpp) == 0;
+}
+
+}  // namespace
+
+StaticBytes StaticMemory(double params, Precision precision, Optimizer optimizer,
+                         Sharding sharding, int64_t dp, bool fp32_grads) {
+  const int zero = ZeroStage(sharding);
+  const double d = static_cast<double>(dp);
+  StaticBytes out;
+  out.weights = WeightBytes(precision) * params / (zero >= 3 ? d : 1);
+  out.grads = GradBytes(precision, fp32_grads) * params / (zero >= 2 ? d : 1);
+  out.master = MasterBytes(precision) * params / (zero >= 1 ? d : 1);
+  out.optimizer = OptimizerStateBytes(optimizer) * params / (zero >= 1 ? d : 1);
+  return out;
+}
+
+int64_t PadVocab(int64_t vocab, int64_t tp, int64_t divisor) {
+  const int64_t mult = std::max<int64_t>(1, divisor) * std::max<int64_t>(1, tp);
+  return (vocab + mult - 1) / mult * mult;
+}
+
+ParamCounts CountParameters(const ModelConfig& m, int64_t vocab) {
+  ParamCounts c;
+  const double h = static_cast<double>(m.hidden), q = static_cast<double>(m.heads * m.head_dim),
+               kv = static_cast<double>(m.kv_heads * m.head_dim), f = static_cast<double>(m.ffn);
+  const double gamma_mats = m.gated_mlp ? 3 : 2;  // 2hf·γ with γ = 3/2 for gated
+  const double n = m.rms_norm ? 1 : 2;
+  c.attention_per_layer = 2 * h * q + 2 * h * kv;
+  if (m.experts > 0) {
+    c.mlp_per_layer = gamma_mats * h * f * static_cast<double>(m.experts) + h * m.experts;
+    c.mlp_active_per_layer = gamma_mats * h * f * static_cast<double>(m.experts_top_k) + h * m.experts;
+  } else {
+    c.mlp_per_layer = c.mlp_active_per_layer = gamma_mats * h * f;
+  }
+  c.norms_per_layer = 2 * h * n;
+  if (m.linear_biases) {
+    const double mlp_bias = (m.gated_mlp ? 2 * f : f) + h;
+    c.biases_per_layer = (q + 2 * kv) + h + mlp_bias * (m.experts > 0 ? m.experts : 1);
+  } else if (m.qkv_bias_only) {
+    c.biases_per_layer = q + 2 * kv;
+  }
+  c.final_norm = n * h;
+  c.embedding = h * static_cast<double>(vocab);
+  c.output_layer = m.tied_embeddings ? 0 : c.embedding;
+  c.positions = h * static_cast<double>(m.learned_positions);
+  const double L = static_cast<double>(m.layers);
+  const double fixed = c.final_norm + c.embedding + c.output_layer + c.positions;
+  c.total = L * (c.attention_per_layer + c.mlp_per_layer + c.norms_per_layer + c.biases_per_layer) +
+            fixed;
+  c.active = L * (c.attention_per_layer + c.mlp_active_per_layer + c.norms_per_layer +
+                  c.biases_per_layer) +
+             fixed;
+  return c;
+}
+
+double GptClosedFormParams(int64_t layers, int64_t hidden, int64_t vocab, int64_t seq) {
+  const double L = static_cast<double>(layers), h = static_cast<double>(hidden);
+  return 12 * L * h * h *
+         (1 + 13 / (12 * h) + static_cast<double>(vocab + seq) / (12 * L * h));
+}
+
+double FlopsKorthikantiModel(double B, double L, double s, double h, double V) {
+  return 72 * B * L * s * h * h * (1 + s / (6 * h) + V / (12 * h * L));
+}
+double FlopsKorthikantiSelective(double B, double L, double s, double h, double V) {
+  return 72 * B * L * s * h * h * (1 + s / (3 * h) + V / (12 * h * L));
+}
+double FlopsNarayananFull(double B, double L, double s, double h, double V) {
+  return 96 * B * s * L * h * h * (1 + s / (6 * h) + V / (16 * h * L));
+}
+
+// Megatron training.py::num_floating_point_operations (§6); the attention core is causal-halved.
+double FlopsMegatron(const ModelConfig& m, double tokens, double sum_seq_sq, int64_t vocab_pad) {
+  const double h = static_cast<double>(m.hidden), f = static_cast<double>(m.ffn),
+               L = static_cast<double>(m.layers), q = static_cast<double>(m.heads * m.head_dim),
+               kv = static_cast<double>(m.kv_heads * m.head_dim);
+  const double mats = m.gated_mlp ? 3 : 2;
+  const double mlp = m.experts > 0 ? 6 * h * f * static_cast<double>(m.experts_top_k) * mats * L
+                                   : 6 * h * f * mats * L;
+  const double attn = 6 * (h * (q + 2 * kv) + q * h) * L;
+  const double logits = 6 * h * static_cast<double>(vocab_pad);
+  return tokens * (mlp + attn + logits) + 6 * sum_seq_sq * q * L;
+}
+
+double FlopsPalm(const ModelConfig& m, double params, double tokens, double seq) {
+  return tokens * (6 * params + 12 * static_cast<double>(m.layers * m.heads * m.head_dim) * seq);
+}
+
+double ActivationBytesPerLayer(const ModelConfig& m, double s, double b, int64_t tp, bool sp,
+                               Recompute r, bool flash, bool dropout) {
+  const double h = static_cast<double>(m.hidden), t = static_cast<double>(tp),
+               a = static_cast<double>(m.heads), f = static_cast<double>(m.ffn),
+               q = static_cast<double>(m.heads * m.head_dim),
+               kv = static_cast<double>(m.kv_heads * m.head_dim);
+  const double sbh = s * b * h;
+  if (r == Recompute::kFull) return 2 * sbh / (sp ? t : 1);  // only the layer input is kept
+  // Replicated across TP without SP: norm inputs 4, QKV and MLP inputs 4, dropout masks 2.
+  const double replicated = (dropout ? 10 : 8) * sbh;
+  // Shardable: Q 2sbq, K+V 4sb·kv, out-projection input 2sbq; MLP c·sb·f (GeLU c = 4: fc2
+  // input + GeLU input; gated c = 6: gate and up outputs + their product), × top-k for MoE.
+  const double c = m.gated_mlp ? 6 : 4;
+  const double k = m.experts > 0 ? static_cast<double>(m.experts_top_k) : 1;
+  const double shardable = s * b * (4 * q + 4 * kv) + c * s * b * f * k;
+  double core = 0;  // attention core: dropped by selective recompute
+  if (r == Recompute::kNone)
+    core = flash ? 4 * a * s * b / t                    // fp32 softmax statistics
+                 : (dropout ? 5 : 4) * a * s * s * b / t;  // softmax 2 + mask 1 + dropout 2
+  return (sp ? (replicated + shardable) / t : replicated + shardable / t) + core;
+}
+
+double LayersInFlight(int64_t layers, int64_t pp, int64_t vpp, int64_t micro_batches) {
+  const double L = static_cast<double>(layers);
+  if (pp <= 1) return L;
+  const double p = static_cast<double>(pp), v = static_cast<double>(vpp);
+  if (vpp > 1) return L * (1 + (p - 1) / (p * v));
+  return L * std::min(1.0, static_cast<double>(micro_batches) / p);
+}
+
+Evaluation Evaluate(const ModelConfig& m, const hw::GpuSpec& gpu, const ParallelConfig& c,
+                    int64_t seq_len, const PlanAssumptions& as) {
+  Evaluation ev;
+  ev.config = c;
+  MemoryBreakdown& mem = ev.memory;
+  const double t = static_cast<double>(c.tp), p = static_cast<double>(c.pp),
+               d = static_cast<double>(c.dp), L = static_cast<double>(m.layers),
+               h = static_cast<double>(m.hidden), s = static_cast<double>(seq_len),
+               b = static_cast<double>(c.mbs), mb = static_cast<double>(c.grad_accum);
+  const int64_t vocab_pad = c.tp > 1 ? PadVocab(m.vocab, c.tp, as.vocab_divisor) : m.vocab;
+  const double V = static_cast<double>(vocab_pad);
+  const ParamCounts pc = CountParameters(m, vocab_pad);
+  const int zero = ZeroStage(c.sharding);
+
+  // §1 most-loaded shard (first stage): [(attn+mlp)·L/p + h·V]/t + norms·L/p + final norm, plus
+  // the output layer when untied and p = 1. Experts shard over TP (expert parallelism not
+  // modelled); learned positions and norms are replicated.
+  const double tp_sharded_layers =
+      (pc.attention_per_layer + pc.mlp_per_layer + pc.biases_per_layer) * L / p;
+  const double head = (!m.tied_embeddings && c.pp == 1) ? pc.output_layer : 0;
+  const double sharded = (tp_sharded_layers + pc.embedding + head) / t;
+  const double replicated = pc.norms_per_layer * L / p + pc.final_norm + pc.positions;
+  const double P = sharded + replicated;
+  mem.params_on_rank = P;
+  const std::string Pn = Int(P);
+
+  auto add = [&mem](std::string name, std::string formula, double bytes, TermKind kind) {
+    mem.terms.push_back({std::move(name), std::move(formula), bytes, kind, kind != TermKind::kCpu});
+  };
+  add("parameters on most-loaded GPU (P_rank, stage 0)",
+      "[(attn+mlp)·L/p + h·V" + std::string(head > 0 ? "·2" : "") + "]/t + norms·L/p + final norm" +
+          (pc.positions > 0 ? " + positions" : "") + " = " + Pn + " params (0 B: a count, not memory)",
+      0, TermKind::kStatic);
+
+  // §2 static memory with ZeRO sharding: stage 1 shards the optimizer (and master weights),
+  // 2 also the grads, 3 also the weights; offload moves the sharded state to host memory.
+  const double wb = WeightBytes(c.precision), gb = GradBytes(c.precision, as.fp32_grads),
+               mwb = MasterBytes(c.precision), ob = OptimizerStateBytes(c.optimizer);
+  const double w_div = zero >= 3 ? d : 1, g_div = zero >= 2 ? d : 1, o_div = zero >= 1 ? d : 1;
+  const bool off_opt = c.offload != Offload::kNone, off_par = c.offload == Offload::kParams;
+  auto per_param = [&](double bytes, double div) {
+    return Num(bytes) + " B × " + Pn + (div > 1 ? " / d=" + Int(div) : "");
+  };
+  const std::string pname = std::string(hw::PrecisionName(c.precision));
+  const std::string wlabel = c.precision == Precision::kFp32 ? "fp32 weights" : "bf16/fp16 weights";
+  const StaticBytes sb = StaticMemory(P, c.precision, c.optimizer, c.sharding, c.dp, as.fp32_grads);
+  const double weights = sb.weights, grads = sb.grads, master = sb.master, states = sb.optimizer;
+  add(wlabel + (off_par ? " (offloaded)" : ""), per_param(wb, w_div), off_par ? 0 : weights,
+      TermKind::kStatic);
+  add(std::string(gb == 4 ? "fp32" : "bf16/fp16") + " gradients" + (off_opt ? " (offloaded)" : ""),
+      per_param(gb, g_div), off_opt ? 0 : grads, TermKind::kStatic);
+  if (mwb > 0)
+    add(std::string("fp32 master weights") + (off_opt ? " (offloaded)" : ""), per_param(mwb, o_div),
+        off_opt ? 0 : master, TermKind::kStatic);
+  add(std::string("optimizer states (") + std::string(OptimizerName(c.optimizer)) +
+          (c.optimizer == Optimizer::kAdam ? ": fp32 m + v" :
+           c.optimizer == Optimizer::kAdam8bit ? ": 8-bit m + v" : ": fp32 momentum") + ")" +
+          (off_opt ? " (offloaded)" : ""),
+      per_param(ob, o_div), off_opt ? 0 : states, TermKind::kStatic);
+  if (c.precision == Precision::kFp8)
+    // §2 FP8: Transformer Engine keeps the masters and adds FP8 weight copies (derived: 1 B/param).
+    add("fp8 weight copies (Transformer Engine)", per_param(1, w_div), P / w_div, TermKind::kStatic);
+  for (const MemoryTerm& term : mem.terms) mem.static_bytes += term.bytes;
+  if (off_opt) {
+    const double cpu = grads + master + states + (off_par ? weights : 0);
+    add("host memory for offloaded state (not on the GPU)",
+        std::string(off_par ? "weights + " : "") + "grads + master + optimizer shards", cpu,
+        TermKind::kCpu);
+    mem.cpu_bytes = cpu;
+  }
+
+  // §3 activations on the first stage.
+  const double per_layer = ActivationBytesPerLayer(m, s, b, c.tp, c.sp, c.recompute,
+                                                   as.flash_attention, as.dropout);
+  const double in_flight = LayersInFlight(m.layers, c.pp, c.vpp, c.grad_accum);
+  const char* layer_formula = nullptr;
+  if (c.recompute == Recompute::kFull)
+    layer_formula = c.sp ? "2·s·b·h/t (layer input only)" : "2·s·b·h (layer input only)";
+  else if (c.sp)
+    layer_formula = "s·b·(R + 4q + 4kv + c·f)/t";
+  else
+    layer_formula = "s·b·(R + (4q + 4kv + c·f)/t)";
+  std::string core_formula;
+  if (c.recompute == Recompute::kNone)
+    core_formula = as.flash_attention ? " + 4·a·s·b/t (flash softmax stats)" : " + 5·a·s²·b/t";
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "%s layers × %s%s = %s × %s", Num(in_flight).c_str(), layer_formula,
+                core_formula.c_str(), Num(in_flight).c_str(), MiB(per_layer).c_str());
+  add("activations of transformer layers in flight", buf, in_flight * per_layer,
+      TermKind::kActivation);
+  // Token ids (int64) and the embedding-dropout output, for each micro-batch in flight on stage 0.
+  const double mbs_in_flight = c.pp > 1 ? std::min(mb, p) : 1;
+  const double embed_act = (8 * s * b + (as.dropout ? s * b * h : 0)) * mbs_in_flight / t;
+  add("token ids + embedding dropout",
+      std::string(as.dropout ? "(8·s·b + s·b·h)" : "8·s·b") + "·" + Num(mbs_in_flight) + "/t",
+      embed_act, TermKind::kActivation);
+  if (c.pp == 1) {
+    const double logits = 4 * s * b * h * (1 + V / h) / t;
+    add("final norm + output layer input + fp32 logits", "4·s·b·h·(1 + V/h)/t, V=" + Int(V),
+        logits, TermKind::kActivation);
+  }
+  for (const MemoryTerm& term : mem.terms)
+    if (term.kind == TermKind::kActivation) mem.activation_bytes += term.bytes;
+
+  // §4 transients: only the largest counts towards the peak.
+  std::vector<MemoryTerm> transients;
+  if (c.recompute == Recompute::kFull) {
+    const double one = ActivationBytesPerLayer(m, s, b, c.tp, c.sp, Recompute::kNone,
+                                               as.flash_attention, as.dropout);
+    transients.push_back({"one layer's activations during its recompute",
+                          "per-layer activations without recompute", one, TermKind::kTransient,
+                          true});
+  }
+  if (c.sharding == Sharding::kZero3) {
+    const double largest =
+        std::max({pc.embedding, static_cast<double>(m.hidden) * m.ffn,
+                  static_cast<double>(m.hidden) * m.heads * m.head_dim}) / t;
+    transients.push_back({"ZeRO-3 gathered largest layer (DeepSpeed estimator)",
+                          "4 B × P_largest = 4 × " + Int(largest), 4 * largest,
+                          TermKind::kTransient, true});
+  } else if (c.sharding == Sharding::kFsdp) {
+    const double block =
+        (pc.attention_per_layer + pc.mlp_per_layer + pc.biases_per_layer) / t + pc.norms_per_layer;
+    transients.push_back({"FSDP unsharded units: 2 blocks gathered + 1 block of grads",
+                          "(2·" + Num(wb) + " + " + Num(gb) + ") B × P_block=" + Int(block),
+                          (2 * wb + gb) * block, TermKind::kTransient, true});
+  }
+  if (!transients.empty()) {
+    size_t best = 0;
+    for (size_t i = 1; i < transients.size(); ++i)
+      if (transients[i].bytes > transients[best].bytes) best = i;
+    for (size_t i = 0; i < transients.size(); ++i) {
+      transients[i].counted = i == best;
+      mem.terms.push_back(transients[i]);
+    }
+  }
+  add("CUDA context + NCCL + workspaces (assumed; --context-gib)",
+      Num(as.context_gib) + " GiB", as.context_gib * kGiB, TermKind::kOverhead);
+  if (as.overhead_bytes != 0)
+    add("calibrated overhead (measured − predicted, --from-trace)", GiB(as.overhead_bytes),
+        as.overhead_bytes, TermKind::kOverhead);
+  for (const MemoryTerm& term : mem.terms)
+    if (term.counted) mem.peak_bytes += term.bytes;
+  mem.capacity_bytes = gpu.memory_gib * kGiB;
+  mem.budget_bytes = mem.capacity_bytes * (1 - as.headroom);
+  mem.fits = mem.peak_bytes <= mem.budget_bytes;
+
+  // §6 FLOPs (Megatron convention, causal) and §8 step time.
+  StepTime& st = ev.time;
+  const double gbs = b * mb * d;
+  const double tokens = gbs * s;
+  st.flops_model = FlopsMegatron(m, tokens, gbs * s * s, vocab_pad);
+  const double q = static_cast<double>(m.heads * m.head_dim);
+  double extra = 0;
+  if (c.recompute == Recompute::kSelective) extra = 2 * gbs * s * s * q * L;  // core forward again
+  if (c.recompute == Recompute::kFull) extra = (st.flops_model - 6 * h * V * tokens) / 3;
+  st.flops_hardware = st.flops_model + extra;
+  st.peak_flops = gpu.PeakTflops(c.precision) * 1e12;
+  const double mb_tokens = b * s;
+  st.efficiency = as.efficiency * mb_tokens / (mb_tokens + as.efficiency_half_tokens);
+  const double N = static_cast<double>(c.gpus);
+  const double compute = st.flops_hardware / N / (st.peak_flops * st.efficiency);
+  st.terms.push_back({"compute", "hardware FLOPs " + Num(st.flops_hardware) + " / (N=" + Int(N) +
+                                     " × " + Num(gpu.PeakTflops(c.precision)) + " TFLOP/s × η " +
+                                     Num(st.efficiency) + ")",
+                      compute});
+
+  const int64_t per_node = as.gpus_per_node > 0 ? as.gpus_per_node : gpu.gpus_per_node;
+  const double intra = gpu.intra_node_gbps * 1e9 * as.comm_efficiency;
+  const double inter = as.inter_node_gbps * 1e9 * as.comm_efficiency;
+  const double act_bytes = c.precision == Precision::kFp32 ? 4 : 2;
+  double tp_time = 0, pp_time = 0;
+  if (c.tp > 1) {
+    // §7: 4 all-reduces of b·s·h per layer and micro-batch (2 fwd + 2 bwd), +2 with full recompute.
+    const double collectives = c.recompute == Recompute::kFull ? 6 : 4;
+    const double bytes = collectives * act_bytes * b * s * h * 2 * (t - 1) / t * (L / p) * mb;
+    tp_time = bytes / (c.tp <= per_node ? intra : inter);
+    st.terms.push_back({"tensor-parallel communication (exposed)",
+                        Num(collectives) + " all-reduces × 2(t−1)/t × " + Num(act_bytes) +
+                            " B·b·s·h × L/p × m over " + (c.tp <= per_node ? "NVLink" : "network"),
+                        tp_time});
+  }
+  if (c.pp > 1) {
+    // §7: b·s·h per micro-batch per boundary per direction (÷t with SP).
+    const double bytes = 2 * act_bytes * b * s * h / (c.sp ? t : 1) * mb;
+    pp_time = bytes / (c.tp * c.pp <= per_node ? intra : inter);
+    st.terms.push_back({"pipeline point-to-point (exposed)",
+                        "2 directions × " + Num(act_bytes) + " B·b·s·h" + (c.sp ? "/t" : "") + " × m",
+                        pp_time});
+  }
+  const double stage_work = compute + tp_time + pp_time;
+  st.bubble_fraction = (p - 1) / (static_cast<double>(c.vpp) * mb);
+  if (c.pp > 1)
+    st.terms.push_back({"pipeline bubble", "(p−1)/(v·m) = " + Num(st.bubble_fraction) +
+                                               " × stage work",
+                        stage_work * st.bubble_fraction});
+  if (c.dp > 1) {
+    const double rb = gb == 4 ? 4 : 2;  // reduce dtype = grad dtype
+    double bytes = 0;
+    std::string f;
+    if (zero >= 3) {
+      bytes = (2 * wb * (d - 1) / d + rb * (d - 1) / d) * P * mb;
+      f = "(2 all-gathers + 1 reduce-scatter)·(d−1)/d × P_rank × m";
+    } else {
+      bytes = rb * 2 * (d - 1) / d * P;
+      f = zero == 0 ? "all-reduce 2(d−1)/d × " + Num(rb) + " B × P_rank"
+                    : "reduce-scatter + all-gather 2(d−1)/d × " + Num(rb) + " B × P_rank";
+    }
+    const double bw = c.gpus <= per_node ? intra : inter;
+    const double total = bytes / bw;
+    const double backward = compute * 2 / 3;
+    const double exposed =
+        total * (1 - as.dp_overlap) + std::max(0.0, total * as.dp_overlap - backward);
+    st.terms.push_back({"data-parallel communication (exposed)",
+                        f + " = " + Num(total) + " s, " + Num(as.dp_overlap * 100) +
+                            " % overlapped with backward",
+                        exposed});
+  }
+  const double shard = P / o_div;
+  if (!off_opt) {
+    const double touched = 2 * (mwb + ob) + gb + wb;  // read+write master & states, grads, weights
+    st.terms.push_back({"optimizer step (memory-bound)",
+                        Num(touched) + " B × " + Int(shard) + " params / " + Num(gpu.hbm_gbps) +
+                            " GB/s",
+                        touched * shard / (gpu.hbm_gbps * 1e9)});
+  } else {
+    const double pcie = (gb + wb) * shard / (gpu.pcie_gbps * 1e9);
+    st.terms.push_back({"offload: grads to host + weights back over PCIe",
+                        "(" + Num(gb) + " + " + Num(wb) + ") B × " + Int(shard) + " / " +
+                            Num(gpu.pcie_gbps) + " GB/s",
+                        pcie});
+    st.terms.push_back({"offload: CPU Adam",
+                        Int(shard) + " params / " + Num(as.cpu_adam_params_per_s) + " params/s",
+                        shard / as.cpu_adam_params_per_s});
+  }
+  for (const TimeTerm& term : st.terms) st.step_s += term.seconds;
+  st.tokens_per_s = tokens / st.step_s;
+  st.mfu = st.flops_model / (st.step_s * N * st.peak_flops);
+  st.hfu = st.flops_hardware / (st.step_s * N * st.peak_flops);
+  return ev;
+}
+
+Status ValidateRequest(const PlanRequest& r) {
+  auto usage = [](const std::string& m) { return Status::Error(StatusCode::kUsage, m); };
+  if (r.gpus <= 0) return usage("--gpus must be a positive integer");
+  if (r.global_batch <= 0) return usage("--global-batch must be a positive integer");
+  if (r.seq_len <= 0) return usage("--seq-len must be a positive integer");
+  if (r.tp && *r.tp <= 0) return usage("--tp must be a positive integer");
+  if (r.pp && *r.pp <= 0) return usage("--pp must be a positive integer");
+  if (r.vpp && *r.vpp <= 0) return usage("--vpp must be a positive integer");
+  if (r.mbs && *r.mbs <= 0) return usage("--mbs must be a positive integer");
+  const auto& a = r.assumptions;
+  if (!(a.efficiency > 0 && a.efficiency <= 1))
+    return usage("--efficiency must be in (0, 1], got " + Num(a.efficiency));
+  if (!(a.headroom >= 0 && a.headroom < 1)) return usage("--headroom must be in [0, 1)");
+  if (!(a.context_gib >= 0)) return usage("--context-gib must be ≥ 0");
+  if (!(a.inter_node_gbps > 0)) return usage("--inter-node-gbps must be positive");
+  if (r.precision && r.gpu.PeakTflops(*r.precision) <= 0)
+    return Status::Error(StatusCode::kInvalidInput,
+                         "GPU " + r.gpu.name + " (" + r.gpu.description + ") has no " +
+                             std::string(hw::PrecisionName(*r.precision)) +
+                             " support (hint: " +
+                             (*r.precision == Precision::kFp8 ? "FP8 needs Ada, Hopper, Blackwell or MI300; use bf16"
+                                                              : "use fp16 with loss scaling, or fp32") +
+                             ")");
+  if (r.offload == Offload::kParams && r.sharding && ZeroStage(*r.sharding) != 3)
+    return usage("--offload params needs ZeRO-3 (--zero 3)");
+  if (r.tp && r.model.heads % *r.tp != 0)
+    return usage("--tp " + std::to_string(*r.tp) + " does not divide the " +
+                 std::to_string(r.model.heads) + " attention heads");
+  if (r.tp && r.model.kv_heads % *r.tp != 0)
+    return usage("--tp " + std::to_string(*r.tp) + " does not divide the " +
+                 std::to_string(r.model.kv_heads) + " KV heads");
+  if (r.pp && r.model.layers % (*r.pp * r.vpp.value_or(1)) != 0)
+    return usage("--pp " + std::to_string(*r.pp) + (r.vpp ? " × --vpp " + std::to_string(*r.vpp) : "") +
+                 " does not divide the " + std::to_string(r.model.layers) + " layers");
+  if (r.vpp && *r.vpp > 1 && r.pp && *r.pp == 1)
+    return usage("--vpp " + std::to_string(*r.vpp) + " needs --pp > 1 (interleaving splits stages)");
+  if (r.tp && r.pp && r.gpus % (*r.tp * *r.pp) != 0)
+    return usage("--gpus " + std::to_string(r.gpus) + " is not a multiple of tp × pp = " +
+                 std::to_string(*r.tp * *r.pp));
+  return Status::Ok();
+}
+
+namespace {
+
+std::vector<int64_t> Divisors(int64_t n) {
+  std::vector<int64_t> out;
+  for (int64_t i = 1; i <= n; ++i)
+    if (n % i == 0) out.push_back(i);
+  return out;
+}
+
+std::string Describe(const ParallelConfig& c) {
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "tp=%lld pp=%lld%s dp=%lld mbs=%lld ga=%lld %s %s%s %s",
+                static_cast<long long>(c.tp), static_cast<long long>(c.pp),
+                c.vpp > 1 ? (" vpp=" + std::to_string(c.vpp)).c_str() : "",
+                static_cast<long long>(c.dp), static_cast<long long>(c.mbs),
+                static_cast<long long>(c.grad_accum), std::string(ShardingName(c.sharding)).c_str(),
+                c.sp ? "sp " : "", std::string(RecomputeName(c.recompute)).c_str(),
+                std::string(hw::PrecisionName(c.precision)).c_str());
+  return buf;
+}
+
+}  // namespace
+
+Result<PlanReport> Plan(const PlanRequest& r) {
+  if (Status s = ValidateRequest(r); !s.ok()) return s;
+  PlanReport rep;
+  rep.request = r;
+  rep.vocab_padded_tp1 = r.model.vocab;
+  rep.params = CountParameters(r.model, r.model.vocab);
+  const ModelConfig& m = r.model;
+  const PlanAssumptions& as = r.assumptions;
+  const int64_t per_node = as.gpus_per_node > 0 ? as.gpus_per_node : r.gpu.gpus_per_node;
+
+  std::vector<int64_t> tps, pps, vpps, mbss;
+  if (r.tp) {
+    tps = {*r.tp};
+  } else {
+    for (int64_t t : Divisors(r.gpus))
+      if (t <= per_node && m.heads % t == 0 && m.kv_heads % t == 0) tps.push_back(t);
+  }
+  if (r.pp) {
+    pps = {*r.pp};
+  } else {
+    for (int64_t p : Divisors(r.gpus))
+      if (m.layers % p == 0) pps.push_back(p);
+  }
+  vpps = r.vpp ? std::vector<int64_t>{*r.vpp} : std::vector<int64_t>{1, 2};
+  if (r.mbs) {
+    mbss = {*r.mbs};
+  } else {
+    for (int64_t b = 1; b <= std::min<int64_t>(r.global_batch, 64); b *= 2) mbss.push_back(b);
+  }
+  std::vector<Sharding> shards =
+      r.sharding ? std::vector<Sharding>{*r.sharding}
+                 : std::vector<Sharding>{Sharding::kNone, Sharding::kZero1, Sharding::kZero2,
+                                         Sharding::kZero3};
+  std::vector<Recompute> recs =
+      r.recompute ? std::vector<Recompute>{*r.recompute}
+                  : std::vector<Recompute>{Recompute::kNone, Recompute::kSelective,
+                                           Recompute::kFull};
+  std::vector<Precision> precs;
+  if (r.precision) {
+    precs = {*r.precision};
+  } else {
+    precs.push_back(r.gpu.tflops_bf16 > 0 ? Precision::kBf16 : Precision::kFp16);
+    if (r.gpu.tflops_fp8 > 0) precs.push_back(Precision::kFp8);
+  }
+  rep.exact = r.tp && r.pp && r.mbs && r.sharding && r.recompute && r.precision;
+
+  for (int64_t t : tps)
+    for (int64_t p : pps) {
+      if (r.gpus % (t * p) != 0) continue;
+      const int64_t d = r.gpus / (t * p);
+      for (int64_t v : vpps) {
+        if (v > 1 && (p == 1 || !IsPipelineDivisible(m.layers, p, v))) continue;
+        for (int64_t b : mbss) {
+          ParallelConfig c;
+          c.gpus = r.gpus;
+          c.tp = t;
+          c.pp = p;
+          c.vpp = v;
+          c.dp = d;
+          c.sp = r.sp ? *r.sp : t > 1;
+          c.mbs = b;
+          c.optimizer = r.optimizer.value_or(Optimizer::kAdam);
+          c.offload = r.offload;
+          if (r.global_batch % (b * d) != 0) {
+            Rejection rej{c, "global batch " + std::to_string(r.global_batch) +
+                                 " not divisible by mbs·dp = " + std::to_string(b) + "·" +
+                                 std::to_string(d) + " = " + std::to_string(b * d),
+                          0};
+            rep.rejected.push_back(rej);
+            continue;
+          }
+          c.grad_accum = r.global_batch / (b * d);
+          if (v > 1 && c.grad_accum % p != 0) {
+            rep.rejected.push_back({c, "interleaving needs m % p == 0 (m=" +
+                                           std::to_string(c.grad_accum) + ", p=" +
+                                           std::to_string(p) + ")", 0});
+            continue;
+          }
+          for (Sharding z : shards) {
+            if (d == 1 && z != Sharding::kNone && !r.sharding) continue;  // sharding over 1: same
+            if (r.offload == Offload::kParams && ZeroStage(z) != 3) continue;
+            for (Recompute rc : recs)
+              for (Precision pr : precs) {
+                c.sharding = z;
+                c.recompute = rc;
+                c.precision = pr;
+                Evaluation ev = Evaluate(m, r.gpu, c, r.seq_len, as);
+                ++rep.evaluated;
+                if (ev.memory.fits) {
+                  rep.feasible.push_back(std::move(ev));
+                } else {
+                  const double over = ev.memory.peak_bytes - ev.memory.budget_bytes;
+                  char buf[160];
+                  std::snprintf(buf, sizeof buf,
+                                "OOM by %.2f GiB on stage 0 (peak %.2f GiB > budget %.2f GiB)",
+                                over / kGiB, ev.memory.peak_bytes / kGiB,
+                                ev.memory.budget_bytes / kGiB);
+                  rep.rejected.push_back({c, buf, over});
+                }
+              }
+          }
+        }
+      }
+    }
+  std::stable_sort(rep.feasible.begin(), rep.feasible.end(),
+                   [](const Evaluation& x, const Evaluation& y) {
+                     if (x.time.tokens_per_s != y.time.tokens_per_s)
+                       return x.time.tokens_per_s > y.time.tokens_per_s;
+                     return x.memory.peak_bytes < y.memory.peak_bytes;
+                   });
+
+  // Assumptions printed with every plan (§11).
+  auto& A = rep.assumptions;
+  A.push_back("memory in GiB/MiB (2^30/2^20 B); predicts peak allocated; budget = capacity × (1 − " +
+              Num(as.headroom) + ") allocator headroom");
+  A.push_back(std::string("optimizer bytes/param: weights 2 (4 fp32), grads ") +
+              (as.fp32_grads ? "4 (fp32)" : "2 (4 fp32)") +
+              ", master 4 (mixed only), Adam 8 / 8-bit Adam 2 / SGD momentum 4 (ZeRO paper convention)");
+  A.push_back(std::string(as.flash_attention ? "flash attention (no s² tensors)" : "explicit attention (5as²b)") +
+              "; dropout masks " + (as.dropout ? "counted (Megatron convention)" : "not counted") +
+              "; SwiGLU stores gate, up and product (c = 6; Megatron's 18 + 4f/h omits 2sbf/t)");
+  A.push_back("most-loaded GPU = first pipeline stage (embedding + p micro-batches in flight under 1F1B)");
+  A.push_back("vocab padded to a multiple of " + std::to_string(as.vocab_divisor) +
+              "·t when t > 1 (Megatron); experts sharded by TP (no expert parallelism)");
+  A.push_back("FLOPs: Megatron convention (causal attention halved); MFU = model FLOPs / (t_step · N · dense peak); "
+              "selective recompute adds one attention-core forward, full adds one forward");
+  A.push_back("η = " + Num(as.efficiency) + " of dense peak × T/(T + " + Num(as.efficiency_half_tokens) +
+              ") for T tokens per micro-batch; links at " + Num(as.comm_efficiency * 100) +
+              " % of bandwidth; inter-node " + Num(as.inter_node_gbps) + " GB/s per GPU; " +
+              Num(as.dp_overlap * 100) + " % of DP traffic overlaps backward; TP/PP traffic exposed");
+  for (const std::string& x : m.assumptions) A.push_back("config: " + x);
+
+  // Nothing fits → say what would (§9, issue item 8).
+  if (rep.feasible.empty() && r.suggest) {
+    const Rejection* closest = nullptr;
+    for (const Rejection& x : rep.rejected)
+      if (x.over_bytes > 0 && (!closest || x.over_bytes < closest->over_bytes)) closest = &x;
+    if (closest) {
+      rep.closest = Evaluate(m, r.gpu, closest->config, r.seq_len, as);
+      char buf[200];
+      std::snprintf(buf, sizeof buf, "closest: %s is over the budget by %.2f GiB",
+                    Describe(closest->config).c_str(), closest->over_bytes / kGiB);
+      rep.suggestions.push_back(buf);
+    }
+    // Re-run with each restriction lifted, and with more GPUs.
+    auto try_variant = [&](PlanRequest v, const std::string& what) {
+      v.top = 1;
+      v.suggest = false;
+      auto sub = Plan(v);
+      if (sub.ok() && !sub->feasible.empty()) {
+        rep.suggestions.push_back(what + " fits: " + Describe(sub->feasible.front().config));
+        return true;
+      }
+      return false;
+    };
+    if (r.mbs && *r.mbs > 1) {
+      PlanRequest v = r;
+      v.mbs.reset();
+      try_variant(v, "a smaller micro-batch");
+    }
+    if (r.sharding && ZeroStage(*r.sharding) < 3) {
+      PlanRequest v = r;
+      v.sharding = Sharding::kZero3;
+      try_variant(v, "ZeRO-3");
+    }
+    if (r.recompute && *r.recompute != Recompute::kFull) {
+      PlanRequest v = r;
+      v.recompute = Recompute::kFull;
+      try_variant(v, "full activation checkpointing");
+    }
+    bool found = false;
+    if (r.tp || r.pp) {
+      PlanRequest v = r;
+      v.tp.reset();
+      v.pp.reset();
+      v.vpp.reset();
+      found |= try_variant(v, "searching TP/PP");
+    }
+    if (!found && rep.suggestions.size() <= 1) {
+      // No single lever is enough: all of them together on the same GPUs.
+      PlanRequest v = r;
+      v.tp.reset();
+      v.pp.reset();
+      v.vpp.reset();
+      v.mbs.reset();
+      v.sharding.reset();
+      v.recompute.reset();
+      found = try_variant(v, "searching micro-batch, ZeRO, checkpointing and TP/PP together");
+    }
+    if (rep.suggestions.size() > 1) found = true;
+    for (int64_t mult = 2; mult <= 64 && !found; mult *= 2) {
+      PlanRequest v = r;
+      v.gpus = r.gpus * mult;
+      v.tp.reset();
+      v.pp.reset();
+      v.vpp.reset();
+      v.mbs.reset();
+      v.sharding.reset();
+      v.recompute.reset();
+      found = try_variant(v, std::to_string(v.gpus) + " GPUs");
+    }
+    if (!found && rep.suggestions.size() <= 1)
+      rep.suggestions.push_back(
+          "no variant tried fits (up to 64× the GPUs): a larger-memory GPU or a shorter --seq-len");
+  }
+  return rep;
+}
+
+}  // namespace gpuscope::plan

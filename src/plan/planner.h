@@ -1,0 +1,220 @@
+// The planner: memory per GPU term by term, step time, and the search over parallel layouts for
+// transformer training. Pure functions (ModelConfig, GpuSpec, options) → PlanReport; renderers in
+// plan/render.h. Formulas: planner-reference.md (section cited beside each); docs/planner.md.
+//
+// Units: bytes and parameters are doubles (exact below 2^53, i.e. for any real model); FLOPs are
+// doubles; times are seconds. GiB = 2^30 B.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpuscope/status.h"
+#include "hw/gpu_table.h"
+#include "plan/model_config.h"
+
+namespace gpuscope::plan {
+
+using hw::Precision;
+
+enum class Optimizer { kAdam, kAdam8bit, kSgd };
+// kNone = plain DDP (ZeRO-0). kFsdp shards like ZeRO-3 but holds whole blocks while gathering.
+enum class Sharding { kNone, kZero1, kZero2, kZero3, kFsdp };
+enum class Recompute { kNone, kSelective, kFull };
+enum class Offload { kNone, kOptimizer, kParams };
+
+std::string_view OptimizerName(Optimizer o);
+std::string_view ShardingName(Sharding s);
+std::string_view RecomputeName(Recompute r);
+std::string_view OffloadName(Offload o);
+inline int ZeroStage(Sharding s) {
+  return s == Sharding::kFsdp ? 3 : static_cast<int>(s);
+}
+
+// One parallel layout and batch split. GBS = mbs × grad_accum × dp (§9).
+struct ParallelConfig {
+  int64_t gpus = 1;
+  int64_t tp = 1;
+  int64_t pp = 1;
+  int64_t vpp = 1;  // interleaved chunks per device, v
+  int64_t dp = 1;   // = gpus / (tp·pp)
+  bool sp = false;  // sequence parallel (needs tp > 1 to matter)
+  int64_t mbs = 1;
+  int64_t grad_accum = 1;  // m, micro-batches per step per pipeline
+  Sharding sharding = Sharding::kNone;
+  Recompute recompute = Recompute::kNone;
+  Precision precision = Precision::kBf16;
+  Optimizer optimizer = Optimizer::kAdam;
+  Offload offload = Offload::kNone;
+};
+
+// Named constants of the model; each is printed with the plan and can be overridden.
+struct PlanAssumptions {
+  // Share of the dense peak reached by the model's matmul FLOPs at large micro-batches. 0.45 sits
+  // below the 52 % of peak Narayanan et al. report for Megatron on A100 (arXiv 2104.04473), and
+  // below the MAMF GEMM ceilings of §10 (H100 80 %, A100 87 %). Fitted by --from-trace.
+  double efficiency = 0.45;
+  // Small micro-batches under-fill the GPU: η_eff = η · T/(T + T½) with T = mbs·s tokens per
+  // micro-batch (derived; 0.94·η at 4,096 tokens).
+  double efficiency_half_tokens = 256;
+  double context_gib = 1.0;    // CUDA context + NCCL + cuBLAS workspaces per GPU (§4: 0.3–2 GiB)
+  double headroom = 0.10;      // allocator fragmentation: budget = capacity × (1 − headroom) (§4)
+  double overhead_bytes = 0;   // extra memory measured by --from-trace (calibration), bytes
+  bool flash_attention = true; // no s² tensors stored (§3)
+  bool dropout = true;         // dropout masks counted (Megatron convention, §3)
+  bool fp32_grads = false;     // fp32 gradient buffers (Megatron main grads / DeepSpeed upcast)
+  double comm_efficiency = 0.8;  // achieved busBW / link bandwidth (derived; Calculon uses 0.65)
+  double dp_overlap = 0.8;       // share of DP/ZeRO traffic hidden behind backward (§7: bucketed)
+  double inter_node_gbps = 50;   // per-GPU network bandwidth, GB/s (400 Gb/s NIC per GPU)
+  int64_t gpus_per_node = 0;     // 0 = the GPU table's value
+  double cpu_adam_params_per_s = 1e9;  // CPU Adam update rate per process with offload (assumed)
+  int vocab_divisor = 128;       // Megatron pads V to a multiple of divisor·t when t > 1 (§0)
+};
+
+struct ParamCounts {
+  double attention_per_layer = 0;  // 2h·q + 2h·kv (§1)
+  double mlp_per_layer = 0;        // dense 2hfγ, or E experts × 2hfγ + router h·E
+  double mlp_active_per_layer = 0; // top-k experts instead of E
+  double norms_per_layer = 0;      // 2h·n
+  double biases_per_layer = 0;
+  double final_norm = 0;           // n·h
+  double embedding = 0;            // h·V (input)
+  double output_layer = 0;         // h·V when untied, else 0
+  double positions = 0;            // learned position embedding rows × h
+  double total = 0;
+  double active = 0;               // per token (MoE: top-k experts)
+};
+
+// §0: V_pad = ceil(V / (divisor·t)) · divisor·t.
+int64_t PadVocab(int64_t vocab, int64_t tp, int64_t divisor);
+ParamCounts CountParameters(const ModelConfig& m, int64_t vocab);
+
+// GPT closed form (§1): 12Lh²(1 + 13/(12h) + (V+s)/(12Lh)).
+double GptClosedFormParams(int64_t layers, int64_t hidden, int64_t vocab, int64_t seq);
+
+// FLOPs per iteration of B sequences of length s (§6).
+double FlopsKorthikantiModel(double B, double L, double s, double h, double V);      // eq. 7
+double FlopsKorthikantiSelective(double B, double L, double s, double h, double V);  // eq. 8
+double FlopsNarayananFull(double B, double L, double s, double h, double V);         // eq. 3
+double FlopsMegatron(const ModelConfig& m, double tokens, double sum_seq_sq, int64_t vocab_pad);
+double FlopsPalm(const ModelConfig& m, double params, double tokens, double seq);
+
+// Activation bytes of one transformer layer on one GPU (§3 "general layer"). With flash off,
+// dropout on, g = a, f = 4h and a plain MLP it is Korthikanti's Table 2 row.
+double ActivationBytesPerLayer(const ModelConfig& m, double s, double b, int64_t tp, bool sp,
+                               Recompute r, bool flash, bool dropout);
+// Layers' worth of activations on the first pipeline stage (§3 "Pipeline"): L for any p with
+// 1F1B and m ≥ p; × min(1, m/p) when m < p; × (1 + (p−1)/(p·v)) interleaved.
+double LayersInFlight(int64_t layers, int64_t pp, int64_t vpp, int64_t micro_batches);
+
+// §2 static memory of `params` parameters with ZeRO sharding over d: stage 1 shards the optimizer
+// states and master weights, stage 2 also the gradients, stage 3 (and FSDP) also the weights.
+// Bytes/param: weights 2 (fp32: 4); grads 2 (fp32 or fp32_grads: 4); master 4 (mixed only);
+// optimizer Adam 8, 8-bit Adam 2, SGD momentum 4.
+struct StaticBytes {
+  double weights = 0, grads = 0, master = 0, optimizer = 0;
+  double Total() const { return weights + grads + master + optimizer; }
+};
+StaticBytes StaticMemory(double params, Precision precision, Optimizer optimizer,
+                         Sharding sharding, int64_t dp, bool fp32_grads);
+
+enum class TermKind { kStatic, kActivation, kTransient, kOverhead, kCpu };
+std::string_view TermKindName(TermKind k);
+
+struct MemoryTerm {
+  std::string name;
+  std::string formula;  // symbols with the numbers filled in
+  double bytes = 0;
+  TermKind kind = TermKind::kStatic;
+  bool counted = true;  // in the peak (transients: only the largest; CPU terms never)
+};
+
+struct MemoryBreakdown {
+  double params_on_rank = 0;  // P_rank: first pipeline stage, one TP shard
+  std::vector<MemoryTerm> terms;
+  double static_bytes = 0;      // weights + grads + master + optimizer states on the GPU
+  double activation_bytes = 0;
+  double peak_bytes = 0;        // Σ counted terms
+  double cpu_bytes = 0;         // offloaded state in host memory
+  double capacity_bytes = 0;
+  double budget_bytes = 0;      // capacity × (1 − headroom)
+  bool fits = false;
+};
+
+struct TimeTerm {
+  std::string name;
+  std::string formula;
+  double seconds = 0;
+};
+
+struct StepTime {
+  double flops_model = 0;     // per step, all GPUs (Megatron convention, causal)
+  double flops_hardware = 0;  // + recompute
+  double peak_flops = 0;      // per GPU, dense, for the precision
+  double efficiency = 0;      // η_eff used
+  std::vector<TimeTerm> terms;
+  double step_s = 0;
+  double tokens_per_s = 0;
+  double mfu = 0;
+  double hfu = 0;
+  double bubble_fraction = 0;  // (p−1)/(v·m), relative to ideal
+};
+
+struct Evaluation {
+  ParallelConfig config;
+  MemoryBreakdown memory;
+  StepTime time;
+};
+
+struct PlanRequest {
+  ModelConfig model;
+  hw::GpuSpec gpu;
+  int64_t gpus = 0;
+  int64_t global_batch = 0;  // sequences per step
+  int64_t seq_len = 0;
+  PlanAssumptions assumptions;
+  // Fixed choices; unset = searched.
+  std::optional<Precision> precision;
+  std::optional<Optimizer> optimizer;  // default Adam, never searched
+  std::optional<Sharding> sharding;
+  std::optional<int64_t> tp, pp, vpp, mbs;
+  std::optional<bool> sp;
+  std::optional<Recompute> recompute;
+  Offload offload = Offload::kNone;  // never searched
+  int top = 5;
+  bool suggest = true;  // when nothing fits, search variants that would (off inside them)
+};
+
+struct Rejection {
+  ParallelConfig config;  // the parts known when rejected
+  std::string reason;     // "OOM by 3.2 GiB on stage 0 (peak …, budget …)"
+  double over_bytes = 0;  // > 0 for out-of-memory rejections
+};
+
+struct PlanReport {
+  PlanRequest request;
+  ParamCounts params;
+  int64_t vocab_padded_tp1 = 0;
+  std::vector<Evaluation> feasible;  // best first (tokens/s, then lower peak)
+  size_t evaluated = 0;
+  std::vector<Rejection> rejected;   // every rejected candidate (reason per candidate)
+  bool exact = false;                // every degree given → one configuration evaluated
+  std::vector<std::string> assumptions;  // printed with the plan
+  std::vector<std::string> suggestions;  // when nothing fits: what would
+  std::optional<Evaluation> closest;     // when nothing fits: the candidate closest to fitting
+};
+
+// Memory and time of one configuration (no feasibility checks beyond memory).
+Evaluation Evaluate(const ModelConfig& m, const hw::GpuSpec& gpu, const ParallelConfig& c,
+                    int64_t seq_len, const PlanAssumptions& a);
+
+// Checks request-level nonsense (zero GPUs, unsupported precision…) → kUsage/kInvalidInput.
+Status ValidateRequest(const PlanRequest& r);
+
+// Enumerates, evaluates and ranks (§9). Errors only for invalid requests; "nothing fits" is a
+// report with no feasible configuration and suggestions.
+Result<PlanReport> Plan(const PlanRequest& r);
+
+}  // namespace gpuscope::plan

@@ -1,0 +1,229 @@
+// `gpuscope plan` end to end: JSON contract, every memory term in both outputs, bad input → exit 2
+// with a clear message, calibration from a real trace.
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include "test_util.h"
+
+namespace gpuscope::testing {
+namespace {
+
+const char kBase[] = "plan --model llama-2-7b --gpu h100-sxm --gpus 8 --global-batch 64 --seq-len 4096";
+const char kExact[] =
+    " --tp 2 --pp 1 --sp --zero 1 --recompute selective --mbs 1 --precision bf16 --fp32-grads";
+
+TEST(PlanCli, ExactConfigurationJson) {
+  const CommandResult r = RunGpuscope(std::string(kBase) + kExact + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(r.out).get(doc), simdjson::SUCCESS) << r.out;
+  EXPECT_EQ(int64_t(doc["parameters_total"]), 6738415616);
+  EXPECT_TRUE(bool(doc["exact"]));
+  simdjson::dom::array configs = doc["configurations"];
+  ASSERT_EQ(configs.size(), 1u);
+  simdjson::dom::element c = configs.at(0);
+  EXPECT_EQ(int64_t(c["tp"]), 2);
+  EXPECT_EQ(int64_t(c["dp"]), 4);
+  EXPECT_EQ(int64_t(c["grad_accum"]), 16);
+  const double mib = 1024.0 * 1024;
+  EXPECT_NEAR(double(int64_t(c["memory"]["static_bytes"])) / mib, 28919.3, 0.05);
+  EXPECT_NEAR(double(int64_t(c["memory"]["peak_bytes"])) / mib, 38969.3, 0.05);
+  int64_t sum = 0;
+  size_t terms = 0;
+  for (simdjson::dom::element t : simdjson::dom::array(c["memory"]["terms"])) {
+    ++terms;
+    EXPECT_FALSE(std::string_view(t["formula"]).empty());
+    if (bool(t["counted"])) sum += int64_t(t["bytes"]);
+  }
+  EXPECT_GE(terms, 8u);
+  EXPECT_NEAR(double(sum), double(int64_t(c["memory"]["peak_bytes"])), double(terms));
+  EXPECT_GT(double(c["step_time_s"]), 0);
+  EXPECT_GT(double(c["tokens_per_s"]), 0);
+  EXPECT_GT(double(c["mfu"]), 0);
+  EXPECT_LT(double(c["mfu"]), 1);
+}
+
+TEST(PlanCli, EveryMemoryTermInTextAndJson) {
+  const std::string flags = std::string(kBase) + kExact;
+  const CommandResult text = RunGpuscope(flags);
+  const CommandResult json = RunGpuscope(flags + " --json");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(json.out).get(doc), simdjson::SUCCESS);
+  for (simdjson::dom::element t :
+       simdjson::dom::array(doc["configurations"].at(0)["memory"]["terms"])) {
+    const std::string name{std::string_view(t["name"])};
+    const std::string formula{std::string_view(t["formula"])};
+    if (int64_t(t["bytes"]) == 0 && name.rfind("parameters", 0) == 0) {
+      EXPECT_NE(text.out.find("P_rank = "), std::string::npos);
+      continue;
+    }
+    EXPECT_NE(text.out.find(name), std::string::npos) << name;
+    EXPECT_NE(text.out.find(formula), std::string::npos) << formula;
+  }
+  for (const char* s : {"Accelerate", "DeepSpeed", "torchrun", "assumptions:", "MFU"})
+    EXPECT_NE(text.out.find(s), std::string::npos) << s;
+}
+
+TEST(PlanCli, SearchFindsRankedConfigurations) {
+  const CommandResult r =
+      RunGpuscope("plan --model llama-3-8b --gpu a100 --gpus 64 --global-batch 512 --seq-len 4096 "
+                  "--top 3 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(r.out).get(doc), simdjson::SUCCESS);
+  simdjson::dom::array configs = doc["configurations"];
+  ASSERT_EQ(configs.size(), 3u);
+  double prev = 1e300;
+  for (simdjson::dom::element c : configs) {
+    EXPECT_LE(double(c["tokens_per_s"]), prev);
+    prev = double(c["tokens_per_s"]);
+    EXPECT_EQ(int64_t(c["tp"]) * int64_t(c["pp"]) * int64_t(c["dp"]), 64);
+  }
+  EXPECT_GT(int64_t(doc["rejected_count"]), 0);
+}
+
+void ExpectBadInput(const std::string& args, const std::vector<std::string>& needles) {
+  const CommandResult r = RunGpuscope(args);
+  EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
+  for (const std::string& n : needles)
+    EXPECT_NE(r.err.find(n), std::string::npos) << args << "\nmissing \"" << n << "\" in:\n" << r.err;
+}
+
+TEST(PlanCli, UnknownGpu) {
+  ExpectBadInput("plan --model llama-2-7b --gpu h800-pcie --gpus 8 --global-batch 64 --seq-len 4096",
+                 {"unknown GPU \"h800-pcie\"", "known: a100-40gb-sxm", "h100-sxm", "--gpu-spec"});
+  // A custom GPU works.
+  const CommandResult r = RunGpuscope(
+      "plan --model llama-2-7b --gpu-spec h800:80:989:3350:200 --gpus 8 --global-batch 64 "
+      "--seq-len 4096");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+TEST(PlanCli, ConfigMissingKeys) {
+  const std::string path = TempPath("missing.json");
+  WriteFile(path, R"({"model_type": "llama", "hidden_size": 4096, "vocab_size": 32000})");
+  ExpectBadInput("plan --model " + path + " --gpu h100 --gpus 8 --global-batch 64 --seq-len 4096",
+                 {path, "missing keys", "num_hidden_layers", "num_attention_heads",
+                  "intermediate_size"});
+}
+
+TEST(PlanCli, ConfigNonsenseNumbers) {
+  const std::string path = TempPath("nonsense.json");
+  WriteFile(path, R"({"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 31.5,
+                      "num_attention_heads": -32, "intermediate_size": 0, "vocab_size": 32000})");
+  ExpectBadInput("plan --model " + path + " --gpu h100 --gpus 8 --global-batch 64 --seq-len 4096",
+                 {path, "\"num_hidden_layers\" must be a positive integer, got 31.5",
+                  "\"num_attention_heads\" must be a positive integer, got -32",
+                  "\"intermediate_size\" must be a positive integer, got 0"});
+}
+
+TEST(PlanCli, NonsenseFlags) {
+  ExpectBadInput(std::string("plan --model llama-2-7b --gpu h100 --gpus 0 --global-batch 64 "
+                             "--seq-len 4096"),
+                 {"--gpus must be a positive integer"});
+  ExpectBadInput(std::string("plan --model llama-2-7b --gpu h100 --gpus -8 --global-batch 64 "
+                             "--seq-len 4096"),
+                 {"--gpus must be a positive integer"});
+  ExpectBadInput(std::string("plan --model llama-2-7b --gpu h100 --gpus 8 --global-batch 64 "
+                             "--seq-len 0"),
+                 {"--seq-len"});
+  ExpectBadInput(std::string(kBase) + " --tp 3", {"--tp 3 does not divide the 32 attention heads"});
+  ExpectBadInput(std::string(kBase) + " --pp 5", {"--pp 5 does not divide the 32 layers"});
+  ExpectBadInput(std::string(kBase) + " --efficiency 1.5", {"--efficiency must be in (0, 1]"});
+  ExpectBadInput("plan --model llama-2-7b --gpu a100 --gpus 8 --global-batch 64 --seq-len 4096 "
+                 "--precision fp8",
+                 {"a100-80gb-sxm", "has no fp8 support"});
+  ExpectBadInput("plan --model llama-2-7b --gpu v100 --gpus 8 --global-batch 64 --seq-len 4096 "
+                 "--precision bf16",
+                 {"v100-sxm2", "has no bf16 support"});
+  ExpectBadInput("plan --model llama-2-7b --gpu h100", {"plan needs", "--gpus", "--global-batch"});
+}
+
+TEST(PlanCli, ImpossibleRequestSaysWhatWouldFit) {
+  // 8B on 8 × 80 GB with plain DDP: 16 B/param = 120 GiB of static memory; ZeRO-3 fits.
+  const CommandResult r = RunGpuscope(
+      "plan --model llama-3-8b --gpu h100 --gpus 8 --global-batch 64 --seq-len 4096 --tp 1 --pp 1 "
+      "--zero 0 --recompute selective --mbs 1 --precision bf16");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("the configuration does not fit in h100-sxm memory"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("closest"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("over the budget by"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("ZeRO-3 fits"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("DOES NOT FIT"), std::string::npos);  // the working is still shown
+  // Nothing fits at all on 1 GPU: more GPUs are suggested.
+  const CommandResult big = RunGpuscope(
+      "plan --model llama-3-70b --gpu a100 --gpus 1 --global-batch 64 --seq-len 4096");
+  EXPECT_EQ(big.exit_code, 2);
+  EXPECT_NE(big.err.find("no configuration fits"), std::string::npos) << big.err;
+  EXPECT_NE(big.err.find("GPUs fits"), std::string::npos) << big.err;
+}
+
+TEST(PlanCli, CalibrationFromTrace) {
+  GPUSCOPE_REQUIRE_SHARED();
+  const std::string trace = SharedDir() + "/traces/hta/trace_diff_control_A100_rank3of8.json.gz";
+  const CommandResult r = RunGpuscope(
+      "plan --from-trace " + trace +
+      " --model gpt2 --gpu a100 --gpus 8 --global-batch 64 --seq-len 1024 --mbs 8 --zero 0 "
+      "--recompute none --precision bf16 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(r.out).get(doc), simdjson::SUCCESS);
+  simdjson::dom::element cal = doc["calibration"];
+  const double measured = double(cal["measured_step_time_s"]);
+  EXPECT_GT(measured, 0);
+  const double eta = double(cal["efficiency"]);
+  EXPECT_GT(eta, 0);
+  EXPECT_LE(eta, 1);
+  // Unless η was clamped, the calibrated prediction reproduces the measured step time.
+  if (eta > 0.01 && eta < 1) {
+    EXPECT_NEAR(double(cal["calibrated_step_time_s"]), measured, 1e-4 * measured);
+  }
+  const CommandResult text = RunGpuscope(
+      "plan --from-trace " + trace +
+      " --model gpt2 --gpu a100 --gpus 8 --global-batch 64 --seq-len 1024 --mbs 8");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("calibration from"), std::string::npos);
+  EXPECT_NE(text.out.find("measured"), std::string::npos);
+}
+
+TEST(PlanCli, CalibrationFitsMemoryOverhead) {
+  GPUSCOPE_REQUIRE_SHARED();
+  const std::string trace =
+      SharedDir() + "/traces/hta/df_index_resolver_V100_rank1of2_memevents.json.gz";
+  const CommandResult r = RunGpuscope("plan --from-trace " + trace +
+                                      " --model gpt2 --gpu v100 --gpus 2 --global-batch 16 "
+                                      "--seq-len 1024 --mbs 8 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(r.out).get(doc), simdjson::SUCCESS);
+  simdjson::dom::element cal = doc["calibration"];
+  EXPECT_TRUE(bool(cal["memory_fitted"]));
+  EXPECT_GT(int64_t(cal["measured_peak_allocated_bytes"]), 0);
+  // The re-plan carries the fitted overhead as a memory term of its own.
+  bool found = false;
+  for (simdjson::dom::element t :
+       simdjson::dom::array(doc["configurations"].at(0)["memory"]["terms"])) {
+    if (std::string_view(t["name"]).find("calibrated overhead") != std::string_view::npos) {
+      found = true;
+      EXPECT_EQ(int64_t(t["bytes"]), int64_t(cal["memory_overhead_bytes"]));
+    }
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST(PlanCli, CalibrationBadTrace) {
+  ExpectBadInput("plan --from-trace /nonexistent/trace.json --model gpt2 --gpu a100 --gpus 8 "
+                 "--global-batch 64 --seq-len 1024 --mbs 8",
+                 {"/nonexistent/trace.json"});
+}
+
+}  // namespace
+}  // namespace gpuscope::testing

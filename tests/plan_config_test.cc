@@ -1,0 +1,103 @@
+// Model config parsing: both MLP families, GQA, MoE, defaults announced, errors naming keys; the
+// bundled configs against the models' published parameter counts.
+#include <gtest/gtest.h>
+
+#include "plan/model_config.h"
+#include "plan/planner.h"
+
+namespace gpuscope::plan {
+namespace {
+
+// Published totals (Hugging Face model cards / safetensors metadata of the named repositories).
+TEST(PlanConfig, BundledParameterCountsMatchPublished) {
+  struct Row {
+    const char* name;
+    double published;
+  };
+  const Row rows[] = {
+      {"gpt2", 124439808},          {"gpt2-xl", 1557611200},     {"llama-2-7b", 6738415616},
+      {"llama-3-8b", 8030261248},   {"llama-3-70b", 70553706496}, {"mistral-7b", 7241732096},
+      {"mixtral-8x7b", 46702792704}, {"qwen2-7b", 7615616512},   {"gpt-neox-20b", 20554567680},
+      {"starcoder2-3b", 3030371328},
+  };
+  ASSERT_EQ(BundledModelNames().size(), std::size(rows));
+  for (const Row& r : rows) {
+    auto m = LoadModelConfig(r.name);
+    ASSERT_TRUE(m.ok()) << r.name << ": " << m.status().message();
+    const double total = CountParameters(*m, m->vocab).total;
+    EXPECT_NEAR(total / r.published, 1.0, 0.01) << r.name << " counted " << total;
+  }
+  // Mixtral: 12.9 B active per token (2 of 8 experts), as published.
+  auto mixtral = LoadModelConfig("mixtral-8x7b");
+  EXPECT_NEAR(CountParameters(*mixtral, mixtral->vocab).active / 12.9e9, 1.0, 0.01);
+}
+
+TEST(PlanConfig, FamiliesAreRecognised) {
+  auto llama = LoadModelConfig("llama-3-8b");
+  ASSERT_TRUE(llama.ok());
+  EXPECT_TRUE(llama->gated_mlp);
+  EXPECT_TRUE(llama->rms_norm);
+  EXPECT_FALSE(llama->tied_embeddings);
+  EXPECT_EQ(llama->kv_heads, 8);
+  EXPECT_EQ(llama->head_dim, 128);
+  auto gpt2 = LoadModelConfig("gpt2");
+  ASSERT_TRUE(gpt2.ok());
+  EXPECT_FALSE(gpt2->gated_mlp);
+  EXPECT_FALSE(gpt2->rms_norm);
+  EXPECT_TRUE(gpt2->tied_embeddings);  // PretrainedConfig default, announced
+  EXPECT_TRUE(gpt2->linear_biases);
+  EXPECT_EQ(gpt2->ffn, 4 * 768);
+  EXPECT_EQ(gpt2->learned_positions, 1024);
+  EXPECT_EQ(gpt2->kv_heads, 12);
+  bool announced = false;
+  for (const std::string& a : gpt2->assumptions)
+    announced |= a.find("num_key_value_heads absent") != std::string::npos;
+  EXPECT_TRUE(announced);
+  auto mixtral = LoadModelConfig("mixtral-8x7b");
+  EXPECT_EQ(mixtral->experts, 8);
+  EXPECT_EQ(mixtral->experts_top_k, 2);
+}
+
+TEST(PlanConfig, MissingKeysAreNamed) {
+  auto r = ParseHfConfig(R"({"model_type": "llama", "hidden_size": 4096})", "cfg.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidInput);
+  const std::string& msg = r.status().message();
+  EXPECT_NE(msg.find("cfg.json"), std::string::npos);
+  EXPECT_NE(msg.find("num_hidden_layers"), std::string::npos);
+  EXPECT_NE(msg.find("num_attention_heads"), std::string::npos);
+  EXPECT_NE(msg.find("vocab_size"), std::string::npos);
+  EXPECT_NE(msg.find("intermediate_size"), std::string::npos);
+  EXPECT_EQ(msg.find("hidden_size"), std::string::npos);  // present, so not named
+}
+
+TEST(PlanConfig, NonsenseNumbersAreRejected) {
+  const std::string base =
+      R"("model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32,
+         "intermediate_size": 11008, "vocab_size": 32000)";
+  for (const char* layers : {"12.5", "-4", "0", "\"32\""}) {
+    auto r = ParseHfConfig("{" + base + ", \"num_hidden_layers\": " + layers + "}", "c.json");
+    ASSERT_FALSE(r.ok()) << layers;
+    EXPECT_NE(r.status().message().find("num_hidden_layers"), std::string::npos) << layers;
+    EXPECT_NE(r.status().message().find("positive integer"), std::string::npos) << layers;
+  }
+  auto ok = ParseHfConfig("{" + base + ", \"num_hidden_layers\": 32.0}", "c.json");
+  EXPECT_TRUE(ok.ok());  // an integral double is an integer
+  auto bad_json = ParseHfConfig("{\"hidden_size\": 4096,", "c.json");
+  ASSERT_FALSE(bad_json.ok());
+  EXPECT_NE(bad_json.status().message().find("not valid JSON"), std::string::npos);
+  auto gqa = ParseHfConfig("{" + base + ", \"num_hidden_layers\": 32, \"num_key_value_heads\": 5}",
+                           "c.json");
+  ASSERT_FALSE(gqa.ok());
+  EXPECT_NE(gqa.status().message().find("not a multiple of num_key_value_heads"),
+            std::string::npos);
+}
+
+TEST(PlanConfig, UnknownModelNameListsBundled) {
+  auto r = LoadModelConfig("no-such-model");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("llama-3-8b"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpuscope::plan
