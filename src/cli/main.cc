@@ -8,6 +8,7 @@
 #include <string>
 
 #include "analyze/trace_summary.h"
+#include "cli/run_command.h"
 #include "gpuscope/ingest.h"
 #include "gpuscope/synth.h"
 #include "gpuscope/version.h"
@@ -91,7 +92,10 @@ class ProgressBar {
 };
 
 int RunAnalyze(const std::string& input, bool json, int threads, double batch_mb,
-               const std::string& inflater, bool stats, bool verbose, const std::string& color) {
+               const std::string& inflater, bool stats, bool verbose, const std::string& color,
+               const std::string& monitor) {
+  // Monitor recordings and nvidia-smi logs get the monitor's verdict (docs/monitor.md).
+  if (auto rc = cli::MaybeAnalyzeMonitorInput(input, json)) return *rc;
   LoadOptions options;
   options.threads = threads;
   options.batch_bytes = static_cast<size_t>(batch_mb * 1024 * 1024);
@@ -142,7 +146,9 @@ int RunAnalyze(const std::string& input, bool json, int threads, double batch_mb
         json_bytes / 1e6 / seconds, events / seconds, usage.ru_maxrss / 1024.0, table_bytes / 1e6);
   }
   for (const Status& f : loaded->failures) PrintError(f);
-  return loaded->failures.empty() ? kExitOk : kExitBadInput;
+  int rc = loaded->failures.empty() ? kExitOk : kExitBadInput;
+  if (!monitor.empty()) rc = std::max(rc, cli::PrintMonitorForTraces(loaded->traces, monitor, json));
+  return rc;
 }
 
 }  // namespace
@@ -179,6 +185,14 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "always", "never"}));
   analyze->add_flag("-v,--verbose", verbose, "Show all detail");
   analyze->add_flag("--stats", stats, "Print load time, throughput and peak memory to stderr");
+  std::string monitor_file;
+  analyze->add_option("--monitor", monitor_file,
+                      "A `gpuscope run --record` file (or nvidia-smi log) of the same run: GPU/CPU "
+                      "summary within the trace's time span");
+
+  // run
+  cli::RunCliOptions run_options;
+  auto* run = cli::AddRunCommand(app, &run_options);
 
   // synth
   auto* synth = app.add_subcommand(
@@ -240,7 +254,9 @@ int main(int argc, char** argv) {
   }
 
   if (analyze->parsed())
-    return RunAnalyze(input, json, threads, batch_mb, inflater, stats, verbose, color);
+    return RunAnalyze(input, json, threads, batch_mb, inflater, stats, verbose, color,
+                      monitor_file);
+  if (run->parsed()) return cli::RunRunCommand(run_options);
 
   if (synth->parsed()) {
     so.precision = precision == "fp32" ? SynthPrecision::kFp32 : SynthPrecision::kBf16;
