@@ -34,8 +34,9 @@ std::atomic<bool> g_kill_tree{false};
 void OnSignal(int sig, siginfo_t* info, void*) {
   const pid_t child = g_child_pid;
   if (sig == SIGINT && g_interrupts.fetch_add(1) + 1 >= 2) {
-    g_kill_tree = true;  // the loop kills the whole tree; kill() here reaches the child at once
-    if (child > 0) kill(child, SIGKILL);
+    // The loop (woken by this signal) kills the whole tree: killing the child here first would
+    // orphan its children before the loop can find them.
+    g_kill_tree = true;
     return;
   }
   // si_code > 0 (SI_KERNEL) means the kernel sent it, e.g. Ctrl-C on the terminal: the child,
@@ -212,11 +213,11 @@ Result<RunOutcome> RunAndMonitor(const RunOptions& options) {
   size_t keep_every = 1, seen = 0;
   int status = 0;
   for (;;) {
-    const pid_t done = waitpid(child, &status, WNOHANG);
-    if (done == child) break;
     if (g_kill_tree.exchange(false)) {
       for (int32_t pid : ProcessTree(child)) kill(pid, SIGKILL);
     }
+    const pid_t done = waitpid(child, &status, WNOHANG);
+    if (done == child) break;
     const int64_t now = SteadyNowNs();
     if (now >= next_ns) {
       Sample s;
