@@ -124,3 +124,42 @@ TEST(Run, AnalyzeReadsTheRecordingBack) {
 
 }  // namespace
 }  // namespace gpuscope::monitor
+
+namespace gpuscope::monitor {
+namespace {
+
+TEST(AnalyzeMonitor, SummarisesTheSamplesWithinTheTracesSpan) {
+  // The bundled example trace spans 1734973733.079–1734973733.369 s (unix). A recording with
+  // samples inside (60 %) and outside (5 %) that window: only the inside ones count.
+  const std::string record = testing::TempPath("aligned.jsonl");
+  {
+    auto rec = Recorder::Open(record);
+    ASSERT_TRUE(rec.ok());
+    Recording meta;
+    meta.start_ns = 1734973732'000'000'000;
+    meta.interval_ns = 50'000'000;
+    meta.gpus = {{0, "NVIDIA A100-SXM4-80GB", 80'000'000'000, 400}};
+    (*rec)->WriteHeader(meta);
+    for (int64_t t = meta.start_ns; t < meta.start_ns + 3'000'000'000; t += meta.interval_ns) {
+      Sample s;
+      s.time_ns = t;
+      GpuSample g;
+      const bool inside = t >= 1734973733'079'000'000 && t <= 1734973733'369'000'000;
+      g.sm_util_pct = inside ? 60 : 5;
+      s.gpus.push_back(g);
+      (*rec)->WriteSample(s);
+    }
+    ASSERT_TRUE((*rec)->Finish(meta).ok());
+  }
+  auto r = testing::RunGpuscopeArgs({"analyze",
+                                     std::string(GPUSCOPE_SOURCE_DIR) +
+                                         "/examples/train_input_bound.pt.trace.json.gz",
+                                     "--monitor", record});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("monitor " + record + " within"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("util 60 %"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("6 samples"), std::string::npos) << r.out;  // 50 ms apart in 290 ms
+}
+
+}  // namespace
+}  // namespace gpuscope::monitor
