@@ -166,7 +166,10 @@ MonitorReport BuildMonitorReport(const Recording& r) {
   }
   warmup_end_ns = std::min<int64_t>(
       warmup_end_ns, rep.start_ns + static_cast<int64_t>(kWarmupMaxFraction * rep.duration_ns));
-  rep.warmup_ns = std::max<int64_t>(0, warmup_end_ns - rep.start_ns);
+  // Steady from the first sample: no warm-up (the first sample comes a few µs after the start).
+  rep.warmup_ns = warmup_end_ns <= r.samples.front().time_ns
+                      ? 0
+                      : std::max<int64_t>(0, warmup_end_ns - rep.start_ns);
   std::vector<const Sample*> steady, warmup;
   for (const Sample& s : r.samples) (s.time_ns >= warmup_end_ns ? steady : warmup).push_back(&s);
   if (steady.empty())
