@@ -41,8 +41,8 @@ void OnSignal(int sig, siginfo_t* info, void*) {
   }
   // si_code > 0 (SI_KERNEL) means the kernel sent it, e.g. Ctrl-C on the terminal: the child,
   // in our foreground process group, got its own copy.
-  const bool from_process = info == nullptr || info->si_code <= 0;
-  if (child > 0 && from_process && info->si_pid != child) kill(child, sig);
+  const bool from_process = info == nullptr || (info->si_code <= 0 && info->si_pid != child);
+  if (child > 0 && from_process) kill(child, sig);
 }
 
 void OnChild(int) {}  // only to interrupt nanosleep when the command ends
