@@ -1,17 +1,38 @@
 // Test child for the /proc sampler: burns CPU in N threads of the main process and forks W
 // worker processes (named "burn_worker") that sleep, like idle DataLoader workers.
 //   monitor_burner THREADS WORKERS SECONDS
+//   monitor_burner --trap SIGNAL CODE   prints "ready", waits for SIGNAL, prints "got-SIGNAL",
+//                                       exits with CODE (signal-forwarding tests; a C++ child
+//                                       instead of `sh -c 'trap …'`, whose trap dash sometimes
+//                                       missed under load)
+#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <thread>
+#include <string_view>
 #include <vector>
 
 int main(int argc, char** argv) {
+  if (argc == 4 && std::string_view(argv[1]) == "--trap") {
+    const int sig = std::atoi(argv[2]);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    sigprocmask(SIG_BLOCK, &set, nullptr);  // then sigwait: no handler races
+    std::printf("ready\n");
+    std::fflush(stdout);
+    int got = 0;
+    sigwait(&set, &got);
+    std::printf("got-%d\n", got);
+    std::fflush(stdout);
+    return std::atoi(argv[3]);
+  }
   if (argc != 4) return 2;
   const int threads = std::atoi(argv[1]), workers = std::atoi(argv[2]);
   const double seconds = std::atof(argv[3]);

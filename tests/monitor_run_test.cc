@@ -53,25 +53,21 @@ TEST(Run, UnwritableRecordFailsBeforeStarting) {
 TEST(Run, SigintReachesTheChild) {
   const std::string out = TempPath("sigint_out"), err = TempPath("sigint_err");
   const pid_t pid = testing::StartGpuscope(
-      {"run", "--", "sh", "-c",
-       "trap 'echo got-int; exit 7' INT; echo ready; while :; do sleep 0.1; done"},
-      out, err, kNoNvml);
+      {"run", "--", GPUSCOPE_BURNER, "--trap", std::to_string(SIGINT), "7"}, out, err, kNoNvml);
   ASSERT_TRUE(testing::WaitForText(out, "ready")) << ReadFile(err);
   kill(pid, SIGINT);
   EXPECT_EQ(testing::WaitExit(pid), 7) << ReadFile(err);
-  EXPECT_NE(ReadFile(out).find("got-int"), std::string::npos);
+  EXPECT_NE(ReadFile(out).find("got-" + std::to_string(SIGINT)), std::string::npos);
 }
 
 TEST(Run, SigtermIsForwardedToo) {
   const std::string out = TempPath("sigterm_out"), err = TempPath("sigterm_err");
   const pid_t pid = testing::StartGpuscope(
-      {"run", "--", "sh", "-c",
-       "trap 'echo got-term; exit 9' TERM; echo ready; while :; do sleep 0.1; done"},
-      out, err, kNoNvml);
+      {"run", "--", GPUSCOPE_BURNER, "--trap", std::to_string(SIGTERM), "9"}, out, err, kNoNvml);
   ASSERT_TRUE(testing::WaitForText(out, "ready"));
   kill(pid, SIGTERM);
   EXPECT_EQ(testing::WaitExit(pid), 9);
-  EXPECT_NE(ReadFile(out).find("got-term"), std::string::npos);
+  EXPECT_NE(ReadFile(out).find("got-" + std::to_string(SIGTERM)), std::string::npos);
 }
 
 TEST(Run, SecondSigintKillsAChildThatIgnoresTheFirst) {
