@@ -12,6 +12,7 @@
 
 #include "analyze/trace_summary.h"
 #include "cli/plan_command.h"
+#include "cli/run_command.h"
 #include "gpuscope/ingest.h"
 #include "gpuscope/synth.h"
 #include "gpuscope/version.h"
@@ -111,13 +112,16 @@ struct AnalyzeArgs {
   int threads = 0;
   double batch_mb = 4;
   std::string inflater = "auto", color = "auto";
-  std::string html_path;  // empty: no HTML
+  std::string html_path;     // empty: no HTML
+  std::string monitor_file;  // a `gpuscope run --record` file or nvidia-smi log of the same run
 };
 
 int RunAnalyze(const AnalyzeArgs& args) {
   const std::string& input = args.input;
   const int threads = args.threads;
   const std::string& inflater = args.inflater;
+  // Monitor recordings and nvidia-smi logs get the monitor's verdict (docs/monitor.md).
+  if (auto rc = cli::MaybeAnalyzeMonitorInput(input, args.json)) return *rc;
   LoadOptions options;
   options.threads = threads;
   options.batch_bytes = static_cast<size_t>(args.batch_mb * 1024 * 1024);
@@ -184,7 +188,10 @@ int RunAnalyze(const AnalyzeArgs& args) {
         json_bytes / 1e6 / seconds, events / seconds, usage.ru_maxrss / 1024.0, table_bytes / 1e6);
   }
   for (const Status& f : loaded->failures) PrintError(f);
-  return loaded->failures.empty() ? kExitOk : kExitBadInput;
+  int rc = loaded->failures.empty() ? kExitOk : kExitBadInput;
+  if (!args.monitor_file.empty())
+    rc = std::max(rc, cli::PrintMonitorForTraces(loaded->traces, args.monitor_file, args.json));
+  return rc;
 }
 
 }  // namespace
@@ -220,6 +227,13 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "always", "never"}));
   analyze->add_flag("-v,--verbose", aa.verbose, "Show all detail");
   analyze->add_flag("--stats", aa.stats, "Print load time, throughput and peak memory to stderr");
+  analyze->add_option("--monitor", aa.monitor_file,
+                      "A `gpuscope run --record` file (or nvidia-smi log) of the same run: GPU/CPU "
+                      "summary within the trace's time span");
+
+  // run
+  cli::RunCliOptions run_options;
+  auto* run = cli::AddRunCommand(app, &run_options);
 
   // synth
   auto* synth = app.add_subcommand(
@@ -285,8 +299,8 @@ int main(int argc, char** argv) {
 
   if (analyze->parsed())
     return RunAnalyze(aa);
-
   if (plan->parsed()) return gpuscope::cli::RunPlanCommand(plan_options);
+  if (run->parsed()) return cli::RunRunCommand(run_options);
 
   if (synth->parsed()) {
     so.precision = precision == "fp32" ? SynthPrecision::kFp32 : SynthPrecision::kBf16;

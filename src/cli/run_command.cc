@@ -1,0 +1,168 @@
+#include "cli/run_command.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+
+#include "monitor/nvidia_smi.h"
+#include "monitor/recorder.h"
+#include "monitor/session.h"
+#include "monitor/verdict.h"
+
+namespace gpuscope::cli {
+
+namespace {
+
+constexpr int kExitInternal = 1;
+constexpr int kExitBadInput = 2;
+
+int ExitCodeFor(const Status& s) {
+  return s.code() == StatusCode::kInternal ? kExitInternal : kExitBadInput;
+}
+
+void PrintError(const Status& s) {
+  std::fprintf(stderr, "gpuscope: error: %s\n", s.message().c_str());
+}
+
+std::string Head(const std::string& path, size_t bytes) {
+  std::ifstream in(path, std::ios::binary);
+  std::string head(bytes, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(bytes));
+  head.resize(static_cast<size_t>(in.gcount()));
+  return head;
+}
+
+Result<monitor::Recording> ReadMonitorFile(const std::string& path) {
+  const std::string head = Head(path, 64 * 1024);
+  if (monitor::LooksLikeJsonlRecording(head)) return monitor::ReadJsonlRecording(path);
+  if (monitor::DetectNvidiaSmiLog(head) != monitor::NvidiaSmiFormat::kNone)
+    return monitor::ReadNvidiaSmiLog(path);
+  return Status::InputError(path, 0, "not a monitor recording or nvidia-smi log",
+                            "give a file from `gpuscope run --record FILE.jsonl`, or "
+                            "`nvidia-smi --query-gpu=... --format=csv` / `nvidia-smi dmon` output");
+}
+
+}  // namespace
+
+CLI::App* AddRunCommand(CLI::App& app, RunCliOptions* o) {
+  auto* run = app.add_subcommand(
+      "run",
+      "Run a command and watch it: GPU (NVML) and CPU of its process tree (/proc), a live line,\n"
+      "an optional record, and a verdict at the end (on stderr). Exits with the command's code.\n"
+      "Example: gpuscope run --record run.jsonl -- python train.py");
+  run->add_option("--interval", o->interval, "Sampling interval, e.g. 100ms (default), 1s");
+  run->add_option("--record", o->record,
+                  "Record samples: FILE.jsonl (default format), FILE.csv, or FILE.json "
+                  "(Chrome-trace counters)");
+  run->add_option("--tensorboard", o->tensorboard,
+                  "Also write the samples as TensorBoard scalars into this folder");
+  run->add_option("--report-json", o->report_json, "Write the verdict as JSON to this file");
+  run->add_option("--nvml", o->nvml_library,
+                  "NVML library to load (default: $GPUSCOPE_NVML_LIBRARY or libnvidia-ml.so.1)");
+  run->add_option("--live", o->live, "Live line on stderr: auto (when a terminal), always, never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+  run->add_option("command", o->command, "The command and its arguments, after --")->required();
+  return run;
+}
+
+int RunRunCommand(const RunCliOptions& o) {
+  const auto interval = monitor::ParseInterval(o.interval);
+  if (!interval) {
+    PrintError(Status::Error(StatusCode::kUsage,
+                             "--interval \"" + o.interval +
+                                 "\" is not a duration (hint: e.g. 100ms, 0.5s, 2s; between 10ms "
+                                 "and 1h)"));
+    return kExitBadInput;
+  }
+  monitor::RunOptions options;
+  options.command = o.command;
+  options.interval_ns = *interval;
+  options.record_path = o.record;
+  options.tensorboard_dir = o.tensorboard;
+  options.nvml_library = o.nvml_library;
+  options.live = o.live == "always" || (o.live == "auto" && isatty(STDERR_FILENO));
+  auto outcome = monitor::RunAndMonitor(options);
+  if (!outcome.ok()) {
+    PrintError(outcome.status());
+    // A command that cannot be executed gets the shell's code for it.
+    return outcome.status().code() == StatusCode::kNotFound ? 127 : ExitCodeFor(outcome.status());
+  }
+  const monitor::MonitorReport report = monitor::BuildMonitorReport(outcome->recording);
+  std::fputs(monitor::RenderMonitorText(report).c_str(), stderr);
+  if (!o.report_json.empty()) {
+    std::ofstream out(o.report_json, std::ios::binary);
+    out << monitor::RenderMonitorJson(report);
+    if (!out) std::fprintf(stderr, "gpuscope: error: cannot write %s\n", o.report_json.c_str());
+  }
+  if (!o.record.empty()) std::fprintf(stderr, "  recorded    %s\n", o.record.c_str());
+  return outcome->exit_code;
+}
+
+std::optional<int> MaybeAnalyzeMonitorInput(const std::string& path, bool json) {
+  const std::string head = Head(path, 64 * 1024);
+  if (!monitor::LooksLikeJsonlRecording(head) &&
+      monitor::DetectNvidiaSmiLog(head) == monitor::NvidiaSmiFormat::kNone)
+    return std::nullopt;
+  auto rec = ReadMonitorFile(path);
+  if (!rec.ok()) {
+    PrintError(rec.status());
+    return ExitCodeFor(rec.status());
+  }
+  const monitor::MonitorReport report = monitor::BuildMonitorReport(*rec);
+  std::fputs(json ? monitor::RenderMonitorJson(report).c_str()
+                  : monitor::RenderMonitorText(report).c_str(),
+             stdout);
+  // Like the trace reader: skipped lines are reported and make the exit code 2.
+  return rec->malformed_lines > 0 ? kExitBadInput : 0;
+}
+
+int PrintMonitorForTraces(const std::vector<Trace>& traces, const std::string& monitor_path,
+                          bool json) {
+  auto rec = ReadMonitorFile(monitor_path);
+  if (!rec.ok()) {
+    PrintError(rec.status());
+    return ExitCodeFor(rec.status());
+  }
+  std::FILE* out = json ? stderr : stdout;
+  for (const Trace& t : traces) {
+    // The trace's span in unix ns: its events' first start to last end, plus the base time when
+    // the trace gives one (else Kineto timestamps are unix µs already).
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t i = 0; i < t.gpu.start_ns.size(); ++i)
+      lo = std::min(lo, t.gpu.start_ns[i]), hi = std::max(hi, t.gpu.start_ns[i] + t.gpu.dur_ns[i]);
+    for (size_t i = 0; i < t.cpu.start_ns.size(); ++i)
+      lo = std::min(lo, t.cpu.start_ns[i]), hi = std::max(hi, t.cpu.start_ns[i] + t.cpu.dur_ns[i]);
+    std::fprintf(out, "\nmonitor %s within %s\n", monitor_path.c_str(), t.info.path.c_str());
+    if (lo > hi) {
+      std::fprintf(out, "  no events in the trace: nothing to line up\n");
+      continue;
+    }
+    const int64_t base = t.info.base_time_ns.value_or(0);
+    lo += base, hi += base;
+    // Before 2001 in unix ns: the trace's clock is not wall time, so it cannot be lined up.
+    constexpr int64_t kYear2001Ns = 978'307'200LL * 1'000'000'000;
+    const int64_t rec_lo = rec->samples.empty() ? 0 : rec->samples.front().time_ns;
+    const int64_t rec_hi = rec->samples.empty() ? 0 : rec->samples.back().time_ns;
+    if (lo < kYear2001Ns) {
+      std::fprintf(out, "  the trace's timestamps are not wall-clock time: cannot line up\n");
+      continue;
+    }
+    const monitor::Recording slice = monitor::SliceRecording(*rec, lo, hi);
+    if (slice.samples.empty()) {
+      std::fprintf(out,
+                   "  no monitor sample within the trace's span (trace %.3f–%.3f s, monitor "
+                   "%.3f–%.3f s, unix time): a different run?\n",
+                   lo / 1e9, hi / 1e9, rec_lo / 1e9, rec_hi / 1e9);
+      continue;
+    }
+    const monitor::MonitorReport report = monitor::BuildMonitorReport(slice);
+    std::fputs(json ? monitor::RenderMonitorJson(report).c_str()
+                    : monitor::RenderMonitorText(report).c_str(),
+               out);
+  }
+  return rec->malformed_lines > 0 ? kExitBadInput : 0;
+}
+
+}  // namespace gpuscope::cli

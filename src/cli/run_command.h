@@ -1,0 +1,37 @@
+// `gpuscope run [options] -- CMD ARGS…` and the monitor's hooks into `gpuscope analyze`:
+// flags → src/monitor calls → renderers. No logic here beyond wiring.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpuscope/model.h"
+
+namespace gpuscope::cli {
+
+struct RunCliOptions {
+  std::vector<std::string> command;
+  std::string interval = "100ms";
+  std::string record;
+  std::string tensorboard;
+  std::string report_json;  // write the verdict as JSON to this file
+  std::string nvml_library;
+  std::string live = "auto";  // auto (stderr is a terminal), always, never
+};
+
+CLI::App* AddRunCommand(CLI::App& app, RunCliOptions* options);
+int RunRunCommand(const RunCliOptions& options);
+
+// `gpuscope analyze FILE` where FILE is a monitor recording (JSONL) or an nvidia-smi log
+// (CSV query format or dmon): prints the monitor verdict and returns the exit code. nullopt when
+// FILE is neither (then it is a trace for the usual path).
+std::optional<int> MaybeAnalyzeMonitorInput(const std::string& path, bool json);
+
+// `gpuscope analyze TRACE --monitor FILE`: the recording's samples within each trace's time span,
+// summarised (text to stdout, or JSON to stderr when the trace report is JSON on stdout).
+int PrintMonitorForTraces(const std::vector<Trace>& traces, const std::string& monitor_path,
+                          bool json);
+
+}  // namespace gpuscope::cli

@@ -1,0 +1,210 @@
+#include "monitor/proc.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+
+namespace gpuscope::monitor {
+
+namespace {
+
+// Reads a small /proc file in one read() (they are generated whole); empty on failure.
+std::string ReadSmallFile(const char* path) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  std::string out;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  return out;
+}
+
+int64_t ClockTicks() {
+  static const int64_t ticks = [] {
+    long t = sysconf(_SC_CLK_TCK);
+    return t > 0 ? static_cast<int64_t>(t) : int64_t{100};
+  }();
+  return ticks;
+}
+
+int64_t PageBytes() {
+  static const int64_t bytes = [] {
+    long p = sysconf(_SC_PAGESIZE);
+    return p > 0 ? static_cast<int64_t>(p) : int64_t{4096};
+  }();
+  return bytes;
+}
+
+bool HaveChildrenFiles() {
+  // Needs CONFIG_PROC_CHILDREN (Debian and most distribution kernels have it).
+  static const bool have = [] {
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/self/task/%d/children", static_cast<int>(getpid()));
+    return access(path, R_OK) == 0;
+  }();
+  return have;
+}
+
+std::vector<int32_t> NumbersIn(const std::string& text) {
+  std::vector<int32_t> out;
+  const char* p = text.c_str();
+  char* end = nullptr;
+  for (;;) {
+    long v = std::strtol(p, &end, 10);
+    if (end == p) break;
+    out.push_back(static_cast<int32_t>(v));
+    p = end;
+  }
+  return out;
+}
+
+std::vector<int32_t> ChildrenOf(int32_t pid) {
+  std::vector<int32_t> out;
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/task", static_cast<int>(pid));
+  DIR* dir = opendir(path);
+  if (!dir) return out;
+  while (dirent* e = readdir(dir)) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    const std::string children = std::string(path) + "/" + e->d_name + "/children";
+    for (int32_t c : NumbersIn(ReadSmallFile(children.c_str()))) out.push_back(c);
+  }
+  closedir(dir);
+  return out;
+}
+
+}  // namespace
+
+std::optional<ProcStat> ParseProcStat(const std::string& text, int64_t clock_ticks_per_s,
+                                      int64_t page_bytes) {
+  // "PID (comm) S PPID ..." — comm may contain ") ", so the name ends at the LAST ')'.
+  const size_t open = text.find('(');
+  const size_t close = text.rfind(')');
+  if (open == std::string::npos || close == std::string::npos || close < open) return std::nullopt;
+  ProcStat s;
+  s.pid = static_cast<int32_t>(std::atoi(text.c_str()));
+  s.name = text.substr(open + 1, close - open - 1);
+  // Fields after the name, numbered as in proc(5): 3 state, 4 ppid, 14 utime, 15 stime, 24 rss.
+  std::istringstream rest(text.substr(close + 1));
+  std::vector<std::string> f;
+  std::string word;
+  while (rest >> word && f.size() < 22) f.push_back(word);
+  if (f.size() < 22) return std::nullopt;
+  char* end = nullptr;
+  s.ppid = static_cast<int32_t>(std::strtol(f[1].c_str(), &end, 10));
+  const uint64_t utime = std::strtoull(f[11].c_str(), nullptr, 10);
+  const uint64_t stime = std::strtoull(f[12].c_str(), nullptr, 10);
+  const int64_t rss_pages = std::strtoll(f[21].c_str(), nullptr, 10);
+  s.cpu_time_ns = (utime + stime) * (1'000'000'000ULL / static_cast<uint64_t>(clock_ticks_per_s));
+  s.rss_bytes = rss_pages > 0 ? static_cast<uint64_t>(rss_pages * page_bytes) : 0;
+  return s;
+}
+
+std::optional<ProcStat> ReadProcStat(int32_t pid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
+  auto s = ParseProcStat(ReadSmallFile(path), ClockTicks(), PageBytes());
+  if (!s) return s;
+  // /proc/PID/io "read_bytes": bytes this process caused to be fetched from storage.
+  std::snprintf(path, sizeof path, "/proc/%d/io", static_cast<int>(pid));
+  const std::string io = ReadSmallFile(path);
+  if (size_t at = io.find("\nread_bytes: "); at != std::string::npos)
+    s->read_bytes = std::strtoull(io.c_str() + at + 13, nullptr, 10);
+  return s;
+}
+
+std::vector<CoreTimes> ParseCoreTimes(const std::string& text) {
+  std::vector<CoreTimes> cores;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    // "cpu0 user nice system idle iowait irq softirq steal guest guest_nice" (jiffies); the
+    // aggregate "cpu " line is skipped. Idle = idle + iowait; guest time is inside user already.
+    if (line.size() < 4 || line.compare(0, 3, "cpu") != 0 || line[3] < '0' || line[3] > '9')
+      continue;
+    std::istringstream fields(line);
+    std::string name;
+    fields >> name;
+    uint64_t v[8] = {0};
+    for (int i = 0; i < 8 && (fields >> v[i]); ++i) {
+    }
+    CoreTimes t;
+    t.total = v[0] + v[1] + v[2] + v[3] + v[4] + v[5] + v[6] + v[7];
+    t.busy = t.total - v[3] - v[4];
+    cores.push_back(t);
+  }
+  return cores;
+}
+
+std::vector<int32_t> ProcessTree(int32_t root) {
+  std::vector<int32_t> tree = {root};
+  if (HaveChildrenFiles()) {
+    for (size_t i = 0; i < tree.size() && tree.size() < 100000; ++i)
+      for (int32_t c : ChildrenOf(tree[i])) tree.push_back(c);
+    return tree;
+  }
+  // Fallback: read every process's parent, then walk down from the root.
+  std::multimap<int32_t, int32_t> children;
+  DIR* dir = opendir("/proc");
+  if (!dir) return tree;
+  while (dirent* e = readdir(dir)) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    const std::string path = std::string("/proc/") + e->d_name + "/stat";
+    if (auto s = ParseProcStat(ReadSmallFile(path.c_str()), ClockTicks(), PageBytes()))
+      children.emplace(s->ppid, s->pid);
+  }
+  closedir(dir);
+  for (size_t i = 0; i < tree.size(); ++i) {
+    auto [lo, hi] = children.equal_range(tree[i]);
+    for (auto it = lo; it != hi; ++it) tree.push_back(it->second);
+  }
+  return tree;
+}
+
+void ProcSampler::Sample(int64_t time_ns, struct Sample* sample) {
+  const int64_t elapsed_ns = last_time_ns_ > 0 ? time_ns - last_time_ns_ : 0;
+  std::map<int32_t, uint64_t> cpu_now;
+  for (int32_t pid : ProcessTree(root_)) {
+    auto stat = ReadProcStat(pid);
+    if (!stat) continue;  // exited between the walk and the read
+    ProcessSample p;
+    p.pid = stat->pid;
+    p.ppid = stat->ppid;
+    p.name = stat->name;
+    p.rss_bytes = stat->rss_bytes;
+    p.read_bytes = stat->read_bytes;
+    p.cpu_time_ns = stat->cpu_time_ns;
+    // A process new since the last sample: its whole CPU time happened within this interval.
+    const auto last = last_cpu_ns_.find(pid);
+    const uint64_t before = last != last_cpu_ns_.end() ? last->second : 0;
+    if (elapsed_ns > 0 && stat->cpu_time_ns >= before)
+      p.cpu_pct = 100.0 * static_cast<double>(stat->cpu_time_ns - before) /
+                  static_cast<double>(elapsed_ns);
+    cpu_now[pid] = stat->cpu_time_ns;
+    sample->processes.push_back(std::move(p));
+  }
+  last_cpu_ns_.swap(cpu_now);
+
+  std::vector<CoreTimes> cores = ParseCoreTimes(ReadSmallFile("/proc/stat"));
+  if (cores.size() == last_cores_.size()) {
+    for (size_t i = 0; i < cores.size(); ++i) {
+      const uint64_t total = cores[i].total - last_cores_[i].total;
+      const uint64_t busy = cores[i].busy - last_cores_[i].busy;
+      sample->core_busy_pct.push_back(total > 0 ? 100.0 * static_cast<double>(busy) /
+                                                      static_cast<double>(total)
+                                                : 0.0);
+    }
+  }
+  last_cores_ = std::move(cores);
+  last_time_ns_ = time_ns;
+}
+
+}  // namespace gpuscope::monitor

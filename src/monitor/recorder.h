@@ -1,0 +1,59 @@
+// Writes a monitor run to a file as it happens, in one of three documented formats
+// (docs/monitor.md), and reads the JSONL format back:
+//   *.jsonl (default)  one JSON object per line: a header, one line per sample, an end line;
+//   *.csv              long ("tidy") CSV: time_s,unix_ns,source,id,metric,value — one row per value;
+//   *.json             Chrome-trace JSON with counter ("ph":"C") tracks at absolute unix µs, to
+//                      open in Perfetto next to a profiler trace of the same run.
+// Every format is flushed about once a second, so a crashed or killed run still leaves its data.
+#pragma once
+
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "gpuscope/status.h"
+#include "monitor/samples.h"
+
+namespace gpuscope::monitor {
+
+enum class RecordFormat : uint8_t { kJsonl, kCsv, kChromeTrace };
+
+// From the file name: .csv → CSV, .json → Chrome trace, anything else → JSONL.
+RecordFormat RecordFormatFor(const std::string& path);
+
+class Recorder {
+ public:
+  static Result<std::unique_ptr<Recorder>> Open(const std::string& path);
+  ~Recorder();
+  Recorder(const Recorder&) = delete;
+  Recorder& operator=(const Recorder&) = delete;
+
+  // `meta` is the recording without samples: command, interval, GPUs, start time.
+  void WriteHeader(const Recording& meta);
+  void WriteSample(const Sample& sample);
+  // Writes the end (exit code, notes) and closes; returns an error if any write failed.
+  Status Finish(const Recording& meta);
+
+ private:
+  Recorder() = default;
+  void Put(const std::string& text);
+  std::string path_;
+  RecordFormat format_ = RecordFormat::kJsonl;
+  std::FILE* file_ = nullptr;
+  int64_t start_ns_ = 0;
+  int64_t last_flush_ns_ = 0;
+  bool first_event_ = true;
+  bool failed_ = false;
+};
+
+// One sample as a JSONL line (no newline); exposed for tests and the golden format doc.
+std::string SampleToJsonLine(const Sample& sample);
+
+// Reads a JSONL recording. Bad lines are counted (Recording::malformed_lines), not fatal; a file
+// without the header line is an error.
+Result<Recording> ReadJsonlRecording(const std::string& path);
+
+// True when `head` (the first bytes of a file) is a gpuscope monitor JSONL recording.
+bool LooksLikeJsonlRecording(const std::string& head);
+
+}  // namespace gpuscope::monitor

@@ -1,0 +1,46 @@
+// `gpuscope run -- CMD`: starts the command, samples GPUs (NVML) and the command's process tree
+// (/proc) every interval, shows a live line, records, and returns what it saw.
+//
+// Signals: SIGINT/SIGTERM/SIGHUP/SIGQUIT/SIGUSR1/SIGUSR2 sent to gpuscope by another process
+// (kill, a job scheduler) are forwarded to the command. A Ctrl-C typed at the terminal already
+// reaches the command directly (it shares our foreground process group), so it is not forwarded
+// a second time — the kernel marks such signals (si_code SI_KERNEL) and we tell them apart. A
+// second SIGINT, from either source, kills the command's whole process tree (SIGKILL).
+// The command's stdin, stdout and stderr are ours, untouched; gpuscope writes only to stderr.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gpuscope/status.h"
+#include "monitor/samples.h"
+
+namespace gpuscope::monitor {
+
+// Samples kept in memory for the verdict; beyond this, every other one is dropped (the means the
+// verdict uses stay unbiased; the --record file keeps every sample). 36,000 = 1 h at 10 Hz.
+inline constexpr size_t kMaxSamplesInMemory = 36'000;
+
+struct RunOptions {
+  std::vector<std::string> command;
+  int64_t interval_ns = 100'000'000;  // 100 ms
+  std::string record_path;            // empty: no record
+  std::string tensorboard_dir;        // empty: no TensorBoard
+  std::string nvml_library;           // empty: $GPUSCOPE_NVML_LIBRARY or libnvidia-ml.so.1
+  bool live = false;                  // show the live line on stderr
+};
+
+struct RunOutcome {
+  Recording recording;
+  int exit_code = 0;  // the command's, or 128+signal when a signal ended it, 127 if not started
+};
+
+// Fails (usage/IO) only before the command starts, e.g. an unwritable --record file or a command
+// that cannot be executed. Once started, problems become notes in the recording.
+Result<RunOutcome> RunAndMonitor(const RunOptions& options);
+
+// "100ms", "0.5s", "2s", "250us" → ns; nullopt for anything else or outside 10 ms … 1 h.
+std::optional<int64_t> ParseInterval(const std::string& text);
+
+}  // namespace gpuscope::monitor

@@ -1,0 +1,122 @@
+// The monitor's verdict: pure functions from a sample series (Recording) to a MonitorReport with
+// averages, warm-up vs steady state, and findings with their evidence. Renderers for text and JSON.
+//
+// Definitions (docs/monitor.md lists the same with examples):
+//  * main process: the process of the watched tree with the most CPU time at the end (for a
+//    `python train.py` run that is python, not a wrapper shell or launcher); its descendants are
+//    its workers (DataLoader workers are forked from it), other tree processes are "other".
+//  * warm-up: from the start to the first sample where the signal (mean GPU utilisation, or the
+//    main process's CPU % without a GPU) reaches kWarmupReachFraction of its 90th percentile,
+//    capped at kWarmupMaxFraction of the run. Steady state is the rest; averages are over it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "monitor/samples.h"
+
+namespace gpuscope::monitor {
+
+// Thresholds, with units. Percentages are 0–100; CPU % is of one core.
+inline constexpr double kWarmupReachFraction = 0.8;   // of the 90th percentile
+inline constexpr double kWarmupMaxFraction = 0.3;     // of the run's duration
+inline constexpr double kLowGpuUtilPct = 70;          // steady mean below → GPU under-used
+inline constexpr double kIdleGpuUtilPct = 30;         // steady mean below → GPU mostly idle
+inline constexpr double kWellUsedGpuUtilPct = 90;     // steady mean at or above → well used
+inline constexpr double kCpuBoundPct = 85;            // main process mean at or above → one core full
+inline constexpr double kIdleWorkerPct = 10;          // worker mean below → idle
+inline constexpr double kBusyWorkerPct = 80;          // worker mean at or above → saturated
+inline constexpr double kHangUtilPct = 95;            // "busy" for the hang rule
+inline constexpr double kHangPowerFraction = 0.5;     // of the power limit
+inline constexpr int64_t kHangMinNs = 60'000'000'000;  // 60 s of busy-at-low-power in a row
+inline constexpr double kMemoryHeadroomFraction = 0.5;  // peak used below this share of total
+inline constexpr double kThrottleShareMin = 0.1;        // share of steady samples slowed down
+inline constexpr double kCpuSaturatedPct = 90;          // mean busy % of all cores
+
+// CPU of one sample split by role.
+struct TreeCpu {
+  int32_t main_pid = 0;
+  std::string main_name;
+  double main_pct = 0;
+  int workers = 0;           // descendants of the main process
+  double workers_pct = 0;    // their sum
+  double tree_pct = 0;       // whole tree
+};
+// `main_pid` 0 → the process with the most CPU time in this sample.
+TreeCpu SplitTreeCpu(const Sample& sample, int32_t main_pid = 0);
+
+struct GpuSummary {
+  int32_t index = 0;
+  std::string name;
+  size_t samples = 0;
+  std::optional<double> util_mean_pct;         // steady state
+  std::optional<double> util_mean_warmup_pct;  // warm-up
+  std::optional<double> mem_util_mean_pct;
+  std::optional<uint64_t> mem_used_peak_bytes;
+  std::optional<uint64_t> mem_total_bytes;
+  std::optional<uint64_t> tree_mem_peak_bytes;
+  std::optional<double> power_mean_w;
+  std::optional<double> power_limit_w;
+  std::optional<double> sm_clock_mean_mhz;
+  std::optional<double> temperature_max_c;
+  std::optional<double> throttled_share;  // steady samples with a thermal/power/HW slowdown bit
+};
+
+struct WorkerSummary {
+  int32_t pid = 0;
+  std::string name;
+  double cpu_mean_pct = 0;  // over the samples it was alive in the steady state
+};
+
+struct CpuSummary {
+  int32_t main_pid = 0;
+  std::string main_name;
+  double main_mean_pct = 0;  // steady state
+  std::vector<WorkerSummary> workers;
+  double workers_mean_pct = 0;  // sum over workers, steady-state mean
+  double tree_mean_pct = 0;
+  size_t cores = 0;
+  std::optional<double> system_busy_mean_pct;  // mean over cores and samples
+  uint64_t peak_rss_bytes = 0;                 // sum over the tree, largest sample
+  std::optional<uint64_t> read_bytes;          // storage reads by the tree during the run
+};
+
+struct Finding {
+  std::string id;        // stable: input_single_threaded, workers_saturated, probably_hung, …
+  std::string title;
+  std::string evidence;
+  std::string fix;
+};
+
+struct MonitorReport {
+  SourceKind source = SourceKind::kLive;
+  std::string source_path;
+  std::vector<std::string> command;
+  std::optional<int> exit_code;
+  int64_t start_ns = 0;
+  int64_t duration_ns = 0;
+  int64_t interval_ns = 0;  // requested, or the median gap between samples in a log
+  size_t samples = 0;
+  int64_t warmup_ns = 0;    // warm-up length from the start
+  bool has_gpu = false;
+  std::string gpu_unavailable;
+  std::vector<GpuSummary> gpus;
+  std::optional<CpuSummary> cpu;
+  std::string verdict;  // one line
+  std::vector<Finding> findings;
+  std::vector<std::string> notes;
+  uint64_t malformed_lines = 0;
+  std::vector<std::string> malformed_examples;
+};
+
+MonitorReport BuildMonitorReport(const Recording& recording);
+
+// The samples within [from_ns, to_ns] (unix ns); header data kept.
+Recording SliceRecording(const Recording& recording, int64_t from_ns, int64_t to_ns);
+
+std::string RenderMonitorText(const MonitorReport& report);
+std::string RenderMonitorJson(const MonitorReport& report);
+
+}  // namespace gpuscope::monitor
