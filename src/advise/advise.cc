@@ -466,7 +466,6 @@ Advice AdviseRank(const RankInputs& in) {
       {"pageable_copies", "copy-bound"},
       {"fp32_math", "precision-bound"},
       {"idle_gaps", "host-bound"},
-      {"low_occupancy", "occupancy-bound"},
       {"straggler", "straggler"},
       {"memory_underused", "memory-underused"},
       {"near_oom", "near out of memory"},
