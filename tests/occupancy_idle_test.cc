@@ -54,8 +54,8 @@ constexpr Case kCases[] = {
 TEST(OccupancyTbPlugin, SmEfficiencyAndOccupancyAgree) {
   GPUSCOPE_REQUIRE_SHARED();
   for (const Case& c : kCases) {
-    const std::string ref = testing::ReadFile(testing::SharedDir() + "/reference/tb_plugin/" +
-                                              c.reference + ".txt");
+    const std::string ref =
+        testing::ReadFile(testing::SharedDir() + "/reference/tb_plugin/" + c.reference + ".txt");
     const Trace t = Load(c.trace);
     const StepsResult steps = AnalyzeSteps(t);
     const OccupancyStats o = AnalyzeOccupancy(t, steps);

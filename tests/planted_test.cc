@@ -169,7 +169,8 @@ TEST(Planted, TinyGridsFortyPercent) {
   }
   EXPECT_TRUE(planted_listed);
   // The NCCL all-reduce (24 blocks) is communication, never a tiny grid.
-  for (const analyze::TinyGridKernel& k : occ.tiny) EXPECT_EQ(k.name.find("nccl"), std::string::npos);
+  for (const analyze::TinyGridKernel& k : occ.tiny)
+    EXPECT_EQ(k.name.find("nccl"), std::string::npos);
 }
 
 }  // namespace

@@ -259,10 +259,11 @@ Advice AdviseRank(const RankInputs& in) {
       for (const analyze::IdleGap& gap : g.longest) {
         if (gap.claim != analyze::IdleClaim::kHost || shown == 3) continue;
         std::string op = "no recorded op";
-        if (in.trace && !gap.host_ops.empty()) op = std::string(in.trace->Str(gap.host_ops[0].first));
-        f.evidence.emplace_back("gap " + std::to_string(++shown),
-                                Ms(gap.length()) + " in step " + std::to_string(gap.step) +
-                                    ", host in " + op);
+        if (in.trace && !gap.host_ops.empty())
+          op = std::string(in.trace->Str(gap.host_ops[0].first));
+        f.evidence.emplace_back(
+            "gap " + std::to_string(++shown),
+            Ms(gap.length()) + " in step " + std::to_string(gap.step) + ", host in " + op);
       }
       for (const analyze::IdleHostOp& h : g.host_ops) {
         if (!in.trace || ops_text.size() > 160) break;
@@ -288,20 +289,24 @@ Advice AdviseRank(const RankInputs& in) {
         return false;
       };
       if (any_op({"Optimizer", "optimizer", "zero_grad"})) {
-        fix += "Use a fused or foreach optimizer (torch.optim.AdamW(..., fused=True)) and "
-               "zero_grad(set_to_none=True). ";
+        fix +=
+            "Use a fused or foreach optimizer (torch.optim.AdamW(..., fused=True)) and "
+            "zero_grad(set_to_none=True). ";
       }
       if (any_op({"save", "checkpoint", "Checkpoint"})) {
-        fix += "Checkpoint every N steps and asynchronously "
-               "(torch.distributed.checkpoint.async_save). ";
+        fix +=
+            "Checkpoint every N steps and asynchronously "
+            "(torch.distributed.checkpoint.async_save). ";
       }
       if (any_op({"aten::to", "aten::copy_", "aten::_to_copy", "aten::cpu", "aten::item"})) {
-        fix += "Make copies asynchronous: pinned memory and .to(device, non_blocking=True); keep "
-               ".cpu()/.item() reads out of the step. ";
+        fix +=
+            "Make copies asynchronous: pinned memory and .to(device, non_blocking=True); keep "
+            ".cpu()/.item() reads out of the step. ";
       }
-      fix += "Move logging, metrics and checkpointing off the step (every N steps, or in a "
-             "background thread); when the host work is many small launches, capture the step "
-             "with CUDA graphs (torch.compile(mode=\"reduce-overhead\")).";
+      fix +=
+          "Move logging, metrics and checkpointing off the step (every N steps, or in a "
+          "background thread); when the host work is many small launches, capture the step "
+          "with CUDA graphs (torch.compile(mode=\"reduce-overhead\")).";
       f.fix = fix;
       f.confidence = 0.5;
       add(std::move(f));
@@ -322,12 +327,11 @@ Advice AdviseRank(const RankInputs& in) {
       f.title = tiny ? "Many kernels launch fewer thread blocks than the GPU has SMs"
                      : "Kernels keep few warps resident per SM";
       const int64_t occ_steps =
-          std::max<int64_t>(1, static_cast<int64_t>(steps.complete_count > 0
-                                                        ? steps.complete_count
-                                                        : steps.steps.size()));
+          std::max<int64_t>(1, static_cast<int64_t>(steps.complete_count > 0 ? steps.complete_count
+                                                                             : steps.steps.size()));
       // Bounded by the step time during which kernels run at all.
-      const int64_t per_step =
-          std::min(o.tiny_grid_lost_sm_ns / occ_steps, StepCat(steps, analyze::StepCategory::kKernel));
+      const int64_t per_step = std::min(o.tiny_grid_lost_sm_ns / occ_steps,
+                                        StepCat(steps, analyze::StepCategory::kKernel));
       f.estimated_saving_ns_per_step = tiny ? per_step : 0;
       f.saving_assumption =
           tiny ? "Upper bound: the tiny-grid kernels' work spread over every SM at the same "
@@ -348,7 +352,8 @@ Advice AdviseRank(const RankInputs& in) {
       }
       for (size_t i = 0; i < o.tiny.size() && i < 3; ++i) {
         std::snprintf(buf, sizeof buf, "%llu × %.2f blocks/SM, ",
-                      static_cast<unsigned long long>(o.tiny[i].count), o.tiny[i].mean_blocks_per_sm);
+                      static_cast<unsigned long long>(o.tiny[i].count),
+                      o.tiny[i].mean_blocks_per_sm);
         f.evidence.emplace_back("tiny grid: " + o.tiny[i].name.substr(0, 60),
                                 buf + Ms(o.tiny[i].total_ns));
       }
@@ -366,9 +371,9 @@ Advice AdviseRank(const RankInputs& in) {
   const analyze::LaunchSummary& l = in.launches->all;
   const analyze::ExclusiveBreakdown& ex = in.gpu_time->exclusive;
   // Host time the idle_gaps finding already claims is not claimed again.
-  const int64_t runtime = std::max<int64_t>(
-      0, StepCat(steps, analyze::StepCategory::kRuntime) +
-             StepCat(steps, analyze::StepCategory::kCpuExec) - idle_gap_claim);
+  const int64_t runtime =
+      std::max<int64_t>(0, StepCat(steps, analyze::StepCategory::kRuntime) +
+                               StepCat(steps, analyze::StepCategory::kCpuExec) - idle_gap_claim);
   if (l.n > 0 &&
       Share(static_cast<int64_t>(l.short_kernels), static_cast<int64_t>(l.n)) > kShortKernelShare &&
       Share(ex.idle_ns, ex.span_ns) > kLaunchIdleShare && runtime > 0) {

@@ -243,8 +243,7 @@ IdleGapStats AnalyzeIdleGaps(const Trace& trace, const StepsResult& steps, const
   // Per steady step: the unexplained long-gap time inside the steady steps.
   if (out.steady_steps > 0) {
     const std::vector<Interval> mine = Intersect(Subtract(unexplained, dl), steady);
-    out.unexplained_ns_per_steady_step =
-        TotalLength(mine) / static_cast<int64_t>(out.steady_steps);
+    out.unexplained_ns_per_steady_step = TotalLength(mine) / static_cast<int64_t>(out.steady_steps);
   }
 
   std::stable_sort(long_gaps.begin(), long_gaps.end(),

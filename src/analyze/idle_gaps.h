@@ -43,8 +43,8 @@
 
 namespace gpuscope::analyze {
 
-inline constexpr int64_t kLongIdleGapNs = 1'000'000;      // 1 ms
-inline constexpr int64_t kNsightGpuGapNs = 500'000'000;   // Nsight gpu_gaps default: 500 ms
+inline constexpr int64_t kLongIdleGapNs = 1'000'000;     // 1 ms
+inline constexpr int64_t kNsightGpuGapNs = 500'000'000;  // Nsight gpu_gaps default: 500 ms
 inline constexpr size_t kTopIdleGaps = 10;
 inline constexpr size_t kTopIdleHostOps = 5;
 // Histogram upper bounds (exclusive): < 10 µs, < 100 µs, < 1 ms, < 10 ms, < 100 ms, < 1 s, ≥ 1 s.
@@ -73,7 +73,7 @@ struct IdleGap {
 
 struct IdleHostOp {  // over the unexplained long gaps
   StringId name = kEmptyString;
-  uint64_t gaps = 0;     // gaps it overlaps
+  uint64_t gaps = 0;  // gaps it overlaps
   int64_t overlap_ns = 0;
 };
 
@@ -96,17 +96,17 @@ struct IdleGapStats {
   int64_t long_gap_ns = 0;
   uint64_t long_gaps_after_sync = 0;
   int64_t long_gap_after_sync_ns = 0;
-  uint64_t long_gaps_dataloader = 0;  // claim dataloader
+  uint64_t long_gaps_dataloader = 0;   // claim dataloader
   int64_t long_gap_dataloader_ns = 0;  // Σ dataloader_ns over long gaps not after a sync
   int64_t unexplained_ns = 0;          // Σ unexplained_ns over long gaps (whole range)
   size_t steady_steps = 0;
   int64_t unexplained_ns_per_steady_step = 0;
   int64_t longest_unexplained_ns = 0;  // the longest long gap with claim host (its length)
-  std::vector<IdleGap> longest;         // long gaps by length, at most kTopIdleGaps
-  std::vector<IdleHostOp> host_ops;     // by overlap, at most kTopIdleHostOps
-  std::vector<StepIdleGaps> steps;      // one per step of StepsResult
-  uint64_t nsight_gaps = 0;             // gaps > kNsightGpuGapNs, first → last GPU op
-  int64_t nsight_longest_gap_ns = 0;    // longest gap first → last GPU op
+  std::vector<IdleGap> longest;        // long gaps by length, at most kTopIdleGaps
+  std::vector<IdleHostOp> host_ops;    // by overlap, at most kTopIdleHostOps
+  std::vector<StepIdleGaps> steps;     // one per step of StepsResult
+  uint64_t nsight_gaps = 0;            // gaps > kNsightGpuGapNs, first → last GPU op
+  int64_t nsight_longest_gap_ns = 0;   // longest gap first → last GPU op
 };
 
 IdleGapStats AnalyzeIdleGaps(const Trace& trace, const StepsResult& steps, const SyncStats& sync);

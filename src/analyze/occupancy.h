@@ -40,7 +40,7 @@ struct TinyGridKernel {
   std::string name;  // ShortKernelName
   uint64_t count = 0;
   int64_t total_ns = 0;
-  double mean_blocks_per_sm = 0;  // arithmetic mean over the launches
+  double mean_blocks_per_sm = 0;   // arithmetic mean over the launches
   double mean_occupancy_pct = -1;  // duration-weighted; -1 without the arg
   int64_t lost_sm_ns = 0;          // Σ duration × (1 − blocks/SM)
 };

@@ -656,14 +656,14 @@ std::string RenderOccupancyText(const analyze::OccupancyStats& o, const TextStyl
   const size_t shown = style.verbose ? o.tiny.size() : 0;
   for (size_t i = 0; i < shown; ++i) {
     const analyze::TinyGridKernel& k = o.tiny[i];
-    std::snprintf(line, sizeof line, "  %-11s %-47s %s × %s · %.2f blocks/SM · occ %s\n", "",
-                  ShortName(k.name, 46).c_str(), GroupDigits(k.count).c_str(),
-                  HumanDuration(k.total_ns / static_cast<int64_t>(std::max<uint64_t>(1, k.count)))
-                      .c_str(),
-                  k.mean_blocks_per_sm,
-                  k.mean_occupancy_pct >= 0
-                      ? (std::to_string(static_cast<int>(k.mean_occupancy_pct + 0.5)) + " %").c_str()
-                      : "n/a");
+    std::snprintf(
+        line, sizeof line, "  %-11s %-47s %s × %s · %.2f blocks/SM · occ %s\n", "",
+        ShortName(k.name, 46).c_str(), GroupDigits(k.count).c_str(),
+        HumanDuration(k.total_ns / static_cast<int64_t>(std::max<uint64_t>(1, k.count))).c_str(),
+        k.mean_blocks_per_sm,
+        k.mean_occupancy_pct >= 0
+            ? (std::to_string(static_cast<int>(k.mean_occupancy_pct + 0.5)) + " %").c_str()
+            : "n/a");
     out += line;
   }
   return out;
@@ -756,7 +756,7 @@ std::string RenderIdleGapsText(const analyze::IdleGapStats& g, const Trace* t,
   }
   out += "              " + hist + "\n";
   for (const analyze::IdleGap& gap : g.longest) {
-    std::snprintf(line, sizeof line, "  %-11s %s in step %d (%s): %s\n", "", 
+    std::snprintf(line, sizeof line, "  %-11s %s in step %d (%s): %s\n", "",
                   HumanDuration(gap.length()).c_str(), gap.step, analyze::IdleClaimName(gap.claim),
                   HostOpsText(gap, t).c_str());
     out += line;
@@ -1011,7 +1011,8 @@ Report BuildReport(const std::vector<Trace>& traces, std::vector<Status> failure
     for (size_t task = next++; task < tasks2; task = next++) run2(task);
   };
   pool.clear();
-  for (int w = 1; w < std::min<int>(workers, static_cast<int>(tasks2)); ++w) pool.emplace_back(work2);
+  for (int w = 1; w < std::min<int>(workers, static_cast<int>(tasks2)); ++w)
+    pool.emplace_back(work2);
   work2();
   for (std::thread& th : pool) th.join();
   std::vector<const Trace*> trace_ptrs;

@@ -648,11 +648,13 @@ const KernelDef kKernelDefs[kNumKernels] = {
     // duration given per call)
     {"void at::native::vectorized_elementwise_kernel<4, at::native::AUnaryFunctor<float, float, "
      "float, at::native::binary_internal::MulFunctor<float> >, at::detail::Array<char*, 2> >(int, "
-     "at::native::AUnaryFunctor<float, float, float, at::native::binary_internal::MulFunctor<float> "
+     "at::native::AUnaryFunctor<float, float, float, "
+     "at::native::binary_internal::MulFunctor<float> "
      ">, at::detail::Array<char*, 2>)",
      "void at::native::vectorized_elementwise_kernel<4, at::native::AUnaryFunctor<float, float, "
      "float, at::native::binary_internal::MulFunctor<float> >, at::detail::Array<char*, 2> >(int, "
-     "at::native::AUnaryFunctor<float, float, float, at::native::binary_internal::MulFunctor<float> "
+     "at::native::AUnaryFunctor<float, float, float, "
+     "at::native::binary_internal::MulFunctor<float> "
      ">, at::detail::Array<char*, 2>)",
      4 * kUs,
      1.0,
@@ -1558,8 +1560,9 @@ class RankGenerator {
   void TinyGridLoop() {
     const double f = o_.tiny_grid_fraction;
     if (f <= 0.0) return;
-    const double total = (f * static_cast<double>(step_compute_ns_) -
-                          static_cast<double>(step_tiny_ns_)) / (1.0 - f);
+    const double total =
+        (f * static_cast<double>(step_compute_ns_) - static_cast<double>(step_tiny_ns_)) /
+        (1.0 - f);
     if (total <= 0.0) return;
     constexpr int kTinyLoopLaunches = 8;
     const int64_t each = std::max<int64_t>(q_, std::llround(total / kTinyLoopLaunches));
@@ -1712,8 +1715,8 @@ class RankGenerator {
   // Newton steps on the shifted, re-placed step (S, W, X and span are all re-solved each time).
   void SolveSyncStall(Placement* pl, int64_t* stall, int64_t* cpu_end) {
     const double f = o_.sync_stall_fraction;
-    const double k = 1.0 - o_.dataloader_stall_fraction - o_.exposed_comm_fraction -
-                     o_.host_gap_fraction;
+    const double k =
+        1.0 - o_.dataloader_stall_fraction - o_.exposed_comm_fraction - o_.host_gap_fraction;
     const double m = static_cast<double>(sync_marks_.size());
     const int64_t q = q_;
     std::vector<Interval> base_recs(recs_.size());
@@ -1850,7 +1853,8 @@ class RankGenerator {
     {
       const int64_t idle_lo = g_done_prev_, idle_hi = copy_abs;
       const int64_t dl_lo = dl_start_abs, dl_hi = offset - host;
-      const int64_t covered = std::max<int64_t>(0, std::min(idle_hi, dl_hi) - std::max(idle_lo, dl_lo));
+      const int64_t covered =
+          std::max<int64_t>(0, std::min(idle_hi, dl_hi) - std::max(idle_lo, dl_lo));
       sum_host_gap_ += (idle_hi - idle_lo) - covered;
     }
     sum_tiny_ns_ += step_tiny_ns_;
