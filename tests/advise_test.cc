@@ -230,5 +230,80 @@ TEST(Advise, StragglerOnlyOnTheSlowRank) {
   }
 }
 
+TEST(Advise, IdleGapsPlantedAndReal) {
+  // Positive, planted: the host logs metrics for 20 % of the step with the GPU idle.
+  SynthOptions o;
+  o.steps = 6;
+  o.host_gap_fraction = 0.2;
+  const Analysed host = AnalyseSynth(o, "advise_host_gap.json");
+  const advise::Finding* g = Find(host.report.ranks[0], "idle_gaps");
+  ASSERT_NE(g, nullptr);
+  EXPECT_NEAR(g->estimated_saving_pct, 20.0, 2.0);
+  EXPECT_NE(g->fix.find("## log_metrics ##"), std::string::npos) << g->fix;
+  EXPECT_EQ(host.report.ranks[0].advice.verdict, "host-bound");
+  EXPECT_EQ(Find(host.report.ranks[0], "input_pipeline_stall"), nullptr);
+  // Negative, planted: DataLoader and sync stalls are other findings' gaps, not this one's.
+  o = SynthOptions();
+  o.steps = 6;
+  o.dataloader_stall_fraction = 0.3;
+  EXPECT_EQ(Find(AnalyseSynth(o, "advise_gap_dl.json").report.ranks[0], "idle_gaps"), nullptr);
+  o = SynthOptions();
+  o.steps = 8;
+  o.sync_points_per_step = 2;
+  o.sync_stall_fraction = 0.1;
+  EXPECT_EQ(Find(AnalyseSynth(o, "advise_gap_sync.json").report.ranks[0], "idle_gaps"), nullptr);
+
+  GPUSCOPE_REQUIRE_SHARED();
+  // Positive, real: the CPU-bound DDP trace idles the GPU for 15 ms inside "## forward ##" each
+  // step; launch_bound stays the verdict and does not claim that time again.
+  const Analysed cpu_bound = AnalyseFile(Shared("hta/nccl_parser_config_A100_rank0of2.json.gz"));
+  const advise::Finding* s = Find(cpu_bound.report.ranks[0], "idle_gaps");
+  ASSERT_NE(s, nullptr);
+  EXPECT_NEAR(s->estimated_saving_pct, 20.3, 0.5);
+  EXPECT_NE(s->fix.find("## forward ##"), std::string::npos);
+  EXPECT_EQ(cpu_bound.report.ranks[0].advice.verdict, "launch-bound");
+  // Critical, real: seconds-long pauses in the AlexNet benchmark (Nsight's gpu_gaps > 500 ms).
+  const Analysed alexnet = AnalyseFile(Shared("hta/critical_path_alexnet_A100_cuda_sync.json.gz"));
+  const advise::Finding* a = Find(alexnet.report.ranks[0], "idle_gaps");
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->severity, advise::Severity::kCritical);
+  // Negative, real: ResNet-50 without workers idles in the DataLoader — input_pipeline_stall's.
+  const Analysed nw0 = AnalyseFile(
+      Shared("kineto_tb_plugin/resnet50_num_workers_0.worker0.1623143089861.pt.trace.json.gz"));
+  EXPECT_EQ(Find(nw0.report.ranks[0], "idle_gaps"), nullptr);
+  EXPECT_EQ(nw0.report.ranks[0].advice.verdict, "input-bound");
+}
+
+TEST(Advise, LowOccupancyPlantedAndReal) {
+  // Positive, planted: 40 % of compute-kernel time in 16-block kernels on a 108-SM A100.
+  SynthOptions o;
+  o.steps = 4;
+  o.tiny_grid_fraction = 0.4;
+  const Analysed tiny = AnalyseSynth(o, "advise_tiny_grids.json");
+  const advise::Finding* f = Find(tiny.report.ranks[0], "low_occupancy");
+  ASSERT_NE(f, nullptr);
+  EXPECT_GT(f->estimated_saving_ns_per_step, 0);
+  EXPECT_LE(f->confidence, 0.3);
+  EXPECT_NE(f->fix.find("torch.compile"), std::string::npos);
+  // A low-confidence upper bound never names the verdict.
+  EXPECT_NE(tiny.report.ranks[0].advice.verdict, "occupancy-bound");
+  // Negative, planted: the default loop (24 % tiny grids, 23 % occupancy).
+  o.tiny_grid_fraction = 0;
+  EXPECT_EQ(Find(AnalyseSynth(o, "advise_no_tiny_grids.json").report.ranks[0], "low_occupancy"),
+            nullptr);
+
+  GPUSCOPE_REQUIRE_SHARED();
+  // Positive, real: negative_queue_length's kernels average 12.5 % achieved occupancy (no time
+  // estimate: occupancy alone does not bound a speed-up).
+  const Analysed nq = AnalyseFile(Shared("hta/negative_queue_length_A100-80GB_rank0of16.json.gz"));
+  const advise::Finding* q = Find(nq.report.ranks[0], "low_occupancy");
+  ASSERT_NE(q, nullptr);
+  EXPECT_EQ(q->estimated_saving_ns_per_step, 0);
+  // Negative, real: ResNet-50 (49 % occupancy, 6 % tiny grids).
+  const Analysed nw4 = AnalyseFile(
+      Shared("kineto_tb_plugin/resnet50_num_workers_4.worker0.1623212756351.pt.trace.json.gz"));
+  EXPECT_EQ(Find(nw4.report.ranks[0], "low_occupancy"), nullptr);
+}
+
 }  // namespace
 }  // namespace gpuscope

@@ -2,7 +2,11 @@
 // planted (docs/synth.md defines exactly what each knob plants).
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "analyze/gpu_time.h"
+#include "analyze/idle_gaps.h"
+#include "analyze/occupancy.h"
 #include "analyze/steps.h"
 #include "analyze/sync_points.h"
 #include "gpuscope/ingest.h"
@@ -107,6 +111,66 @@ TEST(Planted, SyncStallTenPercent) {
   EXPECT_GE(measured0, 0.0);
   EXPECT_LT(measured0, 0.01);
   EXPECT_LT(Share(truth0.sync_stall_ns_per_step, truth0.step_ns), 0.01);
+}
+
+TEST(Planted, HostGapTwentyPercent) {
+  SynthOptions o;
+  o.steps = 8;
+  o.host_gap_fraction = 0.2;
+  SynthTruth truth;
+  const Trace t = Generate(o, "planted_host_gap.json", &truth);
+  const analyze::StepsResult steps = analyze::AnalyzeSteps(t);
+  const analyze::IdleGapStats g = analyze::AnalyzeIdleGaps(t, steps, analyze::AnalyzeSyncPoints(t));
+  const double measured = Share(g.unexplained_ns_per_steady_step, steps.mean_steady_step_ns);
+  std::printf("host gap: planted 20 %%, truth %.2f %%, measured %.2f %%\n",
+              100 * Share(truth.host_gap_ns_per_step, truth.step_ns), 100 * measured);
+  EXPECT_NEAR(measured, 0.2, 0.02);
+  EXPECT_NEAR(Share(truth.host_gap_ns_per_step, truth.step_ns), 0.2, 0.005);
+  // The host op in the gaps is the planted one, and no gap is the DataLoader's or a sync's.
+  ASSERT_FALSE(g.host_ops.empty());
+  EXPECT_EQ(t.Str(g.host_ops.front().name), "## log_metrics ##");
+  EXPECT_EQ(g.long_gaps_after_sync, 0u);
+  // Combined with a DataLoader stall, each keeps its own share.
+  o.dataloader_stall_fraction = 0.2;
+  const Trace t2 = Generate(o, "planted_host_gap_dl.json", &truth);
+  const analyze::StepsResult steps2 = analyze::AnalyzeSteps(t2);
+  const analyze::IdleGapStats g2 =
+      analyze::AnalyzeIdleGaps(t2, steps2, analyze::AnalyzeSyncPoints(t2));
+  EXPECT_NEAR(Share(g2.unexplained_ns_per_steady_step, steps2.mean_steady_step_ns), 0.2, 0.02);
+  EXPECT_NEAR(Share(steps2.mean_steady_ns[static_cast<size_t>(analyze::StepCategory::kDataLoader)],
+                    steps2.mean_steady_step_ns),
+              0.2, 0.02);
+  // Without the plant: no long gap at all.
+  o = SynthOptions();
+  o.steps = 8;
+  const Trace t0 = Generate(o, "planted_no_host_gap.json", &truth);
+  const analyze::IdleGapStats g0 =
+      analyze::AnalyzeIdleGaps(t0, analyze::AnalyzeSteps(t0), analyze::AnalyzeSyncPoints(t0));
+  EXPECT_EQ(g0.long_gaps, 0u);
+  EXPECT_EQ(truth.host_gap_ns_per_step, 0);
+}
+
+TEST(Planted, TinyGridsFortyPercent) {
+  SynthOptions o;
+  o.steps = 6;
+  o.tiny_grid_fraction = 0.4;
+  SynthTruth truth;
+  const Trace t = Generate(o, "planted_tiny_grids.json", &truth);
+  const analyze::OccupancyStats occ = analyze::AnalyzeOccupancy(t, analyze::AnalyzeSteps(t));
+  std::printf("tiny grids: planted 40 %%, truth %.2f %%, measured %.2f %%\n",
+              100 * truth.tiny_grid_share, 100 * occ.tiny_grid_share);
+  EXPECT_NEAR(truth.tiny_grid_share, 0.4, 0.01);
+  EXPECT_NEAR(occ.tiny_grid_share, truth.tiny_grid_share, 0.01);
+  ASSERT_FALSE(occ.tiny.empty());
+  bool planted_listed = false;
+  for (const analyze::TinyGridKernel& k : occ.tiny) {
+    planted_listed |= k.name == "at::native::vectorized_elementwise_kernel" &&
+                      std::abs(k.mean_blocks_per_sm - 16.0 / 108.0) < 1e-3;
+  }
+  EXPECT_TRUE(planted_listed);
+  // The NCCL all-reduce (24 blocks) is communication, never a tiny grid.
+  for (const analyze::TinyGridKernel& k : occ.tiny)
+    EXPECT_EQ(k.name.find("nccl"), std::string::npos);
 }
 
 }  // namespace

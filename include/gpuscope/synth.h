@@ -33,6 +33,12 @@ struct SynthOptions {
   bool pageable_copies = false;  // H2D input copies from pageable (true) or pinned (false) memory
   double exposed_comm_fraction =
       0.0;  // share of each step the all-reduce runs with no compute beside it
+  // Share of each step the GPU idles before the first copy while the host runs a non-DataLoader,
+  // non-sync op ("## log_metrics ##"): GPU idle not covered by the DataLoader (docs/synth.md).
+  double host_gap_fraction = 0.0;
+  // Share of compute-kernel time in kernels with fewer thread blocks than SMs: a per-parameter
+  // loop of 16-block element-wise kernels after the optimizer (docs/synth.md).
+  double tiny_grid_fraction = 0.0;
   SynthPrecision precision = SynthPrecision::kBf16;
   int straggler_rank = -1;  // this rank's compute runs slower by straggler_slowdown
   double straggler_slowdown = 1.3;
@@ -65,6 +71,11 @@ struct SynthTruth {
   // Mean over steps of S_i = Σ over the step's sync points of the all-streams GPU idle gap that
   // contains the end of the point's cudaStreamSynchronize (natural host-wait gap + planted stall).
   int64_t sync_stall_ns_per_step = 0;
+  // Mean over steps of the GPU idle before the step's first copy not covered by the DataLoader.
+  int64_t host_gap_ns_per_step = 0;
+  // Σ compute-kernel time (NCCL excluded) of kernels with fewer blocks than SMs / Σ compute-kernel
+  // time, over the whole trace.
+  double tiny_grid_share = 0;
 };
 
 // Writes one rank's trace to `path`. Deterministic for the same options, rank and seed.

@@ -230,11 +230,150 @@ Advice AdviseRank(const RankInputs& in) {
     add(std::move(f));
   }
 
+  // 5c. Idle gaps: the GPU idles ≥ 1 ms at a time while the host does something that is neither
+  // the DataLoader (input_pipeline_stall) nor waiting on a sync (sync_points). The analysis
+  // already leaves those parts out, so this saving is disjoint from theirs.
+  int64_t idle_gap_claim = 0;  // per step; launch_bound below does not claim it again
+  if (in.idle_gaps && in.idle_gaps->long_gaps > 0) {
+    const analyze::IdleGapStats& g = *in.idle_gaps;
+    const int64_t per_step = g.unexplained_ns_per_steady_step;
+    const bool starved = g.longest_unexplained_ns > analyze::kNsightGpuGapNs;
+    if (Share(per_step, step_ns) > kIdleGapShare || starved) {
+      Finding f;
+      f.id = "idle_gaps";
+      f.title = "The GPU sits idle while the host does other work";
+      f.estimated_saving_ns_per_step = per_step;
+      idle_gap_claim = per_step;
+      f.saving_assumption =
+          "Moving that host work off the step's critical path (or overlapping it with GPU work) "
+          "removes the GPU idle of gaps of 1 ms or more that no DataLoader wait or sync point "
+          "already explains; shorter gaps stay.";
+      const uint64_t host_gaps = g.long_gaps - g.long_gaps_after_sync;
+      f.evidence = {{"unexplained idle per steady step", Ms(per_step)},
+                    {"share of the step", Pct(Share(per_step, step_ns))},
+                    {"gaps of 1 ms or more, not after a sync", std::to_string(host_gaps)},
+                    {"their idle not covered by the DataLoader", Ms(g.unexplained_ns)}};
+      // The longest unexplained gaps, with their step and what the host ran.
+      std::string ops_text;
+      int shown = 0;
+      for (const analyze::IdleGap& gap : g.longest) {
+        if (gap.claim != analyze::IdleClaim::kHost || shown == 3) continue;
+        std::string op = "no recorded op";
+        if (in.trace && !gap.host_ops.empty())
+          op = std::string(in.trace->Str(gap.host_ops[0].first));
+        f.evidence.emplace_back(
+            "gap " + std::to_string(++shown),
+            Ms(gap.length()) + " in step " + std::to_string(gap.step) + ", host in " + op);
+      }
+      for (const analyze::IdleHostOp& h : g.host_ops) {
+        if (!in.trace || ops_text.size() > 160) break;
+        ops_text += (ops_text.empty() ? "" : ", ") + std::string(in.trace->Str(h.name)) + " (" +
+                    Ms(h.overlap_ns) + ")";
+      }
+      if (starved) {
+        f.evidence.emplace_back("longest gap (Nsight gpu_gaps > 500 ms)",
+                                Ms(g.longest_unexplained_ns));
+      }
+      std::string fix = ops_text.empty()
+                            ? "In these gaps the host runs Python outside any recorded op "
+                              "(profile with with_stack=True to see it). "
+                            : "In these gaps the host was in " + ops_text + ". ";
+      auto any_op = [&](std::initializer_list<const char*> words) {
+        for (const analyze::IdleHostOp& h : g.host_ops) {
+          if (!in.trace) break;
+          const std::string_view n = in.trace->Str(h.name);
+          for (const char* w : words) {
+            if (n.find(w) != std::string_view::npos) return true;
+          }
+        }
+        return false;
+      };
+      if (any_op({"Optimizer", "optimizer", "zero_grad"})) {
+        fix +=
+            "Use a fused or foreach optimizer (torch.optim.AdamW(..., fused=True)) and "
+            "zero_grad(set_to_none=True). ";
+      }
+      if (any_op({"save", "checkpoint", "Checkpoint"})) {
+        fix +=
+            "Checkpoint every N steps and asynchronously "
+            "(torch.distributed.checkpoint.async_save). ";
+      }
+      if (any_op({"aten::to", "aten::copy_", "aten::_to_copy", "aten::cpu", "aten::item"})) {
+        fix +=
+            "Make copies asynchronous: pinned memory and .to(device, non_blocking=True); keep "
+            ".cpu()/.item() reads out of the step. ";
+      }
+      fix +=
+          "Move logging, metrics and checkpointing off the step (every N steps, or in a "
+          "background thread); when the host work is many small launches, capture the step "
+          "with CUDA graphs (torch.compile(mode=\"reduce-overhead\")).";
+      f.fix = fix;
+      f.confidence = 0.5;
+      add(std::move(f));
+      if (starved) advice.findings.back().severity = Severity::kCritical;
+    }
+  }
+
+  // 5d. Low occupancy / tiny grids: kernels that leave SMs empty. No overlap with the stalls above
+  // (they save GPU idle time, this saves GPU busy time).
+  if (in.occupancy && in.occupancy->available) {
+    const analyze::OccupancyStats& o = *in.occupancy;
+    const bool tiny = o.tiny_grid_share >= kTinyGridKernelShare;
+    const bool low_occ =
+        o.achieved_occupancy_pct >= 0 && o.achieved_occupancy_pct < kLowAchievedOccupancyPct;
+    if (tiny || low_occ) {
+      Finding f;
+      f.id = "low_occupancy";
+      f.title = tiny ? "Many kernels launch fewer thread blocks than the GPU has SMs"
+                     : "Kernels keep few warps resident per SM";
+      const int64_t occ_steps =
+          std::max<int64_t>(1, static_cast<int64_t>(steps.complete_count > 0 ? steps.complete_count
+                                                                             : steps.steps.size()));
+      // Bounded by the step time during which kernels run at all.
+      const int64_t per_step = std::min(o.tiny_grid_lost_sm_ns / occ_steps,
+                                        StepCat(steps, analyze::StepCategory::kKernel));
+      f.estimated_saving_ns_per_step = tiny ? per_step : 0;
+      f.saving_assumption =
+          tiny ? "Upper bound: the tiny-grid kernels' work spread over every SM at the same "
+                 "per-SM speed (time × blocks per SM) and the GPU on the critical path; real "
+                 "gains are smaller."
+               : "No time estimate: low occupancy alone does not bound the speed-up (a "
+                 "memory-bound kernel can saturate bandwidth at low occupancy).";
+      char buf[64];
+      f.evidence = {{"tiny-grid share of compute-kernel time", Pct(o.tiny_grid_share)},
+                    {"tiny-grid kernel time per step", Ms(o.tiny_grid_ns / occ_steps)}};
+      if (o.sm_efficiency >= 0) {
+        std::snprintf(buf, sizeof buf, "%.3f", o.sm_efficiency);
+        f.evidence.emplace_back("est. SM efficiency (tb_plugin)", buf);
+      }
+      if (o.achieved_occupancy_pct >= 0) {
+        std::snprintf(buf, sizeof buf, "%.1f %%", o.achieved_occupancy_pct);
+        f.evidence.emplace_back("est. achieved occupancy (duration-weighted)", buf);
+      }
+      for (size_t i = 0; i < o.tiny.size() && i < 3; ++i) {
+        std::snprintf(buf, sizeof buf, "%llu × %.2f blocks/SM, ",
+                      static_cast<unsigned long long>(o.tiny[i].count),
+                      o.tiny[i].mean_blocks_per_sm);
+        f.evidence.emplace_back("tiny grid: " + o.tiny[i].name.substr(0, 60),
+                                buf + Ms(o.tiny[i].total_ns));
+      }
+      f.fix =
+          "Give each kernel more work: a larger batch or micro-batch; fuse small element-wise "
+          "kernels with torch.compile; set torch.backends.cudnn.benchmark = True so cuDNN picks "
+          "kernels for your shapes; replace per-sample or per-parameter Python loops with batched "
+          "ops (torch._foreach_*, vmap).";
+      f.confidence = 0.3;
+      add(std::move(f));
+    }
+  }
+
   // 6. Launch-bound: many kernels shorter than their launch and an idle GPU not explained by input.
   const analyze::LaunchSummary& l = in.launches->all;
   const analyze::ExclusiveBreakdown& ex = in.gpu_time->exclusive;
-  const int64_t runtime = StepCat(steps, analyze::StepCategory::kRuntime) +
-                          StepCat(steps, analyze::StepCategory::kCpuExec);
+  // Host time the idle_gaps finding already claims is not claimed again.
+  const int64_t runtime =
+      std::max<int64_t>(0, StepCat(steps, analyze::StepCategory::kRuntime) +
+                               StepCat(steps, analyze::StepCategory::kCpuExec) - idle_gap_claim);
   if (l.n > 0 &&
       Share(static_cast<int64_t>(l.short_kernels), static_cast<int64_t>(l.n)) > kShortKernelShare &&
       Share(ex.idle_ns, ex.span_ns) > kLaunchIdleShare && runtime > 0) {
@@ -331,6 +470,7 @@ Advice AdviseRank(const RankInputs& in) {
       {"sync_points", "sync-bound"},
       {"pageable_copies", "copy-bound"},
       {"fp32_math", "precision-bound"},
+      {"idle_gaps", "host-bound"},
       {"straggler", "straggler"},
       {"memory_underused", "memory-underused"},
       {"near_oom", "near out of memory"},

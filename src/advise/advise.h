@@ -13,9 +13,11 @@
 
 #include "analyze/copies.h"
 #include "analyze/gpu_time.h"
+#include "analyze/idle_gaps.h"
 #include "analyze/kernels.h"
 #include "analyze/launches.h"
 #include "analyze/memory.h"
+#include "analyze/occupancy.h"
 #include "analyze/ranks.h"
 #include "analyze/steps.h"
 #include "analyze/sync_points.h"
@@ -38,6 +40,16 @@ inline constexpr double kMemoryUnusedShare = 0.50;  // peak reserved below half 
 inline constexpr double kNearOomShare = 0.90;       // peak reserved above 90 % (tb_plugin rule 7)
 inline constexpr double kPinnedOverPageableSpeedup = 3.0;  // measured here 6.5 → 23 GB/s, said 3x
 inline constexpr double kTinyCopiesPerStep = 10;  // memcpys under kTinyCopyBytes (64 KiB) per step
+// GPU idle in gaps ≥ analyze::kLongIdleGapNs (1 ms) that no sync point or DataLoader explains, of
+// the steady step (as tb_plugin's DataLoader rule: > 5 %). A single such gap longer than
+// analyze::kNsightGpuGapNs (500 ms, Nsight's gpu_gaps) fires it as critical whatever the share.
+inline constexpr double kIdleGapShare = 0.05;
+// Kernels with fewer thread blocks than SMs, of compute-kernel time. Measured: 5.7-5.8 % on the
+// ResNet-50 samples, 19.2 % on trace_diff_control, 23.9 % on the default synthetic trace (a
+// 32-CTA GEMM on 108 SMs); 30 % keeps the finding for traces where small grids dominate.
+inline constexpr double kTinyGridKernelShare = 0.30;
+// Duration-weighted est. achieved occupancy below this (%, 0-100).
+inline constexpr double kLowAchievedOccupancyPct = 20.0;
 
 enum class Severity : uint8_t { kInfo, kWarning, kCritical };
 const char* SeverityName(Severity s);
@@ -64,14 +76,19 @@ struct RankInputs {
   const analyze::CopyStats* copies = nullptr;
   const analyze::SyncStats* sync = nullptr;
   const analyze::MemoryStats* memory = nullptr;
+  const analyze::OccupancyStats* occupancy = nullptr;  // null: the rules below do not run
+  const analyze::IdleGapStats* idle_gaps = nullptr;
   const analyze::RanksResult* across = nullptr;  // null for a single rank
   int32_t rank = -1;
+  const Trace* trace = nullptr;  // for op names in evidence; may be null
 };
 
 struct Advice {
   std::vector<Finding> findings;  // by estimated saving, largest first
   // "input-bound", "communication-bound", "launch-bound", "sync-bound", "copy-bound",
-  // "precision-bound", "straggler", "memory-underused", "compute-bound — look at the kernels",
+  // "precision-bound", "host-bound", "straggler", "memory-underused",
+  // "compute-bound — look at the kernels" (also when low_occupancy, an upper bound of low
+  // confidence, is the top finding),
   // or "no GPU work".
   std::string verdict;
 };

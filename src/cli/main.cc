@@ -268,6 +268,15 @@ int main(int argc, char** argv) {
                    "Share of each step all GPU streams idle after the .item() syncs while the "
                    "CPU uses the value (0-0.9; 1 sync per step if --sync-per-step is 0)")
       ->check(CLI::Range(0.0, 0.9));
+  synth
+      ->add_option("--host-gap", so.host_gap_fraction,
+                   "Share of each step the GPU idles while the host runs a non-DataLoader, "
+                   "non-sync op (## log_metrics ##) before the first copy (0-0.89)")
+      ->check(CLI::Range(0.0, 0.89));
+  synth
+      ->add_option("--tiny-grids", so.tiny_grid_fraction,
+                   "Share of compute-kernel time in kernels with fewer blocks than SMs (0-0.89)")
+      ->check(CLI::Range(0.0, 0.89));
   synth->add_flag("--pageable", so.pageable_copies,
                   "Input copies from pageable (not pinned) memory");
   synth

@@ -625,6 +625,221 @@ void WriteOpsJson(const RankReport& rr, const Trace& t, JsonWriter* w) {
   w->EndObject();
 }
 
+std::string ShortName(std::string name, size_t max) {
+  return name.size() > max ? name.substr(0, max - 1) + "…" : name;
+}
+
+std::string RenderOccupancyText(const analyze::OccupancyStats& o, const TextStyle& style) {
+  std::string out;
+  char line[512];
+  if (!o.available && !o.occupancy_available) return out;
+  std::string sm = o.sm_efficiency >= 0 ? "est. SM efficiency " : "";
+  if (o.sm_efficiency >= 0) {
+    std::snprintf(line, sizeof line, "%.3f", o.sm_efficiency);
+    sm += line;
+  }
+  std::string occ;
+  if (o.achieved_occupancy_pct >= 0) {
+    std::snprintf(line, sizeof line, "%sachieved occupancy %.1f %%", sm.empty() ? "" : " · ",
+                  o.achieved_occupancy_pct);
+    occ = line;
+  }
+  std::snprintf(line, sizeof line, "  %-11s %s%s\n", "occupancy", sm.c_str(), occ.c_str());
+  out += line;
+  if (o.available && o.compute_kernel_ns > 0) {
+    std::snprintf(line, sizeof line,
+                  "  %-11s tiny grids (fewer blocks than SMs): %.1f %% of compute-kernel time, %s "
+                  "launches\n",
+                  "", 100 * o.tiny_grid_share, GroupDigits(o.tiny_grid_kernels).c_str());
+    out += line;
+  }
+  const size_t shown = style.verbose ? o.tiny.size() : 0;
+  for (size_t i = 0; i < shown; ++i) {
+    const analyze::TinyGridKernel& k = o.tiny[i];
+    std::snprintf(
+        line, sizeof line, "  %-11s %-47s %s × %s · %.2f blocks/SM · occ %s\n", "",
+        ShortName(k.name, 46).c_str(), GroupDigits(k.count).c_str(),
+        HumanDuration(k.total_ns / static_cast<int64_t>(std::max<uint64_t>(1, k.count))).c_str(),
+        k.mean_blocks_per_sm,
+        k.mean_occupancy_pct >= 0
+            ? (std::to_string(static_cast<int>(k.mean_occupancy_pct + 0.5)) + " %").c_str()
+            : "n/a");
+    out += line;
+  }
+  return out;
+}
+
+void WriteOccupancyJson(const analyze::OccupancyStats& o, JsonWriter* w) {
+  w->Key("occupancy").BeginObject();
+  w->Key("available").Bool(o.available);
+  w->Key("occupancy_available").Bool(o.occupancy_available);
+  w->Key("device").Int(o.device);
+  w->Key("range_start_ns").Int(o.range_start_ns);
+  w->Key("range_end_ns").Int(o.range_end_ns);
+  w->Key("sm_efficiency");
+  if (o.sm_efficiency >= 0)
+    w->Double(o.sm_efficiency, 6);
+  else
+    w->Null();
+  w->Key("achieved_occupancy_pct");
+  if (o.achieved_occupancy_pct >= 0)
+    w->Double(o.achieved_occupancy_pct, 4);
+  else
+    w->Null();
+  w->Key("compute_kernel_ns").Int(o.compute_kernel_ns);
+  w->Key("tiny_grid_ns").Int(o.tiny_grid_ns);
+  w->Key("tiny_grid_kernels").Uint(o.tiny_grid_kernels);
+  w->Key("tiny_grid_lost_sm_ns").Int(o.tiny_grid_lost_sm_ns);
+  w->Key("tiny_grid_share").Double(o.tiny_grid_share, 4);
+  w->Key("tiny_distinct_names").Uint(o.tiny_distinct_names);
+  w->Key("tiny").BeginArray();
+  for (const analyze::TinyGridKernel& k : o.tiny) {
+    w->BeginObject();
+    w->Key("name").String(k.name);
+    w->Key("count").Uint(k.count);
+    w->Key("total_ns").Int(k.total_ns);
+    w->Key("mean_blocks_per_sm").Double(k.mean_blocks_per_sm, 4);
+    w->Key("mean_occupancy_pct");
+    if (k.mean_occupancy_pct >= 0)
+      w->Double(k.mean_occupancy_pct, 2);
+    else
+      w->Null();
+    w->Key("lost_sm_ns").Int(k.lost_sm_ns);
+    w->EndObject();
+  }
+  w->EndArray();
+  w->EndObject();
+}
+
+std::string HostOpsText(const analyze::IdleGap& gap, const Trace* t) {
+  if (!t || gap.host_ops.empty()) return "no recorded op (Python between ops)";
+  std::string s;
+  for (const auto& [name, ns] : gap.host_ops) {
+    s += (s.empty() ? "" : ", ") + ShortName(std::string(t->Str(name)), 48) + " " +
+         HumanDuration(ns);
+  }
+  return s;
+}
+
+std::string RenderIdleGapsText(const analyze::IdleGapStats& g, const Trace* t,
+                               const TextStyle& style) {
+  std::string out;
+  char line[512];
+  if (g.gaps == 0) return out;
+  std::snprintf(line, sizeof line, "  %-11s %s gaps, %s idle in the steps; %s ≥ 1 ms (%s)\n",
+                "idle gaps", GroupDigits(g.gaps).c_str(), HumanDuration(g.idle_ns).c_str(),
+                GroupDigits(g.long_gaps).c_str(), HumanDuration(g.long_gap_ns).c_str());
+  out += line;
+  if (g.long_gaps > 0) {
+    std::snprintf(line, sizeof line,
+                  "  %-11s of these %s after a sync · DataLoader covers %s · unexplained %s per "
+                  "steady step\n",
+                  "", GroupDigits(g.long_gaps_after_sync).c_str(),
+                  HumanDuration(g.long_gap_dataloader_ns).c_str(),
+                  HumanDuration(g.unexplained_ns_per_steady_step).c_str());
+    out += line;
+  }
+  if (g.nsight_gaps > 0) {
+    std::snprintf(line, sizeof line, "  %-11s %s gaps > 500 ms (Nsight gpu_gaps), longest %s\n", "",
+                  GroupDigits(g.nsight_gaps).c_str(),
+                  HumanDuration(g.nsight_longest_gap_ns).c_str());
+    out += line;
+  }
+  if (!style.verbose) return out;
+  static constexpr const char* kBuckets[analyze::kIdleGapBuckets] = {
+      "<10µs", "<100µs", "<1ms", "<10ms", "<100ms", "<1s", "≥1s"};
+  std::string hist;
+  for (size_t b = 0; b < analyze::kIdleGapBuckets; ++b) {
+    if (g.histogram_count[b] == 0) continue;
+    hist += (hist.empty() ? "" : " · ") + std::string(kBuckets[b]) + " " +
+            GroupDigits(g.histogram_count[b]) + " (" + HumanDuration(g.histogram_ns[b]) + ")";
+  }
+  out += "              " + hist + "\n";
+  for (const analyze::IdleGap& gap : g.longest) {
+    std::snprintf(line, sizeof line, "  %-11s %s in step %d (%s): %s\n", "",
+                  HumanDuration(gap.length()).c_str(), gap.step, analyze::IdleClaimName(gap.claim),
+                  HostOpsText(gap, t).c_str());
+    out += line;
+  }
+  return out;
+}
+
+void WriteIdleGapsJson(const analyze::IdleGapStats& g, const Trace* t, JsonWriter* w) {
+  w->Key("idle_gaps").BeginObject();
+  w->Key("range_start_ns").Int(g.range_start_ns);
+  w->Key("range_end_ns").Int(g.range_end_ns);
+  w->Key("gaps").Uint(g.gaps);
+  w->Key("idle_ns").Int(g.idle_ns);
+  w->Key("histogram").BeginArray();
+  for (size_t b = 0; b < analyze::kIdleGapBuckets; ++b) {
+    w->BeginObject();
+    w->Key("below_ns");
+    if (b < analyze::kIdleGapBucketBoundsNs.size())
+      w->Int(analyze::kIdleGapBucketBoundsNs[b]);
+    else
+      w->Null();
+    w->Key("count").Uint(g.histogram_count[b]);
+    w->Key("total_ns").Int(g.histogram_ns[b]);
+    w->EndObject();
+  }
+  w->EndArray();
+  w->Key("long_gap_threshold_ns").Int(analyze::kLongIdleGapNs);
+  w->Key("long_gaps").Uint(g.long_gaps);
+  w->Key("long_gap_ns").Int(g.long_gap_ns);
+  w->Key("long_gaps_after_sync").Uint(g.long_gaps_after_sync);
+  w->Key("long_gap_after_sync_ns").Int(g.long_gap_after_sync_ns);
+  w->Key("long_gaps_dataloader").Uint(g.long_gaps_dataloader);
+  w->Key("long_gap_dataloader_ns").Int(g.long_gap_dataloader_ns);
+  w->Key("unexplained_ns").Int(g.unexplained_ns);
+  w->Key("steady_steps").Uint(g.steady_steps);
+  w->Key("unexplained_ns_per_steady_step").Int(g.unexplained_ns_per_steady_step);
+  w->Key("longest_unexplained_ns").Int(g.longest_unexplained_ns);
+  w->Key("nsight_gaps").Uint(g.nsight_gaps);
+  w->Key("nsight_longest_gap_ns").Int(g.nsight_longest_gap_ns);
+  w->Key("longest").BeginArray();
+  for (const analyze::IdleGap& gap : g.longest) {
+    w->BeginObject();
+    w->Key("start_ns").Int(gap.start_ns);
+    w->Key("duration_ns").Int(gap.length());
+    w->Key("step").Int(gap.step);
+    w->Key("steady").Bool(gap.steady);
+    w->Key("claim").String(analyze::IdleClaimName(gap.claim));
+    w->Key("dataloader_ns").Int(gap.dataloader_ns);
+    w->Key("unexplained_ns").Int(gap.unexplained_ns);
+    w->Key("host_ops").BeginArray();
+    for (const auto& [name, ns] : gap.host_ops) {
+      w->BeginObject();
+      w->Key("op").String(t ? t->Str(name) : "");
+      w->Key("overlap_ns").Int(ns);
+      w->EndObject();
+    }
+    w->EndArray();
+    w->EndObject();
+  }
+  w->EndArray();
+  w->Key("host_ops").BeginArray();
+  for (const analyze::IdleHostOp& h : g.host_ops) {
+    w->BeginObject();
+    w->Key("op").String(t ? t->Str(h.name) : "");
+    w->Key("gaps").Uint(h.gaps);
+    w->Key("overlap_ns").Int(h.overlap_ns);
+    w->EndObject();
+  }
+  w->EndArray();
+  w->Key("per_step").BeginArray();
+  for (const analyze::StepIdleGaps& s : g.steps) {
+    w->BeginObject();
+    w->Key("step").Int(s.step);
+    w->Key("steady").Bool(s.steady);
+    w->Key("idle_ns").Int(s.idle_ns);
+    w->Key("long_gaps").Uint(s.long_gaps);
+    w->Key("unexplained_ns").Int(s.unexplained_ns);
+    w->EndObject();
+  }
+  w->EndArray();
+  w->EndObject();
+}
+
 // Word-wraps `text` to `width` columns (counting UTF-8 code points), the first line indented by
 // `indent` spaces and the following ones by indent + 2.
 std::string Wrap(const std::string& text, size_t indent, size_t width) {
@@ -778,6 +993,28 @@ Report BuildReport(const std::vector<Trace>& traces, std::vector<Status> failure
   for (int w = 1; w < workers; ++w) pool.emplace_back(work);
   work();
   for (std::thread& th : pool) th.join();
+  // Second phase: analyses that build on the first (the steps' range, the sync points), again as
+  // (rank, analysis) tasks.
+  constexpr size_t kDependent = 2;
+  const size_t tasks2 = traces.size() * kDependent;
+  next = 0;
+  auto run2 = [&](size_t task) {
+    const size_t i = task / kDependent;
+    RankReport& r = report.ranks[i];
+    if (task % kDependent == 0) {
+      r.occupancy = analyze::AnalyzeOccupancy(traces[i], r.steps);
+    } else {
+      r.idle_gaps = analyze::AnalyzeIdleGaps(traces[i], r.steps, r.sync);
+    }
+  };
+  auto work2 = [&] {
+    for (size_t task = next++; task < tasks2; task = next++) run2(task);
+  };
+  pool.clear();
+  for (int w = 1; w < std::min<int>(workers, static_cast<int>(tasks2)); ++w)
+    pool.emplace_back(work2);
+  work2();
+  for (std::thread& th : pool) th.join();
   std::vector<const Trace*> trace_ptrs;
   std::vector<const analyze::GpuTime*> gpu_ptrs;
   std::vector<const analyze::StepsResult*> step_ptrs;
@@ -797,6 +1034,9 @@ Report BuildReport(const std::vector<Trace>& traces, std::vector<Status> failure
     in.copies = &r.copies;
     in.sync = &r.sync;
     in.memory = &r.memory;
+    in.occupancy = &r.occupancy;
+    in.idle_gaps = &r.idle_gaps;
+    in.trace = r.trace;
     in.across = report.ranks.size() > 1 ? &report.across_ranks : nullptr;
     in.rank = r.summary.rank;
     r.advice = advise::AdviseRank(in);
@@ -923,6 +1163,8 @@ std::string RenderText(const Report& report, const TextStyle& style) {
     out += RenderStepsText(rr.steps);
     out += RenderKernelsText(rr.kernels, style);
     out += RenderOpsText(rr, rr.trace);
+    out += RenderOccupancyText(rr.occupancy, style);
+    out += RenderIdleGapsText(rr.idle_gaps, rr.trace, style);
   }
   out += RenderRanksText(report);
   for (const Status& f : failures)
@@ -1024,6 +1266,8 @@ std::string RenderJson(const Report& report) {
     WriteStepsJson(rr.steps, &w);
     WriteKernelsJson(rr.kernels, &w);
     if (rr.trace) WriteOpsJson(rr, *rr.trace, &w);
+    WriteOccupancyJson(rr.occupancy, &w);
+    WriteIdleGapsJson(rr.idle_gaps, rr.trace, &w);
     w.EndObject();
   }
   w.EndArray();

@@ -8,9 +8,11 @@
 #include "advise/advise.h"
 #include "analyze/copies.h"
 #include "analyze/gpu_time.h"
+#include "analyze/idle_gaps.h"
 #include "analyze/kernels.h"
 #include "analyze/launches.h"
 #include "analyze/memory.h"
+#include "analyze/occupancy.h"
 #include "analyze/ranks.h"
 #include "analyze/steps.h"
 #include "analyze/sync_points.h"
@@ -34,6 +36,8 @@ struct RankReport {
   analyze::CopyStats copies;       // direction, pageable/pinned, bandwidth, sync
   analyze::SyncStats sync;         // host-blocking synchronisation and its causes
   analyze::MemoryStats memory;     // peak allocated/reserved vs device memory, timeline
+  analyze::OccupancyStats occupancy;  // SM efficiency, achieved occupancy, tiny grids (≥ steps)
+  analyze::IdleGapStats idle_gaps;    // GPU idle gaps and what the host did (≥ steps, sync)
   advise::Advice advice;           // ranked findings and the verdict
 };
 

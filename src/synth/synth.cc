@@ -134,6 +134,7 @@ enum KernelId : int16_t {
   kAdamStepCount,
   kFusedAdam,
   kNcclAllReduce,
+  kTinyLoop,  // planted tiny grid (tiny_grid_fraction): a per-parameter element-wise loop
   kNumKernels
 };
 
@@ -643,6 +644,25 @@ const KernelDef kKernelDefs[kNumKernels] = {
      {24, 1, 1},
      {544, 1, 1},
      0},
+    // kTinyLoop: 16 blocks of 128 threads, fewer blocks than SMs (planted by tiny_grid_fraction;
+    // duration given per call)
+    {"void at::native::vectorized_elementwise_kernel<4, at::native::AUnaryFunctor<float, float, "
+     "float, at::native::binary_internal::MulFunctor<float> >, at::detail::Array<char*, 2> >(int, "
+     "at::native::AUnaryFunctor<float, float, float, "
+     "at::native::binary_internal::MulFunctor<float> "
+     ">, at::detail::Array<char*, 2>)",
+     "void at::native::vectorized_elementwise_kernel<4, at::native::AUnaryFunctor<float, float, "
+     "float, at::native::binary_internal::MulFunctor<float> >, at::detail::Array<char*, 2> >(int, "
+     "at::native::AUnaryFunctor<float, float, float, "
+     "at::native::binary_internal::MulFunctor<float> "
+     ">, at::detail::Array<char*, 2>)",
+     4 * kUs,
+     1.0,
+     16,
+     0,
+     {16, 1, 1},
+     {128, 1, 1},
+     6},
 };
 
 struct DeviceProps {
@@ -903,6 +923,10 @@ class RankGenerator {
     truth_.dataloader_wait_ns_per_step = sum_wait_ / steps_done;
     truth_.exposed_comm_ns_per_step = sum_exposed_ / steps_done;
     truth_.sync_stall_ns_per_step = sum_sync_stall_ / steps_done;
+    truth_.host_gap_ns_per_step = sum_host_gap_ / steps_done;
+    truth_.tiny_grid_share = sum_compute_ns_ > 0 ? static_cast<double>(sum_tiny_ns_) /
+                                                       static_cast<double>(sum_compute_ns_)
+                                                 : 0.0;
     return truth_;
   }
 
@@ -955,6 +979,7 @@ class RankGenerator {
       info.factor = bf16_ ? 1.0 : d.fp32_factor;
       double blocks = static_cast<double>(d.grid[0]) * d.grid[1] * d.grid[2];
       double blocks_per_sm = blocks / props_.num_sms;
+      info.tiny = blocks_per_sm < 1.0;
       int threads = d.block[0] * d.block[1] * d.block[2];
       double warps_per_sm = blocks_per_sm * ((threads + 31) / 32);
       char buf[512];
@@ -1011,6 +1036,7 @@ class RankGenerator {
 
   struct KernelInfo {
     bool present = false;
+    bool tiny = false;  // fewer blocks than SMs
     std::string name;
     std::string static_args;
     int64_t base_ns = 0;
@@ -1115,6 +1141,10 @@ class RankGenerator {
     const KernelInfo& info = kernels_[k];
     if (!info.present) return;
     int64_t dur = GpuDur(k, base_ns >= 0 ? base_ns : info.base_ns);
+    if (k != kNcclAllReduce) {  // compute kernels, for the tiny-grid truth
+      step_compute_ns_ += dur;
+      if (info.tiny) step_tiny_ns_ += dur;
+    }
     int64_t t = cpu_;
     // cudaLaunchKernel takes 3.5-7 µs, with rare 12-40 µs outliers (driver lock contention).
     int64_t call = cpu_rng_.Unit() < 0.02 ? Cpu(12 * kUs, 40 * kUs) : Cpu(3500, 7000);
@@ -1520,6 +1550,28 @@ class RankGenerator {
     Gap();
     Op(Kind::kAnnotation, "Optimizer.zero_grad#AdamW.zero_grad",
        [&] { cpu_ += Cpu(10 * kUs, 30 * kUs); });
+    TinyGridLoop();
+  }
+
+  // Plants tiny grids: a per-parameter loop of kTinyLoopLaunches element-wise kernels with 16
+  // blocks (fewer than SMs) whose time T makes the step's tiny-grid share of compute-kernel time
+  // f: (tiny so far + T) / (compute so far + T) = f. GPU jitter moves the share by < 1 %; the
+  // truth records what was written.
+  void TinyGridLoop() {
+    const double f = o_.tiny_grid_fraction;
+    if (f <= 0.0) return;
+    const double total =
+        (f * static_cast<double>(step_compute_ns_) - static_cast<double>(step_tiny_ns_)) /
+        (1.0 - f);
+    if (total <= 0.0) return;
+    constexpr int kTinyLoopLaunches = 8;
+    const int64_t each = std::max<int64_t>(q_, std::llround(total / kTinyLoopLaunches));
+    Gap();
+    Op(Kind::kAnnotation, "## scale_grads_per_param ##", [&] {
+      for (int i = 0; i < kTinyLoopLaunches; ++i) {
+        CpuOp("aten::mul_", [&] { Launch(kTinyLoop, each); });
+      }
+    });
   }
 
   // ----- one step ---------------------------------------------------------------------------
@@ -1551,6 +1603,7 @@ class RankGenerator {
     int64_t g_done = 0;   // end of the step's last GPU op (frame)
     int64_t exposed = 0;  // X
     int64_t wait = 0;     // W
+    int64_t host = 0;     // H: planted host gap before the first copy (host_gap_fraction)
   };
   Placement Place() {
     // --- place the all-reduces: non-final buckets overlap the following blocks' backward ---
@@ -1578,6 +1631,9 @@ class RankGenerator {
     // and P = W + span:  exposed(E) = f_comm * P  and  W = f_dl * P. ---
     const double f_dl = o_.dataloader_stall_fraction;
     const double f_comm = o_.exposed_comm_fraction;
+    const double f_host = o_.host_gap_fraction;
+    // P = W + H + span; without a host gap H = 0 and 1 - f_dl - f_host = 1 - f_dl as before.
+    const double busy_share = 1.0 - f_dl - f_host;
     auto nccl_end_for = [&](int64_t tail) { return std::max(fin_start + q, x_end_ + tail); };
     auto exposed_for = [&](int64_t end) {
       return slivers + std::max<int64_t>(0, end - std::max(x_end_, fin_start));
@@ -1587,8 +1643,8 @@ class RankGenerator {
       int64_t g = PlaceDeferred(nccl_end_for(tail));
       double span = static_cast<double>(g - first_copy_start_);
       double residual =
-          f_comm * span / (1.0 - f_dl) - static_cast<double>(exposed_for(nccl_end_for(tail)));
-      double slope = 1.0 - f_comm / (1.0 - f_dl);  // d(f_comm * P - exposed)/dE, with W = f_dl * P
+          f_comm * span / busy_share - static_cast<double>(exposed_for(nccl_end_for(tail)));
+      double slope = 1.0 - f_comm / busy_share;  // d(f_comm * P - exposed)/dE, W = f_dl * P
       int64_t next = tail + std::llround(residual / slope);
       next = next <= 0 ? 0 : (next + q / 2) / q * q;
       if (next == tail) break;
@@ -1599,9 +1655,20 @@ class RankGenerator {
     const int64_t exposed = exposed_for(nccl_end);
     recs_[fin.rec].end = nccl_end;
     const int64_t span = g_done - first_copy_start_;
-    int64_t wait = std::llround(f_dl / (1.0 - f_dl) * static_cast<double>(span));
+    const double period = static_cast<double>(span) / busy_share;
+    // Written as before the host gap existed, so f_host = 0 keeps the output byte-identical.
+    int64_t wait = std::llround(f_dl / busy_share * static_cast<double>(span));
     wait = (wait + q / 2) / q * q;
-    return {g_done, exposed, wait};
+    // The GPU idles from the previous step's end to the first copy: W + H. The DataLoader covers
+    // all of it but the host op and the copy's own launch (first_copy_start_ of the frame), so the
+    // idle not covered by the DataLoader is H + min(W, first_copy_start_); H is solved to make
+    // that f_host * P.
+    int64_t host = 0;
+    if (f_host > 0.0) {
+      host = std::llround(f_host * period) - std::min(wait, first_copy_start_);
+      host = std::max<int64_t>(0, (host + q / 2) / q * q);
+    }
+    return {g_done, exposed, wait, host};
   }
 
   // S of the step as placed: Σ over its sync points of the all-streams idle gap (every kernel,
@@ -1648,7 +1715,8 @@ class RankGenerator {
   // Newton steps on the shifted, re-placed step (S, W, X and span are all re-solved each time).
   void SolveSyncStall(Placement* pl, int64_t* stall, int64_t* cpu_end) {
     const double f = o_.sync_stall_fraction;
-    const double k = 1.0 - o_.dataloader_stall_fraction - o_.exposed_comm_fraction;
+    const double k =
+        1.0 - o_.dataloader_stall_fraction - o_.exposed_comm_fraction - o_.host_gap_fraction;
     const double m = static_cast<double>(sync_marks_.size());
     const int64_t q = q_;
     std::vector<Interval> base_recs(recs_.size());
@@ -1689,7 +1757,8 @@ class RankGenerator {
     SyncStall(&clean);
     int64_t d = 0;
     for (int it = 0; it < 12; ++it) {
-      const double period = static_cast<double>(pl->wait + pl->g_done - first_copy_start_);
+      const double period =
+          static_cast<double>(pl->wait + pl->host + pl->g_done - first_copy_start_);
       const double residual = f * period - static_cast<double>(*stall);
       // dS/dd = clean points; dP/dd = m / k (W and X grow with P).
       const double slope = static_cast<double>(clean) - f * m / k;
@@ -1708,6 +1777,8 @@ class RankGenerator {
     nccl_.clear();
     deferred_.clear();
     sync_marks_.clear();
+    step_compute_ns_ = 0;
+    step_tiny_ns_ = 0;
     tail7_ = kNegInf;
     blocked_on_nccl_ = false;
     first_copy_start_ = kNegInf;
@@ -1751,14 +1822,17 @@ class RankGenerator {
     const int64_t g_done = pl.g_done;
     const int64_t exposed = pl.exposed;
     const int64_t wait = pl.wait;
+    const int64_t host = pl.host;
 
     // --- absolute placement: the first copy starts `wait` after the previous step's last GPU
     // op. The DataLoader covers [S_i + eps, copy launch]; if that would be shorter than
     // kMinDataLoaderNs (CPU behind), the whole step slides later and the stall grows. ---
-    int64_t copy_abs = g_done_prev_ + wait;
+    // A planted host gap H sits between the DataLoader's return and the copy: the DataLoader
+    // ends H before the frame origin and "## log_metrics ##" fills [-H, 0).
+    int64_t copy_abs = g_done_prev_ + wait + host;
     const int64_t dl_start_abs = s_i + eps;
-    if (copy_abs - first_copy_start_ - dl_start_abs < kMinDataLoaderNs) {
-      copy_abs = dl_start_abs + kMinDataLoaderNs + first_copy_start_;
+    if (copy_abs - first_copy_start_ - host - dl_start_abs < kMinDataLoaderNs) {
+      copy_abs = dl_start_abs + kMinDataLoaderNs + host + first_copy_start_;
     }
     const int64_t offset = copy_abs - first_copy_start_;
     const int64_t wait_actual = copy_abs - g_done_prev_;
@@ -1768,7 +1842,23 @@ class RankGenerator {
     recs_[step_rec].start = s_i - offset;
     recs_[step_rec].end = s_next_ - end_gap - offset;
     recs_[dl_rec].start = dl_start_abs - offset;
-    recs_[dl_rec].end = 0;
+    recs_[dl_rec].end = -host;
+    if (host > 0) {
+      size_t h = Add(Kind::kAnnotation, "## log_metrics ##");
+      recs_[h].ext = ++ext_id_;
+      recs_[h].start = -host;
+      recs_[h].end = 0;
+    }
+    // GPU idle before the first copy that the DataLoader does not cover.
+    {
+      const int64_t idle_lo = g_done_prev_, idle_hi = copy_abs;
+      const int64_t dl_lo = dl_start_abs, dl_hi = offset - host;
+      const int64_t covered =
+          std::max<int64_t>(0, std::min(idle_hi, dl_hi) - std::max(idle_lo, dl_lo));
+      sum_host_gap_ += (idle_hi - idle_lo) - covered;
+    }
+    sum_tiny_ns_ += step_tiny_ns_;
+    sum_compute_ns_ += step_compute_ns_;
 
     sum_wait_ += wait_actual;
     sum_exposed_ += exposed;
@@ -2132,6 +2222,11 @@ class RankGenerator {
   int64_t sum_wait_ = 0;
   int64_t sum_exposed_ = 0;
   int64_t sum_sync_stall_ = 0;
+  int64_t sum_host_gap_ = 0;
+  int64_t sum_tiny_ns_ = 0;
+  int64_t sum_compute_ns_ = 0;
+  int64_t step_compute_ns_ = 0;  // this step's compute-kernel time (NCCL excluded) so far
+  int64_t step_tiny_ns_ = 0;     // of which kernels with fewer blocks than SMs
   int64_t sum_period_ = 0;
 };
 
@@ -2160,13 +2255,23 @@ Status Validate(const SynthOptions& o) {
     return usage("sync_stall_fraction must be in [0, 0.9) (got " +
                  std::to_string(o.sync_stall_fraction) + ")");
   }
-  if (o.dataloader_stall_fraction + o.exposed_comm_fraction + o.sync_stall_fraction >= 0.95) {
+  if (!std::isfinite(o.host_gap_fraction) || o.host_gap_fraction < 0.0 ||
+      o.host_gap_fraction >= 0.9) {
+    return usage("host_gap_fraction must be in [0, 0.9) (got " +
+                 std::to_string(o.host_gap_fraction) + ")");
+  }
+  if (!std::isfinite(o.tiny_grid_fraction) || o.tiny_grid_fraction < 0.0 ||
+      o.tiny_grid_fraction >= 0.9) {
+    return usage("tiny_grid_fraction must be in [0, 0.9) (got " +
+                 std::to_string(o.tiny_grid_fraction) + ")");
+  }
+  const double planted = o.dataloader_stall_fraction + o.exposed_comm_fraction +
+                         o.sync_stall_fraction + o.host_gap_fraction;
+  if (planted >= 0.95) {
     return usage(
-        "dataloader_stall_fraction + exposed_comm_fraction + sync_stall_fraction must be < 0.95 "
-        "(got " +
-        std::to_string(o.dataloader_stall_fraction + o.exposed_comm_fraction +
-                       o.sync_stall_fraction) +
-        ")");
+        "dataloader_stall_fraction + exposed_comm_fraction + sync_stall_fraction + "
+        "host_gap_fraction must be < 0.95 (got " +
+        std::to_string(planted) + ")");
   }
   if (o.sync_points_per_step < 0 || o.sync_points_per_step > 10000) {
     return usage("sync_points_per_step must be in [0, 10000] (got " +

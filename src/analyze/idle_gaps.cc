@@ -1,0 +1,261 @@
+#include "analyze/idle_gaps.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+#include "analyze/intervals.h"
+
+namespace gpuscope::analyze {
+
+const char* IdleClaimName(IdleClaim c) {
+  switch (c) {
+    case IdleClaim::kSync:
+      return "sync";
+    case IdleClaim::kDataLoader:
+      return "dataloader";
+    case IdleClaim::kHost:
+      break;
+  }
+  return "host";
+}
+
+namespace {
+
+struct HostOp {
+  int64_t start;
+  int64_t end;
+  StringId name;
+};
+
+using ThreadKey = std::pair<TraceId, TraceId>;
+
+// Per thread, the outermost cpu_op / user_annotation events (ProfilerStep excluded), by start.
+// Outermost ops on one thread are disjoint, so their ends are sorted too.
+// Runtime calls made outside every op (cudaDeviceSynchronize called from Python) count too.
+std::map<ThreadKey, std::vector<HostOp>> OutermostOps(const CpuOpTable& cpu,
+                                                      const RuntimeCallTable& runtime) {
+  std::map<ThreadKey, std::vector<HostOp>> all;
+  for (size_t i = 0; i < cpu.size(); ++i) {
+    if (cpu.step[i] >= 0) continue;
+    if (cpu.kind[i] != CpuKind::kCpuOp && cpu.kind[i] != CpuKind::kUserAnnotation) continue;
+    all[{cpu.pid[i], cpu.tid[i]}].push_back(
+        {cpu.start_ns[i], cpu.start_ns[i] + cpu.dur_ns[i], cpu.name[i]});
+  }
+  for (size_t i = 0; i < runtime.size(); ++i) {
+    all[{runtime.pid[i], runtime.tid[i]}].push_back(
+        {runtime.start_ns[i], runtime.start_ns[i] + runtime.dur_ns[i], runtime.name[i]});
+  }
+  for (auto& [key, ops] : all) {
+    std::sort(ops.begin(), ops.end(), [](const HostOp& a, const HostOp& b) {
+      return a.start != b.start ? a.start < b.start : a.end > b.end;
+    });
+    std::vector<HostOp> outer;
+    int64_t cur_end = INT64_MIN;
+    for (const HostOp& op : ops) {
+      if (op.start >= cur_end) {
+        outer.push_back(op);
+        cur_end = op.end;
+      }
+    }
+    ops = std::move(outer);
+  }
+  return all;
+}
+
+}  // namespace
+
+IdleGapStats AnalyzeIdleGaps(const Trace& trace, const StepsResult& steps, const SyncStats& sync) {
+  IdleGapStats out;
+  const GpuActivityTable& g = trace.gpu;
+
+  // Busy union and, per GPU op, its start (to find the op that ends a gap and its launcher).
+  std::vector<Interval> ops;
+  std::vector<std::pair<int64_t, uint32_t>> starts;
+  for (size_t i = 0; i < g.size(); ++i) {
+    if (g.kind[i] == GpuKind::kSync || g.dur_ns[i] <= 0) continue;
+    ops.push_back({g.start_ns[i], g.start_ns[i] + g.dur_ns[i]});
+    starts.emplace_back(g.start_ns[i], static_cast<uint32_t>(i));
+  }
+  const std::vector<Interval> busy = Merge(std::move(ops));
+  if (busy.empty()) return out;
+  std::sort(starts.begin(), starts.end());
+
+  // Nsight gpu_gaps: between the first and the last GPU op.
+  for (size_t i = 1; i < busy.size(); ++i) {
+    const int64_t len = busy[i].start - busy[i - 1].end;
+    out.nsight_longest_gap_ns = std::max(out.nsight_longest_gap_ns, len);
+    if (len > kNsightGpuGapNs) ++out.nsight_gaps;
+  }
+
+  // Analysed range.
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  for (const StepBreakdown& s : steps.steps) {
+    lo = std::min(lo, s.start_ns);
+    hi = std::max(hi, s.end_ns);
+  }
+  if (lo >= hi) lo = busy.front().start, hi = busy.back().end;
+  // Only gaps between two GPU ops: before the first one the CPU is still ahead of any work, after
+  // the last one the profiler may be stopping (80 ms of "other" closes the last step of a
+  // ResNet-50 sample), and neither is a gap Nsight or HTA would count.
+  lo = std::max(lo, busy.front().start);
+  hi = std::min(hi, busy.back().end);
+  out.range_start_ns = lo;
+  out.range_end_ns = hi;
+  const std::vector<Interval> idle = Subtract({{lo, hi}}, busy);
+
+  // DataLoader ops (any thread) and the steady steps, as merged sets.
+  std::vector<Interval> dl;
+  for (size_t i = 0; i < trace.cpu.size(); ++i) {
+    if (trace.cpu.is_dataloader[i]) {
+      dl.push_back({trace.cpu.start_ns[i], trace.cpu.start_ns[i] + trace.cpu.dur_ns[i]});
+    }
+  }
+  dl = Merge(std::move(dl));
+  std::vector<Interval> steady;
+  for (const StepBreakdown& s : steps.steps) {
+    if (s.steady_state) steady.push_back({s.start_ns, s.end_ns});
+    out.steady_steps += s.steady_state;
+    StepIdleGaps si;
+    si.step = s.step;
+    si.steady = s.steady_state;
+    out.steps.push_back(si);
+  }
+  steady = Merge(std::move(steady));
+  // Steps are in time order and do not overlap: the last one starting at or before t.
+  auto step_of = [&](int64_t t) -> int {
+    auto s = std::upper_bound(steps.steps.begin(), steps.steps.end(), t,
+                              [](int64_t v, const StepBreakdown& b) { return v < b.start_ns; });
+    if (s == steps.steps.begin()) return -1;
+    --s;
+    return t < s->end_ns ? static_cast<int>(s - steps.steps.begin()) : -1;
+  };
+
+  // Sync point ends, sorted, to test "a sync ends inside this gap".
+  // and the host's blocked time (a sync point's first call start → last call end).
+  std::vector<int64_t> sync_ends;
+  std::vector<Interval> blocked;
+  for (const SyncPoint& p : sync.points) {
+    sync_ends.push_back(p.end_ns);
+    blocked.push_back({p.start_ns, p.end_ns});
+  }
+  std::sort(sync_ends.begin(), sync_ends.end());
+  blocked = Merge(std::move(blocked));
+
+  // The main launching thread: most linked launches.
+  std::map<ThreadKey, uint64_t> launches_per_thread;
+  for (size_t i = 0; i < trace.runtime.size(); ++i) {
+    const RuntimeKind k = trace.runtime.kind[i];
+    if (k == RuntimeKind::kKernelLaunch || k == RuntimeKind::kGraphLaunch ||
+        k == RuntimeKind::kMemcpy || k == RuntimeKind::kMemset) {
+      ++launches_per_thread[{trace.runtime.pid[i], trace.runtime.tid[i]}];
+    }
+  }
+  ThreadKey main_thread{0, 0};
+  uint64_t most = 0;
+  for (const auto& [key, n] : launches_per_thread) {
+    if (n > most) most = n, main_thread = key;
+  }
+  const std::map<ThreadKey, std::vector<HostOp>> outer = OutermostOps(trace.cpu, trace.runtime);
+
+  std::vector<Interval> unexplained;  // long, not-after-sync gaps (before removing DataLoader)
+  std::unordered_map<StringId, IdleHostOp> host_ops;
+  std::vector<IdleGap> long_gaps;
+  for (const Interval& iv : idle) {
+    const int64_t len = iv.end - iv.start;
+    ++out.gaps;
+    out.idle_ns += len;
+    size_t b = 0;
+    while (b < kIdleGapBucketBoundsNs.size() && len >= kIdleGapBucketBoundsNs[b]) ++b;
+    ++out.histogram_count[b];
+    out.histogram_ns[b] += len;
+    const int k = step_of(iv.start);
+    if (k >= 0) out.steps[static_cast<size_t>(k)].idle_ns += len;
+    if (len < kLongIdleGapNs) continue;
+
+    IdleGap gap;
+    gap.start_ns = iv.start;
+    gap.end_ns = iv.end;
+    if (k >= 0) {
+      gap.step = steps.steps[static_cast<size_t>(k)].step;
+      gap.steady = steps.steps[static_cast<size_t>(k)].steady_state;
+    }
+    auto it = std::lower_bound(sync_ends.begin(), sync_ends.end(), iv.start);
+    gap.after_sync = (it != sync_ends.end() && *it <= iv.end) ||
+                     2 * LengthWithin(blocked, iv.start, iv.end) >= len;
+    gap.dataloader_ns = LengthWithin(dl, iv.start, iv.end);
+    if (gap.after_sync) {
+      gap.claim = IdleClaim::kSync;
+    } else {
+      gap.unexplained_ns = len - gap.dataloader_ns;
+      gap.claim = 2 * gap.dataloader_ns >= len ? IdleClaim::kDataLoader : IdleClaim::kHost;
+      unexplained.push_back(iv);
+    }
+
+    // What the launching thread did: outermost ops overlapping the gap, by overlap.
+    ThreadKey thread = main_thread;
+    auto next = std::lower_bound(starts.begin(), starts.end(), std::make_pair(iv.end, uint32_t{0}));
+    if (next != starts.end()) {
+      const int32_t launch = g.launch[next->second];
+      if (launch >= 0) {
+        thread = {trace.runtime.pid[static_cast<size_t>(launch)],
+                  trace.runtime.tid[static_cast<size_t>(launch)]};
+      }
+    }
+    std::map<StringId, int64_t> overlap;
+    if (auto t = outer.find(thread); t != outer.end()) {
+      const std::vector<HostOp>& v = t->second;
+      auto op = std::upper_bound(v.begin(), v.end(), iv.start,
+                                 [](int64_t s, const HostOp& o) { return s < o.end; });
+      for (; op != v.end() && op->start < iv.end; ++op) {
+        overlap[op->name] += std::min(op->end, iv.end) - std::max(op->start, iv.start);
+      }
+    }
+    for (const auto& [name, ns] : overlap) gap.host_ops.emplace_back(name, ns);
+    std::sort(gap.host_ops.begin(), gap.host_ops.end(),
+              [](const auto& a, const auto& b) { return a.second > b.second; });
+    if (gap.host_ops.size() > 3) gap.host_ops.resize(3);
+
+    ++out.long_gaps;
+    out.long_gap_ns += len;
+    if (gap.after_sync) {
+      ++out.long_gaps_after_sync;
+      out.long_gap_after_sync_ns += len;
+    } else {
+      out.long_gap_dataloader_ns += gap.dataloader_ns;
+      out.unexplained_ns += gap.unexplained_ns;
+      if (gap.claim == IdleClaim::kDataLoader) ++out.long_gaps_dataloader;
+      if (gap.claim == IdleClaim::kHost) {
+        out.longest_unexplained_ns = std::max(out.longest_unexplained_ns, len);
+        for (const auto& [name, ns] : overlap) {
+          IdleHostOp& h = host_ops[name];
+          h.name = name;
+          ++h.gaps;
+          h.overlap_ns += ns;
+        }
+      }
+      if (k >= 0) out.steps[static_cast<size_t>(k)].unexplained_ns += gap.unexplained_ns;
+    }
+    if (k >= 0) ++out.steps[static_cast<size_t>(k)].long_gaps;
+    long_gaps.push_back(std::move(gap));
+  }
+
+  // Per steady step: the unexplained long-gap time inside the steady steps.
+  if (out.steady_steps > 0) {
+    const std::vector<Interval> mine = Intersect(Subtract(unexplained, dl), steady);
+    out.unexplained_ns_per_steady_step = TotalLength(mine) / static_cast<int64_t>(out.steady_steps);
+  }
+
+  std::stable_sort(long_gaps.begin(), long_gaps.end(),
+                   [](const IdleGap& a, const IdleGap& b) { return a.length() > b.length(); });
+  if (long_gaps.size() > kTopIdleGaps) long_gaps.resize(kTopIdleGaps);
+  out.longest = std::move(long_gaps);
+  for (auto& [name, h] : host_ops) out.host_ops.push_back(h);
+  std::sort(out.host_ops.begin(), out.host_ops.end(), [](const IdleHostOp& a, const IdleHostOp& b) {
+    return a.overlap_ns != b.overlap_ns ? a.overlap_ns > b.overlap_ns : a.name < b.name;
+  });
+  if (out.host_ops.size() > kTopIdleHostOps) out.host_ops.resize(kTopIdleHostOps);
+  return out;
+}
+
+}  // namespace gpuscope::analyze

@@ -1,0 +1,177 @@
+#include "analyze/occupancy.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+#include "analyze/kernel_class.h"
+
+namespace gpuscope::analyze {
+
+namespace {
+
+struct Endpoint {
+  int64_t t;
+  bool is_start;
+  double value;
+};
+
+// tb_plugin's range_utils.merge_ranges_with_value followed by the intersection with the range and
+// the time-weighted mean. Ends sort before starts at the same instant (back-to-back kernels do not
+// add up). The running sum is reset to 0 whenever no kernel runs, so float drift cannot leave a
+// tiny positive value over idle time (tb_plugin's sum can; its effect is below 1e-12).
+double SmEfficiency(std::vector<Endpoint> ep, int64_t lo, int64_t hi) {
+  if (ep.empty() || hi <= lo) return -1;
+  std::sort(ep.begin(), ep.end(), [](const Endpoint& a, const Endpoint& b) {
+    return a.t != b.t ? a.t < b.t : a.is_start < b.is_start;
+  });
+  double weighted = 0;  // Σ efficiency × ns
+  double value = 0;
+  int64_t active = 0;
+  int64_t last = ep.front().t;
+  for (const Endpoint& e : ep) {
+    if (e.t > last && active > 0 && value > 0) {
+      const int64_t a = std::max(last, lo), b = std::min(e.t, hi);
+      if (b > a) weighted += std::min(value, 1.0) * static_cast<double>(b - a);
+    }
+    last = e.t;
+    if (e.is_start) {
+      ++active;
+      value += e.value;
+    } else if (--active == 0) {
+      value = 0;
+    } else {
+      value -= e.value;
+    }
+  }
+  return weighted / static_cast<double>(hi - lo);
+}
+
+}  // namespace
+
+OccupancyStats AnalyzeOccupancy(const Trace& trace, const StepsResult& steps, size_t top_n) {
+  OccupancyStats out;
+  const GpuActivityTable& g = trace.gpu;
+
+  // The rank's device: the args.device most kernels ran on.
+  std::map<int32_t, uint64_t> per_device;
+  for (size_t i = 0; i < g.size(); ++i) {
+    if (g.kind[i] == GpuKind::kKernel) ++per_device[g.device[i]];
+  }
+  uint64_t best = 0;
+  for (auto [d, n] : per_device) {
+    if (n > best) best = n, out.device = d;
+  }
+  if (per_device.empty()) return out;
+
+  // tb_plugin's range: first complete step's start → last complete step's end.
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  for (const StepBreakdown& s : steps.steps) {
+    if (s.incomplete) continue;
+    lo = std::min(lo, s.start_ns);
+    hi = std::max(hi, s.end_ns);
+  }
+  if (lo >= hi) {  // no complete step: every step, else every kernel
+    for (const StepBreakdown& s : steps.steps) {
+      lo = std::min(lo, s.start_ns);
+      hi = std::max(hi, s.end_ns);
+    }
+  }
+  if (lo >= hi) {
+    for (size_t i = 0; i < g.size(); ++i) {
+      if (g.kind[i] != GpuKind::kKernel) continue;
+      lo = std::min(lo, g.start_ns[i]);
+      hi = std::max(hi, g.start_ns[i] + g.dur_ns[i]);
+    }
+  }
+  out.range_start_ns = lo;
+  out.range_end_ns = hi;
+  if (lo >= hi) return out;
+
+  const std::vector<KernelClass> classes = ClassifyTraceGpuActivities(trace);
+  std::vector<Endpoint> endpoints;
+  double occupancy_weighted = 0;  // Σ occupancy % × clipped ns
+  int64_t occupancy_ns = 0;
+  struct Acc {
+    uint64_t count = 0;
+    int64_t total_ns = 0;
+    double blocks_sum = 0;
+    double occupancy_weighted = 0;
+    int64_t occupancy_ns = 0;
+    double lost_ns = 0;
+  };
+  std::unordered_map<StringId, Acc> by_name;  // per distinct full name, folded by short name below
+  double lost_total = 0;
+  for (size_t i = 0; i < g.size(); ++i) {
+    if (g.kind[i] != GpuKind::kKernel || g.device[i] != out.device) continue;
+    const int64_t start = g.start_ns[i], end = start + g.dur_ns[i];
+    const double bps = g.blocks_per_sm[i];
+    if (bps > 0) {
+      out.available = true;
+      endpoints.push_back({start, true, bps});
+      endpoints.push_back({end, false, bps});
+    }
+    const double occ = g.est_occupancy_pct[i];
+    if (occ >= 0) {
+      out.occupancy_available = true;
+      const int64_t clipped = std::min(end, hi) - std::max(start, lo);
+      if (clipped > 0) {
+        occupancy_weighted += occ * static_cast<double>(clipped);
+        occupancy_ns += clipped;
+      }
+    }
+    // Tiny grids: compute kernels starting in the range.
+    if (bps <= 0 || start < lo || start >= hi || classes[i] != KernelClass::kCompute) continue;
+    out.compute_kernel_ns += g.dur_ns[i];
+    if (bps >= 1.0) continue;
+    Acc& a = by_name[g.name[i]];
+    ++a.count;
+    a.total_ns += g.dur_ns[i];
+    a.blocks_sum += bps;
+    if (occ >= 0) {
+      a.occupancy_weighted += occ * static_cast<double>(g.dur_ns[i]);
+      a.occupancy_ns += g.dur_ns[i];
+    }
+    const double lost = static_cast<double>(g.dur_ns[i]) * (1.0 - bps);
+    a.lost_ns += lost;
+    lost_total += lost;
+    ++out.tiny_grid_kernels;
+    out.tiny_grid_ns += g.dur_ns[i];
+  }
+  out.sm_efficiency = out.available ? SmEfficiency(std::move(endpoints), lo, hi) : -1;
+  if (occupancy_ns > 0) out.achieved_occupancy_pct = occupancy_weighted / occupancy_ns;
+  out.tiny_grid_lost_sm_ns = static_cast<int64_t>(lost_total);
+  out.tiny_grid_share = out.compute_kernel_ns > 0 ? static_cast<double>(out.tiny_grid_ns) /
+                                                        static_cast<double>(out.compute_kernel_ns)
+                                                  : 0.0;
+
+  std::map<std::string, Acc> by_short;
+  for (const auto& [name, a] : by_name) {
+    Acc& s = by_short[ShortKernelName(trace.Str(name))];
+    s.count += a.count;
+    s.total_ns += a.total_ns;
+    s.blocks_sum += a.blocks_sum;
+    s.occupancy_weighted += a.occupancy_weighted;
+    s.occupancy_ns += a.occupancy_ns;
+    s.lost_ns += a.lost_ns;
+  }
+  out.tiny_distinct_names = by_short.size();
+  for (const auto& [name, a] : by_short) {
+    TinyGridKernel k;
+    k.name = name;
+    k.count = a.count;
+    k.total_ns = a.total_ns;
+    k.mean_blocks_per_sm = a.blocks_sum / static_cast<double>(a.count);
+    k.mean_occupancy_pct =
+        a.occupancy_ns > 0 ? a.occupancy_weighted / static_cast<double>(a.occupancy_ns) : -1;
+    k.lost_sm_ns = static_cast<int64_t>(a.lost_ns);
+    out.tiny.push_back(std::move(k));
+  }
+  std::sort(out.tiny.begin(), out.tiny.end(), [](const TinyGridKernel& a, const TinyGridKernel& b) {
+    return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
+  });
+  if (out.tiny.size() > top_n) out.tiny.resize(top_n);
+  return out;
+}
+
+}  // namespace gpuscope::analyze
