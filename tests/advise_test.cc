@@ -110,8 +110,9 @@ TEST(Advise, EveryNcclTraceGetsACommunicationFinding) {
   const std::pair<const char*, const char*> cases[] = {
       {"hta/trace_diff_control_A100_rank3of8.json.gz", "communication-bound"},
       {"hta/trace_diff_test_V100_rank1of2.json.gz", nullptr},
-      {"hta/sampled_rank-0.json.gz", "communication-bound"},
-      {"hta/sampled_rank-1.json.gz", "communication-bound"},
+      // HTA's trace_filter samples: host gaps (idle_gaps, 44 %) rank above communication (26 %).
+      {"hta/sampled_rank-0.json.gz", "host-bound"},
+      {"hta/sampled_rank-1.json.gz", "host-bound"},
       {"hta/negative_queue_length_A100-80GB_rank0of16.json.gz", "communication-bound"},
       {"hta/df_index_resolver_V100_rank1of2_memevents.json.gz", "communication-bound"},
       // 6 % exposed communication on a CPU-bound job: a finding, but not the verdict.
@@ -128,7 +129,9 @@ TEST(Advise, EveryNcclTraceGetsACommunicationFinding) {
     for (const auto& [label, value] : comm->evidence)
       has_overlap |= label.find("HTA overlap") != std::string::npos;
     EXPECT_TRUE(has_overlap) << file;
-    if (verdict) EXPECT_EQ(a.report.ranks[0].advice.verdict, verdict) << file;
+    if (verdict) {
+      EXPECT_EQ(a.report.ranks[0].advice.verdict, verdict) << file;
+    }
     std::printf("%-55s exposed communication %5.1f %% of the step, verdict %s\n", file,
                 comm->estimated_saving_pct, a.report.ranks[0].advice.verdict.c_str());
   }
