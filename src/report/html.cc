@@ -263,6 +263,15 @@ std::string Pct1(double v) {
   return buf;
 }
 
+// Mangled C++ kernel names can run to 1,000 characters; tables show the first 100 (the JSON block
+// has them whole). Cuts on a UTF-8 code point boundary.
+std::string Ellipsize(const std::string& name, size_t max_bytes = 100) {
+  if (name.size() <= max_bytes) return name;
+  size_t cut = max_bytes;
+  while (cut > 0 && (static_cast<unsigned char>(name[cut]) & 0xC0) == 0x80) --cut;
+  return name.substr(0, cut) + "…";
+}
+
 std::string RankTitle(const RankReport& rr) {
   const analyze::TraceSummary& s = rr.summary;
   std::string t = s.rank >= 0 ? "rank " + std::to_string(s.rank) : std::string("rank ?");
@@ -465,10 +474,28 @@ std::string KernelsSection(const Report& report) {
              Escape(Pct1(Share(k.tensor_core_ns, k.math_ns))) + " on tensor cores (" +
              Escape(mix) + ").</p>\n";
     }
+    const analyze::OccupancyStats& oc = rr.occupancy;
+    if (oc.available) {
+      std::string line = "Est. SM efficiency " + Fmt2(oc.sm_efficiency) +
+                         " (tb_plugin's definition)";
+      if (oc.achieved_occupancy_pct >= 0)
+        line += ", est. achieved occupancy " + Pct1(oc.achieved_occupancy_pct);
+      line += "; kernels with fewer blocks than SMs take " + Pct1(100 * oc.tiny_grid_share) +
+              " of compute-kernel time.";
+      out += "<p>" + Escape(line) + "</p>\n";
+      std::vector<std::vector<std::string>> tiny;
+      for (const analyze::TinyGridKernel& t : oc.tiny)
+        tiny.push_back({Ellipsize(t.name), GroupDigits(t.count), HumanDuration(t.total_ns),
+                        Fmt2(t.mean_blocks_per_sm),
+                        t.mean_occupancy_pct >= 0 ? Pct1(t.mean_occupancy_pct) : "–"});
+      if (!tiny.empty())
+        out += html::Table({"tiny-grid kernel", "count", "total", "blocks per SM", "occupancy"},
+                           tiny, {1, 2, 3, 4});
+    }
     std::vector<std::vector<std::string>> rows;
     for (const analyze::ClassKernels& c : k.classes) {
       for (const analyze::KernelRow& r : c.top) {
-        rows.push_back({analyze::KernelClassName(c.cls), r.name, GroupDigits(r.count),
+        rows.push_back({analyze::KernelClassName(c.cls), Ellipsize(r.name), GroupDigits(r.count),
                         HumanDuration(r.total_ns),
                         HumanDuration(r.total_ns / static_cast<int64_t>(std::max<uint64_t>(1, r.count))),
                         Pct1(100 * r.share), analyze::MathPrecisionName(r.precision)});
@@ -516,6 +543,30 @@ std::string IdleSection(const Report& report) {
     else
       out += html::StackedBars(rows, {{"host wait", 5}, {"kernel wait", 4}, {"other", 7}},
                                "Idle time per stream by cause, " + RankTitle(rr));
+    // All-streams gaps of 1 ms or more, and who claims them (docs/metrics.md, idle gaps).
+    const analyze::IdleGapStats& ig = rr.idle_gaps;
+    if (ig.long_gaps > 0) {
+      out += "<h3>Idle gaps of 1 ms or more (all streams)</h3>\n<p>" +
+             Escape(GroupDigits(ig.long_gaps)) + " gaps, " + Escape(HumanDuration(ig.long_gap_ns)) +
+             ": " + Escape(GroupDigits(ig.long_gaps_after_sync)) + " after a sync (" +
+             Escape(HumanDuration(ig.long_gap_after_sync_ns)) + "), DataLoader " +
+             Escape(HumanDuration(ig.long_gap_dataloader_ns)) + ", unexplained " +
+             Escape(HumanDuration(ig.unexplained_ns)) + " (" +
+             Escape(HumanDuration(ig.unexplained_ns_per_steady_step)) +
+             " per steady step).</p>\n";
+      std::vector<std::vector<std::string>> gaps;
+      for (const analyze::IdleGap& g : ig.longest) {
+        std::string host;
+        for (const auto& [name, ns] : g.host_ops) {
+          if (!host.empty()) host += "; ";
+          host += (rr.trace ? std::string(rr.trace->Str(name)) : "?") + " (" + HumanDuration(ns) + ")";
+        }
+        gaps.push_back({g.step >= 0 ? std::to_string(g.step) : "–",
+                        HumanDuration(g.end_ns - g.start_ns), analyze::IdleClaimName(g.claim),
+                        host.empty() ? "–" : host});
+      }
+      out += html::Table({"step", "gap", "claimed by", "host was in"}, gaps, {1});
+    }
     out += CloseRank(n);
   }
   out += "</section>\n";
