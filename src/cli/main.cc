@@ -8,6 +8,7 @@
 #include <string>
 
 #include "analyze/trace_summary.h"
+#include "cli/diff_command.h"
 #include "gpuscope/ingest.h"
 #include "gpuscope/synth.h"
 #include "gpuscope/version.h"
@@ -232,6 +233,8 @@ int main(int argc, char** argv) {
   synth->add_option("--seed", so.seed,
                     "Random seed (default 1); same options and seed → same bytes");
 
+  cli::DiffCliOptions diff_options;
+  auto* diff = cli::AddDiffCommand(app, &diff_options);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -242,6 +245,7 @@ int main(int argc, char** argv) {
   if (analyze->parsed())
     return RunAnalyze(input, json, threads, batch_mb, inflater, stats, verbose, color);
 
+  if (diff->parsed()) return cli::RunDiffCommand(diff_options);
   if (synth->parsed()) {
     so.precision = precision == "fp32" ? SynthPrecision::kFp32 : SynthPrecision::kBf16;
     if (!target_size.empty() && !ParseSize(target_size, &so.target_bytes)) {
