@@ -227,6 +227,12 @@ int main(int argc, char** argv) {
       ->add_option("--straggler-slowdown", so.straggler_slowdown,
                    "Slowdown factor of the straggler (default 1.3)")
       ->check(CLI::Range(1.0, 100.0));
+  synth->add_option("--slow-kernel", so.slow_kernel,
+                    "Kernels whose name contains this text run --slow-kernel-factor times longer");
+  synth
+      ->add_option("--slow-kernel-factor", so.slow_kernel_factor,
+                   "Slowdown of the --slow-kernel kernels (default 1, i.e. none)")
+      ->check(CLI::Range(0.1, 100.0));
   synth->add_flag("--gzip", so.gzip, "Write gzip-compressed traces");
   synth->add_flag("--integer-timestamps", so.integer_timestamps,
                   "2021-style integer µs timestamps");

@@ -45,6 +45,21 @@ std::string Count(double c) {
   return buf;
 }
 
+// printf's %12s counts bytes; "µs" is two bytes but one column. Pad by code points instead.
+size_t Columns(const std::string& s) {
+  size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+std::string Right(const std::string& s, size_t width) {
+  const size_t n = Columns(s);
+  return n >= width ? s : std::string(width - n, ' ') + s;
+}
+std::string Left(const std::string& s, size_t width) {
+  const size_t n = Columns(s);
+  return n >= width ? s : s + std::string(width - n, ' ');
+}
+
 std::string Truncate(const std::string& s, size_t max) {
   if (s.size() <= max) return s;
   size_t cut = max - 1;
@@ -65,11 +80,11 @@ std::string RankTitle(const RankDiff& r) {
   return s;
 }
 
-// The category whose share of the step moved most (the one-line "what changed").
-const CategoryDelta* BiggestShareMove(const std::vector<CategoryDelta>& v) {
+// The category whose time per step moved most (the one-line "what changed").
+const CategoryDelta* BiggestMove(const std::vector<CategoryDelta>& v) {
   const CategoryDelta* best = nullptr;
   for (const CategoryDelta& c : v)
-    if (!best || std::fabs(c.after_pct - c.before_pct) > std::fabs(best->after_pct - best->before_pct))
+    if (!best || std::llabs(c.after_ns - c.before_ns) > std::llabs(best->after_ns - best->before_ns))
       best = &c;
   return best;
 }
@@ -108,7 +123,7 @@ std::string SummaryText(const RankDiff& r, const DiffOptions& o) {
       out += line;
     }
   }
-  if (const CategoryDelta* c = BiggestShareMove(r.step_categories)) {
+  if (const CategoryDelta* c = BiggestMove(r.step_categories)) {
     std::snprintf(line, sizeof line, "  %-12s %s %.1f %% → %.1f %% of the step (%s per step)\n",
                   "largest move", CategoryLabel(c->name), c->before_pct, c->after_pct,
                   SignedDuration(static_cast<double>(c->after_ns - c->before_ns)).c_str());
@@ -147,21 +162,20 @@ std::string SummaryText(const RankDiff& r, const DiffOptions& o) {
 std::string CategoriesText(const char* title, const std::vector<CategoryDelta>& v, int64_t before_total,
                            int64_t after_total) {
   std::string out = std::string("  ") + title + "\n";
-  char line[256];
-  std::snprintf(line, sizeof line, "    %-15s %12s %7s   %12s %7s   %13s\n", "", "before", "",
-                "after", "", "Δ");
-  out += line;
+  out += "    " + Left("", 15) + Right("before", 12) + std::string(9, ' ') + Right("after", 14) +
+         std::string(9, ' ') + Right("Δ", 16) + "\n";
   for (const CategoryDelta& c : v) {
-    std::snprintf(line, sizeof line, "    %-15s %12s %6.1f%%   %12s %6.1f%%   %13s\n",
-                  CategoryLabel(c.name), HumanDuration(c.before_ns).c_str(), c.before_pct,
-                  HumanDuration(c.after_ns).c_str(), c.after_pct,
-                  SignedDuration(static_cast<double>(c.after_ns - c.before_ns)).c_str());
-    out += line;
+    char pb[16], pa[16];
+    std::snprintf(pb, sizeof pb, "%6.1f %%", c.before_pct);
+    std::snprintf(pa, sizeof pa, "%6.1f %%", c.after_pct);
+    out += "    " + Left(CategoryLabel(c.name), 15) + Right(HumanDuration(c.before_ns), 12) + " " +
+           pb + Right(HumanDuration(c.after_ns), 14) + " " + pa +
+           Right(SignedDuration(static_cast<double>(c.after_ns - c.before_ns)), 16) + "\n";
   }
-  std::snprintf(line, sizeof line, "    %-15s %12s %7s   %12s %7s   %13s\n", "total",
-                HumanDuration(before_total).c_str(), "", HumanDuration(after_total).c_str(), "",
-                SignedDuration(static_cast<double>(after_total - before_total)).c_str());
-  return out + line;
+  out += "    " + Left("total", 15) + Right(HumanDuration(before_total), 12) + std::string(9, ' ') +
+         Right(HumanDuration(after_total), 14) + std::string(9, ' ') +
+         Right(SignedDuration(static_cast<double>(after_total - before_total)), 16) + "\n";
+  return out;
 }
 
 std::string NamesText(const char* title, const NameTableDiff& t, const DiffOptions& o,
@@ -170,14 +184,13 @@ std::string NamesText(const char* title, const NameTableDiff& t, const DiffOptio
   char line[1024];
   const bool hta = o.selection == Selection::kHtaFirstIteration;
   std::snprintf(line, sizeof line,
-                "  %s: top movers (%s; count %s: %zu added, %zu removed, %zu increased, %zu "
+                "  %s: top movers (%s; by count%s: %zu added, %zu removed, %zu increased, %zu "
                 "decreased, %zu unchanged)\n",
-                title, hta ? "first iteration" : "per step", hta ? "" : "per step", t.added,
+                title, hta ? "first iteration" : "per step", hta ? "" : " per step", t.added,
                 t.removed, t.increased, t.decreased, t.unchanged);
   out += line;
-  std::snprintf(line, sizeof line, "    %-9s %13s %13s %13s  %15s  %s\n", "change", "Δ time",
-                "before", "after", "count", "name");
-  out += line;
+  out += "    " + Left("change", 10) + Right("Δ time", 13) + Right("before", 14) +
+         Right("after", 14) + Right("count", 17) + "  name\n";
   const size_t n = verbose ? t.rows.size() : std::min(o.top_n, t.rows.size());
   size_t shown = 0;
   for (const NameDelta& r : t.rows) {
@@ -186,12 +199,10 @@ std::string NamesText(const char* title, const NameTableDiff& t, const DiffOptio
       continue;  // the summary table is for movers; --verbose lists everything
     ++shown;
     const std::string counts = Count(r.before_count) + " → " + Count(r.after_count);
-    std::snprintf(line, sizeof line, "    %-9s %13s %13s %13s  %15s  %s\n",
-                  TimeChangeName(r.time_change), SignedDuration(r.delta_ns()).c_str(),
-                  HumanDuration(std::llround(r.before_ns)).c_str(),
-                  HumanDuration(std::llround(r.after_ns)).c_str(), counts.c_str(),
-                  (verbose ? r.name : Truncate(r.name, 80)).c_str());
-    out += line;
+    out += "    " + Left(TimeChangeName(r.time_change), 10) + Right(SignedDuration(r.delta_ns()), 13) +
+           Right(HumanDuration(std::llround(r.before_ns)), 14) +
+           Right(HumanDuration(std::llround(r.after_ns)), 14) + Right(counts, 17) + "  " +
+           (verbose ? r.name : Truncate(r.name, 80)) + "\n";
   }
   if (shown == 0) out += "    (no name moved beyond the thresholds)\n";
   return out;
@@ -200,14 +211,12 @@ std::string NamesText(const char* title, const NameTableDiff& t, const DiffOptio
 std::string FindingsText(const RankDiff& r) {
   if (r.findings.empty()) return "  findings: none on either side\n";
   std::string out = "  findings (estimated saving per step, before → after)\n";
-  char line[512];
   for (const FindingDelta& f : r.findings) {
-    std::snprintf(line, sizeof line, "    %-10s %10s → %-10s  %s\n", FindingStatusName(f.status),
-                  f.status == FindingStatus::kNew ? "–" : HumanDuration(f.before_saving_ns).c_str(),
-                  f.status == FindingStatus::kResolved ? "–"
-                                                       : HumanDuration(f.after_saving_ns).c_str(),
-                  f.title.c_str());
-    out += line;
+    const std::string b = f.status == FindingStatus::kNew ? "–" : HumanDuration(f.before_saving_ns);
+    const std::string a =
+        f.status == FindingStatus::kResolved ? "–" : HumanDuration(f.after_saving_ns);
+    out += "    " + Left(FindingStatusName(f.status), 11) + Right(b, 11) + " → " + Left(a, 11) +
+           "  " + f.title + "\n";
   }
   return out;
 }
@@ -240,9 +249,10 @@ std::string RenderDiffText(const DiffReport& d, const report::TextStyle& style) 
   const char* bold = style.color ? "\033[1m" : "";
   const char* yellow = style.color ? "\033[33m" : "";
   const char* reset = style.color ? "\033[0m" : "";
-  std::string out = std::string(bold) + "gpuscope diff" + reset + "\n";
-  out += "  before  " + d.before_label + "\n";
-  out += "  after   " + d.after_label + "\n";
+  std::string out;
+  out.append(bold).append("gpuscope diff").append(reset).append("\n");
+  out.append("  before  ").append(d.before_label).append("\n");
+  out.append("  after   ").append(d.after_label).append("\n");
   if (d.options.selection == Selection::kHtaFirstIteration || d.options.names == NameMode::kRaw) {
     out += std::string("  names   ") +
            (d.options.names == NameMode::kRaw ? "raw names" : "short names") + ", " +
@@ -251,15 +261,16 @@ std::string RenderDiffText(const DiffReport& d, const report::TextStyle& style) 
                 : "steady steps") +
            "\n";
   }
-  for (const std::string& w : d.warnings) out += std::string(yellow) + "warning: " + w + reset + "\n";
+  for (const std::string& w : d.warnings)
+    out.append(yellow).append("warning: ").append(w).append(reset).append("\n");
   // One screen first: the summary of every rank pair.
   for (const RankDiff& r : d.ranks) {
-    out += "\n" + std::string(bold) + RankTitle(r) + reset + "\n";
+    out.append("\n").append(bold).append(RankTitle(r)).append(reset).append("\n");
     out += SummaryText(r, d.options);
   }
   // Then the detail.
   for (const RankDiff& r : d.ranks) {
-    out += "\n" + std::string(bold) + RankTitle(r) + " · detail" + reset + "\n";
+    out.append("\n").append(bold).append(RankTitle(r)).append(" · detail").append(reset).append("\n");
     out += CategoriesText("step breakdown (mean of steady steps)", r.step_categories,
                           r.before_mean_step_ns, r.after_mean_step_ns);
     out += CategoriesText("GPU time, exclusive (whole GPU span)", r.exclusive, r.before_span_ns,
