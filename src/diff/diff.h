@@ -4,10 +4,11 @@
 //
 // Per matched rank (ranks matched by rank id):
 //  * step time: the steady-state step durations of each side as a distribution (median, min,
-//    max, mean), the median change, and whether it exceeds step-to-step noise. Noise rule: the
-//    change is "beyond noise" when the two ranges [min, max] do not overlap (every after-step is
-//    faster, or slower, than every before-step), which for n ≥ 3 per side is also a Mann-Whitney
-//    U at its extreme (U = 0). We also give P(after > before) over all step pairs (U / n1·n2).
+//    max, mean), the median change, and whether it exceeds step-to-step noise. Noise rule: a
+//    two-sided Mann-Whitney U test on the two sets of step durations, beyond noise when
+//    p < kNoiseAlpha; "unknown" when a side has so few steps that even a perfect separation
+//    could not reach that (fewer than 4 vs 4). We also give P(after > before) over all step
+//    pairs (U / n1·n2): 0 or 1 means the two ranges do not overlap.
 //  * breakdowns: per-step categories (tb_plugin's eight, mean over steady steps) and the exclusive
 //    GPU breakdown (share of the GPU span), before vs after, in ns and %.
 //  * kernels and CPU ops by name: count and total time per step, matched by name (short names by
@@ -27,6 +28,8 @@
 namespace gpuscope::diff {
 
 inline constexpr int kDiffSchemaVersion = 1;
+// Significance level of the step-time noise test (two-sided Mann-Whitney U).
+inline constexpr double kNoiseAlpha = 0.05;
 
 enum class NameMode : uint8_t {
   kShort,  // kernels: ShortKernelName (templates, arguments, return type stripped); CPU ops: raw
@@ -51,7 +54,9 @@ struct DiffOptions {
   Selection selection = Selection::kSteadySteps;
   // A name is "slower"/"faster" when its time per step moves by more than both thresholds.
   double min_time_change_share = 0.05;  // of its before time
-  int64_t min_time_change_ns = 1000;    // per step, 1 µs
+  // 20 µs per step: below it, CPU-side jitter of µs-long ops (seen between two runs of the same
+  // loop) would fill the table; no step of milliseconds moves measurably by that much.
+  int64_t min_time_change_ns = 20000;
   size_t top_n = 10;                    // rows per table in text (JSON has every row)
 };
 
@@ -70,10 +75,11 @@ struct Distribution {
 struct StepTimeDiff {
   Distribution before, after;
   double median_change_pct = 0;  // (after − before) / before × 100
-  // "slower", "faster", "within noise", or "unknown" (fewer than 2 steady steps on a side, or a
-  // side without ProfilerSteps).
+  // "slower", "faster", "within noise", or "unknown" (too few steady steps to tell, or a side
+  // without ProfilerSteps).
   std::string verdict = "unknown";
   bool beyond_noise = false;
+  double p_value = -1;  // two-sided Mann-Whitney U; -1 when not computed
   double p_after_slower = -1;      // P(after step > before step) over all pairs, ties ½; -1 n/a
   double steps_per_s_before = 0;   // throughput: 1 s / median step
   double steps_per_s_after = 0;
@@ -144,6 +150,10 @@ struct RankDiff {
   StepTimeDiff step_time;
   std::vector<CategoryDelta> step_categories;  // 8, tb_plugin order; ns are per-step means
   int64_t before_mean_step_ns = 0, after_mean_step_ns = 0;
+  // The same over every complete step, warm-up included: tb_plugin's "avg step breakdown", the
+  // numbers its DataLoader recommendation quotes (JSON only).
+  std::vector<CategoryDelta> step_categories_all_steps;
+  int64_t before_mean_all_steps_ns = 0, after_mean_all_steps_ns = 0;
   std::vector<CategoryDelta> exclusive;  // compute, exposed comm, exposed memory, other, idle
   int64_t before_span_ns = 0, after_span_ns = 0;
   NameTableDiff kernels;  // GPU activities

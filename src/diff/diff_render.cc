@@ -105,11 +105,13 @@ std::string SummaryText(const RankDiff& r, const DiffOptions& o) {
     const char* noise = st.verdict == "slower" || st.verdict == "faster"
                             ? "beyond step-to-step noise"
                         : st.verdict == "within noise" ? "within step-to-step noise"
-                                                       : "noise unknown (fewer than 2 steady steps)";
-    std::snprintf(line, sizeof line, "  %-12s median %s → %s (%s), %s\n", "step time",
+                                                       : "too few steps to judge noise";
+    char p[48] = "";
+    if (st.p_value >= 0) std::snprintf(p, sizeof p, " (Mann-Whitney p = %.3f)", st.p_value);
+    std::snprintf(line, sizeof line, "  %-12s median %s → %s (%s), %s%s\n", "step time",
                   HumanDuration(st.before.median_ns).c_str(),
                   HumanDuration(st.after.median_ns).c_str(), SignedPct(st.median_change_pct).c_str(),
-                  noise);
+                  noise, p);
     out += line;
     std::snprintf(line, sizeof line, "  %-12s before %s – %s over %zu step%s · after %s – %s over %zu step%s\n",
                   "", HumanDuration(st.before.min_ns).c_str(), HumanDuration(st.before.max_ns).c_str(),
@@ -398,6 +400,7 @@ std::string RenderDiffJson(const DiffReport& d) {
     w.Key("verdict").String(st.verdict);
     w.Key("beyond_noise").Bool(st.beyond_noise);
     w.Key("p_after_slower").Double(st.p_after_slower, 4);
+    w.Key("p_value").Double(st.p_value, 6);
     w.Key("steps_per_s_before").Double(st.steps_per_s_before, 4);
     w.Key("steps_per_s_after").Double(st.steps_per_s_after, 4);
     w.Key("common_steps").BeginArray();
@@ -408,6 +411,10 @@ std::string RenderDiffJson(const DiffReport& d) {
     w.Key("after_mean_step_ns").Int(r.after_mean_step_ns);
     w.Key("step_categories");
     WriteCategories(r.step_categories, &w);
+    w.Key("before_mean_all_steps_ns").Int(r.before_mean_all_steps_ns);
+    w.Key("after_mean_all_steps_ns").Int(r.after_mean_all_steps_ns);
+    w.Key("step_categories_all_steps");
+    WriteCategories(r.step_categories_all_steps, &w);
     w.Key("before_span_ns").Int(r.before_span_ns);
     w.Key("after_span_ns").Int(r.after_span_ns);
     w.Key("exclusive");
