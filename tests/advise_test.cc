@@ -103,6 +103,37 @@ TEST(Advise, NcclTraceGetsACommunicationFindingWithTheOverlap) {
   EXPECT_TRUE(has_overlap);
 }
 
+// Every shared trace with NCCL kernels gets a communication finding that quotes HTA's overlap
+// figure, whether or not communication is the top finding there.
+TEST(Advise, EveryNcclTraceGetsACommunicationFinding) {
+  GPUSCOPE_REQUIRE_SHARED();
+  const std::pair<const char*, const char*> cases[] = {
+      {"hta/trace_diff_control_A100_rank3of8.json.gz", "communication-bound"},
+      {"hta/trace_diff_test_V100_rank1of2.json.gz", nullptr},
+      {"hta/sampled_rank-0.json.gz", "communication-bound"},
+      {"hta/sampled_rank-1.json.gz", "communication-bound"},
+      {"hta/negative_queue_length_A100-80GB_rank0of16.json.gz", "communication-bound"},
+      {"hta/df_index_resolver_V100_rank1of2_memevents.json.gz", "communication-bound"},
+      // 6 % exposed communication on a CPU-bound job: a finding, but not the verdict.
+      {"hta/nccl_parser_config_A100_rank0of2.json.gz", "launch-bound"},
+  };
+  for (const auto& [file, verdict] : cases) {
+    const Analysed a = AnalyseFile(Shared(file));
+    ASSERT_EQ(a.report.ranks.size(), 1u) << file;
+    EXPECT_GT(a.report.ranks[0].summary.counts.nccl_kernels, 0u) << file;
+    const advise::Finding* comm = Find(a.report.ranks[0], "exposed_communication");
+    ASSERT_NE(comm, nullptr) << file;
+    EXPECT_GT(comm->estimated_saving_pct, 2.0) << file;
+    bool has_overlap = false;
+    for (const auto& [label, value] : comm->evidence)
+      has_overlap |= label.find("HTA overlap") != std::string::npos;
+    EXPECT_TRUE(has_overlap) << file;
+    if (verdict) EXPECT_EQ(a.report.ranks[0].advice.verdict, verdict) << file;
+    std::printf("%-55s exposed communication %5.1f %% of the step, verdict %s\n", file,
+                comm->estimated_saving_pct, a.report.ranks[0].advice.verdict.c_str());
+  }
+}
+
 TEST(Advise, PlantedCommunicationStallAndSync) {
   SynthOptions o;
   o.steps = 6;

@@ -1,7 +1,10 @@
 // The command line as a user meets it: exit codes, one-line errors naming file and byte offset, and
 // the summary of the bundled example compared against its golden JSON.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <pty.h>
 #include <simdjson.h>
+#include <unistd.h>
 
 #include "test_util.h"
 
@@ -184,4 +187,64 @@ TEST(Cli, RealTraceReportsMatchGolden) {
 }
 
 }  // namespace
+}  // namespace gpuscope
+
+// ---- Progress bar: on stderr only when stderr is a terminal ----
+
+namespace gpuscope {
+namespace {
+
+using testing::RunGpuscope;
+using testing::TempPath;
+
+// Runs gpuscope with stdout to /dev/null and stderr on a pseudo-terminal; returns what the terminal
+// saw. GPUSCOPE_PROGRESS_AFTER_MS=0 makes the bar appear at once (it waits 1 s by default).
+std::string StderrOnATerminal(const std::vector<std::string>& args) {
+  int master = -1;
+  const pid_t pid = forkpty(&master, nullptr, nullptr, nullptr);
+  if (pid == 0) {
+    const int devnull = open("/dev/null", O_WRONLY);
+    dup2(devnull, STDOUT_FILENO);
+    setenv("GPUSCOPE_PROGRESS_AFTER_MS", "0", 1);
+    std::vector<char*> argv = {const_cast<char*>(GPUSCOPE_BINARY)};
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(GPUSCOPE_BINARY, argv.data());
+    _exit(127);
+  }
+  std::string seen;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = read(master, buf, sizeof buf);
+    if (n <= 0) break;  // EIO once the child has exited and closed the terminal
+    seen.append(buf, static_cast<size_t>(n));
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  close(master);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << seen;
+  return seen;
+}
+
+}  // namespace
+
+TEST(Cli, ProgressBarOnATerminalOnly) {
+  const std::string trace = TempPath("progress.pt.trace.json");
+  auto s = RunGpuscope("synth -o " + trace + " --steps 40");
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  const std::string tty = StderrOnATerminal({"analyze", trace, "--batch-mb", "0.05"});
+  EXPECT_NE(tty.find("reading ["), std::string::npos) << tty;
+  EXPECT_NE(tty.find("100%"), std::string::npos) << tty;
+  EXPECT_NE(tty.find("analysing"), std::string::npos) << tty;
+  // The bar is erased at the end: the last thing on the line is spaces and a carriage return.
+  EXPECT_EQ(tty.substr(tty.size() - 1), "\r") << tty;
+
+  // Not a terminal: nothing but the report (stderr empty).
+  setenv("GPUSCOPE_PROGRESS_AFTER_MS", "0", 1);
+  auto piped = RunGpuscope("analyze " + trace + " --batch-mb 0.05");
+  unsetenv("GPUSCOPE_PROGRESS_AFTER_MS");
+  EXPECT_EQ(piped.exit_code, 0);
+  EXPECT_EQ(piped.err, "");
+}
+
 }  // namespace gpuscope

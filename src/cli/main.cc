@@ -3,7 +3,10 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <cstdio>
 #include <string>
 
@@ -12,6 +15,7 @@
 #include "gpuscope/ingest.h"
 #include "gpuscope/synth.h"
 #include "gpuscope/version.h"
+#include "report/html.h"
 #include "report/report.h"
 
 namespace {
@@ -65,14 +69,19 @@ bool ParseSize(const std::string& text, uint64_t* out) {
 }
 
 // A progress bar on stderr, only when stderr is a terminal and the work has run for over a second.
+// GPUSCOPE_PROGRESS_AFTER_MS overrides the one second (tests use 0 to see the bar on a small trace).
 class ProgressBar {
  public:
-  ProgressBar() : enabled_(isatty(STDERR_FILENO)), start_(std::chrono::steady_clock::now()) {}
+  ProgressBar() : enabled_(isatty(STDERR_FILENO)), start_(std::chrono::steady_clock::now()) {
+    if (const char* after = std::getenv("GPUSCOPE_PROGRESS_AFTER_MS"))
+      delay_ = std::chrono::milliseconds(std::atol(after));
+  }
   void Update(uint64_t done, uint64_t total) {
     if (!enabled_ || total == 0) return;
     const auto now = std::chrono::steady_clock::now();
-    if (now - start_ < std::chrono::seconds(1) || now - last_ < std::chrono::milliseconds(100))
-      return;
+    // At most 10 redraws a second, but always the last one (100 %) once the bar is up.
+    if (now - start_ < delay_) return;
+    if (shown_ && done < total && now - last_ < std::chrono::milliseconds(100)) return;
     last_ = now;
     const double f = std::min(1.0, static_cast<double>(done) / static_cast<double>(total));
     const int width = 40;
@@ -81,6 +90,10 @@ class ProgressBar {
                  "########################################", width - filled, "", f * 100);
     shown_ = true;
   }
+  // The analyses run after reading; say so where the bar was, so a long pause is explained.
+  void Analysing() {
+    if (shown_) std::fprintf(stderr, "\r  analysing%*s", 46, "");
+  }
   ~ProgressBar() {
     if (shown_) std::fprintf(stderr, "\r%*s\r", 60, "");
   }
@@ -88,14 +101,26 @@ class ProgressBar {
  private:
   bool enabled_;
   bool shown_ = false;
+  std::chrono::milliseconds delay_{1000};
   std::chrono::steady_clock::time_point start_, last_;
 };
 
-int RunAnalyze(const std::string& input, bool json, int threads, double batch_mb,
-               const std::string& inflater, bool stats, bool verbose, const std::string& color) {
+struct AnalyzeArgs {
+  std::string input;
+  bool json = false, stats = false, verbose = false;
+  int threads = 0;
+  double batch_mb = 4;
+  std::string inflater = "auto", color = "auto";
+  std::string html_path;  // empty: no HTML
+};
+
+int RunAnalyze(const AnalyzeArgs& args) {
+  const std::string& input = args.input;
+  const int threads = args.threads;
+  const std::string& inflater = args.inflater;
   LoadOptions options;
   options.threads = threads;
-  options.batch_bytes = static_cast<size_t>(batch_mb * 1024 * 1024);
+  options.batch_bytes = static_cast<size_t>(args.batch_mb * 1024 * 1024);
   if (inflater == "zlib")
     options.inflater = Inflater::kZlib;
   else if (inflater == "isal")
@@ -118,18 +143,34 @@ int RunAnalyze(const std::string& input, bool json, int threads, double batch_mb
     events += t.info.events_total;
   }
   const auto t1 = std::chrono::steady_clock::now();
+  bar.Analysing();
   const report::Report rep = report::BuildReport(loaded->traces, loaded->failures, threads);
   const double analyze_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
-  if (json) {
+  if (!args.html_path.empty()) {
+    const std::string page = report::RenderHtml(rep);
+    std::FILE* f = std::fopen(args.html_path.c_str(), "wb");
+    const bool ok = f && std::fwrite(page.data(), 1, page.size(), f) == page.size();
+    if (f && std::fclose(f) != 0) f = nullptr;
+    if (!ok || !f) {
+      PrintError(Status::Error(StatusCode::kIoError, "cannot write HTML report to " + args.html_path +
+                                                    ": " + std::strerror(errno) +
+                                                    " (hint: check the folder exists and is "
+                                                    "writable)"));
+      return kExitBadInput;
+    }
+  }
+  if (args.json) {
     std::fputs(report::RenderJson(rep).c_str(), stdout);
   } else {
     report::TextStyle style;
-    style.verbose = verbose;
-    style.color = color == "always" || (color == "auto" && isatty(STDOUT_FILENO));
+    style.verbose = args.verbose;
+    style.color = args.color == "always" || (args.color == "auto" && isatty(STDOUT_FILENO));
     std::fputs(report::RenderText(rep, style).c_str(), stdout);
   }
-  if (stats) {
+  if (!args.html_path.empty())
+    std::fprintf(stderr, "gpuscope: wrote HTML report %s\n", args.html_path.c_str());
+  if (args.stats) {
     struct rusage usage;
     getrusage(RUSAGE_SELF, &usage);
     size_t table_bytes = 0;
@@ -158,28 +199,27 @@ int main(int argc, char** argv) {
   // analyze
   auto* analyze = app.add_subcommand(
       "analyze",
-      "Read a trace (or a folder of per-rank traces) and print a per-rank summary:\n"
-      "device, span, steps, event counts, launch-link coverage, skipped events.");
-  std::string input;
-  bool json = false, stats = false, verbose = false;
-  int threads = 0;
-  double batch_mb = 4;
-  std::string inflater = "auto", color = "auto";
+      "Read a trace (or a folder of per-rank traces) and report, per rank, the verdict and the\n"
+      "findings with estimated savings and fixes, then where the step time goes: GPU time,\n"
+      "step breakdown, kernels, launches, copies, sync points, memory, and across ranks.");
+  AnalyzeArgs aa;
   analyze
-      ->add_option("TRACE", input,
+      ->add_option("TRACE", aa.input,
                    "Trace file (.json or .json.gz, detected from content) or folder")
       ->required();
-  analyze->add_flag("--json", json, "Print the report as JSON (schema: docs/json-schema.md)");
-  analyze->add_option("-j,--threads", threads, "Parser threads (default: all cores)")
+  analyze->add_option("--html", aa.html_path,
+                      "Also write a self-contained HTML report (charts, no network) to this file");
+  analyze->add_flag("--json", aa.json, "Print the report as JSON (schema: docs/json-schema.md)");
+  analyze->add_option("-j,--threads", aa.threads, "Parser threads (default: all cores)")
       ->check(CLI::Range(0, 256));
-  analyze->add_option("--batch-mb", batch_mb, "JSON megabytes per parse batch (default 4)")
+  analyze->add_option("--batch-mb", aa.batch_mb, "JSON megabytes per parse batch (default 4)")
       ->check(CLI::Range(0.01, 1024.0));
-  analyze->add_option("--inflater", inflater, "gzip backend: auto, isal or zlib")
+  analyze->add_option("--inflater", aa.inflater, "gzip backend: auto, isal or zlib")
       ->check(CLI::IsMember({"auto", "isal", "zlib"}));
-  analyze->add_option("--color", color, "Colour: auto (when stdout is a terminal), always, never")
+  analyze->add_option("--color", aa.color, "Colour: auto (when stdout is a terminal), always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
-  analyze->add_flag("-v,--verbose", verbose, "Show all detail");
-  analyze->add_flag("--stats", stats, "Print load time, throughput and peak memory to stderr");
+  analyze->add_flag("-v,--verbose", aa.verbose, "Show all detail");
+  analyze->add_flag("--stats", aa.stats, "Print load time, throughput and peak memory to stderr");
 
   // synth
   auto* synth = app.add_subcommand(
@@ -249,7 +289,7 @@ int main(int argc, char** argv) {
   }
 
   if (analyze->parsed())
-    return RunAnalyze(input, json, threads, batch_mb, inflater, stats, verbose, color);
+    return RunAnalyze(aa);
 
   if (diff->parsed()) return cli::RunDiffCommand(diff_options);
   if (synth->parsed()) {

@@ -1,0 +1,341 @@
+// The HTML report: escaping of trace strings, and rendering in a real browser (headless Chromium,
+// Debian package `chromium`, installed by `tools/setup.sh --test`).
+#include <gtest/gtest.h>
+#include <simdjson.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "report/html.h"
+#include "test_util.h"
+
+namespace gpuscope {
+namespace {
+
+using testing::ReadFile;
+using testing::RunGpuscope;
+using testing::TempPath;
+using testing::WriteFile;
+
+size_t Count(const std::string& haystack, const std::string& needle) {
+  size_t n = 0;
+  for (size_t pos = haystack.find(needle); pos != std::string::npos;
+       pos = haystack.find(needle, pos + needle.size()))
+    ++n;
+  return n;
+}
+
+TEST(HtmlEscape, MarkupQuotesAndBadBytes) {
+  using report::html::Escape;
+  EXPECT_EQ(Escape("<script>alert(1)</script>"), "&lt;script&gt;alert(1)&lt;/script&gt;");
+  EXPECT_EQ(Escape("x\" onerror='y' & z"), "x&quot; onerror=&#39;y&#39; &amp; z");
+  // Invalid UTF-8 and C0 controls become U+FFFD; valid multi-byte text passes through.
+  EXPECT_EQ(Escape(std::string("a\xff" "b\x01" "c", 5)), "a\xEF\xBF\xBD" "b\xEF\xBF\xBD" "c");
+  EXPECT_EQ(Escape("µs → GB"), "µs → GB");
+  EXPECT_EQ(Escape("tab\tnl\n"), "tab\tnl\n");
+}
+
+// A small trace whose device, kernel and op names are hostile markup (and one invalid UTF-8 name).
+std::string HostileTrace() {
+  const char* names[] = {"<script>alert(1)</script>", "x\\\" onerror=\\\"alert(2)",
+                         "<img src=x onerror=alert(3)>", "bad\xff\xfe utf8 </script>"};
+  std::string ev;
+  int corr = 1;
+  for (int step = 1; step <= 3; ++step) {
+    const int t0 = step * 10000;
+    ev += "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#" +
+          std::to_string(step) + "\",\"pid\":1,\"tid\":1,\"ts\":" + std::to_string(t0) +
+          ",\"dur\":9000},\n";
+    ev += "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"<svg onload=alert(4)>\",\"pid\":1,\"tid\":1,"
+          "\"ts\":" + std::to_string(t0 + 10) + ",\"dur\":8000},\n";
+    for (int k = 0; k < 4; ++k, ++corr) {
+      const int ts = t0 + 100 + k * 2000;
+      ev += "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,"
+            "\"tid\":1,\"ts\":" + std::to_string(ts) + ",\"dur\":10,\"args\":{\"correlation\":" +
+            std::to_string(corr) + "}},\n";
+      ev += std::string("{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"") + names[k] +
+            "\",\"pid\":0,\"tid\":7,\"ts\":" + std::to_string(ts + 20) +
+            ",\"dur\":1500,\"args\":{\"device\":0,\"stream\":7,\"correlation\":" +
+            std::to_string(corr) + ",\"grid\":[4,1,1],\"block\":[128,1,1]}},\n";
+    }
+  }
+  ev += "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"cpu_instant_event\",\"name\":\"[memory]\",\"pid\":1,"
+        "\"tid\":1,\"ts\":10005,\"args\":{\"Device Type\":1,\"Device Id\":0,\"Bytes\":1048576,"
+        "\"Total Allocated\":1048576,\"Total Reserved\":2097152}}\n";
+  return "{\"deviceProperties\":[{\"id\":0,\"name\":\"<b onmouseover=alert(5)>GPU</b>\","
+         "\"totalGlobalMem\":42949672960,\"computeMajor\":8,\"computeMinor\":0,\"numSms\":108}],\n"
+         "\"traceEvents\":[\n" + ev + "]}\n";
+}
+
+TEST(HtmlReport, TraceStringsAreInertText) {
+  const std::string trace = TempPath("evil<i>\"name'.pt.trace.json");
+  WriteFile(trace, HostileTrace());
+  const std::string html = TempPath("evil.html");
+  auto r = RunGpuscope("analyze '" + std::string(trace).replace(trace.find('\''), 1, "'\\''") +
+                       "' --html " + html);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string page = ReadFile(html);
+  ASSERT_FALSE(page.empty());
+  // No markup from the trace survives: the only <script> is the JSON data block.
+  EXPECT_EQ(Count(page, "<script"), 1u);
+  EXPECT_EQ(Count(page, "<script type=\"application/json\" id=\"gpuscope-report\">"), 1u);
+  EXPECT_EQ(Count(page, "</script>"), 1u);
+  EXPECT_EQ(page.find("<img"), std::string::npos);
+  EXPECT_EQ(page.find("<svg onload"), std::string::npos);
+  EXPECT_EQ(page.find("<b onmouseover"), std::string::npos);
+  EXPECT_EQ(page.find("\" onerror"), std::string::npos);
+  EXPECT_EQ(page.find("<i>"), std::string::npos);
+  // ... but the names are there, as text. (Kernel names are shown short: ShortKernelName drops
+  // what looks like template arguments, so "<script>alert(1)</script>" is listed as "alert".)
+  EXPECT_NE(page.find("<td>&lt;img src=x onerror=alert(3)&gt;</td>"), std::string::npos);
+  EXPECT_NE(page.find("<td>onerror=&quot;alert</td>"), std::string::npos);
+  EXPECT_NE(page.find("utf8 &lt;/script&gt;</td>"), std::string::npos);
+  EXPECT_NE(page.find("<td>&lt;b onmouseover=alert(5)&gt;GPU&lt;/b&gt;</td>"), std::string::npos);
+  EXPECT_NE(page.find("evil&lt;i&gt;&quot;name&#39;"), std::string::npos);
+  // The embedded JSON parses, and carries the names (with \u003c for '<').
+  const size_t open = page.find("id=\"gpuscope-report\">") + 21;
+  const size_t close = page.find("</script>", open);
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(page.substr(open, close - open)).get(doc), simdjson::SUCCESS);
+  std::string_view schema;
+  ASSERT_EQ(doc["schema"].get(schema), simdjson::SUCCESS);
+  EXPECT_EQ(schema, "gpuscope.analyze");
+
+  // --json stays valid for the same bytes (the invalid UTF-8 name is repaired by the reader).
+  auto j = RunGpuscope("analyze --json '" +
+                       std::string(trace).replace(trace.find('\''), 1, "'\\''") + "'");
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  ASSERT_EQ(parser.parse(j.out).get(doc), simdjson::SUCCESS);
+  EXPECT_NE(j.out.find("\\u003cimg src=x onerror=alert(3)\\u003e"), std::string::npos);
+}
+
+TEST(HtmlReport, UnwritableOutputIsAClearError) {
+  auto r = RunGpuscope("analyze " + std::string(GPUSCOPE_SOURCE_DIR) +
+                       "/examples/train_input_bound.pt.trace.json.gz --html /nonexistent-dir/x.html");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("cannot write HTML report to /nonexistent-dir/x.html"), std::string::npos)
+      << r.err;
+}
+
+// ---- Headless Chromium ----
+
+std::string Chromium() {
+  for (const char* p : {"/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"})
+    if (access(p, X_OK) == 0) return p;
+  return "";
+}
+
+#define REQUIRE_CHROMIUM(bin)                                                                \
+  const std::string bin = Chromium();                                                        \
+  if (bin.empty() && std::getenv("GPUSCOPE_SKIP_BROWSER_TESTS"))                             \
+    GTEST_SKIP() << "chromium not installed and GPUSCOPE_SKIP_BROWSER_TESTS is set";         \
+  ASSERT_FALSE(bin.empty()) << "headless Chromium is needed for the browser tests: run "     \
+                               "tools/setup.sh --test (Debian package chromium), or set "    \
+                               "GPUSCOPE_SKIP_BROWSER_TESTS=1 to skip them"
+
+// Runs headless Chromium on a local file; returns its stdout. Each call has its own profile folder
+// so tests can run in parallel; no network, no GPU, no sandbox (CI runs as root).
+std::string RunChromium(const std::string& bin, const std::string& args, const std::string& tag) {
+  const std::string profile = TempPath("chromium-profile-" + tag);
+  const std::string out = TempPath("chromium-" + tag + ".out");
+  const std::string cmd = "timeout 180 " + bin +
+                          " --headless --no-sandbox --disable-gpu --disable-dev-shm-usage "
+                          "--disable-background-networking --disable-extensions --no-first-run "
+                          "--hide-scrollbars --user-data-dir=" + profile + " " + args + " >" +
+                          out + " 2>" + out + ".err";
+  const int status = std::system(cmd.c_str());
+  EXPECT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 0)
+      << cmd << "\n" << ReadFile(out + ".err");
+  return ReadFile(out);
+}
+
+struct Image {
+  uint32_t width = 0, height = 0;
+  std::vector<uint8_t> rgb;  // 3 bytes per pixel
+};
+
+uint32_t Be32(const std::string& s, size_t at) {
+  return (uint32_t(uint8_t(s[at])) << 24) | (uint32_t(uint8_t(s[at + 1])) << 16) |
+         (uint32_t(uint8_t(s[at + 2])) << 8) | uint32_t(uint8_t(s[at + 3]));
+}
+
+// A PNG decoder for what Chromium writes: 8-bit RGB or RGBA, not interlaced (PNG spec §9 filters).
+bool DecodePng(const std::string& png, Image* img, std::string* error) {
+  if (png.size() < 8 || png.compare(0, 8, "\x89PNG\r\n\x1a\n") != 0) {
+    *error = "not a PNG";
+    return false;
+  }
+  std::string idat;
+  uint8_t depth = 0, color = 0, interlace = 0;
+  for (size_t at = 8; at + 12 <= png.size();) {
+    const uint32_t len = Be32(png, at);
+    const std::string type = png.substr(at + 4, 4);
+    if (at + 12 + len > png.size()) break;
+    if (type == "IHDR") {
+      img->width = Be32(png, at + 8);
+      img->height = Be32(png, at + 12);
+      depth = uint8_t(png[at + 16]);
+      color = uint8_t(png[at + 17]);
+      interlace = uint8_t(png[at + 20]);
+    } else if (type == "IDAT") {
+      idat.append(png, at + 8, len);
+    }
+    at += 12 + len;
+  }
+  if (depth != 8 || (color != 2 && color != 6) || interlace != 0) {
+    *error = "unsupported PNG format";
+    return false;
+  }
+  const size_t bpp = color == 6 ? 4 : 3, stride = img->width * bpp;
+  std::vector<uint8_t> raw((stride + 1) * img->height);
+  uLongf raw_len = raw.size();
+  if (uncompress(raw.data(), &raw_len, reinterpret_cast<const Bytef*>(idat.data()), idat.size()) !=
+          Z_OK ||
+      raw_len != raw.size()) {
+    *error = "bad IDAT";
+    return false;
+  }
+  std::vector<uint8_t> prev(stride, 0), cur(stride);
+  img->rgb.clear();
+  img->rgb.reserve(size_t(img->width) * img->height * 3);
+  for (uint32_t y = 0; y < img->height; ++y) {
+    const uint8_t filter = raw[y * (stride + 1)];
+    const uint8_t* line = &raw[y * (stride + 1) + 1];
+    for (size_t x = 0; x < stride; ++x) {
+      const int a = x >= bpp ? cur[x - bpp] : 0, b = prev[x], c = x >= bpp ? prev[x - bpp] : 0;
+      int pred = 0;
+      switch (filter) {
+        case 0: pred = 0; break;
+        case 1: pred = a; break;
+        case 2: pred = b; break;
+        case 3: pred = (a + b) / 2; break;
+        case 4: {
+          const int p = a + b - c, pa = std::abs(p - a), pb = std::abs(p - b), pc = std::abs(p - c);
+          pred = (pa <= pb && pa <= pc) ? a : (pb <= pc ? b : c);
+          break;
+        }
+        default: *error = "bad filter"; return false;
+      }
+      cur[x] = uint8_t(line[x] + pred);
+    }
+    for (uint32_t x = 0; x < img->width; ++x)
+      img->rgb.insert(img->rgb.end(), &cur[x * bpp], &cur[x * bpp] + 3);
+    std::swap(prev, cur);
+  }
+  return true;
+}
+
+struct PixelStats {
+  double non_white = 0;     // share of pixels that are not (near) white
+  size_t palette_hits = 0;  // pixels of the chart palette's first colour, #0072B2
+  size_t distinct = 0;      // distinct colours (6-bit quantised)
+};
+
+PixelStats Stats(const Image& img) {
+  PixelStats s;
+  size_t non_white = 0;
+  std::set<uint32_t> colours;
+  for (size_t i = 0; i + 2 < img.rgb.size(); i += 3) {
+    const uint8_t r = img.rgb[i], g = img.rgb[i + 1], b = img.rgb[i + 2];
+    if (r < 245 || g < 245 || b < 245) ++non_white;
+    if (std::abs(r - 0) < 8 && std::abs(g - 114) < 8 && std::abs(b - 178) < 8) ++s.palette_hits;
+    colours.insert((uint32_t(r >> 2) << 12) | (uint32_t(g >> 2) << 6) | uint32_t(b >> 2));
+  }
+  s.non_white = img.rgb.empty() ? 0 : double(non_white) / double(img.rgb.size() / 3);
+  s.distinct = colours.size();
+  return s;
+}
+
+const char* kSections[] = {"verdict", "findings", "steps",  "ranks",    "kernels",
+                           "idle",    "memory",   "copies", "launches", "inputs"};
+
+TEST(HtmlBrowser, MultiRankReportRendersWithEverySection) {
+  REQUIRE_CHROMIUM(chromium);
+  // Two ranks, rank 1 a straggler, with a DataLoader stall and exposed communication planted.
+  const std::string dir = TempPath("html_ranks");
+  std::filesystem::remove_all(dir);
+  auto s = RunGpuscope("synth -o " + dir +
+                       " --ranks 2 --steps 6 --dataloader-stall 0.2 --exposed-comm 0.1 "
+                       "--straggler-rank 1 --straggler-slowdown 1.3");
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  const std::string html = TempPath("ranks.html");
+  auto r = RunGpuscope("analyze " + dir + " --html " + html);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+
+  const std::string dom = RunChromium(chromium, "--dump-dom file://" + html, "dom");
+  ASSERT_FALSE(dom.empty());
+  for (const char* id : kSections)
+    EXPECT_NE(dom.find(std::string("<section id=\"") + id + "\">"), std::string::npos) << id;
+  // Both ranks appear, with the planted findings and the straggler.
+  EXPECT_NE(dom.find("rank 0 of 2"), std::string::npos);
+  EXPECT_NE(dom.find("rank 1 of 2"), std::string::npos);
+  EXPECT_NE(dom.find("id=\"finding-0-input_pipeline_stall\""), std::string::npos);
+  EXPECT_NE(dom.find("id=\"finding-1-straggler\""), std::string::npos);
+  EXPECT_NE(dom.find("straggler"), std::string::npos);
+  // Charts: per-step bars for each rank, the per-rank exclusive bars, idle bars, memory lines.
+  EXPECT_GE(Count(dom, "<svg class=\"bars\""), 5u);
+  EXPECT_GE(Count(dom, "<rect "), 20u);
+  EXPECT_GE(Count(dom, "<svg class=\"line\""), 2u);
+
+  const std::string png = TempPath("ranks.png");
+  RunChromium(chromium, "--window-size=1200,2400 --screenshot=" + png + " file://" + html, "shot");
+  Image img;
+  std::string error;
+  ASSERT_TRUE(DecodePng(ReadFile(png), &img, &error)) << error;
+  EXPECT_EQ(img.width, 1200u);
+  EXPECT_EQ(img.height, 2400u);
+  const PixelStats st = Stats(img);
+  std::printf("screenshot: %ux%u, %.1f %% non-white, %zu pixels of #0072B2, %zu colours\n",
+              img.width, img.height, 100 * st.non_white, st.palette_hits, st.distinct);
+  EXPECT_GT(st.non_white, 0.05);        // text, tables and charts, not a blank page
+  EXPECT_GT(st.palette_hits, 2000u);    // the bars were drawn
+  EXPECT_GT(st.distinct, 20u);
+}
+
+TEST(HtmlBrowser, HostileNamesStayTextInTheDom) {
+  REQUIRE_CHROMIUM(chromium);
+  const std::string trace = TempPath("hostile.pt.trace.json");
+  WriteFile(trace, HostileTrace());
+  const std::string html = TempPath("hostile.html");
+  auto r = RunGpuscope("analyze " + trace + " --html " + html);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string dom = RunChromium(chromium, "--dump-dom file://" + html, "hostile");
+  ASSERT_FALSE(dom.empty());
+  // The browser built no element from a name: no img, no extra script, and no tag carries an
+  // event-handler attribute. (In serialised DOM text '<' is always escaped, so every '<' opens a
+  // real tag; a '"' in text is not escaped, hence the per-tag check.)
+  EXPECT_EQ(dom.find("<img"), std::string::npos);
+  EXPECT_EQ(Count(dom, "<script"), 1u);
+  for (size_t open = dom.find('<'); open != std::string::npos; open = dom.find('<', open + 1)) {
+    const std::string tag = dom.substr(open, dom.find('>', open) - open);
+    EXPECT_EQ(tag.find(" on"), std::string::npos) << tag;
+  }
+  EXPECT_NE(dom.find("<td>&lt;img src=x onerror=alert(3)&gt;</td>"), std::string::npos);
+  EXPECT_NE(dom.find("<td>&lt;b onmouseover=alert(5)&gt;GPU&lt;/b&gt;</td>"), std::string::npos);
+}
+
+TEST(HtmlBrowser, RealTraceReport) {
+  GPUSCOPE_REQUIRE_SHARED();
+  REQUIRE_CHROMIUM(chromium);
+  const std::string trace = testing::SharedDir() +
+                            "/traces/kineto_tb_plugin/resnet50_num_workers_0.worker0.1623143089861.pt.trace.json.gz";
+  if (!std::filesystem::exists(trace)) GTEST_SKIP() << trace << " not found";
+  const std::string html = TempPath("resnet.html");
+  auto r = RunGpuscope("analyze " + trace + " --html " + html);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string dom = RunChromium(chromium, "--dump-dom file://" + html, "resnet");
+  for (const char* id : kSections)
+    EXPECT_NE(dom.find(std::string("<section id=\"") + id + "\">"), std::string::npos) << id;
+  EXPECT_NE(dom.find("<strong>input-bound</strong>"), std::string::npos);
+  EXPECT_NE(dom.find("num_workers"), std::string::npos);
+  EXPECT_NE(dom.find("Tesla V100"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpuscope
