@@ -362,6 +362,37 @@ TEST(DiffWarnings, OneSideWithoutSteps) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// HTML: the analyze report's building blocks, side by side, trace strings inert.
+
+TEST(DiffHtml, SideBySideAndEscaped) {
+  SynthOptions o;
+  o.steps = 5;
+  o.dataloader_stall_fraction = 0.3;
+  const std::string a = Synth(o, "diff_html_a.json");
+  // After: the kernel name carries markup; it must come out as text.
+  const std::string b = testing::TempPath("diff_html_b.json");
+  std::string text = testing::ReadFile(NoStepTrace());
+  const std::string from = "ampere_sgemm_128x64_tn";
+  text.replace(text.find(from), from.size(), "<script>alert(1)</script>");
+  testing::WriteFile(b, text);
+  const std::string page = testing::TempPath("diff.html");
+  auto r = testing::RunGpuscope("diff --html " + page + " " + a + " " + b);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const std::string html = testing::ReadFile(page);
+  EXPECT_EQ(html.rfind("<!doctype html>", 0), 0u);
+  EXPECT_NE(html.find("<h3>Before</h3>"), std::string::npos);
+  EXPECT_NE(html.find("<h3>After</h3>"), std::string::npos);
+  // (Short name: the "(1)…" argument list is stripped.)
+  EXPECT_NE(html.find("&lt;script&gt;alert"), std::string::npos);
+  EXPECT_EQ(html.find("<script>alert"), std::string::npos);
+  EXPECT_NE(html.find("warning: after has no ProfilerStep"), std::string::npos);
+  EXPECT_NE(html.find("input_pipeline_stall"), std::string::npos);
+  auto bad = testing::RunGpuscope("diff --html /nonexistent/dir/x.html " + a + " " + b);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("cannot write HTML diff"), std::string::npos) << bad.err;
+}
+
+// ---------------------------------------------------------------------------------------------
 // CLI.
 
 TEST(DiffCli, TextJsonAndErrors) {

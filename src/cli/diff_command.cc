@@ -78,8 +78,15 @@ int RunDiffCommand(const DiffCliOptions& o) {
   d.before_label = o.before;
   d.after_label = o.after;
   if (!o.html.empty()) {
-    PrintError("--html: the HTML view is not available in this build");
-    return 2;
+    std::ofstream f(o.html, std::ios::binary);
+    f << diff::RenderDiffHtml(d);
+    f.close();
+    if (!f) {
+      PrintError("cannot write HTML diff to " + o.html + " (hint: check the folder exists and is "
+                 "writable)");
+      return 2;
+    }
+    std::fprintf(stderr, "gpuscope: wrote HTML diff %s\n", o.html.c_str());
   }
   if (o.json) {
     std::fputs(diff::RenderDiffJson(d).c_str(), stdout);

@@ -176,5 +176,8 @@ DiffReport Diff(const report::Report& before, const report::Report& after,
 
 std::string RenderDiffText(const DiffReport& diff, const report::TextStyle& style);
 std::string RenderDiffJson(const DiffReport& diff);
+// Self-contained page, before and after side by side, drawn with the analyze report's HTML
+// building blocks (report/html.h); every trace string escaped.
+std::string RenderDiffHtml(const DiffReport& diff);
 
 }  // namespace gpuscope::diff
