@@ -42,6 +42,11 @@ struct SynthOptions {
   SynthPrecision precision = SynthPrecision::kBf16;
   int straggler_rank = -1;  // this rank's compute runs slower by straggler_slowdown
   double straggler_slowdown = 1.3;
+  // Kernels whose name contains slow_kernel (case-sensitive, full CUPTI name) run
+  // slow_kernel_factor × longer, every instance on every rank; nothing else changes (same seed →
+  // same durations elsewhere), so a diff must show exactly this kernel moving. Empty = none.
+  std::string slow_kernel;
+  double slow_kernel_factor = 1.0;
   bool gzip = false;                // write .gz (content is gzip whatever the file name)
   bool integer_timestamps = false;  // 2021 style integer µs instead of µs with 3 decimals
   std::string device_name = "NVIDIA A100-SXM4-80GB";

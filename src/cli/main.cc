@@ -11,6 +11,7 @@
 #include <string>
 
 #include "analyze/trace_summary.h"
+#include "cli/diff_command.h"
 #include "cli/plan_command.h"
 #include "cli/run_command.h"
 #include "gpuscope/ingest.h"
@@ -290,6 +291,12 @@ int main(int argc, char** argv) {
       ->add_option("--straggler-slowdown", so.straggler_slowdown,
                    "Slowdown factor of the straggler (default 1.3)")
       ->check(CLI::Range(1.0, 100.0));
+  synth->add_option("--slow-kernel", so.slow_kernel,
+                    "Kernels whose name contains this text run --slow-kernel-factor times longer");
+  synth
+      ->add_option("--slow-kernel-factor", so.slow_kernel_factor,
+                   "Slowdown of the --slow-kernel kernels (default 1, i.e. none)")
+      ->check(CLI::Range(0.1, 100.0));
   synth->add_flag("--gzip", so.gzip, "Write gzip-compressed traces");
   synth->add_flag("--integer-timestamps", so.integer_timestamps,
                   "2021-style integer µs timestamps");
@@ -299,6 +306,8 @@ int main(int argc, char** argv) {
   gpuscope::cli::PlanCliOptions plan_options;
   auto* plan = gpuscope::cli::AddPlanCommand(app, &plan_options);
 
+  cli::DiffCliOptions diff_options;
+  auto* diff = cli::AddDiffCommand(app, &diff_options);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -311,6 +320,7 @@ int main(int argc, char** argv) {
   if (plan->parsed()) return gpuscope::cli::RunPlanCommand(plan_options);
   if (run->parsed()) return cli::RunRunCommand(run_options);
 
+  if (diff->parsed()) return cli::RunDiffCommand(diff_options);
   if (synth->parsed()) {
     so.precision = precision == "fp32" ? SynthPrecision::kFp32 : SynthPrecision::kBf16;
     if (!target_size.empty() && !ParseSize(target_size, &so.target_bytes)) {

@@ -977,6 +977,8 @@ class RankGenerator {
       info.name = JsonEscape(name);
       info.base_ns = d.bf16_ns;
       info.factor = bf16_ ? 1.0 : d.fp32_factor;
+      info.slow = !o_.slow_kernel.empty() && std::string_view(name).find(o_.slow_kernel) !=
+                                                 std::string_view::npos;
       double blocks = static_cast<double>(d.grid[0]) * d.grid[1] * d.grid[2];
       double blocks_per_sm = blocks / props_.num_sms;
       info.tiny = blocks_per_sm < 1.0;
@@ -1041,6 +1043,7 @@ class RankGenerator {
     std::string static_args;
     int64_t base_ns = 0;
     double factor = 1.0;
+    bool slow = false;  // matches SynthOptions::slow_kernel
   };
 
   // ----- small helpers ---------------------------------------------------------------------
@@ -1057,6 +1060,7 @@ class RankGenerator {
     double d = static_cast<double>(base_ns) * info.factor;
     d *= gpu_common_.Jitter(0.04) * gpu_rank_.Jitter(0.006);
     if (straggler_ && k != kNcclAllReduce) d *= o_.straggler_slowdown;
+    if (info.slow) d *= o_.slow_kernel_factor;
     return Quant(std::llround(d));
   }
 
@@ -2285,6 +2289,11 @@ Status Validate(const SynthOptions& o) {
       o.straggler_slowdown > 100.0) {
     return usage("straggler_slowdown must be in [0.1, 100] (got " +
                  std::to_string(o.straggler_slowdown) + ")");
+  }
+  if (!std::isfinite(o.slow_kernel_factor) || o.slow_kernel_factor < 0.1 ||
+      o.slow_kernel_factor > 100.0) {
+    return usage("slow_kernel_factor must be in [0.1, 100] (got " +
+                 std::to_string(o.slow_kernel_factor) + ")");
   }
   if (o.device_memory_bytes <= 0) return usage("device_memory_bytes must be > 0");
   return Status::Ok();

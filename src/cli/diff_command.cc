@@ -1,0 +1,105 @@
+#include "cli/diff_command.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "diff/diff.h"
+#include "gpuscope/ingest.h"
+#include "report/report.h"
+
+namespace gpuscope::cli {
+
+namespace {
+
+void PrintError(const std::string& message) {
+  std::fprintf(stderr, "gpuscope: error: %s\n", message.c_str());
+}
+
+int ExitCodeFor(const Status& s) {
+  return s.code() == StatusCode::kOk ? 0 : s.code() == StatusCode::kInternal ? 1 : 2;
+}
+
+}  // namespace
+
+CLI::App* AddDiffCommand(CLI::App& app, DiffCliOptions* o) {
+  auto* cmd = app.add_subcommand(
+      "diff",
+      "Compare two runs (BEFORE and AFTER: trace files or folders of rank traces, ranks matched\n"
+      "by rank id): step time and its spread, breakdowns, kernels and ops added/removed/slower/\n"
+      "faster, findings resolved and new, peak memory. Definitions: docs/diff.md.");
+  cmd->add_option("BEFORE", o->before, "Trace file or folder of the run before the change")
+      ->required();
+  cmd->add_option("AFTER", o->after, "Trace file or folder of the run after the change")
+      ->required();
+  cmd->add_flag("--json", o->json, "Print the diff as JSON (schema gpuscope.diff, docs/diff.md)");
+  cmd->add_option("--html", o->html, "Also write a side-by-side HTML view to FILE");
+  cmd->add_option("-j,--threads", o->threads, "Threads (default: all cores)")
+      ->check(CLI::Range(0, 256));
+  cmd->add_option("--color", o->color, "Colour: auto (when stdout is a terminal), always, never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+  cmd->add_flag("-v,--verbose", o->verbose, "List every kernel and op, not only the top movers");
+  cmd->add_option("--names", o->names,
+                  "Match kernels by short name (templates and arguments stripped; default) or "
+                  "raw name")
+      ->check(CLI::IsMember({"short", "raw"}));
+  cmd->add_flag("--hta", o->hta,
+                "Kernels and ops as HTA's trace diff counts them: first iteration only, raw "
+                "names (unless --names short)");
+  return cmd;
+}
+
+int RunDiffCommand(const DiffCliOptions& o) {
+  LoadOptions lo;
+  lo.threads = o.threads;
+  // One side after the other: each load already uses every core, and running both at once
+  // would only add the two peaks of parse buffers together.
+  auto before = LoadInputs(o.before, lo);
+  if (!before.ok()) {
+    PrintError("before: " + before.status().message());
+    return ExitCodeFor(before.status());
+  }
+  auto after = LoadInputs(o.after, lo);
+  if (!after.ok()) {
+    PrintError("after: " + after.status().message());
+    return ExitCodeFor(after.status());
+  }
+  const report::Report rb = report::BuildReport(before->traces, before->failures, o.threads);
+  const report::Report ra = report::BuildReport(after->traces, after->failures, o.threads);
+  diff::DiffOptions options;
+  if (o.hta) {
+    options.selection = diff::Selection::kHtaFirstIteration;
+    options.names = diff::NameMode::kRaw;
+  }
+  if (o.names == "raw") options.names = diff::NameMode::kRaw;
+  if (o.names == "short" && !o.hta) options.names = diff::NameMode::kShort;
+  diff::DiffReport d = diff::Diff(rb, ra, options);
+  d.before_label = o.before;
+  d.after_label = o.after;
+  if (!o.html.empty()) {
+    std::ofstream f(o.html, std::ios::binary);
+    f << diff::RenderDiffHtml(d);
+    f.close();
+    if (!f) {
+      PrintError("cannot write HTML diff to " + o.html + " (hint: check the folder exists and is "
+                 "writable)");
+      return 2;
+    }
+    std::fprintf(stderr, "gpuscope: wrote HTML diff %s\n", o.html.c_str());
+  }
+  if (o.json) {
+    std::fputs(diff::RenderDiffJson(d).c_str(), stdout);
+  } else {
+    report::TextStyle style;
+    style.verbose = o.verbose;
+    style.color = o.color == "always" || (o.color == "auto" && isatty(STDOUT_FILENO));
+    std::fputs(diff::RenderDiffText(d, style).c_str(), stdout);
+  }
+  bool failed = false;
+  for (const Status& f : before->failures) PrintError("before: " + f.message()), failed = true;
+  for (const Status& f : after->failures) PrintError("after: " + f.message()), failed = true;
+  return failed ? 2 : 0;
+}
+
+}  // namespace gpuscope::cli

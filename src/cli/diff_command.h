@@ -1,0 +1,24 @@
+// `gpuscope diff BEFORE AFTER`: load both runs, analyse each, and print what changed.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+namespace gpuscope::cli {
+
+struct DiffCliOptions {
+  std::string before, after;  // trace files or folders of rank traces
+  bool json = false;
+  std::string html;          // output file for the HTML view; empty = none
+  int threads = 0;           // 0 = all cores
+  std::string color = "auto";
+  bool verbose = false;
+  std::string names = "short";  // short | raw
+  bool hta = false;             // HTA's trace-diff selection (first iteration, raw names)
+};
+
+CLI::App* AddDiffCommand(CLI::App& app, DiffCliOptions* options);
+// Exit codes as for analyze: 0 ok, 1 internal error, 2 bad input.
+int RunDiffCommand(const DiffCliOptions& options);
+
+}  // namespace gpuscope::cli
