@@ -320,6 +320,35 @@ TEST(HtmlBrowser, HostileNamesStayTextInTheDom) {
   EXPECT_NE(dom.find("<td>&lt;b onmouseover=alert(5)&gt;GPU&lt;/b&gt;</td>"), std::string::npos);
 }
 
+// The diff's side-by-side page (same renderer helpers) in the browser: a stall removed.
+TEST(HtmlBrowser, DiffPageRenders) {
+  REQUIRE_CHROMIUM(chromium);
+  const std::string before = TempPath("diff_before.pt.trace.json");
+  const std::string after = TempPath("diff_after.pt.trace.json");
+  ASSERT_EQ(RunGpuscope("synth -o " + before + " --steps 6 --dataloader-stall 0.3").exit_code, 0);
+  ASSERT_EQ(RunGpuscope("synth -o " + after + " --steps 6").exit_code, 0);
+  const std::string html = TempPath("diff.html");
+  auto r = RunGpuscope("diff " + before + " " + after + " --html " + html);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string dom = RunChromium(chromium, "--dump-dom file://" + html, "diff");
+  EXPECT_NE(dom.find("<h1>gpuscope diff</h1>"), std::string::npos);
+  EXPECT_NE(dom.find("<section class=\"rank\">"), std::string::npos);
+  for (const char* h : {"Mean steady step by category", "Kernels: top movers", "CPU ops: top movers",
+                        "Findings", "Memory (peak on the rank"})
+    EXPECT_NE(dom.find(h), std::string::npos) << h;
+  EXPECT_NE(dom.find("input-bound"), std::string::npos);
+  EXPECT_GE(Count(dom, "<svg class=\"bars\""), 2u);
+  const std::string png = TempPath("diff.png");
+  RunChromium(chromium, "--window-size=1200,1600 --screenshot=" + png + " file://" + html,
+              "diffshot");
+  Image img;
+  std::string error;
+  ASSERT_TRUE(DecodePng(ReadFile(png), &img, &error)) << error;
+  const PixelStats st = Stats(img);
+  EXPECT_GT(st.non_white, 0.03);
+  EXPECT_GT(st.palette_hits, 500u);
+}
+
 TEST(HtmlBrowser, RealTraceReport) {
   GPUSCOPE_REQUIRE_SHARED();
   REQUIRE_CHROMIUM(chromium);
