@@ -248,3 +248,37 @@ TEST(Cli, ProgressBarOnATerminalOnly) {
 }
 
 }  // namespace gpuscope
+
+namespace gpuscope {
+namespace {
+
+size_t CodePoints(const std::string& s) {
+  size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+// The terminal report fits 100 columns, whatever the names in the trace (long mangled kernels,
+// long warnings): checked on the example and on every shared trace.
+TEST(Cli, TextReportFitsOneHundredColumns) {
+  std::vector<std::string> inputs = {
+      std::string(GPUSCOPE_SOURCE_DIR) + "/examples/train_input_bound.pt.trace.json.gz"};
+  if (testing::HaveShared()) {
+    for (const auto& dir : std::filesystem::directory_iterator(testing::SharedDir() + "/traces"))
+      if (dir.is_directory())
+        for (const auto& f : std::filesystem::directory_iterator(dir.path()))
+          if (f.path().string().find(".json") != std::string::npos) inputs.push_back(f.path());
+  }
+  size_t lines = 0;
+  for (const std::string& in : inputs) {
+    auto r = testing::RunGpuscope("analyze --verbose " + in);
+    std::istringstream text(r.out);
+    for (std::string line; std::getline(text, line); ++lines)
+      EXPECT_LE(CodePoints(line), 100u) << in << "\n" << line;
+  }
+  std::printf("%zu inputs, %zu lines checked\n", inputs.size(), lines);
+  EXPECT_GT(lines, 40u);
+}
+
+}  // namespace
+}  // namespace gpuscope

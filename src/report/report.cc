@@ -50,6 +50,9 @@ std::string HumanDuration(int64_t ns) {
 
 namespace {
 
+// The terminal report fits this many columns (the "readable at 100 columns").
+constexpr size_t kTextWidth = 100;
+
 const char* RankSourceName(RankSource s) {
   switch (s) {
     case RankSource::kDistributedInfo:
@@ -901,14 +904,14 @@ std::string RenderAdviceText(const advise::Advice& a, const TextStyle& style) {
     } else {
       std::snprintf(line, sizeof line, "%d. %s", static_cast<int>(i + 1), f.title.c_str());
     }
-    out += Wrap(line, 2, 100);
+    out += Wrap(line, 2, kTextWidth);
     std::snprintf(line, sizeof line, "evidence (confidence %.0f %%):", 100 * f.confidence);
     std::string evidence = line;
     for (const auto& [label, value] : f.evidence) {
       evidence += (evidence.back() == ':' ? " " : "; ") + label + " " + value;
     }
-    out += Wrap(evidence, 5, 100);
-    out += Wrap("fix: " + f.fix, 5, 100);
+    out += Wrap(evidence, 5, kTextWidth);
+    out += Wrap("fix: " + f.fix, 5, kTextWidth);
   }
   if (a.findings.size() > shown) {
     out += "  (" + std::to_string(a.findings.size() - shown) +
@@ -1044,6 +1047,56 @@ Report BuildReport(const std::vector<Trace>& traces, std::vector<Status> failure
   return report;
 }
 
+// Lines longer than `width` code points (ANSI colour codes not counted) are broken at the last
+// space that fits; continuation lines start under the value column (14 spaces), so a section stays
+// readable in a 100-column terminal whatever the names in it. A word longer than the room is cut.
+std::string FitToWidth(const std::string& text, size_t width) {
+  constexpr size_t kValueColumn = 14;
+  std::string out;
+  out.reserve(text.size() + text.size() / 16);
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string_view line(text.data() + start, end - start);
+    bool first = true;
+    while (true) {
+      // Byte position of the code point that would be column `width + 1`; escapes are free.
+      size_t cols = 0, i = 0, last_space = std::string_view::npos;
+      const size_t indent = first ? 0 : kValueColumn;
+      while (i < line.size() && cols + indent < width) {
+        if (line[i] == '\033') {
+          while (i < line.size() && line[i] != 'm') ++i;
+          ++i;
+          continue;
+        }
+        if (line[i] == ' ' && i > 0) last_space = i;
+        if ((static_cast<unsigned char>(line[i]) & 0xC0) != 0x80) ++cols;
+        ++i;
+        while (i < line.size() && (static_cast<unsigned char>(line[i]) & 0xC0) == 0x80) ++i;
+      }
+      if (!first) out.append(kValueColumn, ' ');
+      if (i >= line.size()) {
+        out.append(line);
+        break;
+      }
+      // Break at the last space after the label column, else cut where the room ends.
+      const size_t cut = last_space != std::string_view::npos && last_space > kValueColumn
+                             ? last_space
+                             : i;
+      out.append(line.substr(0, cut));
+      out += '\n';
+      line.remove_prefix(cut);
+      while (!line.empty() && line.front() == ' ') line.remove_prefix(1);
+      first = false;
+      if (line.empty()) break;
+    }
+    if (end < text.size()) out += '\n';
+    start = end + 1;
+  }
+  return out;
+}
+
 std::string RenderText(const Report& report, const TextStyle& style) {
   const std::vector<Status>& failures = report.failures;
   const char* bold = style.color ? "\033[1m" : "";
@@ -1169,7 +1222,7 @@ std::string RenderText(const Report& report, const TextStyle& style) {
   out += RenderRanksText(report);
   for (const Status& f : failures)
     out += std::string("\n") + red + "error: " + f.message() + reset + "\n";
-  return out;
+  return FitToWidth(out, kTextWidth);
 }
 
 std::string RenderJson(const Report& report) {
