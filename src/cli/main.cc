@@ -199,8 +199,10 @@ int RunAnalyze(const AnalyzeArgs& args) {
 
 int main(int argc, char** argv) {
   CLI::App app{
-      "gpuscope: why your GPU training job under-uses the GPU, measured from its traces.\n"
-      "Reads PyTorch profiler (Kineto) traces, plain or gzip, one file or a folder of ranks."};
+      "gpuscope: why your GPU training job under-uses the GPU, and what to change.\n"
+      "analyze reads PyTorch profiler (Kineto) traces (plain or gzip, one file or a folder of\n"
+      "ranks), gpuscope run recordings and nvidia-smi logs; plan sizes a run before launch;\n"
+      "run watches a live run; diff compares two runs."};
   app.set_version_flag("--version", std::string("gpuscope ") + GPUSCOPE_VERSION);
   app.require_subcommand(1);
 
