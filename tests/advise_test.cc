@@ -288,8 +288,17 @@ TEST(Advise, LowOccupancyPlantedAndReal) {
   EXPECT_GT(f->estimated_saving_ns_per_step, 0);
   EXPECT_LE(f->confidence, 0.3);
   EXPECT_NE(f->fix.find("torch.compile"), std::string::npos);
-  // A low-confidence upper bound never names the verdict.
-  EXPECT_NE(tiny.report.ranks[0].advice.verdict, "occupancy-bound");
+  // A low-confidence upper bound never names the verdict: with tiny grids planted beside a 15 %
+  // DataLoader stall, low_occupancy's bound is the larger saving but the job is input-bound.
+  {
+    SynthOptions both = o;
+    both.tiny_grid_fraction = 0.85;
+    both.dataloader_stall_fraction = 0.15;
+    const Analysed a = AnalyseSynth(both, "advise_tiny_grids_and_stall.json");
+    ASSERT_FALSE(a.report.ranks[0].advice.findings.empty());
+    EXPECT_EQ(a.report.ranks[0].advice.findings.front().id, "low_occupancy");
+    EXPECT_EQ(a.report.ranks[0].advice.verdict, "input-bound");
+  }
   // Negative, planted: the default loop (24 % tiny grids, 23 % occupancy).
   o.tiny_grid_fraction = 0;
   EXPECT_EQ(Find(AnalyseSynth(o, "advise_no_tiny_grids.json").report.ranks[0], "low_occupancy"),

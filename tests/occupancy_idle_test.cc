@@ -49,6 +49,22 @@ constexpr Case kCases[] = {
      "hta/df_index_resolver_V100_rank1of2_memevents.json.gz"},
 };
 
+// A zero-length kernel inside a running one changes nothing: 0.5 blocks/SM for 100 µs stays 0.5.
+// (Found in review: its end sorted before its start reset the running kernel's value.)
+TEST(Occupancy, ZeroLengthKernelInsideAnotherIsIgnored) {
+  const std::string json =
+      R"({"deviceProperties":[{"id":0,"name":"GPU","numSms":108,"computeMajor":8}],"traceEvents":[)"
+      R"({"ph":"X","cat":"kernel","name":"a","pid":0,"tid":7,"ts":1000,"dur":100,)"
+      R"("args":{"device":0,"stream":7,"blocks per SM":0.5}},)"
+      R"({"ph":"X","cat":"kernel","name":"b","pid":0,"tid":8,"ts":1050,"dur":0,)"
+      R"("args":{"device":0,"stream":8,"blocks per SM":4.0}}]})";
+  auto t = LoadTraceFromBytes(json, "zero.json");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  const OccupancyStats o = AnalyzeOccupancy(*t, AnalyzeSteps(*t));
+  ASSERT_TRUE(o.available);
+  EXPECT_NEAR(o.sm_efficiency, 0.5, 1e-9);
+}
+
 // tb_plugin's definition reproduced: agreement to 1e-5 (SM efficiency, 0-1) and 1e-3 percentage
 // points (occupancy). What is left is float32 storage of `blocks per SM` and float µs in Python.
 TEST(OccupancyTbPlugin, SmEfficiencyAndOccupancyAgree) {

@@ -475,14 +475,18 @@ Advice AdviseRank(const RankInputs& in) {
       {"memory_underused", "memory-underused"},
       {"near_oom", "near out of memory"},
   };
+  // The verdict is the largest finding that can be one: low_occupancy's saving is an upper bound
+  // (confidence 0.3) and tiny_copies' a small one, so a measured stall below them still names the
+  // bottleneck.
   advice.verdict = "compute-bound — look at the kernels";
-  if (!advice.findings.empty()) {
-    const Finding& top = advice.findings.front();
-    if (top.estimated_saving_pct >= 5.0 || top.id == "memory_underused" || top.id == "near_oom") {
-      for (const auto& [id, verdict] : kVerdicts) {
-        if (top.id == id) advice.verdict = verdict;
-      }
-    }
+  for (const Finding& f : advice.findings) {
+    const char* verdict = nullptr;
+    for (const auto& [id, v] : kVerdicts)
+      if (f.id == id) verdict = v;
+    if (!verdict) continue;
+    if (f.estimated_saving_pct >= 5.0 || f.id == "memory_underused" || f.id == "near_oom")
+      advice.verdict = verdict;
+    break;
   }
   return advice;
 }

@@ -106,8 +106,10 @@ OccupancyStats AnalyzeOccupancy(const Trace& trace, const StepsResult& steps, si
     if (g.kind[i] != GpuKind::kKernel || g.device[i] != out.device) continue;
     const int64_t start = g.start_ns[i], end = start + g.dur_ns[i];
     const double bps = g.blocks_per_sm[i];
-    if (bps > 0) {
-      out.available = true;
+    if (bps > 0) out.available = true;
+    // A zero-length kernel weighs nothing in a time-weighted mean, and its end (sorted before
+    // starts at the same instant) would reset the running value of a kernel it sits inside.
+    if (bps > 0 && end > start) {
       endpoints.push_back({start, true, bps});
       endpoints.push_back({end, false, bps});
     }
