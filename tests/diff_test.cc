@@ -350,6 +350,38 @@ std::string NoStepTrace() {
   return path;
 }
 
+// Folders of traces without rank ids (no distributedInfo, no rank in the name): each after trace is
+// compared once, by position, with a warning — not every before rank against the first after one.
+TEST(DiffWarnings, UnknownRankIdsPairByPosition) {
+  const std::string one = NoStepTrace();
+  const std::string before = testing::TempPath("diff_norank_before");
+  const std::string after = testing::TempPath("diff_norank_after");
+  for (const std::string& dir : {before, after}) {
+    std::filesystem::create_directories(dir);
+    std::filesystem::copy_file(one, dir + "/a.pt.trace.json",
+                               std::filesystem::copy_options::overwrite_existing);
+    std::filesystem::copy_file(one, dir + "/b.pt.trace.json",
+                               std::filesystem::copy_options::overwrite_existing);
+  }
+  const Side b = Load(before), a = Load(after);
+  ASSERT_EQ(b.report.ranks.size(), 2u);
+  EXPECT_EQ(b.report.ranks[0].summary.rank, -1);
+  const diff::DiffReport d = diff::Diff(b.report, a.report);
+  ASSERT_EQ(d.ranks.size(), 2u);
+  EXPECT_NE(d.ranks[0].after_path, d.ranks[1].after_path);
+  EXPECT_TRUE(HasWarning(d, "rank ids unknown or repeated (before {?, ?}; after {?, ?}): ranks paired "
+                            "by position in file-name order"));
+}
+
+TEST(DiffCli, ExplicitNamesWinOverHta) {
+  const std::string t = NoStepTrace();
+  auto r = testing::RunGpuscope("diff --json --hta --names short " + t + " " + t);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"names\": \"short\""), std::string::npos);
+  auto h = testing::RunGpuscope("diff --json --hta " + t + " " + t);
+  EXPECT_NE(h.out.find("\"names\": \"raw\""), std::string::npos);
+}
+
 TEST(DiffWarnings, OneSideWithoutSteps) {
   SynthOptions o;
   o.steps = 3;

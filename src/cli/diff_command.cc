@@ -72,8 +72,9 @@ int RunDiffCommand(const DiffCliOptions& o) {
     options.selection = diff::Selection::kHtaFirstIteration;
     options.names = diff::NameMode::kRaw;
   }
+  // An explicit --names wins over --hta's raw names.
   if (o.names == "raw") options.names = diff::NameMode::kRaw;
-  if (o.names == "short" && !o.hta) options.names = diff::NameMode::kShort;
+  if (o.names == "short") options.names = diff::NameMode::kShort;
   diff::DiffReport d = diff::Diff(rb, ra, options);
   d.before_label = o.before;
   d.after_label = o.after;

@@ -13,7 +13,7 @@ struct DiffCliOptions {
   int threads = 0;           // 0 = all cores
   std::string color = "auto";
   bool verbose = false;
-  std::string names = "short";  // short | raw
+  std::string names;  // short | raw; empty: short, or raw with --hta
   bool hta = false;             // HTA's trace-diff selection (first iteration, raw names)
 };
 

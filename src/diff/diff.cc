@@ -467,10 +467,12 @@ RankDiff CompareRank(const RankReport& b, const RankReport& a, const DiffOptions
   const bool b_steps = !b.steps.whole_span_fallback && !b.steps.steps.empty();
   const bool a_steps = !a.steps.whole_span_fallback && !a.steps.steps.empty();
   if (!b_steps || !a_steps) {
-    std::string which = !b_steps && !a_steps ? "neither side has" : !b_steps ? "before has" : "after has";
+    const std::string which = !b_steps && !a_steps ? "neither side has a ProfilerStep: each"
+                              : !b_steps           ? "before has no ProfilerStep: its"
+                                                   : "after has no ProfilerStep: its";
     warnings->push_back(prefix + which +
-                        " no ProfilerStep: its \"step\" is the whole trace, so step time and "
-                        "per-step numbers compare a whole trace with " +
+                        " \"step\" is the whole trace, so step time and per-step numbers compare "
+                        "a whole trace with " +
                         (b_steps || a_steps ? "one step" : "a whole trace"));
   } else if (d.step_time.common_steps.empty()) {
     warnings->push_back(prefix + "no common step numbers (before " +
@@ -612,6 +614,13 @@ DiffReport Diff(const report::Report& before, const report::Report& after,
   for (const RankReport& r : after.ranks) out.after_ranks.push_back(r.summary.rank);
   // Pairs of (before index, after index).
   std::vector<std::pair<size_t, size_t>> pairs;
+  // Rank ids pair ranks only when each side's ids are known and distinct.
+  auto ids_usable = [](const std::vector<int32_t>& ids) {
+    std::vector<int32_t> sorted = ids;
+    std::sort(sorted.begin(), sorted.end());
+    return (sorted.empty() || sorted.front() >= 0) &&
+           std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end();
+  };
   if (before.ranks.size() == 1 && after.ranks.size() == 1) {
     pairs.emplace_back(0, 0);
     if (out.before_ranks[0] != out.after_ranks[0]) {
@@ -619,6 +628,19 @@ DiffReport Diff(const report::Report& before, const report::Report& after,
                              RankName(out.before_ranks[0]) + " with after rank " +
                              RankName(out.after_ranks[0]) + " (the only rank on each side)");
     }
+  } else if (!ids_usable(out.before_ranks) || !ids_usable(out.after_ranks)) {
+    // Unknown (-1) or repeated ids cannot say which rank is which: pair by position (the loader's
+    // order, by file name) and say so rather than pairing several ranks with one.
+    const size_t n = std::min(before.ranks.size(), after.ranks.size());
+    for (size_t i = 0; i < n; ++i) pairs.emplace_back(i, i);
+    out.warnings.push_back("rank ids unknown or repeated (before " + RankList(out.before_ranks) +
+                           "; after " + RankList(out.after_ranks) +
+                           "): ranks paired by position in file-name order" +
+                           (before.ranks.size() != after.ranks.size()
+                                ? ", " + std::to_string(std::max(before.ranks.size(),
+                                                                 after.ranks.size()) - n) +
+                                      " left unpaired"
+                                : std::string()));
   } else {
     std::vector<int32_t> only_before, only_after;
     for (size_t i = 0; i < before.ranks.size(); ++i) {
