@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <fstream>
+#include <sstream>
 
 #include "report/json_writer.h"
 
@@ -329,8 +330,15 @@ int64_t GetInt(simdjson::dom::object o, const char* key) {
 }  // namespace
 
 Result<Recording> ReadJsonlRecording(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::Error(StatusCode::kNotFound, "cannot open " + path);
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return Status::Error(StatusCode::kNotFound, "cannot open " + path);
+  std::stringstream text;
+  text << file.rdbuf();
+  return ParseJsonlRecording(text.str(), path);
+}
+
+Result<Recording> ParseJsonlRecording(const std::string& text, const std::string& path) {
+  std::istringstream in(text);
   Recording rec;
   rec.source = SourceKind::kRecording;
   rec.source_path = path;
