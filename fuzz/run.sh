@@ -18,7 +18,8 @@ if [ -n "$only" ]; then
   case " $all " in *" $only "*) ;; *) echo "fuzz: unknown target $only (one of: $all)" >&2; exit 2 ;; esac
 fi
 tools/setup.sh --dev
-tools/build.sh fuzz
+# Only the fuzz targets (not the gpuscope binary and tests, which take minutes under clang).
+tools/build.sh fuzz ${only:-$all}
 shared="${GPUSCOPE_SHARED_DIR:-../shared}"
 mkdir -p build/fuzz/crashes
 
