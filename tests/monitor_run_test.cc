@@ -158,8 +158,8 @@ TEST(AnalyzeMonitor, SummarisesTheSamplesWithinTheTracesSpan) {
   EXPECT_NE(r.out.find("6 samples"), std::string::npos) << r.out;  // 50 ms apart in 290 ms
 }
 
-// Found by fuzz/monitor_log_fuzz: times near ±2^63 ns in a recording overflowed the verdict's
-// duration (UBSan). A time outside 0 … year 2200 is a malformed line naming the key.
+// Found with fuzz/monitor_log_fuzz (on a hand-made input): times near ±2^63 ns in a recording
+// overflowed the verdict's duration (UBSan). A time outside 0 … year 2200 is a malformed line naming the key.
 TEST(AnalyzeMonitor, RecordingTimesOutOfRangeAreMalformedLines) {
   const std::string text =
       "{\"type\":\"header\",\"format\":\"gpuscope-monitor\",\"version\":1,"

@@ -93,8 +93,9 @@ TEST(PlanConfig, NonsenseNumbersAreRejected) {
             std::string::npos);
 }
 
-// Found by fuzz/plan_config_fuzz: 1e300 was cast from double to int64 (UB), and sizes near 2^63
-// overflowed the planner's int64 products (heads × head_dim, layers × heads × head_dim).
+// Found while writing fuzz/plan_config_fuzz (review of the casts): 1e300 was cast from double to
+// int64 (UB), and sizes near 2^63 overflowed the planner's int64 products (heads × head_dim,
+// layers × heads × head_dim).
 TEST(PlanConfig, HugeSizesAreRejected) {
   const std::string base =
       R"("model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32,
