@@ -59,10 +59,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
   if (parser.parse(diff::RenderDiffJson(d)).get(doc) != simdjson::SUCCESS) __builtin_trap();
-  // The page must never carry a second <script> element: names are escaped.
-  const std::string page = diff::RenderDiffHtml(d);
-  const size_t first = page.find("<script");
-  if (first == std::string::npos || page.find("<script", first + 1) != std::string::npos)
-    __builtin_trap();
+  // The diff page has no script of its own, and names are escaped: no <script at all.
+  if (diff::RenderDiffHtml(d).find("<script") != std::string::npos) __builtin_trap();
   return 0;
 }
