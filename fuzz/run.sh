@@ -1,24 +1,81 @@
 #!/bin/sh
-# Builds the fuzz flavour, seeds a corpus from ../shared/traces (first 64 KiB of each, decompressed,
-# plus the whole small ones) and runs the reader fuzzer for $1 seconds (default 60).
+# Builds the fuzz flavour, seeds a corpus per target and runs the targets one after another.
+#   fuzz/run.sh [SECONDS-PER-TARGET] [TARGET]     default 60 s, every target
+# Targets (fuzz/CMakeLists.txt):
+#   kineto_reader_fuzz  Kineto/Chrome traces: seeds from ../shared/traces (first 64 KiB of each,
+#                       decompressed, plus the whole small ones) and examples/
+#   monitor_log_fuzz    nvidia-smi logs (query CSV, dmon) and JSONL recordings: fuzz/seeds/monitor
+#                       (the samples of tests/monitor_nvidia_smi_test.cc and docs/monitor.md)
+#   plan_config_fuzz    HF config.json (+ --gpu-spec): models/*.json, with and without a spec line
+#   diff_fuzz           two traces: pairs of examples/ and small shared traces
+# Corpora grow in build/fuzz/corpus/TARGET; crashes are written to build/fuzz/crashes/.
 set -eu
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
-tools/setup.sh --dev
-tools/build.sh fuzz
-corpus=build/fuzz/corpus
-mkdir -p "$corpus"
-shared="${GPUSCOPE_SHARED_DIR:-../shared}"
-if [ -d "$shared/traces" ]; then
-  for f in "$shared"/traces/*/*.json.gz; do
-    name=$(basename "$f" .json.gz)
-    # byte 0 of a fuzz input selects threads/batch; the rest is the trace.
-    { printf 'a'; zcat "$f" | head -c 65536; } >"$corpus/$name.head" || true
-    [ "$(stat -c %s "$f")" -lt 50000 ] && { printf 'b'; cat "$f"; } >"$corpus/$name.gz"
-  done
-else
-  echo "fuzz: $shared/traces not found; starting from the examples only" >&2
+only="${2:-}"
+all="kineto_reader_fuzz monitor_log_fuzz plan_config_fuzz diff_fuzz"
+if [ -n "$only" ]; then
+  case " $all " in *" $only "*) ;; *) echo "fuzz: unknown target $only (one of: $all)" >&2; exit 2 ;; esac
 fi
-for f in examples/*.json.gz; do { printf 'c'; cat "$f"; } >"$corpus/$(basename "$f")"; done
-ASAN_OPTIONS=detect_leaks=1 build/fuzz/fuzz/kineto_reader_fuzz "$corpus" -max_total_time="$seconds" \
-  -max_len=262144 -timeout=10 -print_final_stats=1
+tools/setup.sh --dev
+# Only the fuzz targets (not the gpuscope binary and tests, which take minutes under clang).
+tools/build.sh fuzz ${only:-$all}
+shared="${GPUSCOPE_SHARED_DIR:-../shared}"
+mkdir -p build/fuzz/crashes
+
+seed_kineto_reader_fuzz() {
+  if [ -d "$shared/traces" ]; then
+    for f in "$shared"/traces/*/*.json.gz; do
+      name=$(basename "$f" .json.gz)
+      # byte 0 of a fuzz input selects threads/batch; the rest is the trace.
+      { printf 'a'; zcat "$f" | head -c 65536; } >"$1/$name.head" || true
+      [ "$(stat -c %s "$f")" -lt 50000 ] && { printf 'b'; cat "$f"; } >"$1/$name.gz"
+    done
+  else
+    echo "fuzz: $shared/traces not found; starting from the examples only" >&2
+  fi
+  for f in examples/*.json.gz; do { printf 'c'; cat "$f"; } >"$1/$(basename "$f")"; done
+}
+
+seed_monitor_log_fuzz() {
+  cp fuzz/seeds/monitor/* "$1/"
+}
+
+seed_plan_config_fuzz() {
+  # byte 0: bit 0 = first line is a --gpu-spec, bits 1-3 the table GPU, bit 6/7 the request.
+  for f in models/*.json; do
+    name=$(basename "$f" .json)
+    { printf '\002'; cat "$f"; } >"$1/$name.search"
+    { printf '\200'; cat "$f"; } >"$1/$name.exact"
+    { printf '\001h800:80:989:3350:200:1979\n'; cat "$f"; } >"$1/$name.spec"
+  done
+}
+
+# Bytes 1-4: the before trace's length, little endian.
+le32() { printf "$(printf '\\%03o\\%03o\\%03o\\%03o' $(($1 & 255)) $(($1 >> 8 & 255)) \
+  $(($1 >> 16 & 255)) $(($1 >> 24 & 255)))"; }
+seed_diff_fuzz() {
+  small=""
+  for f in examples/*.json.gz "$shared"/traces/*/*.json.gz; do
+    [ -f "$f" ] && [ "$(stat -c %s "$f")" -lt 50000 ] && small="$small $f"
+  done
+  i=0
+  for a in $small; do
+    for b in $small; do
+      i=$((i + 1))
+      [ $i -gt 24 ] && break 2
+      { printf '\000'; le32 "$(stat -c %s "$a")"; cat "$a" "$b"; } >"$1/pair$i"
+    done
+  done
+}
+
+for target in $all; do
+  [ -n "$only" ] && [ "$target" != "$only" ] && continue
+  corpus="build/fuzz/corpus/$target"
+  mkdir -p "$corpus"
+  "seed_$target" "$corpus"
+  echo "fuzz: $target for $seconds s" >&2
+  ASAN_OPTIONS=detect_leaks=1 "build/fuzz/fuzz/$target" "$corpus" -max_total_time="$seconds" \
+    -max_len=262144 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    -artifact_prefix="build/fuzz/crashes/$target-"
+done

@@ -86,7 +86,48 @@ TEST(NvidiaSmiCsv, MalformedLinesAreCountedAndSkipped) {
   ASSERT_EQ(r.malformed_examples.size(), 3u);
   EXPECT_EQ(r.malformed_examples[0], "log.csv:3: expected 4 fields, found 3");
   EXPECT_EQ(r.malformed_examples[1], "log.csv:4: utilization.gpu: \"lots\" is not a number");
-  EXPECT_EQ(r.malformed_examples[2], "log.csv:5: bad timestamp \"yesterday\"");
+  EXPECT_EQ(r.malformed_examples[2],
+            "log.csv:5: bad timestamp \"yesterday\" (expected YYYY/MM/DD HH:MM:SS.mmm, years "
+            "1970–2200)");
+}
+
+// Found by fuzz/monitor_log_fuzz: dates far from now overflowed the int64 ns (UBSan), and huge or
+// negative sizes and masks were cast from double out of range. Each is a malformed line now.
+TEST(NvidiaSmiCsv, HostileValuesAreMalformedLines) {
+  auto r = ParseNvidiaSmiLog(
+      "timestamp, index, memory.used [MiB], clocks_throttle_reasons.active\n"
+      "2024/01/15 10:00:00.000, 0, 100 MiB, 0x4\n"
+      "1010/01/15 10:00:01.000, 0, 100 MiB, 0x4\n"
+      "99999/01/15 10:00:01.000, 0, 100 MiB, 0x4\n"
+      "2024/01/15 10:00:02.000, 0, 1e300 MiB, 0x4\n"
+      "2024/01/15 10:00:03.000, 0, -5 MiB, 0x4\n"
+      "2024/01/15 10:00:04.000, 0, 100 MiB, 1e30\n"
+      "2024/01/15 10:00:05.000, 0, 100 MiB, -1\n",
+      "log.csv");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->samples.size(), 1u);
+  EXPECT_EQ(r->malformed_lines, 6u);
+  EXPECT_EQ(r->malformed_examples[0],
+            "log.csv:3: bad timestamp \"1010/01/15 10:00:01.000\" (expected YYYY/MM/DD "
+            "HH:MM:SS.mmm, years 1970–2200)");
+  EXPECT_EQ(r->malformed_examples[2],
+            "log.csv:5: memory.used: \"1e300 MiB\" is not a memory size (0 to 8 EiB)");
+}
+
+TEST(NvidiaSmiDmon, DatesOutOfRangeAreMalformedLines) {
+  auto r = ParseNvidiaSmiLog(
+      "#Date       Time        gpu     sm\n"
+      " 20240115   10:23:45      0     98\n"
+      " 10240115   10:23:46      0     98\n"
+      " 20241315   10:23:47      0     98\n"
+      " 20240115   -1:23:48      0     98\n",
+      "dmon.log");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->samples.size(), 1u);
+  EXPECT_EQ(r->malformed_lines, 3u);
+  EXPECT_EQ(r->malformed_examples[0],
+            "dmon.log:3: bad date/time \"10240115 10:23:46\" (expected YYYYMMDD HH:MM:SS, "
+            "years 1970–2200)");
 }
 
 TEST(NvidiaSmiCsv, ThrottleReasonsInHex) {

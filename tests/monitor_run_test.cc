@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include "monitor/recorder.h"
+#include "monitor/verdict.h"
 #include "monitor_test_util.h"
 
 namespace gpuscope::monitor {
@@ -155,6 +156,29 @@ TEST(AnalyzeMonitor, SummarisesTheSamplesWithinTheTracesSpan) {
   EXPECT_NE(r.out.find("monitor " + record + " within"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("util 60 %"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("6 samples"), std::string::npos) << r.out;  // 50 ms apart in 290 ms
+}
+
+// Found with fuzz/monitor_log_fuzz (on a hand-made input): times near ±2^63 ns in a recording
+// overflowed the verdict's duration (UBSan). A time outside 0 … year 2200 is a malformed line naming the key.
+TEST(AnalyzeMonitor, RecordingTimesOutOfRangeAreMalformedLines) {
+  const std::string text =
+      "{\"type\":\"header\",\"format\":\"gpuscope-monitor\",\"version\":1,"
+      "\"start_ns\":1705314225000000000}\n"
+      "{\"type\":\"sample\",\"t_ns\":-9223372036854775807,\"gpus\":[{\"index\":0}]}\n"
+      "{\"type\":\"sample\",\"t_ns\":1705314225100000000,\"gpus\":[{\"index\":0}]}\n"
+      "{\"type\":\"sample\",\"t_ns\":9223372036854775807,\"gpus\":[{\"index\":0}]}\n"
+      "{\"type\":\"end\",\"end_ns\":9223372036854775807}\n";
+  auto rec = ParseJsonlRecording(text, "run.jsonl");
+  ASSERT_TRUE(rec.ok()) << rec.status().message();
+  EXPECT_EQ(rec->samples.size(), 1u);
+  EXPECT_EQ(rec->malformed_lines, 3u);
+  ASSERT_FALSE(rec->malformed_examples.empty());
+  EXPECT_EQ(rec->malformed_examples[0],
+            "run.jsonl:2: t_ns is not a time in ns (expected an integer from 0 to "
+            "7258118400000000000, the year 2200)");
+  const MonitorReport report = BuildMonitorReport(*rec);
+  EXPECT_GE(report.duration_ns, 0);
+  EXPECT_EQ(report.malformed_lines, 3u);
 }
 
 }  // namespace

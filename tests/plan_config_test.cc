@@ -93,6 +93,43 @@ TEST(PlanConfig, NonsenseNumbersAreRejected) {
             std::string::npos);
 }
 
+// Found while writing fuzz/plan_config_fuzz (review of the casts): 1e300 was cast from double to
+// int64 (UB), and sizes near 2^63 overflowed the planner's int64 products (heads × head_dim,
+// layers × heads × head_dim).
+TEST(PlanConfig, HugeSizesAreRejected) {
+  const std::string base =
+      R"("model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32,
+         "intermediate_size": 11008, "vocab_size": 32000)";
+  for (const char* layers : {"1e300", "-1e300", "9223372036854775807", "18446744073709551615",
+                             "2147483648", "4e18"}) {
+    auto r = ParseHfConfig("{" + base + ", \"num_hidden_layers\": " + layers + "}", "c.json");
+    ASSERT_FALSE(r.ok()) << layers;
+    EXPECT_NE(r.status().message().find("c.json: key \"num_hidden_layers\""), std::string::npos)
+        << r.status().message();
+  }
+  auto r = ParseHfConfig("{" + base + ", \"num_hidden_layers\": 32, \"head_dim\": 4e18}", "c.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("\"head_dim\" is too large (at most 2147483647)"),
+            std::string::npos)
+      << r.status().message();
+  EXPECT_TRUE(ParseHfConfig("{" + base + ", \"num_hidden_layers\": 2147483647}", "c.json").ok());
+}
+
+// --gpu-spec is user text: "inf" and 1e300 passed the "positive" check and made every plan fit.
+TEST(PlanConfig, GpuSpecRejectsInfiniteAndHugeNumbers) {
+  EXPECT_TRUE(hw::ParseGpuSpec("h800:80:989:3350:200:1979").ok());
+  for (const char* spec : {"x:inf:989:3350", "x:80:1e300:3350", "x:80:989:nan", "x:80:989:3350:0",
+                           "x:80:989", ":80:989:3350", "x:80:989:3350:200:1979:7", "x:80::3350"}) {
+    auto r = hw::ParseGpuSpec(spec);
+    ASSERT_FALSE(r.ok()) << spec;
+    EXPECT_NE(r.status().message().find("hint: --gpu-spec NAME:MEM_GIB"), std::string::npos)
+        << r.status().message();
+  }
+  EXPECT_NE(hw::ParseGpuSpec("x:inf:989:3350").status().message().find(
+                "field 2 \"inf\" is not a positive number up to 1e9"),
+            std::string::npos);
+}
+
 TEST(PlanConfig, UnknownModelNameListsBundled) {
   auto r = LoadModelConfig("no-such-model");
   ASSERT_FALSE(r.ok());

@@ -148,10 +148,11 @@ Result<GpuSpec> ParseGpuSpec(std::string_view text) {
   for (size_t i = 1; i < parts.size(); ++i) {
     char* end = nullptr;
     const double x = std::strtod(parts[i].c_str(), &end);
-    if (parts[i].empty() || *end != '\0' || !(x > 0))
+    // Finite and at most 1e9 (GiB, TFLOP/s, GB/s): "inf" or 1e300 would make every plan fit.
+    if (parts[i].empty() || *end != '\0' || !(x > 0) || !(x <= 1e9))
       return Status::Error(StatusCode::kUsage, "--gpu-spec field " + std::to_string(i + 1) +
                                                    " \"" + parts[i] +
-                                                   "\" is not a positive number" + hint);
+                                                   "\" is not a positive number up to 1e9" + hint);
     v.push_back(x);
   }
   GpuSpec g;

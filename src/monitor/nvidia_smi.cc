@@ -83,6 +83,10 @@ double MemoryScale(const std::string& unit) {
   return kMiB;  // nvidia-smi's default and dmon's "MB" are MiB
 }
 
+// Dates outside these years are read as malformed: unix ns in an int64 reach 2262 only.
+constexpr int kMinYear = 1970;
+constexpr int kMaxYear = 2200;
+
 // "2024/01/15 10:23:45.123" (query CSV) → unix ns, the clock read as UTC (only differences and the
 // alignment with traces recorded on the same machine matter; docs/monitor.md says so).
 std::optional<int64_t> ParseCsvTimestamp(const std::string& text) {
@@ -94,8 +98,8 @@ std::optional<int64_t> ParseCsvTimestamp(const std::string& text) {
       std::sscanf(text.c_str(), "%d-%d-%d %d:%d:%lf", &year, &month, &day, &hour, &minute,
                   &second) != 6)
     return std::nullopt;
-  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second < 0 ||
-      second >= 61)
+  if (year < kMinYear || year > kMaxYear || month < 1 || month > 12 || day < 1 || day > 31 ||
+      hour < 0 || hour > 23 || minute < 0 || minute > 59 || !(second >= 0) || second >= 61)
     return std::nullopt;
   tm.tm_year = year - 1900;
   tm.tm_mon = month - 1;
@@ -114,6 +118,9 @@ std::optional<int64_t> ParseDmonTime(const std::string& date, const std::string&
                                                         &day) != 3))
     return std::nullopt;
   if (!time.empty() && std::sscanf(time.c_str(), "%d:%d:%d", &hour, &minute, &second) != 3)
+    return std::nullopt;
+  if (year < kMinYear || year > kMaxYear || month < 1 || month > 12 || day < 1 || day > 31 ||
+      hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 60)
     return std::nullopt;
   std::tm tm{};
   tm.tm_year = year - 1900;
@@ -252,27 +259,27 @@ void Malformed(Recording* rec, const std::string& path, uint64_t line, const std
     rec->malformed_examples.push_back(path + ":" + std::to_string(line) + ": " + why);
 }
 
-// Stores `value` of `column` into `g`; false if the value is not a number where one is needed.
-bool Store(const Column& column, const std::string& value, GpuSample* g,
+// Stores `value` of `column` into `g`; on a bad value returns why ("is not a number", …), else "".
+std::string Store(const Column& column, const std::string& value, GpuSample* g,
            std::optional<int32_t>* index, std::string* bus_id, std::string* name) {
   if (column.field == Field::kIgnored || column.field == Field::kTimestamp ||
       column.field == Field::kDate || column.field == Field::kTime)
-    return true;
+    return "";
   if (column.field == Field::kName) {
     *name = value;
-    return true;
+    return "";
   }
   if (column.field == Field::kBusId) {
     *bus_id = value;
-    return true;
+    return "";
   }
-  if (IsMissing(value)) return true;
+  if (IsMissing(value)) return "";
   std::string unit = column.unit;
   const std::optional<double> v = ParseNumber(value, &unit);
-  if (!v) return false;
+  if (!v) return "is not a number";
   switch (column.field) {
     case Field::kIndex:
-      if (*v < 0 || *v > 1e6) return false;
+      if (*v < 0 || *v > 1e6) return "is not a GPU index (0 to 1000000)";
       *index = static_cast<int32_t>(*v);
       break;
     case Field::kUtil:
@@ -282,11 +289,14 @@ bool Store(const Column& column, const std::string& value, GpuSample* g,
       g->mem_util_pct = *v;
       break;
     case Field::kMemUsed:
-      g->mem_used_bytes = static_cast<uint64_t>(*v * MemoryScale(unit));
+    case Field::kMemTotal: {
+      // Below 2^63 B (8 EiB): a larger or negative size is not a reading.
+      const double bytes = *v * MemoryScale(unit);
+      if (!(bytes >= 0 && bytes < 0x1p63)) return "is not a memory size (0 to 8 EiB)";
+      (column.field == Field::kMemUsed ? g->mem_used_bytes : g->mem_total_bytes) =
+          static_cast<uint64_t>(bytes);
       break;
-    case Field::kMemTotal:
-      g->mem_total_bytes = static_cast<uint64_t>(*v * MemoryScale(unit));
-      break;
+    }
     case Field::kPower:
       g->power_w = Lower(unit) == "mw" ? *v / 1000 : *v;
       break;
@@ -300,6 +310,7 @@ bool Store(const Column& column, const std::string& value, GpuSample* g,
       g->temperature_c = *v;
       break;
     case Field::kThrottle:
+      if (!(*v >= 0 && *v < 0x1p64)) return "is not a 64-bit bitmask";
       g->throttle_reasons = static_cast<uint64_t>(*v);
       break;
     case Field::kPcieRx:
@@ -311,7 +322,7 @@ bool Store(const Column& column, const std::string& value, GpuSample* g,
     default:
       break;
   }
-  return true;
+  return "";
 }
 
 bool IsCsvHeader(const std::vector<std::string>& cells) {
@@ -370,12 +381,14 @@ void ParseCsv(const std::string& text, const std::string& path, Recording* rec) 
       if (columns[i].field == Field::kTimestamp) {
         time_ns = ParseCsvTimestamp(cells[i]);
         if (!time_ns) {
-          Malformed(rec, path, line_number, "bad timestamp \"" + cells[i] + "\"");
+          Malformed(rec, path, line_number,
+                    "bad timestamp \"" + cells[i] +
+                        "\" (expected YYYY/MM/DD HH:MM:SS.mmm, years 1970–2200)");
           ok = false;
         }
-      } else if (!Store(columns[i], cells[i], &g, &index, &bus_id, &name)) {
-        Malformed(rec, path, line_number,
-                  columns[i].name + ": \"" + cells[i] + "\" is not a number");
+      } else if (const std::string why = Store(columns[i], cells[i], &g, &index, &bus_id, &name);
+                 !why.empty()) {
+        Malformed(rec, path, line_number, columns[i].name + ": \"" + cells[i] + "\" " + why);
         ok = false;
       }
     }
@@ -435,9 +448,9 @@ void ParseDmon(const std::string& text, const std::string& path, Recording* rec)
     for (size_t i = 0; i < words.size() && ok; ++i) {
       if (columns[i].field == Field::kDate) date = words[i];
       if (columns[i].field == Field::kTime) time = words[i];
-      if (!Store(columns[i], words[i], &g, &index, &bus_id, &name)) {
-        Malformed(rec, path, line_number,
-                  columns[i].name + ": \"" + words[i] + "\" is not a number");
+      if (const std::string why = Store(columns[i], words[i], &g, &index, &bus_id, &name);
+          !why.empty()) {
+        Malformed(rec, path, line_number, columns[i].name + ": \"" + words[i] + "\" " + why);
         ok = false;
       }
     }
@@ -450,7 +463,9 @@ void ParseDmon(const std::string& text, const std::string& path, Recording* rec)
     if (!date.empty() || !time.empty()) {
       time_ns = ParseDmonTime(date, time);
       if (!time_ns) {
-        Malformed(rec, path, line_number, "bad date/time \"" + date + " " + time + "\"");
+        Malformed(rec, path, line_number,
+                  "bad date/time \"" + date + " " + time +
+                      "\" (expected YYYYMMDD HH:MM:SS, years 1970–2200)");
         continue;
       }
     }

@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <fstream>
+#include <sstream>
 
 #include "report/json_writer.h"
 
@@ -326,11 +327,30 @@ int64_t GetInt(simdjson::dom::object o, const char* key) {
   return v;
 }
 
+// Unix ns up to the year 2200: the verdict subtracts times, which must not overflow int64.
+constexpr int64_t kMaxTimeNs = 7'258'118'400LL * 1'000'000'000;
+
+// A time key: absent → 0; present but not a unix ns time in [0, 2200) → nullopt.
+std::optional<int64_t> GetTime(simdjson::dom::object o, const char* key) {
+  simdjson::dom::element e;
+  if (o[key].get(e) != simdjson::SUCCESS) return 0;
+  int64_t v = 0;
+  if (e.get_int64().get(v) != simdjson::SUCCESS || v < 0 || v > kMaxTimeNs) return std::nullopt;
+  return v;
+}
+
 }  // namespace
 
 Result<Recording> ReadJsonlRecording(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::Error(StatusCode::kNotFound, "cannot open " + path);
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return Status::Error(StatusCode::kNotFound, "cannot open " + path);
+  std::stringstream text;
+  text << file.rdbuf();
+  return ParseJsonlRecording(text.str(), path);
+}
+
+Result<Recording> ParseJsonlRecording(const std::string& text, const std::string& path) {
+  std::istringstream in(text);
   Recording rec;
   rec.source = SourceKind::kRecording;
   rec.source_path = path;
@@ -360,8 +380,15 @@ Result<Recording> ReadJsonlRecording(const std::string& path) {
     }
     if (type == "header") {
       have_header = true;
-      rec.interval_ns = GetInt(o, "interval_ns");
-      rec.start_ns = GetInt(o, "start_ns");
+      const auto interval = GetTime(o, "interval_ns"), start = GetTime(o, "start_ns");
+      if (!interval || !start) {
+        bad(std::string(interval ? "start_ns" : "interval_ns") +
+            " is not a time in ns (expected an integer from 0 to " + std::to_string(kMaxTimeNs) +
+            ", the year 2200)");
+        continue;
+      }
+      rec.interval_ns = *interval;
+      rec.start_ns = *start;
       rec.root_pid = static_cast<int32_t>(GetInt(o, "root_pid"));
       simdjson::dom::array a;
       if (!o["command"].get_array().get(a))
@@ -381,7 +408,13 @@ Result<Recording> ReadJsonlRecording(const std::string& path) {
       if (std::string_view s; !o["gpu_unavailable"].get_string().get(s)) rec.gpu_unavailable = s;
     } else if (type == "sample") {
       Sample s;
-      s.time_ns = GetInt(o, "t_ns");
+      const auto t = GetTime(o, "t_ns");
+      if (!t) {
+        bad("t_ns is not a time in ns (expected an integer from 0 to " +
+            std::to_string(kMaxTimeNs) + ", the year 2200)");
+        continue;
+      }
+      s.time_ns = *t;
       simdjson::dom::array a;
       if (!o["gpus"].get_array().get(a))
         for (auto e : a) {
@@ -432,7 +465,13 @@ Result<Recording> ReadJsonlRecording(const std::string& path) {
       }
       rec.samples.push_back(std::move(s));
     } else if (type == "end") {
-      rec.end_ns = GetInt(o, "end_ns");
+      const auto end = GetTime(o, "end_ns");
+      if (!end) {
+        bad("end_ns is not a time in ns (expected an integer from 0 to " +
+            std::to_string(kMaxTimeNs) + ", the year 2200)");
+        continue;
+      }
+      rec.end_ns = *end;
       if (int64_t c; !o["exit_code"].get_int64().get(c)) rec.exit_code = static_cast<int>(c);
       simdjson::dom::array a;
       if (!o["notes"].get_array().get(a))

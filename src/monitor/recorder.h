@@ -52,6 +52,8 @@ std::string SampleToJsonLine(const Sample& sample);
 // Reads a JSONL recording. Bad lines are counted (Recording::malformed_lines), not fatal; a file
 // without the header line is an error.
 Result<Recording> ReadJsonlRecording(const std::string& path);
+// The same from the file's text; `path` names it in errors and malformed-line examples.
+Result<Recording> ParseJsonlRecording(const std::string& text, const std::string& path);
 
 // True when `head` (the first bytes of a file) is a gpuscope monitor JSONL recording.
 bool LooksLikeJsonlRecording(const std::string& head);

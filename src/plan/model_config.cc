@@ -29,6 +29,10 @@ bool KnownPlain(std::string_view t) {
   return false;
 }
 
+// Every size in a config (layers, heads, hidden, vocab, positions, …) is below 2^31: real models are
+// far below it, and the planner's products of two sizes stay exact in int64 and double.
+constexpr int64_t kMaxSize = (int64_t{1} << 31) - 1;
+
 class Reader {
  public:
   Reader(simdjson::dom::element root, const std::string& source) : root_(root), source_(source) {}
@@ -53,12 +57,17 @@ class Reader {
     if (e.is_int64()) {
       v = e.get_int64().value();
     } else if (e.is_uint64()) {
-      Bad(key, "is too large");
+      Bad(key, TooLarge());
       return 0;
     } else if (e.is_double()) {
       const double d = e.get_double().value();
-      if (std::floor(d) != d) {
+      if (std::floor(d) != d || d <= 0) {
         Bad(key, "must be a positive integer, got " + Num(d));
+        return 0;
+      }
+      // Checked before the cast: a double beyond int64 does not convert (UB).
+      if (d > static_cast<double>(kMaxSize)) {
+        Bad(key, TooLarge());
         return 0;
       }
       v = static_cast<int64_t>(d);
@@ -68,6 +77,10 @@ class Reader {
     }
     if (v <= 0) {
       Bad(key, "must be a positive integer, got " + std::to_string(v));
+      return 0;
+    }
+    if (v > kMaxSize) {
+      Bad(key, TooLarge());
       return 0;
     }
     return v;
@@ -106,6 +119,9 @@ class Reader {
   const std::vector<std::string>& errors() const { return errors_; }
 
  private:
+  static std::string TooLarge() {
+    return "is too large (at most " + std::to_string(kMaxSize) + ")";
+  }
   static std::string Num(double d) {
     std::ostringstream os;
     os << d;

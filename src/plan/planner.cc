@@ -147,8 +147,8 @@ int64_t PadVocab(int64_t vocab, int64_t tp, int64_t divisor) {
 
 ParamCounts CountParameters(const ModelConfig& m, int64_t vocab) {
   ParamCounts c;
-  const double h = static_cast<double>(m.hidden), q = static_cast<double>(m.heads * m.head_dim),
-               kv = static_cast<double>(m.kv_heads * m.head_dim), f = static_cast<double>(m.ffn);
+  const double h = static_cast<double>(m.hidden), q = static_cast<double>(m.heads) * static_cast<double>(m.head_dim),
+               kv = static_cast<double>(m.kv_heads) * static_cast<double>(m.head_dim), f = static_cast<double>(m.ffn);
   const double gamma_mats = m.gated_mlp ? 3 : 2;  // 2hf·γ with γ = 3/2 for gated
   const double n = m.rms_norm ? 1 : 2;
   c.attention_per_layer = 2 * h * q + 2 * h * kv;
@@ -198,8 +198,8 @@ double FlopsNarayananFull(double B, double L, double s, double h, double V) {
 // Megatron training.py::num_floating_point_operations (§6); the attention core is causal-halved.
 double FlopsMegatron(const ModelConfig& m, double tokens, double sum_seq_sq, int64_t vocab_pad) {
   const double h = static_cast<double>(m.hidden), f = static_cast<double>(m.ffn),
-               L = static_cast<double>(m.layers), q = static_cast<double>(m.heads * m.head_dim),
-               kv = static_cast<double>(m.kv_heads * m.head_dim);
+               L = static_cast<double>(m.layers), q = static_cast<double>(m.heads) * static_cast<double>(m.head_dim),
+               kv = static_cast<double>(m.kv_heads) * static_cast<double>(m.head_dim);
   const double mats = m.gated_mlp ? 3 : 2;
   const double mlp = m.experts > 0 ? 6 * h * f * static_cast<double>(m.experts_top_k) * mats * L
                                    : 6 * h * f * mats * L;
@@ -209,15 +209,15 @@ double FlopsMegatron(const ModelConfig& m, double tokens, double sum_seq_sq, int
 }
 
 double FlopsPalm(const ModelConfig& m, double params, double tokens, double seq) {
-  return tokens * (6 * params + 12 * static_cast<double>(m.layers * m.heads * m.head_dim) * seq);
+  return tokens * (6 * params + 12 * static_cast<double>(m.layers) * static_cast<double>(m.heads) * static_cast<double>(m.head_dim) * seq);
 }
 
 double ActivationBytesPerLayer(const ModelConfig& m, double s, double b, int64_t tp, bool sp,
                                Recompute r, bool flash, bool dropout) {
   const double h = static_cast<double>(m.hidden), t = static_cast<double>(tp),
                a = static_cast<double>(m.heads), f = static_cast<double>(m.ffn),
-               q = static_cast<double>(m.heads * m.head_dim),
-               kv = static_cast<double>(m.kv_heads * m.head_dim);
+               q = static_cast<double>(m.heads) * static_cast<double>(m.head_dim),
+               kv = static_cast<double>(m.kv_heads) * static_cast<double>(m.head_dim);
   const double sbh = s * b * h;
   if (r == Recompute::kFull) return 2 * sbh / (sp ? t : 1);  // only the layer input is kept
   // Replicated across TP without SP: norm inputs 4, QKV and MLP inputs 4, dropout masks 2.
@@ -394,7 +394,7 @@ Evaluation Evaluate(const ModelConfig& m, const hw::GpuSpec& gpu, const Parallel
   const double gbs = b * mb * d;
   const double tokens = gbs * s;
   st.flops_model = FlopsMegatron(m, tokens, gbs * s * s, vocab_pad);
-  const double q = static_cast<double>(m.heads * m.head_dim);
+  const double q = static_cast<double>(m.heads) * static_cast<double>(m.head_dim);
   double extra = 0;
   if (c.recompute == Recompute::kSelective) extra = 2 * gbs * s * s * q * L;  // core forward again
   if (c.recompute == Recompute::kFull) extra = (st.flops_model - 6 * h * V * tokens) / 3;

@@ -1,0 +1,65 @@
+// Fuzz target: any bytes → two traces (before, after) → a report of each → Diff → text, JSON and
+// HTML, as `gpuscope diff` does. Layout: byte 0 picks the diff options; bytes 1–4 are the length
+// of the before trace (little endian, capped at what is left); the rest is the after trace. A side
+// that does not load is diffed as a report with no traces and the failure (the CLI stops there,
+// but the diff must cope with an empty side too). Seeds: fuzz/run.sh.
+#include <simdjson.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "diff/diff.h"
+#include "gpuscope/ingest.h"
+#include "report/report.h"
+
+namespace {
+
+struct Side {
+  std::vector<gpuscope::Trace> traces;
+  std::vector<gpuscope::Status> failures;
+};
+
+Side Load(std::string_view bytes, const char* name) {
+  gpuscope::LoadOptions options;
+  options.threads = 1;
+  Side side;
+  auto trace = gpuscope::LoadTraceFromBytes(bytes, name, options);
+  if (trace.ok()) side.traces.push_back(std::move(trace.value()));
+  else side.failures.push_back(trace.status());
+  return side;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace gpuscope;
+  if (size < 5) return 0;
+  const uint8_t mode = data[0];
+  size_t split = data[1] | (data[2] << 8) | (data[3] << 16) | (size_t{data[4]} << 24);
+  const std::string_view rest(reinterpret_cast<const char*>(data) + 5, size - 5);
+  if (split > rest.size()) split = rest.size();
+  const Side before = Load(rest.substr(0, split), "before.json");
+  const Side after = Load(rest.substr(split), "after.json");
+  if (before.traces.empty() && after.traces.empty()) return 0;
+  const report::Report rb = report::BuildReport(before.traces, before.failures, 1);
+  const report::Report ra = report::BuildReport(after.traces, after.failures, 1);
+  diff::DiffOptions options;
+  options.names = (mode & 1) ? diff::NameMode::kRaw : diff::NameMode::kShort;
+  options.selection = (mode & 2) ? diff::Selection::kHtaFirstIteration : diff::Selection::kSteadySteps;
+  diff::DiffReport d = diff::Diff(rb, ra, options);
+  d.before_label = "before.json";
+  d.after_label = "after.json";
+  report::TextStyle style;
+  style.verbose = mode & 4;
+  style.color = mode & 8;
+  if (diff::RenderDiffText(d, style).empty()) __builtin_trap();
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  if (parser.parse(diff::RenderDiffJson(d)).get(doc) != simdjson::SUCCESS) __builtin_trap();
+  // The diff page has no script of its own, and names are escaped: no <script at all.
+  if (diff::RenderDiffHtml(d).find("<script") != std::string::npos) __builtin_trap();
+  return 0;
+}
