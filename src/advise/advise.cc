@@ -263,7 +263,9 @@ Advice AdviseRank(const RankInputs& in) {
           op = std::string(in.trace->Str(gap.host_ops[0].first));
         f.evidence.emplace_back(
             "gap " + std::to_string(++shown),
-            Ms(gap.length()) + " in step " + std::to_string(gap.step) + ", host in " + op);
+            Ms(gap.length()) +
+                    (gap.step >= 0 ? " in step " + std::to_string(gap.step) : " outside the steps") +
+                    ", host in " + op);
       }
       for (const analyze::IdleHostOp& h : g.host_ops) {
         if (!in.trace || ops_text.size() > 160) break;
