@@ -394,5 +394,18 @@ TEST(PlanCalibrate, ReproducesMeasuredStepWithPipeline) {
   }
 }
 
+// Regression (review): memory was vendor GB read as 1e9 B (A100 80GB → 74.5 GiB), 7 % below what
+// the CUDA runtime reports (totalGlobalMem).
+TEST(PlanGpuTable, MemoryIsTheDeviceReportedCapacity) {
+  EXPECT_DOUBLE_EQ(hw::FindGpu("a100")->memory_gib * kGiB, 85899345920.0);  // 80 GiB
+  EXPECT_DOUBLE_EQ(hw::FindGpu("a100-40gb")->memory_gib * kGiB, 42505273344.0);
+  EXPECT_DOUBLE_EQ(hw::FindGpu("h100")->memory_gib * kGiB, 85520809984.0);
+  EXPECT_DOUBLE_EQ(hw::FindGpu("v100")->memory_gib * kGiB, 34089730048.0);
+  for (const hw::GpuSpec& g : hw::KnownGpus()) {
+    EXPECT_NE(g.source.find("memory:"), std::string::npos) << g.name << ": no memory source";
+    EXPECT_GT(g.memory_gib, 10) << g.name;
+  }
+}
+
 }  // namespace
 }  // namespace gpuscope::plan
