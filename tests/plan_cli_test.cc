@@ -278,6 +278,21 @@ TEST(PlanCli, ConfigWidthProductsBounded) {
                  {gpt, "FFN size 4·hidden = 8000000000 is too large"});
 }
 
+// Regression: with --no-dropout the code counts 4·a·s²·b/t for the explicit attention core, but the
+// printed formula said 5·a·s²·b/t.
+TEST(PlanCli, AttentionCoreFormulaFollowsDropout) {
+  const std::string base =
+      "plan --model gpt2 --gpu a100 --gpus 1 --global-batch 8 --seq-len 1024 --tp 1 --pp 1 "
+      "--mbs 8 --zero 0 --recompute none --precision bf16 --no-flash";
+  const CommandResult with = RunGpuscope(base);
+  ASSERT_EQ(with.exit_code, 0) << with.err;
+  EXPECT_NE(with.out.find("+ 5·a·s²·b/t"), std::string::npos) << with.out;
+  const CommandResult without = RunGpuscope(base + " --no-dropout");
+  ASSERT_EQ(without.exit_code, 0) << without.err;
+  EXPECT_NE(without.out.find("+ 4·a·s²·b/t"), std::string::npos) << without.out;
+  EXPECT_EQ(without.out.find("5·a·s²·b/t"), std::string::npos) << without.out;
+}
+
 TEST(PlanCli, CalibrationBadTrace) {
   ExpectBadInput("plan --from-trace /nonexistent/trace.json --model gpt2 --gpu a100 --gpus 8 "
                  "--global-batch 64 --seq-len 1024 --mbs 8",

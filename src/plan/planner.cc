@@ -326,7 +326,9 @@ Evaluation Evaluate(const ModelConfig& m, const hw::GpuSpec& gpu, const Parallel
     layer_formula = "s·b·(R + (4q + 4kv + c·f)/t)";
   std::string core_formula;
   if (c.recompute == Recompute::kNone)
-    core_formula = as.flash_attention ? " + 4·a·s·b/t (flash softmax stats)" : " + 5·a·s²·b/t";
+    core_formula = as.flash_attention ? " + 4·a·s·b/t (flash softmax stats)"
+                   : as.dropout       ? " + 5·a·s²·b/t"
+                                      : " + 4·a·s²·b/t (no dropout)";  // as ActivationBytesPerLayer
   char buf[256];
   std::snprintf(buf, sizeof buf, "%s layers × %s%s = %s × %s", Num(in_flight).c_str(), layer_formula,
                 core_formula.c_str(), Num(in_flight).c_str(), MiB(per_layer).c_str());
