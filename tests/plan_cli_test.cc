@@ -193,6 +193,27 @@ TEST(PlanCli, CalibrationFromTrace) {
   EXPECT_NE(text.out.find("measured"), std::string::npos);
 }
 
+// Regression (review): with --pp 2/4 the calibrated step missed the measured one (0.1835 s and
+// 0.1850 s for 0.1755 s) because η was fitted on the compute term alone.
+TEST(PlanCli, CalibrationWithPipelineReproducesMeasuredStep) {
+  GPUSCOPE_REQUIRE_SHARED();
+  const std::string trace = SharedDir() +
+      "/traces/kineto_tb_plugin/resnet50_num_workers_0.worker0.1623143089861.pt.trace.json.gz";
+  for (const char* pp : {"2", "4"}) {
+    const CommandResult r = RunGpuscope(
+        "plan --model gpt2-xl --gpu a100 --gpus 4 --mbs 1 --global-batch 8 --seq-len 512 "
+        "--from-trace " + trace + " --pp " + pp + " --json");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    simdjson::dom::parser parser;
+    simdjson::dom::element doc;
+    ASSERT_EQ(parser.parse(r.out).get(doc), simdjson::SUCCESS);
+    simdjson::dom::element cal = doc["calibration"];
+    const double measured = double(cal["measured_step_time_s"]);
+    ASSERT_GT(measured, 0);
+    EXPECT_NEAR(double(cal["calibrated_step_time_s"]), measured, 1e-3 * measured) << "pp " << pp;
+  }
+}
+
 TEST(PlanCli, CalibrationFitsMemoryOverhead) {
   GPUSCOPE_REQUIRE_SHARED();
   const std::string trace =
@@ -217,6 +238,59 @@ TEST(PlanCli, CalibrationFitsMemoryOverhead) {
     }
   }
   EXPECT_TRUE(found);
+}
+
+// Regression (review): --gpus 1000000000 hung (O(N) divisors, re-plans at up to 64×N) and
+// --gpus 2^62 overflowed N × 64 in the suggestions. Both are now a usage error naming the limit.
+TEST(PlanCli, GpusAboveTheLimit) {
+  const std::string rest = " --model llama-3-70b --gpu a100 --global-batch 64 --seq-len 4096";
+  ExpectBadInput("plan --gpus 1000000000" + rest,
+                 {"--gpus 1000000000 is above the planner's limit of 1048576 GPUs"});
+  ExpectBadInput("plan --gpus 4611686018427387904" + rest, {"limit of 1048576 GPUs"});
+  ExpectBadInput("plan --gpus 8 --tp 4611686018427387904 --pp 4" + rest, {"--tp", "exceeds --gpus 8"});
+  ExpectBadInput("plan --gpus 8 --tp 8 --pp 4611686018427387904" + rest, {"--pp", "exceeds --gpus 8"});
+  // At the limit, with nothing fitting on 1 GPU: the search and the "more GPUs" suggestions finish
+  // (the suggestions stop at the limit instead of overflowing).
+  const CommandResult at =
+      RunGpuscope("plan --gpus 1048576 --model llama-3-8b --gpu a100 --global-batch 1048576 "
+                  "--seq-len 4096");
+  EXPECT_EQ(at.exit_code, 0) << at.err;
+  const CommandResult none = RunGpuscope(
+      "plan --gpus 1048575 --model llama-3-70b --gpu t4 --global-batch 1048575 --seq-len 131072 "
+      "--mbs 1 --tp 1 --pp 1 --zero 0 --recompute none");
+  EXPECT_EQ(none.exit_code, 2) << none.err;
+  EXPECT_NE(none.err.find("1048576"), std::string::npos) << none.err;
+}
+
+// Regression: config.json sizes are bounded one by one (fuzz commit 8c7dd1d); their products used
+// as widths (heads × head_dim, 4 × hidden) are bounded too.
+TEST(PlanCli, ConfigWidthProductsBounded) {
+  const std::string path = TempPath("wide.json");
+  WriteFile(path, R"({"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32,
+                      "num_attention_heads": 65536, "head_dim": 65536, "num_key_value_heads": 8,
+                      "intermediate_size": 11008, "vocab_size": 32000})");
+  ExpectBadInput("plan --model " + path + " --gpu h100 --gpus 8 --global-batch 64 --seq-len 4096",
+                 {path, "attention width heads·head_dim = 65536 × 65536 is too large"});
+  const std::string gpt = TempPath("wide_gpt2.json");
+  WriteFile(gpt, R"({"model_type": "gpt2", "n_embd": 2000000000, "n_layer": 2, "n_head": 1,
+                     "n_inner": null, "vocab_size": 50257})");
+  ExpectBadInput("plan --model " + gpt + " --gpu h100 --gpus 8 --global-batch 64 --seq-len 1024",
+                 {gpt, "FFN size 4·hidden = 8000000000 is too large"});
+}
+
+// Regression: with --no-dropout the code counts 4·a·s²·b/t for the explicit attention core, but the
+// printed formula said 5·a·s²·b/t.
+TEST(PlanCli, AttentionCoreFormulaFollowsDropout) {
+  const std::string base =
+      "plan --model gpt2 --gpu a100 --gpus 1 --global-batch 8 --seq-len 1024 --tp 1 --pp 1 "
+      "--mbs 8 --zero 0 --recompute none --precision bf16 --no-flash";
+  const CommandResult with = RunGpuscope(base);
+  ASSERT_EQ(with.exit_code, 0) << with.err;
+  EXPECT_NE(with.out.find("+ 5·a·s²·b/t"), std::string::npos) << with.out;
+  const CommandResult without = RunGpuscope(base + " --no-dropout");
+  ASSERT_EQ(without.exit_code, 0) << without.err;
+  EXPECT_NE(without.out.find("+ 4·a·s²·b/t"), std::string::npos) << without.out;
+  EXPECT_EQ(without.out.find("5·a·s²·b/t"), std::string::npos) << without.out;
 }
 
 TEST(PlanCli, CalibrationBadTrace) {

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "hw/gpu_table.h"
+#include "plan/calibrate.h"
 #include "plan/model_config.h"
 #include "plan/planner.h"
 
@@ -348,6 +349,62 @@ TEST(PlanSearch, RanksByThroughputAndExplainsRejections) {
   }
   EXPECT_TRUE(oom);
   EXPECT_TRUE(divisible);
+}
+
+// Regression: η also scales the pipeline bubble and the exposed data-parallel time, so fitting it
+// on the compute term alone missed the measured step with pp > 1 (0.1835 s for 0.1755 s measured).
+TEST(PlanCalibrate, ReproducesMeasuredStepWithPipeline) {
+  const ModelConfig m = Gpt(25, 1600, 48, 50257);  // gpt2-xl
+  const hw::GpuSpec gpu = *hw::FindGpu("a100");
+  for (int64_t pp : {2, 4}) {
+    ParallelConfig c;
+    c.gpus = 4;
+    c.pp = pp;
+    c.dp = 4 / pp;
+    c.mbs = 1;
+    c.grad_accum = 8 / c.dp;
+    PlanAssumptions a;
+    for (double measured_s : {0.1755, 0.5, 2.0}) {
+      TraceMeasurement t;
+      t.source = "synthetic";
+      t.step_s = measured_s;
+      auto cal = Calibrate(m, gpu, c, 512, a, t);
+      ASSERT_TRUE(cal.ok());
+      EXPECT_GT(cal->efficiency, 0.01);
+      EXPECT_LT(cal->efficiency, 1);
+      EXPECT_NEAR(cal->after.time.step_s, measured_s, 1e-3 * measured_s)
+          << "pp " << pp << " η " << cal->efficiency;
+      EXPECT_TRUE(cal->notes.size() == 1) << cal->notes.size();  // only "no memory events"
+    }
+    // Faster than η = 1 allows: clamped and reported as unreachable.
+    TraceMeasurement fast;
+    fast.source = "synthetic";
+    fast.step_s = 1e-6;
+    auto cal = Calibrate(m, gpu, c, 512, a, fast);
+    ASSERT_TRUE(cal.ok());
+    EXPECT_EQ(cal->efficiency, 1);
+    ASSERT_FALSE(cal->notes.empty());
+    EXPECT_NE(cal->notes.front().find("unreachable"), std::string::npos) << cal->notes.front();
+    // Far slower than η = 0.01 predicts: clamped to 0.01.
+    TraceMeasurement slow = fast;
+    slow.step_s = 1e6;
+    cal = Calibrate(m, gpu, c, 512, a, slow);
+    ASSERT_TRUE(cal.ok());
+    EXPECT_EQ(cal->efficiency, 0.01);
+  }
+}
+
+// Regression (review): memory was vendor GB read as 1e9 B (A100 80GB → 74.5 GiB), 7 % below what
+// the CUDA runtime reports (totalGlobalMem).
+TEST(PlanGpuTable, MemoryIsTheDeviceReportedCapacity) {
+  EXPECT_DOUBLE_EQ(hw::FindGpu("a100")->memory_gib * kGiB, 85899345920.0);  // 80 GiB
+  EXPECT_DOUBLE_EQ(hw::FindGpu("a100-40gb")->memory_gib * kGiB, 42505273344.0);
+  EXPECT_DOUBLE_EQ(hw::FindGpu("h100")->memory_gib * kGiB, 85520809984.0);
+  EXPECT_DOUBLE_EQ(hw::FindGpu("v100")->memory_gib * kGiB, 34089730048.0);
+  for (const hw::GpuSpec& g : hw::KnownGpus()) {
+    EXPECT_NE(g.source.find("memory:"), std::string::npos) << g.name << ": no memory source";
+    EXPECT_GT(g.memory_gib, 10) << g.name;
+  }
 }
 
 }  // namespace

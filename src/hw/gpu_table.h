@@ -18,7 +18,7 @@ struct GpuSpec {
   std::string name;                  // canonical, e.g. "h100-sxm"
   std::vector<std::string> aliases;  // lookup is case-insensitive over name and aliases
   std::string description;           // "H100 SXM5 80 GB HBM3"
-  double memory_gib = 0;             // usable capacity used for planning, GiB (vendor GB / 1.073…)
+  double memory_gib = 0;  // device-reported capacity (CUDA totalGlobalMem) in GiB; see source
   double hbm_gbps = 0;               // HBM bandwidth, GB/s (1e9 B/s)
   // Dense peak TFLOP/s; 0 = the precision is not supported (asking for it is an error). The fp32
   // figure is TF32 tensor-core math where the GPU has it, else plain FP32 (what fp32 training

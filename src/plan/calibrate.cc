@@ -18,26 +18,36 @@ Result<Calibration> Calibrate(const ModelConfig& m, const hw::GpuSpec& gpu,
   PlanAssumptions base = a;
   base.overhead_bytes = 0;
   cal.before = Evaluate(m, gpu, traced, seq_len, base);
-  // step = compute(η) + rest, compute ∝ 1/η_eff, and η_eff ∝ η: solve for η.
-  const double compute = cal.before.time.terms.front().seconds;  // "compute" is always first
-  const double rest = cal.before.time.step_s - compute;
+  // η scales compute, and through it the pipeline bubble (∝ stage work) and the exposed DP time
+  // (overlap with backward ∝ compute): solve step(η) = measured on the full evaluation. step(η) is
+  // non-increasing in η (every term is either independent of η or grows with compute ∝ 1/η, and
+  // the DP term loses at most what backward = 2/3·compute gains), so bisection converges.
+  auto step_at = [&](double eta) {
+    PlanAssumptions x = base;
+    x.efficiency = eta;
+    return Evaluate(m, gpu, traced, seq_len, x).time.step_s;
+  };
+  constexpr double kEtaMin = 0.01, kEtaMax = 1.0;
+  const double fastest = step_at(kEtaMax), slowest = step_at(kEtaMin);
   double eta = a.efficiency;
-  if (measured.step_s <= rest) {
-    eta = 1.0;
-    cal.notes.push_back("measured step time is below the predicted non-compute time (" +
-                        std::to_string(rest) + " s): η clamped to 1");
+  if (measured.step_s < fastest) {
+    eta = kEtaMax;
+    cal.notes.push_back("measured step " + std::to_string(measured.step_s) +
+                        " s is unreachable: even η = 1 predicts " + std::to_string(fastest) +
+                        " s; η clamped to 1 (the trace is faster than the dense peak and the "
+                        "modelled communication allow: check --gpu, --precision and the flags)");
+  } else if (measured.step_s > slowest) {
+    eta = kEtaMin;
+    cal.notes.push_back("measured step " + std::to_string(measured.step_s) +
+                        " s is slower than η = 0.01 predicts (" + std::to_string(slowest) +
+                        " s): η clamped to 0.01 (the traced job is far from compute-bound)");
   } else {
-    eta = a.efficiency * compute / (measured.step_s - rest);
-  }
-  if (eta > 1) {
-    cal.notes.push_back("fitted η " + std::to_string(eta) + " > 1: clamped to 1 (the trace is "
-                        "faster than the dense peak allows: check --gpu, --precision and the flags)");
-    eta = 1;
-  }
-  if (eta < 0.01) {
-    cal.notes.push_back("fitted η " + std::to_string(eta) +
-                        " < 0.01: clamped (the traced job is far from compute-bound)");
-    eta = 0.01;
+    double lo = kEtaMin, hi = kEtaMax;  // step(lo) ≥ measured ≥ step(hi)
+    for (int i = 0; i < 100 && hi - lo > 1e-12 * hi; ++i) {
+      const double mid = 0.5 * (lo + hi);
+      (step_at(mid) > measured.step_s ? lo : hi) = mid;
+    }
+    eta = 0.5 * (lo + hi);
   }
   cal.efficiency = eta;
   cal.prior_efficiency = a.efficiency;

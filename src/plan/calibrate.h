@@ -31,9 +31,11 @@ struct Calibration {
   std::vector<std::string> notes;
 };
 
-// Fits η so that the predicted step time of `traced` equals the measured one (η only scales the
-// compute term), and the overhead so that predicted peak allocated (peak − CUDA context) equals
-// the measured peak. η is clamped to [0.01, 1]; the clamp is reported in notes.
+// Fits η so that the predicted step time of `traced` equals the measured one (solved by bisection
+// on the full evaluation: η scales compute and with it the pipeline bubble and the exposed
+// data-parallel time), and the overhead so that predicted peak allocated (peak − CUDA context) equals
+// the measured peak. η is clamped to [0.01, 1]; a measured step outside what that range can
+// predict is reported in notes.
 Result<Calibration> Calibrate(const ModelConfig& m, const hw::GpuSpec& gpu,
                               const ParallelConfig& traced, int64_t seq_len,
                               const PlanAssumptions& a, const TraceMeasurement& measured);

@@ -287,6 +287,23 @@ Result<ModelConfig> ParseHfConfig(std::string_view json, const std::string& sour
                                " heads and head_dim is absent (hint: add \"head_dim\")");
     m.head_dim = m.hidden / m.heads;
   }
+  // Products of two sizes the planner uses as widths: each stays within the same 2^31 − 1 bound
+  // as the sizes themselves (4h when n_inner is null, the attention widths a·d_h and g·d_h).
+  auto width = [&](const std::string& what, int64_t a, int64_t b) -> Status {
+    if (a > kMaxSize / b)
+      return Status::Error(StatusCode::kInvalidInput,
+                           source + ": " + what + " = " + std::to_string(a) + " × " +
+                               std::to_string(b) + " is too large (at most " +
+                               std::to_string(kMaxSize) + ") (hint: fix the value in the config)");
+    return Status::Ok();
+  };
+  if (m.ffn > kMaxSize)  // 4h with n_inner null: h ≤ 2^31 − 1 keeps 4h exact in int64
+    return Status::Error(StatusCode::kInvalidInput,
+                         source + ": FFN size 4·hidden = " + std::to_string(m.ffn) +
+                             " is too large (at most " +
+                             std::to_string(kMaxSize) + ") (hint: fix the value in the config)");
+  if (Status s = width("attention width heads·head_dim", m.heads, m.head_dim); !s.ok()) return s;
+  if (Status s = width("KV width kv_heads·head_dim", m.kv_heads, m.head_dim); !s.ok()) return s;
   if (m.heads % m.kv_heads != 0)
     return Status::Error(StatusCode::kInvalidInput,
                          source + ": num_attention_heads " + std::to_string(m.heads) +

@@ -326,7 +326,9 @@ Evaluation Evaluate(const ModelConfig& m, const hw::GpuSpec& gpu, const Parallel
     layer_formula = "s·b·(R + (4q + 4kv + c·f)/t)";
   std::string core_formula;
   if (c.recompute == Recompute::kNone)
-    core_formula = as.flash_attention ? " + 4·a·s·b/t (flash softmax stats)" : " + 5·a·s²·b/t";
+    core_formula = as.flash_attention ? " + 4·a·s·b/t (flash softmax stats)"
+                   : as.dropout       ? " + 5·a·s²·b/t"
+                                      : " + 4·a·s²·b/t (no dropout)";  // as ActivationBytesPerLayer
   char buf[256];
   std::snprintf(buf, sizeof buf, "%s layers × %s%s = %s × %s", Num(in_flight).c_str(), layer_formula,
                 core_formula.c_str(), Num(in_flight).c_str(), MiB(per_layer).c_str());
@@ -487,12 +489,20 @@ Evaluation Evaluate(const ModelConfig& m, const hw::GpuSpec& gpu, const Parallel
 Status ValidateRequest(const PlanRequest& r) {
   auto usage = [](const std::string& m) { return Status::Error(StatusCode::kUsage, m); };
   if (r.gpus <= 0) return usage("--gpus must be a positive integer");
+  if (r.gpus > kMaxGpus)
+    return usage("--gpus " + std::to_string(r.gpus) + " is above the planner's limit of " +
+                 std::to_string(kMaxGpus) + " GPUs (2^20)");
   if (r.global_batch <= 0) return usage("--global-batch must be a positive integer");
   if (r.seq_len <= 0) return usage("--seq-len must be a positive integer");
   if (r.tp && *r.tp <= 0) return usage("--tp must be a positive integer");
   if (r.pp && *r.pp <= 0) return usage("--pp must be a positive integer");
   if (r.vpp && *r.vpp <= 0) return usage("--vpp must be a positive integer");
   if (r.mbs && *r.mbs <= 0) return usage("--mbs must be a positive integer");
+  // Bounded by --gpus (≤ 2^20), so tp·pp and tp·pp·dp stay far from int64 overflow.
+  if (r.tp && *r.tp > r.gpus)
+    return usage("--tp " + std::to_string(*r.tp) + " exceeds --gpus " + std::to_string(r.gpus));
+  if (r.pp && *r.pp > r.gpus)
+    return usage("--pp " + std::to_string(*r.pp) + " exceeds --gpus " + std::to_string(r.gpus));
   const auto& a = r.assumptions;
   if (!(a.efficiency > 0 && a.efficiency <= 1))
     return usage("--efficiency must be in (0, 1], got " + Num(a.efficiency));
@@ -528,11 +538,16 @@ Status ValidateRequest(const PlanRequest& r) {
 
 namespace {
 
+// Ascending, in O(√n).
 std::vector<int64_t> Divisors(int64_t n) {
-  std::vector<int64_t> out;
-  for (int64_t i = 1; i <= n; ++i)
-    if (n % i == 0) out.push_back(i);
-  return out;
+  std::vector<int64_t> low, high;
+  for (int64_t i = 1; i <= n / i; ++i)
+    if (n % i == 0) {
+      low.push_back(i);
+      if (i != n / i) high.push_back(n / i);
+    }
+  low.insert(low.end(), high.rbegin(), high.rend());
+  return low;
 }
 
 std::string Describe(const ParallelConfig& c) {
@@ -741,7 +756,8 @@ Result<PlanReport> Plan(const PlanRequest& r) {
     if (rep.suggestions.size() > 1) found = true;
     for (int64_t mult = 2; mult <= 64 && !found; mult *= 2) {
       PlanRequest v = r;
-      v.gpus = r.gpus * mult;
+      // Overflow-safe, and never past the --gpus limit (the re-plan would be rejected anyway).
+      if (__builtin_mul_overflow(r.gpus, mult, &v.gpus) || v.gpus > kMaxGpus) break;
       v.tp.reset();
       v.pp.reset();
       v.vpp.reset();
@@ -752,7 +768,8 @@ Result<PlanReport> Plan(const PlanRequest& r) {
     }
     if (!found && rep.suggestions.size() <= 1)
       rep.suggestions.push_back(
-          "no variant tried fits (up to 64× the GPUs): a larger-memory GPU or a shorter --seq-len");
+          "no variant tried fits (up to 64× the GPUs, at most " + std::to_string(kMaxGpus) +
+          "): a larger-memory GPU or a shorter --seq-len");
   }
   return rep;
 }

@@ -213,6 +213,10 @@ Evaluation Evaluate(const ModelConfig& m, const hw::GpuSpec& gpu, const Parallel
 // Checks request-level nonsense (zero GPUs, unsupported precision…) → kUsage/kInvalidInput.
 Status ValidateRequest(const PlanRequest& r);
 
+// Upper bound on --gpus (2^20 = 1,048,576): above it the request is a usage error. Keeps the search
+// and the "more GPUs" suggestions (up to 64×) fast and every product of degrees exact in int64.
+inline constexpr int64_t kMaxGpus = int64_t{1} << 20;
+
 // Enumerates, evaluates and ranks (§9). Errors only for invalid requests; "nothing fits" is a
 // report with no feasible configuration and suggestions.
 Result<PlanReport> Plan(const PlanRequest& r);
