@@ -118,7 +118,9 @@ TEST(Run, DropEveryOtherSampleKeepsTheEvenOnesIntact) {
   std::vector<Sample> samples(5);
   for (int i = 0; i < 5; ++i) {
     samples[i].time_ns = i;
-    samples[i].processes.push_back({.pid = 100 + i});
+    ProcessSample p;
+    p.pid = 100 + i;
+    samples[i].processes.push_back(p);
     samples[i].core_busy_pct = {double(i)};
   }
   DropEveryOtherSample(&samples);
