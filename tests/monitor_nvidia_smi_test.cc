@@ -130,6 +130,32 @@ TEST(NvidiaSmiDmon, DatesOutOfRangeAreMalformedLines) {
             "years 1970–2200)");
 }
 
+// nvidia-smi prints local time: 2024/01/15 10:23:45 in New York (EST, UTC−5) is 15:23:45 UTC,
+// 2024/07/15 10:23:45 (EDT, UTC−4) is 14:23:45 UTC; dmon dates likewise.
+TEST(NvidiaSmiCsv, TimestampsAreLocalTime) {
+  const char* old_tz = std::getenv("TZ");
+  const std::string saved = old_tz ? old_tz : "";
+  setenv("TZ", "America/New_York", 1);
+  tzset();
+  const Recording csv = Parse(
+      "timestamp, index, utilization.gpu [%]\n"
+      "2024/01/15 10:23:45.500, 0, 50 %\n"
+      "2024/07/15 10:23:45.000, 0, 50 %\n");
+  const Recording dmon = Parse(
+      "#Date       Time        gpu     sm\n"
+      " 20240115   10:23:45      0     98\n");
+  if (old_tz)
+    setenv("TZ", saved.c_str(), 1);
+  else
+    unsetenv("TZ");
+  tzset();
+  ASSERT_EQ(csv.samples.size(), 2u);
+  EXPECT_EQ(csv.samples[0].time_ns, 1705332225'500'000'000);  // 2024-01-15T15:23:45.5Z
+  EXPECT_EQ(csv.samples[1].time_ns, 1721053425'000'000'000);  // 2024-07-15T14:23:45Z
+  ASSERT_EQ(dmon.samples.size(), 1u);
+  EXPECT_EQ(dmon.samples[0].time_ns, 1705332225'000'000'000);
+}
+
 TEST(NvidiaSmiCsv, ThrottleReasonsInHex) {
   const Recording r = Parse(
       "index, clocks_throttle_reasons.active, utilization.gpu [%]\n0, 0x0000000000000040, 99\n");

@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include "monitor/recorder.h"
+#include "monitor/session.h"
 #include "monitor/verdict.h"
 #include "monitor_test_util.h"
 
@@ -83,6 +84,75 @@ TEST(Run, SecondSigintKillsAChildThatIgnoresTheFirst) {
   kill(pid, SIGINT);
   EXPECT_EQ(testing::WaitExit(pid, 60), 128 + SIGKILL) << ReadFile(err);
   EXPECT_EQ(ReadFile(out).find("not-killed"), std::string::npos);
+}
+
+// A signal ignored when gpuscope starts (SIGHUP under nohup) stays ignored: gpuscope neither
+// forwards it nor resets it to the default in the command.
+TEST(Run, SignalIgnoredAtStartStaysIgnored) {
+  const std::string out = TempPath("nohup_out"), err = TempPath("nohup_err");
+  struct sigaction ignore {}, old {};
+  ignore.sa_handler = SIG_IGN;
+  sigaction(SIGHUP, &ignore, &old);  // inherited across fork and exec, like nohup does it
+  const pid_t pid = testing::StartGpuscope(
+      {"run", "--", "sh", "-c", "echo ready; sleep 2; echo done"}, out, err, kNoNvml);
+  sigaction(SIGHUP, &old, nullptr);
+  ASSERT_TRUE(testing::WaitForText(out, "ready")) << ReadFile(err);
+  kill(pid, SIGHUP);
+  EXPECT_EQ(testing::WaitExit(pid), 0) << ReadFile(err);
+  EXPECT_NE(ReadFile(out).find("done"), std::string::npos);
+}
+
+// The wait between samples ends when the command exits, however long --interval is. (The lost
+// wake-up this guards against — the exit landing between waitpid and the sleep — is a narrow
+// race; this catches a wait that does not wake on SIGCHLD at all.)
+TEST(Run, CommandExitEndsALongIntervalWait) {
+  const auto start = std::chrono::steady_clock::now();
+  auto r = testing::RunGpuscopeArgs({"run", "--interval", "10s", "--", "true"}, kNoNvml);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_LT(seconds, 5.0);  // generous: the point is not waiting the 10 s interval
+}
+
+TEST(Run, DropEveryOtherSampleKeepsTheEvenOnesIntact) {
+  std::vector<Sample> samples(5);
+  for (int i = 0; i < 5; ++i) {
+    samples[i].time_ns = i;
+    ProcessSample p;
+    p.pid = 100 + i;
+    samples[i].processes.push_back(p);
+    samples[i].core_busy_pct = {double(i)};
+  }
+  DropEveryOtherSample(&samples);
+  ASSERT_EQ(samples.size(), 3u);
+  for (int k = 0; k < 3; ++k) {
+    EXPECT_EQ(samples[k].time_ns, 2 * k);
+    ASSERT_EQ(samples[k].processes.size(), 1u) << "sample " << k;  // sample 0 was self-moved
+    EXPECT_EQ(samples[k].processes[0].pid, 100 + 2 * k);
+    ASSERT_EQ(samples[k].core_busy_pct.size(), 1u);
+  }
+  std::vector<Sample> none;
+  DropEveryOtherSample(&none);
+  EXPECT_TRUE(none.empty());
+  std::vector<Sample> one(1);
+  one[0].processes.resize(2);
+  DropEveryOtherSample(&one);
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].processes.size(), 2u);
+}
+
+// The --record and --tensorboard files are opened before the command starts; the command must
+// not inherit their descriptors (a long-lived child would keep them open, or write into them).
+TEST(Run, CommandDoesNotInheritTheOutputFiles) {
+  const std::string record = TempPath("cloexec.jsonl"), tb = TempPath("cloexec_tb");
+  auto r = testing::RunGpuscopeArgs(
+      {"run", "--record", record, "--tensorboard", tb, "--", "sh", "-c",
+       "for f in /proc/$$/fd/*; do echo \"fd $f -> $(readlink $f)\"; done"},
+      kNoNvml);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("fd "), std::string::npos) << r.out;  // the listing worked
+  EXPECT_EQ(r.out.find(record), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find(tb), std::string::npos) << r.out;
 }
 
 TEST(Run, RecordsCsvAndChromeTrace) {

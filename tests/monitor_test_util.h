@@ -18,15 +18,19 @@
 
 namespace gpuscope::testing {
 
-// Starts GPUSCOPE_BINARY with `args`, stdout/stderr to files, `env` added. Returns the pid.
+// Starts GPUSCOPE_BINARY with `args`, stdout/stderr to files, `env` added. Returns the pid, which
+// is also the id of a new process group holding gpuscope and its command (see WaitExit).
+// The output files are created (emptied) before fork(): once this returns, WaitForText cannot
+// see text left over from an earlier run.
 inline pid_t StartGpuscope(const std::vector<std::string>& args, const std::string& out_path,
                            const std::string& err_path,
                            const std::vector<std::pair<std::string, std::string>>& env = {}) {
+  const int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   const pid_t pid = fork();
   if (pid == 0) {
+    setpgid(0, 0);
     for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
-    const int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     const int in = open("/dev/null", O_RDONLY);
     dup2(out, 1);
     dup2(err, 2);
@@ -38,10 +42,14 @@ inline pid_t StartGpuscope(const std::vector<std::string>& args, const std::stri
     execv(GPUSCOPE_BINARY, argv.data());
     _exit(126);
   }
+  if (pid > 0) setpgid(pid, pid);  // also here: no window in which a kill(-pid) misses
+  if (out >= 0) close(out);
+  if (err >= 0) close(err);
   return pid;
 }
 
-// Waits up to `timeout_s`; returns the exit code, 128+signal, or -1 on timeout (then kills it).
+// Waits up to `timeout_s`; returns the exit code, 128+signal, or -1 on timeout (then kills its
+// whole process group: gpuscope and the command it started, which would otherwise linger).
 inline int WaitExit(pid_t pid, double timeout_s = 120) {
   const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   int status = 0;
@@ -50,6 +58,7 @@ inline int WaitExit(pid_t pid, double timeout_s = 120) {
       return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+  kill(-pid, SIGKILL);
   kill(pid, SIGKILL);
   waitpid(pid, &status, 0);
   return -1;

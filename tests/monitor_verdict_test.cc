@@ -57,6 +57,22 @@ bool Has(const MonitorReport& r, const std::string& id) {
   return false;
 }
 
+// Linux adds a reaped child's /proc/PID/io to its parent's: a worker that read 50 bytes and was
+// waited for shows up again in the parent's count. Only the last sample's processes are summed.
+TEST(Verdict, ReadBytesDoNotCountReapedChildrenTwice) {
+  Shape shape;
+  shape.gpu_util = 90;
+  Recording r = Series(shape, 3);
+  r.samples[0].processes[0].read_bytes = 10;
+  r.samples[0].processes.push_back({101, 100, "worker", 0, 1000, 50, 1});
+  r.samples[1].processes[0].read_bytes = 60;  // 10 + the reaped worker's 50
+  r.samples[2].processes[0].read_bytes = 70;
+  const MonitorReport rep = BuildMonitorReport(r);
+  ASSERT_TRUE(rep.cpu.has_value());
+  ASSERT_TRUE(rep.cpu->read_bytes.has_value());
+  EXPECT_EQ(*rep.cpu->read_bytes, 70u);  // not 120
+}
+
 TEST(Verdict, SingleThreadedInputPipeline) {
   Shape s;
   s.gpu_util = 43;

@@ -87,8 +87,17 @@ double MemoryScale(const std::string& unit) {
 constexpr int kMinYear = 1970;
 constexpr int kMaxYear = 2200;
 
-// "2024/01/15 10:23:45.123" (query CSV) → unix ns, the clock read as UTC (only differences and the
-// alignment with traces recorded on the same machine matter; docs/monitor.md says so).
+// A broken-down local date and time (nvidia-smi prints the machine's local time, no zone) → unix
+// seconds, in the zone of the machine reading the log ($TZ): right when the log is analysed where
+// (or in the zone where) it was written, which alignment with traces recorded there needs.
+// tm_isdst = -1 lets the C library decide whether DST applied at that moment.
+int64_t LocalTimeToUnix(std::tm tm) {
+  tm.tm_isdst = -1;
+  return static_cast<int64_t>(std::mktime(&tm));
+}
+
+// "2024/01/15 10:23:45.123" (query CSV) → unix ns, the clock read as local time (see above;
+// docs/monitor.md says so).
 std::optional<int64_t> ParseCsvTimestamp(const std::string& text) {
   std::tm tm{};
   int year = 0, month = 0, day = 0, hour = 0, minute = 0;
@@ -107,7 +116,7 @@ std::optional<int64_t> ParseCsvTimestamp(const std::string& text) {
   tm.tm_hour = hour;
   tm.tm_min = minute;
   tm.tm_sec = 0;
-  const int64_t base = static_cast<int64_t>(timegm(&tm));
+  const int64_t base = LocalTimeToUnix(tm);
   return base * 1'000'000'000 + static_cast<int64_t>(std::llround(second * 1e9));
 }
 
@@ -129,7 +138,10 @@ std::optional<int64_t> ParseDmonTime(const std::string& date, const std::string&
   tm.tm_hour = hour;
   tm.tm_min = minute;
   tm.tm_sec = second;
-  return static_cast<int64_t>(timegm(&tm)) * 1'000'000'000;
+  // Local time like the CSV timestamp; a time of day without a date has no zone to speak of (it
+  // is only ever compared with others on the same day), so it stays plain seconds since midnight.
+  if (date.empty()) return static_cast<int64_t>(timegm(&tm)) * 1'000'000'000;
+  return LocalTimeToUnix(tm) * 1'000'000'000;
 }
 
 enum class Field {

@@ -169,8 +169,8 @@ std::vector<int32_t> ProcessTree(int32_t root) {
   return tree;
 }
 
-void ProcSampler::Sample(int64_t time_ns, struct Sample* sample) {
-  const int64_t elapsed_ns = last_time_ns_ > 0 ? time_ns - last_time_ns_ : 0;
+void ProcSampler::Sample(int64_t monotonic_ns, struct Sample* sample) {
+  const int64_t elapsed_ns = last_monotonic_ns_ > 0 ? monotonic_ns - last_monotonic_ns_ : 0;
   std::map<int32_t, uint64_t> cpu_now;
   for (int32_t pid : ProcessTree(root_)) {
     auto stat = ReadProcStat(pid);
@@ -204,7 +204,7 @@ void ProcSampler::Sample(int64_t time_ns, struct Sample* sample) {
     }
   }
   last_cores_ = std::move(cores);
-  last_time_ns_ = time_ns;
+  last_monotonic_ns_ = monotonic_ns;
 }
 
 }  // namespace gpuscope::monitor

@@ -44,12 +44,15 @@ std::vector<int32_t> ProcessTree(int32_t root);
 class ProcSampler {
  public:
   explicit ProcSampler(int32_t root) : root_(root) {}
-  // Samples the tree and the cores at `time_ns` (unix) into `sample`.
-  void Sample(int64_t time_ns, struct Sample* sample);
+  // Samples the tree and the cores into `sample`. `monotonic_ns` is a CLOCK_MONOTONIC reading
+  // (std::chrono::steady_clock), used only to turn CPU-time deltas into rates: the wall clock
+  // can jump (NTP, an admin), which would make a CPU % out of thin air. The caller stamps
+  // `sample->time_ns` (unix) itself.
+  void Sample(int64_t monotonic_ns, struct Sample* sample);
 
  private:
   int32_t root_;
-  int64_t last_time_ns_ = 0;
+  int64_t last_monotonic_ns_ = 0;
   std::map<int32_t, uint64_t> last_cpu_ns_;  // pid → cumulative CPU time at the last sample
   std::vector<CoreTimes> last_cores_;
 };

@@ -112,7 +112,7 @@ std::string SampleToJsonLine(const Sample& s) {
 }
 
 Result<std::unique_ptr<Recorder>> Recorder::Open(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "wb");
+  std::FILE* f = std::fopen(path.c_str(), "wbe");  // e: O_CLOEXEC, not inherited by the command
   if (!f)
     return Status::Error(StatusCode::kIoError, "cannot write --record file " + path + ": " +
                                                    std::strerror(errno));

@@ -1,10 +1,12 @@
 #include "monitor/session.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -32,20 +34,23 @@ std::atomic<int> g_interrupts{0};
 std::atomic<bool> g_kill_tree{false};
 
 void OnSignal(int sig, siginfo_t* info, void*) {
+  const int saved_errno = errno;  // kill() may set it; the interrupted code must not see that
   const pid_t child = g_child_pid;
   if (sig == SIGINT && g_interrupts.fetch_add(1) + 1 >= 2) {
     // The loop (woken by this signal) kills the whole tree: killing the child here first would
     // orphan its children before the loop can find them.
     g_kill_tree = true;
+    errno = saved_errno;
     return;
   }
   // si_code > 0 (SI_KERNEL) means the kernel sent it, e.g. Ctrl-C on the terminal: the child,
   // in our foreground process group, got its own copy.
   const bool from_process = info == nullptr || (info->si_code <= 0 && info->si_pid != child);
   if (child > 0 && from_process) kill(child, sig);
+  errno = saved_errno;
 }
 
-void OnChild(int) {}  // only to interrupt nanosleep when the command ends
+void OnChild(int) {}  // only to end ppoll when the command ends
 
 int64_t UnixNowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -84,6 +89,13 @@ std::string LiveLine(const Sample& s) {
 }
 
 }  // namespace
+
+void DropEveryOtherSample(std::vector<Sample>* samples) {
+  // Keeps 0, 2, 4, …; sample 0 is already in place (moving it onto itself would empty it).
+  size_t kept = 1;
+  for (size_t i = 2; i < samples->size(); i += 2) (*samples)[kept++] = std::move((*samples)[i]);
+  samples->resize(std::min(kept, samples->size()));
+}
 
 std::optional<int64_t> ParseInterval(const std::string& text) {
   char* end = nullptr;
@@ -140,22 +152,45 @@ Result<RunOutcome> RunAndMonitor(const RunOptions& options) {
                  rec.gpu_unavailable.c_str());
   }
 
-  // Handlers before fork, so a signal arriving just after the child starts is not lost.
+  // Signals are handled only inside ppoll() in the loop below: they stay blocked everywhere
+  // else, from before fork() on. So none is lost in the window between fork() and the moment we
+  // know the child's pid, and none can arrive between "has the child exited?" and the wait (the
+  // classic lost wake-up). A signal that was ignored when we started (e.g. SIGHUP under nohup)
+  // stays ignored, for us and for the command.
+  sigset_t original_mask, blocked;
+  sigprocmask(SIG_SETMASK, nullptr, &original_mask);
+  sigemptyset(&blocked);
   struct sigaction sa {};
   sa.sa_sigaction = OnSignal;
-  sa.sa_flags = SA_SIGINFO;  // no SA_RESTART: nanosleep returns early and the loop reacts
-  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_SIGINFO;
+  sigfillset(&sa.sa_mask);  // one handler at a time
   struct sigaction old_actions[std::size(kForwardedSignals)];
+  bool handled[std::size(kForwardedSignals)] = {};
+  for (size_t i = 0; i < std::size(kForwardedSignals); ++i) {
+    sigaction(kForwardedSignals[i], nullptr, &old_actions[i]);
+    if (old_actions[i].sa_handler == SIG_IGN) continue;
+    handled[i] = true;
+    sigaddset(&blocked, kForwardedSignals[i]);
+  }
+  sigaddset(&blocked, SIGCHLD);
+  sigprocmask(SIG_BLOCK, &blocked, nullptr);
   for (size_t i = 0; i < std::size(kForwardedSignals); ++i)
-    sigaction(kForwardedSignals[i], &sa, &old_actions[i]);
+    if (handled[i]) sigaction(kForwardedSignals[i], &sa, nullptr);
   struct sigaction child_action {};
   child_action.sa_handler = OnChild;
   sigemptyset(&child_action.sa_mask);
   struct sigaction old_child_action;
   sigaction(SIGCHLD, &child_action, &old_child_action);
+  // The mask ppoll() waits with: ours at entry, but with every signal we handle deliverable.
+  sigset_t wait_mask = original_mask;
+  for (int sig = 1; sig < NSIG; ++sig)
+    if (sigismember(&blocked, sig) == 1) sigdelset(&wait_mask, sig);
+  // g_child_pid must be 0 before this runs: pending signals are delivered (to handlers that
+  // then do nothing) before the old dispositions come back.
   auto restore_signals = [&] {
+    sigprocmask(SIG_SETMASK, &original_mask, nullptr);
     for (size_t i = 0; i < std::size(kForwardedSignals); ++i)
-      sigaction(kForwardedSignals[i], &old_actions[i], nullptr);
+      if (handled[i]) sigaction(kForwardedSignals[i], &old_actions[i], nullptr);
     sigaction(SIGCHLD, &old_child_action, nullptr);
   };
 
@@ -176,9 +211,13 @@ Result<RunOutcome> RunAndMonitor(const RunOptions& options) {
     return Status::Error(StatusCode::kInternal, std::string("fork: ") + std::strerror(errno));
   }
   if (child == 0) {
-    // The command gets default dispositions, whatever ours were.
-    for (int sig : kForwardedSignals) signal(sig, SIG_DFL);
+    // The command gets default dispositions (except what was ignored when we started) and the
+    // signal mask we started with. Dispositions first: a signal arriving once the mask is back
+    // must not run our handler in this process.
+    for (size_t i = 0; i < std::size(kForwardedSignals); ++i)
+      if (handled[i]) signal(kForwardedSignals[i], SIG_DFL);
     signal(SIGCHLD, SIG_DFL);
+    sigprocmask(SIG_SETMASK, &original_mask, nullptr);
     close(exec_pipe[0]);
     execvp(argv[0], argv.data());
     const int err = errno;
@@ -221,8 +260,8 @@ Result<RunOutcome> RunAndMonitor(const RunOptions& options) {
     const int64_t now = SteadyNowNs();
     if (now >= next_ns) {
       Sample s;
-      s.time_ns = UnixNowNs();
-      proc.Sample(s.time_ns, &s);
+      s.time_ns = UnixNowNs();  // the stamp; rates use the monotonic clock
+      proc.Sample(SteadyNowNs(), &s);
       if (nvml) {
         std::set<int32_t> pids;
         for (const ProcessSample& p : s.processes) pids.insert(p.pid);
@@ -243,9 +282,7 @@ Result<RunOutcome> RunAndMonitor(const RunOptions& options) {
       }
       if (seen++ % keep_every == 0) rec.samples.push_back(std::move(s));
       if (rec.samples.size() >= kMaxSamplesInMemory) {
-        size_t kept = 0;
-        for (size_t i = 0; i < rec.samples.size(); i += 2) rec.samples[kept++] = std::move(rec.samples[i]);
-        rec.samples.resize(kept);
+        DropEveryOtherSample(&rec.samples);
         keep_every *= 2;
       }
       next_ns += options.interval_ns;
@@ -253,7 +290,9 @@ Result<RunOutcome> RunAndMonitor(const RunOptions& options) {
     }
     const int64_t wait_ns = std::max<int64_t>(0, next_ns - SteadyNowNs());
     timespec ts{static_cast<time_t>(wait_ns / 1'000'000'000), static_cast<long>(wait_ns % 1'000'000'000)};
-    nanosleep(&ts, nullptr);  // SIGCHLD or a forwarded signal ends it early
+    // Our signals are deliverable only while ppoll waits: a SIGCHLD or forwarded signal that
+    // came in since the waitpid() above is pending and ends the wait at once.
+    ppoll(nullptr, 0, &ts, &wait_mask);
   }
   g_child_pid = 0;
   restore_signals();

@@ -6,6 +6,7 @@
 // reaches the command directly (it shares our foreground process group), so it is not forwarded
 // a second time — the kernel marks such signals (si_code SI_KERNEL) and we tell them apart. A
 // second SIGINT, from either source, kills the command's whole process tree (SIGKILL).
+// A signal ignored when gpuscope starts (SIGHUP under nohup) stays ignored, for the command too.
 // The command's stdin, stdout and stderr are ours, untouched; gpuscope writes only to stderr.
 #pragma once
 
@@ -39,6 +40,9 @@ struct RunOutcome {
 // Fails (usage/IO) only before the command starts, e.g. an unwritable --record file or a command
 // that cannot be executed. Once started, problems become notes in the recording.
 Result<RunOutcome> RunAndMonitor(const RunOptions& options);
+
+// Keeps samples 0, 2, 4, … in place (the in-memory downsampling of long runs).
+void DropEveryOtherSample(std::vector<Sample>* samples);
 
 // "100ms", "0.5s", "2s", "250us" → ns; nullopt for anything else or outside 10 ms … 1 h.
 std::optional<int64_t> ParseInterval(const std::string& text);

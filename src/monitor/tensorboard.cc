@@ -133,7 +133,7 @@ Result<std::unique_ptr<TensorBoardWriter>> TensorBoardWriter::Open(const std::st
   const std::string path = dir + "/events.out.tfevents." +
                            std::to_string(static_cast<long long>(std::time(nullptr))) + "." +
                            host + ".gpuscope";
-  std::FILE* f = std::fopen(path.c_str(), "wb");
+  std::FILE* f = std::fopen(path.c_str(), "wbe");  // e: O_CLOEXEC, not inherited by the command
   if (!f)
     return Status::Error(StatusCode::kIoError, "cannot write " + path + ": " + std::strerror(errno));
   std::unique_ptr<TensorBoardWriter> w(new TensorBoardWriter());

@@ -239,13 +239,11 @@ MonitorReport BuildMonitorReport(const Recording& r) {
     std::vector<double> main_pct, workers_pct, tree_pct, system_pct;
     std::map<int32_t, std::pair<double, size_t>> per_worker;  // pid → (sum %, samples)
     std::map<int32_t, std::string> names;
-    std::map<int32_t, uint64_t> last_read;
     for (const Sample& s : r.samples) {
       uint64_t rss = 0;
       for (const ProcessSample& p : s.processes) {
         rss += p.rss_bytes;
         names[p.pid] = p.name;
-        if (p.read_bytes) last_read[p.pid] = *p.read_bytes;
       }
       cpu.peak_rss_bytes = std::max(cpu.peak_rss_bytes, rss);
     }
@@ -272,10 +270,15 @@ MonitorReport BuildMonitorReport(const Recording& r) {
     cpu.system_busy_mean_pct = MeanOf(system_pct);
     for (auto& [pid, acc] : per_worker)
       cpu.workers.push_back({pid, names[pid], acc.second ? acc.first / acc.second : 0});
-    if (!last_read.empty()) {
-      uint64_t total = 0;
-      for (auto [pid, bytes] : last_read) total += bytes;
-      cpu.read_bytes = total;
+    // Storage reads: the sum over the processes alive in the last sample only. Linux adds a
+    // reaped child's I/O to its parent's /proc/PID/io, so also counting the last value seen for
+    // processes that have exited (and been waited for) would count their reads twice. Reads of a
+    // process that exited unreaped by anything in the tree (reparented away) are missed.
+    for (auto s = r.samples.rbegin(); s != r.samples.rend(); ++s) {
+      if (s->processes.empty()) continue;
+      for (const ProcessSample& p : s->processes)
+        if (p.read_bytes) cpu.read_bytes = cpu.read_bytes.value_or(0) + *p.read_bytes;
+      break;
     }
     rep.cpu = cpu;
   }
