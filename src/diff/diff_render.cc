@@ -103,8 +103,8 @@ std::string SummaryText(const RankDiff& r, const DiffOptions& o) {
   const StepTimeDiff& st = r.step_time;
   if (st.before.n() > 0 && st.after.n() > 0) {
     const char* noise = st.verdict == "slower" || st.verdict == "faster"
-                            ? "beyond step-to-step noise"
-                        : st.verdict == "within noise" ? "within step-to-step noise"
+                            ? "beyond step noise"
+                        : st.verdict == "within noise" ? "within step noise"
                                                        : "too few steps to judge noise";
     char p[48] = "";
     if (st.p_value >= 0) std::snprintf(p, sizeof p, " (Mann-Whitney p = %.3f)", st.p_value);
@@ -263,13 +263,16 @@ std::string RenderDiffText(const DiffReport& d, const report::TextStyle& style) 
                 : "steady steps") +
            "\n";
   }
+  std::string summary;
   for (const std::string& w : d.warnings)
-    out.append(yellow).append("warning: ").append(w).append(reset).append("\n");
-  // One screen first: the summary of every rank pair.
+    summary.append(yellow).append("warning: ").append(w).append(reset).append("\n");
+  // One screen first: the summary of every rank pair, fitted to 100 columns (values start at
+  // column 15).
   for (const RankDiff& r : d.ranks) {
-    out.append("\n").append(bold).append(RankTitle(r)).append(reset).append("\n");
-    out += SummaryText(r, d.options);
+    summary.append("\n").append(bold).append(RankTitle(r)).append(reset).append("\n");
+    summary += SummaryText(r, d.options);
   }
+  out += report::FitToWidth(summary, 100, 15);
   // Then the detail.
   for (const RankDiff& r : d.ranks) {
     out.append("\n").append(bold).append(RankTitle(r)).append(" · detail").append(reset).append("\n");

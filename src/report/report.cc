@@ -1048,10 +1048,11 @@ Report BuildReport(const std::vector<Trace>& traces, std::vector<Status> failure
 }
 
 // Lines longer than `width` code points (ANSI colour codes not counted) are broken at the last
-// space that fits; continuation lines start under the value column (14 spaces), so a section stays
-// readable in a 100-column terminal whatever the names in it. A word longer than the room is cut.
-std::string FitToWidth(const std::string& text, size_t width) {
-  constexpr size_t kValueColumn = 14;
+// space that fits; continuation lines start under the value column (`value_column` spaces: 14 in
+// the analyze report, 15 in the diff), so a section stays readable in a 100-column terminal
+// whatever the names in it. A word longer than the room is cut.
+std::string FitToWidth(const std::string& text, size_t width, size_t value_column) {
+  const size_t kValueColumn = value_column;
   std::string out;
   out.reserve(text.size() + text.size() / 16);
   size_t start = 0;
@@ -1063,6 +1064,7 @@ std::string FitToWidth(const std::string& text, size_t width) {
     while (true) {
       // Byte position of the code point that would be column `width + 1`; escapes are free.
       size_t cols = 0, i = 0, last_space = std::string_view::npos;
+      size_t last_sep = std::string_view::npos;  // the space before a " · " separator
       const size_t indent = first ? 0 : kValueColumn;
       while (i < line.size() && cols + indent < width) {
         if (line[i] == '\033') {
@@ -1070,7 +1072,10 @@ std::string FitToWidth(const std::string& text, size_t width) {
           ++i;
           continue;
         }
-        if (line[i] == ' ' && i > 0) last_space = i;
+        if (line[i] == ' ' && i > 0) {
+          last_space = i;
+          if (line.substr(i, 4) == " \xC2\xB7 ") last_sep = i;
+        }
         if ((static_cast<unsigned char>(line[i]) & 0xC0) != 0x80) ++cols;
         ++i;
         while (i < line.size() && (static_cast<unsigned char>(line[i]) & 0xC0) == 0x80) ++i;
@@ -1080,14 +1085,21 @@ std::string FitToWidth(const std::string& text, size_t width) {
         out.append(line);
         break;
       }
-      // Break at the last space after the label column, else cut where the room ends.
-      const size_t cut = last_space != std::string_view::npos && last_space > kValueColumn
-                             ? last_space
-                             : i;
+      // Break at a " · " separator in the second half of the line, else at the last space after
+      // the label column, else where the room ends; a separator at a break is dropped.
+      size_t cut = i;
+      if (last_sep != std::string_view::npos && last_sep > width / 2)
+        cut = last_sep;
+      else if (last_space != std::string_view::npos && last_space > kValueColumn)
+        cut = last_space;
       out.append(line.substr(0, cut));
       out += '\n';
       line.remove_prefix(cut);
       while (!line.empty() && line.front() == ' ') line.remove_prefix(1);
+      if (cut == last_sep && line.substr(0, 2) == "\xC2\xB7") {
+        line.remove_prefix(2);
+        while (!line.empty() && line.front() == ' ') line.remove_prefix(1);
+      }
       first = false;
       if (line.empty()) break;
     }
@@ -1222,7 +1234,7 @@ std::string RenderText(const Report& report, const TextStyle& style) {
   out += RenderRanksText(report);
   for (const Status& f : failures)
     out += std::string("\n") + red + "error: " + f.message() + reset + "\n";
-  return FitToWidth(out, kTextWidth);
+  return FitToWidth(out, kTextWidth, 14);
 }
 
 std::string RenderJson(const Report& report) {

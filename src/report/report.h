@@ -56,6 +56,9 @@ struct TextStyle {
 };
 
 std::string RenderText(const Report& report, const TextStyle& style);
+// Breaks lines longer than `width` columns at a space; continuation lines are indented by
+// `value_column` spaces. ANSI colour codes take no column.
+std::string FitToWidth(const std::string& text, size_t width, size_t value_column);
 std::string RenderJson(const Report& report);
 
 // "1,234,567"
