@@ -180,4 +180,9 @@ std::string RenderDiffJson(const DiffReport& diff);
 // building blocks (report/html.h); every trace string escaped.
 std::string RenderDiffHtml(const DiffReport& diff);
 
+// Shared by the text and HTML renderers: a signed duration ("+12.345 ms", "−3.000 µs", "±0") and
+// a per-step count ("53", or "1.50" when not whole).
+std::string SignedDuration(double ns);
+std::string PerStepCount(double c);
+
 }  // namespace gpuscope::diff

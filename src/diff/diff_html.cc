@@ -26,18 +26,6 @@ std::string Pct(double v) {
   return b;
 }
 
-std::string Signed(double ns) {
-  const int64_t v = std::llround(ns);
-  if (v == 0) return "±0";
-  return (v > 0 ? "+" : "−") + HumanDuration(v < 0 ? -v : v);
-}
-
-std::string Count(double c) {
-  char b[32];
-  std::snprintf(b, sizeof b, std::fabs(c - std::round(c)) < 1e-9 ? "%.0f" : "%.2f", c);
-  return b;
-}
-
 std::string Title(const RankDiff& r) {
   auto n = [](int32_t x) { return x >= 0 ? std::to_string(x) : std::string("?"); };
   std::string s = "rank " + n(r.before_rank);
@@ -74,9 +62,9 @@ std::string NamesTable(const NameTableDiff& t, size_t top_n) {
     if (rows.size() == top_n) break;
     if (r.time_change == TimeChange::kUnchanged && r.count_change == CountChange::kUnchanged)
       continue;
-    rows.push_back({TimeChangeName(r.time_change), r.name, Count(r.before_count),
-                    Count(r.after_count), HumanDuration(std::llround(r.before_ns)),
-                    HumanDuration(std::llround(r.after_ns)), Signed(r.delta_ns())});
+    rows.push_back({TimeChangeName(r.time_change), r.name, PerStepCount(r.before_count),
+                    PerStepCount(r.after_count), HumanDuration(std::llround(r.before_ns)),
+                    HumanDuration(std::llround(r.after_ns)), SignedDuration(r.delta_ns())});
   }
   std::string out = "<p>" + std::to_string(t.added) + " added, " + std::to_string(t.removed) +
                     " removed, " + std::to_string(t.slower) + " slower, " +
@@ -139,7 +127,7 @@ std::string RenderDiffHtml(const DiffReport& d) {
       bars[1].segments.push_back({cd.after_ns, kStepColors[c]});
       cat_rows.push_back({kStepLabels[c], HumanDuration(cd.before_ns), Pct(cd.before_pct),
                           HumanDuration(cd.after_ns), Pct(cd.after_pct),
-                          Signed(static_cast<double>(cd.after_ns - cd.before_ns))});
+                          SignedDuration(static_cast<double>(cd.after_ns - cd.before_ns))});
     }
     bars[0].note = HumanDuration(r.before_mean_step_ns);
     bars[1].note = HumanDuration(r.after_mean_step_ns);
@@ -151,7 +139,7 @@ std::string RenderDiffHtml(const DiffReport& d) {
     for (const CategoryDelta& cd : r.exclusive)
       ex_rows.push_back({cd.name, HumanDuration(cd.before_ns), Pct(cd.before_pct),
                          HumanDuration(cd.after_ns), Pct(cd.after_pct),
-                         Signed(static_cast<double>(cd.after_ns - cd.before_ns))});
+                         SignedDuration(static_cast<double>(cd.after_ns - cd.before_ns))});
     out += "<h3>GPU time, exclusive (whole GPU span)</h3>\n";
     out += html::Table({"part", "before", "share of span", "after", "share of span", "Δ"}, ex_rows,
                        {1, 2, 3, 4, 5});

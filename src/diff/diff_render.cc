@@ -10,18 +10,23 @@
 
 namespace gpuscope::diff {
 
+std::string SignedDuration(double ns) {
+  const int64_t v = std::llround(ns);
+  if (v == 0) return "±0";
+  return (v > 0 ? "+" : "−") + report::HumanDuration(v < 0 ? -v : v);
+}
+
+std::string PerStepCount(double c) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, std::fabs(c - std::round(c)) < 1e-9 ? "%.0f" : "%.2f", c);
+  return buf;
+}
+
 namespace {
 
 using report::HumanBytes;
 using report::HumanDuration;
 using report::JsonWriter;
-
-// Signed duration: "+12.345 ms" / "−3.000 µs".
-std::string SignedDuration(double ns) {
-  const int64_t v = std::llround(ns);
-  if (v == 0) return "±0";
-  return (v > 0 ? "+" : "−") + HumanDuration(v < 0 ? -v : v);
-}
 
 std::string SignedPct(double pct) {
   char buf[32];
@@ -33,16 +38,6 @@ std::string SignedPct(double pct) {
 std::string SignedBytes(int64_t b) {
   if (b == 0) return "±0";
   return (b > 0 ? "+" : "−") + HumanBytes(static_cast<uint64_t>(b < 0 ? -b : b));
-}
-
-// A per-step count: "53" or "1.5".
-std::string Count(double c) {
-  char buf[32];
-  if (std::fabs(c - std::round(c)) < 1e-9)
-    std::snprintf(buf, sizeof buf, "%.0f", c);
-  else
-    std::snprintf(buf, sizeof buf, "%.2f", c);
-  return buf;
 }
 
 // printf's %12s counts bytes; "µs" is two bytes but one column. Pad by code points instead.
@@ -200,7 +195,7 @@ std::string NamesText(const char* title, const NameTableDiff& t, const DiffOptio
     if (!verbose && r.time_change == TimeChange::kUnchanged && r.count_change == CountChange::kUnchanged)
       continue;  // the summary table is for movers; --verbose lists everything
     ++shown;
-    const std::string counts = Count(r.before_count) + " → " + Count(r.after_count);
+    const std::string counts = PerStepCount(r.before_count) + " → " + PerStepCount(r.after_count);
     out += "    " + Left(TimeChangeName(r.time_change), 10) + Right(SignedDuration(r.delta_ns()), 13) +
            Right(HumanDuration(std::llround(r.before_ns)), 14) +
            Right(HumanDuration(std::llround(r.after_ns)), 14) + Right(counts, 17) + "  " +
