@@ -5,7 +5,7 @@
 #   tools/setup.sh --dev    + fuzzing (clang), benchmarks (GNU time, hyperfine)
 set -eu
 
-packages="cmake ninja-build g++ libsimdjson-dev libisal-dev zlib1g-dev libcli11-dev"
+packages="cmake ninja-build g++ libsimdjson-dev libisal-dev zlib1g-dev libcli11-dev libfmt-dev"
 for arg in "$@"; do
   case "$arg" in
     --test) packages="$packages googletest libgtest-dev libgmock-dev chromium" ;;

@@ -6,7 +6,7 @@
 
 #include "diff/diff.h"
 #include "gpuscope/version.h"
-#include "report/json_writer.h"
+#include "render/json_writer.h"
 
 namespace gpuscope::diff {
 
@@ -26,7 +26,7 @@ namespace {
 
 using report::HumanBytes;
 using report::HumanDuration;
-using report::JsonWriter;
+using render::JsonWriter;
 
 std::string SignedPct(double pct) {
   char buf[32];

@@ -6,13 +6,13 @@
 #include <fstream>
 #include <sstream>
 
-#include "report/json_writer.h"
+#include "render/json_writer.h"
 
 namespace gpuscope::monitor {
 
 namespace {
 
-using report::JsonWriter;
+using render::JsonWriter;
 
 constexpr int64_t kFlushEveryNs = 1'000'000'000;  // 1 s
 constexpr const char* kFormatName = "gpuscope-monitor";

@@ -5,7 +5,7 @@
 #include <map>
 #include <set>
 
-#include "report/json_writer.h"
+#include "render/json_writer.h"
 
 namespace gpuscope::monitor {
 
@@ -539,7 +539,7 @@ std::string RenderMonitorText(const MonitorReport& r) {
 }
 
 std::string RenderMonitorJson(const MonitorReport& r) {
-  report::JsonWriter w(2);
+  render::JsonWriter w(2);
   auto opt = [&](const char* key, const auto& v, int decimals = 2) {
     w.Key(key);
     if (!v) {

@@ -1,11 +1,13 @@
-#include "report/json_writer.h"
+#include "render/json_writer.h"
+
+#include <fmt/format.h>
 
 #include <cmath>
 #include <cstdio>
 
 #include "base/utf8.h"
 
-namespace gpuscope::report {
+namespace gpuscope::render {
 
 void JsonWriter::AppendEscaped(std::string* out, std::string_view s) {
   out->push_back('"');
@@ -155,4 +157,14 @@ JsonWriter& JsonWriter::Null() {
   return *this;
 }
 
-}  // namespace gpuscope::report
+JsonWriter& JsonWriter::ShortestDouble(double value) {
+  if (!std::isfinite(value)) return Null();
+  BeforeValue();
+  const size_t start = out_.size();
+  out_ += fmt::format("{}", value);
+  // "3" would read back as an integer: a double keeps its point, so a value's kind round-trips.
+  if (out_.find_first_of(".eE", start) == std::string::npos) out_ += ".0";
+  return *this;
+}
+
+}  // namespace gpuscope::render

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-namespace gpuscope::report {
+namespace gpuscope::render {
 
 class JsonWriter {
  public:
@@ -21,6 +21,8 @@ class JsonWriter {
   JsonWriter& Int(int64_t value);
   JsonWriter& Uint(uint64_t value);
   JsonWriter& Double(double value, int decimals = 6);
+  // The shortest text that reads back as the same double ("0.3", "3.0147658855571522e+19").
+  JsonWriter& ShortestDouble(double value);
   JsonWriter& Bool(bool value);
   JsonWriter& Null();
   const std::string& str() const { return out_; }
@@ -40,4 +42,4 @@ class JsonWriter {
   bool after_key_ = false;
 };
 
-}  // namespace gpuscope::report
+}  // namespace gpuscope::render

@@ -1,9 +1,9 @@
-#include "report/json_writer.h"
+#include "render/json_writer.h"
 
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
-namespace gpuscope::report {
+namespace gpuscope::render {
 namespace {
 
 TEST(JsonWriter, EscapesAnyBytesIntoValidJson) {
@@ -42,4 +42,4 @@ TEST(JsonWriter, EmptyContainers) {
 }
 
 }  // namespace
-}  // namespace gpuscope::report
+}  // namespace gpuscope::render
