@@ -17,7 +17,8 @@
 #include "gpuscope/ingest.h"
 #include "gpuscope/synth.h"
 #include "gpuscope/version.h"
-#include "report/html.h"
+#include "cli/output.h"
+#include "report/document.h"
 #include "report/report.h"
 
 namespace {
@@ -109,11 +110,11 @@ class ProgressBar {
 
 struct AnalyzeArgs {
   std::string input;
-  bool json = false, stats = false, verbose = false;
+  bool stats = false;
   int threads = 0;
   double batch_mb = 4;
-  std::string inflater = "auto", color = "auto";
-  std::string html_path;     // empty: no HTML
+  std::string inflater = "auto";
+  cli::OutputArgs out;
   std::string monitor_file;  // a `gpuscope run --record` file or nvidia-smi log of the same run
 };
 
@@ -122,7 +123,7 @@ int RunAnalyze(const AnalyzeArgs& args) {
   const int threads = args.threads;
   const std::string& inflater = args.inflater;
   // Monitor recordings and nvidia-smi logs get the monitor's verdict (docs/monitor.md).
-  if (auto rc = cli::MaybeAnalyzeMonitorInput(input, args.json)) return *rc;
+  if (auto rc = cli::MaybeAnalyzeMonitorInput(input, args.out.json)) return *rc;
   LoadOptions options;
   options.threads = threads;
   options.batch_bytes = static_cast<size_t>(args.batch_mb * 1024 * 1024);
@@ -152,29 +153,8 @@ int RunAnalyze(const AnalyzeArgs& args) {
   const report::Report rep = report::BuildReport(loaded->traces, loaded->failures, threads);
   const double analyze_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
-  if (!args.html_path.empty()) {
-    const std::string page = report::RenderHtml(rep);
-    std::FILE* f = std::fopen(args.html_path.c_str(), "wb");
-    const bool ok = f && std::fwrite(page.data(), 1, page.size(), f) == page.size();
-    if (f && std::fclose(f) != 0) f = nullptr;
-    if (!ok || !f) {
-      PrintError(Status::Error(StatusCode::kIoError, "cannot write HTML report to " + args.html_path +
-                                                    ": " + std::strerror(errno) +
-                                                    " (hint: check the folder exists and is "
-                                                    "writable)"));
-      return kExitBadInput;
-    }
-  }
-  if (args.json) {
-    std::fputs(report::RenderJson(rep).c_str(), stdout);
-  } else {
-    report::TextStyle style;
-    style.verbose = args.verbose;
-    style.color = args.color == "always" || (args.color == "auto" && isatty(STDOUT_FILENO));
-    std::fputs(report::RenderText(rep, style).c_str(), stdout);
-  }
-  if (!args.html_path.empty())
-    std::fprintf(stderr, "gpuscope: wrote HTML report %s\n", args.html_path.c_str());
+  const render::Document doc = report::BuildDocument(rep);
+  if (const int rc = cli::Emit(doc, args.out); rc != 0) return rc;
   if (args.stats) {
     struct rusage usage;
     getrusage(RUSAGE_SELF, &usage);
@@ -191,7 +171,7 @@ int RunAnalyze(const AnalyzeArgs& args) {
   for (const Status& f : loaded->failures) PrintError(f);
   int rc = loaded->failures.empty() ? kExitOk : kExitBadInput;
   if (!args.monitor_file.empty())
-    rc = std::max(rc, cli::PrintMonitorForTraces(loaded->traces, args.monitor_file, args.json));
+    rc = std::max(rc, cli::PrintMonitorForTraces(loaded->traces, args.monitor_file, args.out.json));
   return rc;
 }
 
@@ -218,18 +198,13 @@ int main(int argc, char** argv) {
                    "Trace file (.json or .json.gz, detected from content) or folder; also a "
                    "`gpuscope run --record` JSONL file or an nvidia-smi CSV / dmon log")
       ->required();
-  analyze->add_option("--html", aa.html_path,
-                      "Also write a self-contained HTML report (charts, no network) to this file");
-  analyze->add_flag("--json", aa.json, "Print the report as JSON (schema: docs/json-schema.md)");
+  cli::AddOutputFlags(analyze, &aa.out);
   analyze->add_option("-j,--threads", aa.threads, "Parser threads (default: all cores)")
       ->check(CLI::Range(0, 256));
   analyze->add_option("--batch-mb", aa.batch_mb, "JSON megabytes per parse batch (default 4)")
       ->check(CLI::Range(0.01, 1024.0));
   analyze->add_option("--inflater", aa.inflater, "gzip backend: auto, isal or zlib")
       ->check(CLI::IsMember({"auto", "isal", "zlib"}));
-  analyze->add_option("--color", aa.color, "Colour: auto (when stdout is a terminal), always, never")
-      ->check(CLI::IsMember({"auto", "always", "never"}));
-  analyze->add_flag("-v,--verbose", aa.verbose, "Show all detail");
   analyze->add_flag("--stats", aa.stats, "Print load time, throughput and peak memory to stderr");
   analyze->add_option("--monitor", aa.monitor_file,
                       "A `gpuscope run --record` file (or nvidia-smi log) of the same run: GPU/CPU "

@@ -21,6 +21,7 @@ constexpr UnitSpelling kUnits[] = {
     {Unit::kRatio, "ratio", ""},
     {Unit::kPercent, "percent", "_pct"},
     {Unit::kText, "text", ""},
+    {Unit::kBool, "bool", ""},
 };
 }  // namespace
 
@@ -107,6 +108,14 @@ Value Value::Text(std::string s) {
   v.kind = Kind::kText;
   v.unit = Unit::kText;
   v.text = std::move(s);
+  return v;
+}
+
+Value Value::Bool(bool b) {
+  Value v;
+  v.kind = Kind::kBool;
+  v.unit = Unit::kBool;
+  v.i = b ? 1 : 0;
   return v;
 }
 

@@ -29,6 +29,7 @@ enum class Unit : uint8_t {
   kRatio,           // a multiple ("22.8x")
   kPercent,         // a value already on a 0–100 scale (utilisation as NVML reports it)
   kText,
+  kBool,
 };
 const char* UnitName(Unit u);  // "ns", "bytes", "share", … (the JSON spelling)
 bool UnitFromName(std::string_view name, Unit* u);
@@ -36,7 +37,7 @@ bool UnitFromName(std::string_view name, Unit* u);
 // One typed value. Not available (a division by zero, a metric the input cannot give) is a
 // value of its own, rendered "n/a" in text and HTML and null in JSON — one policy everywhere.
 struct Value {
-  enum class Kind : uint8_t { kNull, kInt, kDouble, kText };
+  enum class Kind : uint8_t { kNull, kInt, kDouble, kText, kBool };
   Kind kind = Kind::kNull;
   Unit unit = Unit::kNone;
   int8_t precision = -1;  // digits after the point in text/HTML; -1: the unit's default
@@ -54,6 +55,7 @@ struct Value {
   static Value Number(double v, int precision = -1, Unit unit = Unit::kNone);
   static Value Int(int64_t v, Unit unit = Unit::kNone);
   static Value Text(std::string s);
+  static Value Bool(bool b);
 
   bool is_na() const { return kind == Kind::kNull; }
   double AsDouble() const { return kind == Kind::kInt ? static_cast<double>(i) : d; }
@@ -64,6 +66,7 @@ struct Field {
   std::string key;    // stable; JSON key. Its suffix names the unit: _ns, _bytes, _share, …
   std::string label;  // how text and HTML name it; empty: the value alone
   Value value;
+  bool detail = false;  // text and HTML show it only when verbose; JSON always
   bool operator==(const Field&) const = default;
 };
 
@@ -76,12 +79,14 @@ struct Row {
   std::string label;
   std::vector<Field> fields;
   std::string note;  // a short qualifier shown after the fields: "(HTA temporal breakdown)"
+  bool detail = false;  // the whole row only when verbose (text and HTML); JSON always
   bool operator==(const Row&) const = default;
 };
 
 struct Column {
   std::string key;
   std::string label;
+  bool detail = false;  // text shows it only when verbose; HTML and JSON always
   bool operator==(const Column&) const = default;
 };
 
@@ -90,7 +95,9 @@ struct Table {
   std::string title;
   std::vector<Column> columns;
   std::vector<std::vector<Value>> rows;  // rows[i][j] is column j
-  int text_rows = 10;                    // rows the terminal shows (all in HTML and JSON)
+  // Rows the terminal shows (all in HTML and JSON; all in text with --verbose). 0: the table is
+  // detail, shown in text only with --verbose.
+  int text_rows = 10;
   bool operator==(const Table&) const = default;
 };
 
@@ -159,6 +166,10 @@ struct Section {
   const Item* FindItem(std::string_view key) const;
 };
 
+struct RenderOptions {
+  bool verbose = false;  // detail fields, rows and tables too
+};
+
 struct Document {
   std::string schema;  // "gpuscope.report", "gpuscope.diff", "gpuscope.plan", "gpuscope.run"
   int schema_version = kSchemaVersion;
@@ -173,7 +184,11 @@ struct Document {
 
 // Row builder helpers: row.fields.push_back(F("idle_share", "idle", Value::Share(x))).
 inline Field F(std::string key, std::string label, Value v) {
-  return Field{std::move(key), std::move(label), std::move(v)};
+  return Field{std::move(key), std::move(label), std::move(v), false};
+}
+// A field JSON carries and text/HTML show only when verbose (raw timestamps, secondary counts).
+inline Field Detail(std::string key, std::string label, Value v) {
+  return Field{std::move(key), std::move(label), std::move(v), true};
 }
 
 // The JSON key suffix a unit requires ("_ns" for kNanos); empty when any key will do.

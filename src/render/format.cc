@@ -77,6 +77,7 @@ std::string FormatRate(double per_second, Unit unit, int precision) {
 std::string FormatValue(const Value& v) {
   if (v.kind == Value::Kind::kNull) return std::string(kNotAvailable);
   if (v.kind == Value::Kind::kText) return v.text;
+  if (v.kind == Value::Kind::kBool) return v.i ? "yes" : "no";
   const double d = v.AsDouble();
   switch (v.unit) {
     case Unit::kCount:
@@ -96,6 +97,7 @@ std::string FormatValue(const Value& v) {
       return FormatNumber(d, v.precision < 0 ? 0 : v.precision) + " %";
     case Unit::kNone:
     case Unit::kText:
+    case Unit::kBool:
       break;
   }
   if (v.kind == Value::Kind::kInt) return FormatCount(v.i);

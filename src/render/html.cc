@@ -45,9 +45,10 @@ const char* kStyle =
     "svg{display:block;max-width:100%;height:auto}svg text{font:11px system-ui,sans-serif;"
     "fill:#333}\n.muted{color:#666}\n";
 
-std::string FieldsHtml(const std::vector<Field>& fields) {
+std::string FieldsHtml(const std::vector<Field>& fields, bool verbose) {
   std::string out;
   for (const Field& f : fields) {
+    if (f.detail && !verbose) continue;
     if (!out.empty()) out += " · ";
     if (!f.label.empty()) out += HtmlEscape(f.label) + " ";
     out += "<b>" + HtmlEscape(FormatValue(f.value)) + "</b>";
@@ -72,13 +73,15 @@ std::string TickLabel(double v, Unit unit) {
 }
 
 struct Page {
+  bool verbose = false;
   std::string out;
 
   void RowsTable(const std::vector<const Row*>& rows) {
     if (rows.empty()) return;
     out += "<table class=\"kv\">\n";
     for (const Row* r : rows) {
-      out += "<tr><th>" + HtmlEscape(r->label) + "</th><td>" + FieldsHtml(r->fields);
+      if (r->detail && !verbose) continue;
+      out += "<tr><th>" + HtmlEscape(r->label) + "</th><td>" + FieldsHtml(r->fields, verbose);
       if (!r->note.empty()) out += " <span class=\"muted\">" + HtmlEscape(r->note) + "</span>";
       out += "</td></tr>\n";
     }
@@ -245,7 +248,7 @@ struct Page {
     out += "<dl class=\"evidence\"><dt>confidence</dt><dd>" + HtmlEscape(FormatShare(f.confidence, 0)) +
            "</dd>";
     for (const Field& e : f.evidence)
-      out += "<dt>" + HtmlEscape(e.label) + "</dt><dd>" + HtmlEscape(FormatValue(e.value)) + "</dd>";
+      if (!e.detail || verbose) out += "<dt>" + HtmlEscape(e.label) + "</dt><dd>" + HtmlEscape(FormatValue(e.value)) + "</dd>";
     out += "</dl>\n";
     if (!f.fix.empty()) out += "<p class=\"fix\">" + HtmlEscape(f.fix) + "</p>\n";
     out += "</div>\n";
@@ -352,8 +355,9 @@ std::vector<double> NiceTicks(double max, int target_count) {
   return ticks;
 }
 
-std::string RenderHtml(const Document& doc) {
+std::string RenderHtml(const Document& doc, const RenderOptions& options) {
   Page p;
+  p.verbose = options.verbose;
   p.out =
       "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       // No script runs and nothing loads from anywhere: the page is data only.

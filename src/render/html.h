@@ -11,7 +11,7 @@
 
 namespace gpuscope::render {
 
-std::string RenderHtml(const Document& doc);
+std::string RenderHtml(const Document& doc, const RenderOptions& options = {});
 
 // Text for HTML element content and attribute values: & < > " ' escaped, C0 controls and invalid
 // UTF-8 replaced by U+FFFD.

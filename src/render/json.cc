@@ -27,6 +27,9 @@ void WriteScalar(const Value& v, JsonWriter* w) {
     case Value::Kind::kText:
       w->String(v.text);
       break;
+    case Value::Kind::kBool:
+      w->Bool(v.i != 0);
+      break;
   }
 }
 
@@ -38,6 +41,7 @@ void WriteField(const Field& f, JsonWriter* w) {
   WriteScalar(f.value, w);
   w->Key("unit").String(UnitName(f.value.unit));
   if (f.value.precision >= 0) w->Key("precision").Int(f.value.precision);
+  if (f.detail) w->Key("detail").Bool(true);
   w->EndObject();
 }
 
@@ -51,6 +55,7 @@ void WriteItem(const Row& r, JsonWriter* w) {
   w->Key("type").String("row");
   w->Key("label").String(r.label);
   if (!r.note.empty()) w->Key("note").String(r.note);
+  if (r.detail) w->Key("detail").Bool(true);
   WriteFields("fields", r.fields, w);
 }
 
@@ -79,6 +84,7 @@ void WriteItem(const Table& t, JsonWriter* w) {
     w->Key("label").String(t.columns[c].label);
     w->Key("unit").String(UnitName(proto.unit));
     if (proto.precision >= 0) w->Key("precision").Int(proto.precision);
+    if (t.columns[c].detail) w->Key("detail").Bool(true);
     w->EndObject();
   }
   w->EndArray();
@@ -215,6 +221,12 @@ struct Reader {
       *out = Value::Na(unit);
       return true;
     }
+    if (e.is_bool()) {
+      bool b = false;
+      if (e.get(b)) return Fail(path, "expected a boolean");
+      *out = Value::Bool(b);
+      return true;
+    }
     if (e.is_string()) {
       std::string s;
       if (!Str(e, path, &s)) return false;
@@ -267,6 +279,8 @@ struct Reader {
       element ve;
       if (fo["value"].get(ve)) return Fail(p, "missing value");
       if (!Scalar(ve, unit, precision, p + ".value", &f.value)) return false;
+      bool detail = false;
+      if (!fo["detail"].get(detail)) f.detail = detail;
       out->push_back(std::move(f));
     }
     return true;
@@ -277,6 +291,8 @@ struct Reader {
     r.key = key;
     if (!OptStr(o, "label", path, &r.label) || !OptStr(o, "note", path, &r.note)) return false;
     if (!Fields(o, "fields", path, &r.fields)) return false;
+    bool detail = false;
+    if (!o["detail"].get(detail)) r.detail = detail;
     *out = std::move(r);
     return true;
   }
@@ -300,6 +316,8 @@ struct Reader {
       int precision;
       if (!UnitOf(co, path + ".columns", &unit, &precision)) return false;
       units.emplace_back(unit, precision);
+      bool detail = false;
+      if (!co["detail"].get(detail)) col.detail = detail;
       t.columns.push_back(std::move(col));
     }
     if (o["rows"].get(rows)) return Fail(path + ".rows", "expected an array");

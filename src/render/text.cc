@@ -42,9 +42,10 @@ std::string PadLeft(std::string_view s, size_t width) {
   return out;
 }
 
-std::string FieldsText(const std::vector<Field>& fields, const char* sep) {
+std::string FieldsText(const std::vector<Field>& fields, const char* sep, bool verbose) {
   std::string out;
   for (const Field& f : fields) {
+    if (f.detail && !verbose) continue;
     if (!out.empty()) out += sep;
     if (!f.label.empty()) out += SanitizeForTerminal(f.label) + " ";
     out += SanitizeForTerminal(FormatValue(f.value));
@@ -65,9 +66,10 @@ struct Writer {
   }
 
   void RowItem(const Row& r, size_t indent) {
+    if (r.detail && !opt.verbose) return;
     std::string line(indent, ' ');
     line += Pad(SanitizeForTerminal(r.label), kLabelWidth) + " ";
-    line += FieldsText(r.fields, " · ");
+    line += FieldsText(r.fields, " · ", opt.verbose);
     if (!r.note.empty()) {
       if (!r.fields.empty()) line += ' ';
       line += SanitizeForTerminal(r.note);
@@ -76,10 +78,13 @@ struct Writer {
   }
 
   void TableItem(const Table& t, size_t indent) {
-    if (t.rows.empty()) return;
+    if (t.rows.empty() || (t.text_rows <= 0 && !opt.verbose)) return;
     if (!t.title.empty()) Line(std::string(indent, ' ') + SanitizeForTerminal(t.title), indent + 2);
     const size_t shown = opt.verbose ? t.rows.size()
                                      : std::min(t.rows.size(), static_cast<size_t>(std::max(0, t.text_rows)));
+    std::vector<size_t> shown_columns;
+    for (size_t c = 0; c < t.columns.size(); ++c)
+      if (!t.columns[c].detail || opt.verbose) shown_columns.push_back(c);
     std::vector<std::vector<std::string>> cells;
     std::vector<size_t> widths(t.columns.size(), 0);
     std::vector<bool> numeric(t.columns.size(), true);
@@ -99,8 +104,8 @@ struct Writer {
       cells.push_back(std::move(row));
     }
     std::string header(indent + 2, ' ');
-    for (size_t c = 0; c < t.columns.size(); ++c) {
-      if (c) header += "  ";
+    for (size_t c : shown_columns) {
+      if (c != shown_columns.front()) header += "  ";
       header += numeric[c] ? PadLeft(t.columns[c].label, widths[c]) : Pad(t.columns[c].label, widths[c]);
     }
     while (!header.empty() && header.back() == ' ') header.pop_back();
@@ -108,8 +113,8 @@ struct Writer {
     out += '\n';
     for (const auto& row : cells) {
       std::string line(indent + 2, ' ');
-      for (size_t c = 0; c < row.size(); ++c) {
-        if (c) line += "  ";
+      for (size_t c : shown_columns) {
+        if (c != shown_columns.front()) line += "  ";
         line += numeric[c] ? PadLeft(row[c], widths[c]) : Pad(row[c], widths[c]);
       }
       while (!line.empty() && line.back() == ' ') line.pop_back();
@@ -137,7 +142,7 @@ struct Writer {
     if (!f.evidence.empty()) {
       std::string ev(body, ' ');
       ev += "evidence (confidence " + FormatShare(f.confidence, 0) + "): ";
-      ev += FieldsText(f.evidence, "; ");
+      ev += FieldsText(f.evidence, "; ", opt.verbose);
       Line(ev, body + 2);
     }
     if (!f.fix.empty()) Line(std::string(body, ' ') + "fix: " + SanitizeForTerminal(f.fix), body + 2);
