@@ -33,6 +33,10 @@ void AddOutputFlags(CLI::App* app, OutputArgs* args) {
   app->add_flag("-v,--verbose", args->verbose, "Show all detail");
   app->add_option("--color", args->color, "Colour: auto (when stdout is a terminal), always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
+  app->add_option("--width", args->width,
+                  "Wrap text at this many columns (0: never; default: the terminal's width when "
+                  "stdout is a terminal, no wrapping otherwise)")
+      ->check(CLI::Range(0, 10000));
 }
 
 int Emit(const render::Document& doc, const OutputArgs& args) {
@@ -56,7 +60,7 @@ int Emit(const render::Document& doc, const OutputArgs& args) {
     render::TextOptions text;
     text.verbose = args.verbose;
     text.color = args.color == "always" || (args.color == "auto" && tty);
-    text.width = tty ? TerminalColumns() : 0;
+    text.width = args.width >= 0 ? static_cast<size_t>(args.width) : tty ? TerminalColumns() : 0;
     std::fputs(render::RenderText(doc, text).c_str(), stdout);
   }
   std::fflush(stdout);

@@ -17,9 +17,10 @@ struct OutputArgs {
   bool verbose = false;
   std::string html_path;       // empty: no HTML page
   std::string color = "auto";  // auto (a terminal), always, never
+  int width = -1;              // text columns; -1: the terminal's width on a terminal, else none
 };
 
-// Adds --json, --html FILE, -v/--verbose and --color to a subcommand.
+// Adds --json, --html FILE, -v/--verbose, --color and --width to a subcommand.
 void AddOutputFlags(CLI::App* app, OutputArgs* args);
 
 // Writes the views the flags ask for. Returns 0, or 2 when the HTML file cannot be written (the

@@ -159,7 +159,7 @@ void Section::AddText(std::string key, std::string text) {
 }
 
 Section& Section::AddSection(std::string key, std::string title) {
-  sections.push_back(Section{std::move(key), std::move(title), kViewAll, {}, {}});
+  sections.push_back(Section{std::move(key), std::move(title), kViewAll, false, {}, {}});
   return sections.back();
 }
 
@@ -176,7 +176,7 @@ const Item* Section::FindItem(std::string_view k) const {
 }
 
 Section& Document::AddSection(std::string key, std::string title) {
-  sections.push_back(Section{std::move(key), std::move(title), kViewAll, {}, {}});
+  sections.push_back(Section{std::move(key), std::move(title), kViewAll, false, {}, {}});
   return sections.back();
 }
 

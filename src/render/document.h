@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -152,8 +153,12 @@ struct Section {
   std::string key;
   std::string title;
   uint8_t views = kViewAll;
-  std::vector<Item> items;
-  std::vector<Section> sections;
+  // Text shows the items without a title line, at the parent's indentation (a grouping that
+  // HTML and JSON keep); e.g. a rank's "GPU time" rows read as part of the rank.
+  bool text_inline = false;
+  // Deques: a reference returned by Add* stays valid while more items and sections are added.
+  std::deque<Item> items;
+  std::deque<Section> sections;
   bool operator==(const Section&) const = default;
 
   Row& AddRow(std::string key, std::string label);
@@ -175,7 +180,7 @@ struct Document {
   int schema_version = kSchemaVersion;
   std::string title;     // first line of the text view, <title> of the page
   std::string subtitle;  // generator, inputs
-  std::vector<Section> sections;
+  std::deque<Section> sections;
   bool operator==(const Document&) const = default;
 
   Section& AddSection(std::string key, std::string title);

@@ -32,7 +32,7 @@ const char* kStyle =
     "border-bottom:1px solid #e4e4e4;text-align:left;vertical-align:top}"
     "th{background:#f4f6f8}td{overflow-wrap:normal;word-break:normal;hyphens:none}"
     "td.num,th.num{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}"
-    "td.name{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12.5px}\n"
+    "table:not(.kv) td:not(.num){font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12.5px}\n"
     "table.kv th{background:none;color:#555;font-weight:normal;white-space:nowrap}\n"
     ".finding{border-left:5px solid #999;padding:6px 12px;margin:10px 0;background:#fafafa}\n"
     ".finding.critical{border-color:#D55E00}.finding.warning{border-color:#E69F00}"
@@ -74,6 +74,7 @@ std::string TickLabel(double v, Unit unit) {
 
 struct Page {
   bool verbose = false;
+  std::string id_;  // of the section being written
   std::string out;
 
   void RowsTable(const std::vector<const Row*>& rows) {
@@ -104,7 +105,7 @@ struct Page {
       out += "<tr>";
       for (size_t c = 0; c < t.columns.size(); ++c) {
         const Value v = c < row.size() ? row[c] : Value::Na();
-        out += std::string(numeric[c] ? "<td class=\"num\">" : "<td class=\"name\">") +
+        out += std::string(numeric[c] ? "<td class=\"num\">" : "<td>") +
                HtmlEscape(FormatValue(v)) + "</td>";
       }
       out += "</tr>\n";
@@ -235,7 +236,8 @@ struct Page {
   }
 
   void FindingItem(const Finding& f, int number) {
-    out += std::string("<div class=\"finding ") + SeverityName(f.severity) + "\">\n<h4>" +
+    out += std::string("<div class=\"finding ") + SeverityName(f.severity) + "\" id=\"" +
+           HtmlEscape(id_ + "-" + f.key) + "\">\n<h4>" +
            std::to_string(number) + ". " + HtmlEscape(f.title) + "</h4>\n";
     if (!f.saving.is_na() && f.saving.AsDouble() > 0) {
       out += "<p><span class=\"saving\">saves ~" + HtmlEscape(FormatSaving(f.saving)) + " per step";
@@ -288,14 +290,17 @@ struct Page {
     }
   }
 
-  void SectionOut(const Section& s, int depth) {
+  void SectionOut(const Section& s, int depth, const std::string& parent_id) {
     if (!(s.views & kViewHtml)) return;
     const int h = std::min(depth + 2, 4);
-    out += "<section id=\"" + HtmlEscape(s.key) + "\">\n";
+    // Ids are the key path ("rank_0-gpu_time"): unique on the page, stable across runs.
+    const std::string id = parent_id.empty() ? s.key : parent_id + "-" + s.key;
+    id_ = id;
+    out += "<section id=\"" + HtmlEscape(id) + "\">\n";
     if (!s.title.empty())
       out += fmt::format("<h{0}>{1}</h{0}>\n", h, HtmlEscape(s.title));
     Items(s);
-    for (const Section& child : s.sections) SectionOut(child, depth + 1);
+    for (const Section& child : s.sections) SectionOut(child, depth + 1, id);
     out += "</section>\n";
   }
 };
@@ -367,7 +372,7 @@ std::string RenderHtml(const Document& doc, const RenderOptions& options) {
   p.out += HtmlEscape(doc.title) + "</title>\n<style>\n" + kStyle + "</style>\n</head>\n<body>\n";
   p.out += "<h1>" + HtmlEscape(doc.title) + "</h1>\n";
   if (!doc.subtitle.empty()) p.out += "<p class=\"muted\">" + HtmlEscape(doc.subtitle) + "</p>\n";
-  for (const Section& s : doc.sections) p.SectionOut(s, 0);
+  for (const Section& s : doc.sections) p.SectionOut(s, 0, "");
   // The same JSON as --json, as data: a JSON script block is never executed, and "</" is escaped
   // so no string can end the block.
   std::string json = ToJson(doc, 0);
@@ -377,7 +382,7 @@ std::string RenderHtml(const Document& doc, const RenderOptions& options) {
     if (json[i] == '<') safe += "\\u003c";
     else safe += json[i];
   }
-  p.out += "<script type=\"application/json\" id=\"gpuscope-data\">" + safe + "</script>\n";
+  p.out += "<script type=\"application/json\" id=\"gpuscope-report\">" + safe + "</script>\n";
   p.out += "<p class=\"muted\">gpuscope " GPUSCOPE_VERSION "</p>\n</body>\n</html>\n";
   return p.out;
 }

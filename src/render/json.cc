@@ -151,6 +151,8 @@ const char* ViewsName(uint8_t views) {
       return "text";
     case kViewHtml:
       return "html";
+    case 0:
+      return "none";
     default:
       return "all";
   }
@@ -160,6 +162,7 @@ void WriteSection(const Section& s, JsonWriter* w) {
   w->Key(s.key).BeginObject();
   w->Key("title").String(s.title);
   if (s.views != kViewAll) w->Key("views").String(ViewsName(s.views));
+  if (s.text_inline) w->Key("text_inline").Bool(true);
   w->Key("items").BeginObject();
   for (const Item& item : s.items) {
     w->Key(ItemKey(item)).BeginObject();
@@ -413,7 +416,9 @@ struct Reader {
     if (!OptStr(o, "title", path, &out->title)) return false;
     std::string views = "all";
     if (!OptStr(o, "views", path, &views)) return false;
-    out->views = views == "text" ? kViewText : views == "html" ? kViewHtml : kViewAll;
+    out->views = views == "text" ? kViewText : views == "html" ? kViewHtml : views == "none" ? 0 : kViewAll;
+    bool text_inline = false;
+    if (!o["text_inline"].get(text_inline)) out->text_inline = text_inline;
     object items;
     if (o["items"].get(items)) return Fail(path + ".items", "expected an object");
     for (auto [k, v] : items) {

@@ -103,23 +103,41 @@ struct Writer {
       }
       cells.push_back(std::move(row));
     }
-    std::string header(indent + 2, ' ');
-    for (size_t c : shown_columns) {
-      if (c != shown_columns.front()) header += "  ";
-      header += numeric[c] ? PadLeft(t.columns[c].label, widths[c]) : Pad(t.columns[c].label, widths[c]);
-    }
-    while (!header.empty() && header.back() == ' ') header.pop_back();
-    out += opt.color ? std::string(kBold) + header + kReset : header;
-    out += '\n';
-    for (const auto& row : cells) {
-      std::string line(indent + 2, ' ');
-      for (size_t c : shown_columns) {
-        if (c != shown_columns.front()) line += "  ";
-        line += numeric[c] ? PadLeft(row[c], widths[c]) : Pad(row[c], widths[c]);
+    // A table wider than the terminal is printed in blocks of columns that fit, each block
+    // repeating the first column (the row's name), so columns stay aligned and nothing wraps.
+    std::vector<std::vector<size_t>> blocks;
+    if (shown_columns.empty()) return;
+    const size_t first = shown_columns.front();
+    blocks.push_back({first});
+    size_t used = indent + 2 + widths[first];
+    for (size_t k = 1; k < shown_columns.size(); ++k) {
+      const size_t c = shown_columns[k];
+      if (opt.width > 0 && used + 2 + widths[c] > opt.width && blocks.back().size() > 1) {
+        blocks.push_back({first});
+        used = indent + 2 + widths[first];
       }
-      while (!line.empty() && line.back() == ' ') line.pop_back();
-      out += line;  // tables are not wrapped: columns stay aligned
+      blocks.back().push_back(c);
+      used += 2 + widths[c];
+    }
+    for (const std::vector<size_t>& block : blocks) {
+      std::string header(indent + 2, ' ');
+      for (size_t c : block) {
+        if (c != block.front()) header += "  ";
+        header += numeric[c] ? PadLeft(t.columns[c].label, widths[c]) : Pad(t.columns[c].label, widths[c]);
+      }
+      while (!header.empty() && header.back() == ' ') header.pop_back();
+      out += opt.color ? std::string(kBold) + header + kReset : header;
       out += '\n';
+      for (const auto& row : cells) {
+        std::string line(indent + 2, ' ');
+        for (size_t c : block) {
+          if (c != block.front()) line += "  ";
+          line += numeric[c] ? PadLeft(row[c], widths[c]) : Pad(row[c], widths[c]);
+        }
+        while (!line.empty() && line.back() == ' ') line.pop_back();
+        out += line;
+        out += '\n';
+      }
     }
     if (shown < t.rows.size())
       Line(std::string(indent + 2, ' ') + "… " + GroupDigits(t.rows.size() - shown) +
@@ -168,6 +186,11 @@ struct Writer {
 
   void SectionOut(const Section& s, size_t depth) {
     if (!(s.views & kViewText)) return;
+    if (s.text_inline) {
+      SectionItems(s, depth * 2);
+      for (const Section& child : s.sections) SectionOut(child, depth);
+      return;
+    }
     const size_t indent = depth * 2;
     if (!s.title.empty()) {
       std::string title(indent, ' ');
@@ -175,7 +198,8 @@ struct Writer {
       Line(opt.color ? std::string(kBold) + title + kReset : title, indent + 2);
     }
     SectionItems(s, s.title.empty() ? indent : indent + 2);
-    for (const Section& child : s.sections) SectionOut(child, s.title.empty() ? depth : depth + 1);
+    for (const Section& child : s.sections)
+      SectionOut(child, s.title.empty() || child.text_inline ? depth + (s.title.empty() ? 0 : 1) : depth + 1);
   }
 };
 

@@ -136,8 +136,7 @@ void AddInputs(const analyze::TraceSummary& r, Section& s) {
                                                             : Value::Na(Unit::kCount)});
   }
   if (diag.rows.empty()) s.AddRow("diagnostics_none", "diagnostics").note = "none: every event was read";
-  for (size_t i = 0; i < r.warnings.size(); ++i)
-    s.AddText("warning_" + std::to_string(i), "warning: " + r.warnings[i]);
+  for (size_t i = 0; i < r.warnings.size(); ++i) s.AddRow("warning_" + std::to_string(i), "warning").note = r.warnings[i];
 }
 
 void AddGpuTime(const analyze::GpuTime& g, Section& s) {
@@ -146,6 +145,7 @@ void AddGpuTime(const analyze::GpuTime& g, Section& s) {
   const double span = static_cast<double>(ex.span_ns);
   Row& head = s.AddRow("gpu_time", "GPU time");
   head.fields = {F("analysed_ns", "", Ns(ex.span_ns)),
+                 Detail("selected_gpu_events", "GPU events selected", Count(g.selection.rows.size())),
                  Detail("step_filtered", "last step left out", Value::Bool(g.selection.step_filtered)),
                  Detail("rounded", "µs-rounded", Value::Bool(g.selection.rounded))};
   head.note = std::string("analysed (") +
@@ -184,11 +184,21 @@ void AddGpuTime(const analyze::GpuTime& g, Section& s) {
   idle.text_rows = 4;
   for (const analyze::StreamIdle& st : g.idle_by_stream) {
     const int64_t total = st.host_wait_ns + st.kernel_wait_ns + st.other_ns;
-    if (st.gaps == 0) continue;
     const double tot = static_cast<double>(total);
     idle.rows.push_back({Value::Count(st.stream), Ns(total), Share(st.host_wait_ns, tot, 0),
                          Share(st.kernel_wait_ns, tot, 0), Share(st.other_ns, tot, 0), Count(st.gaps),
                          Ns(st.host_wait_ns), Ns(st.kernel_wait_ns), Ns(st.other_ns)});
+  }
+  if (idle.rows.empty()) return;
+  render::Chart& chart = s.AddChart("idle_by_stream_chart", "idle time per stream, by cause",
+                                    render::Chart::Kind::kStackedBars, Unit::kNanos);
+  chart.series = {{"host_wait", "host wait", {}}, {"kernel_wait", "kernel wait", {}}, {"other", "other", {}}};
+  for (const analyze::StreamIdle& st : g.idle_by_stream) {
+    if (st.gaps == 0) continue;
+    chart.categories.push_back("stream " + std::to_string(st.stream));
+    chart.series[0].values.push_back(static_cast<double>(st.host_wait_ns));
+    chart.series[1].values.push_back(static_cast<double>(st.kernel_wait_ns));
+    chart.series[2].values.push_back(static_cast<double>(st.other_ns));
   }
 }
 
@@ -263,7 +273,7 @@ void AddKernels(const analyze::KernelsResult& k, Section& s) {
     if (c.count == 0) continue;
     const std::string cls = analyze::KernelClassName(c.cls);
     Table& t = s.AddTable("top_kernels_" + cls, "top " + cls + " kernels",
-                          {{"share", "share"}, {"name", "kernel"}, {"count", "count"}, {"mean_ns", "mean"},
+                          {{"time_share", "share"}, {"name", "kernel"}, {"count", "count"}, {"mean_ns", "mean"},
                            {"total_ns", "total", true}, {"min_ns", "min", true}, {"max_ns", "max", true},
                            {"precision", "precision", true}});
     const bool headline = c.cls == analyze::KernelClass::kCompute || c.cls == analyze::KernelClass::kCommunication;
@@ -322,7 +332,7 @@ void AddCopies(const analyze::CopyStats& cs, Section& s) {
   Table& dirs = s.AddTable("copies", "copies",
                            {{"direction", "direction"}, {"count", "count"}, {"mean_bytes", "mean size"},
                             {"pageable", "pageable"}, {"time_ns", "time"}, {"achieved_bytes_per_s", "achieved"},
-                            {"bytes", "bytes", true}, {"pinned", "pinned", true}});
+                            {"total_bytes", "bytes", true}, {"pinned", "pinned", true}});
   dirs.text_rows = 6;
   for (const analyze::DirectionTotals& d : cs.directions) {
     if (d.count == 0) continue;
@@ -343,7 +353,7 @@ void AddCopies(const analyze::CopyStats& cs, Section& s) {
                  Detail("tiny_memcpy_time_ns", "tiny memcpy time", Ns(cs.tiny_memcpy_time_ns))};
   sync.detail = cs.sync_memcpys + cs.effectively_sync_memcpys == 0;
   std::vector<Column> cols = {{"kind", "kind"}, {"direction", "direction"}, {"src", "src"}, {"dst", "dst"},
-                              {"count", "count"}, {"bytes", "bytes"}, {"time_ns", "time"},
+                              {"count", "count"}, {"total_bytes", "bytes"}, {"time_ns", "time"},
                               {"achieved_bytes_per_s", "achieved"}, {"sync", "sync"}, {"async", "async"},
                               {"effectively_sync", "made sync"}};
   for (size_t b = 0; b < analyze::kCopySizeBuckets; ++b) cols.push_back({"size_bucket_" + std::to_string(b), "size bucket " + std::to_string(b)});
@@ -416,7 +426,7 @@ void AddMemory(const analyze::MemoryStats& m, Section& s) {
                          d.total_bytes > 0 ? Bytes(d.total_bytes) : Value::Na(Unit::kBytes), Bytes(d.headroom_bytes)});
     if (d.timeline.empty()) continue;
     render::Chart& c = s.AddChart("memory_timeline_device_" + std::to_string(d.device),
-                                  "memory on device " + std::to_string(d.device), render::Chart::Kind::kLines, Unit::kBytes);
+                                  "device " + std::to_string(d.device) + " memory", render::Chart::Kind::kLines, Unit::kBytes);
     c.x_unit = Unit::kNanos;
     const int64_t t0 = d.timeline.front().ts_ns;
     render::Series alloc{"allocated", "allocated", {}}, reserved{"reserved", "reserved", {}};
@@ -495,17 +505,19 @@ void AddIdleGaps(const RankReport& rr, Section& s) {
                          Count(g.histogram_count[b]), Ns(g.histogram_ns[b])});
   Table& longest = s.AddTable("longest_idle_gaps", "longest idle gaps",
                               {{"duration_ns", "idle"}, {"step", "step"}, {"claim", "explained by"},
-                               {"host_ops", "host ops during the gap"}, {"start_ns", "start"}, {"steady", "steady"},
-                               {"dataloader_ns", "DataLoader"}, {"unexplained_ns", "unexplained"}});
+                               {"start_ns", "start"}, {"steady", "steady"}, {"dataloader_ns", "DataLoader"},
+                               {"unexplained_ns", "unexplained"}});
   longest.text_rows = 0;
-  for (const analyze::IdleGap& gap : g.longest) {
-    std::string ops;
-    for (const auto& [name, ns] : gap.host_ops)
-      ops += (ops.empty() ? "" : ", ") + Name(rr.trace, name) + " " + render::FormatDuration(ns);
+  Table& gap_ops = s.AddTable("longest_idle_gap_ops", "host ops during the longest idle gaps",
+                              {{"gap", "gap (row of longest idle gaps)"}, {"op", "op"}, {"overlap_ns", "overlap"}});
+  gap_ops.text_rows = 0;
+  for (size_t i = 0; i < g.longest.size(); ++i) {
+    const analyze::IdleGap& gap = g.longest[i];
     longest.rows.push_back({Ns(gap.length()), Value::Count(gap.step), Text(analyze::IdleClaimName(gap.claim)),
-                            Text(ops.empty() ? "no recorded op (Python between ops)" : ops),
                             Value::Int(gap.start_ns, Unit::kCount), Value::Bool(gap.steady), Ns(gap.dataloader_ns),
                             Ns(gap.unexplained_ns)});
+    for (const auto& [name, ns] : gap.host_ops)
+      gap_ops.rows.push_back({Count(i), Text(Name(rr.trace, name)), Ns(ns)});
   }
   Table& ops = s.AddTable("idle_gap_host_ops", "host ops during idle gaps",
                           {{"op", "op"}, {"gaps", "gaps"}, {"overlap_ns", "overlap"}});
@@ -542,8 +554,9 @@ void AddAdvice(const advise::Advice& a, Section& s) {
 }
 
 void AddAcrossRanks(const analyze::RanksResult& r, render::Document& doc) {
-  if (r.ranks.size() < 2) return;
   Section& s = doc.AddSection("across_ranks", "across ranks");
+  // One rank has nothing to compare: the numbers stay in JSON, the views leave the section out.
+  if (r.ranks.size() < 2) s.views = 0;
   Row& head = s.AddRow("across_ranks", "");
   std::string stragglers;
   for (const analyze::RankRow& row : r.ranks)
@@ -568,6 +581,18 @@ void AddAcrossRanks(const analyze::RanksResult& r, render::Document& doc) {
                       Count(row.last_arrivals), Count(row.collectives), Value::Bool(row.straggler), Ns(row.compute_ns),
                       Ns(row.exposed_communication_ns), Ns(row.idle_ns), Ns(row.span_ns)});
   }
+  render::Chart& chart = s.AddChart("ranks_chart", "GPU time per rank (exclusive)",
+                                    render::Chart::Kind::kStackedBars, Unit::kNanos);
+  chart.series = {{"compute", "compute", {}}, {"exposed_communication", "exposed comm", {}}, {"idle", "idle", {}},
+                  {"other", "other", {}}};
+  for (const analyze::RankRow& row : r.ranks) {
+    chart.categories.push_back("rank " + std::to_string(row.rank));
+    chart.series[0].values.push_back(static_cast<double>(row.compute_ns));
+    chart.series[1].values.push_back(static_cast<double>(row.exposed_communication_ns));
+    chart.series[2].values.push_back(static_cast<double>(row.idle_ns));
+    chart.series[3].values.push_back(static_cast<double>(
+        std::max<int64_t>(0, row.span_ns - row.compute_ns - row.exposed_communication_ns - row.idle_ns)));
+  }
   s.AddText("clock_note", r.clocks_from_base_time
                               ? "arrival order on unix time from baseTimeNanoseconds; host clock skew not corrected"
                               : "arrival order assumes all ranks' timestamps share one clock");
@@ -582,23 +607,29 @@ render::Section BuildRankSection(const RankReport& rr, size_t index) {
   if (r.rank >= 0) title += std::string(" (from ") + RankSourceName(r.rank_source) + ")";
   title += "  " + r.path;
   Section s{r.rank >= 0 ? "rank_" + std::to_string(r.rank) : "input_" + std::to_string(index), title,
-            render::kViewAll, {}, {}};
+            render::kViewAll, false, {}, {}};
   s.AddRow("identity", "rank").detail = true;
   std::get<Row>(s.items.back()).fields = {
       F("rank", "rank", r.rank >= 0 ? Value::Count(r.rank) : Value::Na(Unit::kCount)),
       F("world_size", "of", r.world_size > 0 ? Value::Count(r.world_size) : Value::Na(Unit::kCount)),
       F("rank_source", "from", Text(RankSourceName(r.rank_source))), F("path", "file", Text(r.path))};
-  AddAdvice(rr.advice, s);
-  AddInputs(r, s);
-  AddGpuTime(rr.gpu_time, s);
-  AddSteps(rr.steps, s);
-  AddKernels(rr.kernels, s);
-  AddLaunches(rr, s);
-  AddCopies(rr.copies, s);
-  AddSync(rr, s);
-  AddMemory(rr.memory, s);
-  AddOccupancy(rr.occupancy, s);
-  AddIdleGaps(rr, s);
+  // Groups: headed sections in HTML and JSON; in text they read as one rank's lines.
+  auto group = [&s](const char* key, const char* title) -> Section& {
+    Section& g = s.AddSection(key, title);
+    g.text_inline = true;
+    return g;
+  };
+  AddAdvice(rr.advice, group("findings", "verdict and findings"));
+  AddInputs(r, group("inputs", "inputs"));
+  AddGpuTime(rr.gpu_time, group("gpu_time", "GPU time"));
+  AddSteps(rr.steps, group("steps", "step time"));
+  AddKernels(rr.kernels, group("kernels", "kernels"));
+  AddLaunches(rr, group("launches", "launches"));
+  AddCopies(rr.copies, group("copies", "copies"));
+  AddSync(rr, group("sync", "synchronisation"));
+  AddMemory(rr.memory, group("memory", "memory"));
+  AddOccupancy(rr.occupancy, group("occupancy", "occupancy"));
+  AddIdleGaps(rr, group("idle_gaps", "idle gaps"));
   return s;
 }
 
