@@ -119,6 +119,13 @@ Value Value::Bool(bool b) {
   return v;
 }
 
+bool Series::operator==(const Series& o) const {
+  if (key != o.key || label != o.label || values.size() != o.values.size()) return false;
+  for (size_t i = 0; i < values.size(); ++i)
+    if (!(values[i] == o.values[i] || (std::isnan(values[i]) && std::isnan(o.values[i])))) return false;
+  return true;
+}
+
 const std::string& ItemKey(const Item& item) {
   return std::visit([](const auto& x) -> const std::string& { return x.key; }, item);
 }

@@ -106,8 +106,8 @@ struct Table {
 struct Series {
   std::string key;
   std::string label;
-  std::vector<double> values;  // one per category (bars) or per x (lines)
-  bool operator==(const Series&) const = default;
+  std::vector<double> values;  // one per category (bars) or per x (lines); NaN: no value (null)
+  bool operator==(const Series& other) const;  // NaN equals NaN: a gap in a line is a gap
 };
 
 struct Chart {

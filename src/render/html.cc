@@ -9,6 +9,7 @@
 #include "gpuscope/version.h"
 #include "render/format.h"
 #include "render/json.h"
+#include "render/text.h"
 
 namespace gpuscope::render {
 
@@ -122,7 +123,7 @@ struct Page {
   }
 
   void Bars(const Chart& c) {
-    constexpr int kLabelW = 150, kBarW = 760, kNoteW = 110, kRowH = 20, kBarH = 14, kTop = 4;
+    constexpr int kLabelW = 200, kBarW = 720, kNoteW = 100, kRowH = 20, kBarH = 14, kTop = 4;
     const int width = kLabelW + kBarW + kNoteW;
     const int height = kTop * 2 + kRowH * static_cast<int>(std::max<size_t>(c.categories.size(), 1));
     double max_total = 0;
@@ -140,7 +141,7 @@ struct Page {
     for (size_t b = 0; b < c.categories.size(); ++b) {
       const int y = kTop + kRowH * static_cast<int>(b);
       out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>", kLabelW - 6,
-                         y + kBarH - 3, HtmlEscape(c.categories[b]));
+                         y + kBarH - 3, HtmlEscape(Ellipsize(c.categories[b], 32)));
       double x = kLabelW;
       for (size_t k = 0; k < c.series.size(); ++k) {
         const double v = b < c.series[k].values.size() ? c.series[k].values[b] : 0;

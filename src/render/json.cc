@@ -346,8 +346,8 @@ struct Reader {
     simdjson::dom::array a;
     if (o[key].get(a)) return Fail(path + "." + key, "expected an array");
     for (element e : a) {
-      double d;
-      if (!Num(e, path + "." + key, &d)) return false;
+      double d = std::nan("");
+      if (!e.is_null() && !Num(e, path + "." + key, &d)) return false;
       out->push_back(d);
     }
     return true;
