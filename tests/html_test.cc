@@ -333,9 +333,9 @@ TEST(HtmlBrowser, DiffPageRenders) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string dom = RunChromium(chromium, "--dump-dom file://" + html, "diff");
   EXPECT_NE(dom.find("<h1>gpuscope diff</h1>"), std::string::npos);
-  EXPECT_NE(dom.find("<section class=\"rank\">"), std::string::npos);
-  for (const char* h : {"Mean steady step by category", "Kernels: top movers", "CPU ops: top movers",
-                        "Findings", "Memory (peak on the rank"})
+  EXPECT_NE(dom.find("<section id=\"pair_0\">"), std::string::npos);
+  for (const char* h : {"step breakdown (mean of steady steps)", "kernels: top movers", "CPU ops: top movers",
+                        "findings (estimated saving per step)", "<th>allocated</th>"})
     EXPECT_NE(dom.find(h), std::string::npos) << h;
   EXPECT_NE(dom.find("input-bound"), std::string::npos);
   EXPECT_GE(Count(dom, "<svg class=\"bars\""), 2u);

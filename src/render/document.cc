@@ -126,6 +126,11 @@ bool Series::operator==(const Series& o) const {
   return true;
 }
 
+Value Value::Signed(Value v) {
+  v.show_sign = true;
+  return v;
+}
+
 const std::string& ItemKey(const Item& item) {
   return std::visit([](const auto& x) -> const std::string& { return x.key; }, item);
 }

@@ -42,6 +42,7 @@ struct Value {
   Kind kind = Kind::kNull;
   Unit unit = Unit::kNone;
   int8_t precision = -1;  // digits after the point in text/HTML; -1: the unit's default
+  bool show_sign = false;  // a change: "+12.000 ms", "−28.0 %", "±0"
   int64_t i = 0;
   double d = 0;
   std::string text;
@@ -57,6 +58,8 @@ struct Value {
   static Value Int(int64_t v, Unit unit = Unit::kNone);
   static Value Text(std::string s);
   static Value Bool(bool b);
+  // The same value shown as a change (+/−/±0).
+  static Value Signed(Value v);
 
   bool is_na() const { return kind == Kind::kNull; }
   double AsDouble() const { return kind == Kind::kInt ? static_cast<double>(i) : d; }

@@ -75,6 +75,17 @@ std::string FormatRate(double per_second, Unit unit, int precision) {
 }
 
 std::string FormatValue(const Value& v) {
+  if (v.show_sign && (v.kind == Value::Kind::kInt || v.kind == Value::Kind::kDouble)) {
+    Value magnitude = v;
+    magnitude.show_sign = false;
+    const double d = v.AsDouble();
+    if (v.kind == Value::Kind::kInt) magnitude.i = v.i < 0 ? -v.i : v.i;
+    else magnitude.d = std::fabs(v.d);
+    const std::string text = FormatValue(magnitude);
+    // Zero, or a change that rounds to zero where it is shown: "±0".
+    if (d == 0 || text.find_first_of("123456789") == std::string::npos) return "±" + text;
+    return (d > 0 ? "+" : "−") + text;
+  }
   if (v.kind == Value::Kind::kNull) return std::string(kNotAvailable);
   if (v.kind == Value::Kind::kText) return v.text;
   if (v.kind == Value::Kind::kBool) return v.i ? "yes" : "no";

@@ -50,7 +50,7 @@ std::string FieldsHtml(const std::vector<Field>& fields, bool verbose) {
   std::string out;
   for (const Field& f : fields) {
     if (f.detail && !verbose) continue;
-    if (!out.empty()) out += " · ";
+    if (!out.empty()) out += f.label == "→" || f.label == "–" ? " " : " · ";
     if (!f.label.empty()) out += HtmlEscape(f.label) + " ";
     out += "<b>" + HtmlEscape(FormatValue(f.value)) + "</b>";
   }

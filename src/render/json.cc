@@ -41,6 +41,7 @@ void WriteField(const Field& f, JsonWriter* w) {
   WriteScalar(f.value, w);
   w->Key("unit").String(UnitName(f.value.unit));
   if (f.value.precision >= 0) w->Key("precision").Int(f.value.precision);
+  if (f.value.show_sign) w->Key("signed").Bool(true);
   if (f.detail) w->Key("detail").Bool(true);
   w->EndObject();
 }
@@ -84,6 +85,7 @@ void WriteItem(const Table& t, JsonWriter* w) {
     w->Key("label").String(t.columns[c].label);
     w->Key("unit").String(UnitName(proto.unit));
     if (proto.precision >= 0) w->Key("precision").Int(proto.precision);
+    if (proto.show_sign) w->Key("signed").Bool(true);
     if (t.columns[c].detail) w->Key("detail").Bool(true);
     w->EndObject();
   }
@@ -282,6 +284,8 @@ struct Reader {
       element ve;
       if (fo["value"].get(ve)) return Fail(p, "missing value");
       if (!Scalar(ve, unit, precision, p + ".value", &f.value)) return false;
+      bool sign = false;
+      if (!fo["signed"].get(sign)) f.value.show_sign = sign;
       bool detail = false;
       if (!fo["detail"].get(detail)) f.detail = detail;
       out->push_back(std::move(f));
@@ -309,6 +313,7 @@ struct Reader {
     simdjson::dom::array cols, rows;
     if (o["columns"].get(cols)) return Fail(path + ".columns", "expected an array");
     std::vector<std::pair<Unit, int>> units;
+    std::vector<bool> signs;
     for (element c : cols) {
       object co;
       if (c.get(co)) return Fail(path + ".columns", "expected objects");
@@ -319,6 +324,9 @@ struct Reader {
       int precision;
       if (!UnitOf(co, path + ".columns", &unit, &precision)) return false;
       units.emplace_back(unit, precision);
+      bool sign = false;
+      if (co["signed"].get(sign)) sign = false;
+      signs.push_back(sign);
       bool detail = false;
       if (!co["detail"].get(detail)) col.detail = detail;
       t.columns.push_back(std::move(col));
@@ -334,6 +342,7 @@ struct Reader {
         if (!ro[t.columns[c].key].get(ce) &&
             !Scalar(ce, units[c].first, units[c].second, path + ".rows", &v))
           return false;
+        if (v.kind == Value::Kind::kInt || v.kind == Value::Kind::kDouble) v.show_sign = signs[c];
         cells.push_back(std::move(v));
       }
       t.rows.push_back(std::move(cells));

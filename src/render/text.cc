@@ -42,11 +42,14 @@ std::string PadLeft(std::string_view s, size_t width) {
   return out;
 }
 
+bool IsConnector(std::string_view label) { return label == "→" || label == "–"; }
+
 std::string FieldsText(const std::vector<Field>& fields, const char* sep, bool verbose) {
   std::string out;
   for (const Field& f : fields) {
     if (f.detail && !verbose) continue;
-    if (!out.empty()) out += sep;
+    // "→" and "–" join a value to the one before it: "175.153 ms → 126.183 ms".
+    if (!out.empty()) out += IsConnector(f.label) ? " " : sep;
     if (!f.label.empty()) out += SanitizeForTerminal(f.label) + " ";
     out += SanitizeForTerminal(FormatValue(f.value));
   }
