@@ -365,6 +365,11 @@ TEST(CliUsage, RunCommandBelongsAfterDoubleDash) {
                    "(hint: gpuscope run --help lists the options)");
   ExpectUsageError("run --record r.jsonl", "run needs the command to watch, after -- (hint: "
                                            "gpuscope run -- python train.py)");
+  // A bad value is not a missing command: CLI11's message stands.
+  const auto r = RunGpuscope("run --live bogus");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--live"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("needs the command"), std::string::npos) << r.err;
 }
 
 TEST(CliUsage, EveryHelpEndsWithAnExample) {

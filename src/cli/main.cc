@@ -318,7 +318,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     // --help and --version end here too, with exit code 0.
     if (e.get_exit_code() != 0) {
-      if (auto why = cli::ExplainUsageError(app, std::vector<std::string>(argv + 1, argv + argc))) {
+      const std::vector<std::string> args(argv + 1, argv + argc);
+      if (auto why = cli::ExplainUsageError(app, args, e)) {
         PrintError(Status::Error(StatusCode::kUsage, *why));
         return kExitBadInput;
       }

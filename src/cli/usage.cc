@@ -149,15 +149,20 @@ std::string UnknownOptionMessage(const CLI::App& app, const std::string& where,
 }  // namespace
 
 std::optional<std::string> ExplainUsageError(const CLI::App& app,
-                                             const std::vector<std::string>& args) {
+                                             const std::vector<std::string>& args,
+                                             const CLI::ParseError& error) {
+  // "Missing" messages only when CLI11 missed something: `run --live bogus` is a bad value.
+  const bool missing = dynamic_cast<const CLI::RequiredError*>(&error) != nullptr;
   const std::vector<std::string> commands = CommandNames(app);
   // The top level: options up to the first word, which names the command.
   const Scan top = ScanOptions(app, args, 0);
   if (top.unknown && !top.positional_before_unknown)
     return UnknownOptionMessage(app, "gpuscope", *top.unknown);
-  if (!top.first_positional)
+  if (!top.first_positional) {
+    if (!missing) return std::nullopt;
     return "a command is required: " + JoinOr(commands) +
            " (hint: gpuscope analyze TRACE; gpuscope --help describes each)";
+  }
   const size_t at = *top.first_positional;
   const std::string& word = args[at];
   const CLI::App* sub = nullptr;
@@ -189,7 +194,7 @@ std::optional<std::string> ExplainUsageError(const CLI::App& app,
       return Quoted(scan.unknown->token) + " is not an option of " + where +
              " (hint: put the command after --, so that its options are its own: " + fixed + ")";
     }
-    if (!scan.unknown && !scan.first_positional)
+    if (missing && !scan.unknown && !scan.first_positional)
       return "run needs the command to watch, after -- (hint: " + where +
              " -- python train.py)";
   }

@@ -20,11 +20,13 @@ size_t EditDistance(std::string_view a, std::string_view b);
 std::optional<std::string> ClosestMatch(std::string_view word,
                                         const std::vector<std::string>& candidates);
 
-// Called after CLI11 rejected `args` (argv without the program name): a one-line message (without
-// "gpuscope: error: ") for an unknown command or option, or `run` arguments that belong after
-// `--`; nullopt when none of those is the problem and CLI11's own message should stand.
+// Called after CLI11 rejected `args` (argv without the program name) with `error`: a one-line
+// message (without "gpuscope: error: ") for an unknown command or option, a missing command, or
+// `run` arguments that belong after `--`; nullopt when none of those is the problem and CLI11's
+// own message should stand.
 std::optional<std::string> ExplainUsageError(const CLI::App& app,
-                                             const std::vector<std::string>& args);
+                                             const std::vector<std::string>& args,
+                                             const CLI::ParseError& error);
 
 // Ends the top-level --help and each command's --help with examples.
 void AddHelpExamples(CLI::App& app);
