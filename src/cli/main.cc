@@ -14,6 +14,7 @@
 #include "cli/diff_command.h"
 #include "cli/plan_command.h"
 #include "cli/run_command.h"
+#include "cli/usage.h"
 #include "gpuscope/ingest.h"
 #include "gpuscope/synth.h"
 #include "gpuscope/version.h"
@@ -286,9 +287,18 @@ int main(int argc, char** argv) {
 
   cli::DiffCliOptions diff_options;
   auto* diff = cli::AddDiffCommand(app, &diff_options);
+  cli::AddHelpExamples(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    // --help and --version end here too, with exit code 0.
+    if (e.get_exit_code() != 0) {
+      const std::vector<std::string> args(argv + 1, argv + argc);
+      if (auto why = cli::ExplainUsageError(app, args, e)) {
+        PrintError(Status::Error(StatusCode::kUsage, *why));
+        return kExitBadInput;
+      }
+    }
     const int rc = app.exit(e);
     return rc == 0 ? 0 : kExitBadInput;
   }

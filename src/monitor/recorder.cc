@@ -60,7 +60,7 @@ RecordFormat RecordFormatFor(const std::string& path) {
 
 std::string SampleToJsonLine(const Sample& s) {
   JsonWriter w(0);
-  w.BeginObject().Key("type").String("sample").Key("t_ns").Int(s.time_ns);
+  w.BeginObject().Key("type").String("sample").Key("t_ns").ExactInt(s.time_ns);
   if (!s.gpus.empty()) {
     w.Key("gpus").BeginArray();
     for (const GpuSample& g : s.gpus) {
@@ -151,7 +151,7 @@ void Recorder::WriteHeader(const Recording& meta) {
           .Key("interval_ns")
           .Int(meta.interval_ns)
           .Key("start_ns")
-          .Int(meta.start_ns)
+          .ExactInt(meta.start_ns)
           .Key("root_pid")
           .Int(meta.root_pid)
           .Key("gpus")
@@ -276,7 +276,7 @@ Status Recorder::Finish(const Recording& meta) {
   switch (format_) {
     case RecordFormat::kJsonl: {
       JsonWriter w(0);
-      w.BeginObject().Key("type").String("end").Key("end_ns").Int(meta.end_ns);
+      w.BeginObject().Key("type").String("end").Key("end_ns").ExactInt(meta.end_ns);
       if (meta.exit_code) w.Key("exit_code").Int(*meta.exit_code);
       w.Key("notes").BeginArray();
       for (const std::string& n : meta.notes) w.String(n);

@@ -16,10 +16,7 @@ void WriteScalar(const Value& v, JsonWriter* w) {
       w->Null();
       break;
     case Value::Kind::kInt:
-      if (v.i > kMaxExactJsonInteger || v.i < -kMaxExactJsonInteger)
-        w->ShortestDouble(static_cast<double>(v.i));
-      else
-        w->Int(v.i);
+      w->Int(v.i);  // beyond 2^53: an exponent with every digit (JsonWriter::Int)
       break;
     case Value::Kind::kDouble:
       w->ShortestDouble(v.d);
