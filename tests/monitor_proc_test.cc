@@ -1,5 +1,6 @@
 // The /proc path: parsing, and a real child that burns CPU in threads and forks idle workers.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -97,6 +98,49 @@ TEST(ProcSampling, BurnerThreadsAndIdleWorkersAreSeen) {
   EXPECT_EQ(rep.cpu->cores, static_cast<size_t>(sysconf(_SC_NPROCESSORS_ONLN)));
   EXPECT_FALSE(rep.has_gpu);
   EXPECT_NE(r.err.find("3 workers"), std::string::npos) << r.err;
+}
+
+// Issue 19 item 3: a tree that forks 200 short busy processes (15 ms of CPU each, far less than
+// the 100 ms interval) was reported at a few percent: no sample saw most of them, and the last
+// part of every one was lost. Their CPU reaches the parent's cutime/cstime when it waits for them.
+// The truth is measured independently: this test's own RUSAGE_CHILDREN grows by everything
+// gpuscope and its descendants used (gpuscope's own sampling and the guard included, so the truth
+// is a little above the tree's share).
+TEST(ProcSampling, ShortLivedChildrenCountInTheTreeCpu) {
+  const std::string report = testing::TempPath("short_lived.json");
+  constexpr int kChildren = 200;
+  constexpr int kCpuMsEach = 15;
+  const std::string script = "i=0; while [ $i -lt " + std::to_string(kChildren) + " ]; do '" +
+                             GPUSCOPE_BURNER + "' --cpu-ms " + std::to_string(kCpuMsEach) +
+                             "; i=$((i+1)); done";
+  rusage before{}, after{};
+  getrusage(RUSAGE_CHILDREN, &before);
+  auto r = testing::RunGpuscopeArgs(
+      {"run", "--interval", "100ms", "--report-json", report, "--", "sh", "-c", script},
+      {{"GPUSCOPE_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1"}}, 300);
+  getrusage(RUSAGE_CHILDREN, &after);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto seconds = [](const timeval& t) { return t.tv_sec + t.tv_usec / 1e6; };
+  const double truth_s = seconds(after.ru_utime) - seconds(before.ru_utime) +
+                         seconds(after.ru_stime) - seconds(before.ru_stime);
+  // The test itself: the children burned what they were told to.
+  ASSERT_GE(truth_s, 0.95 * kChildren * kCpuMsEach / 1e3) << r.err;
+  const std::string json = testing::ReadFile(report);
+  const double tree_s = testing::JsonNumber(json, "tree_cpu_s");
+  // Before the fix: about a tenth of the truth. Tolerance: gpuscope's own CPU (in the truth, not
+  // in the tree), CPU before the first sample and after the last, 10 ms clock ticks.
+  EXPECT_GE(tree_s, 0.8 * truth_s) << "truth " << truth_s << " s\n" << r.err;
+  EXPECT_LE(tree_s, 1.05 * truth_s) << "truth " << truth_s << " s\n" << r.err;
+  // The steady-state mean says the same (what the report showed as "tree 8 %" before): mean % of a
+  // core × the run's duration, looser because it leaves out the first sample.
+  const double mean_s = testing::JsonNumber(json, "tree_mean_pct") / 100 *
+                        testing::JsonNumber(json, "duration_ns") / 1e9;
+  EXPECT_GE(mean_s, 0.6 * truth_s) << json;
+  EXPECT_LE(mean_s, 1.3 * truth_s) << json;
+  // They are descendants of the main process (sh): workers, most of them never seen alive.
+  EXPECT_GT(testing::JsonNumber(json, "workers_ended_mean_pct"), 0) << json;
+  EXPECT_NE(r.err.find("in workers that ended between samples"), std::string::npos) << r.err;
+  std::filesystem::remove(report);
 }
 
 }  // namespace
