@@ -13,10 +13,10 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <ctime>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <thread>
 #include <string_view>
 #include <vector>

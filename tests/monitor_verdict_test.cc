@@ -77,7 +77,7 @@ TEST(Verdict, ReadBytesDoNotCountReapedChildrenTwice) {
 // the main process or one of its workers waited for them, they were workers.
 TEST(Verdict, EndedChildrenCountInWorkersAndTree) {
   Sample s;
-  s.processes.push_back({10, 1, "sh", 5, 0, std::nullopt, 9'000'000'000, 1});     // root
+  s.processes.push_back({10, 1, "sh", 5, 0, std::nullopt, 9'000'000'000, 1});           // root
   s.processes.push_back({100, 10, "python", 90, 0, std::nullopt, 50'000'000'000, 30});  // main
   s.processes.push_back({200, 100, "worker", 20, 0, std::nullopt, 1'000'000'000, 7});
   const TreeCpu t = SplitTreeCpu(s, 100);

@@ -81,10 +81,9 @@ Result<std::unique_ptr<NvmlSampler>> NvmlSampler::Open(const std::string& librar
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     const char* why = dlerror();
-    return Status::Error(StatusCode::kNotFound,
-                         "cannot load NVML (" + SanitizeText(path) +
-                             "): " + SanitizeText(why ? why : "unknown") +
-                             " — no NVIDIA driver on this machine?");
+    return Status::Error(StatusCode::kNotFound, "cannot load NVML (" + SanitizeText(path) +
+                                                    "): " + SanitizeText(why ? why : "unknown") +
+                                                    " — no NVIDIA driver on this machine?");
   }
   std::unique_ptr<NvmlSampler> s(new NvmlSampler());
   s->handle_ = handle;
@@ -122,8 +121,9 @@ Result<std::unique_ptr<NvmlSampler>> NvmlSampler::Open(const std::string& librar
 
   if (!a.init || !a.get_count || !a.get_handle)
     return Status::Error(StatusCode::kNotFound,
-                         SanitizeText(path) + " does not export nvmlInit/nvmlDeviceGetCount/"
-                                "nvmlDeviceGetHandleByIndex: not an NVML library");
+                         SanitizeText(path) +
+                             " does not export nvmlInit/nvmlDeviceGetCount/"
+                             "nvmlDeviceGetHandleByIndex: not an NVML library");
   if (R r = a.init(); r != kNvmlSuccess) {
     a.shutdown = nullptr;  // nothing to shut down
     return Status::Error(StatusCode::kNotFound, "NVML init failed: " + a.Error(r));

@@ -94,7 +94,7 @@ std::optional<ProcStat> ParseProcStat(const std::string& text, int64_t clock_tic
   if (open == std::string::npos || close == std::string::npos || close < open) return std::nullopt;
   ProcStat s;
   s.pid = static_cast<int32_t>(std::atoi(text.c_str()));
-  // Any process picks its own name (prctl, the file name it runs): it must not reach a terminal raw.
+  // A process picks its own name (prctl, the file it runs): it must not reach a terminal raw.
   s.name = SanitizeText(std::string_view(text).substr(open + 1, close - open - 1));
   // Fields after the name, numbered as in proc(5): 3 state, 4 ppid, 5 pgrp, 14 utime, 15 stime,
   // 16 cutime, 17 cstime, 22 starttime, 24 rss.

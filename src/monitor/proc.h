@@ -18,9 +18,9 @@ namespace gpuscope::monitor {
 struct ProcStat {
   int32_t pid = 0;
   int32_t ppid = 0;
-  int32_t pgrp = 0;  // process group
-  char state = '?';  // R, S, D, Z (zombie: exited, not yet waited for), …
-  std::string name;  // comm, through the shared sanitiser (base/sanitize.h): safe to print
+  int32_t pgrp = 0;          // process group
+  char state = '?';          // R, S, D, Z (zombie: exited, not yet waited for), …
+  std::string name;          // comm, through the shared sanitiser (base/sanitize.h): safe to print
   uint64_t cpu_time_ns = 0;  // utime + stime: this process's own threads, live and exited
   // cutime + cstime: children that exited and that this process waited for, with what their own
   // waited-for children used (Linux adds a child's total to its parent's when it is reaped).

@@ -247,7 +247,8 @@ MonitorReport BuildMonitorReport(const Recording& r) {
       // A sample's rates cover the time since the sample before it. (After the in-memory halving
       // of long runs a kept sample stands for the dropped one before it too: an unbiased estimate.)
       if (previous_ns > 0 && s.time_ns > previous_ns)
-        cpu.tree_cpu_s += SplitTreeCpu(s, main_pid).tree_pct / 100 * (s.time_ns - previous_ns) / 1e9;
+        cpu.tree_cpu_s +=
+            SplitTreeCpu(s, main_pid).tree_pct / 100 * (s.time_ns - previous_ns) / 1e9;
       previous_ns = s.time_ns;
       uint64_t rss = 0;
       for (const ProcessSample& p : s.processes) {
@@ -315,8 +316,8 @@ MonitorReport BuildMonitorReport(const Recording& r) {
   }
   const bool main_bound = cpu && cpu->main_mean_pct >= kCpuBoundPct;
   // Idle: every worker seen alive below the threshold, and the short-lived ones together too.
-  const bool workers_idle = cpu && idle_workers == cpu->workers.size() &&
-                            cpu->workers_ended_mean_pct < kIdleWorkerPct;
+  const bool workers_idle =
+      cpu && idle_workers == cpu->workers.size() && cpu->workers_ended_mean_pct < kIdleWorkerPct;
   const bool workers_saturated = cpu && !cpu->workers.empty() && busy_workers == cpu->workers.size();
   const bool system_saturated =
       cpu && cpu->system_busy_mean_pct && *cpu->system_busy_mean_pct >= kCpuSaturatedPct;
@@ -335,8 +336,8 @@ MonitorReport BuildMonitorReport(const Recording& r) {
               (cpu->workers.size() == 1 ? "" : "s") + (workers_idle ? " idled (" : " averaged ") +
               Pct(worker_mean_each) + (workers_idle ? " each)" : " each");
     if (ended)
-      words += ", and workers that ended between samples used " +
-               Pct(cpu->workers_ended_mean_pct) + " of a core";
+      words += ", and workers that ended between samples used " + Pct(cpu->workers_ended_mean_pct) +
+               " of a core";
     return words;
   };
   const std::string gpu_words = util ? "GPU busy " + Pct(*util) + " on average" : "";

@@ -45,7 +45,7 @@ struct TreeCpu {
   // Part of workers_pct: descendants of the main process that ended within the interval
   // (ProcessSample::reaped_cpu_pct of the main process and of its workers).
   double workers_ended_pct = 0;
-  double tree_pct = 0;       // whole tree, with the CPU of its processes that ended
+  double tree_pct = 0;  // whole tree, with the CPU of its processes that ended
 };
 // `main_pid` 0 → the process with the most CPU time in this sample.
 TreeCpu SplitTreeCpu(const Sample& sample, int32_t main_pid = 0);
