@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 
+#include "base/sanitize.h"
 #include "monitor/proc.h"
 #include "monitor/recorder.h"
 #include "monitor/verdict.h"
@@ -29,6 +30,33 @@ TEST(ProcStat, NameWithSpacesAndParentheses) {
   EXPECT_EQ(s->rss_bytes, 2048u * 4096u);
   EXPECT_FALSE(ParseProcStat("garbage", 100, 4096).has_value());
   EXPECT_FALSE(ParseProcStat("1 (x) S 0 1", 100, 4096).has_value());
+}
+
+// The shared sanitiser (base/sanitize.h) on the characters that drive a terminal: C0 (ESC, BEL,
+// newline), DEL, C1 (U+009B is an 8-bit CSI) become a space, invalid UTF-8 becomes U+FFFD, valid
+// text stays.
+TEST(ProcStat, NamesGoThroughTheSharedSanitiser) {
+  SanitizeFixes fixes;
+  std::string out;
+  fixes = SanitizeText("a\x1b[2Jb\x07" "c\nd\x7f" "e\xc2\x9b" "1m", &out);
+  EXPECT_EQ(out, "a [2Jb c d e 1m");
+  EXPECT_TRUE(fixes.control);
+  EXPECT_FALSE(fixes.invalid_utf8);
+  fixes = SanitizeText("caf\xc3\xa9 \xe2\x82\xac \xff", &out);
+  EXPECT_EQ(out, "caf\xc3\xa9 \xe2\x82\xac \xEF\xBF\xBD");  // é and € kept
+  EXPECT_FALSE(fixes.control);
+  EXPECT_TRUE(fixes.invalid_utf8);
+  // /proc/PID/stat of a process that named itself ESC]52;c;… (OSC 52: write the clipboard).
+  auto s = ParseProcStat(
+      "77 (\x1b]52;c;aGk=\x07) S 1 77 77 0 -1 0 0 0 0 0 5 5 3 2 20 0 1 0 999 0 10 0 0 0 0\n", 100,
+      4096);
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->name, " ]52;c;aGk= ");
+  EXPECT_EQ(s->cpu_time_ns, 100'000'000u);          // utime + stime = 10 ticks
+  EXPECT_EQ(s->children_cpu_time_ns, 50'000'000u);  // cutime + cstime = 5 ticks
+  EXPECT_EQ(s->start_ticks, 999u);
+  EXPECT_EQ(s->pgrp, 77);
+  EXPECT_EQ(s->state, 'S');
 }
 
 TEST(ProcStat, CoreTimesSkipTheAggregateLine) {
