@@ -141,7 +141,9 @@ TEST(MonitorLive, SigtermInTheForegroundReachesTheGrandchildren) {
   ASSERT_TRUE(stat.has_value());
   pid_t gpuscope = -1;
   for (int32_t p : monitor::ProcessTree(pid))
-    if (auto s = monitor::ReadProcStat(p); s && s->name == "gpuscope") gpuscope = p;
+    // The outer shell's child (not the guard, gpuscope's own child, which renames itself).
+    if (auto s = monitor::ReadProcStat(p); s && s->name == "gpuscope" && s->ppid == pid)
+      gpuscope = p;
   ASSERT_GT(gpuscope, 0) << seen;
   EXPECT_EQ(getpgid(grandchild), getpgid(gpuscope));  // the terminal's foreground group
   kill(gpuscope, SIGTERM);
