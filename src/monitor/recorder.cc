@@ -2,10 +2,12 @@
 
 #include <simdjson.h>
 
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 
+#include "base/sanitize.h"
 #include "render/json_writer.h"
 
 namespace gpuscope::monitor {
@@ -98,6 +100,8 @@ std::string SampleToJsonLine(const Sample& s) {
           .Key("rss_bytes")
           .Uint(p.rss_bytes);
       Opt(w, "read_bytes", p.read_bytes);
+      // Only when some child ended: files of runs without short-lived processes stay as they were.
+      if (p.reaped_cpu_pct > 0) w.Key("reaped_cpu_pct").Double(p.reaped_cpu_pct, 1);
       w.EndObject();
     }
     w.EndArray();
@@ -114,8 +118,8 @@ std::string SampleToJsonLine(const Sample& s) {
 Result<std::unique_ptr<Recorder>> Recorder::Open(const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "wbe");  // e: O_CLOEXEC, not inherited by the command
   if (!f)
-    return Status::Error(StatusCode::kIoError, "cannot write --record file " + path + ": " +
-                                                   std::strerror(errno));
+    return Status::Error(StatusCode::kIoError, "cannot write --record file " + SanitizeText(path) +
+                                                   ": " + std::strerror(errno));
   std::unique_ptr<Recorder> r(new Recorder());
   r->path_ = path;
   r->file_ = f;
@@ -127,8 +131,24 @@ Recorder::~Recorder() {
   if (file_) std::fclose(file_);
 }
 
+void Recorder::Fail(int err) {
+  if (failed_) return;
+  failed_ = true;
+  error_ =
+      "writing " + SanitizeText(path_) + " failed: " + (err ? std::strerror(err) : "unknown error");
+}
+
 void Recorder::Put(const std::string& text) {
-  if (file_ && std::fwrite(text.data(), 1, text.size(), file_) != text.size()) failed_ = true;
+  if (!file_ || failed_) return;
+  errno = 0;
+  if (std::fwrite(text.data(), 1, text.size(), file_) != text.size()) Fail(errno);
+}
+
+void Recorder::Flush() {
+  if (!file_ || failed_) return;
+  errno = 0;
+  // stdio buffers: a full disk shows here, not in fwrite.
+  if (std::fflush(file_) != 0) Fail(errno);
 }
 
 void Recorder::WriteHeader(const Recording& meta) {
@@ -180,6 +200,7 @@ void Recorder::WriteHeader(const Recording& meta) {
       break;
     }
   }
+  Flush();
 }
 
 void Recorder::WriteSample(const Sample& s) {
@@ -220,6 +241,7 @@ void Recorder::WriteSample(const Sample& s) {
         const std::string id = CsvQuote(std::to_string(p.pid) + ":" + p.name);
         row("proc", id, "ppid", std::to_string(p.ppid));
         row("proc", id, "cpu_pct", Number(p.cpu_pct));
+        if (p.reaped_cpu_pct > 0) row("proc", id, "reaped_cpu_pct", Number(p.reaped_cpu_pct));
         row("proc", id, "rss_bytes", Number(p.rss_bytes));
         if (p.read_bytes) row("proc", id, "read_bytes", Number(*p.read_bytes));
       }
@@ -260,13 +282,19 @@ void Recorder::WriteSample(const Sample& s) {
         std::string key;
         JsonWriter::AppendEscaped(&key, std::to_string(p.pid) + " " + p.name);
         counter("CPU % by process", key + ":" + Number(p.cpu_pct));
+        if (p.reaped_cpu_pct > 0) {
+          std::string ended;
+          JsonWriter::AppendEscaped(&ended,
+                                    std::to_string(p.pid) + " " + p.name + " (ended children)");
+          counter("CPU % by process", ended + ":" + Number(p.reaped_cpu_pct));
+        }
       }
       Put(out);
       break;
     }
   }
   if (s.time_ns - last_flush_ns_ >= kFlushEveryNs) {
-    if (file_) std::fflush(file_);
+    Flush();
     last_flush_ns_ = s.time_ns;
   }
 }
@@ -290,10 +318,11 @@ Status Recorder::Finish(const Recording& meta) {
       Put("\n]}\n");
       break;
   }
-  if (std::fclose(file_) != 0) failed_ = true;
+  Flush();
+  errno = 0;
+  if (std::fclose(file_) != 0) Fail(errno);
   file_ = nullptr;
-  if (failed_)
-    return Status::Error(StatusCode::kIoError, "writing " + path_ + " failed (disk full?)");
+  if (failed_) return Status::Error(StatusCode::kIoError, error_ + " (the record is incomplete)");
   return Status::Ok();
 }
 
