@@ -104,15 +104,18 @@ GpuSelection SelectGpuEventsOrAll(const Trace& t, bool hta_selection,
 
 GpuTime AnalyzeGpuTime(const Trace& t, const SelectionOptions& options,
                        int64_t consecutive_kernel_delay_ns) {
+  return AnalyzeGpuTime(t, BuildKernelClasses(t), options, consecutive_kernel_delay_ns);
+}
+
+GpuTime AnalyzeGpuTime(const Trace& t, const KernelClasses& kernel_classes,
+                       const SelectionOptions& options, int64_t consecutive_kernel_delay_ns) {
   GpuTime out;
   out.selection = SelectGpuEvents(t, options);
   const GpuSelection& sel = out.selection;
   if (sel.rows.empty()) return out;
 
-  // Classify each distinct name once.
-  std::vector<int8_t> hta_type(t.strings.size(), -1), our_class(t.strings.size(), -1);
   std::vector<Interval> all, hta_compute, hta_comm, compute, comm, memory;
-  const std::vector<KernelClass> classes = ClassifyTraceGpuActivities(t);
+  const std::vector<KernelClass>& classes = kernel_classes.row;
   int64_t first = INT64_MAX, last = INT64_MIN;
   for (size_t k = 0; k < sel.rows.size(); ++k) {
     const uint32_t r = sel.rows[k];
@@ -120,12 +123,9 @@ GpuTime AnalyzeGpuTime(const Trace& t, const SelectionOptions& options,
     first = std::min(first, iv.start);
     last = std::max(last, iv.end);
     all.push_back(iv);
-    const StringId n = t.gpu.name[r];
-    if (hta_type[n] < 0) hta_type[n] = static_cast<int8_t>(HtaKernelTypeOf(t.Str(n)));
-    if (static_cast<HtaKernelType>(hta_type[n]) == HtaKernelType::kComputation)
-      hta_compute.push_back(iv);
-    if (static_cast<HtaKernelType>(hta_type[n]) == HtaKernelType::kCommunication)
-      hta_comm.push_back(iv);
+    const HtaKernelType hta_type = kernel_classes.OfName(t.gpu.name[r]).hta;
+    if (hta_type == HtaKernelType::kComputation) hta_compute.push_back(iv);
+    if (hta_type == HtaKernelType::kCommunication) hta_comm.push_back(iv);
     const KernelClass cls = classes[r];
     if (cls == KernelClass::kCompute)
       compute.push_back(iv);

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "analyze/intervals.h"
+#include "analyze/kernel_class.h"
 #include "gpuscope/model.h"
 
 namespace gpuscope::analyze {
@@ -99,6 +100,11 @@ struct GpuTime {
   int64_t communication_ns = 0;  // |∪ communication| by our classification
 };
 
+// `classes`: BuildKernelClasses(trace), shared with the other analyses of the rank.
+GpuTime AnalyzeGpuTime(const Trace& trace, const KernelClasses& classes,
+                       const SelectionOptions& options = {},
+                       int64_t consecutive_kernel_delay_ns = kConsecutiveKernelDelayNs);
+// The same, classifying the trace's kernels itself (one-off callers and tests).
 GpuTime AnalyzeGpuTime(const Trace& trace, const SelectionOptions& options = {},
                        int64_t consecutive_kernel_delay_ns = kConsecutiveKernelDelayNs);
 
