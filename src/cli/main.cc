@@ -8,9 +8,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <cstdio>
+#include <optional>
 #include <string>
 
-#include "analyze/trace_summary.h"
+#include "analyze/run_all.h"
+#include "base/thread_pool.h"
 #include "cli/diff_command.h"
 #include "cli/plan_command.h"
 #include "cli/run_command.h"
@@ -123,6 +125,8 @@ int RunAnalyze(const AnalyzeArgs& args) {
   const std::string& inflater = args.inflater;
   // Monitor recordings and nvidia-smi logs get the monitor's verdict (docs/monitor.md).
   if (auto rc = cli::MaybeAnalyzeMonitorInput(input, args.json)) return *rc;
+  // One pool for the whole run: the reader's parse tasks and the analyses share its threads.
+  ThreadPool pool(threads);
   LoadOptions options;
   options.threads = threads;
   options.batch_bytes = static_cast<size_t>(args.batch_mb * 1024 * 1024);
@@ -147,9 +151,18 @@ int RunAnalyze(const AnalyzeArgs& args) {
     file_bytes += t.info.file_bytes;
     events += t.info.events_total;
   }
+  // The monitor recording is read before the analyses (the section beside each trace is one of
+  // them); a file that cannot be read is reported after the trace report, as before.
+  std::optional<Result<monitor::Recording>> recording;
+  analyze::RunOptions run_options;
+  if (!args.monitor_file.empty()) {
+    recording.emplace(cli::ReadMonitorFile(args.monitor_file));
+    if (recording->ok()) run_options.monitor = &recording->value();
+  }
   const auto t1 = std::chrono::steady_clock::now();
   bar.Analysing();
-  const report::Report rep = report::BuildReport(loaded->traces, loaded->failures, threads);
+  const report::Report rep =
+      report::BuildReport(loaded->traces, loaded->failures, pool, run_options);
   const double analyze_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
   if (!args.html_path.empty()) {
@@ -190,8 +203,7 @@ int RunAnalyze(const AnalyzeArgs& args) {
   }
   for (const Status& f : loaded->failures) PrintError(f);
   int rc = loaded->failures.empty() ? kExitOk : kExitBadInput;
-  if (!args.monitor_file.empty())
-    rc = std::max(rc, cli::PrintMonitorForTraces(loaded->traces, args.monitor_file, args.json));
+  if (recording) rc = std::max(rc, cli::PrintMonitorSections(rep, args.monitor_file, *recording, args.json));
   return rc;
 }
 
