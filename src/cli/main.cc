@@ -129,6 +129,7 @@ int RunAnalyze(const AnalyzeArgs& args) {
   ThreadPool pool(threads);
   LoadOptions options;
   options.threads = threads;
+  options.pool = &pool;
   options.batch_bytes = static_cast<size_t>(args.batch_mb * 1024 * 1024);
   if (inflater == "zlib")
     options.inflater = Inflater::kZlib;
