@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <string_view>
 #include <unordered_set>
 
 #include "analyze/kernel_class.h"
@@ -21,6 +22,21 @@ double HtaMicros(int64_t ns) { return static_cast<double>(static_cast<long doubl
 int64_t CeilUs(int64_t ns) { return static_cast<int64_t>(std::ceil(HtaMicros(ns))) * 1000; }
 int64_t HtaEnd(int64_t start_ns, int64_t dur_ns) {
   return static_cast<int64_t>(std::floor(HtaMicros(start_ns) + HtaMicros(dur_ns))) * 1000;
+}
+
+// N of "ProfilerStep#N" (the reader's rule for CPU-side steps), else -1.
+int32_t ProfilerStepOfName(std::string_view name) {
+  constexpr std::string_view kPrefix = "ProfilerStep#";
+  if (name.substr(0, kPrefix.size()) != kPrefix || name.size() == kPrefix.size() ||
+      name.size() > kPrefix.size() + 9) {
+    return -1;
+  }
+  int32_t n = 0;
+  for (size_t i = kPrefix.size(); i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') return -1;
+    n = n * 10 + (name[i] - '0');
+  }
+  return n;
 }
 
 bool HasSubMicrosecondTimes(const Trace& t) {
@@ -47,11 +63,19 @@ GpuSelection SelectGpuEvents(const Trace& t, const SelectionOptions& options) {
   // HTA's step filter: with ≥ 2 distinct ProfilerStep names, CPU rows must start before the last
   // step starts (or end of last step with include_last_step), and GPU rows must share a correlation
   // id with a kept CPU row (here: a kept runtime/driver call; CPU ops carry no correlation).
+  // HTA's step rows are all rows named ProfilerStep#N that are not GPU rows (trace.py
+  // _filter_irrelevant_gpu_kernels), so they include the GPU-side copies of the annotation
+  // (gpu_user_annotation, written by ROCm and recent CUDA traces): those have no stream. The copy
+  // of the last step starts when the GPU reaches it, after the CPU-side one, so HTA's cut comes
+  // later and keeps the launches made in between (usually the whole last step).
   std::unordered_set<int32_t> step_numbers;
   int64_t last_step_start = INT64_MIN, last_step_end = INT64_MIN;
   for (size_t i = 0; i < t.cpu.size(); ++i) {
-    if (t.cpu.step[i] < 0) continue;
-    step_numbers.insert(t.cpu.step[i]);
+    int32_t step = t.cpu.step[i];
+    if (step < 0 && t.cpu.kind[i] == CpuKind::kGpuUserAnnotation)
+      step = ProfilerStepOfName(t.Str(t.cpu.name[i]));
+    if (step < 0) continue;
+    step_numbers.insert(step);
     last_step_start = std::max(last_step_start, start_of(t.cpu.start_ns[i]));
     last_step_end = std::max(last_step_end, end_of(t.cpu.start_ns[i], t.cpu.dur_ns[i]));
   }

@@ -31,7 +31,9 @@ inline constexpr int64_t kConsecutiveKernelDelayNs = 30'000;
 
 struct SelectionOptions {
   // HTA drops the last ProfilerStep (and every GPU event whose launch is not in a kept CPU row)
-  // when a trace has ≥ 2 steps. true keeps everything up to the end of the last step.
+  // when a trace has ≥ 2 steps; the last step starts at the latest ProfilerStep#N row, its
+  // GPU-side copy (gpu_user_annotation) included. true keeps everything up to the end of the last
+  // step.
   bool include_last_step = false;
   // HTA rounds float timestamps to whole µs: start up (ceil), end down (floor). On by default so
   // numbers agree with HTA; off keeps our exact ns.
