@@ -234,7 +234,8 @@ int main(int argc, char** argv) {
   analyze->add_option("--html", aa.html_path,
                       "Also write a self-contained HTML report (charts, no network) to this file");
   analyze->add_flag("--json", aa.json, "Print the report as JSON (schema: docs/json-schema.md)");
-  analyze->add_option("-j,--threads", aa.threads, "Parser threads (default: all cores)")
+  analyze->add_option("-j,--threads", aa.threads,
+                      "Threads for reading and analysing, one pool for both (default: all cores)")
       ->check(CLI::Range(0, 256));
   analyze->add_option("--batch-mb", aa.batch_mb, "JSON megabytes per parse batch (default 4)")
       ->check(CLI::Range(0.01, 1024.0));
