@@ -14,9 +14,15 @@ namespace gpuscope {
 
 enum class Inflater : uint8_t { kAuto, kZlib, kIsal };
 
+class ThreadPool;  // src/base/thread_pool.h
+
 struct LoadOptions {
-  // Parser threads; 0 = all cores. With 1 the whole load runs on the calling thread.
+  // Parser threads; 0 = all cores (or the pool's size). With 1 the whole load runs on the calling
+  // thread.
   int threads = 0;
+  // The program's thread pool, shared with the analyses; null: a pool of `threads` is made for the
+  // call. Not owned.
+  ThreadPool* pool = nullptr;
   // Bytes of JSON text per parse batch. Peak memory above the model is about
   // (2 × threads + 2) × batch_bytes plus the parsers' buffers.
   size_t batch_bytes = size_t{4} << 20;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <string_view>
 #include <unordered_set>
 
 #include "analyze/kernel_class.h"
@@ -21,6 +22,21 @@ double HtaMicros(int64_t ns) { return static_cast<double>(static_cast<long doubl
 int64_t CeilUs(int64_t ns) { return static_cast<int64_t>(std::ceil(HtaMicros(ns))) * 1000; }
 int64_t HtaEnd(int64_t start_ns, int64_t dur_ns) {
   return static_cast<int64_t>(std::floor(HtaMicros(start_ns) + HtaMicros(dur_ns))) * 1000;
+}
+
+// N of "ProfilerStep#N" (the reader's rule for CPU-side steps), else -1.
+int32_t ProfilerStepOfName(std::string_view name) {
+  constexpr std::string_view kPrefix = "ProfilerStep#";
+  if (name.substr(0, kPrefix.size()) != kPrefix || name.size() == kPrefix.size() ||
+      name.size() > kPrefix.size() + 9) {
+    return -1;
+  }
+  int32_t n = 0;
+  for (size_t i = kPrefix.size(); i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') return -1;
+    n = n * 10 + (name[i] - '0');
+  }
+  return n;
 }
 
 bool HasSubMicrosecondTimes(const Trace& t) {
@@ -47,11 +63,19 @@ GpuSelection SelectGpuEvents(const Trace& t, const SelectionOptions& options) {
   // HTA's step filter: with ≥ 2 distinct ProfilerStep names, CPU rows must start before the last
   // step starts (or end of last step with include_last_step), and GPU rows must share a correlation
   // id with a kept CPU row (here: a kept runtime/driver call; CPU ops carry no correlation).
+  // HTA's step rows are all rows named ProfilerStep#N that are not GPU rows (trace.py
+  // _filter_irrelevant_gpu_kernels), so they include the GPU-side copies of the annotation
+  // (gpu_user_annotation, written by ROCm and recent CUDA traces): those have no stream. The copy
+  // of the last step starts when the GPU reaches it, after the CPU-side one, so HTA's cut comes
+  // later and keeps the launches made in between (usually the whole last step).
   std::unordered_set<int32_t> step_numbers;
   int64_t last_step_start = INT64_MIN, last_step_end = INT64_MIN;
   for (size_t i = 0; i < t.cpu.size(); ++i) {
-    if (t.cpu.step[i] < 0) continue;
-    step_numbers.insert(t.cpu.step[i]);
+    int32_t step = t.cpu.step[i];
+    if (step < 0 && t.cpu.kind[i] == CpuKind::kGpuUserAnnotation)
+      step = ProfilerStepOfName(t.Str(t.cpu.name[i]));
+    if (step < 0) continue;
+    step_numbers.insert(step);
     last_step_start = std::max(last_step_start, start_of(t.cpu.start_ns[i]));
     last_step_end = std::max(last_step_end, end_of(t.cpu.start_ns[i], t.cpu.dur_ns[i]));
   }
@@ -104,15 +128,18 @@ GpuSelection SelectGpuEventsOrAll(const Trace& t, bool hta_selection,
 
 GpuTime AnalyzeGpuTime(const Trace& t, const SelectionOptions& options,
                        int64_t consecutive_kernel_delay_ns) {
+  return AnalyzeGpuTime(t, BuildKernelClasses(t), options, consecutive_kernel_delay_ns);
+}
+
+GpuTime AnalyzeGpuTime(const Trace& t, const KernelClasses& kernel_classes,
+                       const SelectionOptions& options, int64_t consecutive_kernel_delay_ns) {
   GpuTime out;
   out.selection = SelectGpuEvents(t, options);
   const GpuSelection& sel = out.selection;
   if (sel.rows.empty()) return out;
 
-  // Classify each distinct name once.
-  std::vector<int8_t> hta_type(t.strings.size(), -1), our_class(t.strings.size(), -1);
   std::vector<Interval> all, hta_compute, hta_comm, compute, comm, memory;
-  const std::vector<KernelClass> classes = ClassifyTraceGpuActivities(t);
+  const std::vector<KernelClass>& classes = kernel_classes.row;
   int64_t first = INT64_MAX, last = INT64_MIN;
   for (size_t k = 0; k < sel.rows.size(); ++k) {
     const uint32_t r = sel.rows[k];
@@ -120,12 +147,9 @@ GpuTime AnalyzeGpuTime(const Trace& t, const SelectionOptions& options,
     first = std::min(first, iv.start);
     last = std::max(last, iv.end);
     all.push_back(iv);
-    const StringId n = t.gpu.name[r];
-    if (hta_type[n] < 0) hta_type[n] = static_cast<int8_t>(HtaKernelTypeOf(t.Str(n)));
-    if (static_cast<HtaKernelType>(hta_type[n]) == HtaKernelType::kComputation)
-      hta_compute.push_back(iv);
-    if (static_cast<HtaKernelType>(hta_type[n]) == HtaKernelType::kCommunication)
-      hta_comm.push_back(iv);
+    const HtaKernelType hta_type = kernel_classes.OfName(t.gpu.name[r]).hta;
+    if (hta_type == HtaKernelType::kComputation) hta_compute.push_back(iv);
+    if (hta_type == HtaKernelType::kCommunication) hta_comm.push_back(iv);
     const KernelClass cls = classes[r];
     if (cls == KernelClass::kCompute)
       compute.push_back(iv);

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "analyze/intervals.h"
+#include "analyze/kernel_class.h"
 #include "gpuscope/model.h"
 
 namespace gpuscope::analyze {
@@ -30,7 +31,9 @@ inline constexpr int64_t kConsecutiveKernelDelayNs = 30'000;
 
 struct SelectionOptions {
   // HTA drops the last ProfilerStep (and every GPU event whose launch is not in a kept CPU row)
-  // when a trace has ≥ 2 steps. true keeps everything up to the end of the last step.
+  // when a trace has ≥ 2 steps; the last step starts at the latest ProfilerStep#N row, its
+  // GPU-side copy (gpu_user_annotation) included. true keeps everything up to the end of the last
+  // step.
   bool include_last_step = false;
   // HTA rounds float timestamps to whole µs: start up (ceil), end down (floor). On by default so
   // numbers agree with HTA; off keeps our exact ns.
@@ -99,6 +102,11 @@ struct GpuTime {
   int64_t communication_ns = 0;  // |∪ communication| by our classification
 };
 
+// `classes`: BuildKernelClasses(trace), shared with the other analyses of the rank.
+GpuTime AnalyzeGpuTime(const Trace& trace, const KernelClasses& classes,
+                       const SelectionOptions& options = {},
+                       int64_t consecutive_kernel_delay_ns = kConsecutiveKernelDelayNs);
+// The same, classifying the trace's kernels itself (one-off callers and tests).
 GpuTime AnalyzeGpuTime(const Trace& trace, const SelectionOptions& options = {},
                        int64_t consecutive_kernel_delay_ns = kConsecutiveKernelDelayNs);
 

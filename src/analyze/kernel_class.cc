@@ -898,4 +898,28 @@ std::vector<KernelClass> ClassifyTraceGpuActivities(const Trace& t) {
   return out;
 }
 
+KernelClasses BuildKernelClasses(const Trace& t) {
+  KernelClasses out;
+  out.row = ClassifyTraceGpuActivities(t);
+  out.name_slot.assign(t.strings.size(), KernelClasses::kNoSlot);
+  // Which names a kernel row carries: only those get the (costlier) math classification.
+  std::vector<bool> kernel_name(t.strings.size(), false);
+  for (size_t i = 0; i < t.gpu.size(); ++i) {
+    const StringId n = t.gpu.name[i];
+    if (t.gpu.kind[i] == GpuKind::kKernel) kernel_name[n] = true;
+    if (out.name_slot[n] != KernelClasses::kNoSlot) continue;
+    out.name_slot[n] = static_cast<uint32_t>(out.names.size());
+    out.names.emplace_back();
+  }
+  for (StringId n = 0; n < out.name_slot.size(); ++n) {
+    if (out.name_slot[n] == KernelClasses::kNoSlot) continue;
+    KernelNameInfo& info = out.names[out.name_slot[n]];
+    const std::string_view name = t.Str(n);
+    info.hta = HtaKernelTypeOf(name);
+    info.short_name = ShortKernelName(name);
+    if (kernel_name[n]) info.math = ClassifyMathKernel(name);
+  }
+  return out;
+}
+
 }  // namespace gpuscope::analyze

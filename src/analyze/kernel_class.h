@@ -165,6 +165,32 @@ struct TypeMarker {
 std::span<const TypeMarker> TypeMarkers();
 std::span<const std::string_view> TensorCoreHints();
 
+// ---------------------------------------------------------------------------------------------
+// All of the above for one rank, computed once (BuildKernelClasses) and passed to every analysis
+// that classifies kernels (GPU time, steps, kernels, occupancy, ranks), so a rank's
+// names are classified once however many analyses use them.
+
+struct KernelNameInfo {
+  HtaKernelType hta = HtaKernelType::kOther;  // HtaKernelTypeOf(name)
+  std::string short_name;                     // ShortKernelName(name)
+  MathKernelInfo math;  // ClassifyMathKernel(name) when some kernel row has this name
+};
+
+struct KernelClasses {
+  static constexpr uint32_t kNoSlot = UINT32_MAX;
+  // Per Trace::gpu row: ClassifyGpuActivity(kind, name, the row carries collective args), i.e.
+  // ClassifyTraceGpuActivities.
+  std::vector<KernelClass> row;
+  // Per StringId: index into `names`, kNoSlot for names no GPU row has.
+  std::vector<uint32_t> name_slot;
+  std::vector<KernelNameInfo> names;  // one per distinct GPU-row name
+
+  // `name` must be the name of a GPU row of the trace these classes were built from.
+  const KernelNameInfo& OfName(StringId name) const { return names[name_slot[name]]; }
+};
+
+KernelClasses BuildKernelClasses(const Trace& trace);
+
 // tb_plugin's tensor-core test (torch_tb_profiler/profiler/tensor_core.py, from NVIDIA PyProf):
 // a case-sensitive substring match against its fixed list. Kept verbatim for comparison.
 bool TbPluginUsesTensorCores(std::string_view name);

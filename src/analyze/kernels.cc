@@ -6,31 +6,19 @@
 namespace gpuscope::analyze {
 
 KernelsResult AnalyzeKernels(const Trace& t, size_t top_n) {
+  return AnalyzeKernels(t, BuildKernelClasses(t), top_n);
+}
+
+KernelsResult AnalyzeKernels(const Trace& t, const KernelClasses& classes, size_t top_n) {
   KernelsResult out;
   for (size_t c = 0; c < kKernelClassCount; ++c) out.classes[c].cls = static_cast<KernelClass>(c);
-  std::vector<bool> has_collective(t.gpu.size(), false);
-  for (const CollectiveInfo& c : t.collectives) has_collective[c.gpu_index] = true;
 
-  // Per distinct full name: class, short name and math info, computed once.
-  struct NameInfo {
-    bool done = false;
-    KernelClass cls = KernelClass::kCompute;
-    std::string short_name;
-    MathKernelInfo math;
-  };
-  std::vector<NameInfo> info(t.strings.size());
+  // Rows are grouped by short name within their class (a collective-tagged instance of an
+  // otherwise-compute name is communication: the row's class, not the name's).
   std::array<std::unordered_map<std::string, KernelRow>, kKernelClassCount> rows;
   for (size_t i = 0; i < t.gpu.size(); ++i) {
-    const StringId n = t.gpu.name[i];
-    NameInfo& ni = info[n];
-    if (!ni.done) {
-      ni.done = true;
-      ni.cls = ClassifyGpuActivity(t.gpu.kind[i], t.Str(n), has_collective[i]);
-      ni.short_name = ShortKernelName(t.Str(n));
-      if (t.gpu.kind[i] == GpuKind::kKernel) ni.math = ClassifyMathKernel(t.Str(n));
-    }
-    // A collective-tagged instance of an otherwise-compute name is still communication.
-    const KernelClass cls = has_collective[i] ? KernelClass::kCommunication : ni.cls;
+    const KernelNameInfo& ni = classes.OfName(t.gpu.name[i]);
+    const KernelClass cls = classes.row[i];
     const int64_t dur = t.gpu.dur_ns[i];
     ClassKernels& ck = out.classes[static_cast<size_t>(cls)];
     ++ck.count;

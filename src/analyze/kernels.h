@@ -51,6 +51,10 @@ struct KernelsResult {
   MathPrecision dominant_precision = MathPrecision::kNone;  // most math time; kNone without math
 };
 
+// `classes`: BuildKernelClasses(trace): each row's class, each name's short name and math info.
+KernelsResult AnalyzeKernels(const Trace& trace, const KernelClasses& classes,
+                             size_t top_n = kTopKernelsPerClass);
+// The same, classifying the trace's kernels itself (one-off callers and tests).
 KernelsResult AnalyzeKernels(const Trace& trace, size_t top_n = kTopKernelsPerClass);
 
 }  // namespace gpuscope::analyze

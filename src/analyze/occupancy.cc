@@ -50,6 +50,11 @@ double SmEfficiency(std::vector<Endpoint> ep, int64_t lo, int64_t hi) {
 }  // namespace
 
 OccupancyStats AnalyzeOccupancy(const Trace& trace, const StepsResult& steps, size_t top_n) {
+  return AnalyzeOccupancy(trace, BuildKernelClasses(trace), steps, top_n);
+}
+
+OccupancyStats AnalyzeOccupancy(const Trace& trace, const KernelClasses& kernel_classes,
+                                const StepsResult& steps, size_t top_n) {
   OccupancyStats out;
   const GpuActivityTable& g = trace.gpu;
 
@@ -88,7 +93,7 @@ OccupancyStats AnalyzeOccupancy(const Trace& trace, const StepsResult& steps, si
   out.range_end_ns = hi;
   if (lo >= hi) return out;
 
-  const std::vector<KernelClass> classes = ClassifyTraceGpuActivities(trace);
+  const std::vector<KernelClass>& classes = kernel_classes.row;
   std::vector<Endpoint> endpoints;
   double occupancy_weighted = 0;  // Σ occupancy % × clipped ns
   int64_t occupancy_ns = 0;
@@ -149,7 +154,7 @@ OccupancyStats AnalyzeOccupancy(const Trace& trace, const StepsResult& steps, si
 
   std::map<std::string, Acc> by_short;
   for (const auto& [name, a] : by_name) {
-    Acc& s = by_short[ShortKernelName(trace.Str(name))];
+    Acc& s = by_short[kernel_classes.OfName(name).short_name];
     s.count += a.count;
     s.total_ns += a.total_ns;
     s.blocks_sum += a.blocks_sum;

@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "analyze/kernel_class.h"
 #include "analyze/steps.h"
 #include "gpuscope/model.h"
 
@@ -62,6 +63,10 @@ struct OccupancyStats {
   uint64_t tiny_distinct_names = 0;
 };
 
+// `classes`: BuildKernelClasses(trace) (tiny grids count compute kernels only).
+OccupancyStats AnalyzeOccupancy(const Trace& trace, const KernelClasses& classes,
+                                const StepsResult& steps, size_t top_n = kTopTinyGridKernels);
+// The same, classifying the trace's kernels itself (one-off callers and tests).
 OccupancyStats AnalyzeOccupancy(const Trace& trace, const StepsResult& steps,
                                 size_t top_n = kTopTinyGridKernels);
 

@@ -9,6 +9,23 @@ namespace gpuscope::analyze {
 RanksResult AnalyzeRanks(const std::vector<const Trace*>& traces,
                          const std::vector<const GpuTime*>& gpu_times,
                          const std::vector<const StepsResult*>& steps) {
+  std::vector<KernelClasses> owned;
+  std::vector<const KernelClasses*> classes;
+  // Arrival order needs the classes only with two or more ranks.
+  if (traces.size() > 1) {
+    owned.reserve(traces.size());
+    for (const Trace* t : traces) owned.push_back(BuildKernelClasses(*t));
+  } else {
+    owned.resize(traces.size());
+  }
+  for (const KernelClasses& c : owned) classes.push_back(&c);
+  return AnalyzeRanks(traces, gpu_times, steps, classes);
+}
+
+RanksResult AnalyzeRanks(const std::vector<const Trace*>& traces,
+                         const std::vector<const GpuTime*>& gpu_times,
+                         const std::vector<const StepsResult*>& steps,
+                         const std::vector<const KernelClasses*>& kernel_classes) {
   RanksResult out;
   const size_t n = traces.size();
   if (n == 0) return out;
@@ -49,7 +66,7 @@ RanksResult AnalyzeRanks(const std::vector<const Trace*>& traces,
     for (size_t i = 0; i < n; ++i) {
       const Trace& t = *traces[i];
       const int64_t base = out.clocks_from_base_time ? *t.info.base_time_ns : 0;
-      const std::vector<KernelClass> classes = ClassifyTraceGpuActivities(t);
+      const std::vector<KernelClass>& classes = kernel_classes[i]->row;
       for (size_t g = 0; g < t.gpu.size(); ++g) {
         if (t.gpu.kind[g] == GpuKind::kKernel && classes[g] == KernelClass::kCommunication) {
           starts[i].push_back(base + t.gpu.start_ns[g]);

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "analyze/gpu_time.h"
+#include "analyze/kernel_class.h"
 #include "analyze/steps.h"
 #include "gpuscope/model.h"
 
@@ -45,7 +46,13 @@ struct RanksResult {
   bool clocks_from_base_time = false;  // every rank had baseTimeNanoseconds
 };
 
-// `traces`, `gpu_times` and `steps` are parallel arrays, one entry per rank.
+// `traces`, `gpu_times`, `steps` and `classes` (BuildKernelClasses of each trace) are parallel
+// arrays, one entry per rank.
+RanksResult AnalyzeRanks(const std::vector<const Trace*>& traces,
+                         const std::vector<const GpuTime*>& gpu_times,
+                         const std::vector<const StepsResult*>& steps,
+                         const std::vector<const KernelClasses*>& classes);
+// The same, classifying each trace's kernels itself (one-off callers and tests).
 RanksResult AnalyzeRanks(const std::vector<const Trace*>& traces,
                          const std::vector<const GpuTime*>& gpu_times,
                          const std::vector<const StepsResult*>& steps);

@@ -258,7 +258,8 @@ enum Role : size_t {
 };
 
 // Event → role (tb_plugin event_parser.py : 293-328), merged per role over the whole trace.
-std::array<std::vector<Interval>, kRoleCount> RoleIntervals(const Trace& t, bool tb_compatible) {
+std::array<std::vector<Interval>, kRoleCount> RoleIntervals(const Trace& t, bool tb_compatible,
+                                                            const KernelClasses& kernel_classes) {
   std::array<std::vector<Interval>, kRoleCount> role;
   // tb_plugin: a kernel is Communication when its External id is that of a CPU op in its NCCL/Gloo
   // name set (StepParser._parse_step; an absent id matches an absent id, as None does there).
@@ -270,8 +271,7 @@ std::array<std::vector<Interval>, kRoleCount> RoleIntervals(const Trace& t, bool
       }
     }
   }
-  const std::vector<KernelClass> classes =
-      tb_compatible ? std::vector<KernelClass>() : ClassifyTraceGpuActivities(t);
+  const std::vector<KernelClass>& classes = kernel_classes.row;
   for (size_t g = 0; g < t.gpu.size(); ++g) {
     const Interval iv{t.gpu.start_ns[g], t.gpu.start_ns[g] + t.gpu.dur_ns[g]};
     switch (t.gpu.kind[g]) {
@@ -338,6 +338,13 @@ void Mean(const std::vector<StepBreakdown>& steps, const std::vector<size_t>& id
 }  // namespace
 
 StepsResult AnalyzeSteps(const Trace& t, const StepOptions& options) {
+  // tb_plugin's mapping classifies no kernel: no classes to build.
+  return AnalyzeSteps(t, options.tb_plugin_compatible ? KernelClasses() : BuildKernelClasses(t),
+                      options);
+}
+
+StepsResult AnalyzeSteps(const Trace& t, const KernelClasses& classes,
+                         const StepOptions& options) {
   StepsResult out;
 
   // 1. Host steps, in start order (tb_plugin sorts events by ts; ties keep file order).
@@ -407,7 +414,7 @@ StepsResult AnalyzeSteps(const Trace& t, const StepOptions& options) {
 
   // 4. Exclusive assignment (overall_parser.py : 42-58): free time = the union of the steps; each
   //    role in priority order takes (its merged intervals ∩ free) and removes it from free.
-  const auto role = RoleIntervals(t, compat);
+  const auto role = RoleIntervals(t, compat, classes);
   std::vector<Interval> free_time;
   free_time.reserve(n);
   for (const StepBreakdown& s : out.steps) free_time.push_back({s.start_ns, s.end_ns});

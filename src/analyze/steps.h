@@ -44,6 +44,7 @@
 #include <string>
 #include <vector>
 
+#include "analyze/kernel_class.h"
 #include "gpuscope/model.h"
 
 namespace gpuscope::analyze {
@@ -125,6 +126,11 @@ struct StepsResult {
   bool device_steps = false;  // some step launched device work (step times follow the GPU)
 };
 
+// `classes`: BuildKernelClasses(trace) (communication kernels by gpuscope's classes; unused with
+// tb_plugin_compatible).
+StepsResult AnalyzeSteps(const Trace& trace, const KernelClasses& classes,
+                         const StepOptions& options = {});
+// The same, classifying the trace's kernels itself (one-off callers and tests).
 StepsResult AnalyzeSteps(const Trace& trace, const StepOptions& options = {});
 
 }  // namespace gpuscope::analyze

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "base/thread_pool.h"
 #include "cli/output.h"
 #include "diff/diff.h"
 #include "gpuscope/ingest.h"
@@ -47,8 +48,10 @@ CLI::App* AddDiffCommand(CLI::App& app, DiffCliOptions* o) {
 }
 
 int RunDiffCommand(const DiffCliOptions& o) {
+  ThreadPool pool(o.threads);  // one pool for both sides' loading and analyses
   LoadOptions lo;
   lo.threads = o.threads;
+  lo.pool = &pool;
   // One side after the other: each load already uses every core, and running both at once
   // would only add the two peaks of parse buffers together.
   auto before = LoadInputs(o.before, lo);
@@ -61,8 +64,8 @@ int RunDiffCommand(const DiffCliOptions& o) {
     PrintError("after: " + after.status().message());
     return ExitCodeFor(after.status());
   }
-  const report::Report rb = report::BuildReport(before->traces, before->failures, o.threads);
-  const report::Report ra = report::BuildReport(after->traces, after->failures, o.threads);
+  const report::Report rb = report::BuildReport(before->traces, before->failures, pool);
+  const report::Report ra = report::BuildReport(after->traces, after->failures, pool);
   diff::DiffOptions options;
   if (o.hta) {
     options.selection = diff::Selection::kHtaFirstIteration;

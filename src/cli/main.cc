@@ -8,9 +8,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <cstdio>
+#include <optional>
 #include <string>
 
-#include "analyze/trace_summary.h"
+#include "analyze/run_all.h"
+#include "base/thread_pool.h"
 #include "cli/diff_command.h"
 #include "cli/plan_command.h"
 #include "cli/run_command.h"
@@ -125,8 +127,11 @@ int RunAnalyze(const AnalyzeArgs& args) {
   const std::string& inflater = args.inflater;
   // Monitor recordings and nvidia-smi logs get the monitor's verdict (docs/monitor.md).
   if (auto rc = cli::MaybeAnalyzeMonitorInput(input, args.out.json)) return *rc;
+  // One pool for the whole run: the reader's parse tasks and the analyses share its threads.
+  ThreadPool pool(threads);
   LoadOptions options;
   options.threads = threads;
+  options.pool = &pool;
   options.batch_bytes = static_cast<size_t>(args.batch_mb * 1024 * 1024);
   if (inflater == "zlib")
     options.inflater = Inflater::kZlib;
@@ -149,9 +154,18 @@ int RunAnalyze(const AnalyzeArgs& args) {
     file_bytes += t.info.file_bytes;
     events += t.info.events_total;
   }
+  // The monitor recording is read before the analyses (the section beside each trace is one of
+  // them); a file that cannot be read is reported after the trace report, as before.
+  std::optional<Result<monitor::Recording>> recording;
+  analyze::RunOptions run_options;
+  if (!args.monitor_file.empty()) {
+    recording.emplace(cli::ReadMonitorFile(args.monitor_file));
+    if (recording->ok()) run_options.monitor = &recording->value();
+  }
   const auto t1 = std::chrono::steady_clock::now();
   bar.Analysing();
-  const report::Report rep = report::BuildReport(loaded->traces, loaded->failures, threads);
+  const report::Report rep =
+      report::BuildReport(loaded->traces, loaded->failures, pool, run_options);
   const double analyze_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
   const render::Document doc = report::BuildDocument(rep);
@@ -171,8 +185,7 @@ int RunAnalyze(const AnalyzeArgs& args) {
   }
   for (const Status& f : loaded->failures) PrintError(f);
   int rc = loaded->failures.empty() ? kExitOk : kExitBadInput;
-  if (!args.monitor_file.empty())
-    rc = std::max(rc, cli::PrintMonitorForTraces(loaded->traces, args.monitor_file, args.out.json));
+  if (recording) rc = std::max(rc, cli::PrintMonitorSections(rep, args.monitor_file, *recording, args.out.json));
   return rc;
 }
 
@@ -200,7 +213,8 @@ int main(int argc, char** argv) {
                    "`gpuscope run --record` JSONL file or an nvidia-smi CSV / dmon log")
       ->required();
   cli::AddOutputFlags(analyze, &aa.out);
-  analyze->add_option("-j,--threads", aa.threads, "Parser threads (default: all cores)")
+  analyze->add_option("-j,--threads", aa.threads,
+                      "Threads for reading and analysing, one pool for both (default: all cores)")
       ->check(CLI::Range(0, 256));
   analyze->add_option("--batch-mb", aa.batch_mb, "JSON megabytes per parse batch (default 4)")
       ->check(CLI::Range(0.01, 1024.0));

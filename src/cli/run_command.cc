@@ -36,6 +36,8 @@ std::string Head(const std::string& path, size_t bytes) {
   return head;
 }
 
+}  // namespace
+
 Result<monitor::Recording> ReadMonitorFile(const std::string& path) {
   const std::string head = Head(path, 64 * 1024);
   if (monitor::LooksLikeJsonlRecording(head)) return monitor::ReadJsonlRecording(path);
@@ -45,8 +47,6 @@ Result<monitor::Recording> ReadMonitorFile(const std::string& path) {
                             "give a file from `gpuscope run --record FILE.jsonl`, or "
                             "`nvidia-smi --query-gpu=... --format=csv` / `nvidia-smi dmon` output");
 }
-
-}  // namespace
 
 CLI::App* AddRunCommand(CLI::App& app, RunCliOptions* o) {
   auto* run = app.add_subcommand(
@@ -124,51 +124,39 @@ std::optional<int> MaybeAnalyzeMonitorInput(const std::string& path, bool json) 
   return rec->malformed_lines > 0 ? kExitBadInput : 0;
 }
 
-int PrintMonitorForTraces(const std::vector<Trace>& traces, const std::string& monitor_path,
-                          bool json) {
-  auto rec = ReadMonitorFile(monitor_path);
-  if (!rec.ok()) {
-    PrintError(rec.status());
-    return ExitCodeFor(rec.status());
+int PrintMonitorSections(const report::Report& report, const std::string& monitor_path,
+                         const Result<monitor::Recording>& recording, bool json) {
+  if (!recording.ok()) {
+    PrintError(recording.status());
+    return ExitCodeFor(recording.status());
   }
   std::FILE* out = json ? stderr : stdout;
-  for (const Trace& t : traces) {
-    // The trace's span in unix ns: its events' first start to last end, plus the base time when
-    // the trace gives one (else Kineto timestamps are unix µs already).
-    int64_t lo = INT64_MAX, hi = INT64_MIN;
-    for (size_t i = 0; i < t.gpu.start_ns.size(); ++i)
-      lo = std::min(lo, t.gpu.start_ns[i]), hi = std::max(hi, t.gpu.start_ns[i] + t.gpu.dur_ns[i]);
-    for (size_t i = 0; i < t.cpu.start_ns.size(); ++i)
-      lo = std::min(lo, t.cpu.start_ns[i]), hi = std::max(hi, t.cpu.start_ns[i] + t.cpu.dur_ns[i]);
-    std::fprintf(out, "\nmonitor %s within %s\n", monitor_path.c_str(), t.info.path.c_str());
-    if (lo > hi) {
-      std::fprintf(out, "  no events in the trace: nothing to line up\n");
-      continue;
+  for (const report::RankReport& r : report.ranks) {
+    if (!r.monitor) continue;
+    const analyze::MonitorBeside& m = *r.monitor;
+    std::fprintf(out, "\nmonitor %s within %s\n", monitor_path.c_str(), r.trace->info.path.c_str());
+    switch (m.alignment) {
+      case analyze::MonitorAlignment::kNoEvents:
+        std::fprintf(out, "  no events in the trace: nothing to line up\n");
+        break;
+      case analyze::MonitorAlignment::kNotWallClock:
+        std::fprintf(out, "  the trace's timestamps are not wall-clock time: cannot line up\n");
+        break;
+      case analyze::MonitorAlignment::kNoOverlap:
+        std::fprintf(out,
+                     "  no monitor sample within the trace's span (trace %.3f–%.3f s, monitor "
+                     "%.3f–%.3f s, unix time): a different run?\n",
+                     m.span.start_ns / 1e9, m.span.end_ns / 1e9, m.samples_start_ns / 1e9,
+                     m.samples_end_ns / 1e9);
+        break;
+      case analyze::MonitorAlignment::kAligned:
+        std::fputs(json ? monitor::RenderMonitorJson(m.report).c_str()
+                        : monitor::RenderMonitorText(m.report).c_str(),
+                   out);
+        break;
     }
-    const int64_t base = t.info.base_time_ns.value_or(0);
-    lo += base, hi += base;
-    // Before 2001 in unix ns: the trace's clock is not wall time, so it cannot be lined up.
-    constexpr int64_t kYear2001Ns = 978'307'200LL * 1'000'000'000;
-    const int64_t rec_lo = rec->samples.empty() ? 0 : rec->samples.front().time_ns;
-    const int64_t rec_hi = rec->samples.empty() ? 0 : rec->samples.back().time_ns;
-    if (lo < kYear2001Ns) {
-      std::fprintf(out, "  the trace's timestamps are not wall-clock time: cannot line up\n");
-      continue;
-    }
-    const monitor::Recording slice = monitor::SliceRecording(*rec, lo, hi);
-    if (slice.samples.empty()) {
-      std::fprintf(out,
-                   "  no monitor sample within the trace's span (trace %.3f–%.3f s, monitor "
-                   "%.3f–%.3f s, unix time): a different run?\n",
-                   lo / 1e9, hi / 1e9, rec_lo / 1e9, rec_hi / 1e9);
-      continue;
-    }
-    const monitor::MonitorReport report = monitor::BuildMonitorReport(slice);
-    std::fputs(json ? monitor::RenderMonitorJson(report).c_str()
-                    : monitor::RenderMonitorText(report).c_str(),
-               out);
   }
-  return rec->malformed_lines > 0 ? kExitBadInput : 0;
+  return recording.value().malformed_lines > 0 ? kExitBadInput : 0;
 }
 
 }  // namespace gpuscope::cli

@@ -8,6 +8,9 @@
 #include <vector>
 
 #include "gpuscope/model.h"
+#include "gpuscope/status.h"
+#include "monitor/samples.h"
+#include "report/report.h"
 
 namespace gpuscope::cli {
 
@@ -29,9 +32,13 @@ int RunRunCommand(const RunCliOptions& options);
 // FILE is neither (then it is a trace for the usual path).
 std::optional<int> MaybeAnalyzeMonitorInput(const std::string& path, bool json);
 
-// `gpuscope analyze TRACE --monitor FILE`: the recording's samples within each trace's time span,
-// summarised (text to stdout, or JSON to stderr when the trace report is JSON on stdout).
-int PrintMonitorForTraces(const std::vector<Trace>& traces, const std::string& monitor_path,
-                          bool json);
+// A `gpuscope run --record` JSONL file or an nvidia-smi log (CSV query format or dmon).
+Result<monitor::Recording> ReadMonitorFile(const std::string& path);
+
+// `gpuscope analyze TRACE --monitor FILE`: each rank's monitor section (analyze::MonitorBeside,
+// computed with the report), or the error reading FILE; text to stdout, or JSON to stderr when
+// the trace report is JSON on stdout. Returns the exit code.
+int PrintMonitorSections(const report::Report& report, const std::string& monitor_path,
+                         const Result<monitor::Recording>& recording, bool json);
 
 }  // namespace gpuscope::cli

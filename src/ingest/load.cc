@@ -1,9 +1,9 @@
 // Input registration: which reader handles which bytes, and loading many ranks in parallel.
 #include <algorithm>
-#include <atomic>
 #include <filesystem>
-#include <thread>
+#include <memory>
 
+#include "base/thread_pool.h"
 #include "gpuscope/ingest.h"
 #include "ingest/kineto_json/kineto_reader.h"
 #include "io/byte_source.h"
@@ -128,7 +128,7 @@ Result<LoadedInputs> LoadInputs(const std::string& path, const LoadOptions& opti
 
   const int cores = options.threads > 0
                         ? options.threads
-                        : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+                        : (options.pool ? options.pool->threads() : ThreadPool::DefaultThreads());
   // Many files: one core each, several files at once. Few files: the cores go inside each file.
   const int concurrent = std::max(1, std::min<int>(cores, static_cast<int>(files.size())));
   LoadOptions per_file = options;
@@ -136,15 +136,19 @@ Result<LoadedInputs> LoadInputs(const std::string& path, const LoadOptions& opti
   if (concurrent > 1) per_file.progress = nullptr;
 
   std::vector<std::optional<Result<Trace>>> results(files.size());
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i = next++; i < files.size(); i = next++)
-      results[i].emplace(LoadTrace(files[i], per_file));
-  };
-  std::vector<std::thread> pool;
-  for (int t = 1; t < concurrent; ++t) pool.emplace_back(work);
-  work();
-  for (std::thread& t : pool) t.join();
+  std::unique_ptr<ThreadPool> own_pool;
+  if (per_file.pool == nullptr && cores > 1) {
+    own_pool = std::make_unique<ThreadPool>(cores);
+    per_file.pool = own_pool.get();
+  }
+  if (files.size() == 1 || per_file.pool == nullptr) {
+    for (size_t i = 0; i < files.size(); ++i) results[i].emplace(LoadTrace(files[i], per_file));
+  } else {
+    TaskGroup group(*per_file.pool);
+    for (size_t i = 0; i < files.size(); ++i)
+      group.Run([&, i] { results[i].emplace(LoadTrace(files[i], per_file)); });
+    group.Wait();
+  }
 
   LoadedInputs out;
   for (auto& r : results) {

@@ -1,10 +1,8 @@
 #include "report/report.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cinttypes>
 #include <cstdio>
-#include <thread>
 
 #include "gpuscope/version.h"
 #include "render/json_writer.h"
@@ -945,90 +943,22 @@ void WriteAdviceJson(const advise::Advice& a, JsonWriter* w) {
 }  // namespace
 
 Report BuildReport(const std::vector<Trace>& traces, std::vector<Status> failures, int threads) {
+  ThreadPool pool(threads);
+  return BuildReport(traces, std::move(failures), pool);
+}
+
+Report BuildReport(const std::vector<Trace>& traces, std::vector<Status> failures,
+                   ThreadPool& pool, const analyze::RunOptions& options) {
   Report report;
   report.failures = std::move(failures);
-  report.ranks.resize(traces.size());
-  // Analyses are pure functions of one rank's model: they run in parallel, as (rank, analysis)
-  // tasks, so one big rank also uses every core.
-  const int cores =
-      threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  constexpr size_t kAnalyses = 8;
-  const size_t tasks = traces.size() * kAnalyses;
-  const int workers = std::max(1, std::min<int>(cores, static_cast<int>(tasks)));
-  std::atomic<size_t> next{0};
-  auto run = [&](size_t task) {
-    const size_t i = task / kAnalyses;
-    const Trace& t = traces[i];
-    RankReport& r = report.ranks[i];
-    switch (task % kAnalyses) {
-      case 0:
-        r.trace = &t;
-        r.summary = analyze::SummarizeTrace(t);
-        break;
-      case 1:
-        r.gpu_time = analyze::AnalyzeGpuTime(t);
-        break;
-      case 2:
-        r.steps = analyze::AnalyzeSteps(t);
-        break;
-      case 3:
-        r.kernels = analyze::AnalyzeKernels(t);
-        break;
-      case 4: {
-        analyze::LaunchOptions launch_options;
-        launch_options.keep_rows = false;
-        r.launches = analyze::AnalyzeLaunches(t, launch_options);
-        break;
-      }
-      case 5:
-        r.copies = analyze::AnalyzeCopies(t);
-        break;
-      case 6:
-        r.sync = analyze::AnalyzeSyncPoints(t);
-        break;
-      case 7:
-        r.memory = analyze::AnalyzeMemory(t);
-        break;
-    }
-  };
-  auto work = [&] {
-    for (size_t task = next++; task < tasks; task = next++) run(task);
-  };
-  std::vector<std::thread> pool;
-  for (int w = 1; w < workers; ++w) pool.emplace_back(work);
-  work();
-  for (std::thread& th : pool) th.join();
-  // Second phase: analyses that build on the first (the steps' range, the sync points), again as
-  // (rank, analysis) tasks.
-  constexpr size_t kDependent = 2;
-  const size_t tasks2 = traces.size() * kDependent;
-  next = 0;
-  auto run2 = [&](size_t task) {
-    const size_t i = task / kDependent;
-    RankReport& r = report.ranks[i];
-    if (task % kDependent == 0) {
-      r.occupancy = analyze::AnalyzeOccupancy(traces[i], r.steps);
-    } else {
-      r.idle_gaps = analyze::AnalyzeIdleGaps(traces[i], r.steps, r.sync);
-    }
-  };
-  auto work2 = [&] {
-    for (size_t task = next++; task < tasks2; task = next++) run2(task);
-  };
-  pool.clear();
-  for (int w = 1; w < std::min<int>(workers, static_cast<int>(tasks2)); ++w)
-    pool.emplace_back(work2);
-  work2();
-  for (std::thread& th : pool) th.join();
-  std::vector<const Trace*> trace_ptrs;
-  std::vector<const analyze::GpuTime*> gpu_ptrs;
-  std::vector<const analyze::StepsResult*> step_ptrs;
-  for (size_t i = 0; i < traces.size(); ++i) {
-    trace_ptrs.push_back(&traces[i]);
-    gpu_ptrs.push_back(&report.ranks[i].gpu_time);
-    step_ptrs.push_back(&report.ranks[i].steps);
+  analyze::JobResults job = analyze::RunAllRanks(traces, options, pool);
+  report.ranks.resize(job.ranks.size());
+  for (size_t i = 0; i < job.ranks.size(); ++i) {
+    static_cast<analyze::RankResults&>(report.ranks[i]) = std::move(job.ranks[i]);
+    // The shared kernel classes were an input of the analyses; the report does not render them.
+    report.ranks[i].kernel_classes = analyze::KernelClasses();
   }
-  report.across_ranks = analyze::AnalyzeRanks(trace_ptrs, gpu_ptrs, step_ptrs);
+  report.across_ranks = std::move(job.across_ranks);
   for (RankReport& r : report.ranks) {
     advise::RankInputs in;
     in.summary = &r.summary;

@@ -6,17 +6,9 @@
 #include <vector>
 
 #include "advise/advise.h"
-#include "analyze/copies.h"
-#include "analyze/gpu_time.h"
-#include "analyze/idle_gaps.h"
-#include "analyze/kernels.h"
-#include "analyze/launches.h"
-#include "analyze/memory.h"
-#include "analyze/occupancy.h"
 #include "analyze/ranks.h"
-#include "analyze/steps.h"
-#include "analyze/sync_points.h"
-#include "analyze/trace_summary.h"
+#include "analyze/run_all.h"
+#include "base/thread_pool.h"
 #include "gpuscope/model.h"
 #include "gpuscope/status.h"
 
@@ -24,21 +16,10 @@ namespace gpuscope::report {
 
 inline constexpr int kSchemaVersion = 1;
 
-struct RankReport {
-  // The rank's model, for names the analyses refer to by StringId. Not owned: the traces passed to
-  // BuildReport must outlive the report's rendering.
-  const Trace* trace = nullptr;
-  analyze::TraceSummary summary;   // what the reader found
-  analyze::GpuTime gpu_time;       // busy/idle, breakdowns, idle attribution, overlap
-  analyze::StepsResult steps;      // per-step breakdown (tb_plugin categories)
-  analyze::KernelsResult kernels;  // top kernels per class, precision mix
-  analyze::LaunchStats launches;   // launch delay, short kernels, CUDA graphs
-  analyze::CopyStats copies;       // direction, pageable/pinned, bandwidth, sync
-  analyze::SyncStats sync;         // host-blocking synchronisation and its causes
-  analyze::MemoryStats memory;     // peak allocated/reserved vs device memory, timeline
-  analyze::OccupancyStats occupancy;  // SM efficiency, achieved occupancy, tiny grids (≥ steps)
-  analyze::IdleGapStats idle_gaps;    // GPU idle gaps and what the host did (≥ steps, sync)
-  advise::Advice advice;           // ranked findings and the verdict
+// One rank's analysis results (analyze::RankResults: the trace, summary, GPU time, steps, kernels,
+// launches, copies, sync, memory, occupancy, idle gaps, the monitor beside it) and its advice.
+struct RankReport : analyze::RankResults {
+  advise::Advice advice;  // ranked findings and the verdict
 };
 
 struct Report {
@@ -47,7 +28,11 @@ struct Report {
   std::vector<Status> failures;       // inputs that could not be read
 };
 
-// Runs every analysis on every rank, ranks in parallel on `threads` cores (0 = all).
+// Runs every analysis on every rank (analyze::RunAllRanks on `pool`), then the advice. The traces
+// must outlive the report.
+Report BuildReport(const std::vector<Trace>& traces, std::vector<Status> failures,
+                   ThreadPool& pool, const analyze::RunOptions& options = {});
+// The same on a pool of `threads` threads made for this call (0 = all cores).
 Report BuildReport(const std::vector<Trace>& traces, std::vector<Status> failures, int threads = 0);
 
 struct TextStyle {

@@ -3,16 +3,15 @@
 #include <simdjson.h>
 
 #include <algorithm>
-#include <condition_variable>
 #include <cstring>
-#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <thread>
+#include <optional>
 #include <unordered_map>
 
 #include "base/numbers.h"
+#include "base/thread_pool.h"
 #include "ingest/common/linker.h"
 #include "ingest/kineto_json/event_parser.h"
 #include "ingest/kineto_json/scanner.h"
@@ -107,37 +106,25 @@ class OrderedMerger {
   bool reserved_ = false;
 };
 
-// A bounded queue: the producer blocks when workers fall behind, which bounds memory.
-class BatchQueue {
+// simdjson parsers are reused across batches (each holds buffers sized by the largest batch it
+// parsed): one per batch being parsed at once.
+class ParserPool {
  public:
-  explicit BatchQueue(size_t capacity) : capacity_(capacity) {}
-  void Push(OwnedBatch&& b) {
-    std::unique_lock<std::mutex> lock(mutex_);
-    not_full_.wait(lock, [&] { return queue_.size() < capacity_; });
-    queue_.push_back(std::move(b));
-    not_empty_.notify_one();
-  }
-  bool Pop(OwnedBatch* b) {
-    std::unique_lock<std::mutex> lock(mutex_);
-    not_empty_.wait(lock, [&] { return !queue_.empty() || closed_; });
-    if (queue_.empty()) return false;
-    *b = std::move(queue_.front());
-    queue_.pop_front();
-    not_full_.notify_one();
-    return true;
-  }
-  void Close() {
+  std::unique_ptr<EventParser> Acquire() {
     std::lock_guard<std::mutex> lock(mutex_);
-    closed_ = true;
-    not_empty_.notify_all();
+    if (free_.empty()) return std::make_unique<EventParser>();
+    std::unique_ptr<EventParser> p = std::move(free_.back());
+    free_.pop_back();
+    return p;
+  }
+  void Release(std::unique_ptr<EventParser> parser) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    free_.push_back(std::move(parser));
   }
 
  private:
   std::mutex mutex_;
-  std::condition_variable not_full_, not_empty_;
-  std::deque<OwnedBatch> queue_;
-  size_t capacity_;
-  bool closed_ = false;
+  std::vector<std::unique_ptr<EventParser>> free_;
 };
 
 // Turns "B"/"E" pairs into complete events, per (pid, tid), innermost first (Chrome semantics).
@@ -302,36 +289,35 @@ Result<Trace> ReadKinetoJson(io::ByteSource& source, const std::string& name, ui
   const size_t batch_bytes = std::max<size_t>(options.batch_bytes, 4096);
   int threads = options.threads > 0
                     ? options.threads
-                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+                    : (options.pool != nullptr ? options.pool->threads()
+                                               : ThreadPool::DefaultThreads());
   threads = std::min(threads, 64);
 
   Scanner scanner(name);
   BufferPool pool;
   OrderedMerger merger(&trace);
-  BatchQueue queue(static_cast<size_t>(threads) + 1);
-  std::vector<std::thread> workers;
+  // One thread: every batch is parsed here, in order. More: each batch is a task on the program's
+  // pool (or one made for this file), parsed and merged by whichever thread takes it; at most
+  // 2 × threads + 1 batches are queued or being parsed (what the old bounded queue held), and the
+  // reading thread parses queued batches itself while it waits for room.
   std::unique_ptr<EventParser> inline_parser;
+  ParserPool parsers;
+  // Declared after what its tasks use, so that it is destroyed (and waited for) first.
+  std::unique_ptr<ThreadPool> own_pool;
+  std::optional<TaskGroup> parse_tasks;
+  const size_t max_in_flight = 2 * static_cast<size_t>(threads) + 1;
   if (threads <= 1) {
     inline_parser = std::make_unique<EventParser>();
   } else {
-    for (int i = 0; i < threads; ++i) {
-      workers.emplace_back([&queue, &merger, &pool] {
-        EventParser parser;
-        OwnedBatch b;
-        while (queue.Pop(&b)) {
-          BatchResult result;
-          parser.ParseBatch(b.batch, &result);
-          pool.Release(std::move(b.storage),
-                       b.batch.capacity);  // before merging: memory stays bounded
-          merger.Add(b.sequence, std::move(result));
-        }
-      });
+    ThreadPool* task_pool = options.pool;
+    if (task_pool == nullptr) {
+      own_pool = std::make_unique<ThreadPool>(threads);
+      task_pool = own_pool.get();
     }
+    parse_tasks.emplace(*task_pool);
   }
   auto stop_workers = [&] {
-    queue.Close();
-    for (std::thread& t : workers) t.join();
-    workers.clear();
+    if (parse_tasks) parse_tasks->Wait();
   };
 
   uint64_t sequence = 0;
@@ -350,7 +336,18 @@ Result<Trace> ReadKinetoJson(io::ByteSource& source, const std::string& name, ui
       pool.Release(std::move(b.storage), b.batch.capacity);
       merger.Add(b.sequence, std::move(result));
     } else {
-      queue.Push(std::move(b));
+      parse_tasks->WaitUntilPendingAtMost(max_in_flight - 1);
+      // std::function needs a copyable callable: the batch travels in a shared_ptr.
+      auto owned = std::make_shared<OwnedBatch>(std::move(b));
+      parse_tasks->Run([owned, &parsers, &pool, &merger] {
+        std::unique_ptr<EventParser> parser = parsers.Acquire();
+        BatchResult result;
+        parser->ParseBatch(owned->batch, &result);
+        parsers.Release(std::move(parser));
+        // Before merging: memory stays bounded.
+        pool.Release(std::move(owned->storage), owned->batch.capacity);
+        merger.Add(owned->sequence, std::move(result));
+      });
     }
   };
 

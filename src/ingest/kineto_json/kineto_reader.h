@@ -1,8 +1,10 @@
 // Kineto / Chrome-trace JSON reader: bytes → Trace, streaming, in bounded memory, on several cores.
 //
 //   producer (calling thread): read/inflate 1 MiB → Scanner finds event boundaries → cut a batch of
-//                              ~batch_bytes at an event boundary → bounded queue
-//   workers (threads):         simdjson parse of the batch → batch-local tables
+//                              ~batch_bytes at an event boundary → a task on the thread pool (at
+//                              most 2 × threads + 1 batches in flight; the producer parses queued
+//                              batches itself while it waits for room)
+//   tasks (pool threads):      simdjson parse of the batch → batch-local tables
 //   merge (in batch order):    append batch tables to the Trace, re-interning strings
 // Then: B/E pairing, header members (deviceProperties, distributedInfo, ...), launch linking.
 #pragma once

@@ -1,0 +1,52 @@
+#include "analyze/monitor_beside.h"
+
+#include <algorithm>
+
+namespace gpuscope::analyze {
+
+TraceWallSpan WallSpanOf(const Trace& t) {
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  for (size_t i = 0; i < t.gpu.size(); ++i) {
+    lo = std::min(lo, t.gpu.start_ns[i]);
+    hi = std::max(hi, t.gpu.start_ns[i] + t.gpu.dur_ns[i]);
+  }
+  for (size_t i = 0; i < t.cpu.size(); ++i) {
+    lo = std::min(lo, t.cpu.start_ns[i]);
+    hi = std::max(hi, t.cpu.start_ns[i] + t.cpu.dur_ns[i]);
+  }
+  TraceWallSpan span;
+  if (lo > hi) return span;
+  const int64_t base = t.info.base_time_ns.value_or(0);
+  span.has_events = true;
+  span.start_ns = lo + base;
+  span.end_ns = hi + base;
+  return span;
+}
+
+MonitorBeside AnalyzeMonitorBeside(const Trace& t, const monitor::Recording& recording) {
+  MonitorBeside out;
+  out.span = WallSpanOf(t);
+  if (!recording.samples.empty()) {
+    out.samples_start_ns = recording.samples.front().time_ns;
+    out.samples_end_ns = recording.samples.back().time_ns;
+  }
+  if (!out.span.has_events) {
+    out.alignment = MonitorAlignment::kNoEvents;
+    return out;
+  }
+  if (out.span.start_ns < kWallClockEpochNs) {
+    out.alignment = MonitorAlignment::kNotWallClock;
+    return out;
+  }
+  const monitor::Recording slice =
+      monitor::SliceRecording(recording, out.span.start_ns, out.span.end_ns);
+  if (slice.samples.empty()) {
+    out.alignment = MonitorAlignment::kNoOverlap;
+    return out;
+  }
+  out.alignment = MonitorAlignment::kAligned;
+  out.report = monitor::BuildMonitorReport(slice);
+  return out;
+}
+
+}  // namespace gpuscope::analyze

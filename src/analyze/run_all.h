@@ -1,0 +1,75 @@
+// Every analysis of a rank, run once, in dependency order, as tasks on the program's thread pool.
+//
+// Order (an arrow: needs the result of):
+//   kernel classes ← GPU time, steps, kernels;   steps ← occupancy;   steps, sync points ← idle gaps
+//   summary, launches, copies, sync points, memory, the monitor beside the trace: independent.
+// The kernel classes (BuildKernelClasses) are computed once per rank and shared by every analysis
+// that classifies kernels. Each analysis is a pure function of its inputs, so the results do not
+// depend on the thread count or on which task ran first.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "analyze/copies.h"
+#include "analyze/gpu_time.h"
+#include "analyze/idle_gaps.h"
+#include "analyze/kernel_class.h"
+#include "analyze/kernels.h"
+#include "analyze/launches.h"
+#include "analyze/memory.h"
+#include "analyze/monitor_beside.h"
+#include "analyze/occupancy.h"
+#include "analyze/ranks.h"
+#include "analyze/steps.h"
+#include "analyze/sync_points.h"
+#include "analyze/trace_summary.h"
+#include "base/thread_pool.h"
+#include "gpuscope/model.h"
+
+namespace gpuscope::analyze {
+
+struct RunOptions {
+  // The report keeps only the launch summaries, not one row per launch.
+  LaunchOptions launches = [] {
+    LaunchOptions o;
+    o.keep_rows = false;
+    return o;
+  }();
+  // A monitor recording of the same run: when set, each rank gets RankResults::monitor.
+  const monitor::Recording* monitor = nullptr;
+};
+
+// All analysis results of one rank.
+struct RankResults {
+  // The rank's model, for names the analyses refer to by StringId. Not owned: the trace must
+  // outlive the results (and any report built from them).
+  const Trace* trace = nullptr;
+  KernelClasses kernel_classes;  // shared input of GPU time, steps, kernels, occupancy, ranks
+  TraceSummary summary;          // what the reader found
+  GpuTime gpu_time;              // busy/idle, breakdowns, idle attribution, overlap
+  StepsResult steps;             // per-step breakdown (tb_plugin categories)
+  KernelsResult kernels;         // top kernels per class, precision mix
+  LaunchStats launches;          // launch delay, short kernels, CUDA graphs
+  CopyStats copies;              // direction, pageable/pinned, bandwidth, sync
+  SyncStats sync;                // host-blocking synchronisation and its causes
+  MemoryStats memory;            // peak allocated/reserved vs device memory, timeline
+  OccupancyStats occupancy;      // SM efficiency, achieved occupancy, tiny grids (≥ steps)
+  IdleGapStats idle_gaps;        // GPU idle gaps and what the host did (≥ steps, sync)
+  std::optional<MonitorBeside> monitor;  // with RunOptions::monitor
+};
+
+// Every analysis of one rank; returns when all are done. The calling thread runs tasks too.
+RankResults RunAll(const Trace& trace, const RunOptions& options, ThreadPool& pool);
+
+struct JobResults {
+  std::vector<RankResults> ranks;  // in the order of the traces
+  RanksResult across_ranks;        // stragglers, arrival order (meaningful with ≥ 2 ranks)
+};
+
+// Every analysis of every rank (all ranks' tasks on the pool at once, so one big rank also uses
+// every core), then the analysis across ranks.
+JobResults RunAllRanks(const std::vector<Trace>& traces, const RunOptions& options,
+                       ThreadPool& pool);
+
+}  // namespace gpuscope::analyze
