@@ -54,12 +54,18 @@ std::set<int32_t> DescendantsOf(const Sample& s, int32_t main_pid) {
 // The main process of the whole run: most CPU time at its last sample.
 int32_t PickMainPid(const Recording& r) {
   std::map<int32_t, uint64_t> cpu_ns;
+  std::map<int32_t, size_t> seen;  // samples a process is in
   for (const Sample& s : r.samples)
-    for (const ProcessSample& p : s.processes) cpu_ns[p.pid] = p.cpu_time_ns;
+    for (const ProcessSample& p : s.processes) cpu_ns[p.pid] = p.cpu_time_ns, ++seen[p.pid];
+  // The main process lives through the run: a short-lived child (one of 200 a shell loop starts)
+  // may have burnt more CPU than its shell, but it is a worker, not the job. Candidates are the
+  // root and processes present in at least half of the samples.
   int32_t best = r.root_pid;
   uint64_t best_ns = 0;
-  for (auto [pid, ns] : cpu_ns)
+  for (auto [pid, ns] : cpu_ns) {
+    if (pid != r.root_pid && 2 * seen[pid] < r.samples.size()) continue;
     if (ns > best_ns || (ns == best_ns && pid == r.root_pid)) best = pid, best_ns = ns;
+  }
   return best;
 }
 
