@@ -177,10 +177,22 @@ GpuTime AnalyzeGpuTime(const Trace& t, const SelectionOptions& options,
   for (auto& [stream, ks] : by_stream) {
     StreamIdle si;
     si.stream = stream;
+    // The stream is drained only when every earlier event on it has ended: gaps are measured from
+    // the running maximum end, not from the previous event's end (the same thing when events on a
+    // stream do not overlap, as on every reference trace). Overlapping or duplicated events would
+    // otherwise give negative gaps; summed, the stream's idle is then span − |∪ busy| ≥ 0.
+    int64_t busy_end = sel.end_ns[ks.front()];
     for (size_t j = 1; j < ks.size(); ++j) {
-      const size_t prev = ks[j - 1], cur = ks[j];
-      const int64_t prev_end = sel.end_ns[prev];
-      const int64_t gap = sel.start_ns[cur] - prev_end;
+      const size_t cur = ks[j];
+      const int64_t start = sel.start_ns[cur], end = sel.end_ns[cur];
+      if (start < busy_end) {
+        // Starts while earlier work on its stream still runs: no gap; count the overlap (ns).
+        ++si.overlapping_events;
+        si.overlap_ns += std::max<int64_t>(0, std::min(end, busy_end) - start);
+        busy_end = std::max(busy_end, end);
+        continue;
+      }
+      const int64_t gap = start - busy_end;
       const int32_t launch = t.gpu.launch[sel.rows[cur]];
       int64_t launch_start = INT64_MIN;
       if (launch >= 0) {
@@ -188,13 +200,14 @@ GpuTime AnalyzeGpuTime(const Trace& t, const SelectionOptions& options,
         if (rounded) launch_start = CeilUs(launch_start);
       }
       ++si.gaps;
-      if (launch >= 0 && launch_start > prev_end) {
+      if (launch >= 0 && launch_start > busy_end) {
         si.host_wait_ns += gap;
       } else if (gap < consecutive_kernel_delay_ns) {
         si.kernel_wait_ns += gap;
       } else {
         si.other_ns += gap;
       }
+      busy_end = std::max(busy_end, end);
     }
     out.idle_by_stream.push_back(si);
   }

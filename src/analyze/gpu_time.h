@@ -14,7 +14,11 @@
 //    that runs while some COMPUTATION event runs.
 //  * idle attribution per stream (HTA): each gap before a kernel/memcpy/memset on its stream is
 //    host_wait if its launch call started after the previous event ended, else kernel_wait if the
-//    gap is shorter than kConsecutiveKernelDelayNs, else other.
+//    gap is shorter than kConsecutiveKernelDelayNs, else other. "The previous event ended" is the
+//    running maximum end of the earlier events on the stream, so an event that starts while earlier
+//    work on its stream still runs has no gap (it is counted in overlapping_events) and a stream's
+//    idle is its span minus the union of its events, never negative. HTA takes the previous row's
+//    end and sums negative gaps; the two agree whenever no two events on a stream overlap.
 #pragma once
 
 #include <cstdint>
@@ -77,10 +81,15 @@ struct ExclusiveBreakdown {  // sums exactly to span_ns
 
 struct StreamIdle {
   int64_t stream = -1;
-  int64_t host_wait_ns = 0;
+  int64_t host_wait_ns = 0;  // each ≥ 0; their sum = the stream's span − |∪ its events|
   int64_t kernel_wait_ns = 0;
   int64_t other_ns = 0;
-  uint64_t gaps = 0;
+  uint64_t gaps = 0;  // events that start at or after the end of all earlier work on the stream
+  // Events that start before earlier work on their stream has ended (duplicated or overlapping
+  // records: a stream runs its work in order, so a real trace has none), and the time they overlap
+  // that earlier work (ns, each instant counted once per overlapping event).
+  uint64_t overlapping_events = 0;
+  int64_t overlap_ns = 0;
 };
 
 struct GpuTime {

@@ -123,12 +123,35 @@ RuntimeKind ClassifyRuntime(std::string_view raw_name) {
 
 namespace {
 
-// Replaces invalid UTF-8 with U+FFFD and raw control characters inside strings with a space, so one
-// bad name does not cost the event. Returns what it fixed.
+// Replaces invalid UTF-8 with U+FFFD, escaped UTF-16 surrogates that are not part of a pair with
+// the escape of U+FFFD, and raw control characters inside strings with a space, so one bad name
+// does not cost the event. Returns what it fixed.
 struct SanitizeResult {
   bool fixed_utf8 = false;
   bool fixed_control = false;
+  bool fixed_surrogate = false;
 };
+
+// The code unit of the \uXXXX escape at in[i] (in[i] == '\\'), or -1 if there is none there.
+int32_t UnicodeEscapeAt(std::string_view in, size_t i) {
+  if (i + 6 > in.size() || in[i] != '\\' || in[i + 1] != 'u') return -1;
+  int32_t v = 0;
+  for (size_t k = i + 2; k < i + 6; ++k) {
+    const char c = in[k];
+    int32_t d;
+    if (c >= '0' && c <= '9') {
+      d = c - '0';
+    } else if (c >= 'a' && c <= 'f') {
+      d = c - 'a' + 10;
+    } else if (c >= 'A' && c <= 'F') {
+      d = c - 'A' + 10;
+    } else {
+      return -1;
+    }
+    v = v * 16 + d;
+  }
+  return v;
+}
 
 SanitizeResult Sanitize(std::string_view in, std::string* out) {
   SanitizeResult r;
@@ -142,6 +165,25 @@ SanitizeResult Sanitize(std::string_view in, std::string* out) {
       if (in_string) {
         if (escape) {
           escape = false;
+        } else if (const int32_t unit = c == '\\' ? UnicodeEscapeAt(in, i) : -1; unit >= 0) {
+          // JSON strings are UTF-16 in their escapes: a high surrogate must be followed by an
+          // escaped low one. simdjson rejects the whole event otherwise (a lone \ud800 in a
+          // kernel name would drop the kernel), so the lone half becomes U+FFFD.
+          const bool high = unit >= 0xD800 && unit <= 0xDBFF;
+          const bool low = unit >= 0xDC00 && unit <= 0xDFFF;
+          const int32_t next = high ? UnicodeEscapeAt(in, i + 6) : -1;
+          if (high && next >= 0xDC00 && next <= 0xDFFF) {
+            out->append(in.data() + i, 12);  // a valid pair
+            i += 12;
+          } else if (high || low) {
+            out->append("\\uFFFD");
+            r.fixed_surrogate = true;
+            i += 6;
+          } else {
+            out->append(in.data() + i, 6);
+            i += 6;
+          }
+          continue;
         } else if (c == '\\') {
           escape = true;
         } else if (c == '"') {
@@ -967,12 +1009,13 @@ struct EventParser::Impl {
       if (ParseOne(text, len, batch.capacity - el.begin, result, offset) == sj::SUCCESS) continue;
       // Repair what can be repaired (bad UTF-8, raw control characters) and try once more.
       const SanitizeResult fixed = Sanitize(std::string_view(text, len), &sanitized);
-      if (fixed.fixed_utf8 || fixed.fixed_control) {
+      if (fixed.fixed_utf8 || fixed.fixed_control || fixed.fixed_surrogate) {
         const size_t n = sanitized.size();
         sanitized.append(sj::SIMDJSON_PADDING, ' ');
         if (ParseOne(sanitized.data(), n, sanitized.size(), result, offset) == sj::SUCCESS) {
           if (fixed.fixed_utf8) result->tables.diagnostics.Add(Diag::kInvalidUtf8, offset);
           if (fixed.fixed_control) result->tables.diagnostics.Add(Diag::kControlCharacter, offset);
+          if (fixed.fixed_surrogate) result->tables.diagnostics.Add(Diag::kLoneSurrogate, offset);
           continue;
         }
       }
