@@ -103,7 +103,7 @@ GpuSelection SelectGpuEventsOrAll(const Trace& t, bool hta_selection,
 }
 
 GpuTime AnalyzeGpuTime(const Trace& t, const SelectionOptions& options,
-                       int64_t consecutive_kernel_delay_ns) {
+                       int64_t consecutive_kernel_delay_ns, StreamGapFrom gap_from) {
   GpuTime out;
   out.selection = SelectGpuEvents(t, options);
   const GpuSelection& sel = out.selection;
@@ -174,25 +174,28 @@ GpuTime AnalyzeGpuTime(const Trace& t, const SelectionOptions& options,
     by_stream[t.gpu.stream[sel.rows[k]]].push_back(k);
   }
   const bool rounded = sel.rounded;
+  const bool hta_gaps = gap_from == StreamGapFrom::kHtaPreviousEnd;
   for (auto& [stream, ks] : by_stream) {
     StreamIdle si;
     si.stream = stream;
-    // The stream is drained only when every earlier event on it has ended: gaps are measured from
-    // the running maximum end, not from the previous event's end (the same thing when events on a
-    // stream do not overlap, as on every reference trace). Overlapping or duplicated events would
-    // otherwise give negative gaps; summed, the stream's idle is then span − |∪ busy| ≥ 0.
-    int64_t busy_end = sel.end_ns[ks.front()];
+    // A stream is drained only when every earlier event on it has ended, so the gap before an
+    // event starts at the running maximum end of the earlier ones. HTA takes the previous row's
+    // end: the same whenever no two events on the stream overlap, but duplicated or overlapping
+    // events then give negative gaps (a kernel recorded 1,000 times: −499.5 ms of "idle").
+    int64_t max_end = sel.end_ns[ks.front()];
     for (size_t j = 1; j < ks.size(); ++j) {
       const size_t cur = ks[j];
       const int64_t start = sel.start_ns[cur], end = sel.end_ns[cur];
-      if (start < busy_end) {
-        // Starts while earlier work on its stream still runs: no gap; count the overlap (ns).
+      const bool overlaps = start < max_end;
+      if (overlaps) {
+        // Starts while earlier work on its stream still runs (ns of that overlap).
         ++si.overlapping_events;
-        si.overlap_ns += std::max<int64_t>(0, std::min(end, busy_end) - start);
-        busy_end = std::max(busy_end, end);
-        continue;
+        si.overlap_ns += std::max<int64_t>(0, std::min(end, max_end) - start);
       }
-      const int64_t gap = start - busy_end;
+      const int64_t prev_end = hta_gaps ? sel.end_ns[ks[j - 1]] : max_end;
+      max_end = std::max(max_end, end);
+      if (overlaps && !hta_gaps) continue;  // no gap before it
+      const int64_t gap = start - prev_end;
       const int32_t launch = t.gpu.launch[sel.rows[cur]];
       int64_t launch_start = INT64_MIN;
       if (launch >= 0) {
@@ -200,14 +203,13 @@ GpuTime AnalyzeGpuTime(const Trace& t, const SelectionOptions& options,
         if (rounded) launch_start = CeilUs(launch_start);
       }
       ++si.gaps;
-      if (launch >= 0 && launch_start > busy_end) {
+      if (launch >= 0 && launch_start > prev_end) {
         si.host_wait_ns += gap;
       } else if (gap < consecutive_kernel_delay_ns) {
         si.kernel_wait_ns += gap;
       } else {
         si.other_ns += gap;
       }
-      busy_end = std::max(busy_end, end);
     }
     out.idle_by_stream.push_back(si);
   }
