@@ -325,6 +325,18 @@ TEST_F(InputAnomalies, DuplicateRemovalKeepsOrderAndCollectiveMetadata) {
   EXPECT_EQ(again.gpu + again.runtime + again.cpu, 0u);
 }
 
+// Found by the fuzz target's invariant checks: a ProfilerStep wholly after every GPU op made the
+// idle-gap range negative (range_end_ns < range_start_ns). The range is now empty.
+TEST_F(InputAnomalies, StepOutsideTheGpuOpsGivesAnEmptyIdleGapRange) {
+  const simdjson::dom::element rank = AnalyzeJson(Write(
+      "late_step.json", TraceOf({Kernel(1000, 10), Kernel(1100, 10), Step(0, 900'000, 1000)})));
+  const simdjson::dom::element g = rank["idle_gaps"];
+  EXPECT_EQ(int64_t(g["range_start_ns"]), 900'000'000);
+  EXPECT_EQ(int64_t(g["range_end_ns"]), 900'000'000);
+  EXPECT_EQ(int64_t(g["idle_ns"]), 0);
+  EXPECT_EQ(uint64_t(g["gaps"]), 0u);
+}
+
 analyze::AnalysesView ViewOf(const report::RankReport& r) {
   analyze::AnalysesView v;
   v.gpu_time = &r.gpu_time;

@@ -359,10 +359,8 @@ StepsResult AnalyzeSteps(const Trace& t, const StepOptions& options) {
   size_t host_end_index = 0;
   for (size_t i = 0; i < steps.size(); ++i) {
     if (i > 0 && steps[i].start < host_end) {
-      if (out.overlapping_steps == 0) {
+      if (out.overlapping_steps == 0)
         out.first_overlap = {steps[host_end_index].step, steps[i].step};
-        out.first_overlap_ns = steps[i].start;
-      }
       ++out.overlapping_steps;
     }
     if (steps[i].end > host_end) host_end = steps[i].end, host_end_index = i;

@@ -129,7 +129,6 @@ struct StepsResult {
   // thread. Nonzero means the step times above are unreliable (the report warns).
   size_t overlapping_steps = 0;
   std::pair<int32_t, int32_t> first_overlap{-1, -1};  // (earlier step N, overlapping step N)
-  int64_t first_overlap_ns = 0;                       // start of the first overlapping step
 };
 
 StepsResult AnalyzeSteps(const Trace& trace, const StepOptions& options = {});

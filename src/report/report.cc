@@ -963,7 +963,7 @@ void AddAnalysisWarnings(RankReport* r) {
         GroupDigits(events) + " GPU events start before earlier work on their stream ended (" +
         (with_overlap == 1 ? "stream " : "streams ") + streams + "; " + HumanDuration(overlap_ns) +
         " overlapped): a stream runs its work in order, so these records are duplicated or "
-        "mis-timed; per-stream idle counts the overlapped time once");
+        "mis-timed; per-stream idle counts only time when none of them runs");
   }
   const analyze::StepsResult& st = r->steps;
   if (st.overlapping_steps > 0) {
