@@ -1,10 +1,15 @@
 // Fuzz target: any bytes → LoadTraceFromBytes must return a Trace or a Status, never crash, with
 // small batches (so cuts land everywhere) and both thread modes; the full report, its JSON and its
-// HTML are then rendered from what was read. Seeds: fuzz/run.sh.
+// HTML are then rendered from what was read. Every analysis result must satisfy the invariants of
+// analyze/invariants.h (idle, gap and duration figures ≥ 0, parts summing to their whole, shares in
+// [0, 1]): a violation prints what failed and traps, so a silent wrong answer is a crash here.
+// Seeds: fuzz/run.sh.
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <string_view>
 
+#include "analyze/invariants.h"
 #include "gpuscope/ingest.h"
 #include "render/html.h"
 #include "render/json.h"
@@ -24,6 +29,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::vector<gpuscope::Trace> traces;
     traces.push_back(std::move(trace.value()));
     const auto report = gpuscope::report::BuildReport(traces, {}, 1);
+    for (const gpuscope::report::RankReport& r : report.ranks) {
+      gpuscope::analyze::AnalysesView view;
+      view.gpu_time = &r.gpu_time;
+      view.steps = &r.steps;
+      view.kernels = &r.kernels;
+      view.launches = &r.launches;
+      view.copies = &r.copies;
+      view.sync = &r.sync;
+      view.occupancy = &r.occupancy;
+      view.idle_gaps = &r.idle_gaps;
+      const std::vector<std::string> violations = gpuscope::analyze::CheckInvariants(view);
+      for (const std::string& v : violations)
+        std::fprintf(stderr, "invariant violated: %s\n", v.c_str());
+      if (!violations.empty()) __builtin_trap();
+    }
     const gpuscope::render::Document doc = gpuscope::report::BuildDocument(report);
     const std::string json = gpuscope::render::ToJson(doc);
     if (json.empty()) __builtin_trap();

@@ -229,6 +229,11 @@ enum class Diag : uint8_t {
   kMissingName,           // event without "name"; kept with an empty name
   kDuplicateCorrelation,  // two runtime calls with one correlation id; the first one is used
   kMalformedHeader,  // a top-level member (deviceProperties, distributedInfo, ...) is unreadable
+  kLoneSurrogate,    // an escaped UTF-16 surrogate (D800-DFFF) not in a pair; U+FFFD (kept)
+  // Identical duplicates (model/dedup.h): every modelled column equal to an earlier row; removed.
+  kDuplicateGpuEvent,
+  kDuplicateRuntimeCall,
+  kDuplicateCpuEvent,
   kCount
 };
 const char* DiagName(Diag d);         // stable snake_case id, used in JSON

@@ -127,12 +127,13 @@ GpuSelection SelectGpuEventsOrAll(const Trace& t, bool hta_selection,
 }
 
 GpuTime AnalyzeGpuTime(const Trace& t, const SelectionOptions& options,
-                       int64_t consecutive_kernel_delay_ns) {
-  return AnalyzeGpuTime(t, BuildKernelClasses(t), options, consecutive_kernel_delay_ns);
+                       int64_t consecutive_kernel_delay_ns, StreamGapFrom gap_from) {
+  return AnalyzeGpuTime(t, BuildKernelClasses(t), options, consecutive_kernel_delay_ns, gap_from);
 }
 
 GpuTime AnalyzeGpuTime(const Trace& t, const KernelClasses& kernel_classes,
-                       const SelectionOptions& options, int64_t consecutive_kernel_delay_ns) {
+                       const SelectionOptions& options, int64_t consecutive_kernel_delay_ns,
+                       StreamGapFrom gap_from) {
   GpuTime out;
   out.selection = SelectGpuEvents(t, options);
   const GpuSelection& sel = out.selection;
@@ -198,13 +199,28 @@ GpuTime AnalyzeGpuTime(const Trace& t, const KernelClasses& kernel_classes,
     by_stream[t.gpu.stream[sel.rows[k]]].push_back(k);
   }
   const bool rounded = sel.rounded;
+  const bool hta_gaps = gap_from == StreamGapFrom::kHtaPreviousEnd;
   for (auto& [stream, ks] : by_stream) {
     StreamIdle si;
     si.stream = stream;
+    // A stream is drained only when every earlier event on it has ended, so the gap before an
+    // event starts at the running maximum end of the earlier ones. HTA takes the previous row's
+    // end: the same whenever no two events on the stream overlap, but duplicated or overlapping
+    // events then give negative gaps (a kernel recorded 1,000 times: −499.5 ms of "idle").
+    int64_t max_end = sel.end_ns[ks.front()];
     for (size_t j = 1; j < ks.size(); ++j) {
-      const size_t prev = ks[j - 1], cur = ks[j];
-      const int64_t prev_end = sel.end_ns[prev];
-      const int64_t gap = sel.start_ns[cur] - prev_end;
+      const size_t cur = ks[j];
+      const int64_t start = sel.start_ns[cur], end = sel.end_ns[cur];
+      const bool overlaps = start < max_end;
+      if (overlaps) {
+        // Starts while earlier work on its stream still runs (ns of that overlap).
+        ++si.overlapping_events;
+        si.overlap_ns += std::max<int64_t>(0, std::min(end, max_end) - start);
+      }
+      const int64_t prev_end = hta_gaps ? sel.end_ns[ks[j - 1]] : max_end;
+      max_end = std::max(max_end, end);
+      if (overlaps && !hta_gaps) continue;  // no gap before it
+      const int64_t gap = start - prev_end;
       const int32_t launch = t.gpu.launch[sel.rows[cur]];
       int64_t launch_start = INT64_MIN;
       if (launch >= 0) {

@@ -14,7 +14,12 @@
 //    that runs while some COMPUTATION event runs.
 //  * idle attribution per stream (HTA): each gap before a kernel/memcpy/memset on its stream is
 //    host_wait if its launch call started after the previous event ended, else kernel_wait if the
-//    gap is shorter than kConsecutiveKernelDelayNs, else other.
+//    gap is shorter than kConsecutiveKernelDelayNs, else other. "The previous event ended" is the
+//    running maximum end of the earlier events on the stream, so an event that starts while earlier
+//    work on its stream still runs has no gap (it is counted in overlapping_events) and a stream's
+//    idle is its span minus the union of its events, never negative. HTA takes the previous row's
+//    end and sums negative gaps (StreamGapFrom::kHtaPreviousEnd reproduces that); the two agree
+//    whenever no two events on a stream overlap.
 #pragma once
 
 #include <cstdint>
@@ -80,10 +85,19 @@ struct ExclusiveBreakdown {  // sums exactly to span_ns
 
 struct StreamIdle {
   int64_t stream = -1;
+  // Each ≥ 0; their sum = the stream's span − |∪ its events| (with kHtaPreviousEnd: HTA's signed
+  // sums).
   int64_t host_wait_ns = 0;
   int64_t kernel_wait_ns = 0;
   int64_t other_ns = 0;
+  // Events that start at or after the end of all earlier work on the stream (with
+  // kHtaPreviousEnd: every event but the first, as HTA).
   uint64_t gaps = 0;
+  // Events that start before earlier work on their stream has ended (duplicated or overlapping
+  // records: a stream runs its work in order, so a real trace has none), and the time they overlap
+  // that earlier work (ns, each instant counted once per overlapping event).
+  uint64_t overlapping_events = 0;
+  int64_t overlap_ns = 0;
 };
 
 struct GpuTime {
@@ -102,12 +116,23 @@ struct GpuTime {
   int64_t communication_ns = 0;  // |∪ communication| by our classification
 };
 
+// Where a gap on a stream starts (idle attribution per stream).
+enum class StreamGapFrom : uint8_t {
+  // The running maximum end of the earlier events on the stream: idle = span − |∪ events| ≥ 0.
+  kRunningMaxEnd,
+  // HTA's arithmetic, for cross-checks only: the previous event's end, with the negative gaps of
+  // overlapping events summed as they are (a category can then be negative).
+  kHtaPreviousEnd,
+};
+
 // `classes`: BuildKernelClasses(trace), shared with the other analyses of the rank.
 GpuTime AnalyzeGpuTime(const Trace& trace, const KernelClasses& classes,
                        const SelectionOptions& options = {},
-                       int64_t consecutive_kernel_delay_ns = kConsecutiveKernelDelayNs);
+                       int64_t consecutive_kernel_delay_ns = kConsecutiveKernelDelayNs,
+                       StreamGapFrom gap_from = StreamGapFrom::kRunningMaxEnd);
 // The same, classifying the trace's kernels itself (one-off callers and tests).
 GpuTime AnalyzeGpuTime(const Trace& trace, const SelectionOptions& options = {},
-                       int64_t consecutive_kernel_delay_ns = kConsecutiveKernelDelayNs);
+                       int64_t consecutive_kernel_delay_ns = kConsecutiveKernelDelayNs,
+                       StreamGapFrom gap_from = StreamGapFrom::kRunningMaxEnd);
 
 }  // namespace gpuscope::analyze

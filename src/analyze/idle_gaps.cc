@@ -113,6 +113,9 @@ IdleGapStats AnalyzeIdleGaps(const Trace& trace, const StepsResult& steps, const
   // ResNet-50 sample), and neither is a gap Nsight or HTA would count.
   lo = std::max(lo, busy.front().start);
   hi = std::min(hi, busy.back().end);
+  // Steps that lie wholly before or after every GPU op leave nothing to analyse: an empty range,
+  // not a negative one (found by the fuzz target's invariant checks).
+  hi = std::max(hi, lo);
   out.range_start_ns = lo;
   out.range_end_ns = hi;
   const std::vector<Interval> idle = Subtract({{lo, hi}}, busy);

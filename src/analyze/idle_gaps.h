@@ -6,7 +6,8 @@
 //    streams; cuda_sync records and zero-length ops excluded; touching ops join) — the same union
 //    sync_points.h uses for gpu_idle_after_sync_ns, so a gap after a sync is the same gap here.
 //  * analysed range: first step start → last step end (StepsResult, incomplete steps included;
-//    the whole-span pseudo-step without ProfilerStep), clipped to the first → last GPU op. A gap
+//    the whole-span pseudo-step without ProfilerStep), clipped to the first → last GPU op (empty,
+//    range_end_ns == range_start_ns, when the steps lie wholly outside the GPU ops). A gap
 //    is a maximal part of the range with no busy time, so always between two GPU ops (before the
 //    first op the CPU has not started feeding the GPU; after the last the profiler may be
 //    stopping). Its step is the step containing its start.

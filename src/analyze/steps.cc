@@ -358,6 +358,20 @@ StepsResult AnalyzeSteps(const Trace& t, const KernelClasses& classes,
   }
   std::stable_sort(steps.begin(), steps.end(),
                    [](const HostStep& a, const HostStep& b) { return a.start < b.start; });
+  // Overlapping ProfilerStep ranges (identical duplicates were removed at import): the profiler
+  // writes one range per step, back to back on one thread, so an overlap means two recordings or
+  // threads were mixed. Step times and their means are then unreliable; count them so the report
+  // says so instead of averaging silently.
+  int64_t host_end = kNoEnd;
+  size_t host_end_index = 0;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (i > 0 && steps[i].start < host_end) {
+      if (out.overlapping_steps == 0)
+        out.first_overlap = {steps[host_end_index].step, steps[i].step};
+      ++out.overlapping_steps;
+    }
+    if (steps[i].end > host_end) host_end = steps[i].end, host_end_index = i;
+  }
   if (steps.empty()) {
     out.whole_span_fallback = true;
     int64_t lo = 0, hi = 0;

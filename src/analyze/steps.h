@@ -42,6 +42,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analyze/kernel_class.h"
@@ -124,6 +125,11 @@ struct StepsResult {
   // (cpu ops and user annotations; all events if there are none), extended by its device work.
   bool whole_span_fallback = false;
   bool device_steps = false;  // some step launched device work (step times follow the GPU)
+  // ProfilerStep ranges (CPU spans, in start order) that start before an earlier one has ended.
+  // Identical duplicate events are removed when the trace is read, so these differ in time or
+  // thread. Nonzero means the step times above are unreliable (the report warns).
+  size_t overlapping_steps = 0;
+  std::pair<int32_t, int32_t> first_overlap{-1, -1};  // (earlier step N, overlapping step N)
 };
 
 // `classes`: BuildKernelClasses(trace) (communication kernels by gpuscope's classes; unused with

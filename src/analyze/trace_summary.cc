@@ -142,7 +142,19 @@ TraceSummary SummarizeTrace(const Trace& t) {
     s.compute_minor = dev->compute_minor;
   }
 
-  if (t.gpu.size() == 0) {
+  // Events the reader had to skip: GPU events may be among them, so with any of these the missing
+  // GPU events are not blamed on the profiler settings.
+  uint64_t skipped = 0;
+  for (Diag d : {Diag::kMalformedEvent, Diag::kNotAnObject, Diag::kMissingPhase,
+                 Diag::kUnknownPhase, Diag::kMissingTimestamp, Diag::kMissingDuration,
+                 Diag::kNegativeDuration, Diag::kUnmatchedBegin, Diag::kUnmatchedEnd}) {
+    skipped += t.diagnostics.count[static_cast<size_t>(d)];
+  }
+  if (t.gpu.size() == 0 && skipped > 0) {
+    s.warnings.push_back("no GPU events were read, and " + std::to_string(skipped) +
+                         " events were skipped (see diagnostics): the GPU events may be among "
+                         "them; GPU analyses are empty");
+  } else if (t.gpu.size() == 0) {
     s.warnings.push_back(
         "no GPU events in this trace: it was recorded without CUDA activities (e.g. "
         "torch.profiler with activities=[ProfilerActivity.CPU] only) or on a CPU-only run; "

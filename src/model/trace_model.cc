@@ -43,6 +43,14 @@ const char* DiagName(Diag d) {
       return "duplicate_correlation";
     case Diag::kMalformedHeader:
       return "malformed_header";
+    case Diag::kLoneSurrogate:
+      return "lone_surrogate";
+    case Diag::kDuplicateGpuEvent:
+      return "duplicate_gpu_event";
+    case Diag::kDuplicateRuntimeCall:
+      return "duplicate_runtime_call";
+    case Diag::kDuplicateCpuEvent:
+      return "duplicate_cpu_event";
     case Diag::kCount:
       break;
   }
@@ -87,6 +95,15 @@ const char* DiagDescription(Diag d) {
       return "runtime calls sharing a correlation id (first one linked)";
     case Diag::kMalformedHeader:
       return "top-level members unreadable (ignored)";
+    case Diag::kLoneSurrogate:
+      return "events with a lone surrogate escape (\\uD800-\\uDFFF) in a string (replaced by "
+             "U+FFFD)";
+    case Diag::kDuplicateGpuEvent:
+      return "identical duplicate GPU events removed";
+    case Diag::kDuplicateRuntimeCall:
+      return "identical duplicate runtime calls removed";
+    case Diag::kDuplicateCpuEvent:
+      return "identical duplicate CPU events removed (ProfilerStep ranges, ops, annotations)";
     case Diag::kCount:
       break;
   }

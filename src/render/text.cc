@@ -71,10 +71,12 @@ struct Writer {
   void RowItem(const Row& r, size_t indent) {
     if (r.detail && !opt.verbose) return;
     std::string line(indent, ' ');
-    line += Pad(SanitizeForTerminal(r.label), kLabelWidth) + " ";
-    line += FieldsText(r.fields, " · ", opt.verbose);
+    line += Pad(SanitizeForTerminal(r.label), kLabelWidth);
+    const std::string fields = FieldsText(r.fields, " · ", opt.verbose);
+    if (!fields.empty() || !r.note.empty()) line += ' ';
+    line += fields;
     if (!r.note.empty()) {
-      if (!r.fields.empty()) line += ' ';
+      if (!fields.empty()) line += ' ';
       line += SanitizeForTerminal(r.note);
     }
     Line(line, indent + kLabelWidth + 1);

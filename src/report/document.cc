@@ -180,14 +180,16 @@ void AddGpuTime(const analyze::GpuTime& g, Section& s) {
                            {{"stream", "stream"}, {"idle_ns", "idle"}, {"host_wait_share", "host wait"},
                             {"kernel_wait_share", "kernel wait"}, {"other_share", "other"}, {"gaps", "gaps"},
                             {"host_wait_ns", "host wait", true}, {"kernel_wait_ns", "kernel wait", true},
-                            {"other_ns", "other", true}});
+                            {"other_ns", "other", true}, {"overlapping_events", "overlapping events", true},
+                            {"overlap_ns", "overlapped", true}});
   idle.text_rows = 4;
   for (const analyze::StreamIdle& st : g.idle_by_stream) {
     const int64_t total = st.host_wait_ns + st.kernel_wait_ns + st.other_ns;
     const double tot = static_cast<double>(total);
     idle.rows.push_back({Value::Count(st.stream), Ns(total), Share(st.host_wait_ns, tot, 0),
                          Share(st.kernel_wait_ns, tot, 0), Share(st.other_ns, tot, 0), Count(st.gaps),
-                         Ns(st.host_wait_ns), Ns(st.kernel_wait_ns), Ns(st.other_ns)});
+                         Ns(st.host_wait_ns), Ns(st.kernel_wait_ns), Ns(st.other_ns), Count(st.overlapping_events),
+                         Ns(st.overlap_ns)});
   }
   if (idle.rows.empty()) return;
   render::Chart& chart = s.AddChart("idle_by_stream_chart", "idle time per stream, by cause",

@@ -165,6 +165,8 @@ void WriteGpuTimeJson(const analyze::GpuTime& g, JsonWriter* w) {
     w->Key("kernel_wait_ns").Int(s.kernel_wait_ns);
     w->Key("other_ns").Int(s.other_ns);
     w->Key("gaps").Uint(s.gaps);
+    w->Key("overlapping_events").Uint(s.overlapping_events);
+    w->Key("overlap_ns").Int(s.overlap_ns);
     w->EndObject();
   }
   w->EndArray();
@@ -940,6 +942,40 @@ void WriteAdviceJson(const advise::Advice& a, JsonWriter* w) {
   }
   w->EndArray();
 }
+
+// Warnings about what the analyses found wrong with the input (shown with the diagnostics): GPU
+// events overlapping earlier work on their stream, and overlapping ProfilerStep ranges.
+void AddAnalysisWarnings(RankReport* r) {
+  uint64_t events = 0;
+  int64_t overlap_ns = 0;
+  std::string streams;
+  size_t listed = 0, with_overlap = 0;
+  for (const analyze::StreamIdle& s : r->gpu_time.idle_by_stream) {
+    if (s.overlapping_events == 0) continue;
+    events += s.overlapping_events;
+    overlap_ns += s.overlap_ns;
+    ++with_overlap;
+    if (listed++ < 3) streams += (streams.empty() ? "" : ", ") + std::to_string(s.stream);
+  }
+  if (events > 0) {
+    if (with_overlap > listed) streams += ", ...";
+    r->summary.warnings.push_back(
+        GroupDigits(events) + " GPU events start before earlier work on their stream ended (" +
+        (with_overlap == 1 ? "stream " : "streams ") + streams + "; " + HumanDuration(overlap_ns) +
+        " overlapped): a stream runs its work in order, so these records are duplicated or "
+        "mis-timed; per-stream idle counts only time when none of them runs");
+  }
+  const analyze::StepsResult& st = r->steps;
+  if (st.overlapping_steps > 0) {
+    r->summary.warnings.push_back(
+        GroupDigits(st.overlapping_steps) +
+        " ProfilerStep ranges overlap an earlier one (first: ProfilerStep#" +
+        std::to_string(st.first_overlap.second) + " starts inside ProfilerStep#" +
+        std::to_string(st.first_overlap.first) +
+        "): step times and their means are unreliable; was the trace merged from two "
+        "recordings or threads?");
+  }
+}
 }  // namespace
 
 Report BuildReport(const std::vector<Trace>& traces, std::vector<Status> failures, int threads) {
@@ -959,6 +995,7 @@ Report BuildReport(const std::vector<Trace>& traces, std::vector<Status> failure
     report.ranks[i].kernel_classes = analyze::KernelClasses();
   }
   report.across_ranks = std::move(job.across_ranks);
+  for (RankReport& r : report.ranks) AddAnalysisWarnings(&r);
   for (RankReport& r : report.ranks) {
     advise::RankInputs in;
     in.summary = &r.summary;

@@ -124,28 +124,90 @@ RuntimeKind ClassifyRuntime(std::string_view raw_name) {
 
 namespace {
 
-// Repairs one event's raw JSON text with the shared sanitiser (base/sanitize.h): inside strings,
-// raw control characters become a space and invalid UTF-8 becomes U+FFFD, so one bad name does not
-// cost the event. Quotes and backslashes are JSON's own and handled here. Returns what it fixed.
-SanitizeFixes Sanitize(std::string_view in, std::string* out) {
-  SanitizeFixes r;
+// Replaces invalid UTF-8 with U+FFFD, escaped UTF-16 surrogates that are not part of a pair with
+// the escape of U+FFFD, and raw control characters inside strings with a space, so one bad name
+// does not cost the event. Returns what it fixed.
+struct SanitizeResult {
+  bool fixed_utf8 = false;
+  bool fixed_control = false;
+  bool fixed_surrogate = false;
+};
+
+// The code unit of the \uXXXX escape at in[i] (in[i] == '\\'), or -1 if there is none there.
+int32_t UnicodeEscapeAt(std::string_view in, size_t i) {
+  if (i + 6 > in.size() || in[i] != '\\' || in[i + 1] != 'u') return -1;
+  int32_t v = 0;
+  for (size_t k = i + 2; k < i + 6; ++k) {
+    const char c = in[k];
+    int32_t d;
+    if (c >= '0' && c <= '9') {
+      d = c - '0';
+    } else if (c >= 'a' && c <= 'f') {
+      d = c - 'a' + 10;
+    } else if (c >= 'A' && c <= 'F') {
+      d = c - 'A' + 10;
+    } else {
+      return -1;
+    }
+    v = v * 16 + d;
+  }
+  return v;
+}
+
+SanitizeResult Sanitize(std::string_view in, std::string* out) {
+  SanitizeResult r;
   out->clear();
   out->reserve(in.size() + 16);
   bool in_string = false, escape = false;
   size_t i = 0;
   while (i < in.size()) {
     const unsigned char c = static_cast<unsigned char>(in[i]);
-    const bool escaped = escape;
-    escape = false;
-    if (c < 0x80 && (escaped || c == '"' || (in_string && c == '\\') || !in_string)) {
-      // JSON's own: the character after a backslash, quotes, backslashes, text between strings.
-      if (!escaped && c == '"') in_string = !in_string;
-      if (!escaped && in_string && c == '\\') escape = true;
+    if (c < 0x80) {
+      if (in_string) {
+        if (escape) {
+          escape = false;
+        } else if (const int32_t unit = c == '\\' ? UnicodeEscapeAt(in, i) : -1; unit >= 0) {
+          // JSON strings are UTF-16 in their escapes: a high surrogate must be followed by an
+          // escaped low one. simdjson rejects the whole event otherwise (a lone \ud800 in a
+          // kernel name would drop the kernel), so the lone half becomes U+FFFD.
+          const bool high = unit >= 0xD800 && unit <= 0xDBFF;
+          const bool low = unit >= 0xDC00 && unit <= 0xDFFF;
+          const int32_t next = high ? UnicodeEscapeAt(in, i + 6) : -1;
+          if (high && next >= 0xDC00 && next <= 0xDFFF) {
+            out->append(in.data() + i, 12);  // a valid pair
+            i += 12;
+          } else if (high || low) {
+            out->append("\\uFFFD");
+            r.fixed_surrogate = true;
+            i += 6;
+          } else {
+            out->append(in.data() + i, 6);
+            i += 6;
+          }
+          continue;
+        } else if (c == '\\') {
+          escape = true;
+        } else if (c == '"') {
+          in_string = false;
+        } else if (c < 0x20) {
+          out->push_back(' ');
+          r.fixed_control = true;
+          ++i;
+          continue;
+        }
+      } else if (c == '"') {
+        in_string = true;
+      }
       out->push_back(static_cast<char>(c));
       ++i;
       continue;
     }
-    i += AppendSanitizedChar(in, i, out, &r);
+    // Beyond ASCII: the shared sanitiser (base/sanitize.h): invalid UTF-8 and C1 controls.
+    escape = false;
+    SanitizeFixes fixes;
+    i += AppendSanitizedChar(in, i, out, &fixes);
+    r.fixed_utf8 |= fixes.invalid_utf8;
+    r.fixed_control |= fixes.control;
   }
   return r;
 }
@@ -942,13 +1004,14 @@ struct EventParser::Impl {
       const size_t len = el.end - el.begin;
       if (ParseOne(text, len, batch.capacity - el.begin, result, offset) == sj::SUCCESS) continue;
       // Repair what can be repaired (bad UTF-8, raw control characters) and try once more.
-      const SanitizeFixes fixed = Sanitize(std::string_view(text, len), &sanitized);
-      if (fixed.invalid_utf8 || fixed.control) {
+      const SanitizeResult fixed = Sanitize(std::string_view(text, len), &sanitized);
+      if (fixed.fixed_utf8 || fixed.fixed_control || fixed.fixed_surrogate) {
         const size_t n = sanitized.size();
         sanitized.append(sj::SIMDJSON_PADDING, ' ');
         if (ParseOne(sanitized.data(), n, sanitized.size(), result, offset) == sj::SUCCESS) {
-          if (fixed.invalid_utf8) result->tables.diagnostics.Add(Diag::kInvalidUtf8, offset);
-          if (fixed.control) result->tables.diagnostics.Add(Diag::kControlCharacter, offset);
+          if (fixed.fixed_utf8) result->tables.diagnostics.Add(Diag::kInvalidUtf8, offset);
+          if (fixed.fixed_control) result->tables.diagnostics.Add(Diag::kControlCharacter, offset);
+          if (fixed.fixed_surrogate) result->tables.diagnostics.Add(Diag::kLoneSurrogate, offset);
           continue;
         }
       }

@@ -15,6 +15,7 @@
 #include "ingest/common/linker.h"
 #include "ingest/kineto_json/event_parser.h"
 #include "ingest/kineto_json/scanner.h"
+#include "model/dedup.h"
 #include "model/merge.h"
 
 namespace gpuscope::ingest {
@@ -430,6 +431,12 @@ Result<Trace> ReadKinetoJson(io::ByteSource& source, const std::string& name, ui
       scanner.is_bare_array() ? TraceFormat::kBareArray : TraceFormat::kKinetoObject;
   trace.info.json_bytes = json_bytes;
   trace.info.events_total = merger.events();
+  // Before linking: a duplicated runtime call would otherwise count as a duplicate correlation, and
+  // no analysis must see an event twice (a repeated ProfilerStep#N became a zero-length step).
+  const model::DuplicateCounts dups = model::RemoveDuplicateEvents(&trace);
+  if (dups.gpu > 0) trace.diagnostics.Add(Diag::kDuplicateGpuEvent, -1, dups.gpu);
+  if (dups.runtime > 0) trace.diagnostics.Add(Diag::kDuplicateRuntimeCall, -1, dups.runtime);
+  if (dups.cpu > 0) trace.diagnostics.Add(Diag::kDuplicateCpuEvent, -1, dups.cpu);
   LinkLaunches(&trace);
   return trace;
 }

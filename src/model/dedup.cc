@@ -1,0 +1,220 @@
+#include "model/dedup.h"
+
+#include <bit>
+#include <cstring>
+#include <vector>
+
+namespace gpuscope::model {
+
+namespace {
+
+constexpr uint32_t kEmptySlot = UINT32_MAX;
+
+inline uint64_t Mix(uint64_t h, uint64_t v) {
+  // splitmix64's finaliser over h ^ v: cheap, and good enough to spread clustered timestamps.
+  uint64_t x = h ^ (v + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2));
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+// Floats compare by their bits: "identical" means the same value as read, NaN included.
+inline bool SameBits(float a, float b) {
+  return std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b);
+}
+
+// Marks in `dup` every row equal (per `eq`) to an earlier row. `hash` must be equal for equal
+// rows. Open addressing over row indices: one pass, no per-row allocation.
+template <typename Hash, typename Eq>
+uint64_t MarkDuplicates(size_t n, Hash hash, Eq eq, std::vector<uint8_t>* dup) {
+  dup->assign(n, 0);
+  if (n < 2) return 0;
+  size_t capacity = 16;
+  while (capacity < 2 * n) capacity <<= 1;
+  const size_t mask = capacity - 1;
+  std::vector<uint32_t> slots(capacity, kEmptySlot);
+  uint64_t removed = 0;
+  for (size_t i = 0; i < n; ++i) {
+    size_t s = static_cast<size_t>(hash(i)) & mask;
+    while (true) {
+      const uint32_t other = slots[s];
+      if (other == kEmptySlot) {
+        slots[s] = static_cast<uint32_t>(i);
+        break;
+      }
+      if (eq(other, i)) {
+        (*dup)[i] = 1;
+        ++removed;
+        break;
+      }
+      s = (s + 1) & mask;
+    }
+  }
+  return removed;
+}
+
+template <typename T>
+void Compact(std::vector<T>& v, const std::vector<uint8_t>& dup) {
+  size_t out = 0;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (!dup[i]) v[out++] = v[i];
+  }
+  v.resize(out);
+}
+
+uint64_t DedupGpu(Trace* t, std::vector<uint8_t>* dup) {
+  GpuActivityTable& g = t->gpu;
+  // Collective metadata belongs to the row: a kernel with different metadata is not a duplicate.
+  std::vector<int32_t> collective_of;
+  if (!t->collectives.empty()) {
+    collective_of.assign(g.size(), -1);
+    for (size_t c = 0; c < t->collectives.size(); ++c) {
+      const uint32_t row = t->collectives[c].gpu_index;
+      if (row < g.size()) collective_of[row] = static_cast<int32_t>(c);
+    }
+  }
+  auto same_collective = [&](size_t a, size_t b) {
+    if (collective_of.empty()) return true;
+    const int32_t ca = collective_of[a], cb = collective_of[b];
+    if (ca < 0 || cb < 0) return ca == cb;
+    const CollectiveInfo& x = t->collectives[static_cast<size_t>(ca)];
+    const CollectiveInfo& y = t->collectives[static_cast<size_t>(cb)];
+    return x.collective == y.collective && x.in_nelems == y.in_nelems &&
+           x.out_nelems == y.out_nelems && x.group_size == y.group_size && x.dtype == y.dtype &&
+           x.process_group == y.process_group;
+  };
+  auto hash = [&g](size_t i) {
+    uint64_t h = Mix(0, static_cast<uint64_t>(g.start_ns[i]));
+    h = Mix(h, static_cast<uint64_t>(g.dur_ns[i]));
+    h = Mix(h, g.name[i]);
+    h = Mix(h, static_cast<uint64_t>(g.tid[i]));
+    return Mix(h, static_cast<uint64_t>(g.correlation[i]));
+  };
+  auto eq = [&](size_t a, size_t b) {
+    return g.start_ns[a] == g.start_ns[b] && g.dur_ns[a] == g.dur_ns[b] && g.name[a] == g.name[b] &&
+           g.kind[a] == g.kind[b] && g.pid[a] == g.pid[b] && g.tid[a] == g.tid[b] &&
+           g.device[a] == g.device[b] && g.stream[a] == g.stream[b] &&
+           g.correlation[a] == g.correlation[b] && g.external_id[a] == g.external_id[b] &&
+           g.launch[a] == g.launch[b] && g.grid[a] == g.grid[b] && g.block[a] == g.block[b] &&
+           g.registers_per_thread[a] == g.registers_per_thread[b] &&
+           g.shared_memory_bytes[a] == g.shared_memory_bytes[b] &&
+           SameBits(g.blocks_per_sm[a], g.blocks_per_sm[b]) &&
+           SameBits(g.warps_per_sm[a], g.warps_per_sm[b]) &&
+           SameBits(g.est_occupancy_pct[a], g.est_occupancy_pct[b]) && g.bytes[a] == g.bytes[b] &&
+           SameBits(g.bandwidth_gbps[a], g.bandwidth_gbps[b]) &&
+           g.copy_direction[a] == g.copy_direction[b] && g.src_kind[a] == g.src_kind[b] &&
+           g.dst_kind[a] == g.dst_kind[b] && g.sync_kind[a] == g.sync_kind[b] &&
+           same_collective(a, b);
+  };
+  const uint64_t removed = MarkDuplicates(g.size(), hash, eq, dup);
+  if (removed == 0) return 0;
+  // New row index of each kept row, for the collective metadata.
+  std::vector<uint32_t> new_index(g.size());
+  uint32_t next = 0;
+  for (size_t i = 0; i < g.size(); ++i) new_index[i] = (*dup)[i] ? kEmptySlot : next++;
+  std::vector<CollectiveInfo> kept;
+  kept.reserve(t->collectives.size());
+  for (CollectiveInfo c : t->collectives) {
+    if (c.gpu_index >= g.size() || (*dup)[c.gpu_index]) continue;
+    c.gpu_index = new_index[c.gpu_index];
+    kept.push_back(c);
+  }
+  t->collectives = std::move(kept);
+  Compact(g.kind, *dup);
+  Compact(g.start_ns, *dup);
+  Compact(g.dur_ns, *dup);
+  Compact(g.name, *dup);
+  Compact(g.pid, *dup);
+  Compact(g.tid, *dup);
+  Compact(g.device, *dup);
+  Compact(g.stream, *dup);
+  Compact(g.correlation, *dup);
+  Compact(g.external_id, *dup);
+  Compact(g.launch, *dup);
+  Compact(g.grid, *dup);
+  Compact(g.block, *dup);
+  Compact(g.registers_per_thread, *dup);
+  Compact(g.shared_memory_bytes, *dup);
+  Compact(g.blocks_per_sm, *dup);
+  Compact(g.warps_per_sm, *dup);
+  Compact(g.est_occupancy_pct, *dup);
+  Compact(g.bytes, *dup);
+  Compact(g.bandwidth_gbps, *dup);
+  Compact(g.copy_direction, *dup);
+  Compact(g.src_kind, *dup);
+  Compact(g.dst_kind, *dup);
+  Compact(g.sync_kind, *dup);
+  return removed;
+}
+
+uint64_t DedupRuntime(Trace* t, std::vector<uint8_t>* dup) {
+  RuntimeCallTable& r = t->runtime;
+  auto hash = [&r](size_t i) {
+    uint64_t h = Mix(0, static_cast<uint64_t>(r.start_ns[i]));
+    h = Mix(h, static_cast<uint64_t>(r.dur_ns[i]));
+    h = Mix(h, r.name[i]);
+    h = Mix(h, static_cast<uint64_t>(r.tid[i]));
+    return Mix(h, static_cast<uint64_t>(r.correlation[i]));
+  };
+  auto eq = [&r](size_t a, size_t b) {
+    return r.start_ns[a] == r.start_ns[b] && r.dur_ns[a] == r.dur_ns[b] && r.name[a] == r.name[b] &&
+           r.pid[a] == r.pid[b] && r.tid[a] == r.tid[b] && r.correlation[a] == r.correlation[b] &&
+           r.external_id[a] == r.external_id[b] && r.cbid[a] == r.cbid[b] &&
+           r.kind[a] == r.kind[b] && r.is_driver[a] == r.is_driver[b];
+  };
+  const uint64_t removed = MarkDuplicates(r.size(), hash, eq, dup);
+  if (removed == 0) return 0;
+  Compact(r.start_ns, *dup);
+  Compact(r.dur_ns, *dup);
+  Compact(r.name, *dup);
+  Compact(r.pid, *dup);
+  Compact(r.tid, *dup);
+  Compact(r.correlation, *dup);
+  Compact(r.external_id, *dup);
+  Compact(r.cbid, *dup);
+  Compact(r.kind, *dup);
+  Compact(r.is_driver, *dup);
+  return removed;
+}
+
+uint64_t DedupCpu(Trace* t, std::vector<uint8_t>* dup) {
+  CpuOpTable& c = t->cpu;
+  auto hash = [&c](size_t i) {
+    uint64_t h = Mix(0, static_cast<uint64_t>(c.start_ns[i]));
+    h = Mix(h, static_cast<uint64_t>(c.dur_ns[i]));
+    h = Mix(h, c.name[i]);
+    h = Mix(h, static_cast<uint64_t>(c.tid[i]));
+    return Mix(h, static_cast<uint64_t>(c.external_id[i]));
+  };
+  auto eq = [&c](size_t a, size_t b) {
+    return c.start_ns[a] == c.start_ns[b] && c.dur_ns[a] == c.dur_ns[b] && c.name[a] == c.name[b] &&
+           c.pid[a] == c.pid[b] && c.tid[a] == c.tid[b] && c.external_id[a] == c.external_id[b] &&
+           c.kind[a] == c.kind[b] && c.step[a] == c.step[b] &&
+           c.is_dataloader[a] == c.is_dataloader[b];
+  };
+  const uint64_t removed = MarkDuplicates(c.size(), hash, eq, dup);
+  if (removed == 0) return 0;
+  Compact(c.start_ns, *dup);
+  Compact(c.dur_ns, *dup);
+  Compact(c.name, *dup);
+  Compact(c.pid, *dup);
+  Compact(c.tid, *dup);
+  Compact(c.external_id, *dup);
+  Compact(c.kind, *dup);
+  Compact(c.step, *dup);
+  Compact(c.is_dataloader, *dup);
+  return removed;
+}
+
+}  // namespace
+
+DuplicateCounts RemoveDuplicateEvents(Trace* trace) {
+  DuplicateCounts out;
+  std::vector<uint8_t> dup;  // reused across the tables
+  out.gpu = DedupGpu(trace, &dup);
+  out.runtime = DedupRuntime(trace, &dup);
+  out.cpu = DedupCpu(trace, &dup);
+  return out;
+}
+
+}  // namespace gpuscope::model

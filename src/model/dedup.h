@@ -1,0 +1,29 @@
+// Removal of identical duplicate events, once at import, so that no analysis sees an event twice.
+//
+// Two rows of the GPU, runtime or CPU table are identical duplicates when every column the model
+// keeps is equal: kind, name, start, duration, process and thread (device and stream for GPU
+// events), and every argument read (correlation, External id, launch geometry, sizes, collective
+// metadata, ...). A profiler writes each activity once (correlation and External ids are unique per
+// launch and per op), so identical rows come from a trace concatenated with itself or a tool that
+// re-emitted its events. The first row (in file order) is kept.
+#pragma once
+
+#include <cstdint>
+
+#include "gpuscope/model.h"
+
+namespace gpuscope::model {
+
+struct DuplicateCounts {
+  uint64_t gpu = 0;      // GpuActivityTable rows removed
+  uint64_t runtime = 0;  // RuntimeCallTable rows removed
+  uint64_t cpu = 0;      // CpuOpTable rows removed
+};
+
+// Removes identical duplicate rows from trace->gpu (and their CollectiveInfo), trace->runtime and
+// trace->cpu, keeping row order. Must run before linking (GpuActivityTable::launch is not
+// remapped). Time O(rows), extra memory 4 bytes × 2–4 slots per row of the largest table, freed on
+// return.
+DuplicateCounts RemoveDuplicateEvents(Trace* trace);
+
+}  // namespace gpuscope::model

@@ -1,0 +1,55 @@
+// The invariants of analyze/invariants.h, which the fuzz target (fuzz/kineto_reader_fuzz.cc) traps
+// on, hold on every real trace in shared/traces: the checks cannot fire on real-shaped input, and
+// a regression in an analysis shows here on real data too.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "analyze/invariants.h"
+#include "gpuscope/ingest.h"
+#include "report/report.h"
+#include "test_util.h"
+
+namespace gpuscope {
+namespace {
+
+namespace fs = std::filesystem;
+
+analyze::AnalysesView ViewOf(const report::RankReport& r) {
+  analyze::AnalysesView v;
+  v.gpu_time = &r.gpu_time;
+  v.steps = &r.steps;
+  v.kernels = &r.kernels;
+  v.launches = &r.launches;
+  v.copies = &r.copies;
+  v.sync = &r.sync;
+  v.occupancy = &r.occupancy;
+  v.idle_gaps = &r.idle_gaps;
+  return v;
+}
+
+TEST(AnalysisInvariants, HoldOnEveryRealTrace) {
+  GPUSCOPE_REQUIRE_SHARED();
+  size_t checked = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(testing::SharedDir() + "/traces")) {
+    const std::string path = entry.path().string();
+    if (!entry.is_regular_file() || path.find(".json") == std::string::npos) continue;
+    auto trace = LoadTrace(path);
+    if (!trace.ok()) continue;  // not a Kineto trace (memory snapshots, nsys exports)
+    SCOPED_TRACE(path);
+    std::vector<Trace> traces;
+    traces.push_back(std::move(*trace));
+    const report::Report rep = report::BuildReport(traces, {}, 1);
+    for (const report::RankReport& r : rep.ranks) {
+      const std::vector<std::string> v = analyze::CheckInvariants(ViewOf(r));
+      EXPECT_TRUE(v.empty()) << v.size() << " violations, first: " << v.front();
+    }
+    ++checked;
+  }
+  EXPECT_GE(checked, 10u);
+}
+
+}  // namespace
+}  // namespace gpuscope
