@@ -944,6 +944,7 @@ void WriteAdviceJson(const advise::Advice& a, JsonWriter* w) {
         case render::Value::Kind::kInt: w->Int(e.value.i); break;
         case render::Value::Kind::kDouble: w->Double(e.value.d, 6); break;
         case render::Value::Kind::kText: w->String(e.value.text); break;
+        case render::Value::Kind::kBool: w->Bool(e.value.i != 0); break;
       }
     }
     w->EndObject();
