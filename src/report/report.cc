@@ -912,7 +912,8 @@ std::string RenderAdviceText(const advise::Advice& a, const TextStyle& style) {
     std::snprintf(line, sizeof line, "evidence (confidence %.0f %%):", 100 * f.confidence);
     std::string evidence = line;
     for (const render::Field& e : f.evidence) {
-      evidence += (evidence.back() == ':' ? " " : "; ") + e.label + " " + render::FormatValue(e.value);
+      evidence +=
+          (evidence.back() == ':' ? " " : "; ") + e.label + " " + render::FormatValue(e.value);
     }
     out += Wrap(evidence, 5, kTextWidth);
     out += Wrap("fix: " + f.fix, 5, kTextWidth);
