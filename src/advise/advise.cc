@@ -1,496 +1,720 @@
 #include "advise/advise.h"
 
 #include <algorithm>
-#include <cstdio>
+#include <initializer_list>
+#include <utility>
+
+#include "render/format.h"
 
 namespace gpuscope::advise {
 
-const char* SeverityName(Severity s) {
-  switch (s) {
-    case Severity::kInfo:
-      return "info";
-    case Severity::kWarning:
-      return "warning";
-    case Severity::kCritical:
-      return "critical";
-  }
-  return "info";
-}
-
 namespace {
 
-std::string Ms(int64_t ns) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f ms", static_cast<double>(ns) / 1e6);
-  return buf;
-}
-
-std::string Pct(double share) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f %%", 100.0 * share);
-  return buf;
-}
-
-std::string Gb(int64_t bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f GB", static_cast<double>(bytes) / 1e9);
-  return buf;
-}
+using render::F;
+using render::Unit;
+using render::Value;
 
 double Share(int64_t part, int64_t whole) {
   return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
 }
 
-Severity SeverityFor(double saving_share) {
-  if (saving_share >= 0.20) return Severity::kCritical;
-  if (saving_share >= 0.05) return Severity::kWarning;
-  return Severity::kInfo;
+// part / whole as a typed share (n/a when whole ≤ 0).
+Value ShareValue(int64_t part, int64_t whole) {
+  return Value::ShareOf(static_cast<double>(part), static_cast<double>(whole));
+}
+
+render::Severity SeverityFor(double saving_share) {
+  if (saving_share >= kCriticalSavingShare) return render::Severity::kCritical;
+  if (saving_share >= kWarningSavingShare) return render::Severity::kWarning;
+  return render::Severity::kInfo;
 }
 
 int64_t StepCat(const analyze::StepsResult& s, analyze::StepCategory c) {
   return s.mean_steady_ns[static_cast<size_t>(c)];
 }
 
-}  // namespace
+// ---- The rules. Each has its fix (k<Rule>Fix), the evidence keys it writes (k<Rule>Evidence,
+// for docs/advice.md) and a function that appends its findings, reading only the inputs its entry
+// in MakeRules() names; that entry gives its id, inputs, threshold, saving model, confidence and
+// verdict. ----
 
-Advice AdviseRank(const RankInputs& in) {
-  Advice advice;
-  const analyze::StepsResult& steps = *in.steps;
-  const int64_t step_ns = steps.mean_steady_step_ns;
-  // Whole-trace sums (kernels, copies) divided over the steps the trace holds.
-  const int64_t step_count = std::max<int64_t>(1, static_cast<int64_t>(steps.steps.size()));
-  auto add = [&](Finding f) {
-    f.estimated_saving_pct = 100.0 * Share(f.estimated_saving_ns_per_step, step_ns);
-    f.severity = SeverityFor(f.estimated_saving_pct / 100.0);
-    advice.findings.push_back(std::move(f));
-  };
-  if (in.summary->counts.kernels + in.summary->counts.memcpys == 0 || step_ns <= 0) {
-    advice.verdict = "no GPU work";
-    return advice;
+constexpr const char* kInputPipelineStallFix =
+    "Load batches in background workers: DataLoader(..., num_workers=N (start with the CPU "
+    "cores per GPU), pin_memory=True, persistent_workers=True, prefetch_factor=2), and copy "
+    "with .to(device, non_blocking=True).";
+constexpr const char* kInputPipelineStallEvidence =
+    "dataloader_share, dataloader_per_step_ns, mean_step_ns";
+
+// Time in the step where only the DataLoader runs.
+void InputPipelineStall(const RuleContext& c, std::vector<Finding>* out) {
+  const int64_t dataloader = StepCat(*c.in.steps, analyze::StepCategory::kDataLoader);
+  if (!(Share(dataloader, c.step_ns) > kInputStallShare)) return;
+  Finding f;
+  f.title = "The GPU waits for the input pipeline";
+  f.estimated_saving_ns_per_step = dataloader;
+  f.saving_assumption =
+      "Loading the next batch in worker processes hides the DataLoader time that nothing else "
+      "overlaps today; the main process's own work stays.";
+  f.evidence = {
+      F("dataloader_share", "DataLoader share of the step", ShareValue(dataloader, c.step_ns)),
+      F("dataloader_per_step_ns", "DataLoader time per step", Value::Nanos(dataloader)),
+      F("mean_step_ns", "mean step", Value::Nanos(c.step_ns))};
+  out->push_back(std::move(f));
+}
+
+constexpr const char* kExposedCommunicationFix =
+    "Let DDP overlap gradient all-reduce with backward: DistributedDataParallel(model, "
+    "bucket_cap_mb=25 (tune 10-100), gradient_as_bucket_view=True, static_graph=True when the "
+    "graph is fixed); avoid synchronising before the optimizer; with FSDP, enable forward/"
+    "backward prefetch.";
+constexpr const char* kExposedCommunicationEvidence =
+    "exposed_comm_per_step_ns, exposed_comm_share, comm_compute_overlap_share (when HTA's "
+    "overlap is known)";
+
+// Communication with no kernel beside it (step category).
+void ExposedCommunication(const RuleContext& c, std::vector<Finding>* out) {
+  const int64_t comm = StepCat(*c.in.steps, analyze::StepCategory::kCommunication);
+  if (!(Share(comm, c.step_ns) > kExposedCommShare)) return;
+  Finding f;
+  f.title = "Communication is not hidden behind compute";
+  f.estimated_saving_ns_per_step = comm;
+  f.saving_assumption =
+      "Overlapping the collectives with backward compute hides at most the communication time "
+      "that today runs with no kernel beside it.";
+  f.evidence = {F("exposed_comm_per_step_ns", "exposed communication per step", Value::Nanos(comm)),
+                F("exposed_comm_share", "share of the step", ShareValue(comm, c.step_ns))};
+  if (c.in.gpu_time->comm_compute_overlap_ratio >= 0) {
+    f.evidence.push_back(F("comm_compute_overlap_share",
+                           "communication under compute (HTA overlap)",
+                           Value::Share(c.in.gpu_time->comm_compute_overlap_ratio)));
   }
+  out->push_back(std::move(f));
+}
 
-  // 1. Input pipeline stall: time in the step where only the DataLoader runs.
-  const int64_t dataloader = StepCat(steps, analyze::StepCategory::kDataLoader);
-  if (Share(dataloader, step_ns) > kInputStallShare) {
-    Finding f;
-    f.id = "input_pipeline_stall";
-    f.title = "The GPU waits for the input pipeline";
-    f.estimated_saving_ns_per_step = dataloader;
-    f.saving_assumption =
-        "Loading the next batch in worker processes hides the DataLoader time that nothing else "
-        "overlaps today; the main process's own work stays.";
-    f.evidence = {{"DataLoader share of the step", Pct(Share(dataloader, step_ns))},
-                  {"DataLoader time per step", Ms(dataloader)},
-                  {"mean step", Ms(step_ns)}};
-    f.fix =
-        "Load batches in background workers: DataLoader(..., num_workers=N (start with the CPU "
-        "cores "
-        "per GPU), pin_memory=True, persistent_workers=True, prefetch_factor=2), and copy with "
-        ".to(device, non_blocking=True).";
-    f.confidence = 0.8;
-    add(std::move(f));
-  }
+constexpr const char* kFp32MathFix =
+    "Train in bf16: with torch.autocast(device_type=\"cuda\", dtype=torch.bfloat16): "
+    "around forward and loss; or at least torch.backends.cuda.matmul.allow_tf32 = "
+    "True and torch.backends.cudnn.allow_tf32 = True.";
+constexpr const char* kFp32MathEvidence =
+    "fp32_simt_math_share, fp32_math_per_step_ns, tensor_core_math_share, compute_capability "
+    "(text)";
 
-  // 2. Exposed communication: communication with no kernel beside it (step category).
-  const int64_t comm = StepCat(steps, analyze::StepCategory::kCommunication);
-  if (Share(comm, step_ns) > kExposedCommShare) {
-    Finding f;
-    f.id = "exposed_communication";
-    f.title = "Communication is not hidden behind compute";
-    f.estimated_saving_ns_per_step = comm;
-    f.saving_assumption =
-        "Overlapping the collectives with backward compute hides at most the communication time "
-        "that today runs with no kernel beside it.";
-    f.evidence = {{"exposed communication per step", Ms(comm)},
-                  {"share of the step", Pct(Share(comm, step_ns))}};
-    if (in.gpu_time->comm_compute_overlap_ratio >= 0) {
-      f.evidence.emplace_back("communication under compute (HTA overlap)",
-                              Pct(in.gpu_time->comm_compute_overlap_ratio));
-    }
-    f.fix =
-        "Let DDP overlap gradient all-reduce with backward: DistributedDataParallel(model, "
-        "bucket_cap_mb=25 (tune 10-100), gradient_as_bucket_view=True, static_graph=True when the "
-        "graph is fixed); avoid synchronising before the optimizer; with FSDP, enable forward/"
-        "backward prefetch.";
-    f.confidence = 0.6;
-    add(std::move(f));
-  }
-
-  // 3. fp32 math on a GPU with tensor cores.
-  const analyze::KernelsResult& k = *in.kernels;
+// fp32 math on a GPU with tensor cores.
+void Fp32Math(const RuleContext& c, std::vector<Finding>* out) {
+  const analyze::KernelsResult& k = *c.in.kernels;
   const int64_t fp32 =
       k.math_ns_by_precision[static_cast<size_t>(analyze::MathPrecision::kFp32Simt)];
-  const int32_t cc = in.summary->compute_major;
-  if (cc >= 7 && Share(fp32, k.math_ns) > kFp32MathShare) {
-    Finding f;
-    f.id = "fp32_math";
-    f.title = "Matrix math runs in fp32 on CUDA cores, not on tensor cores";
-    const int64_t per_step = fp32 / step_count;
-    f.estimated_saving_ns_per_step = static_cast<int64_t>(static_cast<double>(per_step) *
-                                                          (1.0 - 1.0 / kAssumedTensorCoreSpeedup));
-    f.saving_assumption =
-        "Tensor-core kernels run the same GEMMs and convolutions at least 2x faster (a "
-        "conservative "
-        "share of the 8-16x peak ratio); other kernels unchanged.";
-    f.evidence = {{"fp32 CUDA-core share of GEMM/conv/attention time", Pct(Share(fp32, k.math_ns))},
-                  {"fp32 math time per step", Ms(per_step)},
-                  {"tensor-core share of math", Pct(Share(k.tensor_core_ns, k.math_ns))},
-                  {"compute capability",
-                   std::to_string(cc) + "." + std::to_string(in.summary->compute_minor)}};
-    f.fix = cc >= 8
-                ? "Train in bf16: with torch.autocast(device_type=\"cuda\", dtype=torch.bfloat16): "
-                  "around forward and loss; or at least torch.backends.cuda.matmul.allow_tf32 = "
-                  "True and torch.backends.cudnn.allow_tf32 = True."
-                : "Use mixed precision: torch.autocast(device_type=\"cuda\", dtype=torch.float16) "
-                  "with torch.cuda.amp.GradScaler (this GPU has fp16 tensor cores, no bf16).";
-    f.confidence = 0.7;
-    add(std::move(f));
+  const int32_t cc = c.in.summary->compute_major;
+  if (!(cc >= 7 && Share(fp32, k.math_ns) > kFp32MathShare)) return;
+  Finding f;
+  f.title = "Matrix math runs in fp32 on CUDA cores, not on tensor cores";
+  const int64_t per_step = fp32 / c.step_count;
+  f.estimated_saving_ns_per_step =
+      static_cast<int64_t>(static_cast<double>(per_step) * (1.0 - 1.0 / kAssumedTensorCoreSpeedup));
+  f.saving_assumption =
+      "Tensor-core kernels run the same GEMMs and convolutions at least 2x faster (a "
+      "conservative share of the 8-16x peak ratio); other kernels unchanged.";
+  f.evidence = {
+      F("fp32_simt_math_share", "fp32 CUDA-core share of GEMM/conv/attention time",
+        ShareValue(fp32, k.math_ns)),
+      F("fp32_math_per_step_ns", "fp32 math time per step", Value::Nanos(per_step)),
+      F("tensor_core_math_share", "tensor-core share of math",
+        ShareValue(k.tensor_core_ns, k.math_ns)),
+      // A version, not a quantity: "7.0".
+      F("compute_capability", "compute capability",
+        Value::Text(std::to_string(cc) + "." + std::to_string(c.in.summary->compute_minor)))};
+  // The table's fix is bf16 (compute 8.x+); 7.x has fp16 tensor cores only.
+  if (cc < 8) {
+    f.fix =
+        "Use mixed precision: torch.autocast(device_type=\"cuda\", dtype=torch.float16) "
+        "with torch.cuda.amp.GradScaler (this GPU has fp16 tensor cores, no bf16).";
   }
+  out->push_back(std::move(f));
+}
 
-  // 4. Synchronisation: the GPU idles while the host resumes after blocking syncs.
-  const analyze::SyncStats& sync = *in.sync;
+constexpr const char* kSyncPointsFix =
+    "Move .item(), .cpu(), print(loss) and tensor-dependent Python control flow out of the "
+    "step (accumulate on the GPU and read every N steps); use non_blocking=True copies.";
+constexpr const char* kSyncPointsEvidence =
+    "sync_points_per_step, gpu_idle_after_sync_per_step_ns, host_blocked_ns";
+
+// The GPU idles while the host resumes after blocking syncs.
+void SyncPoints(const RuleContext& c, std::vector<Finding>* out) {
+  const analyze::SyncStats& sync = *c.in.sync;
   int64_t sync_idle_steps = 0, sync_steps = 0;
   for (const analyze::StepSyncStats& s : sync.steps) {
     sync_idle_steps += s.gpu_idle_after_sync_ns;
     ++sync_steps;
   }
   const int64_t sync_idle =
-      sync_steps > 0 ? sync_idle_steps / sync_steps : sync.gpu_idle_after_sync_ns / step_count;
-  if (!sync.points.empty() && Share(sync_idle, step_ns) > kSyncIdleShare) {
-    Finding f;
-    f.id = "sync_points";
-    f.title = "Host-device synchronisation stalls the GPU";
-    f.estimated_saving_ns_per_step = sync_idle;
-    f.saving_assumption =
-        "Without the blocking reads the GPU keeps its queue; it saves the GPU idle time that "
-        "follows "
-        "each sync point, not the host's blocked time.";
-    f.evidence = {{"sync points per step",
-                   std::to_string(static_cast<double>(sync.points.size()) /
-                                  static_cast<double>(std::max<int64_t>(1, sync_steps)))
-                       .substr(0, 4)},
-                  {"GPU idle after them per step", Ms(sync_idle)},
-                  {"host blocked in total", Ms(sync.blocked_ns)}};
-    f.fix =
-        "Move .item(), .cpu(), print(loss) and tensor-dependent Python control flow out of the "
-        "step "
-        "(accumulate on the GPU and read every N steps); use non_blocking=True copies.";
-    f.confidence = 0.6;
-    add(std::move(f));
-  }
+      sync_steps > 0 ? sync_idle_steps / sync_steps : sync.gpu_idle_after_sync_ns / c.step_count;
+  if (sync.points.empty() || !(Share(sync_idle, c.step_ns) > kSyncIdleShare)) return;
+  Finding f;
+  f.title = "Host-device synchronisation stalls the GPU";
+  f.estimated_saving_ns_per_step = sync_idle;
+  f.saving_assumption =
+      "Without the blocking reads the GPU keeps its queue; it saves the GPU idle time that "
+      "follows each sync point, not the host's blocked time.";
+  f.evidence = {
+      F("sync_points_per_step", "sync points per step",
+        Value::Number(static_cast<double>(sync.points.size()) /
+                          static_cast<double>(std::max<int64_t>(1, sync_steps)),
+                      1)),
+      F("gpu_idle_after_sync_per_step_ns", "GPU idle after them per step", Value::Nanos(sync_idle)),
+      F("host_blocked_ns", "host blocked in total", Value::Nanos(sync.blocked_ns))};
+  out->push_back(std::move(f));
+}
 
-  // 5. Pageable copies that become synchronous.
-  const analyze::CopyStats& copies = *in.copies;
-  // Copy statistics use HTA's selection, which leaves the last step out.
-  const int64_t copy_steps = copies.step_filtered && step_count > 1 ? step_count - 1 : step_count;
+constexpr const char* kPageableCopiesFix =
+    "Pin host memory: DataLoader(..., pin_memory=True) or tensor.pin_memory(), then "
+    ".to(device, non_blocking=True).";
+constexpr const char* kPageableCopiesEvidence =
+    "pageable_memcpy_count, effectively_sync_memcpy_count, pageable_copy_per_step_ns";
+
+// Pageable copies that become synchronous.
+void PageableCopies(const RuleContext& c, std::vector<Finding>* out) {
+  const analyze::CopyStats& copies = *c.in.copies;
   int64_t pageable_ns = 0;
   for (const analyze::CopyGroup& g : copies.groups) {
     if (g.kind == GpuKind::kMemcpy && g.pageable) pageable_ns += g.time_ns;
   }
-  if (copies.effectively_sync_memcpys + copies.sync_memcpys > 0 && pageable_ns > 0) {
-    Finding f;
-    f.id = "pageable_copies";
-    f.title = "Host-device copies from pageable memory block the host";
-    const int64_t per_step = pageable_ns / copy_steps;
-    f.estimated_saving_ns_per_step = static_cast<int64_t>(static_cast<double>(per_step) *
-                                                          (1.0 - 1.0 / kPinnedOverPageableSpeedup));
-    f.saving_assumption =
-        "Pinned copies run about 3x faster than pageable ones and no longer block the host.";
-    f.evidence = {
-        {"pageable memcpys", std::to_string(copies.pageable_memcpys)},
-        {"asynchronous calls made synchronous", std::to_string(copies.effectively_sync_memcpys)},
-        {"pageable copy time per step", Ms(per_step)}};
-    f.fix =
-        "Pin host memory: DataLoader(..., pin_memory=True) or tensor.pin_memory(), then "
-        ".to(device, non_blocking=True).";
-    f.confidence = 0.6;
-    add(std::move(f));
-  }
+  if (copies.effectively_sync_memcpys + copies.sync_memcpys == 0 || pageable_ns <= 0) return;
+  Finding f;
+  f.title = "Host-device copies from pageable memory block the host";
+  const int64_t per_step = pageable_ns / c.copy_steps;
+  f.estimated_saving_ns_per_step = static_cast<int64_t>(static_cast<double>(per_step) *
+                                                        (1.0 - 1.0 / kPinnedOverPageableSpeedup));
+  f.saving_assumption =
+      "Pinned copies run about 3x faster than pageable ones and no longer block the host.";
+  f.evidence = {
+      F("pageable_memcpy_count", "pageable memcpys",
+        Value::Count(static_cast<int64_t>(copies.pageable_memcpys))),
+      F("effectively_sync_memcpy_count", "asynchronous calls made synchronous",
+        Value::Count(static_cast<int64_t>(copies.effectively_sync_memcpys))),
+      F("pageable_copy_per_step_ns", "pageable copy time per step", Value::Nanos(per_step))};
+  out->push_back(std::move(f));
+}
 
-  // 5b. Many tiny copies: each pays launch and DMA setup latency for a few bytes.
+constexpr const char* kTinyCopiesFix =
+    "Stack small tensors into one buffer and copy once per step; keep per-step scalars "
+    "(losses, metrics) on the GPU and read them every N steps.";
+constexpr const char* kTinyCopiesEvidence = "tiny_copies_per_step, tiny_copy_time_per_step_ns";
+
+// Many tiny copies: each pays launch and DMA setup latency for a few bytes.
+void TinyCopies(const RuleContext& c, std::vector<Finding>* out) {
+  const analyze::CopyStats& copies = *c.in.copies;
   const double tiny_per_step =
-      static_cast<double>(copies.tiny_memcpys) / static_cast<double>(copy_steps);
-  if (tiny_per_step >= kTinyCopiesPerStep) {
-    Finding f;
-    f.id = "tiny_copies";
-    f.title = "Many tiny host-device copies";
-    f.estimated_saving_ns_per_step = copies.tiny_memcpy_time_ns / copy_steps;
-    f.saving_assumption =
-        "Batched into one copy per step, the tiny copies' own GPU time (mostly fixed latency) "
-        "goes; an upper bound.";
-    char per_step[32];
-    std::snprintf(per_step, sizeof per_step, "%.1f", tiny_per_step);
-    f.evidence = {{"copies under 64 KiB per step", per_step},
-                  {"their GPU time per step", Ms(copies.tiny_memcpy_time_ns / copy_steps)}};
-    f.fix =
-        "Stack small tensors into one buffer and copy once per step; keep per-step scalars "
-        "(losses, "
-        "metrics) on the GPU and read them every N steps.";
-    f.confidence = 0.5;
-    add(std::move(f));
-  }
+      static_cast<double>(copies.tiny_memcpys) / static_cast<double>(c.copy_steps);
+  if (!(tiny_per_step >= kTinyCopiesPerStep)) return;
+  Finding f;
+  f.title = "Many tiny host-device copies";
+  f.estimated_saving_ns_per_step = copies.tiny_memcpy_time_ns / c.copy_steps;
+  f.saving_assumption =
+      "Batched into one copy per step, the tiny copies' own GPU time (mostly fixed latency) "
+      "goes; an upper bound.";
+  f.evidence = {
+      F("tiny_copies_per_step", "copies under 64 KiB per step", Value::Number(tiny_per_step, 1)),
+      F("tiny_copy_time_per_step_ns", "their GPU time per step",
+        Value::Nanos(copies.tiny_memcpy_time_ns / c.copy_steps))};
+  out->push_back(std::move(f));
+}
 
-  // 5c. Idle gaps: the GPU idles ≥ 1 ms at a time while the host does something that is neither
-  // the DataLoader (input_pipeline_stall) nor waiting on a sync (sync_points). The analysis
-  // already leaves those parts out, so this saving is disjoint from theirs.
-  int64_t idle_gap_claim = 0;  // per step; launch_bound below does not claim it again
-  if (in.idle_gaps && in.idle_gaps->long_gaps > 0) {
-    const analyze::IdleGapStats& g = *in.idle_gaps;
-    const int64_t per_step = g.unexplained_ns_per_steady_step;
-    const bool starved = g.longest_unexplained_ns > analyze::kNsightGpuGapNs;
-    if (Share(per_step, step_ns) > kIdleGapShare || starved) {
-      Finding f;
-      f.id = "idle_gaps";
-      f.title = "The GPU sits idle while the host does other work";
-      f.estimated_saving_ns_per_step = per_step;
-      idle_gap_claim = per_step;
-      f.saving_assumption =
-          "Moving that host work off the step's critical path (or overlapping it with GPU work) "
-          "removes the GPU idle of gaps of 1 ms or more that no DataLoader wait or sync point "
-          "already explains; shorter gaps stay.";
-      const uint64_t host_gaps = g.long_gaps - g.long_gaps_after_sync;
-      f.evidence = {{"unexplained idle per steady step", Ms(per_step)},
-                    {"share of the step", Pct(Share(per_step, step_ns))},
-                    {"gaps of 1 ms or more, not after a sync", std::to_string(host_gaps)},
-                    {"their idle not covered by the DataLoader", Ms(g.unexplained_ns)}};
-      // The longest unexplained gaps, with their step and what the host ran.
-      std::string ops_text;
-      int shown = 0;
-      for (const analyze::IdleGap& gap : g.longest) {
-        if (gap.claim != analyze::IdleClaim::kHost || shown == 3) continue;
-        std::string op = "no recorded op";
-        if (in.trace && !gap.host_ops.empty())
-          op = std::string(in.trace->Str(gap.host_ops[0].first));
-        f.evidence.emplace_back(
-            "gap " + std::to_string(++shown),
-            Ms(gap.length()) +
-                    (gap.step >= 0 ? " in step " + std::to_string(gap.step) : " outside the steps") +
-                    ", host in " + op);
+// idle_gaps' evidence beyond the totals: the longest host-claimed gaps (at most 3), each with its
+// length, step and the op the host ran.
+void AddLongestGaps(const RankInputs& in, const analyze::IdleGapStats& g, Finding* f) {
+  int shown = 0;
+  for (const analyze::IdleGap& gap : g.longest) {
+    if (gap.claim != analyze::IdleClaim::kHost || shown == 3) continue;
+    std::string op = "no recorded op";
+    if (in.name && !gap.host_ops.empty()) op = std::string(in.name(gap.host_ops[0].first));
+    const std::string n = std::to_string(++shown);
+    f->evidence.push_back(F("gap_" + n + "_ns", "gap " + n, Value::Nanos(gap.length())));
+    // Step N of ProfilerStep#N; n/a outside the steps.
+    f->evidence.push_back(
+        F("gap_" + n + "_step", "in step", gap.step >= 0 ? Value::Int(gap.step) : Value::Na()));
+    f->evidence.push_back(F("gap_" + n + "_host_op", "host in", Value::Text(std::move(op))));
+  }
+}
+
+// idle_gaps' fix: names the host ops in the gaps, then the remedies their names point to.
+std::string IdleGapsFix(const RankInputs& in, const analyze::IdleGapStats& g,
+                        const std::string& generic) {
+  std::string ops_text;
+  for (const analyze::IdleHostOp& h : g.host_ops) {
+    if (!in.name || ops_text.size() > 160) break;
+    ops_text += (ops_text.empty() ? "" : ", ") + std::string(in.name(h.name)) + " (" +
+                render::FormatDurationApprox(static_cast<double>(h.overlap_ns)) + ")";
+  }
+  std::string fix = ops_text.empty() ? "In these gaps the host runs Python outside any recorded op "
+                                       "(profile with with_stack=True to see it). "
+                                     : "In these gaps the host was in " + ops_text + ". ";
+  auto any_op = [&](std::initializer_list<const char*> words) {
+    for (const analyze::IdleHostOp& h : g.host_ops) {
+      if (!in.name) break;
+      const std::string_view n = in.name(h.name);
+      for (const char* w : words) {
+        if (n.find(w) != std::string_view::npos) return true;
       }
-      for (const analyze::IdleHostOp& h : g.host_ops) {
-        if (!in.trace || ops_text.size() > 160) break;
-        ops_text += (ops_text.empty() ? "" : ", ") + std::string(in.trace->Str(h.name)) + " (" +
-                    Ms(h.overlap_ns) + ")";
-      }
-      if (starved) {
-        f.evidence.emplace_back("longest gap (Nsight gpu_gaps > 500 ms)",
-                                Ms(g.longest_unexplained_ns));
-      }
-      std::string fix = ops_text.empty()
-                            ? "In these gaps the host runs Python outside any recorded op "
-                              "(profile with with_stack=True to see it). "
-                            : "In these gaps the host was in " + ops_text + ". ";
-      auto any_op = [&](std::initializer_list<const char*> words) {
-        for (const analyze::IdleHostOp& h : g.host_ops) {
-          if (!in.trace) break;
-          const std::string_view n = in.trace->Str(h.name);
-          for (const char* w : words) {
-            if (n.find(w) != std::string_view::npos) return true;
-          }
-        }
-        return false;
-      };
-      if (any_op({"Optimizer", "optimizer", "zero_grad"})) {
-        fix +=
-            "Use a fused or foreach optimizer (torch.optim.AdamW(..., fused=True)) and "
-            "zero_grad(set_to_none=True). ";
-      }
-      if (any_op({"save", "checkpoint", "Checkpoint"})) {
-        fix +=
-            "Checkpoint every N steps and asynchronously "
-            "(torch.distributed.checkpoint.async_save). ";
-      }
-      if (any_op({"aten::to", "aten::copy_", "aten::_to_copy", "aten::cpu", "aten::item"})) {
-        fix +=
-            "Make copies asynchronous: pinned memory and .to(device, non_blocking=True); keep "
-            ".cpu()/.item() reads out of the step. ";
-      }
-      fix +=
-          "Move logging, metrics and checkpointing off the step (every N steps, or in a "
-          "background thread); when the host work is many small launches, capture the step "
-          "with CUDA graphs (torch.compile(mode=\"reduce-overhead\")).";
-      f.fix = fix;
-      f.confidence = 0.5;
-      add(std::move(f));
-      if (starved) advice.findings.back().severity = Severity::kCritical;
     }
+    return false;
+  };
+  if (any_op({"Optimizer", "optimizer", "zero_grad"})) {
+    fix +=
+        "Use a fused or foreach optimizer (torch.optim.AdamW(..., fused=True)) and "
+        "zero_grad(set_to_none=True). ";
   }
-
-  // 5d. Low occupancy / tiny grids: kernels that leave SMs empty. No overlap with the stalls above
-  // (they save GPU idle time, this saves GPU busy time).
-  if (in.occupancy && in.occupancy->available) {
-    const analyze::OccupancyStats& o = *in.occupancy;
-    const bool tiny = o.tiny_grid_share >= kTinyGridKernelShare;
-    const bool low_occ =
-        o.achieved_occupancy_pct >= 0 && o.achieved_occupancy_pct < kLowAchievedOccupancyPct;
-    if (tiny || low_occ) {
-      Finding f;
-      f.id = "low_occupancy";
-      f.title = tiny ? "Many kernels launch fewer thread blocks than the GPU has SMs"
-                     : "Kernels keep few warps resident per SM";
-      const int64_t occ_steps =
-          std::max<int64_t>(1, static_cast<int64_t>(steps.complete_count > 0 ? steps.complete_count
-                                                                             : steps.steps.size()));
-      // Bounded by the step time during which kernels run at all.
-      const int64_t per_step = std::min(o.tiny_grid_lost_sm_ns / occ_steps,
-                                        StepCat(steps, analyze::StepCategory::kKernel));
-      f.estimated_saving_ns_per_step = tiny ? per_step : 0;
-      f.saving_assumption =
-          tiny ? "Upper bound: the tiny-grid kernels' work spread over every SM at the same "
-                 "per-SM speed (time × blocks per SM) and the GPU on the critical path; real "
-                 "gains are smaller."
-               : "No time estimate: low occupancy alone does not bound the speed-up (a "
-                 "memory-bound kernel can saturate bandwidth at low occupancy).";
-      char buf[64];
-      f.evidence = {{"tiny-grid share of compute-kernel time", Pct(o.tiny_grid_share)},
-                    {"tiny-grid kernel time per step", Ms(o.tiny_grid_ns / occ_steps)}};
-      if (o.sm_efficiency >= 0) {
-        std::snprintf(buf, sizeof buf, "%.3f", o.sm_efficiency);
-        f.evidence.emplace_back("est. SM efficiency (tb_plugin)", buf);
-      }
-      if (o.achieved_occupancy_pct >= 0) {
-        std::snprintf(buf, sizeof buf, "%.1f %%", o.achieved_occupancy_pct);
-        f.evidence.emplace_back("est. achieved occupancy (duration-weighted)", buf);
-      }
-      for (size_t i = 0; i < o.tiny.size() && i < 3; ++i) {
-        std::snprintf(buf, sizeof buf, "%llu × %.2f blocks/SM, ",
-                      static_cast<unsigned long long>(o.tiny[i].count),
-                      o.tiny[i].mean_blocks_per_sm);
-        f.evidence.emplace_back("tiny grid: " + o.tiny[i].name.substr(0, 60),
-                                buf + Ms(o.tiny[i].total_ns));
-      }
-      f.fix =
-          "Give each kernel more work: a larger batch or micro-batch; fuse small element-wise "
-          "kernels with torch.compile; set torch.backends.cudnn.benchmark = True so cuDNN picks "
-          "kernels for your shapes; replace per-sample or per-parameter Python loops with batched "
-          "ops (torch._foreach_*, vmap).";
-      f.confidence = 0.3;
-      add(std::move(f));
-    }
+  if (any_op({"save", "checkpoint", "Checkpoint"})) {
+    fix +=
+        "Checkpoint every N steps and asynchronously "
+        "(torch.distributed.checkpoint.async_save). ";
   }
+  if (any_op({"aten::to", "aten::copy_", "aten::_to_copy", "aten::cpu", "aten::item"})) {
+    fix +=
+        "Make copies asynchronous: pinned memory and .to(device, non_blocking=True); keep "
+        ".cpu()/.item() reads out of the step. ";
+  }
+  return fix + generic;
+}
 
-  // 6. Launch-bound: many kernels shorter than their launch and an idle GPU not explained by input.
-  const analyze::LaunchSummary& l = in.launches->all;
-  const analyze::ExclusiveBreakdown& ex = in.gpu_time->exclusive;
-  // Host time the idle_gaps finding already claims is not claimed again.
+constexpr const char* kIdleGapsFix =
+    "Move logging, metrics and checkpointing off the step (every N steps, or in a "
+    "background thread); when the host work is many small launches, capture the step "
+    "with CUDA graphs (torch.compile(mode=\"reduce-overhead\")).";
+constexpr const char* kIdleGapsEvidence =
+    "unexplained_idle_per_step_ns, unexplained_idle_share, host_gap_count, unexplained_idle_ns, "
+    "then per longest gap (N = 1-3) gap_N_ns, gap_N_step, gap_N_host_op (text); longest_gap_ns "
+    "when > 500 ms";
+
+// The GPU idles ≥ 1 ms at a time while the host does something that is neither the DataLoader
+// (input_pipeline_stall) nor waiting on a sync (sync_points). The analysis already leaves those
+// parts out, so this saving is disjoint from theirs.
+void IdleGaps(const RuleContext& c, std::vector<Finding>* out) {
+  const analyze::IdleGapStats& g = *c.in.idle_gaps;
+  if (g.long_gaps == 0) return;
+  const int64_t per_step = g.unexplained_ns_per_steady_step;
+  const bool starved = g.longest_unexplained_ns > analyze::kNsightGpuGapNs;
+  if (!(Share(per_step, c.step_ns) > kIdleGapShare || starved)) return;
+  Finding f;
+  f.title = "The GPU sits idle while the host does other work";
+  f.estimated_saving_ns_per_step = per_step;
+  f.saving_assumption =
+      "Moving that host work off the step's critical path (or overlapping it with GPU work) "
+      "removes the GPU idle of gaps of 1 ms or more that no DataLoader wait or sync point "
+      "already explains; shorter gaps stay.";
+  const uint64_t host_gaps = g.long_gaps - g.long_gaps_after_sync;
+  f.evidence = {
+      F("unexplained_idle_per_step_ns", "unexplained idle per steady step", Value::Nanos(per_step)),
+      F("unexplained_idle_share", "share of the step", ShareValue(per_step, c.step_ns)),
+      F("host_gap_count", "gaps of 1 ms or more, not after a sync",
+        Value::Count(static_cast<int64_t>(host_gaps))),
+      F("unexplained_idle_ns", "their idle not covered by the DataLoader",
+        Value::Nanos(g.unexplained_ns))};
+  AddLongestGaps(c.in, g, &f);
+  if (starved) {
+    f.evidence.push_back(F("longest_gap_ns",
+                           "longest gap (Nsight gpu_gaps > " +
+                               render::FormatDurationApprox(analyze::kNsightGpuGapNs) + ")",
+                           Value::Nanos(g.longest_unexplained_ns)));
+    f.severity = render::Severity::kCritical;  // whatever its share
+  }
+  f.fix = IdleGapsFix(c.in, g, kIdleGapsFix);
+  out->push_back(std::move(f));
+}
+
+constexpr const char* kLowOccupancyFix =
+    "Give each kernel more work: a larger batch or micro-batch; fuse small element-wise "
+    "kernels with torch.compile; set torch.backends.cudnn.benchmark = True so cuDNN picks "
+    "kernels for your shapes; replace per-sample or per-parameter Python loops with batched "
+    "ops (torch._foreach_*, vmap).";
+constexpr const char* kLowOccupancyEvidence =
+    "tiny_grid_share, tiny_grid_per_step_ns, est_sm_efficiency, est_achieved_occupancy_share "
+    "(when known), then per kernel (N = 1-3) tiny_grid_N_kernel (text), tiny_grid_N_count, "
+    "tiny_grid_N_blocks_per_sm, tiny_grid_N_ns";
+
+// Kernels that leave SMs empty. No overlap with the stalls above (they save GPU idle time, this
+// saves GPU busy time).
+void LowOccupancy(const RuleContext& c, std::vector<Finding>* out) {
+  const analyze::OccupancyStats& o = *c.in.occupancy;
+  if (!o.available) return;
+  const bool tiny = o.tiny_grid_share >= kTinyGridKernelShare;
+  const bool low_occ =
+      o.achieved_occupancy_pct >= 0 && o.achieved_occupancy_pct < kLowAchievedOccupancyPct;
+  if (!tiny && !low_occ) return;
+  const analyze::StepsResult& steps = *c.in.steps;
+  Finding f;
+  f.title = tiny ? "Many kernels launch fewer thread blocks than the GPU has SMs"
+                 : "Kernels keep few warps resident per SM";
+  const int64_t occ_steps = std::max<int64_t>(
+      1,
+      static_cast<int64_t>(steps.complete_count > 0 ? steps.complete_count : steps.steps.size()));
+  // Bounded by the step time during which kernels run at all.
+  const int64_t per_step =
+      std::min(o.tiny_grid_lost_sm_ns / occ_steps, StepCat(steps, analyze::StepCategory::kKernel));
+  f.estimated_saving_ns_per_step = tiny ? per_step : 0;
+  f.saving_assumption =
+      tiny ? "Upper bound: the tiny-grid kernels' work spread over every SM at the same "
+             "per-SM speed (time × blocks per SM) and the GPU on the critical path; real "
+             "gains are smaller."
+           : "No time estimate: low occupancy alone does not bound the speed-up (a "
+             "memory-bound kernel can saturate bandwidth at low occupancy).";
+  f.evidence = {F("tiny_grid_share", "tiny-grid share of compute-kernel time",
+                  Value::Share(o.tiny_grid_share)),
+                F("tiny_grid_per_step_ns", "tiny-grid kernel time per step",
+                  Value::Nanos(o.tiny_grid_ns / occ_steps))};
+  if (o.sm_efficiency >= 0) {
+    // tb_plugin's 0-1 figure, shown as the number it prints.
+    f.evidence.push_back(F("est_sm_efficiency", "est. SM efficiency (tb_plugin)",
+                           Value::Number(o.sm_efficiency, 3)));
+  }
+  if (o.achieved_occupancy_pct >= 0) {
+    f.evidence.push_back(F("est_achieved_occupancy_share",
+                           "est. achieved occupancy (duration-weighted)",
+                           Value::Share(o.achieved_occupancy_pct / 100.0)));
+  }
+  for (size_t i = 0; i < o.tiny.size() && i < 3; ++i) {
+    const analyze::TinyGridKernel& t = o.tiny[i];
+    const std::string n = std::to_string(i + 1);
+    f.evidence.push_back(
+        F("tiny_grid_" + n + "_kernel", "tiny grid " + n, Value::Text(t.name.substr(0, 60))));
+    f.evidence.push_back(
+        F("tiny_grid_" + n + "_count", "launches", Value::Count(static_cast<int64_t>(t.count))));
+    f.evidence.push_back(F("tiny_grid_" + n + "_blocks_per_sm", "blocks/SM",
+                           Value::Number(t.mean_blocks_per_sm, 2)));
+    f.evidence.push_back(F("tiny_grid_" + n + "_ns", "time", Value::Nanos(t.total_ns)));
+  }
+  out->push_back(std::move(f));
+}
+
+constexpr const char* kLaunchBoundFix =
+    "Capture the step with CUDA graphs (torch.cuda.graphs / "
+    "torch.compile(mode=\"reduce-overhead\")), fuse small ops (torch.compile), or raise the "
+    "work per kernel (larger batch).";
+constexpr const char* kLaunchBoundEvidence =
+    "short_kernel_share, gpu_idle_share, runtime_cpu_exec_per_step_ns";
+
+// Many kernels shorter than their launch and an idle GPU not explained by input.
+void LaunchBound(const RuleContext& c, std::vector<Finding>* out) {
+  const analyze::LaunchSummary& l = c.in.launches->all;
+  const analyze::ExclusiveBreakdown& ex = c.in.gpu_time->exclusive;
+  const analyze::StepsResult& steps = *c.in.steps;
+  // Host time the idle_gaps finding (an earlier rule) already claims is not claimed again.
+  int64_t idle_gap_claim = 0;
+  for (const Finding& f : c.earlier)
+    if (f.id == "idle_gaps") idle_gap_claim = f.estimated_saving_ns_per_step;
   const int64_t runtime =
       std::max<int64_t>(0, StepCat(steps, analyze::StepCategory::kRuntime) +
                                StepCat(steps, analyze::StepCategory::kCpuExec) - idle_gap_claim);
-  if (l.n > 0 &&
-      Share(static_cast<int64_t>(l.short_kernels), static_cast<int64_t>(l.n)) > kShortKernelShare &&
-      Share(ex.idle_ns, ex.span_ns) > kLaunchIdleShare && runtime > 0) {
+  const int64_t n = static_cast<int64_t>(l.n);
+  const int64_t short_kernels = static_cast<int64_t>(l.short_kernels);
+  if (!(l.n > 0 && Share(short_kernels, n) > kShortKernelShare &&
+        Share(ex.idle_ns, ex.span_ns) > kLaunchIdleShare && runtime > 0)) {
+    return;
+  }
+  Finding f;
+  f.title = "The CPU cannot launch kernels fast enough";
+  f.estimated_saving_ns_per_step = runtime / 2;
+  f.saving_assumption =
+      "CUDA graphs or torch.compile remove about half of the launch and framework time that the "
+      "GPU waits on; a rough bound, confidence low.";
+  f.evidence = {
+      F("short_kernel_share", "kernels shorter than their launch", ShareValue(short_kernels, n)),
+      F("gpu_idle_share", "GPU idle", ShareValue(ex.idle_ns, ex.span_ns)),
+      F("runtime_cpu_exec_per_step_ns", "runtime + CPU exec per step", Value::Nanos(runtime))};
+  out->push_back(std::move(f));
+}
+
+constexpr const char* kStragglerFix =
+    "Check this rank's node: GPU clocks and temperature (nvidia-smi -q -d "
+    "CLOCK,PERFORMANCE), other processes on the GPU, data sharding imbalance, and the "
+    "NIC/PCIe link.";
+constexpr const char* kStragglerEvidence =
+    "step_ns, median_step_ns, last_arrival_count, collectives_compared_count";
+
+// This rank is slower than the median over ranks.
+void Straggler(const RuleContext& c, std::vector<Finding>* out) {
+  const analyze::RanksResult& across = *c.in.across;
+  // One finding per matching row: ranks without a rank id (-1) all match each other's rows.
+  for (const analyze::RankRow& row : across.ranks) {
+    if (row.rank != c.in.rank || !row.straggler) continue;
     Finding f;
-    f.id = "launch_bound";
-    f.title = "The CPU cannot launch kernels fast enough";
-    f.estimated_saving_ns_per_step = runtime / 2;
+    f.title = "This rank is slower than the others";
+    f.estimated_saving_ns_per_step = row.step_ns - across.median_step_ns;
     f.saving_assumption =
-        "CUDA graphs or torch.compile remove about half of the launch and framework time that the "
-        "GPU waits on; a rough bound, confidence low.";
-    f.evidence = {{"kernels shorter than their launch",
-                   Pct(Share(static_cast<int64_t>(l.short_kernels), static_cast<int64_t>(l.n)))},
-                  {"GPU idle", Pct(Share(ex.idle_ns, ex.span_ns))},
-                  {"runtime + CPU exec per step", Ms(runtime)}};
-    f.fix =
-        "Capture the step with CUDA graphs (torch.cuda.graphs / "
-        "torch.compile(mode=\"reduce-overhead\")), "
-        "fuse small ops (torch.compile), or raise the work per kernel (larger batch).";
-    f.confidence = 0.35;
-    add(std::move(f));
+        "Every rank waits for the slowest at each collective; matching the median saves the "
+        "difference.";
+    f.evidence = {
+        F("step_ns", "step time", Value::Nanos(row.step_ns)),
+        F("median_step_ns", "median step over ranks", Value::Nanos(across.median_step_ns)),
+        F("last_arrival_count", "collectives reached last",
+          Value::Count(static_cast<int64_t>(row.last_arrivals))),
+        F("collectives_compared_count", "collectives compared",
+          Value::Count(static_cast<int64_t>(across.collectives_compared)))};
+    out->push_back(std::move(f));
   }
+}
 
-  // 7. Straggler rank.
-  if (in.across) {
-    for (const analyze::RankRow& row : in.across->ranks) {
-      if (row.rank != in.rank || !row.straggler) continue;
-      Finding f;
-      f.id = "straggler";
-      f.title = "This rank is slower than the others";
-      f.estimated_saving_ns_per_step = row.step_ns - in.across->median_step_ns;
-      f.saving_assumption =
-          "Every rank waits for the slowest at each collective; matching the median saves the "
-          "difference.";
-      f.evidence = {
-          {"step time", Ms(row.step_ns)},
-          {"median step over ranks", Ms(in.across->median_step_ns)},
-          {"collectives reached last", std::to_string(row.last_arrivals) + " of " +
-                                           std::to_string(in.across->collectives_compared)}};
-      f.fix =
-          "Check this rank's node: GPU clocks and temperature (nvidia-smi -q -d "
-          "CLOCK,PERFORMANCE), "
-          "other processes on the GPU, data sharding imbalance, and the NIC/PCIe link.";
-      f.confidence = 0.6;
-      add(std::move(f));
-    }
-  }
+// Peak memory of the rank's device: reserved when the trace has it, else allocated.
+struct PeakMemory {
+  int64_t used_bytes = 0;
+  int64_t total_bytes = 0;
+  bool reserved = false;
+  double share = 0;
+};
 
-  // 8. Memory: near OOM, or much unused (no time saving; throughput via a larger batch).
+bool RankPeakMemory(const RankInputs& in, PeakMemory* m) {
   const analyze::DeviceMemory* dev = analyze::RankDevice(*in.memory);
-  if (dev && dev->total_bytes > 0) {
-    const int64_t used =
-        dev->peak_reserved_bytes >= 0 ? dev->peak_reserved_bytes : dev->peak_allocated_bytes;
-    const double share = Share(used, dev->total_bytes);
-    if (share > kNearOomShare) {
-      Finding f;
-      f.id = "near_oom";
-      f.title = "Memory is nearly full";
-      f.saving_assumption =
-          "No time saving: this finding is about the risk of running out of memory.";
-      f.evidence = {{"peak reserved", Gb(used)}, {"device memory", Gb(dev->total_bytes)}};
-      f.fix =
-          "Use activation checkpointing (torch.utils.checkpoint), a smaller micro-batch with "
-          "gradient "
-          "accumulation to keep the global batch, or bf16.";
-      f.confidence = 0.8;
-      add(std::move(f));
-    } else if (share < kMemoryUnusedShare) {
-      Finding f;
-      f.id = "memory_underused";
-      f.title = "Most of the GPU's memory is unused";
-      f.saving_assumption =
-          "No direct time saving per step: a larger batch raises throughput per step.";
-      char bound[64];
-      std::snprintf(bound, sizeof bound, "up to %.1fx", 0.9 / std::max(share, 1e-9));
-      f.evidence = {{"peak reserved", Gb(used)},
-                    {"device memory", Gb(dev->total_bytes)},
-                    {"batch could grow (if activations dominate)", bound}};
-      f.fix =
-          "Raise the batch size (and the learning rate schedule accordingly), or keep the global "
-          "batch with fewer gradient-accumulation steps.";
-      f.confidence = 0.4;
-      add(std::move(f));
+  if (!dev || dev->total_bytes <= 0) return false;
+  m->reserved = dev->peak_reserved_bytes >= 0;
+  m->used_bytes = m->reserved ? dev->peak_reserved_bytes : dev->peak_allocated_bytes;
+  m->total_bytes = dev->total_bytes;
+  m->share = Share(m->used_bytes, m->total_bytes);
+  return true;
+}
+
+std::vector<render::Field> MemoryEvidence(const PeakMemory& m) {
+  const Value used = Value::Bytes(static_cast<uint64_t>(std::max<int64_t>(0, m.used_bytes)));
+  return {m.reserved ? F("peak_reserved_bytes", "peak reserved", used)
+                     : F("peak_allocated_bytes", "peak allocated", used),
+          F("device_memory_bytes", "device memory",
+            Value::Bytes(static_cast<uint64_t>(m.total_bytes)))};
+}
+
+constexpr const char* kNearOomFix =
+    "Use activation checkpointing (torch.utils.checkpoint), a smaller micro-batch with "
+    "gradient accumulation to keep the global batch, or bf16.";
+constexpr const char* kNearOomEvidence =
+    "peak_reserved_bytes (peak_allocated_bytes without reserved), device_memory_bytes";
+
+// Memory nearly full: no time saving, a risk.
+void NearOom(const RuleContext& c, std::vector<Finding>* out) {
+  PeakMemory m;
+  if (!RankPeakMemory(c.in, &m) || !(m.share > kNearOomShare)) return;
+  Finding f;
+  f.title = "Memory is nearly full";
+  f.saving_assumption = "No time saving: this finding is about the risk of running out of memory.";
+  f.evidence = MemoryEvidence(m);
+  out->push_back(std::move(f));
+}
+
+constexpr const char* kMemoryUnderusedFix =
+    "Raise the batch size (and the learning rate schedule accordingly), or keep the global "
+    "batch with fewer gradient-accumulation steps.";
+constexpr const char* kMemoryUnderusedEvidence =
+    "peak_reserved_bytes (peak_allocated_bytes without reserved), device_memory_bytes, "
+    "batch_growth_ratio";
+
+// Much memory unused: no time saving per step; throughput via a larger batch.
+void MemoryUnderused(const RuleContext& c, std::vector<Finding>* out) {
+  PeakMemory m;
+  if (!RankPeakMemory(c.in, &m) || !(m.share < kMemoryUnusedShare)) return;
+  Finding f;
+  f.title = "Most of the GPU's memory is unused";
+  f.saving_assumption =
+      "No direct time saving per step: a larger batch raises throughput per step.";
+  f.evidence = MemoryEvidence(m);
+  f.evidence.push_back(F("batch_growth_ratio", "batch could grow (if activations dominate) up to",
+                         Value::Number(0.9 / std::max(m.share, 1e-9), 1, Unit::kRatio)));
+  out->push_back(std::move(f));
+}
+
+std::string Pct(double share) { return render::FormatShare(share, 0); }
+std::string Ms(int64_t ns) { return render::FormatDurationApprox(static_cast<double>(ns)); }
+std::string Num(double v) { return render::FormatNumber(v, v == static_cast<int64_t>(v) ? 0 : 1); }
+
+std::vector<Rule> MakeRules() {
+  return {
+      {"input_pipeline_stall", kInSteps,
+       "DataLoader-only share of the steady step > " + Pct(kInputStallShare) +
+           " (`kInputStallShare`, tb_plugin's rule)",
+       "the DataLoader-only time per step", 0.8, "input-bound", kVerdictMinShare,
+       kInputPipelineStallFix, kInputPipelineStallEvidence, InputPipelineStall},
+      {"exposed_communication", kInSteps | kInGpuTime,
+       "communication with no kernel beside it > " + Pct(kExposedCommShare) +
+           " of the step (`kExposedCommShare`; tb_plugin says 10 %, but ranking decides the "
+           "verdict)",
+       "that communication time per step", 0.6, "communication-bound", kVerdictMinShare,
+       kExposedCommunicationFix, kExposedCommunicationEvidence, ExposedCommunication},
+      {"fp32_math", kInSummary | kInKernels | kInSteps,
+       "compute capability ≥ 7.0 and fp32 CUDA-core kernels > " + Pct(kFp32MathShare) +
+           " of GEMM/conv/attention time (`kFp32MathShare`)",
+       "fp32 math time per step × (1 − 1/" + Num(kAssumedTensorCoreSpeedup) +
+           ") (`kAssumedTensorCoreSpeedup`, conservative: peak ratios are 8-16x)",
+       0.7, "precision-bound", kVerdictMinShare, kFp32MathFix, kFp32MathEvidence, Fp32Math},
+      {"sync_points", kInSync | kInSteps,
+       "host-blocking sync points, and GPU idle after them > " + Pct(kSyncIdleShare) +
+           " of the step (`kSyncIdleShare`)",
+       "the GPU idle time after sync points per step (not the host's blocked time)", 0.6,
+       "sync-bound", kVerdictMinShare, kSyncPointsFix, kSyncPointsEvidence, SyncPoints},
+      {"pageable_copies", kInCopies | kInSteps,
+       "synchronous or effectively synchronous memcpys, and pageable copy time > 0",
+       "pageable copy time per step × (1 − 1/" + Num(kPinnedOverPageableSpeedup) +
+           ") (`kPinnedOverPageableSpeedup`)",
+       0.6, "copy-bound", kVerdictMinShare, kPageableCopiesFix, kPageableCopiesEvidence,
+       PageableCopies},
+      {"tiny_copies", kInCopies | kInSteps,
+       "≥ " + Num(kTinyCopiesPerStep) + " memcpys under " +
+           render::FormatCount(analyze::kTinyCopyBytes / 1024) +
+           " KiB per step (`kTinyCopiesPerStep`, `analyze::kTinyCopyBytes`)",
+       "their GPU time per step (an upper bound)", 0.5, "", 0, kTinyCopiesFix, kTinyCopiesEvidence,
+       TinyCopies},
+      {"idle_gaps", kInIdleGaps | kInSteps,
+       "GPU idle in gaps ≥ " + Ms(analyze::kLongIdleGapNs) +
+           " (`analyze::kLongIdleGapNs`) that neither a sync point nor the DataLoader explains "
+           "> " +
+           Pct(kIdleGapShare) + " of the steady step (`kIdleGapShare`); one such gap > " +
+           Ms(analyze::kNsightGpuGapNs) +
+           " (Nsight's gpu_gaps, `analyze::kNsightGpuGapNs`) fires it as critical",
+       "that unexplained idle per steady step (the DataLoader-covered part and gaps after syncs "
+       "are input_pipeline_stall's and sync_points')",
+       0.5, "host-bound", kVerdictMinShare, kIdleGapsFix, kIdleGapsEvidence, IdleGaps},
+      {"low_occupancy", kInOccupancy | kInSteps,
+       "kernels with fewer blocks than SMs ≥ " + Pct(kTinyGridKernelShare) +
+           " of compute-kernel time (`kTinyGridKernelShare`), or est. achieved occupancy < " +
+           Pct(kLowAchievedOccupancyPct / 100.0) + " (`kLowAchievedOccupancyPct`)",
+       "upper bound: Σ tiny-grid time × (1 − blocks/SM) per step, capped by the step's kernel "
+       "time; none when only occupancy is low",
+       0.3, "", 0, kLowOccupancyFix, kLowOccupancyEvidence, LowOccupancy},
+      {"launch_bound", kInLaunches | kInGpuTime | kInSteps,
+       "> " + Pct(kShortKernelShare) +
+           " of kernels shorter than their launch call "
+           "(`kShortKernelShare`) and GPU idle > " +
+           Pct(kLaunchIdleShare) + " of the span (`kLaunchIdleShare`)",
+       "half of runtime + CPU-exec time per step, less the host time idle_gaps claims", 0.35,
+       "launch-bound", kVerdictMinShare, kLaunchBoundFix, kLaunchBoundEvidence, LaunchBound},
+      {"straggler", kInRanks,
+       "this rank's step > the median over ranks by more than " +
+           Pct(analyze::kStragglerThreshold) + " (`analyze::kStragglerThreshold`)",
+       "this rank's step − the median step", 0.6, "straggler", kVerdictMinShare, kStragglerFix,
+       kStragglerEvidence, Straggler},
+      {"near_oom", kInMemory,
+       "peak reserved (allocated when the trace has no reserved) > " + Pct(kNearOomShare) +
+           " of device memory (`kNearOomShare`, tb_plugin's rule)",
+       "none (a risk)", 0.8, "near out of memory", 0, kNearOomFix, kNearOomEvidence, NearOom},
+      {"memory_underused", kInMemory,
+       "peak reserved (allocated when the trace has no reserved) < " + Pct(kMemoryUnusedShare) +
+           " of device memory (`kMemoryUnusedShare`)",
+       "none (throughput: a larger batch, up to 0.9 × device / peak reserved)", 0.4,
+       "memory-underused", 0, kMemoryUnderusedFix, kMemoryUnderusedEvidence, MemoryUnderused},
+  };
+}
+
+bool HasInputs(const RankInputs& in, uint32_t reads) {
+  const std::pair<Input, const void*> inputs[] = {
+      {kInSummary, in.summary},    {kInGpuTime, in.gpu_time},  {kInSteps, in.steps},
+      {kInKernels, in.kernels},    {kInLaunches, in.launches}, {kInCopies, in.copies},
+      {kInSync, in.sync},          {kInMemory, in.memory},     {kInOccupancy, in.occupancy},
+      {kInIdleGaps, in.idle_gaps}, {kInRanks, in.across},
+  };
+  for (const auto& [bit, ptr] : inputs)
+    if ((reads & bit) && !ptr) return false;
+  return true;
+}
+
+constexpr const char* kComputeBound = "compute-bound — look at the kernels";
+
+// The largest finding that can be a verdict names it when its saving is large enough:
+// low_occupancy's saving is an upper bound (confidence 0.3) and tiny_copies' a small one, so a
+// measured stall below them still names the bottleneck.
+std::string Verdict(const std::vector<Finding>& ranked) {
+  for (const Finding& f : ranked) {
+    const Rule* rule = FindRule(f.id);
+    if (!rule || rule->verdict.empty()) continue;
+    return f.estimated_saving_share >= rule->verdict_min_share ? rule->verdict : kComputeBound;
+  }
+  return kComputeBound;
+}
+
+}  // namespace
+
+const std::vector<Rule>& Rules() {
+  static const std::vector<Rule> rules = MakeRules();
+  return rules;
+}
+
+const Rule* FindRule(std::string_view id) {
+  for (const Rule& r : Rules())
+    if (r.id == id) return &r;
+  return nullptr;
+}
+
+std::string InputNames(uint32_t inputs) {
+  static constexpr std::pair<Input, const char*> kNames[] = {
+      {kInSummary, "summary"},    {kInGpuTime, "gpu_time"},  {kInSteps, "steps"},
+      {kInKernels, "kernels"},    {kInLaunches, "launches"}, {kInCopies, "copies"},
+      {kInSync, "sync_points"},   {kInMemory, "memory"},     {kInOccupancy, "occupancy"},
+      {kInIdleGaps, "idle_gaps"}, {kInRanks, "ranks"},
+  };
+  std::string out;
+  for (const auto& [bit, name] : kNames)
+    if (inputs & bit) out += (out.empty() ? "" : ", ") + std::string(name);
+  return out;
+}
+
+std::string RulesMarkdown() {
+  std::string out =
+      "| id | reads | fires when | estimated saving per step | confidence | verdict |\n"
+      "|---|---|---|---|---|---|\n";
+  for (const Rule& r : Rules()) {
+    out += "| `" + r.id + "` | " + InputNames(r.reads) + " | " + r.threshold + " | " +
+           r.saving_model + " | " + render::FormatNumber(r.confidence, 2) + " | " +
+           (r.verdict.empty() ? "never" : "`" + r.verdict + "`") + " |\n";
+  }
+  out += "\n| id | evidence keys | fix |\n|---|---|---|\n";
+  for (const Rule& r : Rules())
+    out += "| `" + r.id + "` | " + r.evidence_keys + " | " + r.fix + " |\n";
+  return out;
+}
+
+Advice AdviseRank(const RankInputs& in) {
+  Advice advice;
+  const analyze::StepsResult& steps = *in.steps;
+  const int64_t step_ns = steps.mean_steady_step_ns;
+  if (in.summary->counts.kernels + in.summary->counts.memcpys == 0 || step_ns <= 0) {
+    advice.verdict = "no GPU work";
+    return advice;
+  }
+  // Whole-trace sums (kernels, copies) divided over the steps the trace holds.
+  const int64_t step_count = std::max<int64_t>(1, static_cast<int64_t>(steps.steps.size()));
+  const bool copies_filtered = in.copies && in.copies->step_filtered;
+  const RuleContext ctx{in, step_ns, step_count,
+                        copies_filtered && step_count > 1 ? step_count - 1 : step_count,
+                        advice.findings};
+  for (const Rule& rule : Rules()) {
+    if (!HasInputs(in, rule.reads)) continue;
+    const size_t first = advice.findings.size();
+    rule.run(ctx, &advice.findings);
+    for (size_t i = first; i < advice.findings.size(); ++i) {
+      Finding& f = advice.findings[i];
+      f.id = rule.id;
+      f.confidence = rule.confidence;
+      if (f.fix.empty()) f.fix = rule.fix;
+      f.estimated_saving_share = Share(f.estimated_saving_ns_per_step, step_ns);
+      // A rule may raise its severity (idle_gaps: one gap > 500 ms), never lower it.
+      f.severity = std::max(f.severity, SeverityFor(f.estimated_saving_share));
     }
   }
-
   std::stable_sort(advice.findings.begin(), advice.findings.end(),
                    [](const Finding& a, const Finding& b) {
                      return a.estimated_saving_ns_per_step > b.estimated_saving_ns_per_step;
                    });
-  static constexpr std::pair<const char*, const char*> kVerdicts[] = {
-      {"input_pipeline_stall", "input-bound"},
-      {"exposed_communication", "communication-bound"},
-      {"launch_bound", "launch-bound"},
-      {"sync_points", "sync-bound"},
-      {"pageable_copies", "copy-bound"},
-      {"fp32_math", "precision-bound"},
-      {"idle_gaps", "host-bound"},
-      {"straggler", "straggler"},
-      {"memory_underused", "memory-underused"},
-      {"near_oom", "near out of memory"},
-  };
-  // The verdict is the largest finding that can be one: low_occupancy's saving is an upper bound
-  // (confidence 0.3) and tiny_copies' a small one, so a measured stall below them still names the
-  // bottleneck.
-  advice.verdict = "compute-bound — look at the kernels";
-  for (const Finding& f : advice.findings) {
-    const char* verdict = nullptr;
-    for (const auto& [id, v] : kVerdicts)
-      if (f.id == id) verdict = v;
-    if (!verdict) continue;
-    if (f.estimated_saving_pct >= 5.0 || f.id == "memory_underused" || f.id == "near_oom")
-      advice.verdict = verdict;
-    break;
-  }
+  advice.verdict = Verdict(advice.findings);
   return advice;
+}
+
+render::Finding ToDocumentFinding(const Finding& f) {
+  render::Finding d;
+  d.key = f.id;
+  d.title = f.title;
+  d.severity = f.severity;
+  // A rule that estimates no time (memory findings, occupancy alone) gives n/a, not "0 ns".
+  const bool saves = f.estimated_saving_ns_per_step > 0;
+  d.saving = saves ? Value::Nanos(f.estimated_saving_ns_per_step) : Value::Na(Unit::kNanos);
+  d.saving_share = saves ? Value::Share(f.estimated_saving_share) : Value::Na(Unit::kShare);
+  d.saving_assumption = f.saving_assumption;
+  d.confidence = f.confidence;
+  d.evidence = f.evidence;
+  d.fix = f.fix;
+  return d;
 }
 
 }  // namespace gpuscope::advise

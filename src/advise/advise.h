@@ -3,12 +3,14 @@
 // Rules read analysis results only (no files, flags or printing). A saving is bounded by what the
 // evidence shows: removing a stall saves at most the step time during which nothing but the stall
 // runs (the exclusive step category), and each finding states its assumption in one sentence.
-// Findings are ranked by saving per step; the first one is the verdict.
+// Findings are ranked by saving per step; the first one is the verdict. Each rule is one entry in
+// Rules(): its id, the results it reads, its threshold, saving model, confidence and verdict.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
-#include <utility>
+#include <string_view>
 #include <vector>
 
 #include "analyze/copies.h"
@@ -22,16 +24,17 @@
 #include "analyze/steps.h"
 #include "analyze/sync_points.h"
 #include "analyze/trace_summary.h"
+#include "render/document.h"
 
 namespace gpuscope::advise {
 
 // Thresholds (named defaults; units in the name).
-inline constexpr double kInputStallShare = 0.05;   // tb_plugin's DataLoader rule: > 5 % of the step
+inline constexpr double kInputStallShare = 0.05;  // tb_plugin's DataLoader rule: > 5 % of the step
 // tb_plugin recommends at > 10 % of the step; we report from 2 % (a bounded saving, ranked and
 // graded by its size like every finding), so a job whose bottleneck is elsewhere still hears
 // what its collectives cost.
 inline constexpr double kExposedCommShare = 0.02;
-inline constexpr double kFp32MathShare = 0.20;     // fp32 CUDA-core share of GEMM/conv time
+inline constexpr double kFp32MathShare = 0.20;            // fp32 CUDA-core share of GEMM/conv time
 inline constexpr double kAssumedTensorCoreSpeedup = 2.0;  // conservative; peak ratios are 8-16x
 inline constexpr double kSyncIdleShare = 0.01;            // GPU idle after syncs, of the step
 inline constexpr double kShortKernelShare = 0.5;          // kernels shorter than their launch call
@@ -50,23 +53,32 @@ inline constexpr double kIdleGapShare = 0.05;
 inline constexpr double kTinyGridKernelShare = 0.30;
 // Duration-weighted est. achieved occupancy below this (%, 0-100).
 inline constexpr double kLowAchievedOccupancyPct = 20.0;
+// Severity follows the saving share of the step; a verdict needs at least kVerdictMinShare
+// (memory findings, which save no time, name it whatever their saving).
+inline constexpr double kCriticalSavingShare = 0.20;
+inline constexpr double kWarningSavingShare = 0.05;
+inline constexpr double kVerdictMinShare = 0.05;
 
-enum class Severity : uint8_t { kInfo, kWarning, kCritical };
-const char* SeverityName(Severity s);
-
+// One finding. Evidence is typed (render::Value: ns, bytes, shares 0-1, counts, ratios, names)
+// under stable snake_case keys whose suffix names the unit; the views format it.
 struct Finding {
-  std::string id;  // stable: "input_pipeline_stall", "exposed_communication", ...
+  std::string id;  // the rule's id: "input_pipeline_stall", "exposed_communication", ...
   std::string title;
-  Severity severity = Severity::kInfo;
+  render::Severity severity = render::Severity::kInfo;
   int64_t estimated_saving_ns_per_step = 0;
-  double estimated_saving_pct = 0;                            // of the mean steady step, 0-100
-  std::string saving_assumption;                              // one sentence
-  std::vector<std::pair<std::string, std::string>> evidence;  // label → value
+  double estimated_saving_share = 0;  // of the mean steady step, 0-1
+  std::string saving_assumption;      // one sentence
+  std::vector<render::Field> evidence;
   std::string fix;
   double confidence = 0.5;  // 0-1
 };
 
-// What the rules read for one rank (pointers into a report; all required except `across`).
+// Resolves an interned name (idle-gap host ops) to its text; the report passes the trace's
+// string pool. Without one, evidence says "no recorded op" and the fix names no op.
+using NameResolver = std::function<std::string_view(StringId)>;
+
+// What the rules read for one rank (pointers into a report). summary and steps are required;
+// a rule whose other inputs are null does not run (see Rule::reads).
 struct RankInputs {
   const analyze::TraceSummary* summary = nullptr;
   const analyze::GpuTime* gpu_time = nullptr;
@@ -76,22 +88,75 @@ struct RankInputs {
   const analyze::CopyStats* copies = nullptr;
   const analyze::SyncStats* sync = nullptr;
   const analyze::MemoryStats* memory = nullptr;
-  const analyze::OccupancyStats* occupancy = nullptr;  // null: the rules below do not run
+  const analyze::OccupancyStats* occupancy = nullptr;
   const analyze::IdleGapStats* idle_gaps = nullptr;
   const analyze::RanksResult* across = nullptr;  // null for a single rank
   int32_t rank = -1;
-  const Trace* trace = nullptr;  // for op names in evidence; may be null
+  NameResolver name;  // may be empty
 };
 
 struct Advice {
   std::vector<Finding> findings;  // by estimated saving, largest first
-  // "input-bound", "communication-bound", "launch-bound", "sync-bound", "copy-bound",
-  // "precision-bound", "host-bound", "straggler", "memory-underused",
-  // "compute-bound — look at the kernels" (also when low_occupancy, an upper bound of low
-  // confidence, is the top finding),
-  // or "no GPU work".
+  // The verdict of the largest finding whose rule names one (Rule::verdict) when its saving
+  // reaches Rule::verdict_min_share; "compute-bound — look at the kernels" otherwise (also when
+  // low_occupancy, an upper bound of low confidence, is the top finding); "no GPU work".
   std::string verdict;
 };
+
+// The analysis results a rule reads (a bit set). A rule runs only when all are present.
+enum Input : uint32_t {
+  kInSummary = 1u << 0,
+  kInGpuTime = 1u << 1,
+  kInSteps = 1u << 2,
+  kInKernels = 1u << 3,
+  kInLaunches = 1u << 4,
+  kInCopies = 1u << 5,
+  kInSync = 1u << 6,
+  kInMemory = 1u << 7,
+  kInOccupancy = 1u << 8,
+  kInIdleGaps = 1u << 9,
+  kInRanks = 1u << 10,  // RankInputs::across
+};
+std::string InputNames(uint32_t inputs);  // "steps, gpu_time"
+
+// What a rule sees: the inputs, the step it saves against, and the findings of the rules before
+// it in the table (launch_bound leaves out the host time idle_gaps already claims).
+struct RuleContext {
+  const RankInputs& in;
+  int64_t step_ns;     // mean steady step (> 0)
+  int64_t step_count;  // steps in the trace (≥ 1): whole-trace sums are divided over them
+  int64_t copy_steps;  // the same for copy statistics, which leave the last step out (HTA)
+  const std::vector<Finding>& earlier;
+};
+
+// A rule appends zero or more findings (title, saving, assumption, evidence; the engine fills
+// id, confidence, fix when empty, saving share and severity).
+using RuleFn = void (*)(const RuleContext& ctx, std::vector<Finding>* out);
+
+// One advice rule: adding a rule adds one entry to Rules(). docs/advice.md's table is
+// RulesMarkdown() (a test keeps them equal).
+struct Rule {
+  std::string id;
+  uint32_t reads = 0;        // Input bits
+  std::string threshold;     // when it fires, spelled from the named constants
+  std::string saving_model;  // its estimated saving per step
+  double confidence = 0.5;   // 0-1
+  std::string verdict;       // empty: never the verdict
+  double verdict_min_share = 0;
+  std::string fix;  // the finding's fix; a rule may make it more specific from its evidence
+  std::string evidence_keys;  // the evidence keys it writes, for the docs ("gap_N_ns": N = 1, 2, …)
+  RuleFn run = nullptr;
+};
+
+// Every rule, in the order they run (ties in saving keep this order).
+const std::vector<Rule>& Rules();
+const Rule* FindRule(std::string_view id);
+// docs/advice.md's rule tables (reads, threshold, saving, confidence, verdict; then evidence keys
+// and fixes), generated from Rules().
+std::string RulesMarkdown();
+
+// The finding as a report document item: saving n/a when the rule estimates none.
+render::Finding ToDocumentFinding(const Finding& f);
 
 Advice AdviseRank(const RankInputs& in);
 

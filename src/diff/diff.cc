@@ -549,7 +549,7 @@ RankDiff CompareRank(const RankReport& b, const RankReport& a, const DiffOptions
     fd.id = id;
     fd.title = f->title;
     fd.before_saving_ns = f->estimated_saving_ns_per_step;
-    fd.before_saving_pct = f->estimated_saving_pct;
+    fd.before_saving_pct = 100.0 * f->estimated_saving_share;
     auto it = fa.find(id);
     if (it == fa.end()) {
       fd.status = FindingStatus::kResolved;
@@ -558,7 +558,7 @@ RankDiff CompareRank(const RankReport& b, const RankReport& a, const DiffOptions
       fd.status = FindingStatus::kPersisting;
       fd.title = it->second->title;
       fd.after_saving_ns = it->second->estimated_saving_ns_per_step;
-      fd.after_saving_pct = it->second->estimated_saving_pct;
+      fd.after_saving_pct = 100.0 * it->second->estimated_saving_share;
       persisting.push_back(fd);
     }
   }
@@ -569,7 +569,7 @@ RankDiff CompareRank(const RankReport& b, const RankReport& a, const DiffOptions
     fd.title = f->title;
     fd.status = FindingStatus::kNew;
     fd.after_saving_ns = f->estimated_saving_ns_per_step;
-    fd.after_saving_pct = f->estimated_saving_pct;
+    fd.after_saving_pct = 100.0 * f->estimated_saving_share;
     fresh.push_back(fd);
   }
   auto by_saving = [](const FindingDelta& x, const FindingDelta& y) {

@@ -536,23 +536,7 @@ void AddIdleGaps(const RankReport& rr, Section& s) {
 
 void AddAdvice(const advise::Advice& a, Section& s) {
   s.AddRow("verdict", "verdict").fields = {F("verdict", "", Text(a.verdict))};
-  for (const advise::Finding& f : a.findings) {
-    render::Finding& out = s.AddFinding(f.id);
-    out.title = f.title;
-    out.severity = static_cast<render::Severity>(f.severity);
-    out.saving = f.estimated_saving_ns_per_step > 0 ? Ns(f.estimated_saving_ns_per_step) : Value::Na(Unit::kNanos);
-    out.saving_share = f.estimated_saving_ns_per_step > 0 ? Value::Share(f.estimated_saving_pct / 100.0) : Value::Na(Unit::kShare);
-    out.saving_assumption = f.saving_assumption;
-    out.confidence = f.confidence;
-    std::set<std::string> keys;
-    for (const auto& [label, value] : f.evidence) {
-      std::string key;
-      for (char c : label) key += std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::tolower(c)) : '_';
-      while (!keys.insert(key).second) key += "_";
-      out.evidence.push_back(F(key, label, Text(value)));
-    }
-    out.fix = f.fix;
-  }
+  for (const advise::Finding& f : a.findings) s.items.emplace_back(advise::ToDocumentFinding(f));
 }
 
 void AddAcrossRanks(const analyze::RanksResult& r, render::Document& doc) {

@@ -6,6 +6,7 @@
 
 #include "base/utf8.h"
 #include "gpuscope/version.h"
+#include "render/format.h"
 
 namespace gpuscope::report {
 namespace html {
@@ -287,10 +288,10 @@ std::string OpenRank(const RankReport& rr, size_t index, size_t n) {
 }
 std::string CloseRank(size_t n) { return n == 1 ? "</div>\n" : "</details>\n"; }
 
-const char* SeverityClass(advise::Severity s) {
+const char* SeverityClass(render::Severity s) {
   switch (s) {
-    case advise::Severity::kCritical: return "critical";
-    case advise::Severity::kWarning: return "warning";
+    case render::Severity::kCritical: return "critical";
+    case render::Severity::kWarning: return "warning";
     default: return "info";
   }
 }
@@ -308,7 +309,7 @@ std::string VerdictSection(const Report& report) {
       if (f.estimated_saving_ns_per_step > 0)
         out += " <span class=\"saving\">(save ≈ " +
                Escape(HumanDuration(f.estimated_saving_ns_per_step)) + " per step, " +
-               Escape(Pct1(f.estimated_saving_pct)) + ")</span>";
+               Escape(render::FormatShare(f.estimated_saving_share)) + ")</span>";
     }
     out += "</p>\n";
   }
@@ -328,17 +329,18 @@ std::string FindingsSection(const Report& report) {
       out += std::string("<article class=\"finding ") + SeverityClass(f.severity) + "\" id=\"" +
              Escape("finding-" + std::to_string(i) + "-" + f.id) + "\">\n";
       out += "<h3>" + Escape(f.title) + " <span class=\"muted mono\">" + Escape(f.id) + " · " +
-             advise::SeverityName(f.severity) + "</span></h3>\n";
+             render::SeverityName(f.severity) + "</span></h3>\n";
       out += "<p><span class=\"saving\">Estimated saving: " +
              Escape(f.estimated_saving_ns_per_step > 0
                         ? HumanDuration(f.estimated_saving_ns_per_step) + " per step (" +
-                              Pct1(f.estimated_saving_pct) + ")"
+                              render::FormatShare(f.estimated_saving_share) + ")"
                         : std::string("none per step")) +
              "</span>";
       if (!f.saving_assumption.empty()) out += " — " + Escape(f.saving_assumption);
       out += "</p>\n<dl class=\"evidence\">";
-      for (const auto& [label, value] : f.evidence)
-        out += "<dt>" + Escape(label) + "</dt><dd>" + Escape(value) + "</dd>";
+      for (const render::Field& e : f.evidence)
+        out += "<dt>" + Escape(e.label) + "</dt><dd>" + Escape(render::FormatValue(e.value)) +
+               "</dd>";
       out += "</dl>\n<p class=\"fix\"><b>Fix:</b> " + Escape(f.fix) + "</p>\n";
       char conf[64];
       std::snprintf(conf, sizeof conf, "confidence %.2f", f.confidence);

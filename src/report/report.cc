@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "gpuscope/version.h"
+#include "render/format.h"
 #include "render/json_writer.h"
 
 namespace gpuscope::report {
@@ -900,17 +901,19 @@ std::string RenderAdviceText(const advise::Advice& a, const TextStyle& style) {
     const advise::Finding& f = a.findings[i];
     char line[512];
     if (f.estimated_saving_ns_per_step > 0) {
-      std::snprintf(line, sizeof line, "%d. %s — saves ~%s per step (%.0f %%)",
+      std::snprintf(line, sizeof line, "%d. %s — saves ~%s per step (%s)",
                     static_cast<int>(i + 1), f.title.c_str(),
-                    HumanDuration(f.estimated_saving_ns_per_step).c_str(), f.estimated_saving_pct);
+                    HumanDuration(f.estimated_saving_ns_per_step).c_str(),
+                    render::FormatShare(f.estimated_saving_share, 0).c_str());
     } else {
       std::snprintf(line, sizeof line, "%d. %s", static_cast<int>(i + 1), f.title.c_str());
     }
     out += Wrap(line, 2, kTextWidth);
     std::snprintf(line, sizeof line, "evidence (confidence %.0f %%):", 100 * f.confidence);
     std::string evidence = line;
-    for (const auto& [label, value] : f.evidence) {
-      evidence += (evidence.back() == ':' ? " " : "; ") + label + " " + value;
+    for (const render::Field& e : f.evidence) {
+      evidence +=
+          (evidence.back() == ':' ? " " : "; ") + e.label + " " + render::FormatValue(e.value);
     }
     out += Wrap(evidence, 5, kTextWidth);
     out += Wrap("fix: " + f.fix, 5, kTextWidth);
@@ -929,12 +932,22 @@ void WriteAdviceJson(const advise::Advice& a, JsonWriter* w) {
     w->BeginObject();
     w->Key("id").String(f.id);
     w->Key("title").String(f.title);
-    w->Key("severity").String(advise::SeverityName(f.severity));
+    w->Key("severity").String(render::SeverityName(f.severity));
     w->Key("estimated_saving_ns_per_step").Int(f.estimated_saving_ns_per_step);
-    w->Key("estimated_saving_pct").Double(f.estimated_saving_pct, 2);
+    w->Key("estimated_saving_share").Double(f.estimated_saving_share, 4);
     w->Key("saving_assumption").String(f.saving_assumption);
+    // Typed evidence: key (its suffix names the unit) → number, name or null.
     w->Key("evidence").BeginObject();
-    for (const auto& [label, value] : f.evidence) w->Key(label).String(value);
+    for (const render::Field& e : f.evidence) {
+      w->Key(e.key);
+      switch (e.value.kind) {
+        case render::Value::Kind::kNull: w->Null(); break;
+        case render::Value::Kind::kInt: w->Int(e.value.i); break;
+        case render::Value::Kind::kDouble: w->Double(e.value.d, 6); break;
+        case render::Value::Kind::kText: w->String(e.value.text); break;
+        case render::Value::Kind::kBool: w->Bool(e.value.i != 0); break;
+      }
+    }
     w->EndObject();
     w->Key("fix").String(f.fix);
     w->Key("confidence").Double(f.confidence, 2);
@@ -1008,7 +1021,7 @@ Report BuildReport(const std::vector<Trace>& traces, std::vector<Status> failure
     in.memory = &r.memory;
     in.occupancy = &r.occupancy;
     in.idle_gaps = &r.idle_gaps;
-    in.trace = r.trace;
+    in.name = [t = r.trace](StringId id) { return t->Str(id); };
     in.across = report.ranks.size() > 1 ? &report.across_ranks : nullptr;
     in.rank = r.summary.rank;
     r.advice = advise::AdviseRank(in);

@@ -1,0 +1,416 @@
+// The advice rule table: every rule has a unique id, a fix, a threshold and a saving model; every
+// rule fires on analysis results made here by hand, with typed evidence whose key suffix names its
+// unit; the ranking, severity and verdict follow the table; docs/advice.md holds the table the
+// code generates.
+#include "advise/advise.h"
+
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace gpuscope::advise {
+namespace {
+
+constexpr int64_t kMs = 1'000'000;
+
+// Analysis results of one rank, made by hand so that every GPU-time rule fires with known
+// numbers: 4 steps of 100 ms.
+struct Planted {
+  analyze::TraceSummary summary;
+  analyze::GpuTime gpu_time;
+  analyze::StepsResult steps;
+  analyze::KernelsResult kernels;
+  analyze::LaunchStats launches;
+  analyze::CopyStats copies;
+  analyze::SyncStats sync;
+  analyze::MemoryStats memory;
+  analyze::OccupancyStats occupancy;
+  analyze::IdleGapStats idle_gaps;
+  analyze::RanksResult across;
+
+  Planted() {
+    summary.counts.kernels = 100;
+    summary.compute_major = 8;
+    summary.compute_minor = 0;
+    auto cat = [&](analyze::StepCategory c) -> int64_t& {
+      return steps.mean_steady_ns[static_cast<size_t>(c)];
+    };
+    steps.steps.resize(4);
+    steps.complete_count = 4;
+    steps.mean_steady_step_ns = 100 * kMs;
+    cat(analyze::StepCategory::kDataLoader) = 30 * kMs;     // input_pipeline_stall: 30 %
+    cat(analyze::StepCategory::kCommunication) = 10 * kMs;  // exposed_communication: 10 %
+    cat(analyze::StepCategory::kKernel) = 30 * kMs;
+    cat(analyze::StepCategory::kRuntime) = 20 * kMs;
+    cat(analyze::StepCategory::kCpuExec) = 10 * kMs;
+    // fp32_math: 80 % of 100 ms of math is fp32 on CUDA cores → 20 ms per step, half saved.
+    kernels.math_ns = 100 * kMs;
+    kernels.tensor_core_ns = 20 * kMs;
+    kernels.math_ns_by_precision[static_cast<size_t>(analyze::MathPrecision::kFp32Simt)] = 80 * kMs;
+    gpu_time.comm_compute_overlap_ratio = 0.25;
+    gpu_time.exclusive.span_ns = 400 * kMs;  // launch_bound: GPU idle 50 %
+    gpu_time.exclusive.idle_ns = 200 * kMs;
+    launches.all.n = 100;
+    launches.all.short_kernels = 80;
+    // pageable_copies: 8 ms over 4 steps; tiny_copies: 20 per step, 1 ms per step.
+    analyze::CopyGroup pageable;
+    pageable.pageable = true;
+    pageable.time_ns = 8 * kMs;
+    copies.groups = {pageable};
+    copies.pageable_memcpys = 10;
+    copies.effectively_sync_memcpys = 10;
+    copies.tiny_memcpys = 80;
+    copies.tiny_memcpy_time_ns = 4 * kMs;
+    // sync_points: 2 points per step, 5 ms of GPU idle after them per step.
+    sync.points.resize(8);
+    sync.steps.resize(4);
+    for (analyze::StepSyncStats& s : sync.steps) s.gpu_idle_after_sync_ns = 5 * kMs;
+    sync.blocked_ns = 40 * kMs;
+    // near_oom: 76 of 80 GB reserved.
+    analyze::DeviceMemory dev;
+    dev.device = 0;
+    dev.events = 10;
+    dev.peak_reserved_bytes = 76'000'000'000;
+    dev.total_bytes = 80'000'000'000;
+    memory.devices = {dev};
+    // low_occupancy: half of compute-kernel time in tiny grids; 40 ms of lost SM time.
+    occupancy.available = true;
+    occupancy.tiny_grid_share = 0.5;
+    occupancy.tiny_grid_ns = 60 * kMs;
+    occupancy.tiny_grid_lost_sm_ns = 40 * kMs;
+    occupancy.sm_efficiency = 0.4;
+    occupancy.achieved_occupancy_pct = 15;
+    analyze::TinyGridKernel tiny;
+    tiny.name = "elementwise_kernel";
+    tiny.count = 10;
+    tiny.total_ns = 4 * kMs;
+    tiny.mean_blocks_per_sm = 0.25;
+    occupancy.tiny = {tiny};
+    // idle_gaps: 8 ms unexplained per step, and one gap > 500 ms (critical).
+    idle_gaps.long_gaps = 5;
+    idle_gaps.long_gaps_after_sync = 1;
+    idle_gaps.unexplained_ns_per_steady_step = 8 * kMs;
+    idle_gaps.unexplained_ns = 632 * kMs;
+    idle_gaps.longest_unexplained_ns = 600 * kMs;
+    analyze::IdleGap gap;
+    gap.end_ns = 600 * kMs;
+    gap.step = 3;
+    gap.host_ops = {{kOptimizerName, 600 * kMs}};
+    idle_gaps.longest = {gap};
+    idle_gaps.host_ops = {{kOptimizerName, 1, 600 * kMs}};
+    // straggler: this rank's 150 ms step against a 100 ms median.
+    analyze::RankRow row;
+    row.rank = 0;
+    row.step_ns = 150 * kMs;
+    row.straggler = true;
+    row.last_arrivals = 3;
+    across.ranks = {row};
+    across.median_step_ns = 100 * kMs;
+    across.collectives_compared = 5;
+  }
+
+  static constexpr StringId kOptimizerName = 7;
+
+  RankInputs Inputs() const {
+    RankInputs in;
+    in.summary = &summary;
+    in.gpu_time = &gpu_time;
+    in.steps = &steps;
+    in.kernels = &kernels;
+    in.launches = &launches;
+    in.copies = &copies;
+    in.sync = &sync;
+    in.memory = &memory;
+    in.occupancy = &occupancy;
+    in.idle_gaps = &idle_gaps;
+    in.across = &across;
+    in.rank = 0;
+    in.name = [](StringId id) -> std::string_view {
+      return id == kOptimizerName ? "Optimizer.step#AdamW.step" : "?";
+    };
+    return in;
+  }
+};
+
+const Finding* Find(const Advice& a, const std::string& id) {
+  for (const Finding& f : a.findings)
+    if (f.id == id) return &f;
+  return nullptr;
+}
+
+const render::Field* Evidence(const Finding& f, const std::string& key) {
+  for (const render::Field& e : f.evidence)
+    if (e.key == key) return &e;
+  return nullptr;
+}
+
+// "gap_12_ns" → "gap_N_ns": a numbered key as the table documents it.
+std::string NumbersAsN(const std::string& key) {
+  std::string out;
+  for (size_t i = 0; i < key.size(); ++i) {
+    if (std::isdigit(static_cast<unsigned char>(key[i])) && i > 0 && key[i - 1] == '_') {
+      while (i + 1 < key.size() && std::isdigit(static_cast<unsigned char>(key[i + 1]))) ++i;
+      out += 'N';
+    } else {
+      out += key[i];
+    }
+  }
+  return out;
+}
+
+// `key` appears in `list` as a whole word ("a_ns, b_share (when known)").
+bool ListsKey(const std::string& list, const std::string& key) {
+  for (size_t at = list.find(key); at != std::string::npos; at = list.find(key, at + 1)) {
+    const size_t end = at + key.size();
+    const bool starts =
+        at == 0 || std::string_view(" ,(").find(list[at - 1]) != std::string_view::npos;
+    const bool ends =
+        end == list.size() || std::string_view(" ,)").find(list[end]) != std::string_view::npos;
+    if (starts && ends) return true;
+  }
+  return false;
+}
+
+bool IsSnakeCase(const std::string& key) {
+  if (key.empty() || !std::islower(static_cast<unsigned char>(key[0]))) return false;
+  for (char ch : key) {
+    if (!std::islower(static_cast<unsigned char>(ch)) &&
+        !std::isdigit(static_cast<unsigned char>(ch)) && ch != '_')
+      return false;
+  }
+  return key.find("__") == std::string::npos && key.back() != '_';
+}
+
+bool EndsWith(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// The unit a key's suffix names (the longest matching suffix), or kNone when it names none.
+render::Unit UnitOfSuffix(const std::string& key) {
+  render::Unit best = render::Unit::kNone;
+  size_t best_len = 0;
+  for (render::Unit u :
+       {render::Unit::kNanos, render::Unit::kBytes, render::Unit::kShare,
+        render::Unit::kBytesPerSecond, render::Unit::kPerSecond, render::Unit::kPercent}) {
+    const std::string_view s = render::RequiredSuffix(u);
+    if (!s.empty() && EndsWith(key, s) && s.size() > best_len) {
+      best = u;
+      best_len = s.size();
+    }
+  }
+  return best;
+}
+
+// Every finding's evidence: unique snake_case keys whose suffix matches the unit both ways (a
+// duration key ends _ns, and a key ending _ns holds a duration).
+void ExpectTypedEvidence(const Finding& f) {
+  SCOPED_TRACE(f.id);
+  EXPECT_FALSE(f.evidence.empty());
+  std::set<std::string> keys;
+  for (const render::Field& e : f.evidence) {
+    EXPECT_TRUE(IsSnakeCase(e.key)) << e.key;
+    EXPECT_TRUE(keys.insert(e.key).second) << "duplicate key " << e.key;
+    EXPECT_FALSE(e.label.empty()) << e.key;
+    EXPECT_TRUE(EndsWith(e.key, render::RequiredSuffix(e.value.unit))) << e.key;
+    const render::Unit named = UnitOfSuffix(e.key);
+    if (named != render::Unit::kNone) {
+      EXPECT_EQ(named, e.value.unit) << e.key;
+    }
+    if (EndsWith(e.key, "_count")) {
+      EXPECT_EQ(e.value.unit, render::Unit::kCount) << e.key;
+    }
+    if (e.value.kind == render::Value::Kind::kText) {
+      EXPECT_EQ(e.value.unit, render::Unit::kText) << e.key;
+      EXPECT_FALSE(e.value.text.empty()) << e.key;
+    }
+  }
+}
+
+TEST(AdviseRules, TableHasUniqueIdsAFixAThresholdAndASavingModelPerRule) {
+  std::set<std::string> ids;
+  ASSERT_GE(Rules().size(), 12u);
+  for (const Rule& r : Rules()) {
+    SCOPED_TRACE(r.id);
+    EXPECT_TRUE(IsSnakeCase(r.id));
+    EXPECT_TRUE(ids.insert(r.id).second) << "duplicate id";
+    EXPECT_FALSE(r.fix.empty());
+    EXPECT_FALSE(r.threshold.empty());
+    EXPECT_FALSE(r.saving_model.empty());
+    EXPECT_NE(r.reads, 0u);
+    EXPECT_NE(r.run, nullptr);
+    EXPECT_GT(r.confidence, 0);
+    EXPECT_LE(r.confidence, 1);
+    EXPECT_EQ(FindRule(r.id), &r);
+  }
+  EXPECT_EQ(FindRule("no_such_rule"), nullptr);
+  // Thresholds are spelled from the named constants.
+  EXPECT_NE(FindRule("input_pipeline_stall")->threshold.find("> 5 %"), std::string::npos);
+  EXPECT_NE(FindRule("idle_gaps")->threshold.find("500 ms"), std::string::npos);
+}
+
+TEST(AdviseRules, EveryRuleFiresOnPlantedResultsWithTypedEvidence) {
+  std::set<std::string> fired;
+  Planted full;
+  const Advice a = AdviseRank(full.Inputs());
+  Planted roomy;  // 10 of 80 GB reserved: memory_underused instead of near_oom
+  roomy.memory.devices[0].peak_reserved_bytes = 10'000'000'000;
+  const Advice b = AdviseRank(roomy.Inputs());
+  for (const Advice* advice : {&a, &b}) {
+    for (const Finding& f : advice->findings) {
+      fired.insert(f.id);
+      const Rule* rule = FindRule(f.id);
+      ASSERT_NE(rule, nullptr) << f.id;
+      EXPECT_FALSE(f.fix.empty()) << f.id;
+      EXPECT_FALSE(f.title.empty()) << f.id;
+      EXPECT_FALSE(f.saving_assumption.empty()) << f.id;
+      EXPECT_EQ(f.confidence, rule->confidence) << f.id;
+      EXPECT_GE(f.estimated_saving_share, 0) << f.id;
+      EXPECT_LE(f.estimated_saving_share, 1) << f.id;
+      ExpectTypedEvidence(f);
+      // Every key it writes is documented in its table entry (numbers as N).
+      for (const render::Field& e : f.evidence) {
+        const std::string key = NumbersAsN(e.key);
+        EXPECT_TRUE(ListsKey(rule->evidence_keys, key))
+            << f.id << ": " << key << " not in " << rule->evidence_keys;
+      }
+    }
+  }
+  for (const Rule& r : Rules()) EXPECT_TRUE(fired.count(r.id)) << r.id << " never fired";
+}
+
+TEST(AdviseRules, PlantedSavingsRankingSeverityAndVerdict) {
+  Planted p;
+  const Advice a = AdviseRank(p.Inputs());
+  // Savings per step (ms): straggler 50, input 30, launch_bound 11 (half of 30 − idle_gaps' 8),
+  // then three at 10 in table order, idle_gaps 8, sync 5, pageable 2 × 2/3, tiny 1, near_oom 0.
+  std::vector<std::string> order;
+  for (const Finding& f : a.findings) order.push_back(f.id);
+  EXPECT_EQ(order, (std::vector<std::string>{"straggler", "input_pipeline_stall", "launch_bound",
+                                             "exposed_communication", "fp32_math", "low_occupancy",
+                                             "idle_gaps", "sync_points", "pageable_copies",
+                                             "tiny_copies", "near_oom"}));
+  const std::map<std::string, int64_t> saving = {{"straggler", 50 * kMs},
+                                                 {"input_pipeline_stall", 30 * kMs},
+                                                 {"launch_bound", 11 * kMs},
+                                                 {"exposed_communication", 10 * kMs},
+                                                 {"fp32_math", 10 * kMs},
+                                                 {"low_occupancy", 10 * kMs},
+                                                 {"idle_gaps", 8 * kMs},
+                                                 {"sync_points", 5 * kMs},
+                                                 {"pageable_copies", 1'333'333},
+                                                 {"tiny_copies", 1 * kMs},
+                                                 {"near_oom", 0}};
+  for (const Finding& f : a.findings) {
+    EXPECT_EQ(f.estimated_saving_ns_per_step, saving.at(f.id)) << f.id;
+    EXPECT_DOUBLE_EQ(f.estimated_saving_share,
+                     static_cast<double>(saving.at(f.id)) / static_cast<double>(100 * kMs))
+        << f.id;
+  }
+  EXPECT_EQ(a.verdict, "straggler");
+  EXPECT_EQ(Find(a, "input_pipeline_stall")->severity, render::Severity::kCritical);  // 30 %
+  EXPECT_EQ(Find(a, "exposed_communication")->severity, render::Severity::kWarning);  // 10 %
+  EXPECT_EQ(Find(a, "tiny_copies")->severity, render::Severity::kInfo);               // 1 %
+  // 8 % would be a warning; the 600 ms gap (> 500 ms) makes it critical.
+  EXPECT_EQ(Find(a, "idle_gaps")->severity, render::Severity::kCritical);
+
+  // Typed values, not text: the views format them.
+  const Finding& input = *Find(a, "input_pipeline_stall");
+  EXPECT_EQ(Evidence(input, "dataloader_share")->value, render::Value::Share(0.3));
+  EXPECT_EQ(Evidence(input, "dataloader_per_step_ns")->value, render::Value::Nanos(30 * kMs));
+  EXPECT_EQ(Evidence(*Find(a, "near_oom"), "peak_reserved_bytes")->value,
+            render::Value::Bytes(76'000'000'000));
+  EXPECT_EQ(Evidence(*Find(a, "pageable_copies"), "pageable_memcpy_count")->value,
+            render::Value::Count(10));
+  EXPECT_EQ(Evidence(*Find(a, "launch_bound"), "runtime_cpu_exec_per_step_ns")->value,
+            render::Value::Nanos(22 * kMs));
+  // Names come through the resolver, into the evidence and the fix.
+  const Finding& gaps = *Find(a, "idle_gaps");
+  EXPECT_EQ(Evidence(gaps, "gap_1_host_op")->value,
+            render::Value::Text("Optimizer.step#AdamW.step"));
+  EXPECT_EQ(Evidence(gaps, "gap_1_step")->value, render::Value::Int(3));
+  EXPECT_NE(gaps.fix.find("Optimizer.step#AdamW.step (600 ms)"), std::string::npos) << gaps.fix;
+  EXPECT_NE(gaps.fix.find("fused=True"), std::string::npos) << gaps.fix;
+  EXPECT_NE(gaps.fix.find(FindRule("idle_gaps")->fix), std::string::npos);
+  // Compute 8.0: bf16 (the table's fix); 7.0: float16 + GradScaler.
+  EXPECT_EQ(Find(a, "fp32_math")->fix, FindRule("fp32_math")->fix);
+  p.summary.compute_major = 7;
+  EXPECT_NE(Find(AdviseRank(p.Inputs()), "fp32_math")->fix.find("GradScaler"), std::string::npos);
+}
+
+TEST(AdviseRules, WithoutANameResolverGapsSayNoRecordedOp) {
+  Planted p;
+  RankInputs in = p.Inputs();
+  in.name = nullptr;
+  const Advice advice = AdviseRank(in);
+  const Finding* gaps = Find(advice, "idle_gaps");
+  ASSERT_NE(gaps, nullptr);
+  EXPECT_EQ(Evidence(*gaps, "gap_1_host_op")->value, render::Value::Text("no recorded op"));
+  EXPECT_NE(gaps->fix.find("outside any recorded op"), std::string::npos);
+}
+
+TEST(AdviseRules, RulesWithoutTheirInputsDoNotRunAndLaunchBoundThenClaimsAllHostTime) {
+  Planted p;
+  RankInputs in = p.Inputs();
+  in.idle_gaps = nullptr;
+  in.occupancy = nullptr;
+  in.across = nullptr;
+  const Advice a = AdviseRank(in);
+  EXPECT_EQ(Find(a, "idle_gaps"), nullptr);
+  EXPECT_EQ(Find(a, "low_occupancy"), nullptr);
+  EXPECT_EQ(Find(a, "straggler"), nullptr);
+  // No idle_gaps finding: launch_bound claims half of all 30 ms.
+  EXPECT_EQ(Find(a, "launch_bound")->estimated_saving_ns_per_step, 15 * kMs);
+  EXPECT_EQ(a.verdict, "input-bound");
+}
+
+TEST(AdviseRules, VerdictNeedsFivePercentExceptForMemory) {
+  // Only 3 % exposed communication: a finding (threshold 2 %) but too small for a verdict.
+  Planted p;
+  p.steps.mean_steady_ns = {};
+  p.steps.mean_steady_ns[static_cast<size_t>(analyze::StepCategory::kCommunication)] = 3 * kMs;
+  RankInputs in;
+  in.summary = &p.summary;
+  in.steps = &p.steps;
+  in.gpu_time = &p.gpu_time;
+  Advice a = AdviseRank(in);
+  ASSERT_EQ(a.findings.size(), 1u);
+  EXPECT_EQ(a.findings[0].id, "exposed_communication");
+  EXPECT_EQ(a.verdict, "compute-bound — look at the kernels");
+  // Unused memory ranks below it (no saving): the largest verdict-naming finding decides.
+  p.memory.devices[0].peak_reserved_bytes = 10'000'000'000;
+  in.memory = &p.memory;
+  a = AdviseRank(in);
+  ASSERT_EQ(a.findings.size(), 2u);
+  EXPECT_EQ(a.verdict, "compute-bound — look at the kernels");
+  // Without the communication, memory names the verdict whatever its (zero) saving.
+  p.steps.mean_steady_ns = {};
+  a = AdviseRank(in);
+  ASSERT_EQ(a.findings.size(), 1u);
+  EXPECT_EQ(a.verdict, "memory-underused");
+  const render::Finding d = ToDocumentFinding(a.findings[0]);
+  EXPECT_TRUE(d.saving.is_na());  // no time saving: n/a, not "0 ns"
+  EXPECT_TRUE(d.saving_share.is_na());
+  EXPECT_EQ(d.key, "memory_underused");
+  EXPECT_EQ(d.evidence, a.findings[0].evidence);
+  p.summary.counts.kernels = 0;
+  EXPECT_EQ(AdviseRank(in).verdict, "no GPU work");
+}
+
+TEST(AdviseRules, DocsRuleTableIsTheCodesTable) {
+  std::ifstream file(std::string(GPUSCOPE_SOURCE_DIR) + "/docs/advice.md");
+  ASSERT_TRUE(file.good());
+  std::stringstream doc;
+  doc << file.rdbuf();
+  const std::string table = RulesMarkdown();
+  EXPECT_NE(doc.str().find(table), std::string::npos)
+      << "docs/advice.md must hold this table (regenerate it from advise::RulesMarkdown()):\n"
+      << table;
+}
+
+}  // namespace
+}  // namespace gpuscope::advise
