@@ -89,8 +89,8 @@ inline std::string MissingRealHint() {
 #define GPUSCOPE_REQUIRE_SHARED()                                                          \
   if (!::gpuscope::testing::HaveShared())                                                  \
   GTEST_SKIP() << "shared traces not found at " << ::gpuscope::testing::SharedDir()        \
-               << " (they are not part of the repository; set GPUSCOPE_SHARED_DIR to run " \
-                  "the real-trace tests)"
+               << " (this test goes over all of them, and tests/data vendors only a few; " \
+                  "set GPUSCOPE_SHARED_DIR to a shared/ folder to run it)"
 
 // Tests over several real files run the parts whose files are present. A part whose files are
 // missing is named on stderr; a test none of whose parts ran says so with GTEST_SKIP.
