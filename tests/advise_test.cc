@@ -45,12 +45,12 @@ const render::Field* Evidence(const advise::Finding& f, const std::string& key) 
   return nullptr;
 }
 
-std::string Shared(const std::string& relative) {
-  return testing::SharedDir() + "/traces/" + relative;
-}
+std::string Shared(const std::string& relative) { return testing::RealTrace(relative); }
 
 TEST(Advise, ResNetWithoutWorkersIsInputBoundAndTheSavingMatchesTheFixedRun) {
-  GPUSCOPE_REQUIRE_SHARED();
+  GPUSCOPE_REQUIRE_REAL(
+      "traces/kineto_tb_plugin/resnet50_num_workers_0.worker0.1623143089861.pt.trace.json.gz",
+      "traces/kineto_tb_plugin/resnet50_num_workers_4.worker0.1623212756351.pt.trace.json.gz");
   const Analysed nw0 = AnalyseFile(
       Shared("kineto_tb_plugin/resnet50_num_workers_0.worker0.1623143089861.pt.trace.json.gz"));
   const Analysed nw4 = AnalyseFile(
@@ -80,7 +80,9 @@ TEST(Advise, ResNetWithoutWorkersIsInputBoundAndTheSavingMatchesTheFixedRun) {
 }
 
 TEST(Advise, Fp32TracesGetAMixedPrecisionFinding) {
-  GPUSCOPE_REQUIRE_SHARED();
+  GPUSCOPE_REQUIRE_REAL(
+      "traces/kineto_tb_plugin/resnet50_num_workers_0.worker0.1623143089861.pt.trace.json.gz",
+      "traces/kineto_tb_plugin/resnet50_num_workers_4.worker0.1623212756351.pt.trace.json.gz");
   for (const char* f :
        {"kineto_tb_plugin/resnet50_num_workers_0.worker0.1623143089861.pt.trace.json.gz",
         "kineto_tb_plugin/resnet50_num_workers_4.worker0.1623212756351.pt.trace.json.gz"}) {
@@ -99,7 +101,7 @@ TEST(Advise, Fp32TracesGetAMixedPrecisionFinding) {
 }
 
 TEST(Advise, NcclTraceGetsACommunicationFindingWithTheOverlap) {
-  GPUSCOPE_REQUIRE_SHARED();
+  GPUSCOPE_REQUIRE_REAL("traces/hta/trace_diff_control_A100_rank3of8.json.gz");
   const Analysed a = AnalyseFile(Shared("hta/trace_diff_control_A100_rank3of8.json.gz"));
   const advise::Finding* comm = Find(a.report.ranks[0], "exposed_communication");
   ASSERT_NE(comm, nullptr);
@@ -110,10 +112,10 @@ TEST(Advise, NcclTraceGetsACommunicationFindingWithTheOverlap) {
   EXPECT_EQ(overlap->value.unit, render::Unit::kShare);
 }
 
-// Every shared trace with NCCL kernels gets a communication finding that quotes HTA's overlap
+// Every real trace with NCCL kernels gets a communication finding that quotes HTA's overlap
 // figure, whether or not communication is the top finding there.
 TEST(Advise, EveryNcclTraceGetsACommunicationFinding) {
-  GPUSCOPE_REQUIRE_SHARED();
+  testing::RealParts parts;
   const std::pair<const char*, const char*> cases[] = {
       {"hta/trace_diff_control_A100_rank3of8.json.gz", "communication-bound"},
       {"hta/trace_diff_test_V100_rank1of2.json.gz", nullptr},
@@ -126,6 +128,7 @@ TEST(Advise, EveryNcclTraceGetsACommunicationFinding) {
       {"hta/nccl_parser_config_A100_rank0of2.json.gz", "launch-bound"},
   };
   for (const auto& [file, verdict] : cases) {
+    if (!parts.Have({"traces/" + std::string(file)})) continue;
     const Analysed a = AnalyseFile(Shared(file));
     ASSERT_EQ(a.report.ranks.size(), 1u) << file;
     EXPECT_GT(a.report.ranks[0].summary.counts.nccl_kernels, 0u) << file;
@@ -141,6 +144,7 @@ TEST(Advise, EveryNcclTraceGetsACommunicationFinding) {
     std::printf("%-55s exposed communication %5.1f %% of the step, verdict %s\n", file,
                 100 * comm->estimated_saving_share, a.report.ranks[0].advice.verdict.c_str());
   }
+  GPUSCOPE_SKIP_IF_NONE_RAN(parts);
 }
 
 TEST(Advise, PlantedCommunicationStallAndSync) {
@@ -210,7 +214,7 @@ TEST(Advise, NearOutOfMemoryOnASmallDevice) {
 }
 
 TEST(Advise, LaunchBoundOnACpuBoundRealTraceOnly) {
-  GPUSCOPE_REQUIRE_SHARED();
+  GPUSCOPE_REQUIRE_REAL("traces/hta/nccl_parser_config_A100_rank0of2.json.gz");
   // nccl_parser_config: CPU exec is 71.6 % of the step (tb_plugin) and most kernels are shorter
   // than their launch call.
   const Analysed cpu_bound = AnalyseFile(Shared("hta/nccl_parser_config_A100_rank0of2.json.gz"));
@@ -262,7 +266,10 @@ TEST(Advise, IdleGapsPlantedAndReal) {
   o.sync_stall_fraction = 0.1;
   EXPECT_EQ(Find(AnalyseSynth(o, "advise_gap_sync.json").report.ranks[0], "idle_gaps"), nullptr);
 
-  GPUSCOPE_REQUIRE_SHARED();
+  GPUSCOPE_REQUIRE_REAL(
+      "traces/hta/nccl_parser_config_A100_rank0of2.json.gz",
+      "traces/hta/critical_path_alexnet_A100_cuda_sync.json.gz",
+      "traces/kineto_tb_plugin/resnet50_num_workers_0.worker0.1623143089861.pt.trace.json.gz");
   // Positive, real: the CPU-bound DDP trace idles the GPU for 15 ms inside "## forward ##" each
   // step; launch_bound stays the verdict and does not claim that time again.
   const Analysed cpu_bound = AnalyseFile(Shared("hta/nccl_parser_config_A100_rank0of2.json.gz"));
@@ -310,17 +317,24 @@ TEST(Advise, LowOccupancyPlantedAndReal) {
   EXPECT_EQ(Find(AnalyseSynth(o, "advise_no_tiny_grids.json").report.ranks[0], "low_occupancy"),
             nullptr);
 
-  GPUSCOPE_REQUIRE_SHARED();
+  testing::RealParts parts;
   // Positive, real: negative_queue_length's kernels average 12.5 % achieved occupancy (no time
   // estimate: occupancy alone does not bound a speed-up).
-  const Analysed nq = AnalyseFile(Shared("hta/negative_queue_length_A100-80GB_rank0of16.json.gz"));
-  const advise::Finding* q = Find(nq.report.ranks[0], "low_occupancy");
-  ASSERT_NE(q, nullptr);
-  EXPECT_EQ(q->estimated_saving_ns_per_step, 0);
+  if (parts.Have({"traces/hta/negative_queue_length_A100-80GB_rank0of16.json.gz"})) {
+    const Analysed nq =
+        AnalyseFile(Shared("hta/negative_queue_length_A100-80GB_rank0of16.json.gz"));
+    const advise::Finding* q = Find(nq.report.ranks[0], "low_occupancy");
+    ASSERT_NE(q, nullptr);
+    EXPECT_EQ(q->estimated_saving_ns_per_step, 0);
+  }
   // Negative, real: ResNet-50 (49 % occupancy, 6 % tiny grids).
-  const Analysed nw4 = AnalyseFile(
-      Shared("kineto_tb_plugin/resnet50_num_workers_4.worker0.1623212756351.pt.trace.json.gz"));
-  EXPECT_EQ(Find(nw4.report.ranks[0], "low_occupancy"), nullptr);
+  if (parts.Have({"traces/kineto_tb_plugin/"
+                  "resnet50_num_workers_4.worker0.1623212756351.pt.trace.json.gz"})) {
+    const Analysed nw4 = AnalyseFile(
+        Shared("kineto_tb_plugin/resnet50_num_workers_4.worker0.1623212756351.pt.trace.json.gz"));
+    EXPECT_EQ(Find(nw4.report.ranks[0], "low_occupancy"), nullptr);
+  }
+  GPUSCOPE_SKIP_IF_NONE_RAN(parts);
 }
 
 }  // namespace

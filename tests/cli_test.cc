@@ -157,9 +157,10 @@ namespace gpuscope {
 namespace {
 
 // Golden: the full JSON report of three real traces (old schema, NCCL + ns decimals, ns trace).
-// Paths are replaced by their shared-relative form so the files do not depend on the checkout.
+// Paths are replaced by their shared-relative form so the files do not depend on the checkout
+// (nor on whether the trace came from tests/data or shared/).
 TEST(Cli, RealTraceReportsMatchGolden) {
-  GPUSCOPE_REQUIRE_SHARED();
+  testing::RealParts parts;
   const std::pair<const char*, const char*> cases[] = {
       {"kineto_tb_plugin/resnet50_num_workers_0.worker0.1623143089861.pt.trace.json.gz",
        "resnet50_nw0.json"},
@@ -167,8 +168,9 @@ TEST(Cli, RealTraceReportsMatchGolden) {
       {"hta/ns_resolution_V100_rank0.pt.trace.json.gz", "ns_resolution.json"},
   };
   for (const auto& [trace, golden] : cases) {
+    if (!parts.Have({"traces/" + std::string(trace)})) continue;
     SCOPED_TRACE(trace);
-    const std::string path = testing::SharedDir() + "/traces/" + trace;
+    const std::string path = testing::RealTrace(trace);
     auto r = RunGpuscope("analyze --json " + path);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const std::string out = testing::ReplaceAll(r.out, path, std::string("shared/traces/") + trace);
@@ -178,6 +180,7 @@ TEST(Cli, RealTraceReportsMatchGolden) {
         << "differs from " << golden_path
         << "; rebaseline with GPUSCOPE_REBASELINE=1 ctest -R Golden, then review the diff";
   }
+  GPUSCOPE_SKIP_IF_NONE_RAN(parts);
 }
 
 }  // namespace
@@ -253,12 +256,12 @@ size_t CodePoints(const std::string& s) {
 }
 
 // The terminal report fits 100 columns, whatever the names in the trace (long mangled kernels,
-// long warnings): checked on the example and on every shared trace.
+// long warnings): checked on the example and on every real trace (shared/, else tests/data).
 TEST(Cli, TextReportFitsOneHundredColumns) {
   std::vector<std::string> inputs = {
       std::string(GPUSCOPE_SOURCE_DIR) + "/examples/train_input_bound.pt.trace.json.gz"};
-  if (testing::HaveShared()) {
-    for (const auto& dir : std::filesystem::directory_iterator(testing::SharedDir() + "/traces"))
+  if (std::filesystem::exists(testing::RealTraceFolder())) {
+    for (const auto& dir : std::filesystem::directory_iterator(testing::RealTraceFolder()))
       if (dir.is_directory())
         for (const auto& f : std::filesystem::directory_iterator(dir.path()))
           if (f.path().string().find(".json") != std::string::npos) inputs.push_back(f.path());

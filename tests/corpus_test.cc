@@ -1,6 +1,6 @@
-// Every real trace in shared/traces loads, and its counts agree with the independent counts in
-// shared/reference/trace_counts.tsv (a plain Python reading of the JSON; definitions in that
-// README).
+// Every real trace loads, and its counts agree with the independent counts in
+// reference/trace_counts.tsv (a plain Python reading of the JSON; definitions in
+// shared/reference/README.md and tests/data/README.md). Traces come from tests/data or shared/.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -19,7 +19,7 @@ struct Expected {
 
 std::vector<Expected> ReadCounts() {
   std::vector<Expected> rows;
-  std::istringstream in(testing::ReadFile(testing::SharedDir() + "/reference/trace_counts.tsv"));
+  std::istringstream in(testing::ReadFile(testing::RealReference("trace_counts.tsv")));
   std::string line;
   std::vector<std::string> header;
   auto split = [](const std::string& s) {
@@ -46,12 +46,14 @@ std::vector<Expected> ReadCounts() {
 }
 
 TEST(Corpus, EveryTraceLoadsWithTheIndependentCounts) {
-  GPUSCOPE_REQUIRE_SHARED();
+  GPUSCOPE_REQUIRE_REAL("reference/trace_counts.tsv");
   const std::vector<Expected> rows = ReadCounts();
   ASSERT_EQ(rows.size(), 20u) << "trace_counts.tsv changed; review this test";
+  testing::RealParts parts;
   for (const Expected& e : rows) {
+    if (!parts.Have({"traces/" + e.file})) continue;
     SCOPED_TRACE(e.file);
-    auto loaded = LoadTrace(testing::SharedDir() + "/traces/" + e.file);
+    auto loaded = LoadTrace(testing::RealTrace(e.file));
     ASSERT_TRUE(loaded.ok()) << loaded.status().message();
     const Trace& t = *loaded;
     const analyze::TraceSummary s = analyze::SummarizeTrace(t);
@@ -76,13 +78,14 @@ TEST(Corpus, EveryTraceLoadsWithTheIndependentCounts) {
     EXPECT_GE(t.links.kernels_linked * 100, c.at("kernels_with_launch_in_trace") * 99);
     EXPECT_EQ(t.diagnostics.count[static_cast<size_t>(Diag::kMalformedEvent)], 0u);
   }
+  GPUSCOPE_SKIP_IF_NONE_RAN(parts);
 }
 
 // Per-trace facts read independently from the raw text: the first kernel's raw "ts" and "dur"
 // tokens must come out as exactly those digits in ns, for an ns-resolution trace and a µs (integer)
 // trace.
 void ExpectFirstKernelTimesExact(const std::string& file) {
-  const std::string text = testing::Gunzip(testing::SharedDir() + "/traces/" + file);
+  const std::string text = testing::Gunzip(testing::RealTrace(file));
   const size_t kernel = text.find("\"cat\": \"kernel\"") != std::string::npos
                             ? text.find("\"cat\": \"kernel\"")
                             : text.find("\"cat\": \"Kernel\"");
@@ -109,7 +112,7 @@ void ExpectFirstKernelTimesExact(const std::string& file) {
     while (frac.size() < 3) frac += '0';
     return std::stoll(integer) * 1000 + std::stoll(frac.substr(0, 3));
   };
-  auto loaded = LoadTrace(testing::SharedDir() + "/traces/" + file);
+  auto loaded = LoadTrace(testing::RealTrace(file));
   ASSERT_TRUE(loaded.ok());
   int64_t first_kernel = -1;
   for (size_t i = 0; i < loaded->gpu.size(); ++i) {
@@ -124,10 +127,9 @@ void ExpectFirstKernelTimesExact(const std::string& file) {
 }
 
 TEST(Corpus, NanosecondTraceRoundTripsExactly) {
-  GPUSCOPE_REQUIRE_SHARED();
+  GPUSCOPE_REQUIRE_REAL("traces/hta/ns_resolution_V100_rank0.pt.trace.json.gz");
   ExpectFirstKernelTimesExact("hta/ns_resolution_V100_rank0.pt.trace.json.gz");
-  auto loaded =
-      LoadTrace(testing::SharedDir() + "/traces/hta/ns_resolution_V100_rank0.pt.trace.json.gz");
+  auto loaded = LoadTrace(testing::RealTrace("hta/ns_resolution_V100_rank0.pt.trace.json.gz"));
   ASSERT_TRUE(loaded.ok());
   EXPECT_EQ(loaded->info.display_time_unit, "ns");
   // The same kernel the metrics reference quotes: ts 1712195495505582.988 µs, dur 4.928 µs.
@@ -142,55 +144,62 @@ TEST(Corpus, NanosecondTraceRoundTripsExactly) {
 }
 
 TEST(Corpus, MicrosecondTraceRoundTripsExactly) {
-  GPUSCOPE_REQUIRE_SHARED();
+  GPUSCOPE_REQUIRE_REAL(
+      "traces/kineto_tb_plugin/resnet50_num_workers_0.worker0.1623143089861.pt.trace.json.gz");
   ExpectFirstKernelTimesExact(
       "kineto_tb_plugin/resnet50_num_workers_0.worker0.1623143089861.pt.trace.json.gz");
 }
 
 TEST(Corpus, HeaderFactsOfKnownTraces) {
-  GPUSCOPE_REQUIRE_SHARED();
-  auto df = LoadTrace(testing::SharedDir() +
-                      "/traces/hta/df_index_resolver_V100_rank1of2_memevents.json.gz");
-  ASSERT_TRUE(df.ok());
-  EXPECT_EQ(df->info.rank, 1);
-  EXPECT_EQ(df->info.rank_source, RankSource::kDistributedInfo);
-  ASSERT_FALSE(df->devices.empty());
-  // metrics-reference §1.4: peaks 6.63 GB allocated and 12.78 GB reserved of 34.09 GB.
-  int64_t peak_alloc = 0, peak_reserved = 0;
-  for (size_t i = 0; i < df->memory.size(); ++i) {
-    if (df->memory.device_type[i] != 1) continue;
-    peak_alloc = std::max(peak_alloc, df->memory.total_allocated[i]);
-    peak_reserved = std::max(peak_reserved, df->memory.total_reserved[i]);
+  testing::RealParts parts;
+  if (parts.Have({"traces/hta/df_index_resolver_V100_rank1of2_memevents.json.gz"})) {
+    auto df =
+        LoadTrace(testing::RealTrace("hta/df_index_resolver_V100_rank1of2_memevents.json.gz"));
+    ASSERT_TRUE(df.ok());
+    EXPECT_EQ(df->info.rank, 1);
+    EXPECT_EQ(df->info.rank_source, RankSource::kDistributedInfo);
+    ASSERT_FALSE(df->devices.empty());
+    // metrics-reference §1.4: peaks 6.63 GB allocated and 12.78 GB reserved of 34.09 GB.
+    int64_t peak_alloc = 0, peak_reserved = 0;
+    for (size_t i = 0; i < df->memory.size(); ++i) {
+      if (df->memory.device_type[i] != 1) continue;
+      peak_alloc = std::max(peak_alloc, df->memory.total_allocated[i]);
+      peak_reserved = std::max(peak_reserved, df->memory.total_reserved[i]);
+    }
+    EXPECT_NEAR(peak_alloc / 1e9, 6.63, 0.01);
+    EXPECT_NEAR(peak_reserved / 1e9, 12.78, 0.01);
+    const analyze::TraceSummary s = analyze::SummarizeTrace(*df);
+    EXPECT_NEAR(s.device_memory_bytes / 1e9, 34.09, 0.01);
   }
-  EXPECT_NEAR(peak_alloc / 1e9, 6.63, 0.01);
-  EXPECT_NEAR(peak_reserved / 1e9, 12.78, 0.01);
-  const analyze::TraceSummary s = analyze::SummarizeTrace(*df);
-  EXPECT_NEAR(s.device_memory_bytes / 1e9, 34.09, 0.01);
 
-  auto mi =
-      LoadTrace(testing::SharedDir() + "/traces/hta/mi250_minitoy_train_ROCm6_2_kineto.json.gz");
-  ASSERT_TRUE(mi.ok());
-  ASSERT_TRUE(mi->info.base_time_ns.has_value());
-  EXPECT_EQ(*mi->info.base_time_ns, 1735632360000000000);
-  EXPECT_EQ(mi->devices.front().name, "AMD Radeon Graphics");
-  EXPECT_EQ(mi->devices.front().warp_size, 64);
+  if (parts.Have({"traces/hta/mi250_minitoy_train_ROCm6_2_kineto.json.gz"})) {
+    auto mi = LoadTrace(testing::RealTrace("hta/mi250_minitoy_train_ROCm6_2_kineto.json.gz"));
+    ASSERT_TRUE(mi.ok());
+    ASSERT_TRUE(mi->info.base_time_ns.has_value());
+    EXPECT_EQ(*mi->info.base_time_ns, 1735632360000000000);
+    EXPECT_EQ(mi->devices.front().name, "AMD Radeon Graphics");
+    EXPECT_EQ(mi->devices.front().warp_size, 64);
+  }
 
   // 2021 traces: no distributedInfo, so the rank is unknown (their names say "worker0", not
   // "rank").
-  auto resnet = LoadTrace(
-      testing::SharedDir() +
-      "/traces/kineto_tb_plugin/resnet50_num_workers_0.worker0.1623143089861.pt.trace.json.gz");
-  ASSERT_TRUE(resnet.ok());
-  EXPECT_EQ(resnet->info.rank, -1);
-  EXPECT_EQ(resnet->devices.size(), 4u);
+  const std::string resnet_file =
+      "kineto_tb_plugin/resnet50_num_workers_0.worker0.1623143089861.pt.trace.json.gz";
+  if (parts.Have({"traces/" + resnet_file})) {
+    auto resnet = LoadTrace(testing::RealTrace(resnet_file));
+    ASSERT_TRUE(resnet.ok());
+    EXPECT_EQ(resnet->info.rank, -1);
+    EXPECT_EQ(resnet->devices.size(), 4u);
+  }
+  GPUSCOPE_SKIP_IF_NONE_RAN(parts);
 }
 
 TEST(Corpus, FolderOfRanksLoadsInRankOrder) {
-  GPUSCOPE_REQUIRE_SHARED();
+  GPUSCOPE_REQUIRE_REAL("traces/hta/sampled_rank-0.json.gz", "traces/hta/sampled_rank-1.json.gz");
   const std::string dir = testing::TempPath("sampled_ranks");
   std::filesystem::create_directories(dir);
   for (const char* f : {"sampled_rank-1.json.gz", "sampled_rank-0.json.gz"}) {
-    std::filesystem::copy_file(testing::SharedDir() + "/traces/hta/" + f, dir + "/" + f,
+    std::filesystem::copy_file(testing::RealTrace(std::string("hta/") + f), dir + "/" + f,
                                std::filesystem::copy_options::overwrite_existing);
   }
   auto loaded = LoadInputs(dir);

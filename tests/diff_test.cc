@@ -65,15 +65,14 @@ bool HasWarning(const diff::DiffReport& d, const std::string& part) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// HTA's TraceDiff on the two pairs in shared/reference/hta_diff: every row's counts and total
-// durations, and the sizes of ops_diff's five lists.
+// HTA's TraceDiff on the two pairs in reference/hta_diff (shared/ only): every row's counts and
+// total durations, and the sizes of ops_diff's five lists.
 
 void CheckAgainstHta(const std::string& pair, const std::string& control, const std::string& test,
                      const std::map<std::string, size_t>& gpu_lists,
                      const std::map<std::string, size_t>& cpu_lists) {
-  const std::string traces = testing::SharedDir() + "/traces/";
-  const Side before = Load(traces + control);
-  const Side after = Load(traces + test);
+  const Side before = Load(testing::RealTrace(control));
+  const Side after = Load(testing::RealTrace(test));
   ASSERT_EQ(before.report.ranks.size(), 1u);
   ASSERT_EQ(after.report.ranks.size(), 1u);
   diff::DiffOptions o;
@@ -84,8 +83,8 @@ void CheckAgainstHta(const std::string& pair, const std::string& control, const 
   for (const char* side : {"gpu", "cpu"}) {
     SCOPED_TRACE(pair + " " + side);
     const diff::NameTableDiff& t = std::string(side) == "gpu" ? d.ranks[0].kernels : d.ranks[0].ops;
-    const auto rows = testing::ReadCsv(testing::SharedDir() + "/reference/hta_diff/pair_" + pair +
-                                       "_" + side + "_compare.csv");
+    const auto rows = testing::ReadCsv(
+        testing::RealReference("hta_diff/pair_" + pair + "_" + side + "_compare.csv"));
     ASSERT_GT(rows.size(), 1u);
     // Kernel names contain commas, so a row is read from the right: the 7 numeric cells are last.
     size_t matched = 0;
@@ -130,8 +129,9 @@ std::map<std::string, size_t> ReadOpsDiffSizes(const std::string& file) {
 }
 
 TEST(DiffHta, TraceDiffPairAgreesWithHta) {
-  GPUSCOPE_REQUIRE_SHARED();
-  const std::string ref = testing::SharedDir() + "/reference/hta_diff/";
+  GPUSCOPE_REQUIRE_REAL("reference/hta_diff", "traces/hta/trace_diff_control_A100_rank3of8.json.gz",
+                        "traces/hta/trace_diff_test_V100_rank1of2.json.gz");
+  const std::string ref = testing::RealReference("hta_diff/");
   const auto gpu = ReadOpsDiffSizes(ref + "pair_hta_gpu_ops_diff.txt");
   const auto cpu = ReadOpsDiffSizes(ref + "pair_hta_cpu_ops_diff.txt");
   // The numbers the README states, so a changed reference file cannot pass silently.
@@ -144,8 +144,11 @@ TEST(DiffHta, TraceDiffPairAgreesWithHta) {
 }
 
 TEST(DiffHta, ResnetPairAgreesWithHta) {
-  GPUSCOPE_REQUIRE_SHARED();
-  const std::string ref = testing::SharedDir() + "/reference/hta_diff/";
+  GPUSCOPE_REQUIRE_REAL(
+      "reference/hta_diff",
+      "traces/kineto_tb_plugin/resnet50_num_workers_0.worker0.1623143566756.pt.trace.json.gz",
+      "traces/kineto_tb_plugin/resnet50_num_workers_4.worker0.1623212756351.pt.trace.json.gz");
+  const std::string ref = testing::RealReference("hta_diff/");
   CheckAgainstHta("resnet",
                   "kineto_tb_plugin/resnet50_num_workers_0.worker0.1623143566756.pt.trace.json.gz",
                   "kineto_tb_plugin/resnet50_num_workers_4.worker0.1623212756351.pt.trace.json.gz",
@@ -154,10 +157,10 @@ TEST(DiffHta, ResnetPairAgreesWithHta) {
 }
 
 TEST(DiffHta, TraceDiffPairWarnsAboutRanksAndDevices) {
-  GPUSCOPE_REQUIRE_SHARED();
-  const std::string traces = testing::SharedDir() + "/traces/hta/";
-  const Side before = Load(traces + "trace_diff_control_A100_rank3of8.json.gz");
-  const Side after = Load(traces + "trace_diff_test_V100_rank1of2.json.gz");
+  GPUSCOPE_REQUIRE_REAL("traces/hta/trace_diff_control_A100_rank3of8.json.gz",
+                        "traces/hta/trace_diff_test_V100_rank1of2.json.gz");
+  const Side before = Load(testing::RealTrace("hta/trace_diff_control_A100_rank3of8.json.gz"));
+  const Side after = Load(testing::RealTrace("hta/trace_diff_test_V100_rank1of2.json.gz"));
   const diff::DiffReport d = diff::Diff(before.report, after.report);
   EXPECT_TRUE(HasWarning(d, "comparing before rank 3 with after rank 1")) << d.warnings.size();
   EXPECT_TRUE(HasWarning(d, "different GPUs: before ran on NVIDIA A100-PG509-200, after on "
@@ -168,16 +171,17 @@ TEST(DiffHta, TraceDiffPairWarnsAboutRanksAndDevices) {
 // ResNet-50, num_workers 0 → 4: the DataLoader share collapses and the input-bound finding goes.
 
 TEST(DiffResnet, DataLoaderFixIsReported) {
-  GPUSCOPE_REQUIRE_SHARED();
-  const std::string dir = testing::SharedDir() + "/traces/kineto_tb_plugin/";
+  testing::RealParts parts;
+  const std::string dir = "kineto_tb_plugin/";
   for (const char* before_file : {"resnet50_num_workers_0.worker0.1623143089861.pt.trace.json.gz",
                                   "resnet50_num_workers_0.worker0.1623143566756.pt.trace.json.gz"}) {
     for (const char* after_file :
          {"resnet50_num_workers_4.worker0.1623212756351.pt.trace.json.gz",
           "resnet50_num_workers_4.worker0.1623213129365.pt.trace.json.gz"}) {
+      if (!parts.Have({"traces/" + dir + before_file, "traces/" + dir + after_file})) continue;
       SCOPED_TRACE(std::string(before_file) + " → " + after_file);
-      const Side before = Load(dir + before_file);
-      const Side after = Load(dir + after_file);
+      const Side before = Load(testing::RealTrace(dir + before_file));
+      const Side after = Load(testing::RealTrace(dir + after_file));
       const diff::DiffReport d = diff::Diff(before.report, after.report);
       ASSERT_EQ(d.ranks.size(), 1u);
       const diff::RankDiff& r = d.ranks[0];
@@ -218,6 +222,7 @@ TEST(DiffResnet, DataLoaderFixIsReported) {
       EXPECT_EQ(HasWarning(d, "no common step numbers"), r.step_time.common_steps.empty());
     }
   }
+  GPUSCOPE_SKIP_IF_NONE_RAN(parts);
 }
 
 // ---------------------------------------------------------------------------------------------

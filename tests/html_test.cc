@@ -351,11 +351,11 @@ TEST(HtmlBrowser, DiffPageRenders) {
 }
 
 TEST(HtmlBrowser, RealTraceReport) {
-  GPUSCOPE_REQUIRE_SHARED();
+  GPUSCOPE_REQUIRE_REAL(
+      "traces/kineto_tb_plugin/resnet50_num_workers_0.worker0.1623143089861.pt.trace.json.gz");
   REQUIRE_CHROMIUM(chromium);
-  const std::string trace = testing::SharedDir() +
-                            "/traces/kineto_tb_plugin/resnet50_num_workers_0.worker0.1623143089861.pt.trace.json.gz";
-  if (!std::filesystem::exists(trace)) GTEST_SKIP() << trace << " not found";
+  const std::string trace = testing::RealTrace(
+      "kineto_tb_plugin/resnet50_num_workers_0.worker0.1623143089861.pt.trace.json.gz");
   const std::string html = TempPath("resnet.html");
   auto r = RunGpuscope("analyze " + trace + " --html " + html);
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -1,5 +1,6 @@
-// Launch statistics, copies, sync points and GPU memory: against HTA's outputs for the shared
-// traces (shared/reference/hta), against the planted truth of synthetic traces, and on invariants.
+// Launch statistics, copies, sync points and GPU memory: against HTA's outputs for the real
+// traces (reference/hta in tests/data or shared/), against the planted truth of synthetic traces,
+// and on invariants.
 //
 // Measured agreement with HTA (default selection = HTA's step filter and µs rounding):
 //  * launch_stats_summary.csv: identical on all 10 rank traces (n, the three counts, medians, p95),
@@ -45,7 +46,7 @@ const Trace& Shared(const std::string& relative) {
   static std::map<std::string, Trace> cache;
   auto it = cache.find(relative);
   if (it == cache.end()) {
-    auto trace = LoadTrace(testing::SharedDir() + "/traces/" + relative);
+    auto trace = LoadTrace(testing::RealTrace(relative));
     EXPECT_TRUE(trace.ok()) << relative << ": " << trace.status().message();
     it = cache.emplace(relative, trace.ok() ? std::move(trace.value()) : Trace()).first;
   }
@@ -123,10 +124,11 @@ void ExpectLaunchInvariants(const Trace& t, const analyze::LaunchStats& s) {
 }
 
 TEST(Launches, MatchHtaLaunchStatsSummary) {
-  GPUSCOPE_REQUIRE_SHARED();
+  testing::RealParts parts;
   for (const Case& c : Cases()) {
+    if (!parts.Have(c.Files())) continue;
     SCOPED_TRACE(c.folder);
-    const std::string ref = testing::SharedDir() + "/reference/hta/" + c.folder;
+    const std::string ref = testing::RealReference("hta/" + c.folder);
     const auto traces = RankTraces(c);
     // rank,n,short_kernels,runtime_outliers_gt50us,launch_delay_outliers_gt100us,median_cpu_dur,
     // median_gpu_dur,median_launch_delay,p95_launch_delay (µs)
@@ -164,16 +166,18 @@ TEST(Launches, MatchHtaLaunchStatsSummary) {
       EXPECT_EQ(s.all.n, h.n);
     }
   }
+  GPUSCOPE_SKIP_IF_NONE_RAN(parts);
 }
 
 TEST(Launches, EveryRowMatchesHtaPerLaunchRows) {
-  GPUSCOPE_REQUIRE_SHARED();
+  testing::RealParts parts;
   for (const Case& c : Cases()) {
+    if (!parts.Have(c.Files())) continue;
     SCOPED_TRACE(c.folder);
     for (const auto& [rank, trace] : RankTraces(c)) {
       const Trace& t = *trace;
-      const std::string path = testing::SharedDir() + "/reference/hta/" + c.folder +
-                               "/launch_stats_rank" + std::to_string(rank) + ".csv.gz";
+      const std::string path = testing::RealReference("hta/" + c.folder + "/launch_stats_rank" +
+                                                      std::to_string(rank) + ".csv.gz");
       const auto ref =
           ParseCsv(testing::Gunzip(path));  // correlation,cpu_duration,gpu_duration,launch_delay
       ASSERT_GE(ref.size(), 2u) << path;
@@ -200,17 +204,18 @@ TEST(Launches, EveryRowMatchesHtaPerLaunchRows) {
       EXPECT_EQ(differ, 0u) << "max difference " << max_diff_us << " µs";
     }
   }
+  GPUSCOPE_SKIP_IF_NONE_RAN(parts);
 }
 
 TEST(Launches, GraphReplaysAndApis) {
-  GPUSCOPE_REQUIRE_SHARED();
+  testing::RealParts parts;
   auto api = [](const Trace& t, const analyze::LaunchStats& s, std::string_view name) {
     for (const analyze::LaunchApiCount& a : s.apis) {
       if (t.Str(a.name) == name) return a;
     }
     return analyze::LaunchApiCount{};
   };
-  {
+  if (parts.Have({"traces/hta/trace_diff_test_V100_rank1of2.json.gz"})) {
     // metrics-reference §1.5: the cudaGraphLaunch calls cover 4,464 kernels, 576 memsets and 6
     // memcpys. HTA's launch stats leave them out (8,310 rows of 12,515 selected GPU events).
     const Trace& t = Shared("hta/trace_diff_test_V100_rank1of2.json.gz");
@@ -227,7 +232,7 @@ TEST(Launches, GraphReplaysAndApis) {
     EXPECT_EQ(api(t, s, "cudaGraphLaunch").gpu_activities, 5046u);
     EXPECT_EQ(s.all.n, 8310u);
   }
-  {
+  if (parts.Have({"traces/hta/negative_queue_length_A100-80GB_rank0of16.json.gz"})) {
     const Trace& t = Shared("hta/negative_queue_length_A100-80GB_rank0of16.json.gz");
     const analyze::LaunchStats s = analyze::AnalyzeLaunches(t);
     EXPECT_EQ(s.graphs.graph_launches, 70u);
@@ -235,14 +240,14 @@ TEST(Launches, GraphReplaysAndApis) {
     EXPECT_EQ(s.graphs.kernels, 135u);
     EXPECT_EQ(s.graphs.memsets, 210u);
   }
-  {
+  if (parts.Have({"traces/hta/nccl_parser_config_A100_rank0of2.json.gz"})) {
     const Trace& t = Shared("hta/nccl_parser_config_A100_rank0of2.json.gz");
     const analyze::LaunchStats s = analyze::AnalyzeLaunches(t);
     EXPECT_EQ(api(t, s, "cudaLaunchKernel").calls, 2550u);
     EXPECT_EQ(api(t, s, "cudaLaunchKernelExC").calls, 150u);
     EXPECT_EQ(s.graphs.graph_launches, 0u);
   }
-  {
+  if (parts.Have({"traces/hta/mi250_minitoy_train_ROCm6_2_kineto.json.gz"})) {
     // ROCm: HTA's launch stats are empty (no hip* name); ours cover the hip launches.
     const Trace& t = Shared("hta/mi250_minitoy_train_ROCm6_2_kineto.json.gz");
     analyze::LaunchOptions o;
@@ -254,7 +259,7 @@ TEST(Launches, GraphReplaysAndApis) {
     EXPECT_EQ(s.hta.n, 0u);
     EXPECT_EQ(s.all.n, 16u);  // 14 kernels + 2 hipMemcpyWithStream copies
   }
-  {
+  if (parts.Have({"traces/hta/triton_example.json.gz"})) {
     // Triton: one cuLaunchKernel from the driver API.
     const Trace& t = Shared("hta/triton_example.json.gz");
     analyze::LaunchOptions o;
@@ -266,6 +271,7 @@ TEST(Launches, GraphReplaysAndApis) {
     EXPECT_EQ(s.all.n, 1u);
     EXPECT_EQ(s.hta.n, 0u);
   }
+  GPUSCOPE_SKIP_IF_NONE_RAN(parts);
 }
 
 TEST(Launches, SyntheticTraceCountsEveryLaunch) {
@@ -345,10 +351,11 @@ TEST(Copies, SizeBuckets) {
 }
 
 TEST(Copies, MatchHtaMemoryBandwidthSummary) {
-  GPUSCOPE_REQUIRE_SHARED();
+  testing::RealParts parts;
   for (const Case& c : Cases()) {
+    if (!parts.Have(c.Files())) continue;
     SCOPED_TRACE(c.folder);
-    const std::string ref = testing::SharedDir() + "/reference/hta/" + c.folder;
+    const std::string ref = testing::RealReference("hta/" + c.folder);
     const auto traces = RankTraces(c);
     // Three header lines, then rank,name,count,mean,std,min,25%,50%,75%,max.
     const auto rows = ParseCsv(testing::ReadFile(ref + "/memory_bw_summary.csv"));
@@ -400,11 +407,12 @@ TEST(Copies, MatchHtaMemoryBandwidthSummary) {
       EXPECT_EQ(names, names_seen[rank]);
     }
   }
+  GPUSCOPE_SKIP_IF_NONE_RAN(parts);
 }
 
 TEST(Copies, RealTraceInventory) {
-  GPUSCOPE_REQUIRE_SHARED();
-  {
+  testing::RealParts parts;
+  if (parts.Have({"traces/hta/df_index_resolver_V100_rank1of2_memevents.json.gz"})) {
     const analyze::CopyStats s =
         analyze::AnalyzeCopies(Shared("hta/df_index_resolver_V100_rank1of2_memevents.json.gz"));
     ExpectCopyInvariants(s);
@@ -419,7 +427,7 @@ TEST(Copies, RealTraceInventory) {
     EXPECT_EQ(s.memsets.count, 704u);
     EXPECT_EQ(s.pageable_memcpys, 0u);
   }
-  {
+  if (parts.Have({"traces/hta/negative_queue_length_A100-80GB_rank0of16.json.gz"})) {
     // Pageable H2D/D2H next to pinned H2D, memsets from a CUDA graph.
     const analyze::CopyStats s =
         analyze::AnalyzeCopies(Shared("hta/negative_queue_length_A100-80GB_rank0of16.json.gz"));
@@ -445,7 +453,7 @@ TEST(Copies, RealTraceInventory) {
     }
     EXPECT_EQ(graph_memsets, 168u);
   }
-  {
+  if (parts.Have({"traces/hta/mi250_minitoy_train_ROCm6_2_kineto.json.gz"})) {
     // ROCm: hipMemcpyWithStream is a synchronous copy; "Host" memory is not a kind we name.
     analyze::CopyOptions o;
     o.hta_selection = false;
@@ -455,6 +463,7 @@ TEST(Copies, RealTraceInventory) {
     EXPECT_EQ(s.memcpys, 2u);
     EXPECT_EQ(s.sync_memcpys, 2u);
   }
+  GPUSCOPE_SKIP_IF_NONE_RAN(parts);
 }
 
 TEST(Copies, SyntheticPageableVersusPinned) {
@@ -601,7 +610,7 @@ TEST(SyncPoints, SyntheticThreePerStep) {
 }
 
 TEST(SyncPoints, CriticalPathAlexnetCudaSync) {
-  GPUSCOPE_REQUIRE_SHARED();
+  GPUSCOPE_REQUIRE_REAL("traces/hta/critical_path_alexnet_A100_cuda_sync.json.gz");
   const Trace& t = Shared("hta/critical_path_alexnet_A100_cuda_sync.json.gz");
   const analyze::SyncStats s = analyze::AnalyzeSyncPoints(t);
   ExpectSyncInvariants(s);
@@ -629,8 +638,8 @@ TEST(SyncPoints, CriticalPathAlexnetCudaSync) {
 }
 
 TEST(SyncPoints, CudaEventSyncAndRecommenderTraces) {
-  GPUSCOPE_REQUIRE_SHARED();
-  {
+  testing::RealParts parts;
+  if (parts.Have({"traces/hta/cuda_event_sync.json.gz"})) {
     const Trace& t = Shared("hta/cuda_event_sync.json.gz");
     const analyze::SyncStats s = analyze::AnalyzeSyncPoints(t);
     ExpectSyncInvariants(s);
@@ -648,7 +657,7 @@ TEST(SyncPoints, CudaEventSyncAndRecommenderTraces) {
     EXPECT_EQ(GpuSyncs(s, SyncKind::kStreamSync), 1u);
     EXPECT_EQ(GpuSyncs(s, SyncKind::kContextSync), 1u);
   }
-  {
+  if (parts.Have({"traces/hta/trace_diff_control_A100_rank3of8.json.gz"})) {
     const Trace& t = Shared("hta/trace_diff_control_A100_rank3of8.json.gz");
     const analyze::SyncStats s = analyze::AnalyzeSyncPoints(t);
     ExpectSyncInvariants(s);
@@ -660,7 +669,7 @@ TEST(SyncPoints, CudaEventSyncAndRecommenderTraces) {
     EXPECT_EQ(s.scalar_reads.blocking, 24u);  // the other 6 read CPU tensors
     EXPECT_EQ(t.Str(s.causes[0].name), "## all2all_tw_data:wait ##");
   }
-  {
+  if (parts.Have({"traces/hta/negative_queue_length_A100-80GB_rank0of16.json.gz"})) {
     // 945 aten::item calls, none of them on a CUDA tensor.
     const Trace& t = Shared("hta/negative_queue_length_A100-80GB_rank0of16.json.gz");
     const analyze::SyncStats s = analyze::AnalyzeSyncPoints(t);
@@ -671,6 +680,7 @@ TEST(SyncPoints, CudaEventSyncAndRecommenderTraces) {
     for (const auto& st : s.steps) EXPECT_EQ(st.sync_points, 15u) << st.step;
     EXPECT_EQ(t.Str(s.causes[0].name), "## sparse_data_dist ##");
   }
+  GPUSCOPE_SKIP_IF_NONE_RAN(parts);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -697,7 +707,7 @@ void ExpectMemoryInvariants(const analyze::DeviceMemory& d, int max_points) {
 }
 
 TEST(Memory, DfIndexResolverPeaks) {
-  GPUSCOPE_REQUIRE_SHARED();
+  GPUSCOPE_REQUIRE_REAL("traces/hta/df_index_resolver_V100_rank1of2_memevents.json.gz");
   const Trace& t = Shared("hta/df_index_resolver_V100_rank1of2_memevents.json.gz");
   for (const int points : {analyze::kMemoryTimelinePoints, 7}) {
     analyze::MemoryOptions o;
@@ -722,7 +732,8 @@ TEST(Memory, DfIndexResolverPeaks) {
 }
 
 TEST(Memory, ResNet2021DeltasOnly) {
-  GPUSCOPE_REQUIRE_SHARED();
+  GPUSCOPE_REQUIRE_REAL(
+      "traces/kineto_tb_plugin/resnet50_num_workers_0.worker0.1623143089861.pt.trace.json.gz");
   const Trace& t =
       Shared("kineto_tb_plugin/resnet50_num_workers_0.worker0.1623143089861.pt.trace.json.gz");
   const analyze::MemoryStats s = analyze::AnalyzeMemory(t);
@@ -743,10 +754,11 @@ TEST(Memory, ResNet2021DeltasOnly) {
 }
 
 TEST(Memory, NoMemoryEventsOrNoDeviceProperties) {
-  GPUSCOPE_REQUIRE_SHARED();
   // No [memory] events at all.
-  EXPECT_TRUE(analyze::AnalyzeMemory(Shared("hta/trace_diff_control_A100_rank3of8.json.gz"))
-                  .devices.empty());
+  if (testing::RealParts().Have({"traces/hta/trace_diff_control_A100_rank3of8.json.gz"})) {
+    EXPECT_TRUE(analyze::AnalyzeMemory(Shared("hta/trace_diff_control_A100_rank3of8.json.gz"))
+                    .devices.empty());
+  }
   // Events on a device the trace has no deviceProperties for: total unknown.
   Trace t;
   t.memory.ts_ns = {3000, 1000, 2000, 2000};  // not in time order
@@ -819,7 +831,9 @@ TEST(Memory, SyntheticTotalsAgreeWithDeltas) {
 TEST(LaunchCopySyncMemory, EmptyAndCpuOnlyTraces) {
   const Trace empty;
   std::vector<const Trace*> traces = {&empty};
-  if (testing::HaveShared()) traces.push_back(&Shared("hta/cpu_only_rank34of300.pt.trace.json.gz"));
+  if (testing::RealParts().Have({"traces/hta/cpu_only_rank34of300.pt.trace.json.gz"})) {
+    traces.push_back(&Shared("hta/cpu_only_rank34of300.pt.trace.json.gz"));
+  }
   for (const Trace* trace : traces) {
     const Trace& t = *trace;
     const analyze::LaunchStats l = analyze::AnalyzeLaunches(t);

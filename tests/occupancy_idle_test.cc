@@ -1,9 +1,11 @@
-// Occupancy against tb_plugin's GPU metrics on the eight traces it was run on, and the idle-gap
-// analysis on real traces (claims, host ops, invariants).
+// Occupancy against tb_plugin's GPU metrics on the eight traces it was run on (those present in
+// tests/data or shared/), and the idle-gap analysis on real traces (claims, host ops, invariants).
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdlib>
+#include <string>
+#include <vector>
 
 #include "analyze/idle_gaps.h"
 #include "analyze/occupancy.h"
@@ -16,7 +18,7 @@ namespace gpuscope::analyze {
 namespace {
 
 Trace Load(const std::string& rel) {
-  auto t = LoadTrace(testing::SharedDir() + "/traces/" + rel);
+  auto t = LoadTrace(testing::RealTrace(rel));
   EXPECT_TRUE(t.ok()) << rel;
   return t.ok() ? std::move(t.value()) : Trace();
 }
@@ -29,8 +31,13 @@ double RefValue(const std::string& text, const std::string& key) {
 }
 
 struct Case {
-  const char* reference;  // shared/reference/tb_plugin/<name>.txt
-  const char* trace;      // under shared/traces/
+  const char* reference;  // reference/tb_plugin/<name>.txt
+  const char* trace;      // under traces/
+
+  std::vector<std::string> Files() const {
+    return {"reference/tb_plugin/" + std::string(reference) + ".txt",
+            "traces/" + std::string(trace)};
+  }
 };
 constexpr Case kCases[] = {
     {"resnet50_num_workers_0.worker0.1623143089861.pt.trace",
@@ -68,10 +75,11 @@ TEST(Occupancy, ZeroLengthKernelInsideAnotherIsIgnored) {
 // tb_plugin's definition reproduced: agreement to 1e-5 (SM efficiency, 0-1) and 1e-3 percentage
 // points (occupancy). What is left is float32 storage of `blocks per SM` and float µs in Python.
 TEST(OccupancyTbPlugin, SmEfficiencyAndOccupancyAgree) {
-  GPUSCOPE_REQUIRE_SHARED();
+  testing::RealParts parts;
   for (const Case& c : kCases) {
+    if (!parts.Have(c.Files())) continue;
     const std::string ref =
-        testing::ReadFile(testing::SharedDir() + "/reference/tb_plugin/" + c.reference + ".txt");
+        testing::ReadFile(testing::RealReference("tb_plugin/" + std::string(c.reference) + ".txt"));
     const Trace t = Load(c.trace);
     const StepsResult steps = AnalyzeSteps(t);
     const OccupancyStats o = AnalyzeOccupancy(t, steps);
@@ -94,10 +102,11 @@ TEST(OccupancyTbPlugin, SmEfficiencyAndOccupancyAgree) {
     }
     EXPECT_LE(listed, o.tiny_grid_ns);
   }
+  GPUSCOPE_SKIP_IF_NONE_RAN(parts);
 }
 
 TEST(Occupancy, NotAvailableWithoutTheArgs) {
-  GPUSCOPE_REQUIRE_SHARED();
+  GPUSCOPE_REQUIRE_REAL("traces/hta/mi250_minitoy_train_ROCm6_2_kineto.json.gz");
   // ROCm traces carry no `blocks per SM`.
   const Trace t = Load("hta/mi250_minitoy_train_ROCm6_2_kineto.json.gz");
   const OccupancyStats o = AnalyzeOccupancy(t, AnalyzeSteps(t));
@@ -107,8 +116,9 @@ TEST(Occupancy, NotAvailableWithoutTheArgs) {
 }
 
 TEST(IdleGaps, InvariantsAndClaimsOnRealTraces) {
-  GPUSCOPE_REQUIRE_SHARED();
+  testing::RealParts parts;
   for (const Case& c : kCases) {
+    if (!parts.Have({"traces/" + std::string(c.trace)})) continue;
     const Trace t = Load(c.trace);
     const StepsResult steps = AnalyzeSteps(t);
     const IdleGapStats g = AnalyzeIdleGaps(t, steps, AnalyzeSyncPoints(t));
@@ -127,25 +137,30 @@ TEST(IdleGaps, InvariantsAndClaimsOnRealTraces) {
     }
   }
   // ResNet-50 without workers: the long gaps are the DataLoader's (input_pipeline_stall).
-  const Trace nw0 = Load(kCases[0].trace);
-  const IdleGapStats g0 = AnalyzeIdleGaps(nw0, AnalyzeSteps(nw0), AnalyzeSyncPoints(nw0));
-  EXPECT_GE(g0.long_gaps_dataloader, 5u);
-  ASSERT_FALSE(g0.longest.empty());
-  EXPECT_EQ(g0.longest.front().claim, IdleClaim::kDataLoader);
-  ASSERT_FALSE(g0.longest.front().host_ops.empty());
-  EXPECT_EQ(nw0.Str(g0.longest.front().host_ops.front().first).rfind("enumerate(DataLoader)", 0),
-            0u);
+  if (parts.Have({"traces/" + std::string(kCases[0].trace)})) {
+    const Trace nw0 = Load(kCases[0].trace);
+    const IdleGapStats g0 = AnalyzeIdleGaps(nw0, AnalyzeSteps(nw0), AnalyzeSyncPoints(nw0));
+    EXPECT_GE(g0.long_gaps_dataloader, 5u);
+    ASSERT_FALSE(g0.longest.empty());
+    EXPECT_EQ(g0.longest.front().claim, IdleClaim::kDataLoader);
+    ASSERT_FALSE(g0.longest.front().host_ops.empty());
+    EXPECT_EQ(nw0.Str(g0.longest.front().host_ops.front().first).rfind("enumerate(DataLoader)", 0),
+              0u);
+  }
   // negative_queue_length: 64 ms gaps while the host sits in cudaDeviceSynchronize are sync's,
   // not host work.
-  const Trace nq = Load(kCases[5].trace);
-  const IdleGapStats gq = AnalyzeIdleGaps(nq, AnalyzeSteps(nq), AnalyzeSyncPoints(nq));
-  EXPECT_GE(gq.long_gaps_after_sync, 6u);
-  ASSERT_FALSE(gq.longest.empty());
-  EXPECT_EQ(gq.longest.front().claim, IdleClaim::kSync);
+  if (parts.Have({"traces/" + std::string(kCases[5].trace)})) {
+    const Trace nq = Load(kCases[5].trace);
+    const IdleGapStats gq = AnalyzeIdleGaps(nq, AnalyzeSteps(nq), AnalyzeSyncPoints(nq));
+    EXPECT_GE(gq.long_gaps_after_sync, 6u);
+    ASSERT_FALSE(gq.longest.empty());
+    EXPECT_EQ(gq.longest.front().claim, IdleClaim::kSync);
+  }
+  GPUSCOPE_SKIP_IF_NONE_RAN(parts);
 }
 
 TEST(IdleGaps, NsightStarvationOnAlexNet) {
-  GPUSCOPE_REQUIRE_SHARED();
+  GPUSCOPE_REQUIRE_REAL("traces/hta/critical_path_alexnet_A100_cuda_sync.json.gz");
   // The AlexNet benchmark trace pauses for seconds between runs: Nsight's gpu_gaps (> 500 ms).
   const Trace t = Load("hta/critical_path_alexnet_A100_cuda_sync.json.gz");
   const IdleGapStats g = AnalyzeIdleGaps(t, AnalyzeSteps(t), AnalyzeSyncPoints(t));

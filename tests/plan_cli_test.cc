@@ -184,8 +184,8 @@ TEST(PlanCli, ImpossibleRequestSaysWhatWouldFit) {
 }
 
 TEST(PlanCli, CalibrationFromTrace) {
-  GPUSCOPE_REQUIRE_SHARED();
-  const std::string trace = SharedDir() + "/traces/hta/trace_diff_control_A100_rank3of8.json.gz";
+  GPUSCOPE_REQUIRE_REAL("traces/hta/trace_diff_control_A100_rank3of8.json.gz");
+  const std::string trace = RealTrace("hta/trace_diff_control_A100_rank3of8.json.gz");
   const CommandResult r = RunGpuscope(
       "plan --from-trace " + trace +
       " --model gpt2 --gpu a100 --gpus 8 --global-batch 64 --seq-len 1024 --mbs 8 --zero 0 "
@@ -215,9 +215,10 @@ TEST(PlanCli, CalibrationFromTrace) {
 // Regression (review): with --pp 2/4 the calibrated step missed the measured one (0.1835 s and
 // 0.1850 s for 0.1755 s) because η was fitted on the compute term alone.
 TEST(PlanCli, CalibrationWithPipelineReproducesMeasuredStep) {
-  GPUSCOPE_REQUIRE_SHARED();
-  const std::string trace = SharedDir() +
-      "/traces/kineto_tb_plugin/resnet50_num_workers_0.worker0.1623143089861.pt.trace.json.gz";
+  GPUSCOPE_REQUIRE_REAL(
+      "traces/kineto_tb_plugin/resnet50_num_workers_0.worker0.1623143089861.pt.trace.json.gz");
+  const std::string trace =
+      RealTrace("kineto_tb_plugin/resnet50_num_workers_0.worker0.1623143089861.pt.trace.json.gz");
   for (const char* pp : {"2", "4"}) {
     const CommandResult r = RunGpuscope(
         "plan --model gpt2-xl --gpu a100 --gpus 4 --mbs 1 --global-batch 8 --seq-len 512 "
@@ -234,9 +235,8 @@ TEST(PlanCli, CalibrationWithPipelineReproducesMeasuredStep) {
 }
 
 TEST(PlanCli, CalibrationFitsMemoryOverhead) {
-  GPUSCOPE_REQUIRE_SHARED();
-  const std::string trace =
-      SharedDir() + "/traces/hta/df_index_resolver_V100_rank1of2_memevents.json.gz";
+  GPUSCOPE_REQUIRE_REAL("traces/hta/df_index_resolver_V100_rank1of2_memevents.json.gz");
+  const std::string trace = RealTrace("hta/df_index_resolver_V100_rank1of2_memevents.json.gz");
   const CommandResult r = RunGpuscope("plan --from-trace " + trace +
                                       " --model gpt2 --gpu v100 --gpus 2 --global-batch 16 "
                                       "--seq-len 1024 --mbs 8 --json");

@@ -23,7 +23,7 @@ namespace {
 constexpr size_t Idx(StepCategory c) { return static_cast<size_t>(c); }
 
 // ---------------------------------------------------------------------------------------------
-// tb_plugin reference files (shared/reference/tb_plugin/<trace>.txt).
+// tb_plugin reference files (reference/tb_plugin/<trace>.txt in tests/data or shared/).
 
 struct TbReference {
   int steps = -1;
@@ -33,8 +33,7 @@ struct TbReference {
 
 TbReference ReadTbReference(const std::string& name) {
   TbReference ref;
-  const std::string text =
-      testing::ReadFile(testing::SharedDir() + "/reference/tb_plugin/" + name + ".txt");
+  const std::string text = testing::ReadFile(testing::RealReference("tb_plugin/" + name + ".txt"));
   if (const size_t at = text.find("steps="); at != std::string::npos) {
     ref.steps = std::atoi(text.c_str() + at + 6);
   }
@@ -72,7 +71,7 @@ Trace Load(const std::string& path) {
   return t.ok() ? std::move(t.value()) : Trace();
 }
 
-std::string TracePath(const std::string& rel) { return testing::SharedDir() + "/traces/" + rel; }
+std::string TracePath(const std::string& rel) { return testing::RealTrace(rel); }
 
 const char* const kResNet[] = {
     "resnet50_num_workers_0.worker0.1623143089861.pt.trace",
@@ -97,8 +96,12 @@ std::vector<std::pair<std::string, std::string>> TbReferencedTraces() {
 // (1) ResNet-50: step count, DataLoader share and the other parts against tb_plugin.
 
 TEST(StepsTbPlugin, ResNet50AgreesWithTbPlugin) {
-  GPUSCOPE_REQUIRE_SHARED();
+  testing::RealParts parts;
   for (const char* name : kResNet) {
+    if (!parts.Have({"reference/tb_plugin/" + std::string(name) + ".txt",
+                     "traces/kineto_tb_plugin/" + std::string(name) + ".json.gz"})) {
+      continue;
+    }
     SCOPED_TRACE(name);
     const TbReference ref = ReadTbReference(name);
     const Trace trace = Load(TracePath(std::string("kineto_tb_plugin/") + name + ".json.gz"));
@@ -140,13 +143,14 @@ TEST(StepsTbPlugin, ResNet50AgreesWithTbPlugin) {
       EXPECT_LT(dl_steady, 1.0);  // steady: 0.4 % and 0.0 %
     }
   }
+  GPUSCOPE_SKIP_IF_NONE_RAN(parts);
 }
 
 // Steady-state vs tb_plugin: the first recorded step of the num_workers=4 runs spends 41-47 ms in
 // CUDA runtime calls (one-time cuDNN/cuBLAS set-up), which is why the steady mean skips it. The
 // runtime share falls from tb_plugin's 7.5 % to 3.4 % of the step.
 TEST(StepsTbPlugin, SteadyStateLeavesTheWarmupStepOut) {
-  GPUSCOPE_REQUIRE_SHARED();
+  GPUSCOPE_REQUIRE_REAL("traces/kineto_tb_plugin/" + std::string(kResNet[2]) + ".json.gz");
   const Trace trace = Load(TracePath(std::string("kineto_tb_plugin/") + kResNet[2] + ".json.gz"));
   const StepsResult r = AnalyzeSteps(trace);
   ASSERT_EQ(r.steps.size(), 6u);
@@ -170,10 +174,11 @@ TEST(StepsTbPlugin, SteadyStateLeavesTheWarmupStepOut) {
 // to the µs, on all eight traces: so the remaining differences of the default mode are exactly
 // the deliberate ones.
 TEST(StepsTbPlugin, CompatibleModeReproducesEveryReference) {
-  GPUSCOPE_REQUIRE_SHARED();
+  testing::RealParts parts;
   StepOptions compat;
   compat.tb_plugin_compatible = true;
   for (const auto& [ref_name, path] : TbReferencedTraces()) {
+    if (!parts.Have({"reference/tb_plugin/" + ref_name + ".txt", "traces/" + path})) continue;
     SCOPED_TRACE(ref_name);
     const TbReference ref = ReadTbReference(ref_name);
     const StepsResult r = AnalyzeSteps(Load(TracePath(path)), compat);
@@ -183,6 +188,7 @@ TEST(StepsTbPlugin, CompatibleModeReproducesEveryReference) {
       EXPECT_NEAR(r.mean_complete_ns[c] / 1000.0, ref.us.at(kTbLabel[c]), 1.0) << kTbLabel[c];
     }
   }
+  GPUSCOPE_SKIP_IF_NONE_RAN(parts);
 }
 
 // The four distributed traces in default mode. Steps and their times do not depend on roles, so
@@ -200,7 +206,7 @@ TEST(StepsTbPlugin, CompatibleModeReproducesEveryReference) {
 //    are Communication, taking time from Runtime and CPU Exec.
 //  * gpu_user_annotation ranges (nccl_parser_config) are no longer CPU Exec.
 TEST(StepsTbPlugin, DistributedTracesDifferOnlyInCommunication) {
-  GPUSCOPE_REQUIRE_SHARED();
+  testing::RealParts parts;
   const std::map<std::string, double> min_comm_pct = {
       {"trace_diff_control_A100_rank3of8", 15.0},
       {"negative_queue_length_A100-80GB_rank0of16", 12.0},
@@ -209,6 +215,7 @@ TEST(StepsTbPlugin, DistributedTracesDifferOnlyInCommunication) {
   };
   for (const auto& [ref_name, path] : TbReferencedTraces()) {
     if (!min_comm_pct.count(ref_name)) continue;
+    if (!parts.Have({"reference/tb_plugin/" + ref_name + ".txt", "traces/" + path})) continue;
     SCOPED_TRACE(ref_name);
     const TbReference ref = ReadTbReference(ref_name);
     const StepsResult r = AnalyzeSteps(Load(TracePath(path)));
@@ -230,6 +237,7 @@ TEST(StepsTbPlugin, DistributedTracesDifferOnlyInCommunication) {
     EXPECT_NEAR(Pct(r.mean_complete_ns, total, StepCategory::kCpuExec), ref.pct.at("CPU Exec"),
                 0.5);
   }
+  GPUSCOPE_SKIP_IF_NONE_RAN(parts);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -301,7 +309,9 @@ TEST(Steps, InvariantsOnEverySharedTrace) {
 
 // A few facts about specific traces (values from the runs above, checked by hand in the traces).
 TEST(Steps, SpecificSharedTraces) {
-  GPUSCOPE_REQUIRE_SHARED();
+  GPUSCOPE_REQUIRE_REAL("traces/hta/cpu_only_rank34of300.pt.trace.json.gz",
+                        "traces/hta/critical_path_alexnet_A100_cuda_sync.json.gz",
+                        "traces/hta/triton_example.json.gz");
   {  // CPU-only (gloo): five gloo:all_reduce ranges fill 85 % of the one step; no device work.
     const StepsResult r =
         AnalyzeSteps(Load(TracePath("hta/cpu_only_rank34of300.pt.trace.json.gz")));

@@ -1,0 +1,21 @@
+# The ctest fixture around the tests' TMPDIR (tests/CMakeLists.txt), run with cmake -P:
+#   -DDIR=<folder> -DMODE=prepare   empties the folder (what an earlier run left is not this run's)
+#   -DMODE=check                    fails, naming them, when the tests left anything there
+if(NOT DIR)
+  message(FATAL_ERROR "tmpdir_check.cmake: DIR is not set")
+endif()
+if(MODE STREQUAL "prepare")
+  file(REMOVE_RECURSE "${DIR}")
+  file(MAKE_DIRECTORY "${DIR}")
+elseif(MODE STREQUAL "check")
+  file(GLOB left RELATIVE "${DIR}" LIST_DIRECTORIES true "${DIR}/*" "${DIR}/.*")
+  if(left)
+    list(LENGTH left n)
+    list(JOIN left ", " names)
+    message(FATAL_ERROR "the tests left ${n} entries in ${DIR}: ${names}. A test must remove "
+                        "what it writes (tests/test_util.h: TempPath, ScopedTempDir).")
+  endif()
+  message(STATUS "${DIR} is empty")
+else()
+  message(FATAL_ERROR "tmpdir_check.cmake: MODE must be prepare or check, not '${MODE}'")
+endif()
