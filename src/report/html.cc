@@ -555,14 +555,14 @@ std::string IdleSection(const Report& report) {
              Escape(HumanDuration(ig.unexplained_ns_per_steady_step)) +
              " per steady step).</p>\n";
       std::vector<std::vector<std::string>> gaps;
-      for (const analyze::IdleGap& g : ig.longest) {
+      for (const analyze::IdleGap& gap : ig.longest) {
         std::string host;
-        for (const auto& [name, ns] : g.host_ops) {
+        for (const auto& [name, ns] : gap.host_ops) {
           if (!host.empty()) host += "; ";
           host += (rr.trace ? std::string(rr.trace->Str(name)) : "?") + " (" + HumanDuration(ns) + ")";
         }
-        gaps.push_back({g.step >= 0 ? std::to_string(g.step) : "–",
-                        HumanDuration(g.end_ns - g.start_ns), analyze::IdleClaimName(g.claim),
+        gaps.push_back({gap.step >= 0 ? std::to_string(gap.step) : "–",
+                        HumanDuration(gap.end_ns - gap.start_ns), analyze::IdleClaimName(gap.claim),
                         host.empty() ? "–" : host});
       }
       out += html::Table({"step", "gap", "claimed by", "host was in"}, gaps, {1});
