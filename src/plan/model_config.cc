@@ -35,7 +35,7 @@ constexpr int64_t kMaxSize = (int64_t{1} << 31) - 1;
 
 class Reader {
  public:
-  Reader(simdjson::dom::element root, const std::string& source) : root_(root), source_(source) {}
+  explicit Reader(simdjson::dom::element root) : root_(root) {}
 
   bool Has(const char* key) {
     simdjson::dom::element e;
@@ -148,7 +148,6 @@ class Reader {
   }
 
   simdjson::dom::element root_;
-  const std::string& source_;
   std::vector<std::string> errors_;
 };
 
@@ -166,7 +165,7 @@ Result<ModelConfig> ParseHfConfig(std::string_view json, const std::string& sour
   if (!root.is_object())
     return Status::Error(StatusCode::kInvalidInput,
                          source + ": expected a JSON object (a Hugging Face config.json)");
-  Reader r(root, source);
+  Reader r(root);
   ModelConfig m;
   m.name = source;
   m.model_type = r.String("model_type");
