@@ -209,7 +209,7 @@ render::Document BuildDocument(const DiffReport& d) {
   render::Document doc;
   doc.schema = "gpuscope.diff";
   doc.title = "gpuscope diff";
-  doc.subtitle = "before " + d.before_label + " · after " + d.after_label;
+
   Section& head = doc.AddSection("inputs", "");
   head.AddRow("before", "before").fields = {F("path", "", Text(d.before_label))};
   head.AddRow("after", "after").fields = {F("path", "", Text(d.after_label))};
