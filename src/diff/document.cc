@@ -221,7 +221,10 @@ render::Document BuildDocument(const DiffReport& d) {
   opts.detail = d.options.selection != Selection::kHtaFirstIteration && d.options.names != NameMode::kRaw;
   auto ranks = [](const std::vector<int32_t>& v) {
     std::string s;
-    for (int32_t r : v) s += (s.empty() ? "" : ",") + std::to_string(r);
+    for (int32_t r : v) {
+      if (!s.empty()) s += ',';
+      s += std::to_string(r);  // appended piecewise: GCC 12's false -Wrestrict on "," + string
+    }
     return s;
   };
   Row& rk = head.AddRow("ranks", "ranks");
