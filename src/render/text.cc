@@ -179,7 +179,18 @@ struct Writer {
         if (IsMinor(*f) && finding_number > 0) minor += (minor.empty() ? "" : "; ") + SanitizeForTerminal(f->title);
         else FindingItem(*f, ++finding_number, indent);
       } else if (const Text* x = std::get_if<Text>(&item)) {
-        Line(std::string(indent, ' ') + SanitizeForTerminal(x->text), indent);
+        if (x->code) {
+          // Preformatted: each line as written (sanitised), never wrapped.
+          size_t start = 0;
+          while (start < x->text.size()) {
+            size_t end = x->text.find('\n', start);
+            if (end == std::string::npos) end = x->text.size();
+            out += std::string(indent + 2, ' ') + SanitizeForTerminal(x->text.substr(start, end - start)) + "\n";
+            start = end + 1;
+          }
+        } else {
+          Line(std::string(indent, ' ') + SanitizeForTerminal(x->text), indent);
+        }
       }
       // Charts: the numbers they draw are in rows and tables; a terminal shows those.
     }
