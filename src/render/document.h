@@ -93,6 +93,9 @@ struct Column {
   std::string key;
   std::string label;
   bool detail = false;  // text shows it only when verbose; HTML and JSON always
+  // Text shows its cells whole instead of cutting them at 48 columns: a formula or a reason is
+  // the content, not a name that a prefix identifies.
+  bool whole = false;
   bool operator==(const Column&) const = default;
 };
 

@@ -89,6 +89,7 @@ void WriteItem(const Table& t, JsonWriter* w) {
     if (proto.show_sign) w->Key("signed").Bool(true);
     if (proto.binary) w->Key("binary").Bool(true);
     if (t.columns[c].detail) w->Key("detail").Bool(true);
+    if (t.columns[c].whole) w->Key("whole").Bool(true);
     w->EndObject();
   }
   w->EndArray();
@@ -337,6 +338,8 @@ struct Reader {
       binaries.push_back(binary);
       bool detail = false;
       if (!co["detail"].get(detail)) col.detail = detail;
+      bool whole = false;
+      if (!co["whole"].get(whole)) col.whole = whole;
       t.columns.push_back(std::move(col));
     }
     if (o["rows"].get(rows)) return Fail(path + ".rows", "expected an array");

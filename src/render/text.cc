@@ -99,7 +99,7 @@ struct Writer {
         std::string s = SanitizeForTerminal(FormatValue(v));
         if (v.kind == Value::Kind::kText) {
           numeric[c] = false;
-          s = Ellipsize(s, kTextCellColumns);
+          if (!t.columns[c].whole) s = Ellipsize(s, kTextCellColumns);
         }
         widths[c] = std::max(widths[c], DisplayWidth(s));
         row.push_back(std::move(s));
@@ -328,9 +328,14 @@ std::string RenderText(const Document& doc, const TextOptions& options) {
     w.Line(options.color ? std::string(kBold) + t + kReset : t, 2);
   }
   if (!doc.subtitle.empty()) w.Line(SanitizeForTerminal(doc.subtitle), 2);
+  // A blank line between sections that print something (a section may be hidden from text, or
+  // hold only detail).
   for (const Section& s : doc.sections) {
-    if (!w.out.empty()) w.out += '\n';
+    std::string before = std::move(w.out);
+    w.out.clear();
     w.SectionOut(s, 0);
+    if (!w.out.empty() && !before.empty()) before += '\n';
+    w.out = before + w.out;
   }
   return w.out;
 }
