@@ -27,8 +27,6 @@ std::string Fmt(const char* fmt, ...) {
   return buf;
 }
 
-std::string Group(double v) { return render::GroupDigits(static_cast<uint64_t>(std::llround(v))); }
-
 }  // namespace
 
 std::string ModelLine(const ModelConfig& m) {
