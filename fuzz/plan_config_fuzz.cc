@@ -1,7 +1,8 @@
 // Fuzz target: any bytes → a Hugging Face config.json (ParseHfConfig) and optionally a --gpu-spec
 // string (ParseGpuSpec) must parse or give a Status, never crash; whatever parses is planned (a
-// fixed small request: one exact configuration, or a search over 8 GPUs) and rendered as text and
-// JSON, so the arithmetic sees hostile sizes (huge layers, heads not dividing hidden, …).
+// fixed small request: one exact configuration, or a search over 8 GPUs) and its document rendered
+// as text, JSON and HTML, so the arithmetic sees hostile sizes (huge layers, heads not dividing
+// hidden, …).
 // Layout: byte 0 picks the mode; with bit 0 set the first line is a --gpu-spec string; the rest is
 // the config. Seeds: fuzz/run.sh (models/*.json).
 #include <simdjson.h>
@@ -16,6 +17,9 @@
 #include "plan/model_config.h"
 #include "plan/planner.h"
 #include "plan/render.h"
+#include "render/html.h"
+#include "render/json.h"
+#include "render/text.h"
 
 namespace {
 
@@ -78,7 +82,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   // A config that parsed is a real model: its parameter count must be a positive finite number.
   if (!(rep->params.total > 0) || !std::isfinite(rep->params.total)) __builtin_trap();
-  if (plan::RenderPlanText(*rep).empty()) __builtin_trap();
-  CheckJson(plan::RenderPlanJson(*rep));
+  const render::Document document = plan::BuildDocument(*rep);
+  render::TextOptions text;
+  text.verbose = mode & 0x20;
+  if (render::RenderText(document, text).empty()) __builtin_trap();
+  CheckJson(render::ToJson(document));
+  // The page's only <script> is the JSON data block: names and snippets are escaped.
+  const std::string page = render::RenderHtml(document);
+  const size_t first = page.find("<script");
+  if (first == std::string::npos || page.find("<script", first + 1) != std::string::npos) __builtin_trap();
   return 0;
 }

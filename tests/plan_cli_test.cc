@@ -1,5 +1,6 @@
-// `gpuscope plan` end to end: JSON contract, every memory term in both outputs, bad input → exit 2
-// with a clear message, calibration from a real trace.
+// `gpuscope plan` end to end: JSON contract (the plan document, docs/planner.md "JSON"), every
+// memory term in text and JSON, the HTML page, bad input → exit 2 with a clear message,
+// calibration from a real trace.
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
@@ -9,6 +10,29 @@
 
 namespace gpuscope::testing {
 namespace {
+
+using simdjson::dom::array;
+using simdjson::dom::element;
+
+// doc.sections.<section>.items.<item>
+element Item(element doc, const char* section, const char* item) {
+  return doc["sections"][section]["items"][item];
+}
+
+// A number as a double, whether JSON wrote it as an integer or not.
+double Num(element e) {
+  double d;
+  if (e.get_double().get(d) == simdjson::SUCCESS) return d;
+  int64_t i;
+  EXPECT_EQ(e.get_int64().get(i), simdjson::SUCCESS) << simdjson::to_string(e);
+  return static_cast<double>(i);
+}
+
+// A row item's field value.
+element FieldValue(element doc, const char* section, const char* item, const char* field) {
+  return Item(doc, section, item)["fields"][field]["value"];
+}
+
 
 const char kBase[] = "plan --model llama-2-7b --gpu h100-sxm --gpus 8 --global-batch 64 --seq-len 4096";
 const char kExact[] =
@@ -20,30 +44,45 @@ TEST(PlanCli, ExactConfigurationJson) {
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
   ASSERT_EQ(parser.parse(r.out).get(doc), simdjson::SUCCESS) << r.out;
-  EXPECT_EQ(int64_t(doc["parameters_total"]), 6738415616);
-  EXPECT_TRUE(bool(doc["exact"]));
-  simdjson::dom::array configs = doc["configurations"];
+  EXPECT_EQ(std::string_view(doc["schema"]), "gpuscope.plan");
+  EXPECT_EQ(int64_t(doc["schema_version"]), 2);
+  EXPECT_EQ(Num(FieldValue(doc, "request", "parameters", "total")), 6738415616.0);
+  EXPECT_TRUE(bool(FieldValue(doc, "search", "searched", "exact")));
+  array configs = Item(doc, "search", "configurations")["rows"];
   ASSERT_EQ(configs.size(), 1u);
-  simdjson::dom::element c = configs.at(0);
-  EXPECT_EQ(int64_t(c["tp"]), 2);
-  EXPECT_EQ(int64_t(c["dp"]), 4);
-  EXPECT_EQ(int64_t(c["grad_accum"]), 16);
+  element row = configs.at(0);
+  EXPECT_EQ(int64_t(row["tp"]), 2);
+  EXPECT_EQ(int64_t(row["dp"]), 4);
+  EXPECT_EQ(int64_t(row["grad_accum"]), 16);
+  // The working of that configuration ("configuration" section key "best").
+  EXPECT_EQ(int64_t(FieldValue(doc, "best", "configuration", "tp")), 2);
+  EXPECT_EQ(int64_t(FieldValue(doc, "best", "configuration", "dp")), 4);
+  EXPECT_EQ(int64_t(FieldValue(doc, "best", "configuration", "grad_accum")), 16);
   const double mib = 1024.0 * 1024;
-  EXPECT_NEAR(double(int64_t(c["memory"]["static_bytes"])) / mib, 28919.3, 0.05);
-  EXPECT_NEAR(double(int64_t(c["memory"]["peak_bytes"])) / mib, 38969.3, 0.05);
+  const double peak = Num(FieldValue(doc, "best", "peak", "peak_bytes"));
+  EXPECT_NEAR(Num(FieldValue(doc, "best", "static", "static_bytes")) / mib, 28919.3, 0.05);
+  EXPECT_NEAR(peak / mib, 38969.3, 0.05);
+  EXPECT_EQ(Num(row["peak_bytes"]), peak);
   int64_t sum = 0;
   size_t terms = 0;
-  for (simdjson::dom::element t : simdjson::dom::array(c["memory"]["terms"])) {
+  for (element t : array(Item(doc, "best", "memory_terms")["rows"])) {
     ++terms;
     EXPECT_FALSE(std::string_view(t["formula"]).empty());
-    if (bool(t["counted"])) sum += int64_t(t["bytes"]);
+    if (bool(t["counted"])) sum += int64_t(t["memory_bytes"]);
   }
   EXPECT_GE(terms, 8u);
-  EXPECT_NEAR(double(sum), double(int64_t(c["memory"]["peak_bytes"])), double(terms));
-  EXPECT_GT(double(c["step_time_s"]), 0);
-  EXPECT_GT(double(c["tokens_per_s"]), 0);
-  EXPECT_GT(double(c["mfu"]), 0);
-  EXPECT_LT(double(c["mfu"]), 1);
+  EXPECT_NEAR(double(sum), peak, double(terms));
+  const double step_ns = Num(FieldValue(doc, "best", "step", "step_time_ns"));
+  EXPECT_GT(step_ns, 0);
+  EXPECT_EQ(Num(row["step_time_ns"]), step_ns);
+  // The time terms (ns) add up to the step.
+  double time_sum = 0;
+  for (element t : array(Item(doc, "best", "time_terms")["rows"])) time_sum += Num(t["time_ns"]);
+  EXPECT_NEAR(time_sum, step_ns, 8.0);
+  EXPECT_GT(Num(FieldValue(doc, "best", "step", "tokens_per_s")), 0);
+  const double mfu = Num(FieldValue(doc, "best", "step", "mfu_share"));
+  EXPECT_GT(mfu, 0);
+  EXPECT_LT(mfu, 1);
 }
 
 TEST(PlanCli, EveryMemoryTermInTextAndJson) {
@@ -55,18 +94,28 @@ TEST(PlanCli, EveryMemoryTermInTextAndJson) {
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
   ASSERT_EQ(parser.parse(json.out).get(doc), simdjson::SUCCESS);
-  for (simdjson::dom::element t :
-       simdjson::dom::array(doc["configurations"].at(0)["memory"]["terms"])) {
-    const std::string name{std::string_view(t["name"])};
+  size_t terms = 0;
+  for (element t : array(Item(doc, "best", "memory_terms")["rows"])) {
+    ++terms;
+    const std::string name{std::string_view(t["term"])};
     const std::string formula{std::string_view(t["formula"])};
-    if (int64_t(t["bytes"]) == 0 && name.rfind("parameters", 0) == 0) {
-      EXPECT_NE(text.out.find("P_rank = "), std::string::npos);
-      continue;
-    }
-    EXPECT_NE(text.out.find(name), std::string::npos) << name;
-    EXPECT_NE(text.out.find(formula), std::string::npos) << formula;
+    // Whole in text, not cut at the table's 48 columns.
+    EXPECT_NE(text.out.find("    " + name + "  "), std::string::npos) << name;
+    EXPECT_NE(text.out.find("  " + formula + "\n"), std::string::npos) << formula;
   }
-  for (const char* s : {"Accelerate", "DeepSpeed", "torchrun", "assumptions:", "MFU"})
+  EXPECT_GE(terms, 8u);
+  // The zero-byte "parameters on most-loaded GPU" term is the P_rank row: its count in text, its
+  // formula in JSON.
+  EXPECT_NE(text.out.find("\n  P_rank      3,369,340,928 parameters on the most-loaded GPU\n"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(std::string_view(FieldValue(doc, "best", "params_on_rank", "formula")).find("params (0 B"),
+            std::string_view::npos);
+  for (element t : array(Item(doc, "best", "time_terms")["rows"])) {
+    EXPECT_NE(text.out.find(std::string(std::string_view(t["term"]))), std::string::npos);
+    EXPECT_NE(text.out.find(std::string(std::string_view(t["formula"])) + "\n"), std::string::npos);
+  }
+  for (const char* s : {"Accelerate", "DeepSpeed", "torchrun", "\nassumptions\n", "MFU"})
     EXPECT_NE(text.out.find(s), std::string::npos) << s;
 }
 
@@ -78,15 +127,23 @@ TEST(PlanCli, SearchFindsRankedConfigurations) {
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
   ASSERT_EQ(parser.parse(r.out).get(doc), simdjson::SUCCESS);
-  simdjson::dom::array configs = doc["configurations"];
+  array configs = Item(doc, "search", "configurations")["rows"];
   ASSERT_EQ(configs.size(), 3u);
   double prev = 1e300;
-  for (simdjson::dom::element c : configs) {
-    EXPECT_LE(double(c["tokens_per_s"]), prev);
-    prev = double(c["tokens_per_s"]);
+  int64_t rank = 0;
+  for (element c : configs) {
+    EXPECT_EQ(int64_t(c["rank"]), ++rank);
+    EXPECT_LE(Num(c["tokens_per_s"]), prev);
+    prev = Num(c["tokens_per_s"]);
     EXPECT_EQ(int64_t(c["tp"]) * int64_t(c["pp"]) * int64_t(c["dp"]), 64);
   }
-  EXPECT_GT(int64_t(doc["rejected_count"]), 0);
+  EXPECT_GT(Num(FieldValue(doc, "search", "searched", "rejected")), 0);
+  // The reasons add up to the rejections; every example row carries its reason.
+  double by_reason = 0;
+  for (element r : array(Item(doc, "rejected", "reasons")["rows"])) by_reason += Num(r["count"]);
+  EXPECT_EQ(by_reason, Num(FieldValue(doc, "search", "searched", "rejected")));
+  for (element r : array(Item(doc, "rejected", "examples")["rows"]))
+    EXPECT_FALSE(std::string_view(r["reason"]).empty());
 }
 
 void ExpectBadInput(const std::string& args, const std::vector<std::string>& needles) {
@@ -174,7 +231,28 @@ TEST(PlanCli, ImpossibleRequestSaysWhatWouldFit) {
   EXPECT_NE(r.err.find("closest"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("over the budget by"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("ZeRO-3 fits"), std::string::npos) << r.err;
-  EXPECT_NE(r.out.find("DOES NOT FIT"), std::string::npos);  // the working is still shown
+  // The working is still shown, with the verdict.
+  EXPECT_NE(r.out.find("\nno configuration fits; the closest: tp=1 pp=1 dp=8 mbs=1 ga=8 zero0 "
+                       "recompute=selective bf16 adam\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\n  peak        Σ counted terms 140.70 GiB · budget 71.68 GiB · capacity "
+                       "79.65 GiB → DOES NOT FIT\n"),
+            std::string::npos)
+      << r.out;
+  // One configuration given: no search and no table of one in text, but JSON has the working.
+  EXPECT_EQ(r.out.find("searched"), std::string::npos) << r.out;
+  const CommandResult json = RunGpuscope(
+      "plan --model llama-3-8b --gpu h100 --gpus 8 --global-batch 64 --seq-len 4096 --tp 1 --pp 1 "
+      "--zero 0 --recompute selective --mbs 1 --precision bf16 --json");
+  EXPECT_EQ(json.exit_code, 2) << json.err;
+  simdjson::dom::parser parser;
+  element doc;
+  ASSERT_EQ(parser.parse(json.out).get(doc), simdjson::SUCCESS) << json.out;
+  EXPECT_FALSE(bool(FieldValue(doc, "closest", "peak", "fits")));
+  EXPECT_EQ(array(Item(doc, "search", "configurations")["rows"]).size(), 0u);
+  EXPECT_NE(std::string_view(Item(doc, "suggestions", "suggestion_1")["text"]).find("ZeRO-3 fits"),
+            std::string_view::npos);
   // Nothing fits at all on 1 GPU: more GPUs are suggested.
   const CommandResult big = RunGpuscope(
       "plan --model llama-3-70b --gpu a100 --gpus 1 --global-batch 64 --seq-len 4096");
@@ -194,22 +272,28 @@ TEST(PlanCli, CalibrationFromTrace) {
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
   ASSERT_EQ(parser.parse(r.out).get(doc), simdjson::SUCCESS);
-  simdjson::dom::element cal = doc["calibration"];
-  const double measured = double(cal["measured_step_time_s"]);
+  const double measured = Num(FieldValue(doc, "calibration", "step_time", "measured_ns"));
   EXPECT_GT(measured, 0);
-  const double eta = double(cal["efficiency"]);
+  const double eta = Num(FieldValue(doc, "calibration", "fit", "efficiency"));
   EXPECT_GT(eta, 0);
   EXPECT_LE(eta, 1);
   // Unless η was clamped, the calibrated prediction reproduces the measured step time.
   if (eta > 0.01 && eta < 1) {
-    EXPECT_NEAR(double(cal["calibrated_step_time_s"]), measured, 1e-4 * measured);
+    EXPECT_NEAR(Num(FieldValue(doc, "calibration", "step_time", "calibrated_ns")), measured, 1e-4 * measured);
   }
   const CommandResult text = RunGpuscope(
       "plan --from-trace " + trace +
       " --model gpt2 --gpu a100 --gpus 8 --global-batch 64 --seq-len 1024 --mbs 8");
   ASSERT_EQ(text.exit_code, 0) << text.err;
-  EXPECT_NE(text.out.find("calibration from"), std::string::npos);
-  EXPECT_NE(text.out.find("measured"), std::string::npos);
+  EXPECT_NE(text.out.find("\ncalibration from " + trace + "\n  trace       ranks 1 · steady steps 5\n"
+                          "  traced      tp=1 pp=1 dp=8 mbs=8 ga=1 zero0 recompute=none bf16 adam\n"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("\n  step time   measured 77.871 ms · predicted 50.077 ms · calibrated 77.871 ms\n"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("\n  fitted      η 0.285 · was 0.450 · memory overhead n/a\n"), std::string::npos)
+      << text.out;
 }
 
 // Regression (review): with --pp 2/4 the calibrated step missed the measured one (0.1835 s and
@@ -227,10 +311,10 @@ TEST(PlanCli, CalibrationWithPipelineReproducesMeasuredStep) {
     simdjson::dom::parser parser;
     simdjson::dom::element doc;
     ASSERT_EQ(parser.parse(r.out).get(doc), simdjson::SUCCESS);
-    simdjson::dom::element cal = doc["calibration"];
-    const double measured = double(cal["measured_step_time_s"]);
+    const double measured = Num(FieldValue(doc, "calibration", "step_time", "measured_ns"));
     ASSERT_GT(measured, 0);
-    EXPECT_NEAR(double(cal["calibrated_step_time_s"]), measured, 1e-3 * measured) << "pp " << pp;
+    EXPECT_NEAR(Num(FieldValue(doc, "calibration", "step_time", "calibrated_ns")), measured, 1e-3 * measured)
+        << "pp " << pp;
   }
 }
 
@@ -244,16 +328,14 @@ TEST(PlanCli, CalibrationFitsMemoryOverhead) {
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
   ASSERT_EQ(parser.parse(r.out).get(doc), simdjson::SUCCESS);
-  simdjson::dom::element cal = doc["calibration"];
-  EXPECT_TRUE(bool(cal["memory_fitted"]));
-  EXPECT_GT(int64_t(cal["measured_peak_allocated_bytes"]), 0);
+  EXPECT_TRUE(bool(FieldValue(doc, "calibration", "fit", "memory_fitted")));
+  EXPECT_GT(int64_t(FieldValue(doc, "calibration", "peak_allocated", "measured_bytes")), 0);
   // The re-plan carries the fitted overhead as a memory term of its own.
   bool found = false;
-  for (simdjson::dom::element t :
-       simdjson::dom::array(doc["configurations"].at(0)["memory"]["terms"])) {
-    if (std::string_view(t["name"]).find("calibrated overhead") != std::string_view::npos) {
+  for (element t : array(Item(doc, "best", "memory_terms")["rows"])) {
+    if (std::string_view(t["term"]).find("calibrated overhead") != std::string_view::npos) {
       found = true;
-      EXPECT_EQ(int64_t(t["bytes"]), int64_t(cal["memory_overhead_bytes"]));
+      EXPECT_EQ(int64_t(t["memory_bytes"]), int64_t(FieldValue(doc, "calibration", "fit", "memory_overhead_bytes")));
     }
   }
   EXPECT_TRUE(found);
@@ -310,6 +392,33 @@ TEST(PlanCli, AttentionCoreFormulaFollowsDropout) {
   ASSERT_EQ(without.exit_code, 0) << without.err;
   EXPECT_NE(without.out.find("+ 4·a·s²·b/t"), std::string::npos) << without.out;
   EXPECT_EQ(without.out.find("5·a·s²·b/t"), std::string::npos) << without.out;
+}
+
+// plan --html FILE: the page names the best configuration and holds the snippets, HTML-escaped
+// (the DeepSpeed JSON's quotes, the reasons' ">"), and embeds the same document.
+TEST(PlanCli, HtmlHasBestConfigurationAndEscapedSnippets) {
+  const std::string dir = TempPath("plan_html");
+  std::filesystem::create_directories(dir);
+  const std::string page = dir + "/plan.html";
+  const CommandResult r = RunGpuscope(
+      "plan --model llama-3-8b --gpu h100 --gpus 8 --global-batch 64 --seq-len 4096 --html " + page);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string html = ReadFile(page);
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(html.rfind("<!doctype html>", 0), 0u) << html.substr(0, 100);
+  EXPECT_NE(html.find("<h2>best: tp=1 pp=1 dp=8 mbs=1 ga=8 zero2 recompute=none fp8 adam</h2>"),
+            std::string::npos);
+  EXPECT_NE(html.find("<pre>compute_environment: LOCAL_MACHINE\ndistributed_type: DEEPSPEED\n"),
+            std::string::npos);
+  EXPECT_NE(html.find("<pre>{\n  &quot;train_batch_size&quot;: 64,\n"), std::string::npos);
+  EXPECT_NE(html.find("--fsdp &quot;shard_grad_op auto_wrap&quot;  # Hugging Face Trainer flags</pre>"),
+            std::string::npos);
+  EXPECT_NE(html.find("(peak 71.77 GiB &gt; budget 71.68 GiB)</td>"), std::string::npos);
+  // Nothing unescaped outside the embedded JSON (where quotes are \" and > is \u003e).
+  EXPECT_EQ(html.find("\"train_batch_size\": 64"), std::string::npos);
+  EXPECT_EQ(html.find("GiB > budget"), std::string::npos);
+  EXPECT_NE(html.find("<script type=\"application/json\" id=\"gpuscope-report\">{\"schema\":\"gpuscope.plan\""),
+            std::string::npos);
 }
 
 TEST(PlanCli, CalibrationBadTrace) {

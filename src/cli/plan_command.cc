@@ -1,5 +1,7 @@
 #include "cli/plan_command.h"
 
+#include "cli/output.h"
+
 #include <algorithm>
 #include <cstdio>
 
@@ -95,7 +97,7 @@ CLI::App* AddPlanCommand(CLI::App& app, PlanCliOptions* o) {
   plan->add_option("--top", o->top, "Configurations shown (default 5)")->check(CLI::Range(1, 1000));
   plan->add_option("--from-trace", o->from_trace,
                    "Calibrate η and memory overhead from a trace of this model and configuration");
-  plan->add_flag("--json", o->json, "Print the plan as JSON (docs/planner.md)");
+  AddOutputFlags(plan, &o->out);
   plan->add_flag("--list-models", o->list_models, "List the bundled model configs");
   plan->add_flag("--list-gpus", o->list_gpus, "List the known GPUs with their sources");
   return plan;
@@ -221,9 +223,7 @@ int RunPlanCommand(const PlanCliOptions& o) {
   auto rep = plan::Plan(r);
   if (!rep.ok()) return Fail(rep.status());
   const plan::Calibration* cal = calibration ? &*calibration : nullptr;
-  std::fputs(o.json ? plan::RenderPlanJson(*rep, cal).c_str()
-                    : plan::RenderPlanText(*rep, cal).c_str(),
-             stdout);
+  if (const int rc = Emit(plan::BuildDocument(*rep, cal), o.out); rc != 0) return rc;
   if (rep->feasible.empty()) {
     std::string hint;
     for (const std::string& s : rep->suggestions) hint += (hint.empty() ? "" : "; ") + s;

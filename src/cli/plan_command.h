@@ -1,6 +1,8 @@
 // `gpuscope plan`: flags → plan::PlanRequest → plan::Plan → text or JSON. No model logic here.
 #pragma once
 
+#include "cli/output.h"
+
 #include <CLI/CLI.hpp>
 #include <optional>
 #include <string>
@@ -14,7 +16,8 @@ struct PlanCliOptions {
   // Optional so that an absent flag ("plan needs --gpus") differs from a bad one (--gpus 0).
   std::optional<int64_t> gpus, global_batch, seq_len;
   std::string precision, optimizer = "adam", zero, recompute, offload = "none";
-  bool fsdp = false, sp = false, json = false, list_models = false, list_gpus = false;
+  bool fsdp = false, sp = false, list_models = false, list_gpus = false;
+  OutputArgs out;  // --json, --html FILE, --verbose, --color, --width
   bool fp32_grads = false, no_flash = false, no_dropout = false;
   std::optional<int64_t> tp, pp, vpp, mbs;
   double efficiency = 0.45, context_gib = 1.0, headroom = 0.10, inter_node_gbps = 50;

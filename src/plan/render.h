@@ -1,18 +1,20 @@
-// Renderers of a PlanReport: terminal text (the working as tables, plus ready config snippets) and
-// JSON (docs/planner.md "JSON"). Both render the same report; neither computes anything new.
+// A PlanReport as a document (the working as tables, plus ready config snippets); text, JSON
+// (docs/planner.md "JSON") and HTML are its views. Nothing here computes anything new.
 #pragma once
 
 #include <string>
 
 #include "plan/calibrate.h"
 #include "plan/planner.h"
+#include "render/document.h"
 
 namespace gpuscope::plan {
 
-inline constexpr int kPlanSchemaVersion = 1;
+render::Document BuildDocument(const PlanReport& report, const Calibration* calibration = nullptr);
 
-std::string RenderPlanText(const PlanReport& report, const Calibration* calibration = nullptr);
-std::string RenderPlanJson(const PlanReport& report, const Calibration* calibration = nullptr);
+// "L=80 h=8192 a=64 …" and "tp=4 pp=2 dp=8 mbs=1 ga=4 zero1 …": one line each.
+std::string ModelLine(const ModelConfig& m);
+std::string Degrees(const ParallelConfig& c);
 
 // Ready snippets for the configuration (issue item 6).
 std::string AccelerateYaml(const PlanRequest& r, const ParallelConfig& c);

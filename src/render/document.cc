@@ -1,5 +1,6 @@
 #include "render/document.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace gpuscope::render {
@@ -126,6 +127,13 @@ bool Series::operator==(const Series& o) const {
   return true;
 }
 
+Value Value::BinaryBytes(double bytes) {
+  if (!std::isfinite(bytes)) return Na(Unit::kBytes);
+  Value v = Int(std::llround(std::clamp(bytes, -9.2e18, 9.2e18)), Unit::kBytes);
+  v.binary = true;
+  return v;
+}
+
 Value Value::Signed(Value v) {
   v.show_sign = true;
   return v;
@@ -167,7 +175,11 @@ Finding& Section::AddFinding(std::string key) {
 }
 
 void Section::AddText(std::string key, std::string text) {
-  items.emplace_back(Text{std::move(key), std::move(text)});
+  items.emplace_back(Text{std::move(key), std::move(text), false});
+}
+
+void Section::AddCode(std::string key, std::string text) {
+  items.emplace_back(Text{std::move(key), std::move(text), true});
 }
 
 Section& Section::AddSection(std::string key, std::string title) {

@@ -43,6 +43,7 @@ struct Value {
   Unit unit = Unit::kNone;
   int8_t precision = -1;  // digits after the point in text/HTML; -1: the unit's default
   bool show_sign = false;  // a change: "+12.000 ms", "−28.0 %", "±0"
+  bool binary = false;     // bytes in binary units ("68.70 GiB", as GPU memory is sized)
   int64_t i = 0;
   double d = 0;
   std::string text;
@@ -60,6 +61,7 @@ struct Value {
   static Value Bool(bool b);
   // The same value shown as a change (+/−/±0).
   static Value Signed(Value v);
+  static Value BinaryBytes(double bytes);  // n/a when not finite
 
   bool is_na() const { return kind == Kind::kNull; }
   double AsDouble() const { return kind == Kind::kInt ? static_cast<double>(i) : d; }
@@ -91,6 +93,9 @@ struct Column {
   std::string key;
   std::string label;
   bool detail = false;  // text shows it only when verbose; HTML and JSON always
+  // Text shows its cells whole instead of cutting them at 48 columns: a formula or a reason is
+  // the content, not a name that a prefix identifies.
+  bool whole = false;
   bool operator==(const Column&) const = default;
 };
 
@@ -146,6 +151,7 @@ struct Finding {
 struct Text {
   std::string key;
   std::string text;
+  bool code = false;  // preformatted lines (a config file, a command): kept as written
   bool operator==(const Text&) const = default;
 };
 
@@ -169,6 +175,7 @@ struct Section {
   Chart& AddChart(std::string key, std::string title, Chart::Kind kind, Unit unit);
   Finding& AddFinding(std::string key);
   void AddText(std::string key, std::string text);
+  void AddCode(std::string key, std::string text);
   Section& AddSection(std::string key, std::string title);
   const Section* FindSection(std::string_view key) const;
   const Item* FindItem(std::string_view key) const;

@@ -34,6 +34,20 @@ std::string FormatBytes(double n) {
   return fmt::format("{:.0f} B", n);
 }
 
+std::string FormatBinaryBytes(double n) {
+  if (!std::isfinite(n)) return std::string(kNotAvailable);
+  const double a = std::fabs(n);
+  if (a >= 1073741824.0) return fmt::format("{:.2f} GiB", n / 1073741824.0);
+  if (a >= 1048576.0) {
+    const double mib = std::round(n / 1048576.0 * 10) / 10;
+    const double whole = std::trunc(mib);
+    return (mib < 0 ? "-" : "") + GroupDigits(static_cast<uint64_t>(std::fabs(whole))) +
+           fmt::format(".{:d} MiB", static_cast<int>(std::llround(std::fabs(mib - whole) * 10)) % 10);
+  }
+  if (a >= 1024.0) return fmt::format("{:.1f} KiB", n / 1024.0);
+  return fmt::format("{:.0f} B", n);
+}
+
 std::string FormatDuration(int64_t ns) {
   // |INT64_MIN| does not fit int64: take the magnitude as a double.
   const double a = std::fabs(static_cast<double>(ns));
@@ -51,6 +65,9 @@ std::string FormatShare(double share, int precision) {
 
 std::string FormatNumber(double v, int precision) {
   if (!std::isfinite(v)) return std::string(kNotAvailable);
+  // Beyond a quadrillion, digits stop being readable: four significant ones and an exponent.
+  if (std::fabs(v) >= 1e15) return fmt::format("{:.4g}", v);
+  if (precision == 0 && std::fabs(v) >= 1000) return FormatCount(static_cast<int64_t>(std::llround(v)));
   if (precision < 0) {
     // Default: three significant digits for small values, whole numbers (grouped) for large.
     const double a = std::fabs(v);
@@ -96,7 +113,7 @@ std::string FormatValue(const Value& v) {
     case Unit::kNanos:
       return FormatDuration(v.kind == Value::Kind::kInt ? v.i : static_cast<int64_t>(std::llround(d)));
     case Unit::kBytes:
-      return FormatBytes(d);
+      return v.binary ? FormatBinaryBytes(d) : FormatBytes(d);
     case Unit::kShare:
       return FormatShare(d, v.precision);
     case Unit::kBytesPerSecond:

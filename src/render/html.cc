@@ -44,7 +44,7 @@ const char* kStyle =
     ".legend span{display:inline-block;margin-right:14px}.legend i{display:inline-block;"
     "width:11px;height:11px;margin-right:4px;vertical-align:-1px}\n"
     "svg{display:block;max-width:100%;height:auto}svg text{font:11px system-ui,sans-serif;"
-    "fill:#333}\n.muted{color:#666}\n";
+    "fill:#333}\n.muted{color:#666}pre{background:#f4f6f8;padding:8px 12px;overflow-x:auto}\n";
 
 std::string FieldsHtml(const std::vector<Field>& fields, bool verbose) {
   std::string out;
@@ -280,7 +280,7 @@ struct Page {
         if (IsMinor(*f) && finding_number > 0) minor.push_back(f);
         else FindingItem(*f, ++finding_number);
       } else if (const Text* x = std::get_if<Text>(&item)) {
-        out += "<p>" + HtmlEscape(x->text) + "</p>\n";
+        out += x->code ? "<pre>" + HtmlEscape(x->text) + "</pre>\n" : "<p>" + HtmlEscape(x->text) + "</p>\n";
       }
     }
     flush_rows();

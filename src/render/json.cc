@@ -39,6 +39,7 @@ void WriteField(const Field& f, JsonWriter* w) {
   w->Key("unit").String(UnitName(f.value.unit));
   if (f.value.precision >= 0) w->Key("precision").Int(f.value.precision);
   if (f.value.show_sign) w->Key("signed").Bool(true);
+  if (f.value.binary) w->Key("binary").Bool(true);
   if (f.detail) w->Key("detail").Bool(true);
   w->EndObject();
 }
@@ -83,7 +84,9 @@ void WriteItem(const Table& t, JsonWriter* w) {
     w->Key("unit").String(UnitName(proto.unit));
     if (proto.precision >= 0) w->Key("precision").Int(proto.precision);
     if (proto.show_sign) w->Key("signed").Bool(true);
+    if (proto.binary) w->Key("binary").Bool(true);
     if (t.columns[c].detail) w->Key("detail").Bool(true);
+    if (t.columns[c].whole) w->Key("whole").Bool(true);
     w->EndObject();
   }
   w->EndArray();
@@ -142,6 +145,7 @@ void WriteItem(const Finding& f, JsonWriter* w) {
 void WriteItem(const Text& t, JsonWriter* w) {
   w->Key("type").String("text");
   w->Key("text").String(t.text);
+  if (t.code) w->Key("code").Bool(true);
 }
 
 const char* ViewsName(uint8_t views) {
@@ -283,6 +287,8 @@ struct Reader {
       if (!Scalar(ve, unit, precision, p + ".value", &f.value)) return false;
       bool sign = false;
       if (!fo["signed"].get(sign)) f.value.show_sign = sign;
+      bool binary = false;
+      if (!fo["binary"].get(binary)) f.value.binary = binary;
       bool detail = false;
       if (!fo["detail"].get(detail)) f.detail = detail;
       out->push_back(std::move(f));
@@ -310,7 +316,7 @@ struct Reader {
     simdjson::dom::array cols, rows;
     if (o["columns"].get(cols)) return Fail(path + ".columns", "expected an array");
     std::vector<std::pair<Unit, int>> units;
-    std::vector<bool> signs;
+    std::vector<bool> signs, binaries;
     for (element c : cols) {
       object co;
       if (c.get(co)) return Fail(path + ".columns", "expected objects");
@@ -324,8 +330,13 @@ struct Reader {
       bool sign = false;
       if (co["signed"].get(sign)) sign = false;
       signs.push_back(sign);
+      bool binary = false;
+      if (co["binary"].get(binary)) binary = false;
+      binaries.push_back(binary);
       bool detail = false;
       if (!co["detail"].get(detail)) col.detail = detail;
+      bool whole = false;
+      if (!co["whole"].get(whole)) col.whole = whole;
       t.columns.push_back(std::move(col));
     }
     if (o["rows"].get(rows)) return Fail(path + ".rows", "expected an array");
@@ -339,7 +350,10 @@ struct Reader {
         if (!ro[t.columns[c].key].get(ce) &&
             !Scalar(ce, units[c].first, units[c].second, path + ".rows", &v))
           return false;
-        if (v.kind == Value::Kind::kInt || v.kind == Value::Kind::kDouble) v.show_sign = signs[c];
+        if (v.kind == Value::Kind::kInt || v.kind == Value::Kind::kDouble) {
+          v.show_sign = signs[c];
+          v.binary = binaries[c];
+        }
         cells.push_back(std::move(v));
       }
       t.rows.push_back(std::move(cells));
@@ -440,8 +454,10 @@ struct Reader {
       else if (type == "chart") ok = ReadChart(io, std::string(k), p, &item);
       else if (type == "finding") ok = ReadFinding(io, std::string(k), p, &item);
       else if (type == "text") {
-        Text t{std::string(k), {}};
+        Text t{std::string(k), {}, false};
         ok = OptStr(io, "text", p, &t.text);
+        bool code = false;
+        if (!io["code"].get(code)) t.code = code;
         item = std::move(t);
       } else {
         return Fail(p + ".type", "unknown item type '" + type + "'");

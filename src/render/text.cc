@@ -101,7 +101,7 @@ struct Writer {
         std::string s = SanitizeForTerminal(FormatValue(v));
         if (v.kind == Value::Kind::kText) {
           numeric[c] = false;
-          s = Ellipsize(s, kTextCellColumns);
+          if (!t.columns[c].whole) s = Ellipsize(s, kTextCellColumns);
         }
         widths[c] = std::max(widths[c], DisplayWidth(s));
         row.push_back(std::move(s));
@@ -181,7 +181,18 @@ struct Writer {
         if (IsMinor(*f) && finding_number > 0) minor += (minor.empty() ? "" : "; ") + SanitizeForTerminal(f->title);
         else FindingItem(*f, ++finding_number, indent);
       } else if (const Text* x = std::get_if<Text>(&item)) {
-        Line(std::string(indent, ' ') + SanitizeForTerminal(x->text), indent);
+        if (x->code) {
+          // Preformatted: each line as written (sanitised), never wrapped.
+          size_t start = 0;
+          while (start < x->text.size()) {
+            size_t end = x->text.find('\n', start);
+            if (end == std::string::npos) end = x->text.size();
+            out += std::string(indent + 2, ' ') + SanitizeForTerminal(x->text.substr(start, end - start)) + "\n";
+            start = end + 1;
+          }
+        } else {
+          Line(std::string(indent, ' ') + SanitizeForTerminal(x->text), indent);
+        }
       }
       // Charts: the numbers they draw are in rows and tables; a terminal shows those.
     }
@@ -319,9 +330,14 @@ std::string RenderText(const Document& doc, const TextOptions& options) {
     w.Line(options.color ? std::string(kBold) + t + kReset : t, 2);
   }
   if (!doc.subtitle.empty()) w.Line(SanitizeForTerminal(doc.subtitle), 2);
+  // A blank line between sections that print something (a section may be hidden from text, or
+  // hold only detail).
   for (const Section& s : doc.sections) {
-    if (!w.out.empty()) w.out += '\n';
+    std::string before = std::move(w.out);
+    w.out.clear();
     w.SectionOut(s, 0);
+    if (!w.out.empty() && !before.empty()) before += '\n';
+    w.out = before + w.out;
   }
   return w.out;
 }
