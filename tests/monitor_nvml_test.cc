@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "monitor/nvml.h"
+#include "ingest/registry.h"
 #include "monitor/recorder.h"
 #include "monitor_test_util.h"
 
@@ -113,7 +114,7 @@ TEST_F(ScriptedNvml, RunRecordsScriptedGpuValuesAndVerdictUsesThem) {
        "sleep 1; exit 5"},
       {{"GPUSCOPE_NVML_LIBRARY", GPUSCOPE_FAKE_NVML}, {"GPUSCOPE_FAKE_NVML_SCRIPT", script_}});
   EXPECT_EQ(r.exit_code, 5) << r.err;
-  auto rec = ReadJsonlRecording(record);
+  auto rec = ingest::ReadMonitorInput(record);
   ASSERT_TRUE(rec.ok()) << rec.status().message();
   ASSERT_GE(rec->samples.size(), 2u);
   ASSERT_EQ(rec->gpus.size(), 2u);

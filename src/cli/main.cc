@@ -17,6 +17,7 @@
 #include "gpuscope/ingest.h"
 #include "gpuscope/synth.h"
 #include "gpuscope/version.h"
+#include "ingest/registry.h"
 #include "report/html.h"
 #include "report/report.h"
 
@@ -121,8 +122,6 @@ int RunAnalyze(const AnalyzeArgs& args) {
   const std::string& input = args.input;
   const int threads = args.threads;
   const std::string& inflater = args.inflater;
-  // Monitor recordings and nvidia-smi logs get the monitor's verdict (docs/monitor.md).
-  if (auto rc = cli::MaybeAnalyzeMonitorInput(input, args.json)) return *rc;
   LoadOptions options;
   options.threads = threads;
   options.batch_bytes = static_cast<size_t>(args.batch_mb * 1024 * 1024);
@@ -134,13 +133,17 @@ int RunAnalyze(const AnalyzeArgs& args) {
   options.progress = [&bar](uint64_t done, uint64_t total) { bar.Update(done, total); };
 
   const auto t0 = std::chrono::steady_clock::now();
-  auto loaded = LoadInputs(input, options);
+  // The input registry decides what the file is (src/ingest/registry.h).
+  std::optional<monitor::Recording> recording;
+  auto loaded = ingest::LoadInputs(input, options, &recording);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!loaded.ok()) {
     PrintError(loaded.status());
     return ExitCodeFor(loaded.status());
   }
+  // Monitor recordings and nvidia-smi logs get the monitor's verdict (docs/monitor.md).
+  if (recording) return cli::PrintMonitorVerdict(*recording, args.json);
   uint64_t json_bytes = 0, events = 0, file_bytes = 0;
   for (const Trace& t : loaded->traces) {
     json_bytes += t.info.json_bytes;

@@ -363,14 +363,21 @@ Result<Trace> ReadKinetoJson(io::ByteSource& source, const std::string& name, ui
     return b;
   };
   const size_t initial_capacity = batch_bytes + kReadChunk + kPadding + 1;
+  // One element (or the header) may grow a buffer up to the cap plus a batch and a read; never
+  // beyond, whatever the input (memory stays bounded on a gzip bomb of one endless string).
+  const size_t max_element = std::max<size_t>(options.max_element_bytes, 1);
+  const size_t max_capacity = max_element + initial_capacity;
   OwnedBatch current = new_buffer(initial_capacity);
   Status failure;
+  bool scan_failed = false;  // the JSON is malformed before the end of the input
+  char last_non_space = 0;   // of the stream so far: does the input end like a complete trace?
 
   while (true) {
     Batch& b = current.batch;
     if (b.size + kReadChunk + kPadding > b.capacity) {
       // One event (or the header) is larger than a batch: grow this buffer.
-      const size_t capacity = std::max(b.capacity * 2, b.size + kReadChunk + kPadding);
+      const size_t capacity =
+          std::min(max_capacity, std::max(b.capacity * 2, b.size + kReadChunk + kPadding));
       std::unique_ptr<char[]> bigger(new char[capacity]);
       std::memcpy(bigger.get(), b.text, b.size);
       current.storage = std::move(bigger);
@@ -383,10 +390,26 @@ Result<Trace> ReadKinetoJson(io::ByteSource& source, const std::string& name, ui
       break;
     }
     if (*got == 0) break;
+    for (size_t i = b.size + *got; i > b.size; --i) {
+      const char c = b.text[i - 1];
+      if (c != ' ' && c != '\n' && c != '\r' && c != '\t') {
+        last_non_space = c;
+        break;
+      }
+    }
     b.size += *got;
     json_bytes += *got;
     if (Status s = scanner.Scan(b.text, b.size, &b.elements); !s.ok()) {
       failure = s;
+      scan_failed = true;
+      break;
+    }
+    // The bytes of an element still open cannot be released; an element this large is not an
+    // event but a missing quote or brace (or a hostile input): stop now, naming where it starts.
+    const size_t open = scanner.open_start();
+    const size_t held_from = open != SIZE_MAX ? open : scanner.in_events() ? b.size : 1;
+    if (b.size - held_from > max_element) {
+      failure = scanner.TooLarge(max_element);
       break;
     }
     if (options.progress) options.progress(source.raw_offset(), file_bytes);
@@ -418,14 +441,22 @@ Result<Trace> ReadKinetoJson(io::ByteSource& source, const std::string& name, ui
       }
     }
   }
-  if (failure.ok()) failure = scanner.Finish();
+  if (failure.ok()) failure = scanner.Finish(last_non_space == '}' || last_non_space == ']');
   if (failure.ok()) {
     Batch& b = current.batch;
     b.stream_offset = scanner.Absolute(0);
     if (!b.elements.empty()) submit(std::move(current));
   }
   stop_workers();
-  if (!failure.ok()) return failure;
+  if (!failure.ok()) {
+    // Malformed JSON inside a gzip file may be damage: one changed byte inside the deflate stream
+    // often still decodes, into wrong bytes, and only the CRC-32 at the end tells. Read on to the
+    // end; a gzip error found there is the true cause. (Not after the element cap: that stops
+    // early on purpose.)
+    if (scan_failed && source.is_gzip())
+      if (Status gzip = io::DrainForIntegrity(source); !gzip.ok()) return gzip;
+    return failure;
+  }
 
   PairBeginEnd(merger.begin_end(), &trace);
   ParseHeader(scanner.header_members(), &trace);

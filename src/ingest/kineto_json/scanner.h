@@ -36,8 +36,18 @@ class Scanner {
   // The caller moved the bytes [cut, size) of the buffer to offset `new_begin` of a fresh buffer.
   void Rebase(size_t cut, size_t new_begin);
 
-  // Call at end of input; reports truncation and non-trace JSON.
-  Status Finish();
+  // Call at end of input; reports truncation and non-trace JSON. `ends_closed`: the input's last
+  // non-space byte is '}' or ']', as a complete trace's is — then an element still open is not a
+  // cut-short file but an unbalanced '"' or brace inside that element, and the error says so,
+  // naming the byte where the element starts.
+  Status Finish(bool ends_closed = false);
+
+  // Buffer offset where the innermost unit still open starts: a traceEvents element, or a
+  // top-level member outside traceEvents; SIZE_MAX when none is open. Bytes from there on cannot
+  // be released until it closes, so the reader caps their size (kMaxElementBytes).
+  size_t open_start() const;
+  // The error for an open unit that reached `cap_bytes` without closing.
+  Status TooLarge(size_t cap_bytes) const;
 
   size_t pos() const { return pos_; }
   // True when inside the traceEvents array (the only place batches may be cut).
