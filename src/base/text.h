@@ -22,6 +22,21 @@ struct CleanTextResult {
   bool fixed_utf8 = false;     // an invalid UTF-8 byte became U+FFFD
 };
 
+// For text already known to be valid UTF-8 (simdjson validated it): any C0, DEL or C1 control?
+// One branch-light pass; the JSON readers call it on every string they keep.
+inline bool HasControlCharacter(std::string_view s) {
+  const unsigned char* p = reinterpret_cast<const unsigned char*>(s.data());
+  const size_t n = s.size();
+  bool found = false;
+  for (size_t i = 0; i < n; ++i) found |= p[i] < 0x20 || p[i] == 0x7f || p[i] == 0xC2;
+  if (!found) return false;
+  for (size_t i = 0; i < n; ++i) {
+    if (p[i] < 0x20 || p[i] == 0x7f) return true;
+    if (p[i] == 0xC2 && i + 1 < n && p[i + 1] < 0xA0) return true;
+  }
+  return false;
+}
+
 // True when CleanText would change `s` (the common case, false, costs one pass and no copy).
 inline bool NeedsCleaning(std::string_view s) {
   for (size_t i = 0; i < s.size(); ++i) {

@@ -1,5 +1,6 @@
 #include "ingest/common/line_reader.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace gpuscope::ingest {
@@ -7,6 +8,13 @@ namespace gpuscope::ingest {
 namespace {
 constexpr size_t kChunk = size_t{1} << 20;  // bytes per read
 }  // namespace
+
+std::string ByteSize(size_t bytes) {
+  if (bytes >= (size_t{1} << 20) && bytes % (size_t{1} << 20) == 0)
+    return std::to_string(bytes >> 20) + " MiB";
+  if (bytes >= 1024 && bytes % 1024 == 0) return std::to_string(bytes >> 10) + " KiB";
+  return std::to_string(bytes) + " bytes";
+}
 
 LineReader::LineReader(io::ByteSource& source, std::string name, size_t max_line_bytes)
     : source_(source), name_(std::move(name)), max_line_bytes_(max_line_bytes), buf_(kChunk) {}
@@ -39,7 +47,16 @@ Result<bool> LineReader::Next(std::string_view* line) {
       end_ -= begin_;
       begin_ = 0;
     }
-    if (buf_.size() - end_ < kChunk) buf_.resize(end_ + kChunk);
+    if (buf_.size() - end_ < kChunk) {
+      // Double, but never past the cap plus two reads: one long line costs at most that.
+      const size_t size = std::max(end_ + kChunk,
+                                   std::min(buf_.size() * 2, max_line_bytes_ + 2 * kChunk));
+      std::vector<char> bigger;
+      bigger.reserve(size);
+      bigger.assign(buf_.begin(), buf_.begin() + static_cast<std::ptrdiff_t>(end_));
+      bigger.resize(size);
+      buf_.swap(bigger);
+    }
     auto got = source_.Read(buf_.data() + end_, kChunk);
     if (!got.ok()) return got.status();
     if (*got == 0) eof_ = true;
@@ -48,7 +65,7 @@ Result<bool> LineReader::Next(std::string_view* line) {
   return Status::InputError(
       name_, consumed_ + begin_,
       "line " + std::to_string(line_number_ + 1) + " (starting here) runs over " +
-          std::to_string(max_line_bytes_ >> 20) + " MiB without a newline",
+          ByteSize(max_line_bytes_) + " without a newline",
       "this is not a text log or recording line by line; a line of that size is no log line");
 }
 

@@ -14,6 +14,9 @@
 
 namespace gpuscope::ingest {
 
+// "64 MiB", "64 KiB", "100 bytes": a cap in messages.
+std::string ByteSize(size_t bytes);
+
 class LineReader {
  public:
   LineReader(io::ByteSource& source, std::string name, size_t max_line_bytes);

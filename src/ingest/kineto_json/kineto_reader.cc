@@ -13,6 +13,8 @@
 #include <unordered_map>
 
 #include "base/numbers.h"
+#include "base/text.h"
+#include "ingest/common/line_reader.h"  // ByteSize
 #include "ingest/common/linker.h"
 #include "ingest/kineto_json/event_parser.h"
 #include "ingest/kineto_json/scanner.h"
@@ -223,10 +225,10 @@ void ParseHeader(const std::vector<std::string>& members, Trace* trace) {
         info.schema_version = GetInt(value, -1);
       } else if (key == "displayTimeUnit") {
         std::string_view s;
-        if (value.get_string().get(s) == simdjson::SUCCESS) info.display_time_unit = std::string(s);
+        if (value.get_string().get(s) == simdjson::SUCCESS) info.display_time_unit = CleanText(s);
       } else if (key == "traceName") {
         std::string_view s;
-        if (value.get_string().get(s) == simdjson::SUCCESS) info.trace_name = std::string(s);
+        if (value.get_string().get(s) == simdjson::SUCCESS) info.trace_name = CleanText(s);
       } else if (key == "baseTimeNanoseconds") {
         const int64_t base = GetInt(value, -1);
         if (base >= 0) info.base_time_ns = base;
@@ -246,7 +248,7 @@ void ParseHeader(const std::vector<std::string>& members, Trace* trace) {
           } else if (dkey == "backend") {
             std::string_view s;
             if (dvalue.get_string().get(s) == simdjson::SUCCESS)
-              info.distributed_backend = std::string(s);
+              info.distributed_backend = CleanText(s);
           }
         }
       } else if (key == "deviceProperties") {
@@ -261,7 +263,7 @@ void ParseHeader(const std::vector<std::string>& members, Trace* trace) {
               p.id = static_cast<int32_t>(GetInt(pvalue, -1));
             else if (pkey == "name") {
               std::string_view s;
-              if (pvalue.get_string().get(s) == simdjson::SUCCESS) p.name = std::string(s);
+              if (pvalue.get_string().get(s) == simdjson::SUCCESS) p.name = CleanText(s);
             } else if (pkey == "totalGlobalMem")
               p.total_global_mem_bytes = GetInt(pvalue, -1);
             else if (pkey == "computeMajor")
@@ -399,16 +401,31 @@ Result<Trace> ReadKinetoJson(io::ByteSource& source, const std::string& name, ui
     }
     b.size += *got;
     json_bytes += *got;
+    const size_t elements_before = b.elements.size();
+    const size_t members_before = scanner.header_members().size();
     if (Status s = scanner.Scan(b.text, b.size, &b.elements); !s.ok()) {
       failure = s;
       scan_failed = true;
       break;
     }
-    // The bytes of an element still open cannot be released; an element this large is not an
-    // event but a missing quote or brace (or a hostile input): stop now, naming where it starts.
-    const size_t open = scanner.open_start();
-    const size_t held_from = open != SIZE_MAX ? open : scanner.in_events() ? b.size : 1;
-    if (b.size - held_from > max_element) {
+    // One element is capped whether it closed within this read or not: an element this large is
+    // not an event but a missing quote or brace (or a hostile input). Stop now, naming its start.
+    for (size_t i = elements_before; i < b.elements.size() && failure.ok(); ++i) {
+      const ScannedElement& e = b.elements[i];
+      if (e.end - e.begin > max_element)
+        failure = scanner.TooLong(e.begin, e.end - e.begin, max_element);
+    }
+    for (size_t i = members_before; i < scanner.header_members().size() && failure.ok(); ++i)
+      if (scanner.header_members()[i].size() > max_element)
+        failure = Status::InputError(
+            name, 0,
+            "a top-level member is " + std::to_string(scanner.header_members()[i].size()) +
+                " bytes long, over the " + ByteSize(max_element) + " cap on one element",
+            "a Kineto trace holds a few KB besides its events; this is not one");
+    if (!failure.ok()) break;
+    // Bytes still held (an open element, or the JSON outside traceEvents) cannot be released.
+    const size_t held = scanner.held_start();
+    if (held != SIZE_MAX && b.size - held > max_element) {
       failure = scanner.TooLarge(max_element);
       break;
     }

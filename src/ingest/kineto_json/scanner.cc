@@ -1,5 +1,7 @@
 #include "ingest/kineto_json/scanner.h"
 
+#include "ingest/common/line_reader.h"  // ByteSize
+
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -357,6 +359,7 @@ Status Scanner::Scan(const char* b, size_t size, std::vector<ScannedElement>* ou
       if (c == ']') {
         // End of traceEvents.
         events_depth_ = -1;
+        events_end_ = p + 1;
         --depth_;
         if (top_ == 'a') {
           top_ = 'x';
@@ -512,9 +515,23 @@ size_t Scanner::open_start() const {
   return SIZE_MAX;
 }
 
+size_t Scanner::held_start() const {
+  if (events_depth_ >= 0) return element_start_;
+  if (top_ == 'x') return SIZE_MAX;
+  // Outside traceEvents nothing is released: the header so far, or what followed the events.
+  return saw_trace_events_ ? events_end_ : 1;
+}
+
+Status Scanner::TooLong(size_t begin, size_t bytes, size_t cap_bytes) const {
+  return Fail(begin,
+              "the traceEvents element starting here is " + std::to_string(bytes) + " bytes long, over the " +
+                  ByteSize(cap_bytes) + " cap on one element (real events are a few KB)",
+              "this is not a profiler trace gpuscope can read in bounded memory");
+}
+
 Status Scanner::TooLarge(size_t cap_bytes) const {
   const size_t start = open_start();
-  const std::string cap = std::to_string(cap_bytes >> 20) + " MiB";
+  const std::string cap = ByteSize(cap_bytes);
   const std::string why =
       " (the cap on one element; real events are a few KB): an unterminated string (a missing "
       "'\"') or a missing '}' makes the rest of the file look like one element";

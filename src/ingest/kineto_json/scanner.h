@@ -46,8 +46,15 @@ class Scanner {
   // top-level member outside traceEvents; SIZE_MAX when none is open. Bytes from there on cannot
   // be released until it closes, so the reader caps their size (kMaxElementBytes).
   size_t open_start() const;
-  // The error for an open unit that reached `cap_bytes` without closing.
+  // Buffer offset from which the reader must keep bytes: the open element inside traceEvents
+  // (SIZE_MAX between elements), else everything outside traceEvents so far (the header before
+  // it, or what follows it); SIZE_MAX once the document is complete.
+  size_t held_start() const;
+  // The error for an open unit, or for the bytes held outside traceEvents, past `cap_bytes`.
   Status TooLarge(size_t cap_bytes) const;
+  // The error for a complete element (or top-level member) of `bytes` starting at buffer offset
+  // `begin`, over `cap_bytes`.
+  Status TooLong(size_t begin, size_t bytes, size_t cap_bytes) const;
 
   size_t pos() const { return pos_; }
   // True when inside the traceEvents array (the only place batches may be cut).
@@ -88,6 +95,8 @@ class Scanner {
   // traceEvents: the depth of the array's interior, -1 when outside it.
   int64_t events_depth_ = -1;
   bool saw_trace_events_ = false;
+  size_t events_end_ = 0;  // buffer offset just past traceEvents' closing ']'
+
   // Element in progress: its start offset, or SIZE_MAX.
   size_t element_start_ = SIZE_MAX;
   bool element_is_object_ = false;

@@ -222,8 +222,9 @@ class Builder {
   const std::string& name_;
 };
 
-// Reads `source` line by line and hands each line to `on_line`. An unterminated last line that
-// `on_line` counted as malformed is the cut of a killed writer: it is uncounted and remembered.
+// Reads `source` line by line and hands each line to `on_line`. The writer ends every line with
+// "\n", so a last line without one is the cut of a killed writer (or a full disk): it is left out
+// whole, even where it parses (a number cut short still looks like a number), and remembered.
 template <typename OnLine>
 Status ForEachLine(io::ByteSource& source, const std::string& name, size_t max_line_bytes,
                    Builder* b, OnLine on_line) {
@@ -233,14 +234,11 @@ Status ForEachLine(io::ByteSource& source, const std::string& name, size_t max_l
     auto more = lines.Next(&line);
     if (!more.ok()) return more.status();
     if (!*more) return Status::Ok();
-    const uint64_t bad_before = b->rec.malformed_lines;
-    const size_t examples_before = b->rec.malformed_examples.size();
-    if (Status s = on_line(line, lines.line_number()); !s.ok()) return s;
-    if (!lines.line_terminated() && b->rec.malformed_lines > bad_before) {
-      b->rec.malformed_lines = bad_before;
-      b->rec.malformed_examples.resize(examples_before);
+    if (!lines.line_terminated() && lines.line_number() > 1) {
       b->cut_line_ = lines.line_number();
+      return Status::Ok();
     }
+    if (Status s = on_line(line, lines.line_number()); !s.ok()) return s;
   }
 }
 
