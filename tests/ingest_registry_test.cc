@@ -169,8 +169,8 @@ TEST_F(IngestTest, MemoryTimelineExportExitsTwoNamingWhatItIs) {
     EXPECT_TRUE(r.out.empty()) << r.out;  // not "analysed" as an empty trace
   }
   // A bare array of events is still a trace.
-  EXPECT_TRUE(LoadTraceFromBytes("[{\"ph\": \"X\", \"name\": \"a\", \"ts\": 1, \"dur\": 1}]", "a")
-                  .ok());
+  EXPECT_TRUE(
+      LoadTraceFromBytes("[{\"ph\": \"X\", \"name\": \"a\", \"ts\": 1, \"dur\": 1}]", "a").ok());
 }
 
 TEST_F(IngestTest, RealMemoryTimelineExportIsRefused) {
@@ -185,7 +185,13 @@ TEST_F(IngestTest, HtmlPageAndTensorBoardEventFileAreRefusedByName) {
   WriteFile(Path("report.html"), "\n<!DOCTYPE html>\n<html><body>gpuscope</body></html>\n");
   // The first TFRecord of a TensorBoard event file: u64 length, u32 masked CRC, then an Event
   // (wall_time double, file_version "brain.Event:2"); CRCs are not checked by the sniffer.
-  std::string tf("\x18\0\0\0\0\0\0\0" "\0\0\0\0" "\x09" "\0\0\0\0\0\0\xf0\x3f" "\x1a\x0d", 23);
+  std::string tf(
+      "\x18\0\0\0\0\0\0\0"
+      "\0\0\0\0"
+      "\x09"
+      "\0\0\0\0\0\0\xf0\x3f"
+      "\x1a\x0d",
+      23);
   tf += "brain.Event:2";
   tf += std::string(4, '\0');
   WriteFile(Path("events.out.tfevents.1.host"), tf);
@@ -277,7 +283,8 @@ TEST_F(IngestTest, DevicesAndSymlinkLoopsGetTrueMessages) {
   EXPECT_EQ(r.err.find("no such file"), std::string::npos) << r.err;
 }
 
-// --- gzip damage (issue 19 item 11) ---------------------------------------------------------------
+// --- gzip damage (issue 19 item 11)
+// ---------------------------------------------------------------
 
 TEST_F(IngestTest, GzipWithTrailingGarbageSaysTrailingData) {
   const std::string gz = testing::Gzip(SmallTrace(20)) + "garbage appended by a broken upload";
@@ -398,10 +405,11 @@ TEST_F(IngestTest, ElementCapStopsEarlyAtTheElementsStart) {
   // Closed, but over the cap: the same cap, whatever the reads it arrived in.
   const std::string closed = head + big + "\"}\n]}\n";
   s = LoadError(closed, o);
-  EXPECT_NE(s.message().find("at byte " + std::to_string(head.size() + 2) +
-                             ": the traceEvents element starting here is " +
-                             std::to_string(big.size() + 2 - 2) + " bytes long, over the 64 KiB cap"),
-            std::string::npos)
+  EXPECT_NE(
+      s.message().find("at byte " + std::to_string(head.size() + 2) +
+                       ": the traceEvents element starting here is " +
+                       std::to_string(big.size() + 2 - 2) + " bytes long, over the 64 KiB cap"),
+      std::string::npos)
       << s.message();
   // Under the default cap the same trace loads.
   EXPECT_TRUE(LoadTraceFromBytes(closed, "t.json").ok());
@@ -446,7 +454,8 @@ TEST_F(IngestTest, GzipBombOfOneHugeElementFailsInBoundedMemory) {
   WriteFile(Path("bomb.jsonl.gz"), bomb);
   const Outcome line = Run({"analyze", Path("bomb.jsonl.gz")});
   EXPECT_EQ(line.exit_code, 2) << line.err;
-  const size_t line2 = std::string("{\"type\":\"header\",\"format\":\"gpuscope-monitor\"}\n").size();
+  const size_t line2 =
+      std::string("{\"type\":\"header\",\"format\":\"gpuscope-monitor\"}\n").size();
   EXPECT_NE(line.err.find("at byte " + std::to_string(line2) +
                           ": line 2 (starting here) runs over 64 MiB without a newline"),
             std::string::npos)
@@ -526,7 +535,9 @@ TEST_F(IngestTest, NvidiaSmiWithoutHeaderSaysToKeepTheHeader) {
 
 // --- Control characters from inputs (issue 19 item 9) ------------------------------------------
 
-constexpr const char* kHostile = "\x1b]52;c;cHduZWQ=\x07\x1b[2J\xc2\x9b" "31m";
+constexpr const char* kHostile =
+    "\x1b]52;c;cHduZWQ=\x07\x1b[2J\xc2\x9b"
+    "31m";
 
 TEST_F(IngestTest, NoControlSequenceFromAnInputReachesTheTerminal) {
   // An nvidia-smi GPU name.
@@ -539,13 +550,18 @@ TEST_F(IngestTest, NoControlSequenceFromAnInputReachesTheTerminal) {
   const std::string esc = "\\u001b]0;owned\\u0007\\u009b31m";
   WriteFile(Path("run.jsonl"),
             "{\"type\":\"header\",\"format\":\"gpuscope-monitor\",\"version\":1,\"command\":"
-            "[\"python" + esc + "\"],\"interval_ns\":100000000,\"start_ns\":1700000000000000000,"
-            "\"root_pid\":10,\"gpus\":[{\"index\":0,\"name\":\"A100" + esc + "\"}]}\n"
-            "{\"type\":\"sample\",\"t_ns\":1700000000100000000,\"gpus\":[{\"index\":0,"
-            "\"sm_util_pct\":50}],\"procs\":[{\"pid\":10,\"ppid\":1,\"name\":\"py" + esc +
-            "\",\"cpu_pct\":99,\"cpu_time_ns\":100,\"rss_bytes\":1}]}\n"
-            "{\"type\":\"end\",\"end_ns\":1700000000200000000,\"exit_code\":0,\"notes\":[\"n" +
-            esc + "\"]}\n");
+            "[\"python" +
+                esc +
+                "\"],\"interval_ns\":100000000,\"start_ns\":1700000000000000000,"
+                "\"root_pid\":10,\"gpus\":[{\"index\":0,\"name\":\"A100" +
+                esc +
+                "\"}]}\n"
+                "{\"type\":\"sample\",\"t_ns\":1700000000100000000,\"gpus\":[{\"index\":0,"
+                "\"sm_util_pct\":50}],\"procs\":[{\"pid\":10,\"ppid\":1,\"name\":\"py" +
+                esc +
+                "\",\"cpu_pct\":99,\"cpu_time_ns\":100,\"rss_bytes\":1}]}\n"
+                "{\"type\":\"end\",\"end_ns\":1700000000200000000,\"exit_code\":0,\"notes\":[\"n" +
+                esc + "\"]}\n");
   r = Run({"analyze", Path("run.jsonl")});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("python ]0;owned  31m"), std::string::npos) << r.out;

@@ -5,8 +5,8 @@
 
 #include <filesystem>
 
-#include "monitor/nvml.h"
 #include "ingest/registry.h"
+#include "monitor/nvml.h"
 #include "monitor/recorder.h"
 #include "monitor_test_util.h"
 

@@ -398,8 +398,7 @@ TEST(Reader, StructuralErrorsNameTheOffset) {
       << s.message();
   // A zip is named by the input registry (it may be a torch.save checkpoint).
   s = LoadError("PK\x03\x04 binary zip");
-  EXPECT_NE(s.message().find("at byte 0: this is a zip archive"), std::string::npos)
-      << s.message();
+  EXPECT_NE(s.message().find("at byte 0: this is a zip archive"), std::string::npos) << s.message();
   s = LoadError(R"js({"traceEvents": {"a": 1}})js");
   EXPECT_NE(s.message().find("at byte 16: \"traceEvents\" is not an array"), std::string::npos)
       << s.message();

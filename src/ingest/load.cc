@@ -104,7 +104,8 @@ Result<LoadedInputs> ingest::LoadInputs(const std::string& path, const LoadOptio
                          path + ": cannot open: " + ec.message() +
                              (ec == std::errc::too_many_symbolic_link_levels
                                   ? " (hint: the symbolic link leads back to itself; check "
-                                    "`readlink -f " + path + "`)"
+                                    "`readlink -f " +
+                                        path + "`)"
                                   : ""));
   }
   std::vector<std::string> files;

@@ -80,8 +80,8 @@ Result<Input> ReadKineto(io::ByteSource& source, const std::string& name, uint64
   return in;
 }
 
-template <InputFormat kFormat, Result<monitor::Recording> (*kRead)(io::ByteSource&,
-                                                                  const std::string&, size_t)>
+template <InputFormat kFormat,
+          Result<monitor::Recording> (*kRead)(io::ByteSource&, const std::string&, size_t)>
 Result<Input> ReadMonitor(io::ByteSource& source, const std::string& name, uint64_t,
                           const LoadOptions& options) {
   auto rec = kRead(source, name, options.max_element_bytes);
@@ -138,8 +138,8 @@ bool IsZip(std::string_view head) { return head.substr(0, 4) == "PK\x03\x04"; }
 
 const std::vector<FormatEntry>& InputFormats() {
   static const std::vector<FormatEntry> kFormats = {
-      {InputFormat::kKinetoJson, "PyTorch profiler (Kineto) trace", ModelKind::kTrace,
-       SniffKineto, ReadKineto},
+      {InputFormat::kKinetoJson, "PyTorch profiler (Kineto) trace", ModelKind::kTrace, SniffKineto,
+       ReadKineto},
       {InputFormat::kRecordingJsonl, "gpuscope run recording (JSONL)", ModelKind::kMonitor,
        SniffJsonlRecording, ReadMonitor<InputFormat::kRecordingJsonl, ReadJsonlRecording>},
       {InputFormat::kRecordingCsv, "gpuscope run recording (CSV)", ModelKind::kMonitor,
@@ -217,8 +217,7 @@ Result<Input> ReadInputFromSource(std::unique_ptr<io::ByteSource> source, const 
   auto format = SniffFormat(*head, name);
   if (!format.ok()) return format.status();
   auto stream = io::WithPrefix(std::move(*head), std::move(source));
-  return (*format)->read(*stream, name, static_cast<uint64_t>(std::max<int64_t>(0, size)),
-                         options);
+  return (*format)->read(*stream, name, static_cast<uint64_t>(std::max<int64_t>(0, size)), options);
 }
 
 Result<Input> ReadInput(const std::string& path, const LoadOptions& options) {

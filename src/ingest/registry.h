@@ -27,11 +27,11 @@ namespace gpuscope::ingest {
 inline constexpr size_t kSniffBytes = size_t{64} << 10;
 
 enum class InputFormat : uint8_t {
-  kKinetoJson,             // PyTorch profiler (Kineto) / Chrome-trace JSON → Trace
-  kRecordingJsonl,         // gpuscope run --record FILE.jsonl → Recording
-  kRecordingCsv,           // gpuscope run --record FILE.csv → Recording
-  kRecordingChromeTrace,   // gpuscope run --record FILE.json → Recording
-  kNvidiaSmiLog,           // nvidia-smi --query-gpu … --format=csv, or nvidia-smi dmon → Recording
+  kKinetoJson,            // PyTorch profiler (Kineto) / Chrome-trace JSON → Trace
+  kRecordingJsonl,        // gpuscope run --record FILE.jsonl → Recording
+  kRecordingCsv,          // gpuscope run --record FILE.csv → Recording
+  kRecordingChromeTrace,  // gpuscope run --record FILE.json → Recording
+  kNvidiaSmiLog,  // nvidia-smi --query-gpu … --format=csv, or nvidia-smi dmon → Recording
 };
 
 // The kind of model a format produces: a profiler trace, or a monitor sample series.

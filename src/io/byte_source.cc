@@ -111,8 +111,9 @@ bool Readable(mode_t mode) { return S_ISREG(mode) || S_ISFIFO(mode) || S_ISSOCK(
 Status NotReadable(const std::string& name, mode_t mode, bool is_stdin) {
   if (is_stdin && S_ISCHR(mode) && isatty(STDIN_FILENO)) {
     return Status::Error(StatusCode::kInvalidInput,
-                         name + ": standard input is a terminal, not a file (hint: pipe a trace "
-                                "in, e.g. `zcat trace.json.gz | gpuscope analyze -`)");
+                         name +
+                             ": standard input is a terminal, not a file (hint: pipe a trace "
+                             "in, e.g. `zcat trace.json.gz | gpuscope analyze -`)");
   }
   if (S_ISDIR(mode)) {
     return Status::Error(StatusCode::kInvalidInput, name + ": is a directory, expected a file");
@@ -146,17 +147,17 @@ Result<std::unique_ptr<ByteSource>> OpenByteSource(const std::string& path,
       return Status::Error(
           err == ENOENT ? StatusCode::kNotFound : StatusCode::kInvalidInput,
           name + ": cannot open: " + std::strerror(err) +
-              (err == ELOOP ? " (hint: the symbolic link leads back to itself; check `readlink -f " +
-                                  path + "`)"
-                            : " (hint: check the path; gpuscope takes a trace file or a folder "
-                              "of them)"));
+              (err == ELOOP
+                   ? " (hint: the symbolic link leads back to itself; check `readlink -f " + path +
+                         "`)"
+                   : " (hint: check the path; gpuscope takes a trace file or a folder "
+                     "of them)"));
     }
     if (!Readable(st.st_mode)) return NotReadable(name, st.st_mode, false);
     // A named FIFO blocks here until a writer opens it, as `cat` would.
     fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-      return Status::Error(StatusCode::kNotFound,
-                           name + ": cannot open: " + std::strerror(errno));
+      return Status::Error(StatusCode::kNotFound, name + ": cannot open: " + std::strerror(errno));
     }
   }
   if (fstat(fd, &st) != 0 || !Readable(st.st_mode)) {

@@ -49,8 +49,8 @@ std::unique_ptr<ByteSource> WithPrefix(std::string prefix, std::unique_ptr<ByteS
 Result<std::string> ReadHead(ByteSource& source, size_t max_bytes);
 
 // Reads `source` to its end without keeping anything: after a reader gave up on malformed content,
-// this tells whether the gzip stream beneath was damaged (its CRC-32 is checked at the end). Returns
-// the gzip error, if any.
+// this tells whether the gzip stream beneath was damaged (its CRC-32 is checked at the end).
+// Returns the gzip error, if any.
 Status DrainForIntegrity(ByteSource& source);
 
 bool IsalAvailable();

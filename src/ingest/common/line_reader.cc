@@ -24,8 +24,8 @@ Result<bool> LineReader::Next(std::string_view* line) {
   while (true) {
     const void* nl = std::memchr(buf_.data() + scanned, '\n', end_ - scanned);
     if (nl != nullptr || (eof_ && end_ > begin_)) {
-      const size_t stop = nl ? static_cast<size_t>(static_cast<const char*>(nl) - buf_.data())
-                             : end_;
+      const size_t stop =
+          nl ? static_cast<size_t>(static_cast<const char*>(nl) - buf_.data()) : end_;
       size_t len = stop - begin_;
       if (len > max_line_bytes_) break;  // reported below
       terminated_ = nl != nullptr;
@@ -49,8 +49,8 @@ Result<bool> LineReader::Next(std::string_view* line) {
     }
     if (buf_.size() - end_ < kChunk) {
       // Double, but never past the cap plus two reads: one long line costs at most that.
-      const size_t size = std::max(end_ + kChunk,
-                                   std::min(buf_.size() * 2, max_line_bytes_ + 2 * kChunk));
+      const size_t size =
+          std::max(end_ + kChunk, std::min(buf_.size() * 2, max_line_bytes_ + 2 * kChunk));
       std::vector<char> bigger;
       bigger.reserve(size);
       bigger.assign(buf_.begin(), buf_.begin() + static_cast<std::ptrdiff_t>(end_));

@@ -25,8 +25,8 @@ class LineReader {
   // false at the end of the input; an error for a read failure or a line longer than the cap.
   Result<bool> Next(std::string_view* line);
 
-  uint64_t line_number() const { return line_number_; }       // 1-based, of the last line read
-  uint64_t line_offset() const { return line_offset_; }       // byte offset where it starts
+  uint64_t line_number() const { return line_number_; }  // 1-based, of the last line read
+  uint64_t line_offset() const { return line_offset_; }  // byte offset where it starts
   // False when the last line returned ended without "\n": the input stopped mid-line (a killed
   // writer, a full disk) or the writer left the newline out.
   bool line_terminated() const { return terminated_; }

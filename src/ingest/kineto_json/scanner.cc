@@ -1,10 +1,10 @@
 #include "ingest/kineto_json/scanner.h"
 
-#include "ingest/common/line_reader.h"  // ByteSize
-
 #include <algorithm>
 #include <cstring>
 #include <string>
+
+#include "ingest/common/line_reader.h"  // ByteSize
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -524,8 +524,9 @@ size_t Scanner::held_start() const {
 
 Status Scanner::TooLong(size_t begin, size_t bytes, size_t cap_bytes) const {
   return Fail(begin,
-              "the traceEvents element starting here is " + std::to_string(bytes) + " bytes long, over the " +
-                  ByteSize(cap_bytes) + " cap on one element (real events are a few KB)",
+              "the traceEvents element starting here is " + std::to_string(bytes) +
+                  " bytes long, over the " + ByteSize(cap_bytes) +
+                  " cap on one element (real events are a few KB)",
               "this is not a profiler trace gpuscope can read in bounded memory");
 }
 
@@ -542,8 +543,7 @@ Status Scanner::TooLarge(size_t cap_bytes) const {
     return Fail(start, "the traceEvents element starting here is still open after " + cap + why,
                 hint);
   if (start != SIZE_MAX)
-    return Fail(start, "the top-level member starting here is still open after " + cap + why,
-                hint);
+    return Fail(start, "the top-level member starting here is still open after " + cap + why, hint);
   return Fail(pos_, "more than " + cap + " of JSON outside traceEvents",
               "a Kineto trace holds a few KB besides its events; this is not one");
 }

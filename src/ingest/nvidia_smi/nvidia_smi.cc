@@ -403,7 +403,7 @@ class LogParser {
       if (format_ == NvidiaSmiFormat::kCsvNoHeader) return NoHeader(line_number);
       if (format_ == NvidiaSmiFormat::kNone) return NotALog();
       rec_->source = format_ == NvidiaSmiFormat::kDmon ? SourceKind::kNvidiaSmiDmon
-                                                      : SourceKind::kNvidiaSmiCsv;
+                                                       : SourceKind::kNvidiaSmiCsv;
     }
     if (format_ == NvidiaSmiFormat::kDmon)
       DmonLine(line, line_number);
@@ -444,7 +444,8 @@ class LogParser {
         col.field = CsvField(col.name);
         if (open != std::string::npos) {
           const size_t close = c.find(']', open);
-          col.unit = Trim(c.substr(open + 1, close == std::string::npos ? close : close - open - 1));
+          col.unit =
+              Trim(c.substr(open + 1, close == std::string::npos ? close : close - open - 1));
           if (col.unit == "%") col.unit.clear();
         }
         columns_.push_back(col);
@@ -604,15 +605,12 @@ Result<Recording> ReadNvidiaSmiLog(io::ByteSource& source, const std::string& pa
     if (!*more) break;
     any = true;
     const uint64_t malformed_before = rec.malformed_lines;
+    const size_t examples_before = rec.malformed_examples.size();
     if (Status s = parser.Line(std::string(line), lines.line_number()); !s.ok()) return s;
     if (!lines.line_terminated() && rec.malformed_lines > malformed_before) {
       // `nvidia-smi -l` killed mid-line: the log was cut, the last line is not malformed data.
-      --rec.malformed_lines;
-      if (!rec.malformed_examples.empty() &&
-          rec.malformed_examples.back().rfind(path + ":" + std::to_string(lines.line_number()) +
-                                                  ":",
-                                              0) == 0)
-        rec.malformed_examples.pop_back();
+      rec.malformed_lines = malformed_before;
+      rec.malformed_examples.resize(examples_before);
       cut_line = lines.line_number();
     }
   }

@@ -47,9 +47,12 @@ void Get(simdjson::dom::object o, const char* key, std::optional<T>* out) {
   if (o[key].get(e) != simdjson::SUCCESS) return;
   if constexpr (std::is_floating_point_v<T>) {
     double d;
-    if (e.get_double().get(d) == simdjson::SUCCESS) *out = d;
-    else if (int64_t i; e.get_int64().get(i) == simdjson::SUCCESS) *out = static_cast<double>(i);
-    else if (uint64_t u; e.get_uint64().get(u) == simdjson::SUCCESS) *out = static_cast<double>(u);
+    if (e.get_double().get(d) == simdjson::SUCCESS)
+      *out = d;
+    else if (int64_t i; e.get_int64().get(i) == simdjson::SUCCESS)
+      *out = static_cast<double>(i);
+    else if (uint64_t u; e.get_uint64().get(u) == simdjson::SUCCESS)
+      *out = static_cast<double>(u);
   } else {
     uint64_t u;
     if (e.get_uint64().get(u) == simdjson::SUCCESS) *out = u;
@@ -327,17 +330,16 @@ class CsvRecordingParser {
   void Row(uint64_t line) {
     if (cells_.size() != 6)
       return b_->Bad(line, "expected 6 fields, found " + std::to_string(cells_.size()));
-    const std::string &source = cells_[2], &id = cells_[3], &metric = cells_[4],
-                      &text = cells_[5];
+    const std::string &source = cells_[2], &id = cells_[3], &metric = cells_[4], &text = cells_[5];
     int64_t unix_ns = 0;
     if (ParseInt64(cells_[1], &unix_ns) != NumberError::kOk || unix_ns < 0 || unix_ns > kMaxTimeNs)
-      return b_->Bad(line, "unix_ns \"" + cells_[1] + "\" is not a time in ns (" + kTimeRange +
-                               ")");
+      return b_->Bad(line,
+                     "unix_ns \"" + cells_[1] + "\" is not a time in ns (" + kTimeRange + ")");
     double value = 0;
     if (!ParseFiniteDouble(text, &value))
       return b_->Bad(line, metric + ": \"" + text + "\" is not a number");
-    if (double time_s; !first_start_ns_ && ParseFiniteDouble(cells_[0], &time_s) &&
-                       std::fabs(time_s) < 1e9)
+    if (double time_s;
+        !first_start_ns_ && ParseFiniteDouble(cells_[0], &time_s) && std::fabs(time_s) < 1e9)
       first_start_ns_ = unix_ns - std::llround(time_s * 1e9);
     if (source == "run") return RunRow(line, unix_ns, id, metric, text, value);
     Sample& s = SampleAt(unix_ns);
@@ -389,19 +391,27 @@ class CsvRecordingParser {
     GpuSample g = s.gpus[it->second];
     uint64_t u = 0;
     const bool integral = Integral(value, &u) && ParseUint64(text, &u) == NumberError::kOk;
-    if (metric == "sm_util_pct") g.sm_util_pct = value;
-    else if (metric == "mem_util_pct") g.mem_util_pct = value;
-    else if (metric == "power_w") g.power_w = value;
-    else if (metric == "power_limit_w") g.power_limit_w = value;
-    else if (metric == "sm_clock_mhz") g.sm_clock_mhz = value;
-    else if (metric == "temperature_c") g.temperature_c = value;
-    else if (metric == "pcie_rx_bytes_per_s") g.pcie_rx_bytes_per_s = value;
-    else if (metric == "pcie_tx_bytes_per_s") g.pcie_tx_bytes_per_s = value;
+    if (metric == "sm_util_pct")
+      g.sm_util_pct = value;
+    else if (metric == "mem_util_pct")
+      g.mem_util_pct = value;
+    else if (metric == "power_w")
+      g.power_w = value;
+    else if (metric == "power_limit_w")
+      g.power_limit_w = value;
+    else if (metric == "sm_clock_mhz")
+      g.sm_clock_mhz = value;
+    else if (metric == "temperature_c")
+      g.temperature_c = value;
+    else if (metric == "pcie_rx_bytes_per_s")
+      g.pcie_rx_bytes_per_s = value;
+    else if (metric == "pcie_tx_bytes_per_s")
+      g.pcie_tx_bytes_per_s = value;
     else if (metric == "mem_used_bytes" || metric == "mem_total_bytes" ||
              metric == "throttle_reasons" || metric == "tree_mem_bytes") {
       if (!integral) return b_->Bad(line, metric + ": \"" + text + "\" is not a count in bytes");
-      (metric == "mem_used_bytes"    ? g.mem_used_bytes
-       : metric == "mem_total_bytes" ? g.mem_total_bytes
+      (metric == "mem_used_bytes"     ? g.mem_used_bytes
+       : metric == "mem_total_bytes"  ? g.mem_total_bytes
        : metric == "throttle_reasons" ? g.throttle_reasons
                                       : g.tree_mem_bytes) = u;
     } else {
@@ -418,8 +428,8 @@ class CsvRecordingParser {
     const size_t colon = id.find(':');
     int64_t pid = 0;
     if (colon == std::string::npos ||
-        ParseInt64(std::string_view(id).substr(0, colon), &pid) != NumberError::kOk ||
-        pid < 0 || pid > INT32_MAX)
+        ParseInt64(std::string_view(id).substr(0, colon), &pid) != NumberError::kOk || pid < 0 ||
+        pid > INT32_MAX)
       return b_->Bad(line, "process \"" + id + "\" is not PID:name");
     b_->rec.has_process_data = true;
     auto [it, added] = proc_at_.emplace(pid, s.processes.size());
@@ -440,9 +450,12 @@ class CsvRecordingParser {
       p.ppid = static_cast<int32_t>(u);
     } else if (metric == "rss_bytes" || metric == "read_bytes" || metric == "cpu_time_ns") {
       if (!integral) return b_->Bad(line, metric + ": \"" + text + "\" is not a count");
-      if (metric == "rss_bytes") p.rss_bytes = u;
-      else if (metric == "read_bytes") p.read_bytes = u;
-      else p.cpu_time_ns = u, saw_cpu_time_ = true;
+      if (metric == "rss_bytes")
+        p.rss_bytes = u;
+      else if (metric == "read_bytes")
+        p.read_bytes = u;
+      else
+        p.cpu_time_ns = u, saw_cpu_time_ = true;
     } else {
       b_->Bad(line, "unknown process metric \"" + metric + "\"");
     }
@@ -564,31 +577,29 @@ Result<Recording> ReadJsonlRecording(io::ByteSource& source, const std::string& 
                                      size_t max_line_bytes) {
   Builder b(name, SourceKind::kRecording);
   simdjson::dom::parser parser;
-  Status s = ForEachLine(source, name, max_line_bytes, &b,
-                         [&](std::string_view line, uint64_t n) {
-                           if (line.empty()) return Status::Ok();
-                           simdjson::dom::element doc;
-                           simdjson::dom::object o;
-                           if (parser.parse(line.data(), line.size()).get(doc) !=
-                                   simdjson::SUCCESS ||
-                               doc.get_object().get(o)) {
-                             b.Bad(n, "not a JSON object");
-                             return Status::Ok();
-                           }
-                           std::string_view type;
-                           if (o["type"].get_string().get(type)) {
-                             b.Bad(n, "no \"type\"");
-                           } else if (type == "header") {
-                             b.Header(o, n);
-                           } else if (type == "sample") {
-                             b.SampleObject(o, n);
-                           } else if (type == "end") {
-                             b.End(o, n);
-                           } else {
-                             b.Bad(n, "unknown type \"" + std::string(type) + "\"");
-                           }
-                           return Status::Ok();
-                         });
+  Status s = ForEachLine(source, name, max_line_bytes, &b, [&](std::string_view line, uint64_t n) {
+    if (line.empty()) return Status::Ok();
+    simdjson::dom::element doc;
+    simdjson::dom::object o;
+    if (parser.parse(line.data(), line.size()).get(doc) != simdjson::SUCCESS ||
+        doc.get_object().get(o)) {
+      b.Bad(n, "not a JSON object");
+      return Status::Ok();
+    }
+    std::string_view type;
+    if (o["type"].get_string().get(type)) {
+      b.Bad(n, "no \"type\"");
+    } else if (type == "header") {
+      b.Header(o, n);
+    } else if (type == "sample") {
+      b.SampleObject(o, n);
+    } else if (type == "end") {
+      b.End(o, n);
+    } else {
+      b.Bad(n, "unknown type \"" + std::string(type) + "\"");
+    }
+    return Status::Ok();
+  });
   if (!s.ok()) return s;
   if (!b.have_header) return NotARecording(name, "no header line");
   if (!b.have_end) b.NoteCut("end line");
@@ -627,51 +638,50 @@ Result<Recording> ReadChromeTraceRecording(io::ByteSource& source, const std::st
   Builder b(name, SourceKind::kRecording);
   simdjson::dom::parser parser;
   bool first = true, closed = false, counters = false;
-  Status s = ForEachLine(
-      source, name, max_line_bytes, &b, [&](std::string_view line, uint64_t n) {
-        if (first) {
-          first = false;
-          if (FirstLine(line).rfind("{\"displayTimeUnit\"", 0) != 0)
-            return Status::InputError(name, 0,
-                                      "not a gpuscope Chrome-trace recording: it does not start "
-                                      "with {\"displayTimeUnit\"",
-                                      "record one with `gpuscope run --record FILE.json -- CMD`");
-          return Status::Ok();
-        }
-        // One event per line, as recorder.cc writes them: "{...}," … "{...}" then "]}".
-        while (!line.empty() && (line.back() == ' ' || line.back() == ',')) line.remove_suffix(1);
-        while (!line.empty() && line.front() == ' ') line.remove_prefix(1);
-        if (line.empty()) return Status::Ok();
-        if (line == "]}") {
-          closed = true;
-          return Status::Ok();
-        }
-        simdjson::dom::element doc;
-        simdjson::dom::object o;
-        if (parser.parse(line.data(), line.size()).get(doc) != simdjson::SUCCESS ||
-            doc.get_object().get(o)) {
-          b.Bad(n, "not a JSON event on one line");
-          return Status::Ok();
-        }
-        std::string_view ph, event;
-        if (o["ph"].get_string().get(ph) || o["name"].get_string().get(event)) {
-          b.Bad(n, "an event without \"ph\" or \"name\"");
-          return Status::Ok();
-        }
-        if (ph == "C") counters = true;
-        if (ph != "M") return Status::Ok();  // counters: the viewers' copy of the samples
-        simdjson::dom::object args;
-        if (event == "gpuscope_header" || event == "gpuscope_sample" || event == "gpuscope_end") {
-          if (o["args"].get_object().get(args)) {
-            b.Bad(n, std::string(event) + " without an \"args\" object");
-            return Status::Ok();
-          }
-          if (event == "gpuscope_header") b.Header(args, n);
-          if (event == "gpuscope_sample") b.SampleObject(args, n);
-          if (event == "gpuscope_end") b.End(args, n);
-        }
+  Status s = ForEachLine(source, name, max_line_bytes, &b, [&](std::string_view line, uint64_t n) {
+    if (first) {
+      first = false;
+      if (FirstLine(line).rfind("{\"displayTimeUnit\"", 0) != 0)
+        return Status::InputError(name, 0,
+                                  "not a gpuscope Chrome-trace recording: it does not start "
+                                  "with {\"displayTimeUnit\"",
+                                  "record one with `gpuscope run --record FILE.json -- CMD`");
+      return Status::Ok();
+    }
+    // One event per line, as recorder.cc writes them: "{...}," … "{...}" then "]}".
+    while (!line.empty() && (line.back() == ' ' || line.back() == ',')) line.remove_suffix(1);
+    while (!line.empty() && line.front() == ' ') line.remove_prefix(1);
+    if (line.empty()) return Status::Ok();
+    if (line == "]}") {
+      closed = true;
+      return Status::Ok();
+    }
+    simdjson::dom::element doc;
+    simdjson::dom::object o;
+    if (parser.parse(line.data(), line.size()).get(doc) != simdjson::SUCCESS ||
+        doc.get_object().get(o)) {
+      b.Bad(n, "not a JSON event on one line");
+      return Status::Ok();
+    }
+    std::string_view ph, event;
+    if (o["ph"].get_string().get(ph) || o["name"].get_string().get(event)) {
+      b.Bad(n, "an event without \"ph\" or \"name\"");
+      return Status::Ok();
+    }
+    if (ph == "C") counters = true;
+    if (ph != "M") return Status::Ok();  // counters: the viewers' copy of the samples
+    simdjson::dom::object args;
+    if (event == "gpuscope_header" || event == "gpuscope_sample" || event == "gpuscope_end") {
+      if (o["args"].get_object().get(args)) {
+        b.Bad(n, std::string(event) + " without an \"args\" object");
         return Status::Ok();
-      });
+      }
+      if (event == "gpuscope_header") b.Header(args, n);
+      if (event == "gpuscope_sample") b.SampleObject(args, n);
+      if (event == "gpuscope_end") b.End(args, n);
+    }
+    return Status::Ok();
+  });
   if (!s.ok()) return s;
   if (!b.have_header) {
     if (counters)

@@ -34,8 +34,7 @@ Result<monitor::Recording> ReadJsonlRecording(io::ByteSource& source, const std:
                                               size_t max_line_bytes = kMaxElementBytes);
 Result<monitor::Recording> ReadCsvRecording(io::ByteSource& source, const std::string& name,
                                             size_t max_line_bytes = kMaxElementBytes);
-Result<monitor::Recording> ReadChromeTraceRecording(io::ByteSource& source,
-                                                    const std::string& name,
+Result<monitor::Recording> ReadChromeTraceRecording(io::ByteSource& source, const std::string& name,
                                                     size_t max_line_bytes = kMaxElementBytes);
 
 // The JSONL reader over text in memory (tests, fuzzing).
