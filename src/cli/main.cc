@@ -218,8 +218,9 @@ int main(int argc, char** argv) {
   AnalyzeArgs aa;
   analyze
       ->add_option("TRACE", aa.input,
-                   "Trace file (.json or .json.gz, detected from content) or folder; also a "
-                   "`gpuscope run --record` JSONL file or an nvidia-smi CSV / dmon log")
+                   "Trace file (.json or .json.gz, detected from content), folder, or - for "
+                   "stdin (pipes work); also a `gpuscope run --record` file (.jsonl, .csv or "
+                   ".json) or an nvidia-smi CSV / dmon log")
       ->required();
   analyze->add_option("--html", aa.html_path,
                       "Also write a self-contained HTML report (charts, no network) to this file");

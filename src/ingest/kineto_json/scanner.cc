@@ -530,15 +530,20 @@ Status Scanner::TooLong(size_t begin, size_t bytes, size_t cap_bytes) const {
               "this is not a profiler trace gpuscope can read in bounded memory");
 }
 
+std::string Scanner::ShowBytesHint(size_t p) const {
+  // tail -c +N counts from 1.
+  return "`tail -c +" + std::to_string(std::max<int64_t>(0, Absolute(p)) + 1) +
+         " FILE | head -c 300` shows the bytes from there (after zcat for a gzip file: the offset "
+         "counts decompressed bytes)";
+}
+
 Status Scanner::TooLarge(size_t cap_bytes) const {
   const size_t start = open_start();
   const std::string cap = ByteSize(cap_bytes);
   const std::string why =
       " (the cap on one element; real events are a few KB): an unterminated string (a missing "
       "'\"') or a missing '}' makes the rest of the file look like one element";
-  const std::string hint =
-      "look at the bytes from this offset (`tail -c +OFFSET+1 FILE | head -c 300`, after zcat for "
-      "gzip); the offset is in the decompressed JSON";
+  const std::string hint = ShowBytesHint(start);
   if (events_depth_ >= 0)
     return Fail(start, "the traceEvents element starting here is still open after " + cap + why,
                 hint);
@@ -564,8 +569,7 @@ Status Scanner::Finish(bool ends_closed) {
                       std::to_string(elements_) +
                       " complete events, yet it ends with '}' or ']' as a complete trace does, so "
                       "it was not cut short: this element has an unbalanced '\"' or brace",
-                  "look at the bytes from this offset (`tail -c +OFFSET+1 FILE | head -c 300`, "
-                  "after zcat for gzip); the offset is in the decompressed JSON");
+                  ShowBytesHint(open));
     }
     std::string where =
         in_events() ? "inside traceEvents after " + std::to_string(elements_) + " complete events"

@@ -73,6 +73,7 @@ class Scanner {
 
  private:
   Status Fail(size_t p, const std::string& what, const std::string& hint) const;
+  std::string ShowBytesHint(size_t p) const;
   void EndElement(size_t end, std::vector<ScannedElement>* out);
   // Inside traceEvents: 64 bytes at a time with bitmasks (strings and escapes resolved without
   // branches, as in simdjson's stage 1); only braces and brackets outside strings are visited.
