@@ -13,6 +13,9 @@
 
 #include "diff/diff.h"
 #include "gpuscope/ingest.h"
+#include "render/html.h"
+#include "render/json.h"
+#include "render/text.h"
 #include "report/report.h"
 
 namespace {
@@ -52,14 +55,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   diff::DiffReport d = diff::Diff(rb, ra, options);
   d.before_label = "before.json";
   d.after_label = "after.json";
-  report::TextStyle style;
-  style.verbose = mode & 4;
-  style.color = mode & 8;
-  if (diff::RenderDiffText(d, style).empty()) __builtin_trap();
+  const render::Document document = diff::BuildDocument(d);
+  render::TextOptions text;
+  text.verbose = mode & 4;
+  text.color = mode & 8;
+  text.width = (mode & 16) ? 100 : 0;
+  if (render::RenderText(document, text).empty()) __builtin_trap();
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
-  if (parser.parse(diff::RenderDiffJson(d)).get(doc) != simdjson::SUCCESS) __builtin_trap();
-  // The diff page has no script of its own, and names are escaped: no <script at all.
-  if (diff::RenderDiffHtml(d).find("<script") != std::string::npos) __builtin_trap();
+  const std::string json = render::ToJson(document);
+  if (parser.parse(json).get(doc) != simdjson::SUCCESS) __builtin_trap();
+  auto back = render::FromJson(json, "diff");
+  if (!back.ok() || !(*back == document)) __builtin_trap();
+  // The page's only <script> is the JSON data block: names are escaped.
+  const std::string page = render::RenderHtml(document);
+  const size_t first = page.find("<script");
+  if (first == std::string::npos || page.find("<script", first + 1) != std::string::npos) __builtin_trap();
   return 0;
 }

@@ -6,7 +6,10 @@
 #include <string_view>
 
 #include "gpuscope/ingest.h"
-#include "report/html.h"
+#include "render/html.h"
+#include "render/json.h"
+#include "render/text.h"
+#include "report/document.h"
 #include "report/report.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -21,10 +24,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::vector<gpuscope::Trace> traces;
     traces.push_back(std::move(trace.value()));
     const auto report = gpuscope::report::BuildReport(traces, {}, 1);
-    const std::string json = gpuscope::report::RenderJson(report);
+    const gpuscope::render::Document doc = gpuscope::report::BuildDocument(report);
+    const std::string json = gpuscope::render::ToJson(doc);
     if (json.empty()) __builtin_trap();
+    // The JSON reads back into the same document (the contract round-trips).
+    auto back = gpuscope::render::FromJson(json, "fuzz");
+    if (!back.ok() || !(*back == doc)) __builtin_trap();
+    // No raw control byte reaches a terminal.
+    const std::string text = gpuscope::render::RenderText(doc, {false, true, 100});
+    for (char c : text)
+      if ((static_cast<unsigned char>(c) < 0x20 && c != '\n') || c == 0x7F) __builtin_trap();
     // The HTML page must never carry a second <script> element: names are escaped.
-    const std::string page = gpuscope::report::RenderHtml(report);
+    const std::string page = gpuscope::render::RenderHtml(doc);
     const size_t first = page.find("<script");
     if (first == std::string::npos || page.find("<script", first + 1) != std::string::npos)
       __builtin_trap();

@@ -1,7 +1,7 @@
 // Fuzz target: any bytes → each monitor reader (src/ingest/nvidia_smi, src/ingest/recording: JSONL,
 // CSV and Chrome-trace recordings), whatever the sniffers would say, must return a Recording or a
 // Status, never crash. What was read must hold no control character in any string (the sanitiser,
-// base/text.h) and no value out of range; the verdict is then built, also on a slice of it (as
+// base/sanitize.h) and no value out of range; the verdict is then built, also on a slice of it (as
 // `--monitor` does against a trace), and rendered as text and JSON. Byte 0 lowers the line cap so
 // the overlong-line error is reached too. Seeds: fuzz/seeds/monitor (fuzz/run.sh).
 #include <simdjson.h>
@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <string>
 
-#include "base/text.h"
+#include "base/sanitize.h"
 #include "ingest/common/sample_checks.h"
 #include "ingest/nvidia_smi/nvidia_smi.h"
 #include "ingest/recording/recording_reader.h"
@@ -22,7 +22,7 @@ using namespace gpuscope;
 using namespace gpuscope::monitor;
 
 void CheckClean(const std::string& s) {
-  if (NeedsCleaning(s)) __builtin_trap();
+  if (NeedsSanitizing(s)) __builtin_trap();
 }
 
 void Check(const Recording& rec) {

@@ -6,9 +6,12 @@
 #include <cstdint>
 #include <string_view>
 
-#include "base/text.h"
+#include "base/sanitize.h"
 #include "ingest/registry.h"
 #include "monitor/verdict.h"
+#include "render/json.h"
+#include "render/text.h"
+#include "report/document.h"
 #include "report/report.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -29,12 +32,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::vector<Trace> traces;
     traces.push_back(std::move(*in->trace));
     const auto report = report::BuildReport(traces, {}, 1);
-    if (report::RenderJson(report).empty()) __builtin_trap();
-    report::RenderText(report, {});
+    const render::Document doc = report::BuildDocument(report);
+    if (render::ToJson(doc).empty()) __builtin_trap();
+    // No raw control byte from the input reaches a terminal.
+    for (char c : render::RenderText(doc, {false, true, 100}))
+      if ((static_cast<unsigned char>(c) < 0x20 && c != '\n') || c == 0x7F) __builtin_trap();
   } else {
     if (!in->recording) __builtin_trap();
     for (const monitor::GpuInfo& g : in->recording->gpus)
-      if (NeedsCleaning(g.name)) __builtin_trap();
+      if (NeedsSanitizing(g.name)) __builtin_trap();
     const auto report = monitor::BuildMonitorReport(*in->recording);
     if (monitor::RenderMonitorText(report).find('\033') != std::string::npos) __builtin_trap();
     monitor::RenderMonitorJson(report);

@@ -123,19 +123,17 @@ TEST(Cli, OneBadFileInAFolderIsReportedAndTheRestAnalysed) {
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
   ASSERT_EQ(parser.parse(r.out).get(doc), simdjson::SUCCESS);
-  EXPECT_EQ(doc["ranks"].get_array().size(), 1u);
-  EXPECT_EQ(doc["failures"].get_array().size(), 1u);
+  EXPECT_EQ(doc["schema"].get_string().value(), "gpuscope.report");
+  EXPECT_TRUE(doc["sections"]["rank_0"].is_object());
+  EXPECT_EQ(doc["sections"]["failures"]["items"].get_object().size(), 1u);
 }
 
 // Golden: the summary JSON of the bundled example, minus the machine-specific path.
 TEST(Cli, ExampleSummaryMatchesGolden) {
   auto r = RunGpuscope("analyze --json " + Example());
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  std::string out = r.out;
-  const std::string path_line = "\"path\": \"" + Example() + "\"";
-  const size_t at = out.find(path_line);
-  ASSERT_NE(at, std::string::npos);
-  out.replace(at, path_line.size(), "\"path\": \"examples/train_input_bound.pt.trace.json.gz\"");
+  const std::string out =
+      testing::ReplaceAll(r.out, Example(), "examples/train_input_bound.pt.trace.json.gz");
   const std::string golden_path =
       std::string(GPUSCOPE_SOURCE_DIR) + "/tests/golden/example_summary.json";
   if (std::getenv("GPUSCOPE_REBASELINE")) WriteFile(golden_path, out);
@@ -173,11 +171,7 @@ TEST(Cli, RealTraceReportsMatchGolden) {
     const std::string path = testing::SharedDir() + "/traces/" + trace;
     auto r = RunGpuscope("analyze --json " + path);
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    std::string out = r.out;
-    const std::string quoted = "\"path\": \"" + path + "\"";
-    const size_t at = out.find(quoted);
-    ASSERT_NE(at, std::string::npos);
-    out.replace(at, quoted.size(), std::string("\"path\": \"shared/traces/") + trace + "\"");
+    const std::string out = testing::ReplaceAll(r.out, path, std::string("shared/traces/") + trace);
     const std::string golden_path = std::string(GPUSCOPE_SOURCE_DIR) + "/tests/golden/" + golden;
     if (std::getenv("GPUSCOPE_REBASELINE")) WriteFile(golden_path, out);
     EXPECT_TRUE(out == testing::ReadFile(golden_path))
@@ -271,13 +265,127 @@ TEST(Cli, TextReportFitsOneHundredColumns) {
   }
   size_t lines = 0;
   for (const std::string& in : inputs) {
-    auto r = testing::RunGpuscope("analyze --verbose " + in);
+    auto r = testing::RunGpuscope("analyze --verbose --width 100 " + in);
     std::istringstream text(r.out);
     for (std::string line; std::getline(text, line); ++lines)
       EXPECT_LE(CodePoints(line), 100u) << in << "\n" << line;
   }
   std::printf("%zu inputs, %zu lines checked\n", inputs.size(), lines);
   EXPECT_GT(lines, 40u);
+}
+
+}  // namespace
+}  // namespace gpuscope
+
+// ---- Command-line manners: did you mean, run's command after --, examples in --help ----
+
+namespace gpuscope {
+namespace {
+
+using testing::RunGpuscope;
+
+// Exactly one line on stderr, equal to `line`; exit code 2; nothing on stdout.
+void ExpectUsageError(const std::string& args, const std::string& line) {
+  SCOPED_TRACE("gpuscope " + args);
+  const auto r = RunGpuscope(args);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "gpuscope: error: " + line + "\n");
+  EXPECT_EQ(r.out, "");
+}
+
+TEST(CliUsage, UnknownCommandSuggestsTheClosest) {
+  // Before: "A subcommand is required".
+  ExpectUsageError("anaylze x", "unknown command \"anaylze\" (did you mean \"analyze\"?) (hint: "
+                                "gpuscope --help lists the commands)");
+  ExpectUsageError("plna --model llama-3-8b",
+                   "unknown command \"plna\" (did you mean \"plan\"?) (hint: gpuscope --help "
+                   "lists the commands)");
+  ExpectUsageError("dif a b", "unknown command \"dif\" (did you mean \"diff\"?) (hint: gpuscope "
+                              "--help lists the commands)");
+  ExpectUsageError("frobnicate", "unknown command \"frobnicate\" (hint: the commands are "
+                                 "analyze, run, synth, plan or diff; gpuscope --help)");
+  // A file given without the command.
+  ExpectUsageError(Example(), "unknown command \"" + Example() +
+                                  "\" (hint: to analyse it: gpuscope analyze " + Example() + ")");
+  ExpectUsageError("", "a command is required: analyze, run, synth, plan or diff (hint: gpuscope "
+                       "analyze TRACE; gpuscope --help describes each)");
+}
+
+TEST(CliUsage, UnknownOptionSuggestsTheClosest) {
+  // Before: "The following argument was not expected: --jsn", no suggestion.
+  ExpectUsageError("analyze --jsn x", "unknown option \"--jsn\" for gpuscope analyze (did you "
+                                      "mean \"--json\"?) (hint: gpuscope analyze --help lists "
+                                      "the options)");
+  ExpectUsageError("analyze x --thraeds=4",
+                   "unknown option \"--thraeds=4\" for gpuscope analyze (did you mean "
+                   "\"--threads\"?) (hint: gpuscope analyze --help lists the options)");
+  ExpectUsageError("analyze --thr 4 x", "unknown option \"--thr\" for gpuscope analyze (did you "
+                                        "mean \"--threads\"?) (hint: gpuscope analyze --help "
+                                        "lists the options)");
+  ExpectUsageError("diff a b --htlm d.html", "unknown option \"--htlm\" for gpuscope diff (did "
+                                             "you mean \"--html\"?) (hint: gpuscope diff --help "
+                                             "lists the options)");
+  ExpectUsageError("plan --model llama-3-8b --gpus 8 --global-bacth 64",
+                   "unknown option \"--global-bacth\" for gpuscope plan (did you mean "
+                   "\"--global-batch\"?) (hint: gpuscope plan --help lists the options)");
+  ExpectUsageError("synth -o x.json --seeed 3", "unknown option \"--seeed\" for gpuscope synth "
+                                                "(did you mean \"--seed\"?) (hint: gpuscope "
+                                                "synth --help lists the options)");
+  ExpectUsageError("--verison", "unknown option \"--verison\" for gpuscope (did you mean "
+                                "\"--version\"?) (hint: gpuscope --help lists the options)");
+  // Far from every option, or a one-letter option: no guess.
+  ExpectUsageError("analyze --frobnicate x", "unknown option \"--frobnicate\" for gpuscope "
+                                             "analyze (hint: gpuscope analyze --help lists the "
+                                             "options)");
+  ExpectUsageError("analyze -x x", "unknown option \"-x\" for gpuscope analyze (hint: gpuscope "
+                                   "analyze --help lists the options)");
+  // A known option's value is not mistaken for an option; CLI11's own check still answers.
+  const auto r = RunGpuscope("analyze --threads -3 x");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--threads: Value -3 not in range 0 to 256"), std::string::npos) << r.err;
+}
+
+TEST(CliUsage, RunCommandBelongsAfterDoubleDash) {
+  // Before: "The following argument was not expected: -V".
+  ExpectUsageError("run python3 -V", "\"-V\" is not an option of gpuscope run (hint: put the "
+                                     "command after --, so that its options are its own: "
+                                     "gpuscope run -- python3 -V)");
+  ExpectUsageError("run --record r.jsonl python3 -c 'print(1)'",
+                   "\"-c\" is not an option of gpuscope run (hint: put the command after --, so "
+                   "that its options are its own: gpuscope run --record r.jsonl -- python3 -c "
+                   "'print(1)')");
+  ExpectUsageError("run --recrod r.jsonl -- python3 -V",
+                   "unknown option \"--recrod\" for gpuscope run (did you mean \"--record\"?) "
+                   "(hint: gpuscope run --help lists the options)");
+  ExpectUsageError("run --record r.jsonl", "run needs the command to watch, after -- (hint: "
+                                           "gpuscope run -- python train.py)");
+  // A bad value is not a missing command: CLI11's message stands.
+  const auto r = RunGpuscope("run --live bogus");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--live"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("needs the command"), std::string::npos) << r.err;
+}
+
+TEST(CliUsage, EveryHelpEndsWithAnExample) {
+  for (const char* command : {"", "analyze", "run", "synth", "plan", "diff"}) {
+    SCOPED_TRACE(command);
+    const auto r = RunGpuscope(std::string(command) + " --help");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    // The last block: "Example:" or "Examples:", then indented command lines of this command.
+    const size_t block = r.out.rfind("\nExample");
+    ASSERT_NE(block, std::string::npos) << r.out;
+    std::istringstream lines(r.out.substr(block + 1));
+    std::string line;
+    std::getline(lines, line);
+    EXPECT_TRUE(line == "Example:" || line == "Examples:") << line;
+    size_t examples = 0;
+    while (std::getline(lines, line)) {
+      if (line.empty()) continue;
+      EXPECT_EQ(line.rfind(std::string("  gpuscope ") + command, 0), 0u) << line;
+      ++examples;
+    }
+    EXPECT_GE(examples, 1u);
+  }
 }
 
 }  // namespace

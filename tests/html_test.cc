@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "report/html.h"
+#include "render/html.h"
 #include "test_util.h"
 
 namespace gpuscope {
@@ -31,7 +31,7 @@ size_t Count(const std::string& haystack, const std::string& needle) {
 }
 
 TEST(HtmlEscape, MarkupQuotesAndBadBytes) {
-  using report::html::Escape;
+  const auto Escape = [](std::string_view s) { return render::HtmlEscape(s); };
   EXPECT_EQ(Escape("<script>alert(1)</script>"), "&lt;script&gt;alert(1)&lt;/script&gt;");
   EXPECT_EQ(Escape("x\" onerror='y' & z"), "x&quot; onerror=&#39;y&#39; &amp; z");
   // Invalid UTF-8 and C0 controls become U+FFFD; valid multi-byte text passes through.
@@ -95,7 +95,7 @@ TEST(HtmlReport, TraceStringsAreInertText) {
   EXPECT_NE(page.find("<td>&lt;img src=x onerror=alert(3)&gt;</td>"), std::string::npos);
   EXPECT_NE(page.find("<td>onerror=&quot;alert</td>"), std::string::npos);
   EXPECT_NE(page.find("utf8 &lt;/script&gt;</td>"), std::string::npos);
-  EXPECT_NE(page.find("<td>&lt;b onmouseover=alert(5)&gt;GPU&lt;/b&gt;</td>"), std::string::npos);
+  EXPECT_NE(page.find("<b>&lt;b onmouseover=alert(5)&gt;GPU&lt;/b&gt;</b>"), std::string::npos);
   EXPECT_NE(page.find("evil&lt;i&gt;&quot;name&#39;"), std::string::npos);
   // The embedded JSON parses, and carries the names (with \u003c for '<').
   const size_t open = page.find("id=\"gpuscope-report\">") + 21;
@@ -105,7 +105,7 @@ TEST(HtmlReport, TraceStringsAreInertText) {
   ASSERT_EQ(parser.parse(page.substr(open, close - open)).get(doc), simdjson::SUCCESS);
   std::string_view schema;
   ASSERT_EQ(doc["schema"].get(schema), simdjson::SUCCESS);
-  EXPECT_EQ(schema, "gpuscope.analyze");
+  EXPECT_EQ(schema, "gpuscope.report");
 
   // --json stays valid for the same bytes (the invalid UTF-8 name is repaired by the reader).
   auto j = RunGpuscope("analyze --json '" +
@@ -252,8 +252,9 @@ PixelStats Stats(const Image& img) {
   return s;
 }
 
-const char* kSections[] = {"verdict", "findings", "steps",  "ranks",    "kernels",
-                           "idle",    "memory",   "copies", "launches", "inputs"};
+const char* kSections[] = {"rank_0-findings", "rank_0-steps",  "across_ranks",   "rank_0-kernels",
+                           "rank_0-gpu_time", "rank_0-memory", "rank_1-copies",  "rank_1-launches",
+                           "rank_0-inputs",   "rank_0-sync",   "rank_0-idle_gaps"};
 
 TEST(HtmlBrowser, MultiRankReportRendersWithEverySection) {
   REQUIRE_CHROMIUM(chromium);
@@ -275,8 +276,8 @@ TEST(HtmlBrowser, MultiRankReportRendersWithEverySection) {
   // Both ranks appear, with the planted findings and the straggler.
   EXPECT_NE(dom.find("rank 0 of 2"), std::string::npos);
   EXPECT_NE(dom.find("rank 1 of 2"), std::string::npos);
-  EXPECT_NE(dom.find("id=\"finding-0-input_pipeline_stall\""), std::string::npos);
-  EXPECT_NE(dom.find("id=\"finding-1-straggler\""), std::string::npos);
+  EXPECT_NE(dom.find("id=\"rank_0-findings-input_pipeline_stall\""), std::string::npos);
+  EXPECT_NE(dom.find("id=\"rank_1-findings-straggler\""), std::string::npos);
   EXPECT_NE(dom.find("straggler"), std::string::npos);
   // Charts: per-step bars for each rank, the per-rank exclusive bars, idle bars, memory lines.
   EXPECT_GE(Count(dom, "<svg class=\"bars\""), 5u);
@@ -317,7 +318,7 @@ TEST(HtmlBrowser, HostileNamesStayTextInTheDom) {
     EXPECT_EQ(tag.find(" on"), std::string::npos) << tag;
   }
   EXPECT_NE(dom.find("<td>&lt;img src=x onerror=alert(3)&gt;</td>"), std::string::npos);
-  EXPECT_NE(dom.find("<td>&lt;b onmouseover=alert(5)&gt;GPU&lt;/b&gt;</td>"), std::string::npos);
+  EXPECT_NE(dom.find("<b>&lt;b onmouseover=alert(5)&gt;GPU&lt;/b&gt;</b>"), std::string::npos);
 }
 
 // The diff's side-by-side page (same renderer helpers) in the browser: a stall removed.
@@ -332,9 +333,9 @@ TEST(HtmlBrowser, DiffPageRenders) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string dom = RunChromium(chromium, "--dump-dom file://" + html, "diff");
   EXPECT_NE(dom.find("<h1>gpuscope diff</h1>"), std::string::npos);
-  EXPECT_NE(dom.find("<section class=\"rank\">"), std::string::npos);
-  for (const char* h : {"Mean steady step by category", "Kernels: top movers", "CPU ops: top movers",
-                        "Findings", "Memory (peak on the rank"})
+  EXPECT_NE(dom.find("<section id=\"pair_0\">"), std::string::npos);
+  for (const char* h : {"step breakdown (mean of steady steps)", "kernels: top movers", "CPU ops: top movers",
+                        "findings (estimated saving per step)", "<th>allocated</th>"})
     EXPECT_NE(dom.find(h), std::string::npos) << h;
   EXPECT_NE(dom.find("input-bound"), std::string::npos);
   EXPECT_GE(Count(dom, "<svg class=\"bars\""), 2u);
@@ -359,9 +360,11 @@ TEST(HtmlBrowser, RealTraceReport) {
   auto r = RunGpuscope("analyze " + trace + " --html " + html);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string dom = RunChromium(chromium, "--dump-dom file://" + html, "resnet");
-  for (const char* id : kSections)
+  // One rank without a rank id: its section is input_0, and there is no across-ranks section.
+  for (const char* id : {"input_0-findings", "input_0-steps", "input_0-kernels", "input_0-gpu_time",
+                         "input_0-memory", "input_0-copies", "input_0-launches", "input_0-inputs"})
     EXPECT_NE(dom.find(std::string("<section id=\"") + id + "\">"), std::string::npos) << id;
-  EXPECT_NE(dom.find("<strong>input-bound</strong>"), std::string::npos);
+  EXPECT_NE(dom.find("<b>input-bound</b>"), std::string::npos);
   EXPECT_NE(dom.find("num_workers"), std::string::npos);
   EXPECT_NE(dom.find("Tesla V100"), std::string::npos);
 }

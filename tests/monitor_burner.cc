@@ -5,6 +5,8 @@
 //                                       exits with CODE (signal-forwarding tests; a C++ child
 //                                       instead of `sh -c 'trap …'`, whose trap dash sometimes
 //                                       missed under load)
+//   monitor_burner --cpu-ms MS          burns MS milliseconds of its own CPU time (not wall time:
+//                                       the same work however loaded the machine is) and exits
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -14,6 +16,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <thread>
 #include <string_view>
 #include <vector>
@@ -32,6 +35,19 @@ int main(int argc, char** argv) {
     std::printf("got-%d\n", got);
     std::fflush(stdout);
     return std::atoi(argv[3]);
+  }
+  if (argc == 3 && std::string_view(argv[1]) == "--cpu-ms") {
+    const double budget_s = std::atof(argv[2]) / 1e3;
+    auto cpu_s = [] {
+      timespec ts{};
+      clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+      return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+    };
+    const double start = cpu_s();
+    volatile unsigned long x = 0;
+    while (cpu_s() - start < budget_s)
+      for (int i = 0; i < 10000; ++i) x = x + static_cast<unsigned long>(i) * 2654435761u;
+    return 0;
   }
   if (argc != 4) return 2;
   const int threads = std::atoi(argv[1]), workers = std::atoi(argv[2]);

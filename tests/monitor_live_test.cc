@@ -3,6 +3,7 @@
 // line carries GPU values.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <pty.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -10,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "test_util.h"
+#include "monitor_test_util.h"
 
 namespace gpuscope {
 namespace {
@@ -96,6 +97,66 @@ TEST(MonitorLive, QuietWhenNotATerminalOrNever) {
       RunOnTerminal({"run", "--live", "never", "--interval", "100ms", "--", "sleep", "0.8"});
   EXPECT_EQ(never.exit_code, 0) << never.seen;
   EXPECT_EQ(never.seen.find("[gpuscope] GPU0"), std::string::npos) << never.seen;
+}
+
+// Reads the terminal until `text` appears in what it showed (or `timeout_s` passes).
+bool ReadUntil(int master, std::string* seen, const std::string& text, double timeout_s = 60) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (seen->find(text) == std::string::npos) {
+    if (std::chrono::steady_clock::now() >= end) return false;
+    pollfd p{master, POLLIN, 0};
+    if (poll(&p, 1, 100) <= 0) continue;
+    char buf[4096];
+    const ssize_t n = read(master, buf, sizeof buf);
+    if (n <= 0) return seen->find(text) != std::string::npos;
+    seen->append(buf, static_cast<size_t>(n));
+  }
+  return true;
+}
+
+// In the foreground of a terminal the command shares gpuscope's process group (Ctrl-C reaches all
+// of it by itself); a SIGTERM sent to gpuscope by a process must still reach its grandchildren —
+// here a sleep under `sh -c`. gpuscope runs under a shell that stays alive after it, so no hangup
+// of the terminal (which would kill the group anyway) stands in for the forwarding.
+TEST(MonitorLive, SigtermInTheForegroundReachesTheGrandchildren) {
+  const std::string script = testing::TempPath("live_term_script");
+  testing::WriteFile(script, kScript);
+  const std::string inner = "sleep 1000 & echo \"grandchild $!\"; wait";
+  const std::string outer = std::string("'") + GPUSCOPE_BINARY + "' run -- sh -c '" + inner +
+                            "'; echo \"gpuscope-exit $?\"; sleep 60";
+  int master = -1;
+  const pid_t pid = forkpty(&master, nullptr, nullptr, nullptr);
+  if (pid == 0) {
+    setenv("GPUSCOPE_NVML_LIBRARY", GPUSCOPE_FAKE_NVML, 1);
+    setenv("GPUSCOPE_FAKE_NVML_SCRIPT", script.c_str(), 1);
+    execl("/bin/sh", "sh", "-c", outer.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  ASSERT_GT(pid, 0);
+  std::string seen;
+  ASSERT_TRUE(ReadUntil(master, &seen, "grandchild ")) << seen;
+  ASSERT_TRUE(ReadUntil(master, &seen, "\n")) << seen;
+  const pid_t grandchild = std::atoi(seen.c_str() + seen.find("grandchild ") + 11);
+  const auto stat = monitor::ReadProcStat(grandchild);
+  ASSERT_TRUE(stat.has_value());
+  pid_t gpuscope = -1;
+  for (int32_t p : monitor::ProcessTree(pid))
+    // The outer shell's child (not the guard, gpuscope's own child, which renames itself).
+    if (auto s = monitor::ReadProcStat(p); s && s->name == "gpuscope" && s->ppid == pid)
+      gpuscope = p;
+  ASSERT_GT(gpuscope, 0) << seen;
+  EXPECT_EQ(getpgid(grandchild), getpgid(gpuscope));  // the terminal's foreground group
+  kill(gpuscope, SIGTERM);
+  EXPECT_TRUE(ReadUntil(master, &seen, "gpuscope-exit ")) << seen;
+  EXPECT_TRUE(ReadUntil(master, &seen, "gpuscope-exit 143")) << seen;
+  EXPECT_TRUE(testing::WaitProcessGone(grandchild, stat->start_ticks, 10))
+      << "sleep " << grandchild << " outlived gpuscope\n"
+      << seen;
+  kill(grandchild, SIGKILL);  // (if the test failed)
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  close(master);
+  std::filesystem::remove(script);
 }
 
 }  // namespace

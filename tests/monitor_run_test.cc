@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include "ingest/recording/recording_reader.h"
+#include "monitor/proc.h"
 #include "monitor/recorder.h"
 #include "monitor/session.h"
 #include "monitor/verdict.h"
@@ -113,6 +114,146 @@ TEST(Run, CommandExitEndsALongIntervalWait) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_LT(seconds, 5.0);  // generous: the point is not waiting the 10 s interval
+}
+
+// Starts `gpuscope run -- sh -c 'BACKGROUND & echo "grandchild $!"; wait'` and returns
+// gpuscope's pid with the sleep's pid and start time: a grandchild that only a signal to the
+// whole job reaches (before issue 19 item 13, only the shell got the signal).
+struct Job {
+  pid_t gpuscope = -1;
+  pid_t grandchild = -1;
+  uint64_t grandchild_start = 0;
+  std::string out, err;
+};
+Job StartJobWithGrandchild(const std::string& tag, const std::string& background = "sleep 1000") {
+  Job job;
+  job.out = TempPath(tag + "_out");
+  job.err = TempPath(tag + "_err");
+  job.gpuscope = testing::StartGpuscope(
+      {"run", "--", "sh", "-c", background + " & echo \"grandchild $!\"; wait"}, job.out, job.err,
+      kNoNvml);
+  if (!testing::WaitForText(job.out, "grandchild ")) return job;
+  const std::string text = ReadFile(job.out);
+  job.grandchild = std::atoi(text.c_str() + text.find("grandchild ") + 11);
+  if (auto s = ReadProcStat(job.grandchild)) job.grandchild_start = s->start_ticks;
+  return job;
+}
+
+TEST(Run, SigtermReachesTheGrandchildren) {
+  Job job = StartJobWithGrandchild("term_gc");
+  ASSERT_GT(job.grandchild, 0) << ReadFile(job.err);
+  ASSERT_FALSE(testing::ProcessGone(job.grandchild, job.grandchild_start));
+  // Not in a terminal's foreground: the command has a process group of its own.
+  EXPECT_NE(getpgid(job.grandchild), getpgid(job.gpuscope));
+  kill(job.gpuscope, SIGTERM);
+  EXPECT_EQ(testing::WaitExit(job.gpuscope), 128 + SIGTERM) << ReadFile(job.err);
+  // Gone by the time gpuscope has exited (it waits for the command's group); the wait only
+  // absorbs a slow /proc on a loaded machine.
+  EXPECT_TRUE(testing::WaitProcessGone(job.grandchild, job.grandchild_start, 10))
+      << "sleep " << job.grandchild << " outlived gpuscope\n"
+      << ReadFile(job.err);
+  kill(job.grandchild, SIGKILL);  // (if the test failed)
+}
+
+// gpuscope killed outright (SIGKILL, the OOM killer): its guard process ends the job.
+TEST(Run, KilledGpuscopeTakesTheJobWithIt) {
+  Job job = StartJobWithGrandchild("kill_gc");
+  ASSERT_GT(job.grandchild, 0) << ReadFile(job.err);
+  kill(job.gpuscope, SIGKILL);
+  EXPECT_EQ(testing::WaitExit(job.gpuscope), 128 + SIGKILL);
+  EXPECT_TRUE(testing::WaitProcessGone(job.grandchild, job.grandchild_start, 60))
+      << "sleep " << job.grandchild << " runs on after gpuscope was killed";
+  kill(job.grandchild, SIGKILL);
+}
+
+// A grandchild that ignores SIGTERM gets SIGKILL after the grace period (5 s): from gpuscope when
+// a forwarded signal ended the command, from the guard when gpuscope was killed.
+TEST(Run, AGrandchildIgnoringSigtermIsKilledAfterTheGrace) {
+  const std::string stubborn = "(trap '' TERM; exec sleep 1000)";
+  Job job = StartJobWithGrandchild("term_ign", stubborn);
+  ASSERT_GT(job.grandchild, 0) << ReadFile(job.err);
+  kill(job.gpuscope, SIGTERM);
+  EXPECT_EQ(testing::WaitExit(job.gpuscope), 128 + SIGTERM) << ReadFile(job.err);
+  EXPECT_TRUE(testing::WaitProcessGone(job.grandchild, job.grandchild_start, 10));
+  EXPECT_NE(ReadFile(job.err).find("processes of the command's group still ran 5 s after it "
+                                   "ended on a signal: killed (SIGKILL)"),
+            std::string::npos)
+      << ReadFile(job.err);
+  kill(job.grandchild, SIGKILL);
+
+  job = StartJobWithGrandchild("kill_ign", stubborn);
+  ASSERT_GT(job.grandchild, 0) << ReadFile(job.err);
+  kill(job.gpuscope, SIGKILL);
+  EXPECT_EQ(testing::WaitExit(job.gpuscope), 128 + SIGKILL);
+  EXPECT_TRUE(testing::WaitProcessGone(job.grandchild, job.grandchild_start, 60));
+  kill(job.grandchild, SIGKILL);
+}
+
+// Issue 19 item 12: --record on a full disk (/dev/full: every write fails with ENOSPC) is said at
+// once, while the command runs, and the end does not claim "recorded FILE".
+TEST(Run, RecordOnAFullDiskWarnsAtOnceAndIsNotCalledRecorded) {
+  const std::string out = TempPath("full_out"), err = TempPath("full_err");
+  const std::string warning =
+      "gpuscope: warning: writing /dev/full failed: No space left on device; recording stopped, "
+      "the command goes on";
+  const pid_t pid = testing::StartGpuscope(
+      {"run", "--record", "/dev/full", "--", "sh", "-c", "sleep 1000; exit 4"}, out, err, kNoNvml);
+  EXPECT_TRUE(testing::WaitForText(err, warning)) << ReadFile(err);
+  EXPECT_EQ(ReadFile(err).find("gpuscope monitor"), std::string::npos);  // still running
+  kill(pid, SIGTERM);
+  EXPECT_EQ(testing::WaitExit(pid), 128 + SIGTERM) << ReadFile(err);
+  const std::string text = ReadFile(err);
+  EXPECT_EQ(text.find("recorded"), std::string::npos) << text;
+  EXPECT_NE(text.find("note        writing /dev/full failed: No space left on device (the record "
+                      "is incomplete)"),
+            std::string::npos)
+      << text;
+  // The warning once, not once per sample.
+  EXPECT_EQ(text.find(warning), text.rfind(warning)) << text;
+
+  auto r = testing::RunGpuscopeArgs({"run", "--record", "/dev/full", "--", "sh", "-c", "exit 4"},
+                                    kNoNvml);
+  EXPECT_EQ(r.exit_code, 4) << r.err;
+  EXPECT_NE(r.err.find(warning), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("recorded"), std::string::npos) << r.err;
+}
+
+// Issue 19 item 9: names chosen by a process (its file name → comm, its argv) or by a driver (the
+// GPU name) reach the terminal through the shared sanitiser, never raw: ESC[2J would clear the
+// screen, OSC 52 write the clipboard, OSC 0 set the window title.
+TEST(Run, ProcessAndGpuNamesCannotDriveTheTerminal) {
+  const std::string dir = TempPath("escape_dir");
+  std::filesystem::create_directories(dir);
+  // comm keeps the first 15 bytes of the file name run: ESC[2J and most of the OSC 52.
+  const std::string evil = dir + "/\x1b[2J\x1b]52;c;aGk=\x07";
+  std::filesystem::create_symlink("/bin/sleep", evil);
+  const std::string script = TempPath("escape_nvml");
+  testing::WriteFile(script,
+                     "gpus 1\nname 0 \x1b]0;pwned\x07NVIDIA \x1b[31mA100\xc2\x9b"
+                     "2J\nutil 0 50 10\n");
+  const std::string report = TempPath("escape.json"), record = TempPath("escape.jsonl");
+  auto r = testing::RunGpuscopeArgs(
+      {"run", "--interval", "50ms", "--record", record, "--report-json", report, "--", evil, "0.5"},
+      {{"GPUSCOPE_NVML_LIBRARY", GPUSCOPE_FAKE_NVML}, {"GPUSCOPE_FAKE_NVML_SCRIPT", script}});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  for (const std::string* text : {&r.out, &r.err}) {
+    EXPECT_EQ(text->find('\x1b'), std::string::npos) << *text;
+    EXPECT_EQ(text->find('\x07'), std::string::npos) << *text;
+    EXPECT_EQ(text->find("\xc2\x9b"), std::string::npos) << *text;  // C1 CSI
+  }
+  // What is left of the names is shown, a space for each control character.
+  EXPECT_NE(r.err.find("GPU 0        ]0;pwned NVIDIA  [31mA100 2J · util"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("main  [2J ]52;c;aGk= (pid"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("/ [2J ]52;c;aGk=  0.5 → exit code 0"), std::string::npos) << r.err;
+  // The record and the JSON report carry the same sanitised names (no \u001b escape either).
+  for (const std::string& path : {record, report}) {
+    const std::string text = ReadFile(path);
+    EXPECT_EQ(text.find("\\u001b"), std::string::npos) << text;
+    EXPECT_EQ(text.find('\x1b'), std::string::npos) << text;
+  }
+  std::filesystem::remove_all(dir);
+  for (const std::string& path : {script, report, record}) std::filesystem::remove(path);
 }
 
 TEST(Run, DropEveryOtherSampleKeepsTheEvenOnesIntact) {

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <fcntl.h>
 #include <string>
@@ -14,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "monitor/proc.h"
 #include "test_util.h"
 
 namespace gpuscope::testing {
@@ -72,6 +74,30 @@ inline bool WaitForText(const std::string& path, const std::string& text, double
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return false;
+}
+
+// True once process `pid`, started at `start_ticks` (ProcStat::start_ticks), has exited: no /proc
+// entry, a zombie (an init that does not reap orphans keeps those forever), or the pid names a
+// newer process.
+inline bool ProcessGone(pid_t pid, uint64_t start_ticks) {
+  const auto s = monitor::ReadProcStat(pid);
+  return !s || s->start_ticks != start_ticks || s->state == 'Z' || s->state == 'X';
+}
+
+inline bool WaitProcessGone(pid_t pid, uint64_t start_ticks, double timeout_s = 60) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (std::chrono::steady_clock::now() < end) {
+    if (ProcessGone(pid, start_ticks)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return ProcessGone(pid, start_ticks);
+}
+
+// The number after "KEY": in a JSON text (the first one), NaN if absent.
+inline double JsonNumber(const std::string& json, const std::string& key) {
+  const size_t at = json.find("\"" + key + "\":");
+  if (at == std::string::npos) return std::nan("");
+  return std::strtod(json.c_str() + at + key.size() + 3, nullptr);
 }
 
 struct RunCapture {

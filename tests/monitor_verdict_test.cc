@@ -73,6 +73,45 @@ TEST(Verdict, ReadBytesDoNotCountReapedChildrenTwice) {
   EXPECT_EQ(*rep.cpu->read_bytes, 70u);  // not 120
 }
 
+// CPU of processes that ended between samples (ProcessSample::reaped_cpu_pct) is the tree's; when
+// the main process or one of its workers waited for them, they were workers.
+TEST(Verdict, EndedChildrenCountInWorkersAndTree) {
+  Sample s;
+  s.processes.push_back({10, 1, "sh", 5, 0, std::nullopt, 9'000'000'000, 1});           // root
+  s.processes.push_back({100, 10, "python", 90, 0, std::nullopt, 50'000'000'000, 30});  // main
+  s.processes.push_back({200, 100, "worker", 20, 0, std::nullopt, 1'000'000'000, 7});
+  const TreeCpu t = SplitTreeCpu(s, 100);
+  EXPECT_DOUBLE_EQ(t.main_pct, 90);               // its own threads only
+  EXPECT_DOUBLE_EQ(t.workers_ended_pct, 30 + 7);  // ended children of main and of the worker
+  EXPECT_DOUBLE_EQ(t.workers_pct, 20 + 37);
+  EXPECT_DOUBLE_EQ(t.tree_pct, 5 + 1 + 90 + 30 + 20 + 7);  // the root's ended child is "other"
+  EXPECT_EQ(t.workers, 1);
+}
+
+// 0 % per worker seen, but 60 % of a core in workers that lived less than a sample: not idle, so
+// no "input pipeline is single-threaded", and the words say where the CPU went.
+TEST(Verdict, ShortLivedWorkersAreNotIdle) {
+  Shape shape;
+  shape.gpu_util = 40;
+  shape.main_pct = 95;
+  shape.workers = {1, 1};
+  Recording r = Series(shape, 20);
+  for (Sample& s : r.samples) s.processes[0].reaped_cpu_pct = 60;
+  const MonitorReport rep = BuildMonitorReport(r);
+  ASSERT_TRUE(rep.cpu.has_value());
+  EXPECT_NEAR(rep.cpu->workers_ended_mean_pct, 60, 1e-9);
+  EXPECT_NEAR(rep.cpu->workers_mean_pct, 62, 1e-9);
+  EXPECT_NEAR(rep.cpu->tree_mean_pct, 95 + 60 + 2, 1e-9);
+  // 19 intervals of 1 s after the first sample, each at 157 % of a core.
+  EXPECT_NEAR(rep.cpu->tree_cpu_s, 19 * 1.57, 1e-6);
+  EXPECT_FALSE(Has(rep, "input_single_threaded"));
+  EXPECT_TRUE(Has(rep, "gpu_underused"));
+  EXPECT_NE(rep.verdict.find("2 workers averaged 1 % each, and workers that ended between samples "
+                             "used 60 % of a core"),
+            std::string::npos)
+      << rep.verdict;
+}
+
 TEST(Verdict, SingleThreadedInputPipeline) {
   Shape s;
   s.gpu_util = 43;

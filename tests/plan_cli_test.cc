@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
+#include <filesystem>
+
 #include "test_util.h"
 
 namespace gpuscope::testing {
@@ -120,6 +122,23 @@ TEST(PlanCli, ConfigNonsenseNumbers) {
                  {path, "\"num_hidden_layers\" must be a positive integer, got 31.5",
                   "\"num_attention_heads\" must be a positive integer, got -32",
                   "\"intermediate_size\" must be a positive integer, got 0"});
+}
+
+TEST(PlanCli, ConfigTooLargeOrWithHugeNumberExitsTwo) {
+  const std::string flags = " --gpu h100 --gpus 8 --global-batch 64 --seq-len 4096";
+  const std::string big = TempPath("sparse_1gib.json");
+  WriteFile(big, "{");
+  std::filesystem::resize_file(big, uint64_t{1} << 30);
+  ExpectBadInput("plan --model " + big + flags,
+                 {big + ": 1073741824 bytes (1024 MiB) is too large for a config.json",
+                  "hint: pass the model's config.json"});
+  const std::string huge_number = TempPath("huge_number.json");
+  WriteFile(huge_number, R"({"model_type": "llama", "hidden_size": 18446744073709551616})");
+  ExpectBadInput("plan --model " + huge_number + flags,
+                 {huge_number + ":1: key \"hidden_size\": the number 18446744073709551616 is too "
+                                "large to read"});
+  std::filesystem::remove(big);
+  std::filesystem::remove(huge_number);
 }
 
 TEST(PlanCli, NonsenseFlags) {

@@ -1,6 +1,11 @@
 // Model config parsing: both MLP families, GQA, MoE, defaults announced, errors naming keys; the
 // bundled configs against the models' published parameter counts.
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
 
 #include "plan/model_config.h"
 #include "plan/planner.h"
@@ -128,6 +133,113 @@ TEST(PlanConfig, GpuSpecRejectsInfiniteAndHugeNumbers) {
   EXPECT_NE(hw::ParseGpuSpec("x:inf:989:3350").status().message().find(
                 "field 2 \"inf\" is not a positive number up to 1e9"),
             std::string::npos);
+}
+
+// issue 19 item 11: a value beyond what a JSON parser holds read as "not valid JSON".
+TEST(PlanConfig, NumberTooLargeToReadNamesItsKey) {
+  const std::string base =
+      R"("model_type": "llama", "num_attention_heads": 32, "num_hidden_layers": 32,
+         "intermediate_size": 11008, "vocab_size": 32000)";
+  struct Case {
+    std::string json;
+    std::string expected;
+  };
+  const Case cases[] = {
+      {"{" + base + ",\n \"hidden_size\": 18446744073709551616}",
+       "c.json:3: key \"hidden_size\": the number 18446744073709551616 is too large to read"},
+      {"{" + base + ", \"hidden_size\": 4096, \"rope_scaling\": {\"factor\": 1e400}}",
+       "c.json:2: key \"factor\": the number 1e400 is too large to read"},
+      {"{" + base + ", \"hidden_size\": 4096, \"ids\": [1, 2, -9223372036854775809]}",
+       "key \"ids\": the number -9223372036854775809 is too large"},
+      {"[123456789012345678901234567890]", "c.json:1: the number 1234567890"},
+  };
+  for (const Case& c : cases) {
+    auto r = ParseHfConfig(c.json, "c.json");
+    ASSERT_FALSE(r.ok()) << c.json;
+    EXPECT_NE(r.status().message().find(c.expected), std::string::npos) << r.status().message();
+    EXPECT_EQ(r.status().message().find("not valid JSON"), std::string::npos);
+  }
+  // 2^64 − 1 is still read, and rejected as a size by the usual check.
+  auto r = ParseHfConfig("{" + base + ", \"hidden_size\": 18446744073709551615}", "c.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("\"hidden_size\" is too large (at most 2147483647)"),
+            std::string::npos)
+      << r.status().message();
+  // A malformed number is still "not valid JSON".
+  r = ParseHfConfig("{" + base + ", \"hidden_size\": 01}", "c.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("not valid JSON"), std::string::npos);
+}
+
+// Python's json (and so transformers' from_pretrained) keeps the last of duplicate keys;
+// simdjson's lookup returns the first.
+TEST(PlanConfig, DuplicateKeysTakeTheLastValue) {
+  const std::string base =
+      R"("model_type": "llama", "num_attention_heads": 32, "num_hidden_layers": 32,
+         "intermediate_size": 11008, "vocab_size": 32000)";
+  auto r = ParseHfConfig("{" + base + R"(, "hidden_size": 1024, "hidden_size": 4096})", "c.json");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->hidden, 4096);
+  r = ParseHfConfig("{" + base + R"(, "hidden_size": 4096, "hidden_size": 1024})", "c.json");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->hidden, 1024);
+  // Also for a bad first value that the last one replaces, and the other way round.
+  r = ParseHfConfig("{" + base + R"(, "hidden_size": -1, "hidden_size": 2048})", "c.json");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->hidden, 2048);
+  r = ParseHfConfig("{" + base + R"(, "hidden_size": 2048, "hidden_size": null})", "c.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("missing key hidden_size"), std::string::npos)
+      << r.status().message();
+}
+
+// issue 19 item 8: a 1 GiB file given as --model was read whole (4.1 GB, 40 s).
+TEST(PlanConfig, FilesOverTheCapAreRefusedUnread) {
+  const std::string dir = ::testing::TempDir() + "gpuscope_plan_cap_" + std::to_string(getpid());
+  std::filesystem::create_directories(dir);
+  // A sparse 1 GiB file: refused by its size, so this takes no time and no memory.
+  const std::string huge = dir + "/huge.json";
+  { std::ofstream(huge) << "{"; }
+  std::filesystem::resize_file(huge, uint64_t{1} << 30);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = LoadModelConfig(huge);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidInput);
+  EXPECT_NE(r.status().message().find(huge + ": 1073741824 bytes (1024 MiB) is too large for a "
+                                             "config.json (at most 4 MiB"),
+            std::string::npos)
+      << r.status().message();
+  EXPECT_LT(seconds, 0.5);
+
+  // At the cap a config (padded with spaces) is read; one byte more is refused.
+  const std::string config = R"({"model_type": "llama", "hidden_size": 4096,
+      "num_attention_heads": 32, "num_hidden_layers": 32, "intermediate_size": 11008,
+      "vocab_size": 32000})";
+  const std::string at_cap = dir + "/at_cap.json";
+  { std::ofstream(at_cap) << config << std::string(kMaxConfigBytes - config.size(), ' '); }
+  ASSERT_EQ(std::filesystem::file_size(at_cap), kMaxConfigBytes);
+  r = LoadModelConfig(at_cap);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  { std::ofstream(at_cap, std::ios::app) << ' '; }
+  r = LoadModelConfig(at_cap);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("is too large for a config.json"), std::string::npos);
+
+  // Not a regular file: read up to the cap and no further (/dev/zero never ends).
+  r = LoadModelConfig("/dev/zero");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("/dev/zero: more than 4194304 bytes is too large"),
+            std::string::npos)
+      << r.status().message();
+  // A folder says so.
+  r = LoadModelConfig(dir);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("is a folder (hint: pass the config.json inside it)"),
+            std::string::npos)
+      << r.status().message();
+  std::filesystem::remove_all(dir);
 }
 
 TEST(PlanConfig, UnknownModelNameListsBundled) {

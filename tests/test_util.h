@@ -26,6 +26,14 @@ inline bool HaveShared() { return std::filesystem::exists(SharedDir() + "/traces
                << " (they are not part of the repository; set GPUSCOPE_SHARED_DIR to run " \
                   "the real-trace tests)"
 
+// Every occurrence of `from` in `s` replaced by `to` (golden files leave out checkout paths).
+inline std::string ReplaceAll(std::string s, const std::string& from, const std::string& to) {
+  if (from.empty()) return s;
+  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+    s.replace(at, from.size(), to);
+  return s;
+}
+
 inline std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream ss;

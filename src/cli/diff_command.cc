@@ -3,8 +3,8 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <fstream>
 
+#include "cli/output.h"
 #include "diff/diff.h"
 #include "gpuscope/ingest.h"
 #include "report/report.h"
@@ -33,13 +33,9 @@ CLI::App* AddDiffCommand(CLI::App& app, DiffCliOptions* o) {
       ->required();
   cmd->add_option("AFTER", o->after, "Trace file or folder of the run after the change")
       ->required();
-  cmd->add_flag("--json", o->json, "Print the diff as JSON (schema gpuscope.diff, docs/diff.md)");
-  cmd->add_option("--html", o->html, "Also write a side-by-side HTML view to FILE");
+  AddOutputFlags(cmd, &o->out);
   cmd->add_option("-j,--threads", o->threads, "Threads (default: all cores)")
       ->check(CLI::Range(0, 256));
-  cmd->add_option("--color", o->color, "Colour: auto (when stdout is a terminal), always, never")
-      ->check(CLI::IsMember({"auto", "always", "never"}));
-  cmd->add_flag("-v,--verbose", o->verbose, "List every kernel and op, not only the top movers");
   cmd->add_option("--names", o->names,
                   "Match kernels by short name (templates and arguments stripped; default) or "
                   "raw name")
@@ -78,25 +74,7 @@ int RunDiffCommand(const DiffCliOptions& o) {
   diff::DiffReport d = diff::Diff(rb, ra, options);
   d.before_label = o.before;
   d.after_label = o.after;
-  if (!o.html.empty()) {
-    std::ofstream f(o.html, std::ios::binary);
-    f << diff::RenderDiffHtml(d);
-    f.close();
-    if (!f) {
-      PrintError("cannot write HTML diff to " + o.html + " (hint: check the folder exists and is "
-                 "writable)");
-      return 2;
-    }
-    std::fprintf(stderr, "gpuscope: wrote HTML diff %s\n", o.html.c_str());
-  }
-  if (o.json) {
-    std::fputs(diff::RenderDiffJson(d).c_str(), stdout);
-  } else {
-    report::TextStyle style;
-    style.verbose = o.verbose;
-    style.color = o.color == "always" || (o.color == "auto" && isatty(STDOUT_FILENO));
-    std::fputs(diff::RenderDiffText(d, style).c_str(), stdout);
-  }
+  if (const int rc = Emit(diff::BuildDocument(d), o.out); rc != 0) return rc;
   bool failed = false;
   for (const Status& f : before->failures) PrintError("before: " + f.message()), failed = true;
   for (const Status& f : after->failures) PrintError("after: " + f.message()), failed = true;

@@ -4,15 +4,14 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include "cli/output.h"
+
 namespace gpuscope::cli {
 
 struct DiffCliOptions {
   std::string before, after;  // trace files or folders of rank traces
-  bool json = false;
-  std::string html;          // output file for the HTML view; empty = none
+  OutputArgs out;             // --json, --html FILE, --verbose, --color, --width
   int threads = 0;           // 0 = all cores
-  std::string color = "auto";
-  bool verbose = false;
   std::string names;  // short | raw; empty: short, or raw with --hta
   bool hta = false;             // HTA's trace-diff selection (first iteration, raw names)
 };

@@ -14,11 +14,13 @@
 #include "cli/diff_command.h"
 #include "cli/plan_command.h"
 #include "cli/run_command.h"
+#include "cli/usage.h"
 #include "gpuscope/ingest.h"
 #include "gpuscope/synth.h"
 #include "gpuscope/version.h"
+#include "cli/output.h"
 #include "ingest/registry.h"
-#include "report/html.h"
+#include "report/document.h"
 #include "report/report.h"
 
 namespace {
@@ -110,11 +112,11 @@ class ProgressBar {
 
 struct AnalyzeArgs {
   std::string input;
-  bool json = false, stats = false, verbose = false;
+  bool stats = false;
   int threads = 0;
   double batch_mb = 4;
-  std::string inflater = "auto", color = "auto";
-  std::string html_path;     // empty: no HTML
+  std::string inflater = "auto";
+  cli::OutputArgs out;
   std::string monitor_file;  // a `gpuscope run --record` file or nvidia-smi log of the same run
 };
 
@@ -143,7 +145,7 @@ int RunAnalyze(const AnalyzeArgs& args) {
     return ExitCodeFor(loaded.status());
   }
   // Monitor recordings and nvidia-smi logs get the monitor's verdict (docs/monitor.md).
-  if (recording) return cli::PrintMonitorVerdict(*recording, args.json);
+  if (recording) return cli::PrintMonitorVerdict(*recording, args.out.json);
   uint64_t json_bytes = 0, events = 0, file_bytes = 0;
   for (const Trace& t : loaded->traces) {
     json_bytes += t.info.json_bytes;
@@ -155,29 +157,8 @@ int RunAnalyze(const AnalyzeArgs& args) {
   const report::Report rep = report::BuildReport(loaded->traces, loaded->failures, threads);
   const double analyze_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
-  if (!args.html_path.empty()) {
-    const std::string page = report::RenderHtml(rep);
-    std::FILE* f = std::fopen(args.html_path.c_str(), "wb");
-    const bool ok = f && std::fwrite(page.data(), 1, page.size(), f) == page.size();
-    if (f && std::fclose(f) != 0) f = nullptr;
-    if (!ok || !f) {
-      PrintError(Status::Error(StatusCode::kIoError, "cannot write HTML report to " + args.html_path +
-                                                    ": " + std::strerror(errno) +
-                                                    " (hint: check the folder exists and is "
-                                                    "writable)"));
-      return kExitBadInput;
-    }
-  }
-  if (args.json) {
-    std::fputs(report::RenderJson(rep).c_str(), stdout);
-  } else {
-    report::TextStyle style;
-    style.verbose = args.verbose;
-    style.color = args.color == "always" || (args.color == "auto" && isatty(STDOUT_FILENO));
-    std::fputs(report::RenderText(rep, style).c_str(), stdout);
-  }
-  if (!args.html_path.empty())
-    std::fprintf(stderr, "gpuscope: wrote HTML report %s\n", args.html_path.c_str());
+  const render::Document doc = report::BuildDocument(rep);
+  if (const int rc = cli::Emit(doc, args.out); rc != 0) return rc;
   if (args.stats) {
     struct rusage usage;
     getrusage(RUSAGE_SELF, &usage);
@@ -194,7 +175,7 @@ int RunAnalyze(const AnalyzeArgs& args) {
   for (const Status& f : loaded->failures) PrintError(f);
   int rc = loaded->failures.empty() ? kExitOk : kExitBadInput;
   if (!args.monitor_file.empty())
-    rc = std::max(rc, cli::PrintMonitorForTraces(loaded->traces, args.monitor_file, args.json));
+    rc = std::max(rc, cli::PrintMonitorForTraces(loaded->traces, args.monitor_file, args.out.json));
   return rc;
 }
 
@@ -222,18 +203,13 @@ int main(int argc, char** argv) {
                    "stdin (pipes work); also a `gpuscope run --record` file (.jsonl, .csv or "
                    ".json) or an nvidia-smi CSV / dmon log")
       ->required();
-  analyze->add_option("--html", aa.html_path,
-                      "Also write a self-contained HTML report (charts, no network) to this file");
-  analyze->add_flag("--json", aa.json, "Print the report as JSON (schema: docs/json-schema.md)");
+  cli::AddOutputFlags(analyze, &aa.out);
   analyze->add_option("-j,--threads", aa.threads, "Parser threads (default: all cores)")
       ->check(CLI::Range(0, 256));
   analyze->add_option("--batch-mb", aa.batch_mb, "JSON megabytes per parse batch (default 4)")
       ->check(CLI::Range(0.01, 1024.0));
   analyze->add_option("--inflater", aa.inflater, "gzip backend: auto, isal or zlib")
       ->check(CLI::IsMember({"auto", "isal", "zlib"}));
-  analyze->add_option("--color", aa.color, "Colour: auto (when stdout is a terminal), always, never")
-      ->check(CLI::IsMember({"auto", "always", "never"}));
-  analyze->add_flag("-v,--verbose", aa.verbose, "Show all detail");
   analyze->add_flag("--stats", aa.stats, "Print load time, throughput and peak memory to stderr");
   analyze->add_option("--monitor", aa.monitor_file,
                       "A `gpuscope run --record` file (or nvidia-smi log) of the same run: GPU/CPU "
@@ -315,9 +291,18 @@ int main(int argc, char** argv) {
 
   cli::DiffCliOptions diff_options;
   auto* diff = cli::AddDiffCommand(app, &diff_options);
+  cli::AddHelpExamples(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    // --help and --version end here too, with exit code 0.
+    if (e.get_exit_code() != 0) {
+      const std::vector<std::string> args(argv + 1, argv + argc);
+      if (auto why = cli::ExplainUsageError(app, args, e)) {
+        PrintError(Status::Error(StatusCode::kUsage, *why));
+        return kExitBadInput;
+      }
+    }
     const int rc = app.exit(e);
     return rc == 0 ? 0 : kExitBadInput;
   }

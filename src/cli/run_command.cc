@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "base/sanitize.h"
 #include "ingest/registry.h"
 #include "monitor/session.h"
 #include "monitor/verdict.h"
@@ -21,8 +22,9 @@ int ExitCodeFor(const Status& s) {
   return s.code() == StatusCode::kInternal ? kExitInternal : kExitBadInput;
 }
 
+// Messages name paths, commands and flag values as typed: through the shared sanitiser too.
 void PrintError(const Status& s) {
-  std::fprintf(stderr, "gpuscope: error: %s\n", s.message().c_str());
+  std::fprintf(stderr, "gpuscope: error: %s\n", SanitizeText(s.message()).c_str());
 }
 
 }  // namespace
@@ -75,9 +77,13 @@ int RunRunCommand(const RunCliOptions& o) {
   if (!o.report_json.empty()) {
     std::ofstream out(o.report_json, std::ios::binary);
     out << monitor::RenderMonitorJson(report);
-    if (!out) std::fprintf(stderr, "gpuscope: error: cannot write %s\n", o.report_json.c_str());
+    if (!out)
+      std::fprintf(stderr, "gpuscope: error: cannot write %s\n",
+                   SanitizeText(o.report_json).c_str());
   }
-  if (!o.record.empty()) std::fprintf(stderr, "  recorded    %s\n", o.record.c_str());
+  // After a failed write the verdict's notes say what happened; "recorded" would be a lie.
+  if (!o.record.empty() && !outcome->record_failed)
+    std::fprintf(stderr, "  recorded    %s\n", SanitizeText(o.record).c_str());
   return outcome->exit_code;
 }
 

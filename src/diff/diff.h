@@ -23,11 +23,11 @@
 #include <string>
 #include <vector>
 
+#include "render/document.h"
 #include "report/report.h"
 
 namespace gpuscope::diff {
 
-inline constexpr int kDiffSchemaVersion = 1;
 // Significance level of the step-time noise test (two-sided Mann-Whitney U).
 inline constexpr double kNoiseAlpha = 0.05;
 
@@ -174,15 +174,7 @@ struct DiffReport {
 DiffReport Diff(const report::Report& before, const report::Report& after,
                 const DiffOptions& options = {});
 
-std::string RenderDiffText(const DiffReport& diff, const report::TextStyle& style);
-std::string RenderDiffJson(const DiffReport& diff);
-// Self-contained page, before and after side by side, drawn with the analyze report's HTML
-// building blocks (report/html.h); every trace string escaped.
-std::string RenderDiffHtml(const DiffReport& diff);
-
-// Shared by the text and HTML renderers: a signed duration ("+12.345 ms", "−3.000 µs", "±0") and
-// a per-step count ("53", or "1.50" when not whole).
-std::string SignedDuration(double ns);
-std::string PerStepCount(double c);
+// The diff as a document: text, JSON (schema gpuscope.diff) and HTML are its views (cli/output.h).
+render::Document BuildDocument(const DiffReport& diff);
 
 }  // namespace gpuscope::diff

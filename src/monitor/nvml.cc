@@ -4,6 +4,8 @@
 
 #include <cstdlib>
 
+#include "base/sanitize.h"
+
 namespace gpuscope::monitor {
 
 namespace {
@@ -66,7 +68,7 @@ struct NvmlSampler::Api {
 
   std::string Error(nvmlReturn_t r) const {
     const char* s = error_string ? error_string(r) : nullptr;
-    return (s ? std::string(s) : std::string("error")) + " (NVML code " + std::to_string(r) + ")";
+    return (s ? SanitizeText(s) : std::string("error")) + " (NVML code " + std::to_string(r) + ")";
   }
 };
 
@@ -79,9 +81,9 @@ Result<std::unique_ptr<NvmlSampler>> NvmlSampler::Open(const std::string& librar
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     const char* why = dlerror();
-    return Status::Error(StatusCode::kNotFound,
-                         "cannot load NVML (" + path + "): " + (why ? why : "unknown") +
-                             " — no NVIDIA driver on this machine?");
+    return Status::Error(StatusCode::kNotFound, "cannot load NVML (" + SanitizeText(path) +
+                                                    "): " + SanitizeText(why ? why : "unknown") +
+                                                    " — no NVIDIA driver on this machine?");
   }
   std::unique_ptr<NvmlSampler> s(new NvmlSampler());
   s->handle_ = handle;
@@ -119,8 +121,9 @@ Result<std::unique_ptr<NvmlSampler>> NvmlSampler::Open(const std::string& librar
 
   if (!a.init || !a.get_count || !a.get_handle)
     return Status::Error(StatusCode::kNotFound,
-                         path + " does not export nvmlInit/nvmlDeviceGetCount/"
-                                "nvmlDeviceGetHandleByIndex: not an NVML library");
+                         SanitizeText(path) +
+                             " does not export nvmlInit/nvmlDeviceGetCount/"
+                             "nvmlDeviceGetHandleByIndex: not an NVML library");
   if (R r = a.init(); r != kNvmlSuccess) {
     a.shutdown = nullptr;  // nothing to shut down
     return Status::Error(StatusCode::kNotFound, "NVML init failed: " + a.Error(r));
@@ -138,7 +141,9 @@ Result<std::unique_ptr<NvmlSampler>> NvmlSampler::Open(const std::string& librar
     GpuInfo info;
     info.index = static_cast<int32_t>(i);
     char name[96] = {0};
-    if (a.get_name && a.get_name(device, name, sizeof name - 1) == kNvmlSuccess) info.name = name;
+    // The driver's text, printed and recorded: through the shared sanitiser like every name.
+    if (a.get_name && a.get_name(device, name, sizeof name - 1) == kNvmlSuccess)
+      info.name = SanitizeText(name);
     nvmlMemory_t memory{};
     if (a.get_memory && a.get_memory(device, &memory) == kNvmlSuccess)
       info.mem_total_bytes = memory.total;

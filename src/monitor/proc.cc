@@ -7,6 +7,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
+#include <string_view>
+
+#include "base/sanitize.h"
 
 namespace gpuscope::monitor {
 
@@ -91,19 +94,24 @@ std::optional<ProcStat> ParseProcStat(const std::string& text, int64_t clock_tic
   if (open == std::string::npos || close == std::string::npos || close < open) return std::nullopt;
   ProcStat s;
   s.pid = static_cast<int32_t>(std::atoi(text.c_str()));
-  s.name = text.substr(open + 1, close - open - 1);
-  // Fields after the name, numbered as in proc(5): 3 state, 4 ppid, 14 utime, 15 stime, 24 rss.
+  // A process picks its own name (prctl, the file it runs): it must not reach a terminal raw.
+  s.name = SanitizeText(std::string_view(text).substr(open + 1, close - open - 1));
+  // Fields after the name, numbered as in proc(5): 3 state, 4 ppid, 5 pgrp, 14 utime, 15 stime,
+  // 16 cutime, 17 cstime, 22 starttime, 24 rss.
   std::istringstream rest(text.substr(close + 1));
   std::vector<std::string> f;
   std::string word;
   while (rest >> word && f.size() < 22) f.push_back(word);
   if (f.size() < 22) return std::nullopt;
-  char* end = nullptr;
-  s.ppid = static_cast<int32_t>(std::strtol(f[1].c_str(), &end, 10));
-  const uint64_t utime = std::strtoull(f[11].c_str(), nullptr, 10);
-  const uint64_t stime = std::strtoull(f[12].c_str(), nullptr, 10);
+  auto u64 = [&](size_t i) { return std::strtoull(f[i].c_str(), nullptr, 10); };
+  s.state = f[0].empty() ? '?' : f[0][0];
+  s.ppid = static_cast<int32_t>(std::strtol(f[1].c_str(), nullptr, 10));
+  s.pgrp = static_cast<int32_t>(std::strtol(f[2].c_str(), nullptr, 10));
+  const uint64_t ns_per_tick = 1'000'000'000ULL / static_cast<uint64_t>(clock_ticks_per_s);
+  s.cpu_time_ns = (u64(11) + u64(12)) * ns_per_tick;
+  s.children_cpu_time_ns = (u64(13) + u64(14)) * ns_per_tick;
+  s.start_ticks = u64(19);
   const int64_t rss_pages = std::strtoll(f[21].c_str(), nullptr, 10);
-  s.cpu_time_ns = (utime + stime) * (1'000'000'000ULL / static_cast<uint64_t>(clock_ticks_per_s));
   s.rss_bytes = rss_pages > 0 ? static_cast<uint64_t>(rss_pages * page_bytes) : 0;
   return s;
 }
@@ -169,29 +177,86 @@ std::vector<int32_t> ProcessTree(int32_t root) {
   return tree;
 }
 
+std::vector<int32_t> LiveProcessesInGroup(int32_t pgid) {
+  std::vector<int32_t> out;
+  if (pgid <= 0) return out;
+  DIR* dir = opendir("/proc");
+  if (!dir) return out;
+  while (dirent* e = readdir(dir)) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    const std::string path = std::string("/proc/") + e->d_name + "/stat";
+    if (auto s = ParseProcStat(ReadSmallFile(path.c_str()), ClockTicks(), PageBytes()))
+      if (s->pgrp == pgid && s->state != 'Z' && s->state != 'X') out.push_back(s->pid);
+  }
+  closedir(dir);
+  return out;
+}
+
 void ProcSampler::Sample(int64_t monotonic_ns, struct Sample* sample) {
   const int64_t elapsed_ns = last_monotonic_ns_ > 0 ? monotonic_ns - last_monotonic_ns_ : 0;
-  std::map<int32_t, uint64_t> cpu_now;
+  std::vector<ProcStat> now;
+  std::map<int32_t, size_t> index;  // pid → position in `now`
   for (int32_t pid : ProcessTree(root_)) {
     auto stat = ReadProcStat(pid);
-    if (!stat) continue;  // exited between the walk and the read
+    if (!stat) continue;  // exited and reaped between the walk and the read
+    index[pid] = now.size();
+    now.push_back(std::move(*stat));
+  }
+  auto same = [](const Seen& seen, const ProcStat& stat) {
+    return seen.start_ticks == stat.start_ticks;  // else the pid was reused
+  };
+
+  // Processes seen last time and not in the tree now. Exited and reaped: their reaper's children
+  // time grew by their whole CPU time, of which `cpu_ns + children_cpu_ns` was counted already —
+  // that much is subtracted from the reaper (the last parent seen; if that one is gone too, its
+  // parent, and so on: a child reaped by a process that then exits is in that one's total).
+  // Still alive (the walk missed it while the tree changed, or it moved out of the tree when its
+  // parent died): nothing was added to anyone, so nothing is subtracted; one missed by the walk
+  // stays remembered, so it is not counted from zero when it shows up again.
+  std::map<int32_t, uint64_t> counted_already;  // reaper pid → ns to subtract
+  std::map<int32_t, Seen> next;
+  for (const auto& [pid, seen] : seen_) {
+    if (auto it = index.find(pid); it != index.end() && same(seen, now[it->second])) continue;
+    const auto alive = ReadProcStat(pid);
+    if (alive && same(seen, *alive)) {
+      if (index.count(alive->ppid)) next[pid] = seen;
+      continue;
+    }
+    int32_t reaper = seen.ppid;
+    for (int hops = 0; hops < 64 && !index.count(reaper); ++hops) {
+      const auto up = seen_.find(reaper);
+      if (up == seen_.end()) break;
+      reaper = up->second.ppid;
+    }
+    if (index.count(reaper)) counted_already[reaper] += seen.cpu_ns + seen.children_cpu_ns;
+  }
+
+  for (const ProcStat& stat : now) {
     ProcessSample p;
-    p.pid = stat->pid;
-    p.ppid = stat->ppid;
-    p.name = stat->name;
-    p.rss_bytes = stat->rss_bytes;
-    p.read_bytes = stat->read_bytes;
-    p.cpu_time_ns = stat->cpu_time_ns;
-    // A process new since the last sample: its whole CPU time happened within this interval.
-    const auto last = last_cpu_ns_.find(pid);
-    const uint64_t before = last != last_cpu_ns_.end() ? last->second : 0;
-    if (elapsed_ns > 0 && stat->cpu_time_ns >= before)
-      p.cpu_pct = 100.0 * static_cast<double>(stat->cpu_time_ns - before) /
-                  static_cast<double>(elapsed_ns);
-    cpu_now[pid] = stat->cpu_time_ns;
+    p.pid = stat.pid;
+    p.ppid = stat.ppid;
+    p.name = stat.name;
+    p.rss_bytes = stat.rss_bytes;
+    p.read_bytes = stat.read_bytes;
+    p.cpu_time_ns = stat.cpu_time_ns;
+    // A process new since the last sample: all its CPU time happened within this interval.
+    Seen before;
+    if (auto it = seen_.find(stat.pid); it != seen_.end() && same(it->second, stat))
+      before = it->second;
+    if (elapsed_ns > 0) {
+      const double interval = static_cast<double>(elapsed_ns);
+      if (stat.cpu_time_ns >= before.cpu_ns)
+        p.cpu_pct = 100.0 * static_cast<double>(stat.cpu_time_ns - before.cpu_ns) / interval;
+      const uint64_t grew = stat.children_cpu_time_ns >= before.children_cpu_ns
+                                ? stat.children_cpu_time_ns - before.children_cpu_ns
+                                : 0;
+      const uint64_t known = counted_already[stat.pid];
+      if (grew > known) p.reaped_cpu_pct = 100.0 * static_cast<double>(grew - known) / interval;
+    }
+    next[stat.pid] = {stat.start_ticks, stat.ppid, stat.cpu_time_ns, stat.children_cpu_time_ns};
     sample->processes.push_back(std::move(p));
   }
-  last_cpu_ns_.swap(cpu_now);
+  seen_.swap(next);
 
   std::vector<CoreTimes> cores = ParseCoreTimes(ReadSmallFile("/proc/stat"));
   if (cores.size() == last_cores_.size()) {

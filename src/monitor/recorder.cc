@@ -1,14 +1,16 @@
 #include "monitor/recorder.h"
 
+#include <cerrno>
 #include <cstring>
 
-#include "report/json_writer.h"
+#include "base/sanitize.h"
+#include "render/json_writer.h"
 
 namespace gpuscope::monitor {
 
 namespace {
 
-using report::JsonWriter;
+using render::JsonWriter;
 
 constexpr int64_t kFlushEveryNs = 1'000'000'000;  // 1 s
 constexpr const char* kFormatName = "gpuscope-monitor";
@@ -59,7 +61,7 @@ std::string HeaderJson(const Recording& meta) {
       .Key("interval_ns")
       .Int(meta.interval_ns)
       .Key("start_ns")
-      .Int(meta.start_ns)
+      .ExactInt(meta.start_ns)
       .Key("root_pid")
       .Int(meta.root_pid)
       .Key("gpus")
@@ -78,7 +80,7 @@ std::string HeaderJson(const Recording& meta) {
 
 std::string EndJson(const Recording& meta) {
   JsonWriter w(0);
-  w.BeginObject().Key("type").String("end").Key("end_ns").Int(meta.end_ns);
+  w.BeginObject().Key("type").String("end").Key("end_ns").ExactInt(meta.end_ns);
   if (meta.exit_code) w.Key("exit_code").Int(*meta.exit_code);
   w.Key("notes").BeginArray();
   for (const std::string& n : meta.notes) w.String(n);
@@ -107,7 +109,7 @@ RecordFormat RecordFormatFor(const std::string& path) {
 
 std::string SampleToJsonLine(const Sample& s) {
   JsonWriter w(0);
-  w.BeginObject().Key("type").String("sample").Key("t_ns").Int(s.time_ns);
+  w.BeginObject().Key("type").String("sample").Key("t_ns").ExactInt(s.time_ns);
   if (!s.gpus.empty()) {
     w.Key("gpus").BeginArray();
     for (const GpuSample& g : s.gpus) {
@@ -139,19 +141,21 @@ std::string SampleToJsonLine(const Sample& s) {
           .Key("name")
           .String(p.name)
           .Key("cpu_pct")
-          .Double(p.cpu_pct, 1)
+          .Double(p.cpu_pct, 3)
           .Key("cpu_time_ns")
           .Uint(p.cpu_time_ns)
           .Key("rss_bytes")
           .Uint(p.rss_bytes);
       Opt(w, "read_bytes", p.read_bytes);
+      // Only when some child ended: files of runs without short-lived processes stay as they were.
+      if (p.reaped_cpu_pct > 0) w.Key("reaped_cpu_pct").Double(p.reaped_cpu_pct, 3);
       w.EndObject();
     }
     w.EndArray();
   }
   if (!s.core_busy_pct.empty()) {
     w.Key("cores_busy_pct").BeginArray();
-    for (double c : s.core_busy_pct) w.Double(c, 1);
+    for (double c : s.core_busy_pct) w.Double(c, 3);
     w.EndArray();
   }
   w.EndObject();
@@ -161,8 +165,8 @@ std::string SampleToJsonLine(const Sample& s) {
 Result<std::unique_ptr<Recorder>> Recorder::Open(const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "wbe");  // e: O_CLOEXEC, not inherited by the command
   if (!f)
-    return Status::Error(StatusCode::kIoError, "cannot write --record file " + path + ": " +
-                                                   std::strerror(errno));
+    return Status::Error(StatusCode::kIoError, "cannot write --record file " + SanitizeText(path) +
+                                                   ": " + std::strerror(errno));
   std::unique_ptr<Recorder> r(new Recorder());
   r->path_ = path;
   r->file_ = f;
@@ -174,8 +178,24 @@ Recorder::~Recorder() {
   if (file_) std::fclose(file_);
 }
 
+void Recorder::Fail(int err) {
+  if (failed_) return;
+  failed_ = true;
+  error_ =
+      "writing " + SanitizeText(path_) + " failed: " + (err ? std::strerror(err) : "unknown error");
+}
+
 void Recorder::Put(const std::string& text) {
-  if (file_ && std::fwrite(text.data(), 1, text.size(), file_) != text.size()) failed_ = true;
+  if (!file_ || failed_) return;
+  errno = 0;
+  if (std::fwrite(text.data(), 1, text.size(), file_) != text.size()) Fail(errno);
+}
+
+void Recorder::Flush() {
+  if (!file_ || failed_) return;
+  errno = 0;
+  // stdio buffers: a full disk shows here, not in fwrite.
+  if (std::fflush(file_) != 0) Fail(errno);
 }
 
 void Recorder::WriteHeader(const Recording& meta) {
@@ -217,6 +237,7 @@ void Recorder::WriteHeader(const Recording& meta) {
       break;
     }
   }
+  Flush();
 }
 
 void Recorder::WriteSample(const Sample& s) {
@@ -257,6 +278,7 @@ void Recorder::WriteSample(const Sample& s) {
         const std::string id = CsvQuote(std::to_string(p.pid) + ":" + p.name);
         row("proc", id, "ppid", std::to_string(p.ppid));
         row("proc", id, "cpu_pct", Number(p.cpu_pct));
+        if (p.reaped_cpu_pct > 0) row("proc", id, "reaped_cpu_pct", Number(p.reaped_cpu_pct));
         row("proc", id, "rss_bytes", Number(p.rss_bytes));
         row("proc", id, "cpu_time_ns", Number(p.cpu_time_ns));
         if (p.read_bytes) row("proc", id, "read_bytes", Number(*p.read_bytes));
@@ -298,6 +320,12 @@ void Recorder::WriteSample(const Sample& s) {
         std::string key;
         JsonWriter::AppendEscaped(&key, std::to_string(p.pid) + " " + p.name);
         counter("CPU % by process", key + ":" + Number(p.cpu_pct));
+        if (p.reaped_cpu_pct > 0) {
+          std::string ended;
+          JsonWriter::AppendEscaped(&ended,
+                                    std::to_string(p.pid) + " " + p.name + " (ended children)");
+          counter("CPU % by process", ended + ":" + Number(p.reaped_cpu_pct));
+        }
       }
       out += MetadataEvent("gpuscope_sample", SampleToJsonLine(s));
       Put(out);
@@ -305,7 +333,7 @@ void Recorder::WriteSample(const Sample& s) {
     }
   }
   if (s.time_ns - last_flush_ns_ >= kFlushEveryNs) {
-    if (file_) std::fflush(file_);
+    Flush();
     last_flush_ns_ = s.time_ns;
   }
 }
@@ -332,10 +360,11 @@ Status Recorder::Finish(const Recording& meta) {
       Put(MetadataEvent("gpuscope_end", EndJson(meta)) + "\n]}\n");
       break;
   }
-  if (std::fclose(file_) != 0) failed_ = true;
+  Flush();
+  errno = 0;
+  if (std::fclose(file_) != 0) Fail(errno);
   file_ = nullptr;
-  if (failed_)
-    return Status::Error(StatusCode::kIoError, "writing " + path_ + " failed (disk full?)");
+  if (failed_) return Status::Error(StatusCode::kIoError, error_ + " (the record is incomplete)");
   return Status::Ok();
 }
 

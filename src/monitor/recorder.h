@@ -30,15 +30,24 @@ class Recorder {
   Recorder(const Recorder&) = delete;
   Recorder& operator=(const Recorder&) = delete;
 
-  // `meta` is the recording without samples: command, interval, GPUs, start time.
+  // `meta` is the recording without samples: command, interval, GPUs, start time. The header is
+  // flushed at once, so a file that cannot take data (a full disk) fails before the first sample.
   void WriteHeader(const Recording& meta);
   void WriteSample(const Sample& sample);
   // Writes the end (exit code, notes) and closes; returns an error if any write failed.
   Status Finish(const Recording& meta);
 
+  // True once a write or flush failed (the file then gets nothing more), with why:
+  // "writing run.jsonl failed: No space left on device". The caller warns as soon as it sees it.
+  bool failed() const { return failed_; }
+  const std::string& error() const { return error_; }
+
  private:
   Recorder() = default;
   void Put(const std::string& text);
+  void Flush();
+  void Fail(int err);
+  std::string error_;
   std::string path_;
   RecordFormat format_ = RecordFormat::kJsonl;
   std::FILE* file_ = nullptr;

@@ -42,11 +42,16 @@ struct GpuSample {
 struct ProcessSample {
   int32_t pid = 0;
   int32_t ppid = 0;
-  std::string name;        // /proc/PID/comm
+  std::string name;        // /proc/PID/comm, sanitised (base/sanitize.h)
   double cpu_pct = 0;      // since the previous sample, % of one core
   uint64_t rss_bytes = 0;
   std::optional<uint64_t> read_bytes;  // cumulative storage reads (/proc/PID/io), if readable
   uint64_t cpu_time_ns = 0;            // cumulative user+system CPU time
+  // Since the previous sample, % of one core: CPU of this process's children that exited and that
+  // it waited for in that interval (with their own waited-for children), less what earlier
+  // samples already counted while they were alive. Short-lived processes that no sample saw, and
+  // the last part of every child's life, are here. Part of the tree's CPU, not of this process's.
+  double reaped_cpu_pct = 0;
 };
 
 struct Sample {

@@ -3,7 +3,10 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,6 +18,7 @@
 #include <memory>
 #include <set>
 
+#include "base/sanitize.h"
 #include "monitor/nvml.h"
 #include "monitor/proc.h"
 #include "monitor/recorder.h"
@@ -27,27 +31,33 @@ namespace {
 
 constexpr int kForwardedSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
 constexpr int64_t kLiveRefreshNs = 500'000'000;  // the live line changes twice a second
+// After a forwarded SIGINT/SIGTERM/SIGHUP/SIGQUIT ended CMD, how long the rest of CMD's process
+// group may take to exit before it gets SIGKILL; the guard gives the same time once gpuscope died.
+constexpr int64_t kStopGraceNs = 5'000'000'000;
 
 // Written by the signal handler, read by the loop (lock-free atomics are async-signal-safe).
 volatile sig_atomic_t g_child_pid = 0;
+volatile sig_atomic_t g_command_shares_our_group = 0;
 std::atomic<int> g_interrupts{0};
 std::atomic<bool> g_kill_tree{false};
+std::atomic<uint32_t> g_to_forward{0};  // bit N: forward signal N (all forwarded ones are < 32)
 
 void OnSignal(int sig, siginfo_t* info, void*) {
-  const int saved_errno = errno;  // kill() may set it; the interrupted code must not see that
-  const pid_t child = g_child_pid;
   if (sig == SIGINT && g_interrupts.fetch_add(1) + 1 >= 2) {
-    // The loop (woken by this signal) kills the whole tree: killing the child here first would
-    // orphan its children before the loop can find them.
-    g_kill_tree = true;
-    errno = saved_errno;
+    g_kill_tree = true;  // the loop kills the whole job
     return;
   }
-  // si_code > 0 (SI_KERNEL) means the kernel sent it, e.g. Ctrl-C on the terminal: the child,
-  // in our foreground process group, got its own copy.
-  const bool from_process = info == nullptr || (info->si_code <= 0 && info->si_pid != child);
-  if (child > 0 && from_process) kill(child, sig);
-  errno = saved_errno;
+  const pid_t child = g_child_pid;
+  // si_code > 0 (SI_KERNEL) means the kernel sent it: Ctrl-C, Ctrl-\ or a hangup of our terminal.
+  // It went to the terminal's foreground process group, so a command sharing our group got its
+  // own copy; a command in its own group did not.
+  const bool from_terminal = info != nullptr && info->si_code > 0;
+  const bool from_command =
+      info != nullptr && info->si_code <= 0 && child > 0 && info->si_pid == child;
+  if (from_command || (from_terminal && g_command_shares_our_group)) return;
+  // Forwarded by the loop (which ppoll() returns to at once): reaching every process of the job
+  // walks /proc, which a signal handler must not do.
+  g_to_forward.fetch_or(1u << sig);
 }
 
 void OnChild(int) {}  // only to end ppoll when the command ends
@@ -62,6 +72,128 @@ int64_t SteadyNowNs() {
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
+
+// True when gpuscope is the foreground job of its terminal: then CMD stays in our process group,
+// so the terminal's Ctrl-C / Ctrl-\ / Ctrl-Z reach all of it and it can read the terminal.
+bool ForegroundOfATerminal() {
+  for (int fd : {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO}) {
+    if (!isatty(fd)) continue;
+    const pid_t foreground = tcgetpgrp(fd);
+    if (foreground > 0) return foreground == getpgrp();
+  }
+  return false;
+}
+
+// Sends `sig` to the whole job: CMD's own process group (`pgid` > 0; one kill, which no fork can
+// slip past), then every process of CMD's tree outside that group (one that made a group or
+// session of its own), found through /proc.
+void SignalJob(pid_t root, pid_t pgid, int sig) {
+  if (pgid > 0) kill(-pgid, sig);
+  for (int32_t pid : ProcessTree(root)) {
+    if (pgid > 0 && getpgid(pid) == pgid) continue;  // reached through the group
+    kill(pid, sig);
+  }
+}
+
+// True while a process of the job has not exited: in CMD's group, or (sharing our group) in its
+// tree. Zombies do not count.
+bool JobAlive(pid_t root, pid_t pgid) {
+  if (pgid > 0) return !LiveProcessesInGroup(pgid).empty();
+  for (int32_t pid : ProcessTree(root))
+    if (auto s = ReadProcStat(pid); s && s->state != 'Z' && s->state != 'X') return true;
+  return false;
+}
+
+// The guard: a small process, forked before CMD, that outlives gpuscope. gpuscope keeps one end of
+// a socket pair; the kernel closes it however gpuscope ends (SIGKILL, a crash, the OOM killer).
+// If that happens while CMD runs, the guard sends SIGTERM to the job, gives it kStopGraceNs, then
+// SIGKILL — so the job does not run on orphaned, holding the GPU. When the job ends normally,
+// gpuscope says so ('D') and the guard exits without touching anything. It has a process group of
+// its own (a kill of gpuscope's whole group does not take it along) and ignores the signals a
+// job control or scheduler sends around.
+class JobGuard {
+ public:
+  JobGuard() = default;
+  JobGuard(const JobGuard&) = delete;
+  JobGuard& operator=(const JobGuard&) = delete;
+  ~JobGuard() { Release(); }
+
+  // Forks the guard. False (and no guard) if that fails: the run goes on without one.
+  bool Start() {
+    int fds[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) return false;
+    const pid_t pid = fork();
+    if (pid < 0) {
+      close(fds[0]);
+      close(fds[1]);
+      return false;
+    }
+    if (pid == 0) Run(fds[1]);  // never returns
+    close(fds[1]);
+    fd_ = fds[0];
+    pid_ = pid;
+    return true;
+  }
+
+  // CMD has started: from now on the guard ends the job if gpuscope dies.
+  void Watch(pid_t root, pid_t pgid) {
+    const int32_t message[2] = {root, pgid};
+    if (fd_ >= 0) (void)!send(fd_, message, sizeof message, MSG_NOSIGNAL);
+  }
+
+  // The job ended (or never started): the guard exits, touching nothing.
+  void Release() {
+    if (fd_ < 0) return;
+    (void)!send(fd_, "D", 1, MSG_NOSIGNAL);
+    close(fd_);
+    fd_ = -1;
+    while (waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
+    }
+  }
+
+ private:
+  [[noreturn]] static void Run(int fd) {
+    setpgid(0, 0);
+    for (int sig :
+         {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGTSTP, SIGTTIN, SIGTTOU, SIGPIPE})
+      signal(sig, SIG_IGN);
+    prctl(PR_SET_NAME, "gpuscope-guard");
+    // Nothing of gpuscope's stays open here: a reader of gpuscope's stdout/stderr must see EOF
+    // when gpuscope exits, and the --record file is gpuscope's to close.
+    if (fd != 3) {
+      dup2(fd, 3);
+      close(fd);
+    }
+    const int null = open("/dev/null", O_RDWR);
+    for (int i = 0; i < 3; ++i) dup2(null, i);
+    close_range(4, ~0U, 0);
+    int32_t message[2] = {0, 0};
+    size_t got = 0;
+    while (got < sizeof message) {
+      const ssize_t n = read(3, reinterpret_cast<char*>(message) + got, sizeof message - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) _exit(0);  // gpuscope ended before CMD started
+      got += static_cast<size_t>(n);
+    }
+    char done = 0;
+    ssize_t n;
+    do {
+      n = read(3, &done, 1);
+    } while (n < 0 && errno == EINTR);
+    if (n == 1 && done == 'D') _exit(0);
+    // gpuscope is gone and CMD was running.
+    const pid_t root = message[0], pgid = message[1];
+    SignalJob(root, pgid, SIGTERM);
+    SignalJob(root, pgid, SIGCONT);  // a stopped process acts on SIGTERM only once continued
+    const int64_t end = SteadyNowNs() + kStopGraceNs;
+    while (JobAlive(root, pgid) && SteadyNowNs() < end) usleep(100'000);
+    SignalJob(root, pgid, SIGKILL);
+    _exit(0);
+  }
+
+  int fd_ = -1;
+  pid_t pid_ = -1;
+};
 
 std::string LiveLine(const Sample& s) {
   std::string out = "[gpuscope]";
@@ -123,7 +255,8 @@ Result<RunOutcome> RunAndMonitor(const RunOptions& options) {
   RunOutcome outcome;
   Recording& rec = outcome.recording;
   rec.source = SourceKind::kLive;
-  rec.command = options.command;
+  // For the report only (printed, recorded); the command runs with its arguments as given.
+  for (const std::string& a : options.command) rec.command.push_back(SanitizeText(a));
   rec.interval_ns = options.interval_ns;
   rec.has_process_data = true;
 
@@ -141,6 +274,13 @@ Result<RunOutcome> RunAndMonitor(const RunOptions& options) {
     tensorboard = std::move(*t);
   }
 
+  // The guard is forked before NVML is loaded: a driver may start threads, and a process forked
+  // from a threaded one may only call async-signal-safe functions (the guard walks /proc).
+  JobGuard guard;
+  if (!guard.Start())
+    rec.notes.push_back(std::string("no guard process (") + std::strerror(errno) +
+                        "): if gpuscope is killed, the command is not stopped with it");
+
   std::unique_ptr<NvmlSampler> nvml;
   if (auto n = NvmlSampler::Open(options.nvml_library); n.ok()) {
     nvml = std::move(*n);
@@ -151,6 +291,15 @@ Result<RunOutcome> RunAndMonitor(const RunOptions& options) {
     std::fprintf(stderr, "gpuscope: no GPU metrics (%s); sampling CPU only\n",
                  rec.gpu_unavailable.c_str());
   }
+
+  // In the foreground of a terminal CMD shares our process group, as it would without gpuscope;
+  // anywhere else (a script, a scheduler, nohup, a background job) it gets a group of its own, so
+  // that a forwarded signal reaches all of it, grandchildren included, in one kill().
+  const bool own_group = !ForegroundOfATerminal();
+  g_command_shares_our_group = own_group ? 0 : 1;
+  g_to_forward = 0;
+  g_interrupts = 0;
+  g_kill_tree = false;
 
   // Signals are handled only inside ppoll() in the loop below: they stay blocked everywhere
   // else, from before fork() on. So none is lost in the window between fork() and the moment we
@@ -205,12 +354,20 @@ Result<RunOutcome> RunAndMonitor(const RunOptions& options) {
   argv.push_back(nullptr);
 
   rec.start_ns = UnixNowNs();
+  const pid_t parent = getpid();
   const pid_t child = fork();
   if (child < 0) {
     restore_signals();
     return Status::Error(StatusCode::kInternal, std::string("fork: ") + std::strerror(errno));
   }
   if (child == 0) {
+    if (own_group) {
+      setpgid(0, 0);
+      // Should gpuscope die before the guard knows CMD, CMD itself still gets SIGTERM. (Only the
+      // direct child: the guard covers the rest of the group.)
+      prctl(PR_SET_PDEATHSIG, SIGTERM);
+      if (getppid() != parent) _exit(128 + SIGTERM);
+    }
     // The command gets default dispositions (except what was ignored when we started) and the
     // signal mask we started with. Dispositions first: a signal arriving once the mask is back
     // must not run our handler in this process.
@@ -224,7 +381,12 @@ Result<RunOutcome> RunAndMonitor(const RunOptions& options) {
     (void)!write(exec_pipe[1], &err, sizeof err);
     _exit(127);
   }
+  // Also here (whichever runs first): no window in which a kill(-pgid) misses the command.
+  // EACCES once the child has exec'd means it did it itself.
+  const pid_t pgid = own_group ? child : 0;
+  if (own_group) setpgid(child, child);
   g_child_pid = child;
+  guard.Watch(child, pgid);
   close(exec_pipe[1]);
   int exec_errno = 0;
   ssize_t got;
@@ -236,68 +398,136 @@ Result<RunOutcome> RunAndMonitor(const RunOptions& options) {
     int status = 0;
     while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
     }
+    guard.Release();
     g_child_pid = 0;
     restore_signals();
-    return Status::Error(StatusCode::kNotFound, "cannot run \"" + options.command[0] +
+    return Status::Error(StatusCode::kNotFound, "cannot run \"" + SanitizeText(options.command[0]) +
                                                     "\": " + std::strerror(exec_errno) +
                                                     " (hint: is it on PATH?)");
   }
   rec.root_pid = child;
+
+  bool record_warned = false;
+  auto check_recorder = [&](bool* live_shown) {
+    if (!recorder || !recorder->failed() || record_warned) return;
+    // Said at once, not only in the verdict: the run may go on for hours without its record.
+    if (*live_shown) std::fputs("\r\033[K", stderr), *live_shown = false;
+    std::fprintf(stderr, "gpuscope: warning: %s; recording stopped, the command goes on\n",
+                 recorder->error().c_str());
+    record_warned = true;
+  };
+  bool live_shown = false;
   if (recorder) recorder->WriteHeader(rec);
+  check_recorder(&live_shown);
 
   ProcSampler proc(child);
   int64_t next_ns = SteadyNowNs();
   int64_t last_live_ns = 0;
-  bool live_shown = false;
   size_t keep_every = 1, seen = 0;
+  auto take_sample = [&](int64_t now) {
+    Sample s;
+    s.time_ns = UnixNowNs();  // the stamp; rates use the monotonic clock
+    proc.Sample(SteadyNowNs(), &s);
+    if (nvml) {
+      std::set<int32_t> pids;
+      for (const ProcessSample& p : s.processes) pids.insert(p.pid);
+      s.gpus = nvml->Sample(pids);
+      for (std::string& note : nvml->TakeNotes()) {
+        if (live_shown) std::fputs("\r\033[K", stderr), live_shown = false;
+        std::fprintf(stderr, "gpuscope: %s\n", note.c_str());
+        rec.notes.push_back(std::move(note));
+      }
+    }
+    if (recorder) recorder->WriteSample(s);
+    check_recorder(&live_shown);
+    if (tensorboard) tensorboard->Write(s);
+    if (options.live && now - last_live_ns >= kLiveRefreshNs) {
+      std::fprintf(stderr, "\r\033[K%s", LiveLine(s).c_str());
+      std::fflush(stderr);
+      live_shown = true;
+      last_live_ns = now;
+    }
+    if (seen++ % keep_every == 0) rec.samples.push_back(std::move(s));
+    if (rec.samples.size() >= kMaxSamplesInMemory) {
+      DropEveryOtherSample(&rec.samples);
+      keep_every *= 2;
+    }
+  };
+  bool stopping = false;  // a forwarded signal asked the job to end
+  // Forwards what the handler queued; true if it escalated to SIGKILL.
+  auto forward_pending = [&] {
+    if (g_kill_tree.exchange(false)) {
+      SignalJob(child, pgid, SIGKILL);
+      stopping = true;
+      return true;
+    }
+    const uint32_t pending = g_to_forward.exchange(0);
+    for (int sig : kForwardedSignals) {
+      if (!(pending & (1u << sig))) continue;
+      SignalJob(child, pgid, sig);
+      if (sig != SIGUSR1 && sig != SIGUSR2) stopping = true;
+    }
+    return false;
+  };
+  auto wait_until = [&](int64_t until_ns) {
+    const int64_t wait_ns = std::max<int64_t>(0, until_ns - SteadyNowNs());
+    timespec ts{static_cast<time_t>(wait_ns / 1'000'000'000),
+                static_cast<long>(wait_ns % 1'000'000'000)};
+    // Our signals are deliverable only while ppoll waits: a SIGCHLD or forwarded signal that
+    // came in since the last check is pending and ends the wait at once.
+    ppoll(nullptr, 0, &ts, &wait_mask);
+  };
   int status = 0;
   for (;;) {
-    if (g_kill_tree.exchange(false)) {
-      for (int32_t pid : ProcessTree(child)) kill(pid, SIGKILL);
+    forward_pending();
+    // Has CMD ended? Asked without reaping it (WNOWAIT): one last sample then reads its final
+    // counters — a zombie's /proc/PID/stat holds its CPU time, and that of all the children it
+    // waited for, to the end — so the tail after the previous sample is not lost.
+    siginfo_t info{};
+    if (waitid(P_PID, static_cast<id_t>(child), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+        info.si_pid == child) {
+      const int64_t now = SteadyNowNs();
+      // Less than half an interval would be a rate over too short a time (CPU time comes in
+      // 10 ms ticks) weighing as much as a full sample in the means.
+      if (proc.has_baseline() && now - proc.last_monotonic_ns() >= options.interval_ns / 2)
+        take_sample(now);
+      while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+      }
+      break;
     }
-    const pid_t done = waitpid(child, &status, WNOHANG);
-    if (done == child) break;
     const int64_t now = SteadyNowNs();
     if (now >= next_ns) {
-      Sample s;
-      s.time_ns = UnixNowNs();  // the stamp; rates use the monotonic clock
-      proc.Sample(SteadyNowNs(), &s);
-      if (nvml) {
-        std::set<int32_t> pids;
-        for (const ProcessSample& p : s.processes) pids.insert(p.pid);
-        s.gpus = nvml->Sample(pids);
-        for (std::string& note : nvml->TakeNotes()) {
-          if (live_shown) std::fputs("\r\033[K", stderr), live_shown = false;
-          std::fprintf(stderr, "gpuscope: %s\n", note.c_str());
-          rec.notes.push_back(std::move(note));
-        }
-      }
-      if (recorder) recorder->WriteSample(s);
-      if (tensorboard) tensorboard->Write(s);
-      if (options.live && now - last_live_ns >= kLiveRefreshNs) {
-        std::fprintf(stderr, "\r\033[K%s", LiveLine(s).c_str());
-        std::fflush(stderr);
-        live_shown = true;
-        last_live_ns = now;
-      }
-      if (seen++ % keep_every == 0) rec.samples.push_back(std::move(s));
-      if (rec.samples.size() >= kMaxSamplesInMemory) {
-        DropEveryOtherSample(&rec.samples);
-        keep_every *= 2;
-      }
+      take_sample(now);
       next_ns += options.interval_ns;
       if (next_ns <= now) next_ns = now + options.interval_ns;  // fell behind: do not burst
     }
-    const int64_t wait_ns = std::max<int64_t>(0, next_ns - SteadyNowNs());
-    timespec ts{static_cast<time_t>(wait_ns / 1'000'000'000), static_cast<long>(wait_ns % 1'000'000'000)};
-    // Our signals are deliverable only while ppoll waits: a SIGCHLD or forwarded signal that
-    // came in since the waitpid() above is pending and ends the wait at once.
-    ppoll(nullptr, 0, &ts, &wait_mask);
+    wait_until(next_ns);
   }
+  rec.end_ns = UnixNowNs();
+  // Stopped by a signal: CMD has exited, the rest of its group may still be shutting down (e.g.
+  // python saving a checkpoint after the `sh -c` around it died). gpuscope returns only once
+  // they are gone, or after kStopGraceNs with SIGKILL, so nothing keeps the GPU after it exits.
+  if (own_group) {
+    forward_pending();
+    if (stopping) {
+      const int64_t deadline = SteadyNowNs() + kStopGraceNs;
+      bool killed = false;
+      while (JobAlive(child, pgid) && SteadyNowNs() < deadline && !killed) {
+        wait_until(std::min(deadline, SteadyNowNs() + 100'000'000));
+        killed = forward_pending();  // a second Ctrl-C does not wait
+      }
+      if (JobAlive(child, pgid)) {
+        rec.notes.push_back("processes of the command's group still ran " +
+                            std::to_string(kStopGraceNs / 1'000'000'000) +
+                            " s after it ended on a signal: killed (SIGKILL)");
+        SignalJob(child, pgid, SIGKILL);
+      }
+    }
+  }
+  guard.Release();
   g_child_pid = 0;
   restore_signals();
   if (live_shown) std::fputs("\r\033[K", stderr);
-  rec.end_ns = UnixNowNs();
   if (WIFEXITED(status))
     outcome.exit_code = WEXITSTATUS(status);
   else if (WIFSIGNALED(status))
@@ -306,8 +536,14 @@ Result<RunOutcome> RunAndMonitor(const RunOptions& options) {
   if (keep_every > 1)
     rec.notes.push_back("long run: the verdict uses every " + std::to_string(keep_every) +
                         "th sample (the record file has all)");
-  if (recorder)
-    if (Status s = recorder->Finish(rec); !s.ok()) rec.notes.push_back(s.message());
+  if (recorder) {
+    // A failure seen only now (the last flush, close) is told in the verdict's notes.
+    const Status finished = recorder->Finish(rec);
+    if (!finished.ok()) {
+      rec.notes.push_back(finished.message());
+      outcome.record_failed = true;
+    }
+  }
   if (tensorboard)
     if (Status s = tensorboard->Finish(); !s.ok()) rec.notes.push_back(s.message());
   return outcome;

@@ -1,13 +1,16 @@
 // `gpuscope run -- CMD`: starts the command, samples GPUs (NVML) and the command's process tree
 // (/proc) every interval, shows a live line, records, and returns what it saw.
 //
-// Signals: SIGINT/SIGTERM/SIGHUP/SIGQUIT/SIGUSR1/SIGUSR2 sent to gpuscope by another process
-// (kill, a job scheduler) are forwarded to the command. A Ctrl-C typed at the terminal already
-// reaches the command directly (it shares our foreground process group), so it is not forwarded
-// a second time — the kernel marks such signals (si_code SI_KERNEL) and we tell them apart. A
-// second SIGINT, from either source, kills the command's whole process tree (SIGKILL).
-// A signal ignored when gpuscope starts (SIGHUP under nohup) stays ignored, for the command too.
-// The command's stdin, stdout and stderr are ours, untouched; gpuscope writes only to stderr.
+// Signals and processes (docs/monitor.md, "Signals and the command's processes"): in the
+// foreground of a terminal the command shares gpuscope's process group; elsewhere it gets its own.
+// SIGINT/SIGTERM/SIGHUP/SIGQUIT/SIGUSR1/SIGUSR2 sent to gpuscope by another process are forwarded
+// to the whole job — the command's group, and every process of its tree outside it — not only to
+// the command. Terminal-typed signals already reached a command sharing our group and are not
+// sent twice. After a forwarded stopping signal ended the command, the rest of its group gets 5 s,
+// then SIGKILL. A second SIGINT kills the whole job. A guard process ends the job if gpuscope is
+// killed. A signal ignored when gpuscope starts (SIGHUP under nohup) stays ignored, for the
+// command too. The command's stdin, stdout and stderr are ours, untouched; gpuscope writes only
+// to stderr.
 #pragma once
 
 #include <cstdint>
@@ -35,6 +38,7 @@ struct RunOptions {
 struct RunOutcome {
   Recording recording;
   int exit_code = 0;  // the command's, or 128+signal when a signal ended it, 127 if not started
+  bool record_failed = false;  // writing --record failed (warned on stderr, noted in the recording)
 };
 
 // Fails (usage/IO) only before the command starts, e.g. an unwritable --record file or a command

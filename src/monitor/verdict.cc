@@ -5,7 +5,7 @@
 #include <map>
 #include <set>
 
-#include "report/json_writer.h"
+#include "render/json_writer.h"
 
 namespace gpuscope::monitor {
 
@@ -87,7 +87,9 @@ TreeCpu SplitTreeCpu(const Sample& s, int32_t main_pid) {
   t.main_pid = main_pid;
   const std::set<int32_t> workers = DescendantsOf(s, main_pid);
   for (const ProcessSample& p : s.processes) {
-    t.tree_pct += p.cpu_pct;
+    t.tree_pct += p.cpu_pct + p.reaped_cpu_pct;
+    // Children that ended, of the main process or of a worker, were workers themselves.
+    if (p.pid == main_pid || workers.count(p.pid)) t.workers_ended_pct += p.reaped_cpu_pct;
     if (p.pid == main_pid) {
       t.main_pct = p.cpu_pct;
       t.main_name = p.name;
@@ -96,6 +98,7 @@ TreeCpu SplitTreeCpu(const Sample& s, int32_t main_pid) {
       t.workers_pct += p.cpu_pct;
     }
   }
+  t.workers_pct += t.workers_ended_pct;
   return t;
 }
 
@@ -236,10 +239,17 @@ MonitorReport BuildMonitorReport(const Recording& r) {
   if (r.has_process_data) {
     CpuSummary cpu;
     cpu.main_pid = main_pid;
-    std::vector<double> main_pct, workers_pct, tree_pct, system_pct;
+    std::vector<double> main_pct, workers_pct, workers_ended_pct, tree_pct, system_pct;
     std::map<int32_t, std::pair<double, size_t>> per_worker;  // pid → (sum %, samples)
     std::map<int32_t, std::string> names;
+    int64_t previous_ns = r.start_ns;
     for (const Sample& s : r.samples) {
+      // A sample's rates cover the time since the sample before it. (After the in-memory halving
+      // of long runs a kept sample stands for the dropped one before it too: an unbiased estimate.)
+      if (previous_ns > 0 && s.time_ns > previous_ns)
+        cpu.tree_cpu_s +=
+            SplitTreeCpu(s, main_pid).tree_pct / 100 * (s.time_ns - previous_ns) / 1e9;
+      previous_ns = s.time_ns;
       uint64_t rss = 0;
       for (const ProcessSample& p : s.processes) {
         rss += p.rss_bytes;
@@ -251,6 +261,7 @@ MonitorReport BuildMonitorReport(const Recording& r) {
       const TreeCpu t = SplitTreeCpu(*s, main_pid);
       main_pct.push_back(t.main_pct);
       workers_pct.push_back(t.workers_pct);
+      workers_ended_pct.push_back(t.workers_ended_pct);
       tree_pct.push_back(t.tree_pct);
       const std::set<int32_t> workers = DescendantsOf(*s, main_pid);
       for (const ProcessSample& p : s->processes)
@@ -266,6 +277,7 @@ MonitorReport BuildMonitorReport(const Recording& r) {
     cpu.main_name = names[main_pid];
     cpu.main_mean_pct = MeanOf(main_pct).value_or(0);
     cpu.workers_mean_pct = MeanOf(workers_pct).value_or(0);
+    cpu.workers_ended_mean_pct = MeanOf(workers_ended_pct).value_or(0);
     cpu.tree_mean_pct = MeanOf(tree_pct).value_or(0);
     cpu.system_busy_mean_pct = MeanOf(system_pct);
     for (auto& [pid, acc] : per_worker)
@@ -303,7 +315,9 @@ MonitorReport BuildMonitorReport(const Recording& r) {
     if (!cpu->workers.empty()) worker_mean_each /= static_cast<double>(cpu->workers.size());
   }
   const bool main_bound = cpu && cpu->main_mean_pct >= kCpuBoundPct;
-  const bool workers_idle = cpu && idle_workers == cpu->workers.size();
+  // Idle: every worker seen alive below the threshold, and the short-lived ones together too.
+  const bool workers_idle =
+      cpu && idle_workers == cpu->workers.size() && cpu->workers_ended_mean_pct < kIdleWorkerPct;
   const bool workers_saturated = cpu && !cpu->workers.empty() && busy_workers == cpu->workers.size();
   const bool system_saturated =
       cpu && cpu->system_busy_mean_pct && *cpu->system_busy_mean_pct >= kCpuSaturatedPct;
@@ -312,10 +326,19 @@ MonitorReport BuildMonitorReport(const Recording& r) {
            ") used " + Pct(cpu->main_mean_pct) + " of one core";
   };
   auto worker_words = [&] {
-    if (cpu->workers.empty()) return std::string("no worker processes existed");
-    return std::to_string(cpu->workers.size()) + " worker" +
-           (cpu->workers.size() == 1 ? "" : "s") + (workers_idle ? " idled (" : " averaged ") +
-           Pct(worker_mean_each) + (workers_idle ? " each)" : " each");
+    // Below half a percent the short-lived workers are not worth a clause (it rounds to 0 %).
+    const bool ended = cpu->workers_ended_mean_pct >= 0.5;
+    std::string words;
+    if (cpu->workers.empty())
+      words = ended ? "no worker process was alive at a sample" : "no worker processes existed";
+    else
+      words = std::to_string(cpu->workers.size()) + " worker" +
+              (cpu->workers.size() == 1 ? "" : "s") + (workers_idle ? " idled (" : " averaged ") +
+              Pct(worker_mean_each) + (workers_idle ? " each)" : " each");
+    if (ended)
+      words += ", and workers that ended between samples used " + Pct(cpu->workers_ended_mean_pct) +
+               " of a core";
+    return words;
   };
   const std::string gpu_words = util ? "GPU busy " + Pct(*util) + " on average" : "";
   const std::string input_fix =
@@ -514,7 +537,10 @@ std::string RenderMonitorText(const MonitorReport& r) {
     std::string t = "main " + c.main_name + " (pid " + std::to_string(c.main_pid) + ") " +
                     Pct(c.main_mean_pct) + " of one core";
     t += " · " + std::to_string(c.workers.size()) + " workers " + Pct(c.workers_mean_pct) +
-         " together · tree " + Pct(c.tree_mean_pct);
+         " together";
+    if (c.workers_ended_mean_pct >= 0.5)
+      t += " (" + Pct(c.workers_ended_mean_pct) + " in workers that ended between samples)";
+    t += " · tree " + Pct(c.tree_mean_pct) + " (" + Fmt("%.1f", c.tree_cpu_s) + " CPU-s in all)";
     if (c.system_busy_mean_pct)
       t += " · system " + Pct(*c.system_busy_mean_pct) + " of " + std::to_string(c.cores) +
            " cores";
@@ -539,7 +565,7 @@ std::string RenderMonitorText(const MonitorReport& r) {
 }
 
 std::string RenderMonitorJson(const MonitorReport& r) {
-  report::JsonWriter w(2);
+  render::JsonWriter w(2);
   auto opt = [&](const char* key, const auto& v, int decimals = 2) {
     w.Key(key);
     if (!v) {
@@ -602,7 +628,9 @@ std::string RenderMonitorJson(const MonitorReport& r) {
           .EndObject();
     w.EndArray();
     w.Key("workers_mean_pct").Double(c.workers_mean_pct, 1);
+    w.Key("workers_ended_mean_pct").Double(c.workers_ended_mean_pct, 1);
     w.Key("tree_mean_pct").Double(c.tree_mean_pct, 1);
+    w.Key("tree_cpu_s").Double(c.tree_cpu_s, 3);
     w.Key("cores").Uint(c.cores);
     opt("system_busy_mean_pct", c.system_busy_mean_pct, 1);
     w.Key("peak_rss_bytes").Uint(c.peak_rss_bytes);

@@ -41,8 +41,11 @@ struct TreeCpu {
   std::string main_name;
   double main_pct = 0;
   int workers = 0;           // descendants of the main process
-  double workers_pct = 0;    // their sum
-  double tree_pct = 0;       // whole tree
+  double workers_pct = 0;    // their sum, with workers_ended_pct
+  // Part of workers_pct: descendants of the main process that ended within the interval
+  // (ProcessSample::reaped_cpu_pct of the main process and of its workers).
+  double workers_ended_pct = 0;
+  double tree_pct = 0;  // whole tree, with the CPU of its processes that ended
 };
 // `main_pid` 0 → the process with the most CPU time in this sample.
 TreeCpu SplitTreeCpu(const Sample& sample, int32_t main_pid = 0);
@@ -76,7 +79,13 @@ struct CpuSummary {
   double main_mean_pct = 0;  // steady state
   std::vector<WorkerSummary> workers;
   double workers_mean_pct = 0;  // sum over workers, steady-state mean
+  // Part of workers_mean_pct: workers that ended between samples (short-lived processes; none of
+  // them is in `workers`, which lists the processes a sample saw alive).
+  double workers_ended_mean_pct = 0;
   double tree_mean_pct = 0;
+  // CPU time the tree used over the whole run (warm-up included), in CPU-seconds: each sample's
+  // tree % × the time since the sample before it.
+  double tree_cpu_s = 0;
   size_t cores = 0;
   std::optional<double> system_busy_mean_pct;  // mean over cores and samples
   uint64_t peak_rss_bytes = 0;                 // sum over the tree, largest sample

@@ -2,10 +2,15 @@
 
 #include <simdjson.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
-#include <filesystem>
-#include <fstream>
+#include <cstring>
+#include <optional>
 #include <sstream>
 
 namespace gpuscope::plan {
@@ -33,13 +38,32 @@ bool KnownPlain(std::string_view t) {
 // far below it, and the planner's products of two sizes stay exact in int64 and double.
 constexpr int64_t kMaxSize = (int64_t{1} << 31) - 1;
 
+std::string Num(double d) {
+  std::ostringstream os;
+  os << d;
+  return os.str();
+}
+
 class Reader {
  public:
-  Reader(simdjson::dom::element root, const std::string& source) : root_(root), source_(source) {}
+  Reader(simdjson::dom::object root, const std::string& source) : root_(root), source_(source) {}
+
+  // The value under `key`; of duplicate keys the last, as Python's json (and so transformers)
+  // reads them. simdjson's own lookup returns the first.
+  simdjson::error_code Find(const char* key, simdjson::dom::element* out) const {
+    bool found = false;
+    for (simdjson::dom::key_value_pair field : root_) {
+      if (field.key == key) {
+        *out = field.value;
+        found = true;
+      }
+    }
+    return found ? simdjson::SUCCESS : simdjson::NO_SUCH_FIELD;
+  }
 
   bool Has(const char* key) {
     simdjson::dom::element e;
-    return root_[key].get(e) == simdjson::SUCCESS && !e.is_null();
+    return Find(key, &e) == simdjson::SUCCESS && !e.is_null();
   }
 
   // The first present, non-null key of `keys`; "" if none.
@@ -52,7 +76,7 @@ class Reader {
   // A positive integer under `key`. Records an error for non-integers, zero or negatives.
   int64_t PositiveInt(const char* key) {
     simdjson::dom::element e;
-    if (root_[key].get(e) != simdjson::SUCCESS) return 0;
+    if (Find(key, &e) != simdjson::SUCCESS) return 0;
     int64_t v = 0;
     if (e.is_int64()) {
       v = e.get_int64().value();
@@ -88,7 +112,7 @@ class Reader {
 
   std::string String(const char* key) {
     simdjson::dom::element e;
-    if (root_[key].get(e) != simdjson::SUCCESS) return "";
+    if (Find(key, &e) != simdjson::SUCCESS) return "";
     std::string_view s;
     if (e.get_string().get(s) != simdjson::SUCCESS) return "";
     return std::string(s);
@@ -97,7 +121,7 @@ class Reader {
   // -1 absent, 0 false, 1 true; a non-bool records an error.
   int Bool(const char* key) {
     simdjson::dom::element e;
-    if (root_[key].get(e) != simdjson::SUCCESS || e.is_null()) return -1;
+    if (Find(key, &e) != simdjson::SUCCESS || e.is_null()) return -1;
     bool b = false;
     if (e.get_bool().get(b) != simdjson::SUCCESS) {
       Bad(key, "must be true or false, got a " + TypeName(e));
@@ -108,7 +132,7 @@ class Reader {
 
   double Number(const char* key, double fallback) {
     simdjson::dom::element e;
-    if (root_[key].get(e) != simdjson::SUCCESS) return fallback;
+    if (Find(key, &e) != simdjson::SUCCESS) return fallback;
     double d = 0;
     if (e.get_double().get(d) == simdjson::SUCCESS) return d;
     int64_t i = 0;
@@ -121,11 +145,6 @@ class Reader {
  private:
   static std::string TooLarge() {
     return "is too large (at most " + std::to_string(kMaxSize) + ")";
-  }
-  static std::string Num(double d) {
-    std::ostringstream os;
-    os << d;
-    return os.str();
   }
   static std::string TypeName(simdjson::dom::element e) {
     switch (e.type()) {
@@ -147,10 +166,112 @@ class Reader {
     errors_.push_back(std::string("key \"") + key + "\" " + what);
   }
 
-  simdjson::dom::element root_;
+  simdjson::dom::object root_;
   const std::string& source_;
   std::vector<std::string> errors_;
 };
+
+struct OutOfRangeNumber {
+  std::string key;   // the key whose value (or list item) the number is; "" at top level
+  std::string text;  // the number as written, shortened
+  size_t line = 1;   // 1-based
+};
+
+// Whether `t` is a number by JSON's grammar: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+bool IsJsonNumber(std::string_view t) {
+  size_t i = 0;
+  auto digits = [&] {
+    const size_t from = i;
+    while (i < t.size() && t[i] >= '0' && t[i] <= '9') ++i;
+    return i > from;
+  };
+  if (i < t.size() && t[i] == '-') ++i;
+  if (i < t.size() && t[i] == '0') {
+    ++i;
+  } else if (!digits()) {
+    return false;
+  }
+  if (i < t.size() && t[i] == '.' && (++i, !digits())) return false;
+  if (i < t.size() && (t[i] == 'e' || t[i] == 'E')) {
+    ++i;
+    if (i < t.size() && (t[i] == '+' || t[i] == '-')) ++i;
+    if (!digits()) return false;
+  }
+  return i == t.size();
+}
+
+// simdjson answers NUMBER_ERROR both for malformed numbers and for well-formed ones beyond its
+// range (integers past 2^64, doubles past 1.8e308) and does not say where. This scan finds the
+// first well-formed number whose value is out of range, with its key, so the message can name
+// the key and not call a valid file "not valid JSON".
+std::optional<OutOfRangeNumber> FindOutOfRangeNumber(std::string_view json) {
+  struct Container {
+    bool is_array;
+    std::string key;  // the key the container is the value of
+  };
+  std::vector<Container> stack;
+  std::string last_string;  // the most recent string: a key when a ':' follows it
+  std::string key;          // the key of the value being read
+  size_t line = 1;
+  for (size_t i = 0; i < json.size();) {
+    const char c = json[i];
+    if (c == '"') {
+      std::string s;
+      for (++i; i < json.size() && json[i] != '"'; ++i) {
+        if (json[i] == '\n') ++line;
+        if (json[i] == '\\' && i + 1 < json.size()) ++i;  // escapes are kept as their letter
+        s.push_back(json[i]);
+      }
+      ++i;
+      last_string = std::move(s);
+    } else if (c == '-' || (c >= '0' && c <= '9')) {
+      size_t end = i;
+      while (end < json.size() && std::strchr("+-0123456789.eE", json[end]) != nullptr) ++end;
+      const std::string text(json.substr(i, end - i));
+      i = end;
+      if (!IsJsonNumber(text)) continue;  // malformed: simdjson's "not valid JSON" says it
+      bool out_of_range = false;
+      if (text.find_first_of(".eE") == std::string::npos) {
+        // An integer: simdjson reads down to −2^63 and up to 2^64 − 1.
+        const bool negative = text[0] == '-';
+        const std::string_view digits = std::string_view(text).substr(negative ? 1 : 0);
+        const std::string_view limit = negative ? "9223372036854775808" : "18446744073709551615";
+        out_of_range = digits.size() > limit.size() ||
+                       (digits.size() == limit.size() && digits > limit);
+      } else {
+        out_of_range = std::isinf(std::strtod(text.c_str(), nullptr));
+      }
+      if (out_of_range)
+        return OutOfRangeNumber{key, text.size() > 40 ? text.substr(0, 40) + "…" : text, line};
+    } else {
+      switch (c) {
+        case '\n':
+          ++line;
+          break;
+        case ':':
+          key = last_string;
+          break;
+        case '{':
+        case '[':
+          stack.push_back({c == '[', key});
+          if (c == '{') key.clear();
+          break;
+        case '}':
+        case ']':
+          if (!stack.empty()) stack.pop_back();
+          key = stack.empty() ? "" : stack.back().is_array ? stack.back().key : "";
+          break;
+        case ',':
+          key = stack.empty() || !stack.back().is_array ? "" : stack.back().key;
+          break;
+        default:
+          break;
+      }
+      ++i;
+    }
+  }
+  return std::nullopt;
+}
 
 }  // namespace
 
@@ -158,15 +279,26 @@ Result<ModelConfig> ParseHfConfig(std::string_view json, const std::string& sour
   simdjson::dom::parser parser;
   simdjson::padded_string padded(json);
   simdjson::dom::element root;
-  if (auto err = parser.parse(padded).get(root); err != simdjson::SUCCESS)
+  if (auto err = parser.parse(padded).get(root); err != simdjson::SUCCESS) {
+    if (err == simdjson::NUMBER_ERROR) {
+      if (auto big = FindOutOfRangeNumber(json))
+        return Status::Error(
+            StatusCode::kInvalidInput,
+            source + ":" + std::to_string(big->line) + ":" +
+                (big->key.empty() ? "" : " key \"" + big->key + "\":") + " the number " +
+                big->text + " is too large to read (hint: sizes in a config are at most " +
+                std::to_string(kMaxSize) + "; fix the value in the config)");
+    }
     return Status::Error(StatusCode::kInvalidInput,
                          source + ": not valid JSON (" + simdjson::error_message(err) +
                              ") (hint: --model takes a Hugging Face config.json or a bundled "
                              "model name)");
-  if (!root.is_object())
+  }
+  simdjson::dom::object object;
+  if (root.get_object().get(object) != simdjson::SUCCESS)
     return Status::Error(StatusCode::kInvalidInput,
                          source + ": expected a JSON object (a Hugging Face config.json)");
-  Reader r(root, source);
+  Reader r(object, source);
   ModelConfig m;
   m.name = source;
   m.model_type = r.String("model_type");
@@ -319,20 +451,55 @@ Result<ModelConfig> ParseHfConfig(std::string_view json, const std::string& sour
 Result<ModelConfig> LoadModelConfig(const std::string& name_or_path) {
   const std::string_view bundled = BundledModelText(name_or_path);
   if (!bundled.empty()) return ParseHfConfig(bundled, name_or_path);
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(name_or_path, ec)) {
+  const int fd = open(name_or_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno != ENOENT && errno != ENOTDIR)
+      return Status::Error(StatusCode::kIoError,
+                           name_or_path + ": cannot open: " + std::strerror(errno));
     std::string names;
     for (const std::string& n : BundledModelNames()) names += (names.empty() ? "" : ", ") + n;
     return Status::Error(StatusCode::kNotFound,
                          "--model \"" + name_or_path +
                              "\" is neither a file nor a bundled model (bundled: " + names + ")");
   }
-  std::ifstream in(name_or_path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (!in && !in.eof())
-    return Status::Error(StatusCode::kIoError, name_or_path + ": cannot read the file");
-  return ParseHfConfig(ss.str(), name_or_path);
+  struct Closer {
+    int fd;
+    ~Closer() { close(fd); }
+  } closer{fd};
+  const std::string too_large =
+      " is too large for a config.json (at most " + std::to_string(kMaxConfigBytes >> 20) +
+      " MiB; a Hugging Face config.json is a few KB) (hint: pass the model's config.json, not its "
+      "weights or tokenizer)";
+  struct stat st;
+  if (fstat(fd, &st) != 0)
+    return Status::Error(StatusCode::kIoError,
+                         name_or_path + ": cannot read: " + std::strerror(errno));
+  if (S_ISDIR(st.st_mode))
+    return Status::Error(StatusCode::kInvalidInput,
+                         name_or_path + ": is a folder (hint: pass the config.json inside it)");
+  // A regular file is judged by its size before a byte is read; a pipe or device by what it
+  // gives, up to one byte past the cap.
+  if (S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) > kMaxConfigBytes)
+    return Status::Error(StatusCode::kInvalidInput,
+                         name_or_path + ": " + std::to_string(st.st_size) + " bytes (" +
+                             Num(static_cast<double>(st.st_size) / (1 << 20)) + " MiB)" +
+                             too_large);
+  std::string text;
+  char buf[64 * 1024];
+  while (text.size() <= kMaxConfigBytes) {
+    const ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0)
+      return Status::Error(StatusCode::kIoError,
+                           name_or_path + ": cannot read: " + std::strerror(errno));
+    if (n == 0) break;
+    text.append(buf, static_cast<size_t>(n));
+  }
+  if (text.size() > kMaxConfigBytes)
+    return Status::Error(StatusCode::kInvalidInput,
+                         name_or_path + ": more than " + std::to_string(kMaxConfigBytes) +
+                             " bytes" + too_large);
+  return ParseHfConfig(text, name_or_path);
 }
 
 }  // namespace gpuscope::plan

@@ -37,10 +37,17 @@ struct ModelConfig {
   std::vector<std::string> assumptions;  // defaults taken for absent keys
 };
 
-// Parses config.json text. `source` names the file in errors ("FILE: key K: …").
+// Parses config.json text. `source` names the file in errors ("FILE: key K: …"); a number beyond
+// what a JSON parser holds (past 2^64, or 1e309) is "too large", naming its key.
 Result<ModelConfig> ParseHfConfig(std::string_view json, const std::string& source);
 
-// `--model`: a bundled name (see BundledModelNames) or a path to a config.json.
+// Hugging Face config.json files are a few KB (a classifier's id2label map takes the largest to
+// hundreds of KB); a bigger file is some other file (weights, a tokenizer), refused unread.
+inline constexpr uint64_t kMaxConfigBytes = uint64_t{4} << 20;  // 4 MiB
+
+// `--model`: a bundled name (see BundledModelNames) or a path to a config.json (a regular file
+// over kMaxConfigBytes is refused by its size; a pipe is read up to the cap). Duplicate keys take
+// the last value, as in Python's json.
 Result<ModelConfig> LoadModelConfig(const std::string& name_or_path);
 
 // Names of the configs compiled into the binary (models/*.json), sorted.

@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <map>
 
-#include "report/json_writer.h"
+#include "render/json_writer.h"
 #include "report/report.h"
 
 namespace gpuscope::plan {
@@ -150,7 +150,7 @@ std::string AccelerateYaml(const PlanRequest& r, const ParallelConfig& c) {
 }
 
 std::string DeepSpeedJson(const PlanRequest& r, const ParallelConfig& c) {
-  report::JsonWriter w(2);
+  render::JsonWriter w(2);
   w.BeginObject();
   w.Key("train_batch_size").Int(r.global_batch);
   w.Key("train_micro_batch_size_per_gpu").Int(c.mbs);
@@ -322,7 +322,7 @@ std::string RenderPlanText(const PlanReport& rep, const Calibration* cal) {
 
 namespace {
 
-void WriteEvaluation(report::JsonWriter& w, const Evaluation& e) {
+void WriteEvaluation(render::JsonWriter& w, const Evaluation& e) {
   const ParallelConfig& c = e.config;
   w.BeginObject();
   w.Key("tp").Int(c.tp).Key("pp").Int(c.pp).Key("vpp").Int(c.vpp).Key("dp").Int(c.dp);
@@ -370,7 +370,7 @@ void WriteEvaluation(report::JsonWriter& w, const Evaluation& e) {
 
 std::string RenderPlanJson(const PlanReport& rep, const Calibration* cal) {
   const PlanRequest& r = rep.request;
-  report::JsonWriter w(2);
+  render::JsonWriter w(2);
   w.BeginObject();
   w.Key("schema_version").Int(kPlanSchemaVersion);
   w.Key("model").BeginObject();

@@ -7,9 +7,11 @@
 #include <thread>
 
 #include "gpuscope/version.h"
-#include "report/json_writer.h"
+#include "render/json_writer.h"
 
 namespace gpuscope::report {
+
+using render::JsonWriter;
 
 std::string GroupDigits(uint64_t n) {
   std::string digits = std::to_string(n);

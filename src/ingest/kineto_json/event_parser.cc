@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "base/numbers.h"
-#include "base/text.h"
+#include "base/sanitize.h"
 #include "base/utf8.h"
 
 namespace gpuscope::ingest {
@@ -124,53 +124,28 @@ RuntimeKind ClassifyRuntime(std::string_view raw_name) {
 
 namespace {
 
-// Replaces invalid UTF-8 with U+FFFD and raw control characters inside strings with a space, so one
-// bad name does not cost the event. Returns what it fixed.
-struct SanitizeResult {
-  bool fixed_utf8 = false;
-  bool fixed_control = false;
-};
-
-SanitizeResult Sanitize(std::string_view in, std::string* out) {
-  SanitizeResult r;
+// Repairs one event's raw JSON text with the shared sanitiser (base/sanitize.h): inside strings,
+// raw control characters become a space and invalid UTF-8 becomes U+FFFD, so one bad name does not
+// cost the event. Quotes and backslashes are JSON's own and handled here. Returns what it fixed.
+SanitizeFixes Sanitize(std::string_view in, std::string* out) {
+  SanitizeFixes r;
   out->clear();
   out->reserve(in.size() + 16);
   bool in_string = false, escape = false;
   size_t i = 0;
   while (i < in.size()) {
     const unsigned char c = static_cast<unsigned char>(in[i]);
-    if (c < 0x80) {
-      if (in_string) {
-        if (escape) {
-          escape = false;
-        } else if (c == '\\') {
-          escape = true;
-        } else if (c == '"') {
-          in_string = false;
-        } else if (c < 0x20) {
-          out->push_back(' ');
-          r.fixed_control = true;
-          ++i;
-          continue;
-        }
-      } else if (c == '"') {
-        in_string = true;
-      }
+    const bool escaped = escape;
+    escape = false;
+    if (c < 0x80 && (escaped || c == '"' || (in_string && c == '\\') || !in_string)) {
+      // JSON's own: the character after a backslash, quotes, backslashes, text between strings.
+      if (!escaped && c == '"') in_string = !in_string;
+      if (!escaped && in_string && c == '\\') escape = true;
       out->push_back(static_cast<char>(c));
       ++i;
       continue;
     }
-    escape = false;
-    const size_t len = Utf8SequenceLength(in, i);
-    const bool valid = len > 0;
-    if (valid) {
-      out->append(in.data() + i, len);
-      i += len;
-    } else {
-      out->append("\xEF\xBF\xBD");
-      r.fixed_utf8 = true;
-      ++i;
-    }
+    i += AppendSanitizedChar(in, i, out, &r);
   }
   return r;
 }
@@ -240,11 +215,11 @@ class Context {
  public:
   Context(BatchResult* r, int64_t offset) : r_(r), offset_(offset) {}
   void Diag(gpuscope::Diag d) { r_->tables.diagnostics.Add(d, offset_); }
-  // Strings are cleaned at the border (base/text.h): a JSON escape such as \u001b decodes to a
-  // raw ESC that the raw-text Sanitize below never sees, and would reach the terminal.
+  // Strings are sanitised at the border (base/sanitize.h): a JSON escape such as \u001b decodes to
+  // a raw ESC that the raw-text Sanitize below never sees, and would reach every renderer.
   StringId Intern(std::string_view s) {
     if (HasControlCharacter(s)) [[unlikely]] {
-      CleanText(s, &cleaned_);
+      SanitizeText(s, &cleaned_);
       Diag(gpuscope::Diag::kControlCharacter);
       return r_->tables.strings.Intern(cleaned_);
     }
@@ -977,13 +952,13 @@ struct EventParser::Impl {
       const size_t len = el.end - el.begin;
       if (ParseOne(text, len, batch.capacity - el.begin, result, offset) == sj::SUCCESS) continue;
       // Repair what can be repaired (bad UTF-8, raw control characters) and try once more.
-      const SanitizeResult fixed = Sanitize(std::string_view(text, len), &sanitized);
-      if (fixed.fixed_utf8 || fixed.fixed_control) {
+      const SanitizeFixes fixed = Sanitize(std::string_view(text, len), &sanitized);
+      if (fixed.invalid_utf8 || fixed.control) {
         const size_t n = sanitized.size();
         sanitized.append(sj::SIMDJSON_PADDING, ' ');
         if (ParseOne(sanitized.data(), n, sanitized.size(), result, offset) == sj::SUCCESS) {
-          if (fixed.fixed_utf8) result->tables.diagnostics.Add(Diag::kInvalidUtf8, offset);
-          if (fixed.fixed_control) result->tables.diagnostics.Add(Diag::kControlCharacter, offset);
+          if (fixed.invalid_utf8) result->tables.diagnostics.Add(Diag::kInvalidUtf8, offset);
+          if (fixed.control) result->tables.diagnostics.Add(Diag::kControlCharacter, offset);
           continue;
         }
       }

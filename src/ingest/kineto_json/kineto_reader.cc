@@ -13,7 +13,7 @@
 #include <unordered_map>
 
 #include "base/numbers.h"
-#include "base/text.h"
+#include "base/sanitize.h"
 #include "ingest/common/line_reader.h"  // ByteSize
 #include "ingest/common/linker.h"
 #include "ingest/kineto_json/event_parser.h"
@@ -225,10 +225,10 @@ void ParseHeader(const std::vector<std::string>& members, Trace* trace) {
         info.schema_version = GetInt(value, -1);
       } else if (key == "displayTimeUnit") {
         std::string_view s;
-        if (value.get_string().get(s) == simdjson::SUCCESS) info.display_time_unit = CleanText(s);
+        if (value.get_string().get(s) == simdjson::SUCCESS) info.display_time_unit = SanitizeText(s);
       } else if (key == "traceName") {
         std::string_view s;
-        if (value.get_string().get(s) == simdjson::SUCCESS) info.trace_name = CleanText(s);
+        if (value.get_string().get(s) == simdjson::SUCCESS) info.trace_name = SanitizeText(s);
       } else if (key == "baseTimeNanoseconds") {
         const int64_t base = GetInt(value, -1);
         if (base >= 0) info.base_time_ns = base;
@@ -248,7 +248,7 @@ void ParseHeader(const std::vector<std::string>& members, Trace* trace) {
           } else if (dkey == "backend") {
             std::string_view s;
             if (dvalue.get_string().get(s) == simdjson::SUCCESS)
-              info.distributed_backend = CleanText(s);
+              info.distributed_backend = SanitizeText(s);
           }
         }
       } else if (key == "deviceProperties") {
@@ -263,7 +263,7 @@ void ParseHeader(const std::vector<std::string>& members, Trace* trace) {
               p.id = static_cast<int32_t>(GetInt(pvalue, -1));
             else if (pkey == "name") {
               std::string_view s;
-              if (pvalue.get_string().get(s) == simdjson::SUCCESS) p.name = CleanText(s);
+              if (pvalue.get_string().get(s) == simdjson::SUCCESS) p.name = SanitizeText(s);
             } else if (pkey == "totalGlobalMem")
               p.total_global_mem_bytes = GetInt(pvalue, -1);
             else if (pkey == "computeMajor")

@@ -8,7 +8,7 @@
 #include <sstream>
 #include <vector>
 
-#include "base/text.h"
+#include "base/sanitize.h"
 #include "ingest/common/line_reader.h"
 #include "ingest/common/sample_checks.h"
 
@@ -287,7 +287,7 @@ std::string Store(const Column& column, const std::string& value, GpuSample* g,
       column.field == Field::kDate || column.field == Field::kTime)
     return "";
   if (column.field == Field::kName) {
-    *name = CleanText(value);  // printed by the verdict: no control sequences reach a terminal
+    *name = SanitizeText(value);  // printed by the verdict: no control sequences reach a terminal
     return "";
   }
   if (column.field == Field::kBusId) {
@@ -472,21 +472,21 @@ class LogParser {
         time_ns = ParseCsvTimestamp(cells[i]);
         if (!time_ns) {
           Malformed(rec_, path_, line_number,
-                    "bad timestamp \"" + CleanText(cells[i]) +
+                    "bad timestamp \"" + SanitizeText(cells[i]) +
                         "\" (expected YYYY/MM/DD HH:MM:SS.mmm, years 1970–2200)");
           return;
         }
       } else if (const std::string why = Store(columns_[i], cells[i], &g, &index, &bus_id, &name);
                  !why.empty()) {
         Malformed(rec_, path_, line_number,
-                  CleanText(columns_[i].name) + ": \"" + CleanText(cells[i]) + "\" " + why);
+                  SanitizeText(columns_[i].name) + ": \"" + SanitizeText(cells[i]) + "\" " + why);
         return;
       }
     }
     if (g.mem_used_bytes && g.mem_total_bytes && *g.mem_used_bytes > *g.mem_total_bytes) {
       std::string used, total;
       for (size_t i = 0; i < cells.size(); ++i) {
-        const std::string named = CleanText(columns_[i].name) + " \"" + CleanText(cells[i]) + "\"";
+        const std::string named = SanitizeText(columns_[i].name) + " \"" + SanitizeText(cells[i]) + "\"";
         if (columns_[i].field == Field::kMemUsed) used = named;
         if (columns_[i].field == Field::kMemTotal) total = named;
       }
@@ -539,7 +539,7 @@ class LogParser {
       if (const std::string why = Store(columns_[i], words[i], &g, &index, &bus_id, &name);
           !why.empty()) {
         Malformed(rec_, path_, line_number,
-                  CleanText(columns_[i].name) + ": \"" + CleanText(words[i]) + "\" " + why);
+                  SanitizeText(columns_[i].name) + ": \"" + SanitizeText(words[i]) + "\" " + why);
         return;
       }
     }
@@ -552,7 +552,7 @@ class LogParser {
       time_ns = ParseDmonTime(date, time);
       if (!time_ns) {
         Malformed(rec_, path_, line_number,
-                  "bad date/time \"" + CleanText(date + " " + time) +
+                  "bad date/time \"" + SanitizeText(date + " " + time) +
                       "\" (expected YYYYMMDD HH:MM:SS, years 1970–2200)");
         return;
       }

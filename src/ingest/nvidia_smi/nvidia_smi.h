@@ -17,7 +17,7 @@
 // A line that does not fit (wrong field count, a number that is not one, a value out of range —
 // utilisation outside 0–100 %, negative power, memory used above total —, a bad timestamp) is
 // counted and skipped; the report shows the count and the first few with FILE:LINE. GPU names are
-// cleaned of control characters (base/text.h) before anything prints them.
+// cleaned of control characters (base/sanitize.h) before anything prints them.
 #pragma once
 
 #include <string>

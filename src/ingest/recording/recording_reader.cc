@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "base/numbers.h"
-#include "base/text.h"
+#include "base/sanitize.h"
 #include "ingest/common/line_reader.h"
 #include "ingest/common/sample_checks.h"
 
@@ -55,7 +55,14 @@ void Get(simdjson::dom::object o, const char* key, std::optional<T>* out) {
       *out = static_cast<double>(u);
   } else {
     uint64_t u;
-    if (e.get_uint64().get(u) == simdjson::SUCCESS) *out = u;
+    double d;
+    if (e.get_uint64().get(u) == simdjson::SUCCESS) {
+      *out = u;
+    } else if (e.get_double().get(d) == simdjson::SUCCESS && d >= 0 && d < 0x1p64) {
+      // JsonWriter writes integers beyond 2^53 with an exponent (all digits kept); as a double
+      // they are off by at most one part in 2^53, nothing for a count of bytes or ns.
+      *out = static_cast<uint64_t>(d);
+    }
   }
 }
 
@@ -77,7 +84,7 @@ std::optional<int64_t> GetTime(simdjson::dom::object o, const char* key) {
 std::string GetString(simdjson::dom::object o, const char* key) {
   std::string_view s;
   if (o[key].get_string().get(s) != simdjson::SUCCESS) return "";
-  return CleanText(s);
+  return SanitizeText(s);
 }
 
 // What every format fills: the recording, malformed lines with examples, and whether the header
@@ -92,7 +99,7 @@ class Builder {
   void Bad(uint64_t line, const std::string& why) {
     ++rec.malformed_lines;
     if (rec.malformed_examples.size() < kMalformedExamples)
-      rec.malformed_examples.push_back(name_ + ":" + std::to_string(line) + ": " + CleanText(why));
+      rec.malformed_examples.push_back(name_ + ":" + std::to_string(line) + ": " + SanitizeText(why));
   }
 
   // The JSON objects of the JSONL lines (the Chrome-trace metadata events carry the same).
@@ -110,7 +117,7 @@ class Builder {
     simdjson::dom::array a;
     if (!o["command"].get_array().get(a))
       for (auto e : a)
-        if (std::string_view s; !e.get_string().get(s)) rec.command.push_back(CleanText(s));
+        if (std::string_view s; !e.get_string().get(s)) rec.command.push_back(SanitizeText(s));
     if (!o["gpus"].get_array().get(a))
       for (auto e : a) {
         simdjson::dom::object g;
@@ -178,6 +185,11 @@ class Builder {
         Get(p, "rss_bytes", &u);
         ps.rss_bytes = u.value_or(0);
         Get(p, "read_bytes", &ps.read_bytes);
+        cpu.reset();
+        Get(p, "reaped_cpu_pct", &cpu);
+        ps.reaped_cpu_pct = cpu.value_or(0);
+        if (std::string why = CheckRange(ps.reaped_cpu_pct, 0, kMaxCpuPct, "%"); !why.empty())
+          return Bad(line, "process " + std::to_string(ps.pid) + " reaped_cpu_pct " + why);
         s.processes.push_back(std::move(ps));
       }
     }
@@ -203,7 +215,7 @@ class Builder {
     simdjson::dom::array a;
     if (!o["notes"].get_array().get(a))
       for (auto e : a)
-        if (std::string_view s; !e.get_string().get(s)) rec.notes.push_back(CleanText(s));
+        if (std::string_view s; !e.get_string().get(s)) rec.notes.push_back(SanitizeText(s));
   }
 
   // `what_is_missing` names the end marker of the format ("end line", "]}").
@@ -436,15 +448,15 @@ class CsvRecordingParser {
     if (added) {
       s.processes.emplace_back();
       s.processes.back().pid = static_cast<int32_t>(pid);
-      s.processes.back().name = CleanText(id.substr(colon + 1));
+      s.processes.back().name = SanitizeText(id.substr(colon + 1));
     }
     ProcessSample& p = s.processes[it->second];
     uint64_t u = 0;
     const bool integral = Integral(value, &u) && ParseUint64(text, &u) == NumberError::kOk;
-    if (metric == "cpu_pct") {
+    if (metric == "cpu_pct" || metric == "reaped_cpu_pct") {
       if (std::string why = CheckRange(value, 0, kMaxCpuPct, "%"); !why.empty())
-        return b_->Bad(line, "cpu_pct " + text + " " + why);
-      p.cpu_pct = value;
+        return b_->Bad(line, metric + " " + text + " " + why);
+      (metric == "cpu_pct" ? p.cpu_pct : p.reaped_cpu_pct) = value;
     } else if (metric == "ppid") {
       if (!integral || u > INT32_MAX) return b_->Bad(line, "ppid \"" + text + "\" is not a pid");
       p.ppid = static_cast<int32_t>(u);
@@ -491,15 +503,15 @@ class CsvRecordingParser {
         return b_->Bad(line, "exit_code is not an exit code");
       r.exit_code = static_cast<int>(value);
     } else if (metric == "command_arg") {
-      r.command.push_back(CleanText(id));
+      r.command.push_back(SanitizeText(id));
     } else if (metric == "note") {
-      r.notes.push_back(CleanText(id));
+      r.notes.push_back(SanitizeText(id));
     } else if (metric == "gpu_unavailable") {
-      r.gpu_unavailable = CleanText(id);
+      r.gpu_unavailable = SanitizeText(id);
     } else if (metric == "gpu_name") {
       GpuInfo* g = gpu();
       if (!g) return b_->Bad(line, "gpu_name: \"" + text + "\" is not a GPU index");
-      g->name = CleanText(id);
+      g->name = SanitizeText(id);
     } else if (metric == "gpu_mem_total_bytes" || metric == "gpu_power_limit_w") {
       GpuInfo* g = gpu();
       if (!g) return b_->Bad(line, metric + ": \"" + id + "\" is not a GPU index");

@@ -12,7 +12,7 @@
 // out of range (ingest/common/sample_checks.h). A recording without its end (gpuscope killed by
 // SIGKILL, a full disk) is read up to where it stops, with a note saying it was cut short; an
 // incomplete last line is part of the cut, not a malformed line. Every string (command, GPU and
-// process names, notes) is cleaned of control characters (base/text.h).
+// process names, notes) is cleaned of control characters (base/sanitize.h).
 #pragma once
 
 #include <string>

@@ -1,11 +1,15 @@
-#include "report/json_writer.h"
+#include "render/json_writer.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 
 #include "base/utf8.h"
 
-namespace gpuscope::report {
+namespace gpuscope::render {
 
 void JsonWriter::AppendEscaped(std::string* out, std::string_view s) {
   out->push_back('"');
@@ -122,13 +126,72 @@ JsonWriter& JsonWriter::String(std::string_view value) {
   return *this;
 }
 
+namespace {
+
+// `magnitude` > 2^53 with every digit kept: 1731295583000000000 → 1.731295583e+18.
+void AppendExponentForm(std::string* out, bool negative, uint64_t magnitude) {
+  const std::string digits = std::to_string(magnitude);
+  size_t last = digits.find_last_not_of('0');  // magnitude > 0, so there is one
+  if (negative) out->push_back('-');
+  out->push_back(digits[0]);
+  if (last > 0) {
+    out->push_back('.');
+    out->append(digits, 1, last);
+  }
+  out->append("e+");
+  out->append(std::to_string(digits.size() - 1));
+}
+
+}  // namespace
+
+void JsonWriter::AppendInt(std::string* out, int64_t value) {
+  // Magnitude in uint64: −INT64_MIN does not fit in int64.
+  const uint64_t magnitude =
+      value < 0 ? uint64_t{0} - static_cast<uint64_t>(value) : static_cast<uint64_t>(value);
+  if (magnitude <= kMaxExactInteger)
+    out->append(std::to_string(value));
+  else
+    AppendExponentForm(out, value < 0, magnitude);
+}
+
+void JsonWriter::AppendUint(std::string* out, uint64_t value) {
+  if (value <= kMaxExactInteger)
+    out->append(std::to_string(value));
+  else
+    AppendExponentForm(out, false, value);
+}
+
+void JsonWriter::AppendDouble(std::string* out, double value, int decimals) {
+  if (!std::isfinite(value)) {
+    out->append("null");
+    return;
+  }
+  char buf[64];
+  if (std::fabs(value) <= static_cast<double>(kMaxExactInteger)) {
+    // At most 16 integer digits, so `decimals` up to 40 fit.
+    std::snprintf(buf, sizeof buf, "%.*f", std::clamp(decimals, 0, 40), value);
+    out->append(buf);
+    return;
+  }
+  // Shortest round-trip form, e.g. 3.0147658855571522e+19: %.*f would print 20 or more
+  // integer digits of which only the first 17 mean anything.
+  const auto r = std::to_chars(buf, buf + sizeof buf, value, std::chars_format::scientific);
+  out->append(buf, r.ptr);
+}
+
 JsonWriter& JsonWriter::Int(int64_t value) {
   BeforeValue();
-  out_.append(std::to_string(value));
+  AppendInt(&out_, value);
   return *this;
 }
 
 JsonWriter& JsonWriter::Uint(uint64_t value) {
+  BeforeValue();
+  AppendUint(&out_, value);
+  return *this;
+}
+
+JsonWriter& JsonWriter::ExactInt(int64_t value) {
   BeforeValue();
   out_.append(std::to_string(value));
   return *this;
@@ -137,9 +200,7 @@ JsonWriter& JsonWriter::Uint(uint64_t value) {
 JsonWriter& JsonWriter::Double(double value, int decimals) {
   if (!std::isfinite(value)) return Null();
   BeforeValue();
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, value);
-  out_.append(buf);
+  AppendDouble(&out_, value, decimals);
   return *this;
 }
 
@@ -155,4 +216,14 @@ JsonWriter& JsonWriter::Null() {
   return *this;
 }
 
-}  // namespace gpuscope::report
+JsonWriter& JsonWriter::ShortestDouble(double value) {
+  if (!std::isfinite(value)) return Null();
+  BeforeValue();
+  const size_t start = out_.size();
+  out_ += fmt::format("{}", value);
+  // "3" would read back as an integer: a double keeps its point, so a value's kind round-trips.
+  if (out_.find_first_of(".eE", start) == std::string::npos) out_ += ".0";
+  return *this;
+}
+
+}  // namespace gpuscope::render

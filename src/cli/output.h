@@ -1,0 +1,30 @@
+// Every subcommand ends here: a document goes to the terminal as text, to stdout as JSON
+// (--json), and to a file as HTML (--html FILE). No subcommand renders by itself.
+#pragma once
+
+#include <string>
+
+#include "render/document.h"
+
+namespace CLI {
+class App;
+}
+
+namespace gpuscope::cli {
+
+struct OutputArgs {
+  bool json = false;
+  bool verbose = false;
+  std::string html_path;       // empty: no HTML page
+  std::string color = "auto";  // auto (a terminal), always, never
+  int width = -1;              // text columns; -1: the terminal's width on a terminal, else none
+};
+
+// Adds --json, --html FILE, -v/--verbose, --color and --width to a subcommand.
+void AddOutputFlags(CLI::App* app, OutputArgs* args);
+
+// Writes the views the flags ask for. Returns 0, or 2 when the HTML file cannot be written (the
+// error is printed). Text wraps to the terminal's width only when stdout is a terminal.
+int Emit(const render::Document& doc, const OutputArgs& args);
+
+}  // namespace gpuscope::cli

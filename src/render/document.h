@@ -1,0 +1,205 @@
+// The report document: what every subcommand produces and every view (text, JSON, HTML) renders.
+//
+// A document is an ordered tree of sections; a section holds typed items — rows of key/value
+// fields, tables, charts, findings and text. Every value is typed (duration in ns, bytes, share
+// 0–1, count, rate, ratio, text) and every item and field has a stable key, so the JSON is a
+// contract and a renderer chooses the spelling ("14.473 ms", "30.0 %") without knowing which
+// analysis produced it. Names are resolved strings: a document holds no ids or pointers into a
+// trace, so it can be saved as JSON, read back (FromJson) and rendered exactly as the original.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace gpuscope::render {
+
+inline constexpr int kSchemaVersion = 2;
+
+enum class Unit : uint8_t {
+  kNone,            // a plain number ("0.506")
+  kCount,           // an integer count ("1,314")
+  kNanos,           // a duration in ns ("14.473 ms")
+  kBytes,           // bytes, decimal units ("3.40 GB")
+  kShare,           // a fraction 0–1, shown as a percentage ("30.0 %")
+  kBytesPerSecond,  // "6.4 GB/s"
+  kPerSecond,       // events per second ("5.71/s")
+  kRatio,           // a multiple ("22.8x")
+  kPercent,         // a value already on a 0–100 scale (utilisation as NVML reports it)
+  kText,
+  kBool,
+};
+const char* UnitName(Unit u);  // "ns", "bytes", "share", … (the JSON spelling)
+bool UnitFromName(std::string_view name, Unit* u);
+
+// One typed value. Not available (a division by zero, a metric the input cannot give) is a
+// value of its own, rendered "n/a" in text and HTML and null in JSON — one policy everywhere.
+struct Value {
+  enum class Kind : uint8_t { kNull, kInt, kDouble, kText, kBool };
+  Kind kind = Kind::kNull;
+  Unit unit = Unit::kNone;
+  int8_t precision = -1;  // digits after the point in text/HTML; -1: the unit's default
+  bool show_sign = false;  // a change: "+12.000 ms", "−28.0 %", "±0"
+  int64_t i = 0;
+  double d = 0;
+  std::string text;
+
+  static Value Na(Unit unit = Unit::kNone);
+  static Value Count(int64_t n);
+  static Value Nanos(int64_t ns);
+  static Value Bytes(uint64_t bytes);
+  // part / whole as a share; n/a when whole ≤ 0.
+  static Value ShareOf(double part, double whole, int precision = -1);
+  static Value Share(double share, int precision = -1);  // n/a when not finite
+  static Value Number(double v, int precision = -1, Unit unit = Unit::kNone);
+  static Value Int(int64_t v, Unit unit = Unit::kNone);
+  static Value Text(std::string s);
+  static Value Bool(bool b);
+  // The same value shown as a change (+/−/±0).
+  static Value Signed(Value v);
+
+  bool is_na() const { return kind == Kind::kNull; }
+  double AsDouble() const { return kind == Kind::kInt ? static_cast<double>(i) : d; }
+  bool operator==(const Value&) const = default;
+};
+
+struct Field {
+  std::string key;    // stable; JSON key. Its suffix names the unit: _ns, _bytes, _share, …
+  std::string label;  // how text and HTML name it; empty: the value alone
+  Value value;
+  bool detail = false;  // text and HTML show it only when verbose; JSON always
+  bool operator==(const Field&) const = default;
+};
+
+// Which views show an item. JSON always carries everything: views only leave detail out.
+enum View : uint8_t { kViewText = 1, kViewHtml = 2, kViewAll = 3 };
+
+// One line of key/value fields: "GPU time  compute 64.0 % · idle 27.2 %".
+struct Row {
+  std::string key;
+  std::string label;
+  std::vector<Field> fields;
+  std::string note;  // a short qualifier shown after the fields: "(HTA temporal breakdown)"
+  bool detail = false;  // the whole row only when verbose (text and HTML); JSON always
+  bool operator==(const Row&) const = default;
+};
+
+struct Column {
+  std::string key;
+  std::string label;
+  bool detail = false;  // text shows it only when verbose; HTML and JSON always
+  bool operator==(const Column&) const = default;
+};
+
+struct Table {
+  std::string key;
+  std::string title;
+  std::vector<Column> columns;
+  std::vector<std::vector<Value>> rows;  // rows[i][j] is column j
+  // Rows the terminal shows (all in HTML and JSON; all in text with --verbose). 0: the table is
+  // detail, shown in text only with --verbose.
+  int text_rows = 10;
+  bool operator==(const Table&) const = default;
+};
+
+// Data for a chart. Text shows none (the tables and rows carry the numbers); HTML draws SVG.
+struct Series {
+  std::string key;
+  std::string label;
+  std::vector<double> values;  // one per category (bars) or per x (lines); NaN: no value (null)
+  bool operator==(const Series& other) const;  // NaN equals NaN: a gap in a line is a gap
+};
+
+struct Chart {
+  enum class Kind : uint8_t { kStackedBars, kLines };
+  std::string key;
+  std::string title;
+  Kind kind = Kind::kStackedBars;
+  Unit unit = Unit::kNone;           // of the series values
+  Unit x_unit = Unit::kNone;         // lines: of x
+  std::vector<std::string> categories;  // bars: one label per bar
+  std::vector<double> x;                // lines: shared x values
+  std::vector<Series> series;
+  std::vector<Field> reference_lines;   // e.g. device capacity, drawn as a dashed line
+  bool operator==(const Chart&) const = default;
+};
+
+enum class Severity : uint8_t { kInfo, kWarning, kCritical };
+const char* SeverityName(Severity s);
+
+struct Finding {
+  std::string key;  // the rule id: "input_pipeline_stall"
+  std::string title;
+  Severity severity = Severity::kInfo;
+  Value saving;        // ns per step, or n/a when the rule gives no saving
+  Value saving_share;  // of the mean steady step
+  std::string saving_assumption;
+  double confidence = 0.5;
+  std::vector<Field> evidence;
+  std::string fix;
+  bool operator==(const Finding&) const = default;
+};
+
+struct Text {
+  std::string key;
+  std::string text;
+  bool operator==(const Text&) const = default;
+};
+
+using Item = std::variant<Row, Table, Chart, Finding, Text>;
+const std::string& ItemKey(const Item& item);
+
+struct Section {
+  std::string key;
+  std::string title;
+  uint8_t views = kViewAll;
+  // Text shows the items without a title line, at the parent's indentation (a grouping that
+  // HTML and JSON keep); e.g. a rank's "GPU time" rows read as part of the rank.
+  bool text_inline = false;
+  // Deques: a reference returned by Add* stays valid while more items and sections are added.
+  std::deque<Item> items;
+  std::deque<Section> sections;
+  bool operator==(const Section&) const = default;
+
+  Row& AddRow(std::string key, std::string label);
+  Table& AddTable(std::string key, std::string title, std::vector<Column> columns);
+  Chart& AddChart(std::string key, std::string title, Chart::Kind kind, Unit unit);
+  Finding& AddFinding(std::string key);
+  void AddText(std::string key, std::string text);
+  Section& AddSection(std::string key, std::string title);
+  const Section* FindSection(std::string_view key) const;
+  const Item* FindItem(std::string_view key) const;
+};
+
+struct RenderOptions {
+  bool verbose = false;  // detail fields, rows and tables too
+};
+
+struct Document {
+  std::string schema;  // "gpuscope.report", "gpuscope.diff", "gpuscope.plan", "gpuscope.run"
+  int schema_version = kSchemaVersion;
+  std::string title;     // first line of the text view, <title> of the page
+  std::string subtitle;  // generator, inputs
+  std::deque<Section> sections;
+  bool operator==(const Document&) const = default;
+
+  Section& AddSection(std::string key, std::string title);
+  const Section* FindSection(std::string_view key) const;
+};
+
+// Row builder helpers: row.fields.push_back(F("idle_share", "idle", Value::Share(x))).
+inline Field F(std::string key, std::string label, Value v) {
+  return Field{std::move(key), std::move(label), std::move(v), false};
+}
+// A field JSON carries and text/HTML show only when verbose (raw timestamps, secondary counts).
+inline Field Detail(std::string key, std::string label, Value v) {
+  return Field{std::move(key), std::move(label), std::move(v), true};
+}
+
+// The JSON key suffix a unit requires ("_ns" for kNanos); empty when any key will do.
+std::string_view RequiredSuffix(Unit u);
+
+}  // namespace gpuscope::render

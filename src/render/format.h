@@ -1,0 +1,33 @@
+// One formatting policy for every view: durations, bytes, shares, counts and rates, one rounding
+// rule per unit, and one spelling of "not available". Built on libfmt.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "render/document.h"
+
+namespace gpuscope::render {
+
+inline constexpr std::string_view kNotAvailable = "n/a";
+
+std::string GroupDigits(uint64_t n);        // "1,234,567"
+std::string FormatCount(int64_t n);         // "-1,234"
+std::string FormatBytes(double bytes);      // "830 B", "1.2 MB", "3.40 GB" (decimal units)
+std::string FormatDuration(int64_t ns);     // "45 ns", "12.300 µs", "830.494 ms", "12.300 s"
+std::string FormatShare(double share, int precision = 1);  // 0.3 → "30.0 %"
+std::string FormatNumber(double v, int precision);         // fixed, no grouping
+std::string FormatRate(double per_second, Unit unit, int precision = -1);  // "6.4 GB/s", "5.71/s"
+// The text of any value, as text and HTML show it.
+std::string FormatValue(const Value& v);
+// An estimate at the precision it deserves: three significant digits ("14.5 ms", "262 µs").
+std::string FormatDurationApprox(double ns);
+// A finding's saving: approximate durations, other units as FormatValue.
+std::string FormatSaving(const Value& v);
+
+// Findings below this share of a step are listed together on one "minor" line (every view).
+inline constexpr double kMinorFindingShare = 0.01;
+bool IsMinor(const Finding& f);
+
+}  // namespace gpuscope::render

@@ -1,0 +1,135 @@
+// The document model and its three views: formatting policy, JSON round trip, escaping.
+#include <gtest/gtest.h>
+
+#include "render/document.h"
+#include "render/format.h"
+#include "render/html.h"
+#include "render/json.h"
+#include "render/text.h"
+
+namespace gpuscope::render {
+namespace {
+
+Document SampleDocument() {
+  Document doc;
+  doc.schema = "gpuscope.test";
+  doc.title = "title <b>";
+  doc.subtitle = "sub";
+  Section& s = doc.AddSection("rank_0", "rank 0");
+  Row& r = s.AddRow("gpu_time", "GPU time");
+  r.fields.push_back(F("compute_share", "compute", Value::Share(0.64)));
+  r.fields.push_back(F("idle_share", "idle", Value::ShareOf(1, 0)));
+  r.fields.push_back(F("span_ns", "", Value::Nanos(275168000)));
+  r.fields.push_back(F("huge_bytes", "huge", Value::Int(int64_t{1} << 60, Unit::kBytes)));
+  r.fields.push_back(F("ratio", "ratio", Value::Number(3.0, -1, Unit::kRatio)));
+  r.note = "(note)";
+  Table& t = s.AddTable("kernels", "top kernels", {{"name", "kernel"}, {"time_ns", "time"}});
+  t.rows.push_back({Value::Text("gemm\x1b[2J"), Value::Nanos(1000)});
+  t.rows.push_back({Value::Text("b"), Value::Na(Unit::kNanos)});
+  Chart& c = s.AddChart("memory", "memory", Chart::Kind::kLines, Unit::kBytes);
+  c.x = {0, 1, 2};
+  c.series.push_back({"allocated", "allocated", {1e9, 2e9, 1.5e9}});
+  c.reference_lines.push_back(F("capacity_bytes", "capacity", Value::Bytes(80000000000)));
+  Finding& f = s.AddFinding("input_pipeline_stall");
+  f.title = "The GPU waits";
+  f.severity = Severity::kCritical;
+  f.saving = Value::Nanos(14473000);
+  f.saving_share = Value::Share(0.3);
+  f.confidence = 0.8;
+  f.evidence.push_back(F("dataloader_share", "DataLoader share", Value::Share(0.3)));
+  f.fix = "num_workers";
+  Finding& minor = s.AddFinding("tiny");
+  minor.title = "tiny thing";
+  minor.saving = Value::Nanos(1000);
+  minor.saving_share = Value::Share(0.001);
+  s.AddSection("child", "child").AddText("t", "hello");
+  return doc;
+}
+
+TEST(Format, UnitsAndNotAvailable) {
+  EXPECT_EQ(FormatDuration(14473000), "14.473 ms");
+  EXPECT_EQ(FormatDuration(45), "45 ns");
+  EXPECT_EQ(FormatDuration(INT64_MIN).substr(0, 1), "-");
+  EXPECT_EQ(FormatBytes(3.4e9), "3.40 GB");
+  EXPECT_EQ(FormatCount(-1234567), "-1,234,567");
+  EXPECT_EQ(FormatCount(INT64_MIN), "-9,223,372,036,854,775,808");
+  EXPECT_EQ(FormatValue(Value::ShareOf(1, 0)), "n/a");
+  EXPECT_EQ(FormatValue(Value::Share(0.3)), "30.0 %");
+  EXPECT_EQ(FormatValue(Value::Share(0.12345, 2)), "12.35 %");
+  EXPECT_EQ(FormatValue(Value::Number(22.8, -1, Unit::kRatio)), "22.8x");
+  EXPECT_EQ(FormatRate(6.4e9, Unit::kBytesPerSecond), "6.4 GB/s");
+  EXPECT_EQ(FormatDurationApprox(14473000), "14.5 ms");
+  EXPECT_EQ(FormatDurationApprox(262100), "262 µs");
+}
+
+TEST(Document, JsonRoundTripRendersTheSame) {
+  const Document doc = SampleDocument();
+  const std::string json = ToJson(doc);
+  Result<Document> back = FromJson(json, "mem");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(*back, doc);
+  EXPECT_EQ(RenderText(*back, {}), RenderText(doc, {}));
+  EXPECT_EQ(RenderHtml(*back), RenderHtml(doc));
+  EXPECT_EQ(ToJson(*back), json);
+}
+
+TEST(Document, IntegersBeyond2To53AreDoubles) {
+  const std::string json = ToJson(SampleDocument());
+  EXPECT_NE(json.find("\"value\": 1.152921504606846976e+18"), std::string::npos) << json;
+  EXPECT_EQ(json.find("1152921504606846976"), std::string::npos);
+}
+
+TEST(Document, FromJsonRejectsOtherFiles) {
+  EXPECT_FALSE(FromJson("{\"traceEvents\": []}", "t.json").ok());
+  EXPECT_FALSE(FromJson("not json", "x").ok());
+  Result<Document> old = FromJson("{\"schema\": \"gpuscope.report\", \"schema_version\": 1}", "v1.json");
+  ASSERT_FALSE(old.ok());
+  EXPECT_NE(old.status().message().find("schema_version 1"), std::string::npos);
+}
+
+TEST(Text, RowsTablesFindingsAndNoControlBytes) {
+  const std::string text = RenderText(SampleDocument(), {});
+  EXPECT_NE(text.find("  GPU time    compute 64.0 % · idle n/a · 275.168 ms"), std::string::npos) << text;
+  EXPECT_NE(text.find("1. The GPU waits — saves ~14.5 ms per step (30 %)"), std::string::npos) << text;
+  EXPECT_NE(text.find("minor (each under 1 % of a step): tiny thing"), std::string::npos) << text;
+  EXPECT_EQ(text.find('\x1b'), std::string::npos);
+  EXPECT_NE(text.find("gemm\xEF\xBF\xBD[2J"), std::string::npos);
+}
+
+TEST(Text, WrapsOnlyWhenAWidthIsGiven) {
+  Document doc;
+  Section& s = doc.AddSection("s", "");
+  Row& r = s.AddRow("r", "label");
+  for (int i = 0; i < 30; ++i) r.fields.push_back(F("f" + std::to_string(i), "field", Value::Count(i)));
+  const std::string wide = RenderText(doc, {});
+  EXPECT_EQ(std::count(wide.begin(), wide.end(), '\n'), 1);
+  const std::string narrow = RenderText(doc, {false, false, 100});
+  EXPECT_GT(std::count(narrow.begin(), narrow.end(), '\n'), 2);
+  size_t start = 0;
+  while (start < narrow.size()) {
+    const size_t end = narrow.find('\n', start);
+    EXPECT_LE(DisplayWidth(narrow.substr(start, end - start)), 100u);
+    start = end + 1;
+  }
+}
+
+TEST(Html, EscapesAndEmbedsJson) {
+  const std::string html = RenderHtml(SampleDocument());
+  EXPECT_EQ(html.find("title <b>"), std::string::npos);
+  EXPECT_NE(html.find("title &lt;b&gt;"), std::string::npos);
+  EXPECT_NE(html.find("application/json"), std::string::npos);
+  // One script element only: the data block.
+  EXPECT_EQ(html.find("<script", html.find("<script") + 1), std::string::npos);
+  // The capacity (80 GB) is far above the data (2 GB): named below the chart, axis fits data.
+  EXPECT_NE(html.find("capacity 80.00 GB (above the chart)"), std::string::npos);
+  EXPECT_NE(html.find(">2.00 GB<"), std::string::npos);
+}
+
+TEST(Html, NiceTicksAreRound) {
+  EXPECT_EQ(NiceTicks(3.4e9), (std::vector<double>{0, 1e9, 2e9, 3e9, 4e9}));
+  EXPECT_EQ(NiceTicks(100), (std::vector<double>{0, 25, 50, 75, 100}));
+  EXPECT_EQ(NiceTicks(0).size(), 2u);
+}
+
+}  // namespace
+}  // namespace gpuscope::render

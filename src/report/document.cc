@@ -1,0 +1,658 @@
+#include "report/document.h"
+
+#include <algorithm>
+#include <set>
+
+#include "gpuscope/version.h"
+#include "render/format.h"
+#include <cctype>
+#include <cmath>
+
+namespace gpuscope::report {
+
+namespace {
+
+using render::Column;
+using render::Detail;
+using render::F;
+using render::Row;
+using render::Section;
+using render::Table;
+using render::Unit;
+using render::Value;
+
+Value Ns(int64_t ns) { return Value::Nanos(ns); }
+Value Count(uint64_t n) { return Value::Count(static_cast<int64_t>(std::min<uint64_t>(n, INT64_MAX))); }
+Value Bytes(int64_t b) { return b >= 0 ? Value::Bytes(static_cast<uint64_t>(b)) : Value::Na(Unit::kBytes); }
+Value Share(double part, double whole, int precision = -1) { return Value::ShareOf(part, whole, precision); }
+Value Text(std::string s) { return Value::Text(std::move(s)); }
+
+const char* RankSourceName(RankSource s) {
+  switch (s) {
+    case RankSource::kDistributedInfo:
+      return "distributedInfo";
+    case RankSource::kFileName:
+      return "file name";
+    case RankSource::kNone:
+      break;
+  }
+  return "none";
+}
+
+std::string StepRange(const std::vector<int32_t>& steps) {
+  if (steps.empty()) return "none found";
+  std::string s = std::to_string(steps.size()) + " ProfilerStep" + (steps.size() == 1 ? "" : "s") +
+                  ": #" + std::to_string(steps.front());
+  if (steps.size() > 1) {
+    const bool contiguous = steps.back() - steps.front() + 1 == static_cast<int32_t>(steps.size());
+    s += (contiguous ? "–#" : " … #") + std::to_string(steps.back());
+  }
+  return s;
+}
+
+std::string Name(const Trace* t, StringId id) { return t ? std::string(t->Str(id)) : std::string(); }
+
+void AddInputs(const analyze::TraceSummary& r, Section& s) {
+  Row& in = s.AddRow("input", "input");
+  in.fields = {F("file_bytes", "", Value::Bytes(r.file_bytes)),
+               F("compression", "", Text(r.gzip ? "gzip" : "plain")),
+               F("json_bytes", "→ JSON", Value::Bytes(r.json_bytes)),
+               F("events", "events", Count(r.events_total)),
+               Detail("format", "format", Text(r.format == TraceFormat::kBareArray ? "bare_array" : "kineto_object")),
+               Detail("display_time_unit", "displayTimeUnit", Text(r.display_time_unit)),
+               Detail("base_time_ns", "baseTimeNanoseconds",
+                      r.base_time_ns ? Value::Int(*r.base_time_ns, Unit::kCount) : Value::Na())};
+  if (r.format == TraceFormat::kBareArray) in.note = "(legacy bare-array form)";
+  Row& dev = s.AddRow("device", "device");
+  if (!r.device_name.empty()) {
+    dev.fields = {F("name", "", Text(r.device_name)),
+                  F("memory_bytes", "", Bytes(r.device_memory_bytes)),
+                  F("sms", "SMs", r.device_sms >= 0 ? Value::Count(r.device_sms) : Value::Na(Unit::kCount)),
+                  F("compute_capability", "compute",
+                    Text(r.compute_major >= 0 ? std::to_string(r.compute_major) + "." + std::to_string(r.compute_minor) : "")),
+                  Detail("devices_listed", "devices listed", Count(r.devices_listed))};
+  } else {
+    dev.note = "not recorded (no deviceProperties)";
+    dev.fields = {Detail("devices_listed", "devices listed", Count(r.devices_listed))};
+  }
+  const analyze::EventCounts& c = r.counts;
+  Row& gpu_span = s.AddRow("gpu_span", "GPU span");
+  gpu_span.fields = {F("span_ns", "", Ns(r.gpu_end_ns - r.gpu_start_ns)),
+                     Detail("start_ns", "from", Value::Int(r.gpu_start_ns, Unit::kCount)),
+                     Detail("end_ns", "to", Value::Int(r.gpu_end_ns, Unit::kCount))};
+  gpu_span.detail = c.kernels + c.memcpys + c.memsets + c.gpu_syncs == 0;
+  Row& cpu_span = s.AddRow("cpu_span", "CPU span");
+  cpu_span.fields = {F("span_ns", "", Ns(r.cpu_end_ns - r.cpu_start_ns)),
+                     Detail("start_ns", "from", Value::Int(r.cpu_start_ns, Unit::kCount)),
+                     Detail("end_ns", "to", Value::Int(r.cpu_end_ns, Unit::kCount))};
+  cpu_span.detail = r.cpu_end_ns <= r.cpu_start_ns;
+  Row& steps = s.AddRow("steps", "steps");
+  steps.fields = {F("range", "", Text(StepRange(r.steps))), Detail("count", "found", Count(r.steps.size())),
+                  Detail("first", "first", r.steps.empty() ? Value::Na(Unit::kCount) : Value::Count(r.steps.front())),
+                  Detail("last", "last", r.steps.empty() ? Value::Na(Unit::kCount) : Value::Count(r.steps.back()))};
+  s.AddRow("gpu_events", "GPU").fields = {
+      F("kernels", "kernels", Count(c.kernels)), F("nccl_kernels", "NCCL", Count(c.nccl_kernels)),
+      F("memcpy", "memcpy", Count(c.memcpys)), F("memset", "memset", Count(c.memsets)),
+      F("gpu_sync", "sync", Count(c.gpu_syncs))};
+  s.AddRow("cpu_events", "CPU").fields = {
+      F("runtime_calls", "runtime calls", Count(c.runtime_calls)),
+      F("kernel_launches", "launches", Count(c.kernel_launches)), F("cpu_ops", "ops", Count(c.cpu_ops)),
+      F("user_annotations", "annotations", Count(c.user_annotations)),
+      F("dataloader_ops", "DataLoader", Count(c.dataloader_ops)),
+      Detail("profiler_steps", "ProfilerStep events", Count(c.profiler_steps))};
+  Row& more = s.AddRow("cpu_events_more", "");
+  more.fields = {F("python_functions", "python frames", Count(c.python_functions)),
+                 F("gpu_user_annotations", "GPU annotations", Count(c.gpu_user_annotations)),
+                 F("other_cpu_events", "other", Count(c.other_cpu_events))};
+  more.detail = c.python_functions + c.gpu_user_annotations + c.other_cpu_events == 0;
+  s.AddRow("other_events", "other").fields = {
+      F("memory_events", "[memory]", Count(c.memory_events)),
+      F("counter_samples", "counter samples", Count(c.counter_samples)),
+      F("flow_events", "flow events", Count(c.flow_events)), F("instant_events", "instants", Count(c.instant_events)),
+      Detail("trace_span_events_dropped", "trace-span events dropped", Count(r.trace_span_events_dropped))};
+  const LinkStats& l = r.links;
+  Row& links = s.AddRow("links", "links");
+  links.fields = {F("kernels_linked", "kernels linked to their launch", Count(l.kernels_linked)),
+                  F("kernels_with_launch_in_trace", "of", Count(l.kernels_with_launch_in_trace)),
+                  F("linked_share", "", Share(static_cast<double>(l.kernels_linked), static_cast<double>(l.kernels_with_launch_in_trace))),
+                  F("kernels_without_launch", "without a launch in the trace", Count(l.kernels - l.kernels_linked)),
+                  Detail("kernels", "kernels", Count(l.kernels))};
+  links.detail = l.kernels == 0;
+  Row& by = s.AddRow("link_methods", "");
+  by.fields = {F("linked_by_correlation", "GPU events linked by correlation", Count(l.linked_by_correlation)),
+               F("linked_by_flow", "by flow", Count(l.linked_by_flow)), F("gpu_events", "of", Count(l.gpu_events)),
+               Detail("with_correlation", "with a correlation id", Count(l.with_correlation))};
+  by.detail = l.linked_by_flow == 0;
+
+  Table& diag = s.AddTable("diagnostics", "diagnostics: events skipped or repaired",
+                           {{"reason", "reason"}, {"description", "what"}, {"count", "events"},
+                            {"first_byte_offset", "first at byte"}});
+  diag.text_rows = 20;
+  for (size_t i = 0; i < r.diagnostics.count.size(); ++i) {
+    if (r.diagnostics.count[i] == 0) continue;
+    const Diag d = static_cast<Diag>(i);
+    diag.rows.push_back({Text(DiagName(d)), Text(DiagDescription(d)), Count(r.diagnostics.count[i]),
+                         r.diagnostics.first_offset[i] >= 0 ? Value::Count(r.diagnostics.first_offset[i])
+                                                            : Value::Na(Unit::kCount)});
+  }
+  if (diag.rows.empty()) s.AddRow("diagnostics_none", "diagnostics").note = "none: every event was read";
+  for (size_t i = 0; i < r.warnings.size(); ++i) s.AddRow("warning_" + std::to_string(i), "warning").note = r.warnings[i];
+}
+
+void AddGpuTime(const analyze::GpuTime& g, Section& s) {
+  const analyze::ExclusiveBreakdown& ex = g.exclusive;
+  if (ex.span_ns <= 0) return;
+  const double span = static_cast<double>(ex.span_ns);
+  Row& head = s.AddRow("gpu_time", "GPU time");
+  head.fields = {F("analysed_ns", "", Ns(ex.span_ns)),
+                 Detail("selected_gpu_events", "GPU events selected", Count(g.selection.rows.size())),
+                 Detail("step_filtered", "last step left out", Value::Bool(g.selection.step_filtered)),
+                 Detail("rounded", "µs-rounded", Value::Bool(g.selection.rounded))};
+  head.note = std::string("analysed (") +
+              (g.selection.step_filtered ? "HTA selection: last step left out" : "all GPU events") +
+              (g.selection.rounded ? ", µs-rounded)" : ")");
+  s.AddRow("exclusive", "").fields = {
+      F("compute_share", "compute", Share(ex.compute_ns, span)),
+      F("exposed_communication_share", "exposed comm", Share(ex.exposed_communication_ns, span)),
+      F("exposed_memory_share", "exposed copies", Share(ex.exposed_memory_ns, span)),
+      F("other_share", "other", Share(ex.other_ns, span)), F("idle_share", "idle", Share(ex.idle_ns, span)),
+      Detail("compute_ns", "compute", Ns(ex.compute_ns)),
+      Detail("exposed_communication_ns", "exposed comm", Ns(ex.exposed_communication_ns)),
+      Detail("exposed_memory_ns", "exposed copies", Ns(ex.exposed_memory_ns)),
+      Detail("other_ns", "other", Ns(ex.other_ns)), Detail("idle_ns", "idle", Ns(ex.idle_ns)),
+      Detail("communication_ns", "all communication", Ns(g.communication_ns))};
+  const analyze::TemporalBreakdown& tb = g.temporal;
+  const double tspan = static_cast<double>(tb.span_ns);
+  Row& t = s.AddRow("temporal", "");
+  t.fields = {F("idle_share", "idle", Share(tb.idle_ns, tspan, 2)),
+              F("compute_share", "compute", Share(tb.compute_ns, tspan, 2)),
+              F("non_compute_share", "non-compute", Share(tb.non_compute_ns, tspan, 2)),
+              Detail("span_ns", "span", Ns(tb.span_ns)), Detail("idle_ns", "idle", Ns(tb.idle_ns)),
+              Detail("compute_ns", "compute", Ns(tb.compute_ns)),
+              Detail("non_compute_ns", "non-compute", Ns(tb.non_compute_ns))};
+  t.note = "(HTA temporal breakdown)";
+  Row& ov = s.AddRow("overlap", "overlap");
+  ov.fields = {F("comm_compute_overlap_share", "",
+                 g.comm_compute_overlap_ratio >= 0 ? Value::Share(g.comm_compute_overlap_ratio) : Value::Na(Unit::kShare))};
+  ov.note = "of communication time runs under compute";
+  ov.detail = g.comm_compute_overlap_ratio < 0;
+  Table& idle = s.AddTable("idle_by_stream", "idle cause per stream",
+                           {{"stream", "stream"}, {"idle_ns", "idle"}, {"host_wait_share", "host wait"},
+                            {"kernel_wait_share", "kernel wait"}, {"other_share", "other"}, {"gaps", "gaps"},
+                            {"host_wait_ns", "host wait", true}, {"kernel_wait_ns", "kernel wait", true},
+                            {"other_ns", "other", true}});
+  idle.text_rows = 4;
+  for (const analyze::StreamIdle& st : g.idle_by_stream) {
+    const int64_t total = st.host_wait_ns + st.kernel_wait_ns + st.other_ns;
+    const double tot = static_cast<double>(total);
+    idle.rows.push_back({Value::Count(st.stream), Ns(total), Share(st.host_wait_ns, tot, 0),
+                         Share(st.kernel_wait_ns, tot, 0), Share(st.other_ns, tot, 0), Count(st.gaps),
+                         Ns(st.host_wait_ns), Ns(st.kernel_wait_ns), Ns(st.other_ns)});
+  }
+  if (idle.rows.empty()) return;
+  render::Chart& chart = s.AddChart("idle_by_stream_chart", "idle time per stream, by cause",
+                                    render::Chart::Kind::kStackedBars, Unit::kNanos);
+  chart.series = {{"host_wait", "host wait", {}}, {"kernel_wait", "kernel wait", {}}, {"other", "other", {}}};
+  for (const analyze::StreamIdle& st : g.idle_by_stream) {
+    if (st.gaps == 0) continue;
+    chart.categories.push_back("stream " + std::to_string(st.stream));
+    chart.series[0].values.push_back(static_cast<double>(st.host_wait_ns));
+    chart.series[1].values.push_back(static_cast<double>(st.kernel_wait_ns));
+    chart.series[2].values.push_back(static_cast<double>(st.other_ns));
+  }
+}
+
+constexpr const char* kStepLabels[] = {"kernel", "memcpy", "memset", "communication",
+                                       "runtime", "DataLoader", "CPU exec", "other"};
+
+void AddSteps(const analyze::StepsResult& st, Section& s) {
+  if (st.steps.empty()) return;
+  Row& head = s.AddRow("step_time", "step time");
+  head.fields = {F("mean_step_ns", "", Ns(st.mean_steady_step_ns)), F("steady_steps", "mean over", Count(st.steady_count)),
+                 Detail("whole_span_fallback", "no ProfilerStep", Value::Bool(st.whole_span_fallback))};
+  head.note = st.whole_span_fallback ? "the whole trace (no ProfilerStep)" : "steady-state steps";
+  const double mean = static_cast<double>(st.mean_steady_step_ns);
+  Row& shares = s.AddRow("step_breakdown", "");
+  for (size_t c = 0; c < analyze::kStepCategoryCount; ++c) {
+    const std::string name = analyze::StepCategoryName(static_cast<analyze::StepCategory>(c));
+    shares.fields.push_back(F(name + "_share", kStepLabels[c], Share(st.mean_steady_ns[c], mean)));
+  }
+  for (size_t c = 0; c < analyze::kStepCategoryCount; ++c) {
+    const std::string name = analyze::StepCategoryName(static_cast<analyze::StepCategory>(c));
+    shares.fields.push_back(Detail(name + "_ns", kStepLabels[c], Ns(st.mean_steady_ns[c])));
+  }
+  Row& tb = s.AddRow("tb_plugin_steps", "tb_plugin");
+  tb.detail = true;
+  tb.fields = {F("mean_step_ns", "mean step", Ns(st.mean_complete_step_ns)),
+               F("complete_steps", "over complete steps", Count(st.complete_count))};
+  for (size_t c = 0; c < analyze::kStepCategoryCount; ++c) {
+    const std::string name = analyze::StepCategoryName(static_cast<analyze::StepCategory>(c));
+    tb.fields.push_back(F(name + "_ns", kStepLabels[c], Ns(st.mean_complete_ns[c])));
+  }
+  std::vector<Column> cols = {{"name", "step"}, {"step", "#"}, {"start_ns", "start"}, {"duration_ns", "duration"},
+                              {"steady_state", "steady"}, {"incomplete", "incomplete"}};
+  for (size_t c = 0; c < analyze::kStepCategoryCount; ++c)
+    cols.push_back({std::string(analyze::StepCategoryName(static_cast<analyze::StepCategory>(c))) + "_ns", kStepLabels[c]});
+  Table& table = s.AddTable("per_step", "per step", cols);
+  table.text_rows = 0;
+  render::Chart& chart = s.AddChart("per_step_chart", "step time by category", render::Chart::Kind::kStackedBars, Unit::kNanos);
+  for (size_t c = 0; c < analyze::kStepCategoryCount; ++c)
+    chart.series.push_back({analyze::StepCategoryName(static_cast<analyze::StepCategory>(c)), kStepLabels[c], {}});
+  for (const analyze::StepBreakdown& b : st.steps) {
+    std::vector<Value> row = {Text(b.name), Value::Count(b.step), Value::Int(b.start_ns, Unit::kCount),
+                              Ns(b.duration_ns), Value::Bool(b.steady_state), Value::Bool(b.incomplete)};
+    for (size_t c = 0; c < analyze::kStepCategoryCount; ++c) {
+      row.push_back(Ns(b.category_ns[c]));
+      chart.series[c].values.push_back(static_cast<double>(b.category_ns[c]));
+    }
+    table.rows.push_back(std::move(row));
+    chart.categories.push_back(b.name + (b.steady_state ? "" : " (not steady)"));
+  }
+}
+
+void AddKernels(const analyze::KernelsResult& k, Section& s) {
+  if (k.math_ns > 0) {
+    Row& p = s.AddRow("precision", "precision");
+    p.fields = {F("math_ns", "", Ns(k.math_ns)),
+                F("tensor_core_share", "of GEMM/conv/attention time on tensor cores",
+                  Share(k.tensor_core_ns, k.math_ns, 0)),
+                Detail("tensor_core_ns", "tensor cores", Ns(k.tensor_core_ns)),
+                Detail("dominant_precision", "dominant", Text(analyze::MathPrecisionName(k.dominant_precision)))};
+    for (size_t i = 1; i < analyze::kMathPrecisionCount; ++i) {
+      if (k.math_ns_by_precision[i] == 0) continue;
+      const std::string name = analyze::MathPrecisionName(static_cast<analyze::MathPrecision>(i));
+      p.fields.push_back(F(name + "_share", name, Share(k.math_ns_by_precision[i], k.math_ns, 0)));
+      p.fields.push_back(Detail(name + "_ns", name, Ns(k.math_ns_by_precision[i])));
+    }
+  }
+  Table& classes = s.AddTable("kernel_classes", "kernel classes",
+                              {{"class", "class"}, {"count", "kernels"}, {"total_ns", "time"}, {"distinct_names", "distinct names"}});
+  classes.text_rows = 0;
+  for (const analyze::ClassKernels& c : k.classes) {
+    classes.rows.push_back({Text(analyze::KernelClassName(c.cls)), Count(c.count), Ns(c.total_ns), Count(c.distinct_names)});
+    if (c.count == 0) continue;
+    const std::string cls = analyze::KernelClassName(c.cls);
+    Table& t = s.AddTable("top_kernels_" + cls, "top " + cls + " kernels",
+                          {{"time_share", "share"}, {"name", "kernel"}, {"count", "count"}, {"mean_ns", "mean"},
+                           {"total_ns", "total", true}, {"min_ns", "min", true}, {"max_ns", "max", true},
+                           {"precision", "precision", true}});
+    const bool headline = c.cls == analyze::KernelClass::kCompute || c.cls == analyze::KernelClass::kCommunication;
+    t.text_rows = headline ? 3 : 0;
+    for (const analyze::KernelRow& r : c.top)
+      t.rows.push_back({Value::Share(r.share, 0), Text(r.name), Count(r.count),
+                        Ns(r.total_ns / static_cast<int64_t>(std::max<uint64_t>(1, r.count))), Ns(r.total_ns),
+                        Ns(r.min_ns), Ns(r.max_ns), Text(analyze::MathPrecisionName(r.precision))});
+  }
+}
+
+std::vector<render::Field> LaunchSummaryFields(const analyze::LaunchSummary& l, bool detail) {
+  auto f = [detail](std::string key, std::string label, Value v) {
+    return render::Field{std::move(key), std::move(label), std::move(v), detail};
+  };
+  auto ns = [](double v) { return Value::Nanos(static_cast<int64_t>(std::llround(v))); };
+  return {f("launched", "launched", Count(l.n)),
+          f("median_launch_delay_ns", "launch end → GPU start: median", ns(l.median_launch_delay_ns)),
+          f("p95_launch_delay_ns", "p95", ns(l.p95_launch_delay_ns)),
+          Detail("short_kernels", "kernels shorter than their launch call", Count(l.short_kernels)),
+          Detail("runtime_outliers", "launch calls > 50 µs", Count(l.runtime_outliers)),
+          Detail("launch_delay_outliers", "launch delay outliers", Count(l.launch_delay_outliers)),
+          Detail("negative_launch_delays", "negative launch delays", Count(l.negative_launch_delays)),
+          Detail("median_cpu_duration_ns", "median launch call", ns(l.median_cpu_duration_ns)),
+          Detail("median_gpu_duration_ns", "median kernel", ns(l.median_gpu_duration_ns)),
+          Detail("median_launch_latency_ns", "median launch latency", ns(l.median_launch_latency_ns))};
+}
+
+void AddLaunches(const RankReport& rr, Section& s) {
+  const analyze::LaunchStats& ls = rr.launches;
+  Row& all = s.AddRow("launches", "launches");
+  all.fields = LaunchSummaryFields(ls.all, false);
+  all.detail = ls.all.n == 0;
+  Row& shorts = s.AddRow("launch_overhead", "");
+  shorts.fields = {F("short_kernels", "kernels shorter than their launch call", Count(ls.all.short_kernels)),
+                   F("runtime_outliers", "launch calls > 50 µs", Count(ls.all.runtime_outliers))};
+  shorts.detail = ls.all.n == 0;
+  Row& hta = s.AddRow("launches_hta", "HTA launch APIs");
+  hta.fields = LaunchSummaryFields(ls.hta, false);
+  hta.detail = true;
+  Row& graphs = s.AddRow("cuda_graphs", "");
+  graphs.fields = {F("graph_launches", "CUDA-graph launches", Count(ls.graphs.graph_launches)),
+                   F("gpu_activities", "replay GPU activities", Count(ls.graphs.gpu_activities)),
+                   Detail("max_activities_per_launch", "at most per launch", Count(ls.graphs.max_activities_per_launch)),
+                   Detail("gpu_activities_without_launch", "GPU activities without a launch", Count(ls.gpu_activities_without_launch))};
+  graphs.detail = ls.graphs.graph_launches == 0;
+  Table& apis = s.AddTable("launch_apis", "launch APIs",
+                           {{"name", "API"}, {"calls", "calls"}, {"gpu_activities", "GPU activities"},
+                            {"total_cpu_duration_ns", "CPU time"}});
+  apis.text_rows = 0;
+  for (const analyze::LaunchApiCount& a : ls.apis)
+    apis.rows.push_back({Text(Name(rr.trace, a.name)), Count(a.calls), Count(a.gpu_activities), Ns(a.total_cpu_duration_ns)});
+}
+
+void AddCopies(const analyze::CopyStats& cs, Section& s) {
+  Table& dirs = s.AddTable("copies", "copies",
+                           {{"direction", "direction"}, {"count", "count"}, {"mean_bytes", "mean size"},
+                            {"pageable", "pageable"}, {"time_ns", "time"}, {"achieved_bytes_per_s", "achieved"},
+                            {"total_bytes", "bytes", true}, {"pinned", "pinned", true}});
+  dirs.text_rows = 6;
+  for (const analyze::DirectionTotals& d : cs.directions) {
+    if (d.count == 0) continue;
+    dirs.rows.push_back({Text(analyze::CopyDirectionName(d.direction)), Count(d.count),
+                         Value::Bytes(static_cast<uint64_t>(std::max<int64_t>(0, d.bytes / static_cast<int64_t>(d.count)))),
+                         Count(d.pageable), Ns(d.time_ns), Value::Number(d.achieved_gbps * 1e9, -1, Unit::kBytesPerSecond),
+                         Bytes(d.bytes), Count(d.pinned)});
+  }
+  Row& sync = s.AddRow("copy_sync", "copies");
+  sync.fields = {F("sync_memcpys", "synchronous copies", Count(cs.sync_memcpys)),
+                 F("effectively_sync_memcpys", "asynchronous calls made synchronous by pageable memory",
+                   Count(cs.effectively_sync_memcpys)),
+                 Detail("memcpys", "memcpys", Count(cs.memcpys)), Detail("memcpy_bytes", "bytes", Bytes(cs.memcpy_bytes)),
+                 Detail("memcpy_time_ns", "time", Ns(cs.memcpy_time_ns)),
+                 Detail("pageable_memcpys", "pageable", Count(cs.pageable_memcpys)),
+                 Detail("sync_memsets", "synchronous memsets", Count(cs.sync_memsets)),
+                 Detail("tiny_memcpys", "tiny memcpys", Count(cs.tiny_memcpys)),
+                 Detail("tiny_memcpy_time_ns", "tiny memcpy time", Ns(cs.tiny_memcpy_time_ns))};
+  sync.detail = cs.sync_memcpys + cs.effectively_sync_memcpys == 0;
+  std::vector<Column> cols = {{"kind", "kind"}, {"direction", "direction"}, {"src", "src"}, {"dst", "dst"},
+                              {"count", "count"}, {"total_bytes", "bytes"}, {"time_ns", "time"},
+                              {"achieved_bytes_per_s", "achieved"}, {"sync", "sync"}, {"async", "async"},
+                              {"effectively_sync", "made sync"}};
+  for (size_t b = 0; b < analyze::kCopySizeBuckets; ++b) cols.push_back({"size_bucket_" + std::to_string(b), "size bucket " + std::to_string(b)});
+  Table& groups = s.AddTable("copy_groups", "copies by kind, direction and memory", cols);
+  groups.text_rows = 0;
+  for (const analyze::CopyGroup& g : cs.groups) {
+    std::vector<Value> row = {Text(g.kind == GpuKind::kMemset ? "memset" : "memcpy"),
+                              Text(analyze::CopyDirectionName(g.direction)), Text(analyze::MemoryKindName(g.src_kind)),
+                              Text(analyze::MemoryKindName(g.dst_kind)), Count(g.count), Bytes(g.bytes), Ns(g.time_ns),
+                              Value::Number(g.achieved_gbps * 1e9, -1, Unit::kBytesPerSecond), Count(g.sync),
+                              Count(g.async), Count(g.effectively_sync)};
+    for (uint64_t c : g.size_histogram) row.push_back(Count(c));
+    groups.rows.push_back(std::move(row));
+  }
+}
+
+void AddSync(const RankReport& rr, Section& s) {
+  const analyze::SyncStats& sy = rr.sync;
+  Row& head = s.AddRow("sync", "sync");
+  head.fields = {F("sync_points", "host-blocking sync points", Count(sy.points.size())),
+                 F("blocked_ns", "blocked", Ns(sy.blocked_ns)),
+                 Detail("blocking_calls", "blocking calls", Count(sy.blocking_calls)),
+                 Detail("gpu_sync_events", "GPU sync events", Count(sy.gpu_sync_events))};
+  if (!sy.causes.empty()) {
+    head.fields.push_back(F("top_cause", "top cause", Text(Name(rr.trace, sy.causes.front().name))));
+    head.fields.push_back(F("top_cause_sync_points", "", Count(sy.causes.front().sync_points)));
+    head.fields.push_back(F("top_cause_blocked_ns", "", Ns(sy.causes.front().blocked_ns)));
+  }
+  head.detail = sy.points.empty();
+  Row& idle = s.AddRow("sync_idle", "");
+  idle.fields = {F("gpu_idle_after_sync_ns", "GPU idle while the host resumes after them", Ns(sy.gpu_idle_after_sync_ns))};
+  idle.detail = sy.points.empty() || sy.gpu_idle_after_sync_ns <= 0;
+  Table& causes = s.AddTable("sync_causes", "sync causes",
+                             {{"op", "op"}, {"sync_points", "sync points"}, {"blocked_ns", "blocked"}});
+  causes.text_rows = 0;
+  for (const analyze::SyncCause& c : sy.causes)
+    causes.rows.push_back({Text(Name(rr.trace, c.name)), Count(c.sync_points), Ns(c.blocked_ns)});
+  Table& apis = s.AddTable("sync_apis", "sync APIs",
+                           {{"name", "API"}, {"category", "category"}, {"calls", "calls"}, {"total_ns", "time"}});
+  apis.text_rows = 0;
+  for (const analyze::SyncApiStats& a : sy.apis)
+    apis.rows.push_back({Text(Name(rr.trace, a.name)), Text(analyze::SyncCategoryName(a.category)), Count(a.calls), Ns(a.total_ns)});
+  Table& steps = s.AddTable("sync_per_step", "sync per step",
+                            {{"step", "step"}, {"sync_points", "sync points"}, {"blocked_ns", "blocked"},
+                             {"gpu_idle_after_sync_ns", "GPU idle after"}});
+  steps.text_rows = 0;
+  for (const analyze::StepSyncStats& st : sy.steps)
+    steps.rows.push_back({Value::Count(st.step), Count(st.sync_points), Ns(st.blocked_ns), Ns(st.gpu_idle_after_sync_ns)});
+}
+
+void AddMemory(const analyze::MemoryStats& m, Section& s) {
+  if (const analyze::DeviceMemory* d = analyze::RankDevice(m)) {
+    Row& row = s.AddRow("memory", "memory");
+    row.fields = {F("device", "device", Value::Count(d->device)),
+                  F("peak_allocated_bytes", "peak allocated", Bytes(std::max<int64_t>(0, d->peak_allocated_bytes))),
+                  F("peak_reserved_bytes", "reserved", Bytes(d->peak_reserved_bytes)),
+                  F("device_total_bytes", "of", d->total_bytes > 0 ? Bytes(d->total_bytes) : Value::Na(Unit::kBytes)),
+                  F("headroom_bytes", "headroom", Bytes(d->headroom_bytes))};
+    if (d->source == analyze::MemoryLevelSource::kDeltas) row.note = "(rebuilt from allocation deltas)";
+  }
+  Table& devs = s.AddTable("memory_devices", "memory per device",
+                           {{"device", "device"}, {"events", "events"}, {"source", "source"},
+                            {"peak_allocated_bytes", "peak allocated"}, {"peak_reserved_bytes", "peak reserved"},
+                            {"total_bytes", "device memory"}, {"headroom_bytes", "headroom"}});
+  devs.text_rows = 0;
+  for (const analyze::DeviceMemory& d : m.devices) {
+    devs.rows.push_back({Value::Count(d.device), Count(d.events),
+                         Text(d.source == analyze::MemoryLevelSource::kTotals ? "totals" : "deltas"),
+                         Bytes(d.peak_allocated_bytes), Bytes(d.peak_reserved_bytes),
+                         d.total_bytes > 0 ? Bytes(d.total_bytes) : Value::Na(Unit::kBytes), Bytes(d.headroom_bytes)});
+    if (d.timeline.empty()) continue;
+    render::Chart& c = s.AddChart("memory_timeline_device_" + std::to_string(d.device),
+                                  "device " + std::to_string(d.device) + " memory", render::Chart::Kind::kLines, Unit::kBytes);
+    c.x_unit = Unit::kNanos;
+    const int64_t t0 = d.timeline.front().ts_ns;
+    render::Series alloc{"allocated", "allocated", {}}, reserved{"reserved", "reserved", {}};
+    render::Series ts{"ts_ns", "timestamp (ns, trace clock)", {}};
+    bool any_reserved = false;
+    for (const analyze::MemoryPoint& p : d.timeline) {
+      c.x.push_back(static_cast<double>(p.ts_ns - t0));
+      alloc.values.push_back(static_cast<double>(p.allocated_bytes));
+      reserved.values.push_back(p.reserved_bytes >= 0 ? static_cast<double>(p.reserved_bytes) : std::nan(""));
+      any_reserved |= p.reserved_bytes >= 0;
+    }
+    c.series.push_back(std::move(alloc));
+    if (any_reserved) c.series.push_back(std::move(reserved));
+    c.reference_lines.push_back(F("start_ns", "first sample at", Value::Int(t0, Unit::kCount)));
+    if (d.total_bytes > 0) c.reference_lines.push_back(F("capacity_bytes", "device memory", Bytes(d.total_bytes)));
+  }
+}
+
+void AddOccupancy(const analyze::OccupancyStats& o, Section& s) {
+  Row& row = s.AddRow("occupancy", "occupancy");
+  row.fields = {F("sm_efficiency", "est. SM efficiency", o.sm_efficiency >= 0 ? Value::Number(o.sm_efficiency, 3) : Value::Na()),
+                F("achieved_occupancy_pct", "achieved occupancy",
+                  o.achieved_occupancy_pct >= 0 ? Value::Number(o.achieved_occupancy_pct, 1, Unit::kPercent) : Value::Na(Unit::kPercent)),
+                Detail("available", "SM efficiency available", Value::Bool(o.available)),
+                Detail("occupancy_available", "occupancy available", Value::Bool(o.occupancy_available)),
+                Detail("device", "device", Value::Count(o.device)),
+                Detail("range_start_ns", "from", Value::Int(o.range_start_ns, Unit::kCount)),
+                Detail("range_end_ns", "to", Value::Int(o.range_end_ns, Unit::kCount))};
+  row.detail = !o.available && !o.occupancy_available;
+  Row& tiny = s.AddRow("tiny_grids", "");
+  tiny.fields = {F("tiny_grid_share", "tiny grids (fewer blocks than SMs)", Value::Share(o.tiny_grid_share)),
+                 F("tiny_grid_kernels", "of compute-kernel time, launches", Count(o.tiny_grid_kernels)),
+                 Detail("compute_kernel_ns", "compute-kernel time", Ns(o.compute_kernel_ns)),
+                 Detail("tiny_grid_ns", "tiny-grid time", Ns(o.tiny_grid_ns)),
+                 Detail("tiny_grid_lost_sm_ns", "SM time left idle", Ns(o.tiny_grid_lost_sm_ns)),
+                 Detail("tiny_distinct_names", "distinct names", Count(o.tiny_distinct_names))};
+  tiny.detail = !(o.available && o.compute_kernel_ns > 0);
+  Table& t = s.AddTable("tiny_grid_kernels", "kernels with tiny grids",
+                        {{"name", "kernel"}, {"count", "count"}, {"total_ns", "time"}, {"mean_blocks_per_sm", "blocks/SM"},
+                         {"mean_occupancy_pct", "occupancy"}, {"lost_sm_ns", "SM time left idle"}});
+  t.text_rows = 0;
+  for (const analyze::TinyGridKernel& k : o.tiny)
+    t.rows.push_back({Text(k.name), Count(k.count), Ns(k.total_ns), Value::Number(k.mean_blocks_per_sm, 2),
+                      k.mean_occupancy_pct >= 0 ? Value::Number(k.mean_occupancy_pct, 0, Unit::kPercent) : Value::Na(Unit::kPercent),
+                      Ns(k.lost_sm_ns)});
+}
+
+void AddIdleGaps(const RankReport& rr, Section& s) {
+  const analyze::IdleGapStats& g = rr.idle_gaps;
+  Row& head = s.AddRow("idle_gaps", "idle gaps");
+  head.fields = {F("gaps", "gaps", Count(g.gaps)), F("idle_ns", "idle in the steps", Ns(g.idle_ns)),
+                 F("long_gaps", "≥ 1 ms", Count(g.long_gaps)), F("long_gap_ns", "", Ns(g.long_gap_ns)),
+                 Detail("long_gap_threshold_ns", "long-gap threshold", Ns(analyze::kLongIdleGapNs)),
+                 Detail("range_start_ns", "from", Value::Int(g.range_start_ns, Unit::kCount)),
+                 Detail("range_end_ns", "to", Value::Int(g.range_end_ns, Unit::kCount)),
+                 Detail("steady_steps", "steady steps", Count(g.steady_steps))};
+  head.detail = g.gaps == 0;
+  Row& causes = s.AddRow("idle_gap_causes", "");
+  causes.fields = {F("long_gaps_after_sync", "of these after a sync", Count(g.long_gaps_after_sync)),
+                   F("long_gap_dataloader_ns", "DataLoader covers", Ns(g.long_gap_dataloader_ns)),
+                   F("unexplained_per_steady_step_ns", "unexplained per steady step", Ns(g.unexplained_ns_per_steady_step)),
+                   Detail("long_gap_after_sync_ns", "after a sync", Ns(g.long_gap_after_sync_ns)),
+                   Detail("long_gaps_dataloader", "DataLoader gaps", Count(g.long_gaps_dataloader)),
+                   Detail("unexplained_ns", "unexplained", Ns(g.unexplained_ns)),
+                   Detail("longest_unexplained_ns", "longest unexplained", Ns(g.longest_unexplained_ns))};
+  causes.detail = g.long_gaps == 0;
+  Row& nsight = s.AddRow("nsight_gaps", "");
+  nsight.fields = {F("nsight_gaps", "gaps > 500 ms (Nsight gpu_gaps)", Count(g.nsight_gaps)),
+                   F("nsight_longest_gap_ns", "longest", Ns(g.nsight_longest_gap_ns))};
+  nsight.detail = g.nsight_gaps == 0;
+  Table& hist = s.AddTable("idle_gap_histogram", "idle gaps by length",
+                           {{"below_ns", "shorter than"}, {"count", "gaps"}, {"total_ns", "idle"}});
+  hist.text_rows = 0;
+  for (size_t b = 0; b < analyze::kIdleGapBuckets; ++b)
+    hist.rows.push_back({b < analyze::kIdleGapBucketBoundsNs.size() ? Ns(analyze::kIdleGapBucketBoundsNs[b]) : Value::Na(Unit::kNanos),
+                         Count(g.histogram_count[b]), Ns(g.histogram_ns[b])});
+  Table& longest = s.AddTable("longest_idle_gaps", "longest idle gaps",
+                              {{"duration_ns", "idle"}, {"step", "step"}, {"claim", "explained by"},
+                               {"start_ns", "start"}, {"steady", "steady"}, {"dataloader_ns", "DataLoader"},
+                               {"unexplained_ns", "unexplained"}});
+  longest.text_rows = 0;
+  Table& gap_ops = s.AddTable("longest_idle_gap_ops", "host ops during the longest idle gaps",
+                              {{"gap", "gap (row of longest idle gaps)"}, {"op", "op"}, {"overlap_ns", "overlap"}});
+  gap_ops.text_rows = 0;
+  for (size_t i = 0; i < g.longest.size(); ++i) {
+    const analyze::IdleGap& gap = g.longest[i];
+    longest.rows.push_back({Ns(gap.length()), Value::Count(gap.step), Text(analyze::IdleClaimName(gap.claim)),
+                            Value::Int(gap.start_ns, Unit::kCount), Value::Bool(gap.steady), Ns(gap.dataloader_ns),
+                            Ns(gap.unexplained_ns)});
+    for (const auto& [name, ns] : gap.host_ops)
+      gap_ops.rows.push_back({Count(i), Text(Name(rr.trace, name)), Ns(ns)});
+  }
+  Table& ops = s.AddTable("idle_gap_host_ops", "host ops during idle gaps",
+                          {{"op", "op"}, {"gaps", "gaps"}, {"overlap_ns", "overlap"}});
+  ops.text_rows = 0;
+  for (const analyze::IdleHostOp& h : g.host_ops)
+    ops.rows.push_back({Text(Name(rr.trace, h.name)), Count(h.gaps), Ns(h.overlap_ns)});
+  Table& steps = s.AddTable("idle_gaps_per_step", "idle gaps per step",
+                            {{"step", "step"}, {"steady", "steady"}, {"idle_ns", "idle"}, {"long_gaps", "≥ 1 ms"},
+                             {"unexplained_ns", "unexplained"}});
+  steps.text_rows = 0;
+  for (const analyze::StepIdleGaps& st : g.steps)
+    steps.rows.push_back({Value::Count(st.step), Value::Bool(st.steady), Ns(st.idle_ns), Count(st.long_gaps), Ns(st.unexplained_ns)});
+}
+
+void AddAdvice(const advise::Advice& a, Section& s) {
+  s.AddRow("verdict", "verdict").fields = {F("verdict", "", Text(a.verdict))};
+  for (const advise::Finding& f : a.findings) {
+    render::Finding& out = s.AddFinding(f.id);
+    out.title = f.title;
+    out.severity = static_cast<render::Severity>(f.severity);
+    out.saving = f.estimated_saving_ns_per_step > 0 ? Ns(f.estimated_saving_ns_per_step) : Value::Na(Unit::kNanos);
+    out.saving_share = f.estimated_saving_ns_per_step > 0 ? Value::Share(f.estimated_saving_pct / 100.0) : Value::Na(Unit::kShare);
+    out.saving_assumption = f.saving_assumption;
+    out.confidence = f.confidence;
+    std::set<std::string> keys;
+    for (const auto& [label, value] : f.evidence) {
+      std::string key;
+      for (char c : label) key += std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::tolower(c)) : '_';
+      while (!keys.insert(key).second) key += "_";
+      out.evidence.push_back(F(key, label, Text(value)));
+    }
+    out.fix = f.fix;
+  }
+}
+
+void AddAcrossRanks(const analyze::RanksResult& r, render::Document& doc) {
+  Section& s = doc.AddSection("across_ranks", "across ranks");
+  // One rank has nothing to compare: the numbers stay in JSON, the views leave the section out.
+  if (r.ranks.size() < 2) s.views = 0;
+  Row& head = s.AddRow("across_ranks", "");
+  std::string stragglers;
+  for (const analyze::RankRow& row : r.ranks)
+    if (row.straggler) stragglers += (stragglers.empty() ? "" : ", ") + std::to_string(row.rank);
+  head.fields = {F("median_step_ns", "median step", Ns(r.median_step_ns)),
+                 F("stragglers", "straggler ranks", Text(stragglers.empty() ? "none" : stragglers)),
+                 F("straggler_threshold_share", "threshold +", Value::Share(analyze::kStragglerThreshold, 0)),
+                 Detail("collectives_compared", "collectives compared", Count(r.collectives_compared)),
+                 Detail("clock", "clock", Text(r.clocks_from_base_time ? "unix_from_base_time" : "trace_clock"))};
+  Table& t = s.AddTable("ranks", "per rank",
+                        {{"rank", "rank"}, {"step_ns", "step"}, {"slowdown_share", "vs median"},
+                         {"compute_share", "compute"}, {"exposed_communication_share", "exposed comm"},
+                         {"idle_share", "idle"}, {"last_arrivals", "last at collectives"}, {"collectives", "collectives"},
+                         {"straggler", "straggler"}, {"compute_ns", "compute", true},
+                         {"exposed_communication_ns", "exposed comm", true}, {"idle_ns", "idle", true},
+                         {"span_ns", "span", true}});
+  t.text_rows = 16;
+  for (const analyze::RankRow& row : r.ranks) {
+    const double span = static_cast<double>(row.span_ns);
+    t.rows.push_back({Value::Count(row.rank), Ns(row.step_ns), Value::Share(row.slowdown),
+                      Share(row.compute_ns, span), Share(row.exposed_communication_ns, span), Share(row.idle_ns, span),
+                      Count(row.last_arrivals), Count(row.collectives), Value::Bool(row.straggler), Ns(row.compute_ns),
+                      Ns(row.exposed_communication_ns), Ns(row.idle_ns), Ns(row.span_ns)});
+  }
+  render::Chart& chart = s.AddChart("ranks_chart", "GPU time per rank (exclusive)",
+                                    render::Chart::Kind::kStackedBars, Unit::kNanos);
+  chart.series = {{"compute", "compute", {}}, {"exposed_communication", "exposed comm", {}}, {"idle", "idle", {}},
+                  {"other", "other", {}}};
+  for (const analyze::RankRow& row : r.ranks) {
+    chart.categories.push_back("rank " + std::to_string(row.rank));
+    chart.series[0].values.push_back(static_cast<double>(row.compute_ns));
+    chart.series[1].values.push_back(static_cast<double>(row.exposed_communication_ns));
+    chart.series[2].values.push_back(static_cast<double>(row.idle_ns));
+    chart.series[3].values.push_back(static_cast<double>(
+        std::max<int64_t>(0, row.span_ns - row.compute_ns - row.exposed_communication_ns - row.idle_ns)));
+  }
+  s.AddText("clock_note", r.clocks_from_base_time
+                              ? "arrival order on unix time from baseTimeNanoseconds; host clock skew not corrected"
+                              : "arrival order assumes all ranks' timestamps share one clock");
+}
+
+}  // namespace
+
+render::Section BuildRankSection(const RankReport& rr, size_t index) {
+  const analyze::TraceSummary& r = rr.summary;
+  std::string title = r.rank >= 0 ? "rank " + std::to_string(r.rank) : std::string("rank ?");
+  if (r.world_size > 0) title += " of " + std::to_string(r.world_size);
+  if (r.rank >= 0) title += std::string(" (from ") + RankSourceName(r.rank_source) + ")";
+  title += "  " + r.path;
+  Section s{r.rank >= 0 ? "rank_" + std::to_string(r.rank) : "input_" + std::to_string(index), title,
+            render::kViewAll, false, {}, {}};
+  s.AddRow("identity", "rank").detail = true;
+  std::get<Row>(s.items.back()).fields = {
+      F("rank", "rank", r.rank >= 0 ? Value::Count(r.rank) : Value::Na(Unit::kCount)),
+      F("world_size", "of", r.world_size > 0 ? Value::Count(r.world_size) : Value::Na(Unit::kCount)),
+      F("rank_source", "from", Text(RankSourceName(r.rank_source))), F("path", "file", Text(r.path))};
+  // Groups: headed sections in HTML and JSON; in text they read as one rank's lines.
+  auto group = [&s](const char* key, const char* title) -> Section& {
+    Section& g = s.AddSection(key, title);
+    g.text_inline = true;
+    return g;
+  };
+  AddAdvice(rr.advice, group("findings", "verdict and findings"));
+  AddInputs(r, group("inputs", "inputs"));
+  AddGpuTime(rr.gpu_time, group("gpu_time", "GPU time"));
+  AddSteps(rr.steps, group("steps", "step time"));
+  AddKernels(rr.kernels, group("kernels", "kernels"));
+  AddLaunches(rr, group("launches", "launches"));
+  AddCopies(rr.copies, group("copies", "copies"));
+  AddSync(rr, group("sync", "synchronisation"));
+  AddMemory(rr.memory, group("memory", "memory"));
+  AddOccupancy(rr.occupancy, group("occupancy", "occupancy"));
+  AddIdleGaps(rr, group("idle_gaps", "idle gaps"));
+  return s;
+}
+
+render::Document BuildDocument(const Report& report) {
+  render::Document doc;
+  doc.schema = "gpuscope.report";
+  doc.title = "gpuscope " GPUSCOPE_VERSION " · " + std::to_string(report.ranks.size()) + " rank" +
+              (report.ranks.size() == 1 ? "" : "s");
+  std::set<std::string> keys;
+  for (size_t i = 0; i < report.ranks.size(); ++i) {
+    render::Section s = BuildRankSection(report.ranks[i], i);
+    // Two files claiming one rank id keep both sections (the second gets the file's index).
+    if (!keys.insert(s.key).second) s.key = "input_" + std::to_string(i);
+    keys.insert(s.key);
+    doc.sections.push_back(std::move(s));
+  }
+  AddAcrossRanks(report.across_ranks, doc);
+  if (!report.failures.empty()) {
+    Section& f = doc.AddSection("failures", "inputs that could not be read");
+    for (size_t i = 0; i < report.failures.size(); ++i)
+      f.AddText("failure_" + std::to_string(i), "error: " + report.failures[i].message());
+  }
+  return doc;
+}
+
+}  // namespace gpuscope::report
