@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,7 +36,10 @@ class LineReader {
   io::ByteSource& source_;
   std::string name_;
   size_t max_line_bytes_;
-  std::vector<char> buf_;
+  // Not a std::vector: growing one zero-fills it, which makes every page of a long line's buffer
+  // resident at once; fresh pages of new char[] cost memory only when a read touches them.
+  std::unique_ptr<char[]> buf_;
+  size_t capacity_ = 0;
   size_t begin_ = 0, end_ = 0;  // unread bytes are buf_[begin_, end_)
   bool eof_ = false;
   uint64_t consumed_ = 0;  // stream offset of buf_[0]

@@ -378,8 +378,12 @@ Result<Trace> ReadKinetoJson(io::ByteSource& source, const std::string& name, ui
     Batch& b = current.batch;
     if (b.size + kReadChunk + kPadding > b.capacity) {
       // One event (or the header) is larger than a batch: grow this buffer.
-      const size_t capacity =
+      // Doubling, straight to the limit when one more doubling would pass it: old and new
+      // buffers coexist while copying, so the last step should start from a small one.
+      size_t capacity =
           std::min(max_capacity, std::max(b.capacity * 2, b.size + kReadChunk + kPadding));
+      if (capacity * 2 > max_capacity)
+        capacity = std::max(max_capacity, b.size + kReadChunk + kPadding);
       std::unique_ptr<char[]> bigger(new char[capacity]);
       std::memcpy(bigger.get(), b.text, b.size);
       current.storage = std::move(bigger);
