@@ -1,24 +1,46 @@
-// Fuzz target: any bytes → what `gpuscope analyze FILE` does with a monitor input
-// (cli::MaybeAnalyzeMonitorInput): a gpuscope JSONL recording or an nvidia-smi log (query CSV or
-// dmon) must parse to a Recording or a Status, never crash; the verdict is then built from what
-// was read, also on a slice of it (as `--monitor` does against a trace), and rendered as text and
-// JSON. Seeds: fuzz/run.sh (tests' nvidia-smi samples, recordings).
+// Fuzz target: any bytes → each monitor reader (src/ingest/nvidia_smi, src/ingest/recording: JSONL,
+// CSV and Chrome-trace recordings), whatever the sniffers would say, must return a Recording or a
+// Status, never crash. What was read must hold no control character in any string (the sanitiser,
+// base/sanitize.h) and no value out of range; the verdict is then built, also on a slice of it (as
+// `--monitor` does against a trace), and rendered as text and JSON. Byte 0 lowers the line cap so
+// the overlong-line error is reached too. Seeds: fuzz/seeds/monitor (fuzz/run.sh).
 #include <simdjson.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
-#include "monitor/nvidia_smi.h"
-#include "monitor/recorder.h"
+#include "base/sanitize.h"
+#include "ingest/common/sample_checks.h"
+#include "ingest/nvidia_smi/nvidia_smi.h"
+#include "ingest/recording/recording_reader.h"
 #include "monitor/verdict.h"
 
 namespace {
 
-void Check(const gpuscope::monitor::Recording& rec) {
-  using namespace gpuscope::monitor;
+using namespace gpuscope;
+using namespace gpuscope::monitor;
+
+void CheckClean(const std::string& s) {
+  if (NeedsSanitizing(s)) __builtin_trap();
+}
+
+void Check(const Recording& rec) {
+  for (const std::string& a : rec.command) CheckClean(a);
+  for (const std::string& n : rec.notes) CheckClean(n);
+  for (const std::string& m : rec.malformed_examples) CheckClean(m);
+  CheckClean(rec.gpu_unavailable);
+  for (const GpuInfo& g : rec.gpus) CheckClean(g.name);
+  for (const Sample& s : rec.samples) {
+    for (const ProcessSample& p : s.processes) CheckClean(p.name);
+    for (const GpuSample& g : s.gpus)
+      if (!ingest::CheckGpuSample(g).empty()) __builtin_trap();
+  }
   const MonitorReport report = BuildMonitorReport(rec);
-  if (RenderMonitorText(report).empty()) __builtin_trap();
+  const std::string text = RenderMonitorText(report);
+  if (text.empty()) __builtin_trap();
+  // Only the renderer's own colour-free text: no ESC from the input.
+  if (text.find('\033') != std::string::npos) __builtin_trap();
   // The JSON must stay JSON whatever names and numbers the log holds.
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
@@ -32,22 +54,29 @@ void Check(const gpuscope::monitor::Recording& rec) {
   }
 }
 
+template <typename Read>
+void Try(Read read, std::string_view text, const char* name, size_t cap) {
+  auto source = io::MemoryByteSource(text, name);
+  auto rec = read(*source, name, cap);
+  if (rec.ok())
+    Check(*rec);
+  else if (rec.status().message().empty())
+    __builtin_trap();
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  using namespace gpuscope::monitor;
-  const std::string text(reinterpret_cast<const char*>(data), size);
-  // The same sniffing as cli::ReadMonitorFile, on the first 64 KiB.
-  const std::string head = text.substr(0, 64 * 1024);
-  if (LooksLikeJsonlRecording(head)) {
-    auto rec = ParseJsonlRecording(text, "fuzz.jsonl");
-    if (rec.ok()) Check(*rec);
-    else if (rec.status().message().empty()) __builtin_trap();
-  }
-  // Whatever the sniffing says, the nvidia-smi parser must cope (it sniffs again itself).
-  DetectNvidiaSmiLog(head);
-  auto rec = ParseNvidiaSmiLog(text, "fuzz.log");
-  if (rec.ok()) Check(*rec);
-  else if (rec.status().message().empty()) __builtin_trap();
+  if (size == 0) return 0;
+  const size_t cap = (data[0] & 1) ? 64 : gpuscope::kMaxElementBytes;
+  const std::string_view text(reinterpret_cast<const char*>(data) + 1, size - 1);
+  ingest::DetectNvidiaSmiLog(text);
+  ingest::LooksLikeJsonlRecording(text);
+  ingest::LooksLikeCsvRecording(text);
+  ingest::LooksLikeChromeTraceRecording(text);
+  Try(ingest::ReadNvidiaSmiLog, text, "fuzz.log", cap);
+  Try(ingest::ReadJsonlRecording, text, "fuzz.jsonl", cap);
+  Try(ingest::ReadCsvRecording, text, "fuzz.csv", cap);
+  Try(ingest::ReadChromeTraceRecording, text, "fuzz.json", cap);
   return 0;
 }

@@ -4,8 +4,11 @@
 # Targets (fuzz/CMakeLists.txt):
 #   kineto_reader_fuzz  Kineto/Chrome traces: seeds from ../shared/traces (first 64 KiB of each,
 #                       decompressed, plus the whole small ones) and examples/
-#   monitor_log_fuzz    nvidia-smi logs (query CSV, dmon) and JSONL recordings: fuzz/seeds/monitor
-#                       (the samples of tests/monitor_nvidia_smi_test.cc and docs/monitor.md)
+#   monitor_log_fuzz    nvidia-smi logs (query CSV, dmon) and recordings (JSONL, CSV, Chrome trace):
+#                       fuzz/seeds/monitor (the samples of tests/monitor_nvidia_smi_test.cc,
+#                       docs/monitor.md and `gpuscope run --record` output)
+#   registry_fuzz       any input through the registry: fuzz/seeds/registry (one file of every
+#                       format and known non-input, plain and gzip)
 #   plan_config_fuzz    HF config.json (+ --gpu-spec): models/*.json, with and without a spec line
 #   diff_fuzz           two traces: pairs of examples/ and small shared traces
 # Corpora grow in build/fuzz/corpus/TARGET; crashes are written to build/fuzz/crashes/.
@@ -13,7 +16,7 @@ set -eu
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 only="${2:-}"
-all="kineto_reader_fuzz monitor_log_fuzz plan_config_fuzz diff_fuzz"
+all="kineto_reader_fuzz monitor_log_fuzz registry_fuzz plan_config_fuzz diff_fuzz"
 if [ -n "$only" ]; then
   case " $all " in *" $only "*) ;; *) echo "fuzz: unknown target $only (one of: $all)" >&2; exit 2 ;; esac
 fi
@@ -37,8 +40,21 @@ seed_kineto_reader_fuzz() {
   for f in examples/*.json.gz; do { printf 'c'; cat "$f"; } >"$1/$(basename "$f")"; done
 }
 
+# Byte 0 of a monitor_log_fuzz input picks the line cap (odd: 64 bytes); the rest is the file.
 seed_monitor_log_fuzz() {
-  cp fuzz/seeds/monitor/* "$1/"
+  for f in fuzz/seeds/monitor/*; do
+    { printf '\000'; cat "$f"; } >"$1/$(basename "$f")"
+    { printf '\001'; cat "$f"; } >"$1/$(basename "$f").cap"
+  done
+}
+
+# Byte 0 of a registry_fuzz input picks threads, batch size and (bit 7) a 256-byte element cap.
+seed_registry_fuzz() {
+  for f in fuzz/seeds/registry/*; do
+    { printf '\000'; cat "$f"; } >"$1/$(basename "$f")"
+    { printf '\201'; cat "$f"; } >"$1/$(basename "$f").cap"
+    { printf '\003'; gzip -c "$f"; } >"$1/$(basename "$f").gz"
+  done
 }
 
 seed_plan_config_fuzz() {

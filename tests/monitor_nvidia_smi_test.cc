@@ -1,12 +1,16 @@
 // nvidia-smi logs in the documented variants (docs/monitor.md), and malformed lines counted.
 #include <gtest/gtest.h>
 
-#include "monitor/nvidia_smi.h"
+#include "ingest/nvidia_smi/nvidia_smi.h"
 #include "monitor/verdict.h"
 #include "monitor_test_util.h"
 
 namespace gpuscope::monitor {
 namespace {
+
+using ingest::DetectNvidiaSmiLog;
+using ingest::NvidiaSmiFormat;
+using ingest::ParseNvidiaSmiLog;
 
 Recording Parse(const std::string& text) {
   auto r = ParseNvidiaSmiLog(text, "log.csv");

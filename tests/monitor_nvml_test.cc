@@ -3,6 +3,9 @@
 // metric, and `gpuscope run` records the values and uses them in its verdict.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
+#include "ingest/registry.h"
 #include "monitor/nvml.h"
 #include "monitor/recorder.h"
 #include "monitor_test_util.h"
@@ -113,7 +116,7 @@ TEST_F(ScriptedNvml, RunRecordsScriptedGpuValuesAndVerdictUsesThem) {
        "sleep 1; exit 5"},
       {{"GPUSCOPE_NVML_LIBRARY", GPUSCOPE_FAKE_NVML}, {"GPUSCOPE_FAKE_NVML_SCRIPT", script_}});
   EXPECT_EQ(r.exit_code, 5) << r.err;
-  auto rec = ReadJsonlRecording(record);
+  auto rec = ingest::ReadMonitorInput(record);
   ASSERT_TRUE(rec.ok()) << rec.status().message();
   ASSERT_GE(rec->samples.size(), 2u);
   ASSERT_EQ(rec->gpus.size(), 2u);
@@ -138,6 +141,38 @@ TEST_F(ScriptedNvml, RunRecordsScriptedGpuValuesAndVerdictUsesThem) {
   EXPECT_NE(json.find("\"util_mean_pct\": 43.00"), std::string::npos) << json;
   EXPECT_NE(json.find("\"id\": \"memory_headroom\""), std::string::npos) << json;
   EXPECT_EQ(r.err.find("no GPU metrics"), std::string::npos) << r.err;
+}
+
+// Issue 12 item 7: `analyze` reads back every format `run --record` writes, with the verdict (and
+// the whole report: GPUs, CPU split, notes, exit code) that `run` printed. Before, a .json record
+// was read as a Kineto trace ("no GPU work") and a .csv one was "not a JSON trace".
+TEST_F(ScriptedNvml, AllThreeRecordFormatsReadBackWithTheReportRunPrinted) {
+  const std::string dir = TempPath("formats_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  for (const char* ext : {"jsonl", "csv", "json"}) {
+    const std::string record = dir + "/run." + ext;
+    // 1 busy thread and 2 idle workers for 1 s; GPU 1 loses its power reading (a note).
+    auto run = testing::RunGpuscopeArgs(
+        {"run", "--interval", "50ms", "--record", record, "--", GPUSCOPE_BURNER, "1", "2", "1"},
+        {{"GPUSCOPE_NVML_LIBRARY", GPUSCOPE_FAKE_NVML}, {"GPUSCOPE_FAKE_NVML_SCRIPT", script_}});
+    ASSERT_EQ(run.exit_code, 0) << ext << run.err;
+    auto analyzed = testing::RunGpuscopeArgs({"analyze", record});
+    EXPECT_EQ(analyzed.exit_code, 0) << ext << analyzed.err;
+    // The report below its first line ("gpuscope monitor · run" / "· recording FILE"); on
+    // stderr `run` printed its NVML note before it.
+    auto body = [](const std::string& text) {
+      const size_t from = text.find('\n', text.find("gpuscope monitor \xC2\xB7"));
+      const size_t to = text.find("  recorded ");
+      if (from == std::string::npos) return text;
+      return text.substr(from, to == std::string::npos ? to : to - from);
+    };
+    EXPECT_EQ(body(analyzed.out), body(run.err)) << ext;
+    EXPECT_NE(analyzed.out.find("recording " + record), std::string::npos) << analyzed.out;
+    EXPECT_NE(analyzed.out.find("verdict"), std::string::npos) << analyzed.out;
+    EXPECT_NE(analyzed.out.find("GPU 1 power"), std::string::npos) << analyzed.out;
+    EXPECT_NE(analyzed.out.find("2 workers"), std::string::npos) << analyzed.out;
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

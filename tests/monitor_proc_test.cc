@@ -8,6 +8,7 @@
 
 #include "base/sanitize.h"
 #include "monitor/proc.h"
+#include "ingest/registry.h"
 #include "monitor/recorder.h"
 #include "monitor/verdict.h"
 #include "monitor_test_util.h"
@@ -90,7 +91,7 @@ TEST(ProcSampling, BurnerThreadsAndIdleWorkersAreSeen) {
                                     {{"GPUSCOPE_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1"}});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("no GPU metrics"), std::string::npos) << r.err;
-  auto rec = ReadJsonlRecording(record);
+  auto rec = ingest::ReadMonitorInput(record);
   ASSERT_TRUE(rec.ok()) << rec.status().message();
   ASSERT_GE(rec->samples.size(), 5u);
   const int32_t root = rec->root_pid;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include "ingest/recording/recording_reader.h"
 #include "monitor/proc.h"
 #include "monitor/recorder.h"
 #include "monitor/session.h"
@@ -379,7 +380,7 @@ TEST(AnalyzeMonitor, RecordingTimesOutOfRangeAreMalformedLines) {
       "{\"type\":\"sample\",\"t_ns\":1705314225100000000,\"gpus\":[{\"index\":0}]}\n"
       "{\"type\":\"sample\",\"t_ns\":9223372036854775807,\"gpus\":[{\"index\":0}]}\n"
       "{\"type\":\"end\",\"end_ns\":9223372036854775807}\n";
-  auto rec = ParseJsonlRecording(text, "run.jsonl");
+  auto rec = ingest::ParseJsonlRecording(text, "run.jsonl");
   ASSERT_TRUE(rec.ok()) << rec.status().message();
   EXPECT_EQ(rec->samples.size(), 1u);
   EXPECT_EQ(rec->malformed_lines, 3u);

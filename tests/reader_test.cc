@@ -392,10 +392,13 @@ TEST(Reader, StructuralErrorsNameTheOffset) {
   EXPECT_NE(s.message().find("no \"traceEvents\" array"), std::string::npos) << s.message();
   s = LoadError("   \n ");
   EXPECT_NE(s.message().find("empty input"), std::string::npos) << s.message();
-  s = LoadError("PK\x03\x04 binary zip");
-  EXPECT_NE(s.message().find("at byte 0: not a JSON trace: expected '{' or '[' but found 'P'"),
+  s = LoadError("MZ\x90\x00 binary");
+  EXPECT_NE(s.message().find("at byte 0: not a JSON trace: expected '{' or '[' but found 'M'"),
             std::string::npos)
       << s.message();
+  // A zip is named by the input registry (it may be a torch.save checkpoint).
+  s = LoadError("PK\x03\x04 binary zip");
+  EXPECT_NE(s.message().find("at byte 0: this is a zip archive"), std::string::npos) << s.message();
   s = LoadError(R"js({"traceEvents": {"a": 1}})js");
   EXPECT_NE(s.message().find("at byte 16: \"traceEvents\" is not an array"), std::string::npos)
       << s.message();

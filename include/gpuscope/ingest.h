@@ -1,6 +1,7 @@
 // Opening inputs: one trace file, or a folder of per-rank trace files, into Trace models.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -15,6 +16,12 @@ namespace gpuscope {
 enum class Inflater : uint8_t { kAuto, kZlib, kIsal };
 
 class ThreadPool;  // src/base/thread_pool.h
+// The largest single element an input may hold: one traceEvents entry or top-level member of a
+// trace, one line of a log or recording. The largest event in the shared real traces is 6.9 KB;
+// 64 MiB is ~10,000 times that, and bounds memory on hostile input: an element still open after
+// this many bytes (an unterminated string, a gzip bomb of one endless value) is an error naming
+// the byte where it starts. Peak memory is the model + this cap + the parse batches.
+inline constexpr size_t kMaxElementBytes = size_t{64} << 20;
 
 struct LoadOptions {
   // Parser threads; 0 = all cores (or the pool's size). With 1 the whole load runs on the calling
@@ -27,11 +34,16 @@ struct LoadOptions {
   // (2 × threads + 2) × batch_bytes plus the parsers' buffers.
   size_t batch_bytes = size_t{4} << 20;
   Inflater inflater = Inflater::kAuto;
+  // See kMaxElementBytes (tests lower it).
+  size_t max_element_bytes = kMaxElementBytes;
   // Called from the loading thread with (bytes read from the file so far, file size).
   std::function<void(uint64_t, uint64_t)> progress;
 };
 
-// Loads one Kineto / Chrome-trace JSON file (plain or gzip, detected from content).
+// Loads one Kineto / Chrome-trace JSON file (plain or gzip, detected from content); "-" is standard
+// input. The file is opened and read once (pipes work), and its format is sniffed by the input
+// registry (src/ingest/registry.h): a gpuscope recording, an nvidia-smi log or a known non-trace
+// (a memory-timeline export, an HTML page, a TensorBoard event file) is an error saying what it is.
 Result<Trace> LoadTrace(const std::string& path, const LoadOptions& options = {});
 
 // Loads a trace held in memory (tests, fuzzing). `name` is used in messages.
@@ -49,7 +61,7 @@ struct LoadedInputs {
   std::vector<Status> failures;  // files that could not be read, with why
 };
 
-// `path` is a trace file or a folder of them. Files are loaded in parallel on all cores.
+// `path` is a trace file (or "-") or a folder of them. Files are loaded in parallel on all cores.
 // Fails only if nothing could be loaded (missing path, empty folder, every file bad).
 Result<LoadedInputs> LoadInputs(const std::string& path, const LoadOptions& options = {});
 

@@ -71,4 +71,36 @@ inline std::string SanitizeText(std::string_view in) {
   return out;
 }
 
+// True when SanitizeText would change `in` (one pass, no copy).
+inline bool NeedsSanitizing(std::string_view in) {
+  for (size_t i = 0; i < in.size();) {
+    const unsigned char c = static_cast<unsigned char>(in[i]);
+    if (c < 0x80) {
+      if (c < 0x20 || c == 0x7F) return true;
+      ++i;
+      continue;
+    }
+    const size_t len = Utf8SequenceLength(in, i);
+    if (len == 0 || (len == 2 && c == 0xC2 && static_cast<unsigned char>(in[i + 1]) <= 0x9F))
+      return true;
+    i += len;
+  }
+  return false;
+}
+
+// For text already known to be valid UTF-8 (simdjson validated it): any C0, DEL or C1 control?
+// A branch-light first pass, since the trace reader asks it of every string it keeps.
+inline bool HasControlCharacter(std::string_view in) {
+  const unsigned char* p = reinterpret_cast<const unsigned char*>(in.data());
+  const size_t n = in.size();
+  bool maybe = false;
+  for (size_t i = 0; i < n; ++i) maybe |= p[i] < 0x20 || p[i] == 0x7F || p[i] == 0xC2;
+  if (!maybe) return false;
+  for (size_t i = 0; i < n; ++i) {
+    if (p[i] < 0x20 || p[i] == 0x7F) return true;
+    if (p[i] == 0xC2 && i + 1 < n && p[i + 1] <= 0x9F) return true;
+  }
+  return false;
+}
+
 }  // namespace gpuscope

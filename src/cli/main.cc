@@ -21,6 +21,7 @@
 #include "gpuscope/synth.h"
 #include "gpuscope/version.h"
 #include "cli/output.h"
+#include "ingest/registry.h"
 #include "report/document.h"
 #include "report/report.h"
 
@@ -125,8 +126,6 @@ int RunAnalyze(const AnalyzeArgs& args) {
   const std::string& input = args.input;
   const int threads = args.threads;
   const std::string& inflater = args.inflater;
-  // Monitor recordings and nvidia-smi logs get the monitor's verdict (docs/monitor.md).
-  if (auto rc = cli::MaybeAnalyzeMonitorInput(input, args.out.json)) return *rc;
   // One pool for the whole run: the reader's parse tasks and the analyses share its threads.
   ThreadPool pool(threads);
   LoadOptions options;
@@ -141,13 +140,17 @@ int RunAnalyze(const AnalyzeArgs& args) {
   options.progress = [&bar](uint64_t done, uint64_t total) { bar.Update(done, total); };
 
   const auto t0 = std::chrono::steady_clock::now();
-  auto loaded = LoadInputs(input, options);
+  // The input registry decides what the file is (src/ingest/registry.h).
+  std::optional<monitor::Recording> recording;
+  auto loaded = ingest::LoadInputs(input, options, &recording);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!loaded.ok()) {
     PrintError(loaded.status());
     return ExitCodeFor(loaded.status());
   }
+  // Monitor recordings and nvidia-smi logs get the monitor's verdict (docs/monitor.md).
+  if (recording) return cli::PrintMonitorVerdict(*recording, args.out.json);
   uint64_t json_bytes = 0, events = 0, file_bytes = 0;
   for (const Trace& t : loaded->traces) {
     json_bytes += t.info.json_bytes;
@@ -156,11 +159,11 @@ int RunAnalyze(const AnalyzeArgs& args) {
   }
   // The monitor recording is read before the analyses (the section beside each trace is one of
   // them); a file that cannot be read is reported after the trace report, as before.
-  std::optional<Result<monitor::Recording>> recording;
+  std::optional<Result<monitor::Recording>> beside;
   analyze::RunOptions run_options;
   if (!args.monitor_file.empty()) {
-    recording.emplace(cli::ReadMonitorFile(args.monitor_file));
-    if (recording->ok()) run_options.monitor = &recording->value();
+    beside.emplace(ingest::ReadMonitorInput(args.monitor_file));
+    if (beside->ok()) run_options.monitor = &beside->value();
   }
   const auto t1 = std::chrono::steady_clock::now();
   bar.Analysing();
@@ -185,7 +188,8 @@ int RunAnalyze(const AnalyzeArgs& args) {
   }
   for (const Status& f : loaded->failures) PrintError(f);
   int rc = loaded->failures.empty() ? kExitOk : kExitBadInput;
-  if (recording) rc = std::max(rc, cli::PrintMonitorSections(rep, args.monitor_file, *recording, args.out.json));
+  if (beside)
+    rc = std::max(rc, cli::PrintMonitorSections(rep, args.monitor_file, *beside, args.out.json));
   return rc;
 }
 
@@ -209,8 +213,9 @@ int main(int argc, char** argv) {
   AnalyzeArgs aa;
   analyze
       ->add_option("TRACE", aa.input,
-                   "Trace file (.json or .json.gz, detected from content) or folder; also a "
-                   "`gpuscope run --record` JSONL file or an nvidia-smi CSV / dmon log")
+                   "Trace file (.json or .json.gz, detected from content), folder, or - for "
+                   "stdin (pipes work); also a `gpuscope run --record` file (.jsonl, .csv or "
+                   ".json) or an nvidia-smi CSV / dmon log")
       ->required();
   cli::AddOutputFlags(analyze, &aa.out);
   analyze->add_option("-j,--threads", aa.threads,

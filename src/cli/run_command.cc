@@ -7,8 +7,7 @@
 #include <fstream>
 
 #include "base/sanitize.h"
-#include "monitor/nvidia_smi.h"
-#include "monitor/recorder.h"
+#include "ingest/registry.h"
 #include "monitor/session.h"
 #include "monitor/verdict.h"
 
@@ -28,25 +27,7 @@ void PrintError(const Status& s) {
   std::fprintf(stderr, "gpuscope: error: %s\n", SanitizeText(s.message()).c_str());
 }
 
-std::string Head(const std::string& path, size_t bytes) {
-  std::ifstream in(path, std::ios::binary);
-  std::string head(bytes, '\0');
-  in.read(head.data(), static_cast<std::streamsize>(bytes));
-  head.resize(static_cast<size_t>(in.gcount()));
-  return head;
-}
-
 }  // namespace
-
-Result<monitor::Recording> ReadMonitorFile(const std::string& path) {
-  const std::string head = Head(path, 64 * 1024);
-  if (monitor::LooksLikeJsonlRecording(head)) return monitor::ReadJsonlRecording(path);
-  if (monitor::DetectNvidiaSmiLog(head) != monitor::NvidiaSmiFormat::kNone)
-    return monitor::ReadNvidiaSmiLog(path);
-  return Status::InputError(path, 0, "not a monitor recording or nvidia-smi log",
-                            "give a file from `gpuscope run --record FILE.jsonl`, or "
-                            "`nvidia-smi --query-gpu=... --format=csv` / `nvidia-smi dmon` output");
-}
 
 CLI::App* AddRunCommand(CLI::App& app, RunCliOptions* o) {
   auto* run = app.add_subcommand(
@@ -106,22 +87,13 @@ int RunRunCommand(const RunCliOptions& o) {
   return outcome->exit_code;
 }
 
-std::optional<int> MaybeAnalyzeMonitorInput(const std::string& path, bool json) {
-  const std::string head = Head(path, 64 * 1024);
-  if (!monitor::LooksLikeJsonlRecording(head) &&
-      monitor::DetectNvidiaSmiLog(head) == monitor::NvidiaSmiFormat::kNone)
-    return std::nullopt;
-  auto rec = ReadMonitorFile(path);
-  if (!rec.ok()) {
-    PrintError(rec.status());
-    return ExitCodeFor(rec.status());
-  }
-  const monitor::MonitorReport report = monitor::BuildMonitorReport(*rec);
+int PrintMonitorVerdict(const monitor::Recording& rec, bool json) {
+  const monitor::MonitorReport report = monitor::BuildMonitorReport(rec);
   std::fputs(json ? monitor::RenderMonitorJson(report).c_str()
                   : monitor::RenderMonitorText(report).c_str(),
              stdout);
   // Like the trace reader: skipped lines are reported and make the exit code 2.
-  return rec->malformed_lines > 0 ? kExitBadInput : 0;
+  return rec.malformed_lines > 0 ? kExitBadInput : 0;
 }
 
 int PrintMonitorSections(const report::Report& report, const std::string& monitor_path,

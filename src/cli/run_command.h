@@ -27,13 +27,10 @@ struct RunCliOptions {
 CLI::App* AddRunCommand(CLI::App& app, RunCliOptions* options);
 int RunRunCommand(const RunCliOptions& options);
 
-// `gpuscope analyze FILE` where FILE is a monitor recording (JSONL) or an nvidia-smi log
-// (CSV query format or dmon): prints the monitor verdict and returns the exit code. nullopt when
-// FILE is neither (then it is a trace for the usual path).
-std::optional<int> MaybeAnalyzeMonitorInput(const std::string& path, bool json);
-
-// A `gpuscope run --record` JSONL file or an nvidia-smi log (CSV query format or dmon).
-Result<monitor::Recording> ReadMonitorFile(const std::string& path);
+// `gpuscope analyze FILE` where the input registry read FILE as a monitor input (a `gpuscope run
+// --record` file in any of its formats, or an nvidia-smi log): prints the monitor verdict and
+// returns the exit code.
+int PrintMonitorVerdict(const monitor::Recording& recording, bool json);
 
 // `gpuscope analyze TRACE --monitor FILE`: each rank's monitor section (analyze::MonitorBeside,
 // computed with the report), or the error reading FILE; text to stdout, or JSON to stderr when

@@ -1,67 +1,39 @@
-// Input registration: which reader handles which bytes, and loading many ranks in parallel.
+// Loading traces: one file through the input registry (ingest/registry.h), or a folder of ranks
+// in parallel.
 #include <algorithm>
 #include <filesystem>
 #include <memory>
 
 #include "base/thread_pool.h"
 #include "gpuscope/ingest.h"
-#include "ingest/kineto_json/kineto_reader.h"
+#include "ingest/registry.h"
 #include "io/byte_source.h"
 
 namespace gpuscope {
 
 namespace {
 
-io::InflateBackend Backend(Inflater i) {
-  switch (i) {
-    case Inflater::kZlib:
-      return io::InflateBackend::kZlib;
-    case Inflater::kIsal:
-      return io::InflateBackend::kIsal;
-    case Inflater::kAuto:
-      break;
-  }
-  return io::InflateBackend::kAuto;
-}
-
-void ApplyRankFallback(Trace* trace) {
-  if (trace->info.rank >= 0) return;
-  const std::string file = std::filesystem::path(trace->info.path).filename().string();
-  const int rank = RankFromFileName(file);
-  if (rank >= 0) {
-    trace->info.rank = rank;
-    trace->info.rank_source = RankSource::kFileName;
-  }
+// A trace is what these callers (LoadInputs, diff, plan --from-trace) need; a recording or log
+// read fine is still the wrong input for them.
+Result<Trace> TraceOnly(Result<ingest::Input> in, const std::string& name) {
+  if (!in.ok()) return in.status();
+  if (in->kind != ingest::ModelKind::kTrace)
+    return Status::Error(StatusCode::kInvalidInput,
+                         name + ": is a " + ingest::FormatName(in->format) +
+                             ", not a profiler trace (hint: `gpuscope analyze " + name +
+                             "` gives its verdict on its own; this takes PyTorch profiler traces)");
+  return std::move(*in->trace);
 }
 
 }  // namespace
 
 Result<Trace> LoadTrace(const std::string& path, const LoadOptions& options) {
-  auto source = io::OpenByteSource(path, Backend(options.inflater));
-  if (!source.ok()) return source.status();
-  const int64_t size = io::FileSize(path);
-  if (size == 0) {
-    return Status::InputError(path, 0, "empty file",
-                              "the profiler did not write this trace; re-export it");
-  }
-  auto trace = ingest::ReadKinetoJson(**source, path,
-                                      static_cast<uint64_t>(std::max<int64_t>(0, size)), options);
-  if (!trace.ok()) return trace.status();
-  ApplyRankFallback(&*trace);
-  return trace;
+  return TraceOnly(ingest::ReadInput(path, options), io::DisplayName(path));
 }
 
 Result<Trace> LoadTraceFromBytes(std::string_view bytes, const std::string& name,
                                  const LoadOptions& options) {
-  if (bytes.empty()) {
-    return Status::InputError(name, 0, "empty file",
-                              "the profiler did not write this trace; re-export it");
-  }
-  auto source = io::MemoryByteSource(bytes, name, Backend(options.inflater));
-  auto trace = ingest::ReadKinetoJson(*source, name, bytes.size(), options);
-  if (!trace.ok()) return trace.status();
-  ApplyRankFallback(&*trace);
-  return trace;
+  return TraceOnly(ingest::ReadInputFromBytes(bytes, name, options), name);
 }
 
 int RankFromFileName(std::string_view file) {
@@ -110,18 +82,47 @@ Result<std::vector<std::string>> ListTraceFiles(const std::string& dir) {
 }
 
 Result<LoadedInputs> LoadInputs(const std::string& path, const LoadOptions& options) {
+  return ingest::LoadInputs(path, options, nullptr);
+}
+
+Result<LoadedInputs> ingest::LoadInputs(const std::string& path, const LoadOptions& options,
+                                        std::optional<monitor::Recording>* recording) {
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) {
+  // "-" is standard input; stat() follows symbolic links, so a loop of them is told apart from a
+  // missing file.
+  const std::filesystem::file_status status =
+      path == "-" ? std::filesystem::file_status(std::filesystem::file_type::unknown)
+                  : std::filesystem::status(path, ec);
+  if (path != "-" && status.type() == std::filesystem::file_type::not_found) {
     return Status::Error(StatusCode::kNotFound,
                          path +
                              ": no such file or folder (hint: pass a trace file, e.g. "
                              "trace.pt.trace.json.gz, or a folder of per-rank traces)");
   }
+  if (path != "-" && ec) {
+    return Status::Error(StatusCode::kInvalidInput,
+                         path + ": cannot open: " + ec.message() +
+                             (ec == std::errc::too_many_symbolic_link_levels
+                                  ? " (hint: the symbolic link leads back to itself; check "
+                                    "`readlink -f " +
+                                        path + "`)"
+                                  : ""));
+  }
   std::vector<std::string> files;
-  if (std::filesystem::is_directory(path, ec)) {
+  if (status.type() == std::filesystem::file_type::directory) {
     auto listed = ListTraceFiles(path);
     if (!listed.ok()) return listed.status();
     files = std::move(*listed);
+  } else if (recording != nullptr) {
+    // One file: whatever the registry makes of it, a monitor input included.
+    auto in = ReadInput(path, options);
+    if (!in.ok()) return in.status();
+    LoadedInputs out;
+    if (in->kind == ModelKind::kMonitor)
+      *recording = std::move(*in->recording);
+    else
+      out.traces.push_back(std::move(*in->trace));
+    return out;
   } else {
     files.push_back(path);
   }

@@ -30,6 +30,7 @@ class GzipSourceBase : public ByteSource {
       : in_(std::move(in)), name_(std::move(name)), buf_(kInputChunk) {}
   uint64_t raw_offset() const override { return in_->raw_offset(); }
   bool is_gzip() const override { return true; }
+  int64_t file_size() const override { return in_->file_size(); }
 
  protected:
   // Refills the input buffer when empty. Returns false at end of the compressed file.
@@ -42,6 +43,21 @@ class GzipSourceBase : public ByteSource {
     consumed_before_ = in_->raw_offset() - *r;
     return *r > 0;
   }
+  // Makes at least `n` bytes available, keeping the unread ones; false if the input ends first.
+  Result<bool> Ensure(size_t n) {
+    while (avail_ < n) {
+      if (next_ != buf_.data()) {
+        if (avail_ > 0) std::memmove(buf_.data(), next_, avail_);
+        consumed_before_ += static_cast<uint64_t>(next_ - buf_.data());
+        next_ = buf_.data();
+      }
+      auto r = in_->Read(buf_.data() + avail_, buf_.size() - avail_);
+      if (!r.ok()) return r.status();
+      if (*r == 0) return false;
+      avail_ += *r;
+    }
+    return true;
+  }
   uint64_t compressed_offset() const { return consumed_before_ + (next_ - buf_.data()); }
   Status Truncated() const {
     return Status::InputError(name_, compressed_offset(),
@@ -53,15 +69,38 @@ class GzipSourceBase : public ByteSource {
     return Status::InputError(name_, compressed_offset(), "corrupt gzip data: " + what,
                               "the file is damaged; re-copy or re-export it");
   }
-  // After a member ends, skips zero padding; returns true if another member follows.
+  // The data decompressed, but not to what was compressed: one changed byte inside the deflate
+  // stream often still decodes, and only the CRC-32 in the member's trailer tells.
+  Status ChecksumMismatch() const {
+    return Corrupt(
+        "the CRC-32 checksum does not match the decompressed data (bytes changed in storage or "
+        "transfer; byte offset is in the compressed file)");
+  }
+  Status TrailingData() const {
+    return Status::InputError(
+        name_, compressed_offset(),
+        "trailing data after the gzip stream: the compressed data ended (checksum correct) and "
+        "the bytes from here on are not another gzip member (byte offset is in the compressed "
+        "file)",
+        "something was appended to the file; `gzip -dc FILE > trace.json` recovers the data (it "
+        "warns \"trailing garbage ignored\")");
+  }
+  // After a member ends, skips zero padding; returns true if another member (1f 8b) follows, an
+  // error if other bytes do.
   Result<bool> AnotherMember() {
     while (true) {
       auto more = Refill();
       if (!more.ok()) return more.status();
       if (!*more) return false;
       while (avail_ > 0 && *next_ == 0) ++next_, --avail_;
-      if (avail_ > 0) return true;
+      if (avail_ > 0) break;
     }
+    auto two = Ensure(2);
+    if (!two.ok()) return two.status();
+    if (*two && static_cast<unsigned char>(next_[0]) == 0x1f &&
+        static_cast<unsigned char>(next_[1]) == 0x8b)
+      return true;
+    return TrailingData();
   }
 
   std::unique_ptr<ByteSource> in_;
@@ -114,6 +153,10 @@ class ZlibSource : public GzipSourceBase {
         continue;
       }
       if (rc == Z_BUF_ERROR && used == 0 && zs_.avail_out > 0) continue;  // needs more input
+      if (rc == Z_DATA_ERROR && zs_.msg &&
+          (std::strcmp(zs_.msg, "incorrect data check") == 0 ||
+           std::strcmp(zs_.msg, "incorrect length check") == 0))
+        return ChecksumMismatch();
       if (rc != Z_OK && rc != Z_BUF_ERROR) {
         return Corrupt(zs_.msg ? zs_.msg : "inflate error " + std::to_string(rc));
       }
@@ -172,9 +215,8 @@ class IsalSource : public GzipSourceBase {
       next_ += used;
       avail_ -= used;
       if (rc < 0) {
-        return Corrupt(rc == ISAL_INCORRECT_CHECKSUM
-                           ? "checksum mismatch"
-                           : "invalid deflate data (isa-l code " + std::to_string(rc) + ")");
+        if (rc == ISAL_INCORRECT_CHECKSUM) return ChecksumMismatch();
+        return Corrupt("invalid deflate data (isa-l code " + std::to_string(rc) + ")");
       }
       if (used == 0 && out_before == state_.avail_out && state_.block_state != ISAL_BLOCK_FINISH) {
         // No progress with input available: isa-l keeps a partial symbol internally; feed more.

@@ -78,11 +78,12 @@ const char* DiagDescription(Diag d) {
     case Diag::kNumberAsString:
       return "numbers sent as strings (parsed)";
     case Diag::kIntegerOutOfRange:
-      return "fields ignored: integer beyond int64";
+      return "fields ignored: number out of range (beyond int64, or a time beyond ±292 years "
+             "in ns)";
     case Diag::kInvalidUtf8:
       return "events with invalid UTF-8 (replaced by U+FFFD)";
     case Diag::kControlCharacter:
-      return "events with raw control characters in strings (replaced)";
+      return "events with control characters in strings (replaced by a space)";
     case Diag::kUnknownCategory:
       return "events with an unknown category (kept as other CPU events)";
     case Diag::kUnmatchedBegin:

@@ -1,11 +1,7 @@
 #include "monitor/recorder.h"
 
-#include <simdjson.h>
-
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "base/sanitize.h"
 #include "render/json_writer.h"
@@ -46,6 +42,57 @@ std::string CsvQuote(const std::string& s) {
     out += c;
   }
   return out + "\"";
+}
+
+// The JSONL header and end objects; the Chrome-trace format carries the same as metadata events.
+std::string HeaderJson(const Recording& meta) {
+  JsonWriter w(0);
+  w.BeginObject()
+      .Key("type")
+      .String("header")
+      .Key("format")
+      .String(kFormatName)
+      .Key("version")
+      .Int(kFormatVersion)
+      .Key("command")
+      .BeginArray();
+  for (const std::string& a : meta.command) w.String(a);
+  w.EndArray()
+      .Key("interval_ns")
+      .Int(meta.interval_ns)
+      .Key("start_ns")
+      .ExactInt(meta.start_ns)
+      .Key("root_pid")
+      .Int(meta.root_pid)
+      .Key("gpus")
+      .BeginArray();
+  for (const GpuInfo& g : meta.gpus) {
+    w.BeginObject().Key("index").Int(g.index).Key("name").String(g.name);
+    Opt(w, "mem_total_bytes", g.mem_total_bytes);
+    Opt(w, "power_limit_w", g.power_limit_w, 3);
+    w.EndObject();
+  }
+  w.EndArray();
+  if (!meta.gpu_unavailable.empty()) w.Key("gpu_unavailable").String(meta.gpu_unavailable);
+  w.EndObject();
+  return w.str();
+}
+
+std::string EndJson(const Recording& meta) {
+  JsonWriter w(0);
+  w.BeginObject().Key("type").String("end").Key("end_ns").ExactInt(meta.end_ns);
+  if (meta.exit_code) w.Key("exit_code").Int(*meta.exit_code);
+  w.Key("notes").BeginArray();
+  for (const std::string& n : meta.notes) w.String(n);
+  w.EndArray().EndObject();
+  return w.str();
+}
+
+// A metadata event ("ph":"M") of the Chrome-trace format: drawn by no viewer (Perfetto and
+// chrome://tracing act only on process_name / thread_name …), read back by gpuscope.
+std::string MetadataEvent(const char* name, const std::string& args_json) {
+  return std::string(",\n{\"ph\":\"M\",\"pid\":\"gpuscope monitor\",\"name\":\"") + name +
+         "\",\"args\":" + args_json + "}";
 }
 
 }  // namespace
@@ -94,21 +141,21 @@ std::string SampleToJsonLine(const Sample& s) {
           .Key("name")
           .String(p.name)
           .Key("cpu_pct")
-          .Double(p.cpu_pct, 1)
+          .Double(p.cpu_pct, 3)
           .Key("cpu_time_ns")
           .Uint(p.cpu_time_ns)
           .Key("rss_bytes")
           .Uint(p.rss_bytes);
       Opt(w, "read_bytes", p.read_bytes);
       // Only when some child ended: files of runs without short-lived processes stay as they were.
-      if (p.reaped_cpu_pct > 0) w.Key("reaped_cpu_pct").Double(p.reaped_cpu_pct, 1);
+      if (p.reaped_cpu_pct > 0) w.Key("reaped_cpu_pct").Double(p.reaped_cpu_pct, 3);
       w.EndObject();
     }
     w.EndArray();
   }
   if (!s.core_busy_pct.empty()) {
     w.Key("cores_busy_pct").BeginArray();
-    for (double c : s.core_busy_pct) w.Double(c, 1);
+    for (double c : s.core_busy_pct) w.Double(c, 3);
     w.EndArray();
   }
   w.EndObject();
@@ -155,47 +202,37 @@ void Recorder::WriteHeader(const Recording& meta) {
   start_ns_ = meta.start_ns;
   last_flush_ns_ = meta.start_ns;
   switch (format_) {
-    case RecordFormat::kJsonl: {
-      JsonWriter w(0);
-      w.BeginObject()
-          .Key("type")
-          .String("header")
-          .Key("format")
-          .String(kFormatName)
-          .Key("version")
-          .Int(kFormatVersion)
-          .Key("command")
-          .BeginArray();
-      for (const std::string& a : meta.command) w.String(a);
-      w.EndArray()
-          .Key("interval_ns")
-          .Int(meta.interval_ns)
-          .Key("start_ns")
-          .ExactInt(meta.start_ns)
-          .Key("root_pid")
-          .Int(meta.root_pid)
-          .Key("gpus")
-          .BeginArray();
+    case RecordFormat::kJsonl:
+      Put(HeaderJson(meta) + "\n");
+      break;
+    case RecordFormat::kCsv: {
+      // "run" rows: the header, for reading back (text in `id`, `value` numbers it).
+      const std::string prefix = "0.000," + std::to_string(meta.start_ns) + ",run,";
+      std::string out = "time_s,unix_ns,source,id,metric,value\n";
+      out += prefix + ",start_ns," + std::to_string(meta.start_ns) + "\n";
+      out += prefix + ",interval_ns," + std::to_string(meta.interval_ns) + "\n";
+      out += prefix + ",root_pid," + std::to_string(meta.root_pid) + "\n";
+      for (size_t i = 0; i < meta.command.size(); ++i)
+        out += prefix + CsvQuote(meta.command[i]) + ",command_arg," + std::to_string(i) + "\n";
       for (const GpuInfo& g : meta.gpus) {
-        w.BeginObject().Key("index").Int(g.index).Key("name").String(g.name);
-        Opt(w, "mem_total_bytes", g.mem_total_bytes);
-        Opt(w, "power_limit_w", g.power_limit_w, 3);
-        w.EndObject();
+        const std::string index = std::to_string(g.index);
+        out += prefix + CsvQuote(g.name) + ",gpu_name," + index + "\n";
+        if (g.mem_total_bytes)
+          out += prefix + index + ",gpu_mem_total_bytes," + Number(*g.mem_total_bytes) + "\n";
+        if (g.power_limit_w)
+          out += prefix + index + ",gpu_power_limit_w," + Number(*g.power_limit_w) + "\n";
       }
-      w.EndArray();
-      if (!meta.gpu_unavailable.empty()) w.Key("gpu_unavailable").String(meta.gpu_unavailable);
-      w.EndObject();
-      Put(w.str() + "\n");
+      if (!meta.gpu_unavailable.empty())
+        out += prefix + CsvQuote(meta.gpu_unavailable) + ",gpu_unavailable,0\n";
+      Put(out);
       break;
     }
-    case RecordFormat::kCsv:
-      Put("time_s,unix_ns,source,id,metric,value\n");
-      break;
     case RecordFormat::kChromeTrace: {
       // Process names label the tracks in Perfetto / chrome://tracing.
       Put("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n"
           "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":\"gpuscope monitor\",\"args\":{\"name\":"
           "\"gpuscope monitor\"}}");
+      Put(MetadataEvent("gpuscope_header", HeaderJson(meta)));
       first_event_ = false;
       break;
     }
@@ -243,6 +280,7 @@ void Recorder::WriteSample(const Sample& s) {
         row("proc", id, "cpu_pct", Number(p.cpu_pct));
         if (p.reaped_cpu_pct > 0) row("proc", id, "reaped_cpu_pct", Number(p.reaped_cpu_pct));
         row("proc", id, "rss_bytes", Number(p.rss_bytes));
+        row("proc", id, "cpu_time_ns", Number(p.cpu_time_ns));
         if (p.read_bytes) row("proc", id, "read_bytes", Number(*p.read_bytes));
       }
       for (size_t c = 0; c < s.core_busy_pct.size(); ++c)
@@ -289,6 +327,7 @@ void Recorder::WriteSample(const Sample& s) {
           counter("CPU % by process", ended + ":" + Number(p.reaped_cpu_pct));
         }
       }
+      out += MetadataEvent("gpuscope_sample", SampleToJsonLine(s));
       Put(out);
       break;
     }
@@ -302,20 +341,23 @@ void Recorder::WriteSample(const Sample& s) {
 Status Recorder::Finish(const Recording& meta) {
   if (!file_) return Status::Ok();
   switch (format_) {
-    case RecordFormat::kJsonl: {
-      JsonWriter w(0);
-      w.BeginObject().Key("type").String("end").Key("end_ns").ExactInt(meta.end_ns);
-      if (meta.exit_code) w.Key("exit_code").Int(*meta.exit_code);
-      w.Key("notes").BeginArray();
-      for (const std::string& n : meta.notes) w.String(n);
-      w.EndArray().EndObject();
-      Put(w.str() + "\n");
+    case RecordFormat::kJsonl:
+      Put(EndJson(meta) + "\n");
+      break;
+    case RecordFormat::kCsv: {
+      char prefix[64];
+      std::snprintf(prefix, sizeof prefix, "%.3f,%lld,run,", (meta.end_ns - start_ns_) / 1e9,
+                    static_cast<long long>(meta.end_ns));
+      std::string out = prefix + std::string(",end_ns,") + std::to_string(meta.end_ns) + "\n";
+      if (meta.exit_code)
+        out += prefix + std::string(",exit_code,") + std::to_string(*meta.exit_code) + "\n";
+      for (size_t i = 0; i < meta.notes.size(); ++i)
+        out += prefix + CsvQuote(meta.notes[i]) + ",note," + std::to_string(i) + "\n";
+      Put(out);
       break;
     }
-    case RecordFormat::kCsv:
-      break;
     case RecordFormat::kChromeTrace:
-      Put("\n]}\n");
+      Put(MetadataEvent("gpuscope_end", EndJson(meta)) + "\n]}\n");
       break;
   }
   Flush();
@@ -324,197 +366,6 @@ Status Recorder::Finish(const Recording& meta) {
   file_ = nullptr;
   if (failed_) return Status::Error(StatusCode::kIoError, error_ + " (the record is incomplete)");
   return Status::Ok();
-}
-
-bool LooksLikeJsonlRecording(const std::string& head) {
-  const size_t eol = head.find('\n');
-  const std::string first = head.substr(0, eol);
-  return first.find("\"type\":\"header\"") != std::string::npos &&
-         first.find(kFormatName) != std::string::npos;
-}
-
-namespace {
-
-template <typename T>
-void Get(simdjson::dom::object o, const char* key, std::optional<T>* out) {
-  simdjson::dom::element e;
-  if (o[key].get(e) != simdjson::SUCCESS) return;
-  if constexpr (std::is_floating_point_v<T>) {
-    double d;
-    if (e.get_double().get(d) == simdjson::SUCCESS) *out = d;
-    else if (int64_t i; e.get_int64().get(i) == simdjson::SUCCESS) *out = static_cast<double>(i);
-    else if (uint64_t u; e.get_uint64().get(u) == simdjson::SUCCESS) *out = static_cast<double>(u);
-  } else {
-    uint64_t u;
-    if (e.get_uint64().get(u) == simdjson::SUCCESS) *out = u;
-  }
-}
-
-int64_t GetInt(simdjson::dom::object o, const char* key) {
-  int64_t v = 0;
-  if (o[key].get_int64().get(v) != simdjson::SUCCESS) return 0;
-  return v;
-}
-
-// Unix ns up to the year 2200: the verdict subtracts times, which must not overflow int64.
-constexpr int64_t kMaxTimeNs = 7'258'118'400LL * 1'000'000'000;
-
-// A time key: absent → 0; present but not a unix ns time in [0, 2200) → nullopt.
-std::optional<int64_t> GetTime(simdjson::dom::object o, const char* key) {
-  simdjson::dom::element e;
-  if (o[key].get(e) != simdjson::SUCCESS) return 0;
-  int64_t v = 0;
-  if (e.get_int64().get(v) != simdjson::SUCCESS || v < 0 || v > kMaxTimeNs) return std::nullopt;
-  return v;
-}
-
-}  // namespace
-
-Result<Recording> ReadJsonlRecording(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) return Status::Error(StatusCode::kNotFound, "cannot open " + path);
-  std::stringstream text;
-  text << file.rdbuf();
-  return ParseJsonlRecording(text.str(), path);
-}
-
-Result<Recording> ParseJsonlRecording(const std::string& text, const std::string& path) {
-  std::istringstream in(text);
-  Recording rec;
-  rec.source = SourceKind::kRecording;
-  rec.source_path = path;
-  simdjson::dom::parser parser;
-  std::string line;
-  uint64_t line_number = 0;
-  bool have_header = false;
-  auto bad = [&](const std::string& why) {
-    ++rec.malformed_lines;
-    if (rec.malformed_examples.size() < 3)
-      rec.malformed_examples.push_back(path + ":" + std::to_string(line_number) + ": " + why);
-  };
-  while (std::getline(in, line)) {
-    ++line_number;
-    if (line.empty()) continue;
-    simdjson::dom::element doc;
-    simdjson::dom::object o;
-    if (parser.parse(line).get(doc) != simdjson::SUCCESS || doc.get_object().get(o)) {
-      // The last line of a killed run may be cut short: count it like any bad line.
-      bad("not a JSON object");
-      continue;
-    }
-    std::string_view type;
-    if (o["type"].get_string().get(type)) {
-      bad("no \"type\"");
-      continue;
-    }
-    if (type == "header") {
-      have_header = true;
-      const auto interval = GetTime(o, "interval_ns"), start = GetTime(o, "start_ns");
-      if (!interval || !start) {
-        bad(std::string(interval ? "start_ns" : "interval_ns") +
-            " is not a time in ns (expected an integer from 0 to " + std::to_string(kMaxTimeNs) +
-            ", the year 2200)");
-        continue;
-      }
-      rec.interval_ns = *interval;
-      rec.start_ns = *start;
-      rec.root_pid = static_cast<int32_t>(GetInt(o, "root_pid"));
-      simdjson::dom::array a;
-      if (!o["command"].get_array().get(a))
-        for (auto e : a)
-          if (std::string_view s; !e.get_string().get(s)) rec.command.emplace_back(s);
-      if (!o["gpus"].get_array().get(a))
-        for (auto e : a) {
-          simdjson::dom::object g;
-          if (e.get_object().get(g)) continue;
-          GpuInfo info;
-          info.index = static_cast<int32_t>(GetInt(g, "index"));
-          if (std::string_view s; !g["name"].get_string().get(s)) info.name = s;
-          Get(g, "mem_total_bytes", &info.mem_total_bytes);
-          Get(g, "power_limit_w", &info.power_limit_w);
-          rec.gpus.push_back(info);
-        }
-      if (std::string_view s; !o["gpu_unavailable"].get_string().get(s)) rec.gpu_unavailable = s;
-    } else if (type == "sample") {
-      Sample s;
-      const auto t = GetTime(o, "t_ns");
-      if (!t) {
-        bad("t_ns is not a time in ns (expected an integer from 0 to " +
-            std::to_string(kMaxTimeNs) + ", the year 2200)");
-        continue;
-      }
-      s.time_ns = *t;
-      simdjson::dom::array a;
-      if (!o["gpus"].get_array().get(a))
-        for (auto e : a) {
-          simdjson::dom::object g;
-          if (e.get_object().get(g)) continue;
-          GpuSample gs;
-          gs.index = static_cast<int32_t>(GetInt(g, "index"));
-          Get(g, "sm_util_pct", &gs.sm_util_pct);
-          Get(g, "mem_util_pct", &gs.mem_util_pct);
-          Get(g, "mem_used_bytes", &gs.mem_used_bytes);
-          Get(g, "mem_total_bytes", &gs.mem_total_bytes);
-          Get(g, "power_w", &gs.power_w);
-          Get(g, "power_limit_w", &gs.power_limit_w);
-          Get(g, "sm_clock_mhz", &gs.sm_clock_mhz);
-          Get(g, "temperature_c", &gs.temperature_c);
-          Get(g, "pcie_rx_bytes_per_s", &gs.pcie_rx_bytes_per_s);
-          Get(g, "pcie_tx_bytes_per_s", &gs.pcie_tx_bytes_per_s);
-          Get(g, "throttle_reasons", &gs.throttle_reasons);
-          Get(g, "tree_mem_bytes", &gs.tree_mem_bytes);
-          s.gpus.push_back(gs);
-        }
-      if (!o["procs"].get_array().get(a)) {
-        rec.has_process_data = true;
-        for (auto e : a) {
-          simdjson::dom::object p;
-          if (e.get_object().get(p)) continue;
-          ProcessSample ps;
-          ps.pid = static_cast<int32_t>(GetInt(p, "pid"));
-          ps.ppid = static_cast<int32_t>(GetInt(p, "ppid"));
-          if (std::string_view n; !p["name"].get_string().get(n)) ps.name = n;
-          std::optional<double> cpu;
-          Get(p, "cpu_pct", &cpu);
-          ps.cpu_pct = cpu.value_or(0);
-          std::optional<uint64_t> u;
-          Get(p, "cpu_time_ns", &u);
-          ps.cpu_time_ns = u.value_or(0);
-          u.reset();
-          Get(p, "rss_bytes", &u);
-          ps.rss_bytes = u.value_or(0);
-          Get(p, "read_bytes", &ps.read_bytes);
-          s.processes.push_back(std::move(ps));
-        }
-      }
-      if (!o["cores_busy_pct"].get_array().get(a)) {
-        rec.has_process_data = true;
-        for (auto e : a)
-          if (double d; !e.get_double().get(d)) s.core_busy_pct.push_back(d);
-      }
-      rec.samples.push_back(std::move(s));
-    } else if (type == "end") {
-      const auto end = GetTime(o, "end_ns");
-      if (!end) {
-        bad("end_ns is not a time in ns (expected an integer from 0 to " +
-            std::to_string(kMaxTimeNs) + ", the year 2200)");
-        continue;
-      }
-      rec.end_ns = *end;
-      if (int64_t c; !o["exit_code"].get_int64().get(c)) rec.exit_code = static_cast<int>(c);
-      simdjson::dom::array a;
-      if (!o["notes"].get_array().get(a))
-        for (auto e : a)
-          if (std::string_view s; !e.get_string().get(s)) rec.notes.emplace_back(s);
-    } else {
-      bad("unknown type \"" + std::string(type) + "\"");
-    }
-  }
-  if (!have_header)
-    return Status::InputError(path, 0, "not a gpuscope monitor recording (no header line)",
-                              "record one with `gpuscope run --record FILE.jsonl -- CMD`");
-  if (rec.end_ns == 0 && !rec.samples.empty()) rec.end_ns = rec.samples.back().time_ns;
-  return rec;
 }
 
 }  // namespace gpuscope::monitor

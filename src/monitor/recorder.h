@@ -1,9 +1,11 @@
 // Writes a monitor run to a file as it happens, in one of three documented formats
-// (docs/monitor.md), and reads the JSONL format back:
+// (docs/monitor.md); src/ingest/recording/ reads all three back:
 //   *.jsonl (default)  one JSON object per line: a header, one line per sample, an end line;
-//   *.csv              long ("tidy") CSV: time_s,unix_ns,source,id,metric,value — one row per value;
+//   *.csv              long ("tidy") CSV: time_s,unix_ns,source,id,metric,value — one row per value,
+//                      with "run" rows for the header and end;
 //   *.json             Chrome-trace JSON with counter ("ph":"C") tracks at absolute unix µs, to
-//                      open in Perfetto next to a profiler trace of the same run.
+//                      open in Perfetto next to a profiler trace of the same run, plus the JSONL
+//                      objects as metadata events ("ph":"M", which viewers ignore) to read back.
 // Every format is flushed about once a second, so a crashed or killed run still leaves its data.
 #pragma once
 
@@ -57,14 +59,5 @@ class Recorder {
 
 // One sample as a JSONL line (no newline); exposed for tests and the golden format doc.
 std::string SampleToJsonLine(const Sample& sample);
-
-// Reads a JSONL recording. Bad lines are counted (Recording::malformed_lines), not fatal; a file
-// without the header line is an error.
-Result<Recording> ReadJsonlRecording(const std::string& path);
-// The same from the file's text; `path` names it in errors and malformed-line examples.
-Result<Recording> ParseJsonlRecording(const std::string& text, const std::string& path);
-
-// True when `head` (the first bytes of a file) is a gpuscope monitor JSONL recording.
-bool LooksLikeJsonlRecording(const std::string& head);
 
 }  // namespace gpuscope::monitor

@@ -277,13 +277,23 @@ class Context {
  public:
   Context(BatchResult* r, int64_t offset) : r_(r), offset_(offset) {}
   void Diag(gpuscope::Diag d) { r_->tables.diagnostics.Add(d, offset_); }
-  StringId Intern(std::string_view s) { return r_->tables.strings.Intern(s); }
+  // Strings are sanitised at the border (base/sanitize.h): a JSON escape such as \u001b decodes to
+  // a raw ESC that the raw-text Sanitize below never sees, and would reach every renderer.
+  StringId Intern(std::string_view s) {
+    if (HasControlCharacter(s)) [[unlikely]] {
+      SanitizeText(s, &cleaned_);
+      Diag(gpuscope::Diag::kControlCharacter);
+      return r_->tables.strings.Intern(cleaned_);
+    }
+    return r_->tables.strings.Intern(s);
+  }
   BatchResult* result() { return r_; }
   int64_t offset() const { return offset_; }
 
  private:
   BatchResult* r_;
   int64_t offset_;
+  std::string cleaned_;
 };
 
 // Reads a numeric field given as a number or as a numeric string.

@@ -12,6 +12,8 @@
 
 #include "base/numbers.h"
 #include "base/thread_pool.h"
+#include "base/sanitize.h"
+#include "ingest/common/line_reader.h"  // ByteSize
 #include "ingest/common/linker.h"
 #include "ingest/kineto_json/event_parser.h"
 #include "ingest/kineto_json/scanner.h"
@@ -211,10 +213,10 @@ void ParseHeader(const std::vector<std::string>& members, Trace* trace) {
         info.schema_version = GetInt(value, -1);
       } else if (key == "displayTimeUnit") {
         std::string_view s;
-        if (value.get_string().get(s) == simdjson::SUCCESS) info.display_time_unit = std::string(s);
+        if (value.get_string().get(s) == simdjson::SUCCESS) info.display_time_unit = SanitizeText(s);
       } else if (key == "traceName") {
         std::string_view s;
-        if (value.get_string().get(s) == simdjson::SUCCESS) info.trace_name = std::string(s);
+        if (value.get_string().get(s) == simdjson::SUCCESS) info.trace_name = SanitizeText(s);
       } else if (key == "baseTimeNanoseconds") {
         const int64_t base = GetInt(value, -1);
         if (base >= 0) info.base_time_ns = base;
@@ -234,7 +236,7 @@ void ParseHeader(const std::vector<std::string>& members, Trace* trace) {
           } else if (dkey == "backend") {
             std::string_view s;
             if (dvalue.get_string().get(s) == simdjson::SUCCESS)
-              info.distributed_backend = std::string(s);
+              info.distributed_backend = SanitizeText(s);
           }
         }
       } else if (key == "deviceProperties") {
@@ -249,7 +251,7 @@ void ParseHeader(const std::vector<std::string>& members, Trace* trace) {
               p.id = static_cast<int32_t>(GetInt(pvalue, -1));
             else if (pkey == "name") {
               std::string_view s;
-              if (pvalue.get_string().get(s) == simdjson::SUCCESS) p.name = std::string(s);
+              if (pvalue.get_string().get(s) == simdjson::SUCCESS) p.name = SanitizeText(s);
             } else if (pkey == "totalGlobalMem")
               p.total_global_mem_bytes = GetInt(pvalue, -1);
             else if (pkey == "computeMajor")
@@ -361,14 +363,25 @@ Result<Trace> ReadKinetoJson(io::ByteSource& source, const std::string& name, ui
     return b;
   };
   const size_t initial_capacity = batch_bytes + kReadChunk + kPadding + 1;
+  // One element (or the header) may grow a buffer up to the cap plus a batch and a read; never
+  // beyond, whatever the input (memory stays bounded on a gzip bomb of one endless string).
+  const size_t max_element = std::max<size_t>(options.max_element_bytes, 1);
+  const size_t max_capacity = max_element + initial_capacity;
   OwnedBatch current = new_buffer(initial_capacity);
   Status failure;
+  bool scan_failed = false;  // the JSON is malformed before the end of the input
+  char last_non_space = 0;   // of the stream so far: does the input end like a complete trace?
 
   while (true) {
     Batch& b = current.batch;
     if (b.size + kReadChunk + kPadding > b.capacity) {
       // One event (or the header) is larger than a batch: grow this buffer.
-      const size_t capacity = std::max(b.capacity * 2, b.size + kReadChunk + kPadding);
+      // Doubling, straight to the limit when one more doubling would pass it: old and new
+      // buffers coexist while copying, so the last step should start from a small one.
+      size_t capacity =
+          std::min(max_capacity, std::max(b.capacity * 2, b.size + kReadChunk + kPadding));
+      if (capacity * 2 > max_capacity)
+        capacity = std::max(max_capacity, b.size + kReadChunk + kPadding);
       std::unique_ptr<char[]> bigger(new char[capacity]);
       std::memcpy(bigger.get(), b.text, b.size);
       current.storage = std::move(bigger);
@@ -381,10 +394,41 @@ Result<Trace> ReadKinetoJson(io::ByteSource& source, const std::string& name, ui
       break;
     }
     if (*got == 0) break;
+    for (size_t i = b.size + *got; i > b.size; --i) {
+      const char c = b.text[i - 1];
+      if (c != ' ' && c != '\n' && c != '\r' && c != '\t') {
+        last_non_space = c;
+        break;
+      }
+    }
     b.size += *got;
     json_bytes += *got;
+    const size_t elements_before = b.elements.size();
+    const size_t members_before = scanner.header_members().size();
     if (Status s = scanner.Scan(b.text, b.size, &b.elements); !s.ok()) {
       failure = s;
+      scan_failed = true;
+      break;
+    }
+    // One element is capped whether it closed within this read or not: an element this large is
+    // not an event but a missing quote or brace (or a hostile input). Stop now, naming its start.
+    for (size_t i = elements_before; i < b.elements.size() && failure.ok(); ++i) {
+      const ScannedElement& e = b.elements[i];
+      if (e.end - e.begin > max_element)
+        failure = scanner.TooLong(e.begin, e.end - e.begin, max_element);
+    }
+    for (size_t i = members_before; i < scanner.header_members().size() && failure.ok(); ++i)
+      if (scanner.header_members()[i].size() > max_element)
+        failure = Status::InputError(
+            name, 0,
+            "a top-level member is " + std::to_string(scanner.header_members()[i].size()) +
+                " bytes long, over the " + ByteSize(max_element) + " cap on one element",
+            "a Kineto trace holds a few KB besides its events; this is not one");
+    if (!failure.ok()) break;
+    // Bytes still held (an open element, or the JSON outside traceEvents) cannot be released.
+    const size_t held = scanner.held_start();
+    if (held != SIZE_MAX && b.size - held > max_element) {
+      failure = scanner.TooLarge(max_element);
       break;
     }
     if (options.progress) options.progress(source.raw_offset(), file_bytes);
@@ -416,14 +460,22 @@ Result<Trace> ReadKinetoJson(io::ByteSource& source, const std::string& name, ui
       }
     }
   }
-  if (failure.ok()) failure = scanner.Finish();
+  if (failure.ok()) failure = scanner.Finish(last_non_space == '}' || last_non_space == ']');
   if (failure.ok()) {
     Batch& b = current.batch;
     b.stream_offset = scanner.Absolute(0);
     if (!b.elements.empty()) submit(std::move(current));
   }
   stop_workers();
-  if (!failure.ok()) return failure;
+  if (!failure.ok()) {
+    // Malformed JSON inside a gzip file may be damage: one changed byte inside the deflate stream
+    // often still decodes, into wrong bytes, and only the CRC-32 at the end tells. Read on to the
+    // end; a gzip error found there is the true cause. (Not after the element cap: that stops
+    // early on purpose.)
+    if (scan_failed && source.is_gzip())
+      if (Status gzip = io::DrainForIntegrity(source); !gzip.ok()) return gzip;
+    return failure;
+  }
 
   PairBeginEnd(merger.begin_end(), &trace);
   ParseHeader(scanner.header_members(), &trace);

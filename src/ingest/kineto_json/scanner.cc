@@ -4,6 +4,8 @@
 #include <cstring>
 #include <string>
 
+#include "ingest/common/line_reader.h"  // ByteSize
+
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -304,7 +306,8 @@ Status Scanner::Scan(const char* b, size_t size, std::vector<ScannedElement>* ou
         return Fail(p,
                     "not a JSON trace: expected '{' or '[' but found " +
                         ByteForMessage(static_cast<unsigned char>(c)),
-                    "gpuscope reads PyTorch profiler (Kineto) Chrome-trace JSON, plain or gzip");
+                    "gpuscope reads PyTorch profiler (Kineto) Chrome-trace JSON (plain or gzip), "
+                    "gpuscope run recordings and nvidia-smi logs with their header line");
       }
       ++p;
       continue;
@@ -356,6 +359,7 @@ Status Scanner::Scan(const char* b, size_t size, std::vector<ScannedElement>* ou
       if (c == ']') {
         // End of traceEvents.
         events_depth_ = -1;
+        events_end_ = p + 1;
         --depth_;
         if (top_ == 'a') {
           top_ = 'x';
@@ -503,16 +507,77 @@ Status Scanner::Scan(const char* b, size_t size, std::vector<ScannedElement>* ou
   return Status::Ok();
 }
 
-Status Scanner::Finish() {
+size_t Scanner::open_start() const {
+  if (events_depth_ >= 0) return element_start_;
+  if (top_ == 'o' && (depth_ > 1 || member_ == Member::kInKey || member_ == Member::kExpectColon ||
+                      member_ == Member::kExpectValue || member_ == Member::kInValue))
+    return member_start_;
+  return SIZE_MAX;
+}
+
+size_t Scanner::held_start() const {
+  if (events_depth_ >= 0) return element_start_;
+  if (top_ == 'x') return SIZE_MAX;
+  // Outside traceEvents nothing is released: the header so far, or what followed the events.
+  return saw_trace_events_ ? events_end_ : 1;
+}
+
+Status Scanner::TooLong(size_t begin, size_t bytes, size_t cap_bytes) const {
+  return Fail(begin,
+              "the traceEvents element starting here is " + std::to_string(bytes) +
+                  " bytes long, over the " + ByteSize(cap_bytes) +
+                  " cap on one element (real events are a few KB)",
+              "this is not a profiler trace gpuscope can read in bounded memory");
+}
+
+std::string Scanner::ShowBytesHint(size_t p) const {
+  // tail -c +N counts from 1.
+  return "`tail -c +" + std::to_string(std::max<int64_t>(0, Absolute(p)) + 1) +
+         " FILE | head -c 300` shows the bytes from there (after zcat for a gzip file: the offset "
+         "counts decompressed bytes)";
+}
+
+Status Scanner::TooLarge(size_t cap_bytes) const {
+  const size_t start = open_start();
+  const std::string cap = ByteSize(cap_bytes);
+  const std::string why =
+      " (the cap on one element; real events are a few KB): an unterminated string (a missing "
+      "'\"') or a missing '}' makes the rest of the file look like one element";
+  const std::string hint = ShowBytesHint(start);
+  if (events_depth_ >= 0)
+    return Fail(start, "the traceEvents element starting here is still open after " + cap + why,
+                hint);
+  if (start != SIZE_MAX)
+    return Fail(start, "the top-level member starting here is still open after " + cap + why, hint);
+  return Fail(pos_, "more than " + cap + " of JSON outside traceEvents",
+              "a Kineto trace holds a few KB besides its events; this is not one");
+}
+
+Status Scanner::Finish(bool ends_closed) {
   const size_t p = pos_;
   if (top_ == 0) {
     return Fail(p, "empty input: no JSON found", "the file is empty or holds only whitespace");
   }
   if (top_ != 'x') {
+    const size_t open = open_start();
+    if (ends_closed && open != SIZE_MAX) {
+      // The file ends like a complete trace, yet an element never closed: it is malformed.
+      return Fail(open,
+                  std::string(in_events() ? "the traceEvents element" : "the top-level member") +
+                      " starting here never closes: the input ends " +
+                      (in_string_ ? "inside a string " : "") + "after " +
+                      std::to_string(elements_) +
+                      " complete events, yet it ends with '}' or ']' as a complete trace does, so "
+                      "it was not cut short: this element has an unbalanced '\"' or brace",
+                  ShowBytesHint(open));
+    }
     std::string where =
         in_events() ? "inside traceEvents after " + std::to_string(elements_) + " complete events"
                     : "inside the top-level JSON value";
     if (in_string_) where += ", inside a string";
+    if (open != SIZE_MAX && in_events())
+      where += "; the unfinished element starts at byte " +
+               std::to_string(std::max<int64_t>(0, Absolute(open)));
     return Fail(p, "truncated JSON: the input ends " + where,
                 "the file was cut short (interrupted copy or profiler crash); re-export the trace");
   }

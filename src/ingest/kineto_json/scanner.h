@@ -36,8 +36,25 @@ class Scanner {
   // The caller moved the bytes [cut, size) of the buffer to offset `new_begin` of a fresh buffer.
   void Rebase(size_t cut, size_t new_begin);
 
-  // Call at end of input; reports truncation and non-trace JSON.
-  Status Finish();
+  // Call at end of input; reports truncation and non-trace JSON. `ends_closed`: the input's last
+  // non-space byte is '}' or ']', as a complete trace's is — then an element still open is not a
+  // cut-short file but an unbalanced '"' or brace inside that element, and the error says so,
+  // naming the byte where the element starts.
+  Status Finish(bool ends_closed = false);
+
+  // Buffer offset where the innermost unit still open starts: a traceEvents element, or a
+  // top-level member outside traceEvents; SIZE_MAX when none is open. Bytes from there on cannot
+  // be released until it closes, so the reader caps their size (kMaxElementBytes).
+  size_t open_start() const;
+  // Buffer offset from which the reader must keep bytes: the open element inside traceEvents
+  // (SIZE_MAX between elements), else everything outside traceEvents so far (the header before
+  // it, or what follows it); SIZE_MAX once the document is complete.
+  size_t held_start() const;
+  // The error for an open unit, or for the bytes held outside traceEvents, past `cap_bytes`.
+  Status TooLarge(size_t cap_bytes) const;
+  // The error for a complete element (or top-level member) of `bytes` starting at buffer offset
+  // `begin`, over `cap_bytes`.
+  Status TooLong(size_t begin, size_t bytes, size_t cap_bytes) const;
 
   size_t pos() const { return pos_; }
   // True when inside the traceEvents array (the only place batches may be cut).
@@ -56,6 +73,7 @@ class Scanner {
 
  private:
   Status Fail(size_t p, const std::string& what, const std::string& hint) const;
+  std::string ShowBytesHint(size_t p) const;
   void EndElement(size_t end, std::vector<ScannedElement>* out);
   // Inside traceEvents: 64 bytes at a time with bitmasks (strings and escapes resolved without
   // branches, as in simdjson's stage 1); only braces and brackets outside strings are visited.
@@ -78,6 +96,8 @@ class Scanner {
   // traceEvents: the depth of the array's interior, -1 when outside it.
   int64_t events_depth_ = -1;
   bool saw_trace_events_ = false;
+  size_t events_end_ = 0;  // buffer offset just past traceEvents' closing ']'
+
   // Element in progress: its start offset, or SIZE_MAX.
   size_t element_start_ = SIZE_MAX;
   bool element_is_object_ = false;

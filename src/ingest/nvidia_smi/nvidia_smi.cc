@@ -1,15 +1,24 @@
-#include "monitor/nvidia_smi.h"
+#include "ingest/nvidia_smi/nvidia_smi.h"
 
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <ctime>
-#include <fstream>
 #include <map>
 #include <sstream>
 #include <vector>
 
-namespace gpuscope::monitor {
+#include "base/sanitize.h"
+#include "ingest/common/line_reader.h"
+#include "ingest/common/sample_checks.h"
+
+namespace gpuscope::ingest {
+
+using monitor::GpuInfo;
+using monitor::GpuSample;
+using monitor::Recording;
+using monitor::Sample;
+using monitor::SourceKind;
 
 namespace {
 
@@ -278,7 +287,7 @@ std::string Store(const Column& column, const std::string& value, GpuSample* g,
       column.field == Field::kDate || column.field == Field::kTime)
     return "";
   if (column.field == Field::kName) {
-    *name = value;
+    *name = SanitizeText(value);  // printed by the verdict: no control sequences reach a terminal
     return "";
   }
   if (column.field == Field::kBusId) {
@@ -294,31 +303,35 @@ std::string Store(const Column& column, const std::string& value, GpuSample* g,
       if (*v < 0 || *v > 1e6) return "is not a GPU index (0 to 1000000)";
       *index = static_cast<int32_t>(*v);
       break;
+    // Out-of-range values are malformed (ingest/common/sample_checks.h has the bounds).
     case Field::kUtil:
-      g->sm_util_pct = *v;
-      break;
     case Field::kMemUtil:
-      g->mem_util_pct = *v;
+      if (std::string why = CheckRange(*v, 0, kMaxUtilPct, "%"); !why.empty()) return why;
+      (column.field == Field::kUtil ? g->sm_util_pct : g->mem_util_pct) = *v;
       break;
     case Field::kMemUsed:
     case Field::kMemTotal: {
       // Below 2^63 B (8 EiB): a larger or negative size is not a reading.
       const double bytes = *v * MemoryScale(unit);
-      if (!(bytes >= 0 && bytes < 0x1p63)) return "is not a memory size (0 to 8 EiB)";
+      if (!(bytes >= 0 && bytes < kMaxBytes)) return "is not a memory size (0 to 8 EiB)";
       (column.field == Field::kMemUsed ? g->mem_used_bytes : g->mem_total_bytes) =
           static_cast<uint64_t>(bytes);
       break;
     }
     case Field::kPower:
-      g->power_w = Lower(unit) == "mw" ? *v / 1000 : *v;
+    case Field::kPowerLimit: {
+      const double watts = Lower(unit) == "mw" ? *v / 1000 : *v;
+      if (std::string why = CheckRange(watts, 0, kMaxPowerW, "W"); !why.empty()) return why;
+      (column.field == Field::kPower ? g->power_w : g->power_limit_w) = watts;
       break;
-    case Field::kPowerLimit:
-      g->power_limit_w = Lower(unit) == "mw" ? *v / 1000 : *v;
-      break;
+    }
     case Field::kSmClock:
+      if (std::string why = CheckRange(*v, 0, kMaxClockMhz, "MHz"); !why.empty()) return why;
       g->sm_clock_mhz = *v;
       break;
     case Field::kTemperature:
+      if (std::string why = CheckRange(*v, kMinTemperatureC, kMaxTemperatureC, "C"); !why.empty())
+        return why;
       g->temperature_c = *v;
       break;
     case Field::kThrottle:
@@ -326,11 +339,14 @@ std::string Store(const Column& column, const std::string& value, GpuSample* g,
       g->throttle_reasons = static_cast<uint64_t>(*v);
       break;
     case Field::kPcieRx:
-      g->pcie_rx_bytes_per_s = *v * 1e6;  // dmon: MB/s
+    case Field::kPcieTx: {
+      const double bytes_per_s = *v * 1e6;  // dmon: MB/s
+      if (std::string why = CheckRange(bytes_per_s, 0, kMaxPcieBytesPerS, "B/s"); !why.empty())
+        return why;
+      (column.field == Field::kPcieRx ? g->pcie_rx_bytes_per_s : g->pcie_tx_bytes_per_s) =
+          bytes_per_s;
       break;
-    case Field::kPcieTx:
-      g->pcie_tx_bytes_per_s = *v * 1e6;
-      break;
+    }
     default:
       break;
   }
@@ -346,19 +362,81 @@ bool IsCsvHeader(const std::vector<std::string>& cells) {
   return known > 0 && known * 2 >= static_cast<int>(cells.size()) - 1;
 }
 
-void ParseCsv(const std::string& text, const std::string& path, Recording* rec) {
-  SampleBuilder builder(rec);
-  std::vector<Column> columns;
-  std::istringstream in(text);
-  std::string line;
-  uint64_t line_number = 0;
-  while (std::getline(in, line)) {
-    ++line_number;
+// A cell as `nvidia-smi --format=csv,noheader` prints it: a timestamp, a value with its unit, a
+// missing-value marker, a PCI bus id or a GPU UUID. Bare numbers (nounits) say nothing.
+bool LooksLikeNvidiaSmiValue(const std::string& cell) {
+  int year, month, day, hour, minute;
+  double second;
+  if (std::sscanf(cell.c_str(), "%d/%d/%d %d:%d:%lf", &year, &month, &day, &hour, &minute,
+                  &second) == 6)
+    return true;
+  const std::string l = Lower(cell);
+  if (l == "[n/a]" || l == "[not supported]" || l.rfind("gpu-", 0) == 0) return true;
+  unsigned a, b, c, d;
+  if (std::sscanf(l.c_str(), "%x:%x:%x.%x", &a, &b, &c, &d) == 4) return true;  // pci.bus_id
+  std::string unit;
+  if (!ParseNumber(cell, &unit) || unit.empty()) return false;
+  const std::string u = Lower(unit);
+  return u == "%" || u == "mib" || u == "w" || u == "mhz";
+}
+
+// Rows of query values without a header line (see the header file for why they are refused).
+bool IsNoHeaderCsvRow(const std::vector<std::string>& cells) {
+  if (cells.size() < 2) return false;
+  size_t typed = 0;
+  for (const std::string& c : cells) typed += LooksLikeNvidiaSmiValue(c) ? 1 : 0;
+  return typed * 2 >= cells.size();
+}
+
+// One log, line by line. The format is decided by the first non-empty line, as DetectNvidiaSmiLog
+// decides it from the head of the file.
+class LogParser {
+ public:
+  LogParser(const std::string& path, Recording* rec) : path_(path), rec_(rec), builder_(rec) {}
+
+  // Returns an error only for a log whose first line already shows it cannot be read.
+  Status Line(std::string line, uint64_t line_number) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (Trim(line).empty()) continue;
+    if (Trim(line).empty()) return Status::Ok();
+    if (format_ == NvidiaSmiFormat::kNone) {
+      format_ = DetectNvidiaSmiLog(line);
+      if (format_ == NvidiaSmiFormat::kCsvNoHeader) return NoHeader(line_number);
+      if (format_ == NvidiaSmiFormat::kNone) return NotALog();
+      rec_->source = format_ == NvidiaSmiFormat::kDmon ? SourceKind::kNvidiaSmiDmon
+                                                       : SourceKind::kNvidiaSmiCsv;
+    }
+    if (format_ == NvidiaSmiFormat::kDmon)
+      DmonLine(line, line_number);
+    else
+      CsvLine(line, line_number);
+    return Status::Ok();
+  }
+
+  Status NotALog() const {
+    return Status::InputError(path_, 0, "not an nvidia-smi log",
+                              "expected `nvidia-smi --query-gpu=... --format=csv` output with "
+                              "its header, or `nvidia-smi dmon` output");
+  }
+
+  void Finish() { builder_.Finish(); }
+
+ private:
+  Status NoHeader(uint64_t line_number) const {
+    return Status::InputError(
+        path_, 0,
+        "line " + std::to_string(line_number) +
+            " looks like `nvidia-smi --format=csv,noheader` output: without the header line the "
+            "columns cannot be told apart (which % is GPU and which memory utilisation, which MiB "
+            "is used and which total)",
+        "log with --format=csv (it keeps the header), or put the header of your --query-gpu "
+        "fields as the first line, e.g. \"timestamp, index, utilization.gpu [%], memory.used "
+        "[MiB]\"");
+  }
+
+  void CsvLine(const std::string& line, uint64_t line_number) {
     std::vector<std::string> cells = SplitComma(line);
     if (IsCsvHeader(cells)) {  // the first header, or a repeated one (several -l runs appended)
-      columns.clear();
+      columns_.clear();
       for (const std::string& c : cells) {
         Column col;
         const size_t open = c.find('[');
@@ -366,131 +444,134 @@ void ParseCsv(const std::string& text, const std::string& path, Recording* rec) 
         col.field = CsvField(col.name);
         if (open != std::string::npos) {
           const size_t close = c.find(']', open);
-          col.unit = Trim(c.substr(open + 1, close == std::string::npos ? close : close - open - 1));
+          col.unit =
+              Trim(c.substr(open + 1, close == std::string::npos ? close : close - open - 1));
           if (col.unit == "%") col.unit.clear();
         }
-        columns.push_back(col);
+        columns_.push_back(col);
       }
-      continue;
+      return;
     }
-    if (columns.empty()) {
-      Malformed(rec, path, line_number, "data before the header line");
-      continue;
+    if (columns_.empty()) {
+      Malformed(rec_, path_, line_number, "data before the header line");
+      return;
     }
     // GPU names may hold commas in theory; nvidia-smi does not quote, so a surplus means trouble.
-    if (cells.size() != columns.size()) {
-      Malformed(rec, path, line_number,
-                "expected " + std::to_string(columns.size()) + " fields, found " +
+    if (cells.size() != columns_.size()) {
+      Malformed(rec_, path_, line_number,
+                "expected " + std::to_string(columns_.size()) + " fields, found " +
                     std::to_string(cells.size()));
-      continue;
+      return;
     }
     GpuSample g;
     std::optional<int32_t> index;
     std::optional<int64_t> time_ns;
     std::string bus_id, name;
-    bool ok = true;
-    for (size_t i = 0; i < cells.size() && ok; ++i) {
-      if (columns[i].field == Field::kTimestamp) {
+    for (size_t i = 0; i < cells.size(); ++i) {
+      if (columns_[i].field == Field::kTimestamp) {
         time_ns = ParseCsvTimestamp(cells[i]);
         if (!time_ns) {
-          Malformed(rec, path, line_number,
-                    "bad timestamp \"" + cells[i] +
+          Malformed(rec_, path_, line_number,
+                    "bad timestamp \"" + SanitizeText(cells[i]) +
                         "\" (expected YYYY/MM/DD HH:MM:SS.mmm, years 1970–2200)");
-          ok = false;
+          return;
         }
-      } else if (const std::string why = Store(columns[i], cells[i], &g, &index, &bus_id, &name);
+      } else if (const std::string why = Store(columns_[i], cells[i], &g, &index, &bus_id, &name);
                  !why.empty()) {
-        Malformed(rec, path, line_number, columns[i].name + ": \"" + cells[i] + "\" " + why);
-        ok = false;
+        Malformed(rec_, path_, line_number,
+                  SanitizeText(columns_[i].name) + ": \"" + SanitizeText(cells[i]) + "\" " + why);
+        return;
       }
     }
-    if (!ok) continue;
-    g.index = builder.GpuFor(index, bus_id);
-    builder.Add(g, time_ns, name);
+    if (g.mem_used_bytes && g.mem_total_bytes && *g.mem_used_bytes > *g.mem_total_bytes) {
+      std::string used, total;
+      for (size_t i = 0; i < cells.size(); ++i) {
+        const std::string named = SanitizeText(columns_[i].name) + " \"" + SanitizeText(cells[i]) + "\"";
+        if (columns_[i].field == Field::kMemUsed) used = named;
+        if (columns_[i].field == Field::kMemTotal) total = named;
+      }
+      Malformed(rec_, path_, line_number, used + " is above " + total);
+      return;
+    }
+    g.index = builder_.GpuFor(index, bus_id);
+    builder_.Add(g, time_ns, name);
   }
-  builder.Finish();
-}
 
-void ParseDmon(const std::string& text, const std::string& path, Recording* rec) {
-  SampleBuilder builder(rec);
-  std::vector<Column> columns;
-  std::istringstream in(text);
-  std::string line;
-  uint64_t line_number = 0;
-  while (std::getline(in, line)) {
-    ++line_number;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (Trim(line).empty()) continue;
+  void DmonLine(const std::string& line, uint64_t line_number) {
     if (line[0] == '#') {
       std::vector<std::string> words = SplitSpace(line.substr(1));
-      if (words.empty()) continue;
+      if (words.empty()) return;
       // The second header line holds units ("Idx W C …"; with -o DT "YYYYMMDD HH:MM:SS Idx …").
       bool units_line = false;
       for (const std::string& w : words)
         if (w == "Idx") units_line = true;
       if (units_line) {
-        if (words.size() == columns.size())
-          for (size_t i = 0; i < words.size(); ++i) columns[i].unit = words[i];
-        continue;
+        if (words.size() == columns_.size())
+          for (size_t i = 0; i < words.size(); ++i) columns_[i].unit = words[i];
+        return;
       }
-      columns.clear();
+      columns_.clear();
       for (const std::string& w : words) {
         Column c;
         c.name = w;
         c.field = DmonField(w);
-        columns.push_back(c);
+        columns_.push_back(c);
       }
-      continue;
+      return;
     }
-    if (columns.empty()) {
-      Malformed(rec, path, line_number, "data before the \"# gpu …\" header line");
-      continue;
+    if (columns_.empty()) {
+      Malformed(rec_, path_, line_number, "data before the \"# gpu …\" header line");
+      return;
     }
     std::vector<std::string> words = SplitSpace(line);
-    if (words.size() != columns.size()) {
-      Malformed(rec, path, line_number,
-                "expected " + std::to_string(columns.size()) + " columns, found " +
+    if (words.size() != columns_.size()) {
+      Malformed(rec_, path_, line_number,
+                "expected " + std::to_string(columns_.size()) + " columns, found " +
                     std::to_string(words.size()));
-      continue;
+      return;
     }
     GpuSample g;
     std::optional<int32_t> index;
     std::string bus_id, name, date, time;
-    bool ok = true;
-    for (size_t i = 0; i < words.size() && ok; ++i) {
-      if (columns[i].field == Field::kDate) date = words[i];
-      if (columns[i].field == Field::kTime) time = words[i];
-      if (const std::string why = Store(columns[i], words[i], &g, &index, &bus_id, &name);
+    for (size_t i = 0; i < words.size(); ++i) {
+      if (columns_[i].field == Field::kDate) date = words[i];
+      if (columns_[i].field == Field::kTime) time = words[i];
+      if (const std::string why = Store(columns_[i], words[i], &g, &index, &bus_id, &name);
           !why.empty()) {
-        Malformed(rec, path, line_number, columns[i].name + ": \"" + words[i] + "\" " + why);
-        ok = false;
+        Malformed(rec_, path_, line_number,
+                  SanitizeText(columns_[i].name) + ": \"" + SanitizeText(words[i]) + "\" " + why);
+        return;
       }
     }
-    if (!ok) continue;
     if (!index) {
-      Malformed(rec, path, line_number, "no GPU index");
-      continue;
+      Malformed(rec_, path_, line_number, "no GPU index");
+      return;
     }
     std::optional<int64_t> time_ns;
     if (!date.empty() || !time.empty()) {
       time_ns = ParseDmonTime(date, time);
       if (!time_ns) {
-        Malformed(rec, path, line_number,
-                  "bad date/time \"" + date + " " + time +
+        Malformed(rec_, path_, line_number,
+                  "bad date/time \"" + SanitizeText(date + " " + time) +
                       "\" (expected YYYYMMDD HH:MM:SS, years 1970–2200)");
-        continue;
+        return;
       }
     }
     g.index = *index;
-    builder.Add(g, time_ns, name);
+    builder_.Add(g, time_ns, name);
   }
-  builder.Finish();
-}
+
+  const std::string& path_;
+  Recording* rec_;
+  SampleBuilder builder_;
+  NvidiaSmiFormat format_ = NvidiaSmiFormat::kNone;
+  std::vector<Column> columns_;
+};
 
 }  // namespace
 
-NvidiaSmiFormat DetectNvidiaSmiLog(const std::string& head) {
-  std::istringstream in(head);
+NvidiaSmiFormat DetectNvidiaSmiLog(std::string_view head) {
+  std::istringstream in{std::string(head)};
   std::string line;
   while (std::getline(in, line)) {
     if (Trim(line).empty()) continue;
@@ -500,30 +581,44 @@ NvidiaSmiFormat DetectNvidiaSmiLog(const std::string& head) {
         if (w == "gpu" || w == "idx") return NvidiaSmiFormat::kDmon;
       return NvidiaSmiFormat::kNone;
     }
-    if (line.find(',') != std::string::npos && IsCsvHeader(SplitComma(line)))
-      return NvidiaSmiFormat::kCsvQuery;
+    if (line.find(',') == std::string::npos) return NvidiaSmiFormat::kNone;
+    const std::vector<std::string> cells = SplitComma(line);
+    if (IsCsvHeader(cells)) return NvidiaSmiFormat::kCsvQuery;
+    if (IsNoHeaderCsvRow(cells)) return NvidiaSmiFormat::kCsvNoHeader;
     return NvidiaSmiFormat::kNone;
   }
   return NvidiaSmiFormat::kNone;
 }
 
-Result<Recording> ParseNvidiaSmiLog(const std::string& text, const std::string& path) {
+Result<Recording> ReadNvidiaSmiLog(io::ByteSource& source, const std::string& path,
+                                   size_t max_line_bytes) {
   Recording rec;
   rec.source_path = path;
-  switch (DetectNvidiaSmiLog(text.substr(0, 64 * 1024))) {
-    case NvidiaSmiFormat::kCsvQuery:
-      rec.source = SourceKind::kNvidiaSmiCsv;
-      ParseCsv(text, path, &rec);
-      break;
-    case NvidiaSmiFormat::kDmon:
-      rec.source = SourceKind::kNvidiaSmiDmon;
-      ParseDmon(text, path, &rec);
-      break;
-    case NvidiaSmiFormat::kNone:
-      return Status::InputError(path, 0, "not an nvidia-smi log",
-                                "expected `nvidia-smi --query-gpu=... --format=csv` output with "
-                                "its header, or `nvidia-smi dmon` output");
+  LogParser parser(path, &rec);
+  LineReader lines(source, path, max_line_bytes);
+  std::string_view line;
+  bool any = false;
+  uint64_t cut_line = 0;  // an unterminated last line that did not parse
+  while (true) {
+    auto more = lines.Next(&line);
+    if (!more.ok()) return more.status();
+    if (!*more) break;
+    any = true;
+    const uint64_t malformed_before = rec.malformed_lines;
+    const size_t examples_before = rec.malformed_examples.size();
+    if (Status s = parser.Line(std::string(line), lines.line_number()); !s.ok()) return s;
+    if (!lines.line_terminated() && rec.malformed_lines > malformed_before) {
+      // `nvidia-smi -l` killed mid-line: the log was cut, the last line is not malformed data.
+      rec.malformed_lines = malformed_before;
+      rec.malformed_examples.resize(examples_before);
+      cut_line = lines.line_number();
+    }
   }
+  if (!any) return parser.NotALog();
+  parser.Finish();
+  if (cut_line > 0)
+    rec.notes.push_back("the log was cut short: its last line (" + std::to_string(cut_line) +
+                        ") is incomplete and was left out");
   if (rec.samples.empty())
     return Status::InputError(path, 0,
                               "no GPU samples in the nvidia-smi log (" +
@@ -532,12 +627,9 @@ Result<Recording> ParseNvidiaSmiLog(const std::string& text, const std::string& 
   return rec;
 }
 
-Result<Recording> ReadNvidiaSmiLog(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::Error(StatusCode::kNotFound, "cannot open " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ParseNvidiaSmiLog(ss.str(), path);
+Result<Recording> ParseNvidiaSmiLog(std::string_view text, const std::string& path) {
+  auto source = io::MemoryByteSource(text, path);
+  return ReadNvidiaSmiLog(*source, path);
 }
 
-}  // namespace gpuscope::monitor
+}  // namespace gpuscope::ingest

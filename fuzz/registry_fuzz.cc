@@ -1,0 +1,49 @@
+// Fuzz target: any bytes (plain or gzip) → the input registry (src/ingest/registry.h): sniffing,
+// the known non-inputs, and whichever reader claims the bytes must give a Trace, a Recording or a
+// Status with a message, never crash. Byte 0 picks threads, batch size and a small element cap
+// (so the cap's error path runs on small inputs). Seeds: one file of every format, fuzz/run.sh.
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "base/sanitize.h"
+#include "ingest/registry.h"
+#include "monitor/verdict.h"
+#include "render/json.h"
+#include "render/text.h"
+#include "report/document.h"
+#include "report/report.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace gpuscope;
+  if (size == 0) return 0;
+  LoadOptions options;
+  options.threads = 1 + (data[0] & 1);
+  options.batch_bytes = 4096 + ((data[0] >> 1) & 7) * 997;
+  if (data[0] & 0x80) options.max_element_bytes = 256;
+  auto in = ingest::ReadInputFromBytes(
+      std::string_view(reinterpret_cast<const char*>(data) + 1, size - 1), "fuzz.in", options);
+  if (!in.ok()) {
+    if (in.status().message().empty()) __builtin_trap();
+    return 0;
+  }
+  if (in->kind == ingest::ModelKind::kTrace) {
+    if (!in->trace) __builtin_trap();
+    std::vector<Trace> traces;
+    traces.push_back(std::move(*in->trace));
+    const auto report = report::BuildReport(traces, {}, 1);
+    const render::Document doc = report::BuildDocument(report);
+    if (render::ToJson(doc).empty()) __builtin_trap();
+    // No raw control byte from the input reaches a terminal.
+    for (char c : render::RenderText(doc, {false, true, 100}))
+      if ((static_cast<unsigned char>(c) < 0x20 && c != '\n') || c == 0x7F) __builtin_trap();
+  } else {
+    if (!in->recording) __builtin_trap();
+    for (const monitor::GpuInfo& g : in->recording->gpus)
+      if (NeedsSanitizing(g.name)) __builtin_trap();
+    const auto report = monitor::BuildMonitorReport(*in->recording);
+    if (monitor::RenderMonitorText(report).find('\033') != std::string::npos) __builtin_trap();
+    monitor::RenderMonitorJson(report);
+  }
+  return 0;
+}

@@ -1,0 +1,63 @@
+// Plausible ranges of monitor readings, shared by every reader of monitor data (nvidia-smi logs,
+// gpuscope recordings): a value outside is not a reading but damage or a parse error, and the
+// sample holding it is counted as malformed and skipped (never averaged: 150 % and −50 % must not
+// average to a believable 50 %). The bounds are far outside any real GPU, so no real log trips
+// them; they only catch nonsense.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "monitor/samples.h"
+
+namespace gpuscope::ingest {
+
+inline constexpr double kMaxUtilPct = 100;          // utilisation is a share of the sample period
+inline constexpr double kMaxPowerW = 100'000;       // 100 kW: above any GPU board (≈ 1.5 kW)
+inline constexpr double kMaxClockMhz = 100'000;     // 100 GHz
+inline constexpr double kMinTemperatureC = -100;    // below any cooling
+inline constexpr double kMaxTemperatureC = 300;     // above any die that still reports
+inline constexpr double kMaxPcieBytesPerS = 1e13;   // 10 TB/s: above any PCIe or C2C link
+inline constexpr double kMaxCpuPct = 100 * 65'536;  // % of one core; 65,536 cores at 100 %
+inline constexpr double kMaxBytes = 0x1p63;         // 8 EiB
+
+// Why a value is out of range ("is out of range (0 to 100 %)"), or "" when it is fine.
+inline std::string CheckRange(double v, double lo, double hi, const char* unit) {
+  if (v >= lo && v <= hi) return "";
+  auto num = [](double x) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.15g", x);
+    return std::string(buf);
+  };
+  return "is out of range (" + num(lo) + " to " + num(hi) + (unit[0] ? " " : "") + unit + ")";
+}
+
+// The first implausible value of a GPU sample as "field value why", or "" when all are plausible.
+// Cross-field: memory used may not exceed the memory total of the same sample.
+inline std::string CheckGpuSample(const monitor::GpuSample& g) {
+  auto check = [](const char* field, const std::optional<double>& v, double lo, double hi,
+                  const char* unit) -> std::string {
+    if (!v) return "";
+    const std::string why = CheckRange(*v, lo, hi, unit);
+    if (why.empty()) return "";
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%.6g", *v);
+    return std::string(field) + " " + buf + " " + why;
+  };
+  for (const std::string& why :
+       {check("sm_util_pct", g.sm_util_pct, 0, kMaxUtilPct, "%"),
+        check("mem_util_pct", g.mem_util_pct, 0, kMaxUtilPct, "%"),
+        check("power_w", g.power_w, 0, kMaxPowerW, "W"),
+        check("power_limit_w", g.power_limit_w, 0, kMaxPowerW, "W"),
+        check("sm_clock_mhz", g.sm_clock_mhz, 0, kMaxClockMhz, "MHz"),
+        check("temperature_c", g.temperature_c, kMinTemperatureC, kMaxTemperatureC, "C"),
+        check("pcie_rx_bytes_per_s", g.pcie_rx_bytes_per_s, 0, kMaxPcieBytesPerS, "B/s"),
+        check("pcie_tx_bytes_per_s", g.pcie_tx_bytes_per_s, 0, kMaxPcieBytesPerS, "B/s")})
+    if (!why.empty()) return why;
+  if (g.mem_used_bytes && g.mem_total_bytes && *g.mem_used_bytes > *g.mem_total_bytes)
+    return "memory used " + std::to_string(*g.mem_used_bytes) + " B is above the total " +
+           std::to_string(*g.mem_total_bytes) + " B";
+  return "";
+}
+
+}  // namespace gpuscope::ingest
