@@ -12,7 +12,7 @@
 #include <cstdint>
 
 #include "gpuscope/model.h"
-#include "monitor/samples.h"
+#include "model/monitor_samples.h"
 #include "monitor/verdict.h"
 
 namespace gpuscope::analyze {

@@ -9,7 +9,7 @@
 
 #include "gpuscope/model.h"
 #include "gpuscope/status.h"
-#include "monitor/samples.h"
+#include "model/monitor_samples.h"
 #include "report/report.h"
 
 namespace gpuscope::cli {

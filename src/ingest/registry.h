@@ -19,7 +19,7 @@
 #include "gpuscope/ingest.h"
 #include "gpuscope/status.h"
 #include "io/byte_source.h"
-#include "monitor/samples.h"
+#include "model/monitor_samples.h"
 
 namespace gpuscope::ingest {
 

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "gpuscope/status.h"
-#include "monitor/samples.h"
+#include "model/monitor_samples.h"
 
 namespace gpuscope::monitor {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "monitor/samples.h"
+#include "model/monitor_samples.h"
 
 namespace gpuscope::monitor {
 

@@ -14,7 +14,7 @@
 #include <string>
 
 #include "gpuscope/status.h"
-#include "monitor/samples.h"
+#include "model/monitor_samples.h"
 
 namespace gpuscope::monitor {
 

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-#include "monitor/samples.h"
+#include "model/monitor_samples.h"
 
 namespace gpuscope::ingest {
 
