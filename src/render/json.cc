@@ -536,4 +536,38 @@ Result<Document> FromJson(std::string_view json, const std::string& source) {
   return doc;
 }
 
+namespace {
+
+void RoundValue(Value* v) {
+  if (v->kind == Value::Kind::kInt && (v->i > kMaxExactJsonInteger || v->i < -kMaxExactJsonInteger))
+    v->i = static_cast<int64_t>(static_cast<double>(v->i));
+}
+
+void RoundFields(std::vector<Field>* fields) {
+  for (Field& f : *fields) RoundValue(&f.value);
+}
+
+void RoundSection(Section* s) {
+  for (Item& item : s->items) {
+    if (auto* row = std::get_if<Row>(&item)) RoundFields(&row->fields);
+    if (auto* table = std::get_if<Table>(&item))
+      for (auto& cells : table->rows)
+        for (Value& v : cells) RoundValue(&v);
+    if (auto* chart = std::get_if<Chart>(&item)) RoundFields(&chart->reference_lines);
+    if (auto* finding = std::get_if<Finding>(&item)) {
+      RoundValue(&finding->saving);
+      RoundValue(&finding->saving_share);
+      RoundFields(&finding->evidence);
+    }
+  }
+  for (Section& sub : s->sections) RoundSection(&sub);
+}
+
+}  // namespace
+
+Document AsReadBack(Document doc) {
+  for (Section& s : doc.sections) RoundSection(&s);
+  return doc;
+}
+
 }  // namespace gpuscope::render

@@ -79,6 +79,21 @@ TEST(Document, IntegersBeyond2To53AreDoubles) {
   EXPECT_EQ(json.find("1152921504606846976"), std::string::npos);
 }
 
+TEST(Document, IntegersBeyond2To53ReadBackAsTheNearestDouble) {
+  Document doc;
+  doc.schema = "gpuscope.report";
+  Row& row = doc.AddSection("s", "S").AddRow("r", "r");
+  // A unix-ns timestamp: 19 digits, more than a double holds.
+  row.fields = {F("start_ns", "from", Value::Int(1707417525512145988, Unit::kCount)),
+                F("small_ns", "small", Value::Int(kMaxExactJsonInteger, Unit::kNanos))};
+  auto back = FromJson(ToJson(doc), "t.json");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_FALSE(*back == doc);
+  EXPECT_EQ(*back, AsReadBack(doc));
+  EXPECT_EQ(std::get<Row>(back->sections[0].items[0]).fields[0].value.i, 1707417525512145920);
+  EXPECT_EQ(std::get<Row>(back->sections[0].items[0]).fields[1].value.i, kMaxExactJsonInteger);
+}
+
 TEST(Document, FromJsonRejectsOtherFiles) {
   EXPECT_FALSE(FromJson("{\"traceEvents\": []}", "t.json").ok());
   EXPECT_FALSE(FromJson("not json", "x").ok());
