@@ -14,7 +14,7 @@ import re
 import sys
 
 SUFFIX = {"ns": "_ns", "bytes": "_bytes", "share": "_share", "bytes_per_s": "_bytes_per_s",
-          "per_s": "_per_s", "percent": "_pct"}
+          "per_s": "_per_s", "percent": "_pct", "watts": "_w", "mhz": "_mhz", "celsius": "_c"}
 LIMIT = 2 ** 53
 
 

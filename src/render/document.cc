@@ -23,6 +23,9 @@ constexpr UnitSpelling kUnits[] = {
     {Unit::kPercent, "percent", "_pct"},
     {Unit::kText, "text", ""},
     {Unit::kBool, "bool", ""},
+    {Unit::kWatts, "watts", "_w"},
+    {Unit::kMegahertz, "mhz", "_mhz"},
+    {Unit::kCelsius, "celsius", "_c"},
 };
 }  // namespace
 

@@ -31,6 +31,9 @@ enum class Unit : uint8_t {
   kPercent,         // a value already on a 0–100 scale (utilisation as NVML reports it)
   kText,
   kBool,
+  kWatts,      // power ("120 W")
+  kMegahertz,  // a clock ("1,410 MHz")
+  kCelsius,    // a temperature ("65 °C")
 };
 const char* UnitName(Unit u);  // "ns", "bytes", "share", … (the JSON spelling)
 bool UnitFromName(std::string_view name, Unit* u);

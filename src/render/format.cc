@@ -123,6 +123,12 @@ std::string FormatValue(const Value& v) {
       return FormatNumber(d, v.precision < 0 ? 1 : v.precision) + "x";
     case Unit::kPercent:
       return FormatNumber(d, v.precision < 0 ? 0 : v.precision) + " %";
+    case Unit::kWatts:
+      return FormatNumber(d, v.precision < 0 ? 0 : v.precision) + " W";
+    case Unit::kMegahertz:
+      return FormatNumber(d, v.precision < 0 ? 0 : v.precision) + " MHz";
+    case Unit::kCelsius:
+      return FormatNumber(d, v.precision < 0 ? 0 : v.precision) + " °C";
     case Unit::kNone:
     case Unit::kText:
     case Unit::kBool:
