@@ -1,0 +1,363 @@
+#include "analyze/monitor_stats.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+namespace gpuscope::analyze {
+
+namespace {
+
+using monitor::GpuInfo;
+using monitor::GpuSample;
+using monitor::ProcessSample;
+using monitor::Recording;
+using monitor::Sample;
+
+double Percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t i = static_cast<size_t>(std::floor(p * static_cast<double>(v.size() - 1)));
+  return v[i];
+}
+
+template <typename T>
+std::optional<double> MeanOf(const std::vector<T>& v) {
+  if (v.empty()) return std::nullopt;
+  double sum = 0;
+  for (T x : v) sum += static_cast<double>(x);
+  return sum / static_cast<double>(v.size());
+}
+
+// Descendants of `main_pid` in one sample (through ppid links of the sampled tree).
+std::set<int32_t> DescendantsOf(const Sample& s, int32_t main_pid) {
+  std::set<int32_t> out = {main_pid};
+  bool grew = true;
+  while (grew) {
+    grew = false;
+    for (const ProcessSample& p : s.processes)
+      if (out.count(p.ppid) && out.insert(p.pid).second) grew = true;
+  }
+  out.erase(main_pid);
+  return out;
+}
+
+// The main process of the whole run: most CPU time at its last sample.
+int32_t PickMainPid(const Recording& r) {
+  std::map<int32_t, uint64_t> cpu_ns;
+  std::map<int32_t, size_t> seen;  // samples a process is in
+  for (const Sample& s : r.samples)
+    for (const ProcessSample& p : s.processes) cpu_ns[p.pid] = p.cpu_time_ns, ++seen[p.pid];
+  // The main process lives through the run: a short-lived child (one of 200 a shell loop starts)
+  // may have burnt more CPU than its shell, but it is a worker, not the job. Candidates are the
+  // root and processes present in at least half of the samples.
+  int32_t best = r.root_pid;
+  uint64_t best_ns = 0;
+  for (auto [pid, ns] : cpu_ns) {
+    if (pid != r.root_pid && 2 * seen[pid] < r.samples.size()) continue;
+    if (ns > best_ns || (ns == best_ns && pid == r.root_pid)) best = pid, best_ns = ns;
+  }
+  return best;
+}
+
+std::optional<double> MeanGpuUtil(const Sample& s) {
+  std::vector<double> v;
+  for (const GpuSample& g : s.gpus)
+    if (g.sm_util_pct) v.push_back(*g.sm_util_pct);
+  return MeanOf(v);
+}
+
+bool Throttled(uint64_t reasons) {
+  return reasons & (monitor::kThrottleSwPowerCap | monitor::kThrottleHwSlowdown |
+                    monitor::kThrottleSwThermal | monitor::kThrottleHwThermal |
+                    monitor::kThrottleHwPowerBrake);
+}
+
+// Start, duration and sampling interval of the run (the median gap between samples when the
+// source does not say).
+void AddTiming(const Recording& r, MonitorStats* out) {
+  out->start_ns = r.samples.empty()
+                      ? r.start_ns
+                      : std::min(r.start_ns ? r.start_ns : INT64_MAX, r.samples.front().time_ns);
+  const int64_t end_ns = std::max(r.end_ns, r.samples.empty() ? 0 : r.samples.back().time_ns);
+  out->duration_ns = std::max<int64_t>(0, end_ns - out->start_ns);
+  out->interval_ns = r.interval_ns;
+  if (out->interval_ns == 0 && r.samples.size() > 1) {
+    std::vector<double> gaps;
+    for (size_t i = 1; i < r.samples.size(); ++i)
+      if (r.samples[i].time_ns > r.samples[i - 1].time_ns)
+        gaps.push_back(static_cast<double>(r.samples[i].time_ns - r.samples[i - 1].time_ns));
+    out->interval_ns = static_cast<int64_t>(Percentile(gaps, 0.5));
+  }
+}
+
+// The warm-up: the signal reaches kWarmupReachFraction of its 90th percentile. Returns the unix
+// ns where the steady state starts and sets out->warmup_ns; `gpu_signal` says whether any sample
+// had a GPU utilisation.
+int64_t WarmupEnd(const Recording& r, int32_t main_pid, bool gpu_signal, MonitorStats* out) {
+  std::vector<std::optional<double>> signal;
+  for (const Sample& s : r.samples) {
+    if (gpu_signal)
+      signal.push_back(MeanGpuUtil(s));
+    else if (r.has_process_data)
+      signal.push_back(SplitTreeCpu(s, main_pid).main_pct);
+    else
+      signal.push_back(std::nullopt);
+  }
+  std::vector<double> present;
+  for (const auto& v : signal)
+    if (v) present.push_back(*v);
+  const double p90 = Percentile(present, 0.9);
+  int64_t warmup_end_ns = r.samples.front().time_ns;
+  if (p90 > 0) {
+    for (size_t i = 0; i < signal.size(); ++i)
+      if (signal[i] && *signal[i] >= kWarmupReachFraction * p90) {
+        warmup_end_ns = r.samples[i].time_ns;
+        break;
+      }
+  }
+  warmup_end_ns = std::min<int64_t>(
+      warmup_end_ns, out->start_ns + static_cast<int64_t>(kWarmupMaxFraction * out->duration_ns));
+  // Steady from the first sample: no warm-up (the first sample comes a few µs after the start).
+  out->warmup_ns = warmup_end_ns <= r.samples.front().time_ns
+                       ? 0
+                       : std::max<int64_t>(0, warmup_end_ns - out->start_ns);
+  return warmup_end_ns;
+}
+
+// The longest stretch of samples in which GPU `index` was busy at low power. A sample without the
+// limit uses `fallback_limit_w` (the header's, or the last one seen).
+BusyAtLowPower BusyAtLowPowerOf(const Recording& r, int32_t index,
+                                std::optional<double> fallback_limit_w) {
+  BusyAtLowPower out;
+  int64_t run_start = -1;
+  double power_sum = 0;  // W, over the current stretch
+  size_t n = 0;
+  for (const Sample& s : r.samples) {
+    const GpuSample* g = nullptr;
+    for (const GpuSample& x : s.gpus)
+      if (x.index == index) g = &x;
+    const std::optional<double> lim = g && g->power_limit_w ? g->power_limit_w : fallback_limit_w;
+    const bool hot = g && g->sm_util_pct && g->power_w && lim && *g->sm_util_pct >= kHangUtilPct &&
+                     *g->power_w < kHangPowerFraction * *lim;
+    if (!hot) {
+      run_start = -1;
+      continue;
+    }
+    if (run_start < 0) run_start = s.time_ns, power_sum = 0, n = 0;
+    power_sum += *g->power_w;
+    ++n;
+    out.power_limit_w = *lim;
+    if (s.time_ns - run_start > out.duration_ns) {
+      out.duration_ns = s.time_ns - run_start;
+      out.start_ns = run_start;
+      out.power_mean_w = power_sum / static_cast<double>(n);
+    }
+  }
+  return out;
+}
+
+// Per-GPU summaries: peaks over the run, means over the steady state (`in_steady`), the warm-up
+// utilisation, and the busy-at-low-power stretch.
+void AddGpus(const Recording& r, const std::vector<bool>& in_steady, MonitorStats* out) {
+  std::map<int32_t, MonitorGpu> gpus;
+  for (const GpuInfo& g : r.gpus) {
+    gpus[g.index].index = g.index;
+    gpus[g.index].name = g.name;
+    gpus[g.index].mem_total_bytes = g.mem_total_bytes;
+    gpus[g.index].power_limit_w = g.power_limit_w;
+  }
+  struct Series {
+    std::vector<double> util, util_warmup, mem_util, power, clock;
+    size_t throttled = 0, throttle_known = 0;
+  };
+  std::map<int32_t, Series> series;
+  for (size_t i = 0; i < r.samples.size(); ++i) {
+    for (const GpuSample& g : r.samples[i].gpus) {
+      MonitorGpu& sum = gpus[g.index];
+      sum.index = g.index;
+      Series& ser = series[g.index];
+      ++sum.samples;
+      if (g.mem_used_bytes)
+        sum.mem_used_peak_bytes = std::max(sum.mem_used_peak_bytes.value_or(0), *g.mem_used_bytes);
+      if (g.mem_total_bytes) sum.mem_total_bytes = g.mem_total_bytes;
+      if (g.tree_mem_bytes)
+        sum.tree_mem_peak_bytes = std::max(sum.tree_mem_peak_bytes.value_or(0), *g.tree_mem_bytes);
+      if (g.power_limit_w) sum.power_limit_w = g.power_limit_w;
+      if (g.temperature_c)
+        sum.temperature_max_c = std::max(sum.temperature_max_c.value_or(-1e9), *g.temperature_c);
+      if (!in_steady[i]) {
+        if (g.sm_util_pct) ser.util_warmup.push_back(*g.sm_util_pct);
+        continue;
+      }
+      if (g.sm_util_pct) ser.util.push_back(*g.sm_util_pct);
+      if (g.mem_util_pct) ser.mem_util.push_back(*g.mem_util_pct);
+      if (g.power_w) ser.power.push_back(*g.power_w);
+      if (g.sm_clock_mhz) ser.clock.push_back(*g.sm_clock_mhz);
+      if (g.throttle_reasons) {
+        ++ser.throttle_known;
+        if (Throttled(*g.throttle_reasons)) ++ser.throttled;
+      }
+    }
+  }
+  std::vector<double> utils;
+  for (auto& [index, sum] : gpus) {
+    const Series& ser = series[index];
+    sum.util_mean_pct = MeanOf(ser.util);
+    sum.util_mean_warmup_pct = MeanOf(ser.util_warmup);
+    sum.mem_util_mean_pct = MeanOf(ser.mem_util);
+    sum.power_mean_w = MeanOf(ser.power);
+    sum.sm_clock_mean_mhz = MeanOf(ser.clock);
+    if (ser.throttle_known)
+      sum.throttled_share = static_cast<double>(ser.throttled) / ser.throttle_known;
+    if (sum.samples > 0) sum.busy_at_low_power = BusyAtLowPowerOf(r, index, sum.power_limit_w);
+    if (sum.util_mean_pct) utils.push_back(*sum.util_mean_pct);
+    out->gpus.push_back(sum);
+  }
+  out->util_mean_pct = MeanOf(utils);
+}
+
+// Whole-run CPU facts: CPU-seconds of the tree, peak RSS, storage reads.
+void AddCpuTotals(const Recording& r, int32_t main_pid, MonitorCpu* cpu,
+                  std::map<int32_t, std::string>* names) {
+  int64_t previous_ns = r.start_ns;
+  for (const Sample& s : r.samples) {
+    // A sample's rates cover the time since the sample before it. (After the in-memory halving
+    // of long runs a kept sample stands for the dropped one before it too: an unbiased estimate.)
+    if (previous_ns > 0 && s.time_ns > previous_ns)
+      cpu->tree_cpu_s += SplitTreeCpu(s, main_pid).tree_pct / 100 * (s.time_ns - previous_ns) / 1e9;
+    previous_ns = s.time_ns;
+    uint64_t rss = 0;
+    for (const ProcessSample& p : s.processes) {
+      rss += p.rss_bytes;
+      (*names)[p.pid] = p.name;
+    }
+    cpu->peak_rss_bytes = std::max(cpu->peak_rss_bytes, rss);
+  }
+  // Storage reads: the sum over the processes alive in the last sample only. Linux adds a
+  // reaped child's I/O to its parent's /proc/PID/io, so also counting the last value seen for
+  // processes that have exited (and been waited for) would count their reads twice. Reads of a
+  // process that exited unreaped by anything in the tree (reparented away) are missed.
+  for (auto s = r.samples.rbegin(); s != r.samples.rend(); ++s) {
+    if (s->processes.empty()) continue;
+    for (const ProcessSample& p : s->processes)
+      if (p.read_bytes) cpu->read_bytes = cpu->read_bytes.value_or(0) + *p.read_bytes;
+    break;
+  }
+}
+
+// The CPU of the tree split by role, steady-state means.
+MonitorCpu CpuStats(const Recording& r, int32_t main_pid, const std::vector<bool>& in_steady) {
+  MonitorCpu cpu;
+  cpu.main_pid = main_pid;
+  std::map<int32_t, std::string> names;
+  AddCpuTotals(r, main_pid, &cpu, &names);
+  std::vector<double> main_pct, workers_pct, workers_ended_pct, tree_pct, system_pct;
+  std::map<int32_t, std::pair<double, size_t>> per_worker;  // pid → (sum %, samples)
+  for (size_t i = 0; i < r.samples.size(); ++i) {
+    if (!in_steady[i]) continue;
+    const Sample& s = r.samples[i];
+    const TreeCpu t = SplitTreeCpu(s, main_pid);
+    main_pct.push_back(t.main_pct);
+    workers_pct.push_back(t.workers_pct);
+    workers_ended_pct.push_back(t.workers_ended_pct);
+    tree_pct.push_back(t.tree_pct);
+    const std::set<int32_t> workers = DescendantsOf(s, main_pid);
+    for (const ProcessSample& p : s.processes)
+      if (workers.count(p.pid)) {
+        per_worker[p.pid].first += p.cpu_pct;
+        ++per_worker[p.pid].second;
+      }
+    if (!s.core_busy_pct.empty()) {
+      cpu.cores = std::max(cpu.cores, s.core_busy_pct.size());
+      system_pct.push_back(*MeanOf(s.core_busy_pct));
+    }
+  }
+  cpu.main_name = names[main_pid];
+  cpu.main_mean_pct = MeanOf(main_pct).value_or(0);
+  cpu.workers_mean_pct = MeanOf(workers_pct).value_or(0);
+  cpu.workers_ended_mean_pct = MeanOf(workers_ended_pct).value_or(0);
+  cpu.tree_mean_pct = MeanOf(tree_pct).value_or(0);
+  cpu.system_busy_mean_pct = MeanOf(system_pct);
+  std::vector<double> each;
+  for (auto& [pid, acc] : per_worker) {
+    cpu.workers.push_back({pid, names[pid], acc.second ? acc.first / acc.second : 0});
+    each.push_back(cpu.workers.back().cpu_mean_pct);
+  }
+  cpu.worker_mean_each_pct = MeanOf(each).value_or(0);
+  return cpu;
+}
+
+}  // namespace
+
+TreeCpu SplitTreeCpu(const Sample& s, int32_t main_pid) {
+  TreeCpu t;
+  if (main_pid == 0) {
+    uint64_t best = 0;
+    for (const ProcessSample& p : s.processes)
+      if (main_pid == 0 || p.cpu_time_ns > best) main_pid = p.pid, best = p.cpu_time_ns;
+  }
+  t.main_pid = main_pid;
+  const std::set<int32_t> workers = DescendantsOf(s, main_pid);
+  for (const ProcessSample& p : s.processes) {
+    t.tree_pct += p.cpu_pct + p.reaped_cpu_pct;
+    // Children that ended, of the main process or of a worker, were workers themselves.
+    if (p.pid == main_pid || workers.count(p.pid)) t.workers_ended_pct += p.reaped_cpu_pct;
+    if (p.pid == main_pid) {
+      t.main_pct = p.cpu_pct;
+      t.main_name = p.name;
+    } else if (workers.count(p.pid)) {
+      ++t.workers;
+      t.workers_pct += p.cpu_pct;
+    }
+  }
+  t.workers_pct += t.workers_ended_pct;
+  return t;
+}
+
+Recording SliceRecording(const Recording& r, int64_t from_ns, int64_t to_ns) {
+  Recording out = r;
+  out.samples.clear();
+  for (const Sample& s : r.samples)
+    if (s.time_ns >= from_ns && s.time_ns <= to_ns) out.samples.push_back(s);
+  out.start_ns = std::max(r.start_ns, from_ns);
+  out.end_ns = out.samples.empty() ? out.start_ns : out.samples.back().time_ns;
+  out.exit_code.reset();
+  return out;
+}
+
+MonitorStats ComputeMonitorStats(const Recording& r) {
+  MonitorStats out;
+  out.source = r.source;
+  out.source_path = r.source_path;
+  out.command = r.command;
+  out.exit_code = r.exit_code;
+  out.samples = r.samples.size();
+  out.notes = r.notes;
+  out.malformed_lines = r.malformed_lines;
+  out.malformed_examples = r.malformed_examples;
+  out.gpu_unavailable = r.gpu_unavailable;
+  AddTiming(r, &out);
+  if (r.samples.empty()) return out;
+
+  const int32_t main_pid = r.has_process_data ? PickMainPid(r) : 0;
+  bool gpu_signal = false;
+  for (const Sample& s : r.samples)
+    if (MeanGpuUtil(s)) gpu_signal = true;
+  const int64_t warmup_end_ns = WarmupEnd(r, main_pid, gpu_signal, &out);
+  // Steady: from the end of the warm-up on; every sample when none is that late.
+  std::vector<bool> in_steady(r.samples.size());
+  bool any_steady = false;
+  for (size_t i = 0; i < r.samples.size(); ++i)
+    any_steady |= in_steady[i] = r.samples[i].time_ns >= warmup_end_ns;
+  if (!any_steady) in_steady.assign(r.samples.size(), true);
+
+  AddGpus(r, in_steady, &out);
+  out.has_gpu = gpu_signal || std::any_of(out.gpus.begin(), out.gpus.end(),
+                                          [](const MonitorGpu& g) { return g.samples > 0; });
+  if (r.has_process_data) out.cpu = CpuStats(r, main_pid, in_steady);
+  return out;
+}
+
+}  // namespace gpuscope::analyze
