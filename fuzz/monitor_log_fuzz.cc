@@ -1,8 +1,9 @@
 // Fuzz target: any bytes → each monitor reader (src/ingest/nvidia_smi, src/ingest/recording: JSONL,
 // CSV and Chrome-trace recordings), whatever the sniffers would say, must return a Recording or a
 // Status, never crash. What was read must hold no control character in any string (the sanitiser,
-// base/sanitize.h) and no value out of range; the verdict is then built, also on a slice of it (as
-// `--monitor` does against a trace), and rendered as text and JSON. Byte 0 lowers the line cap so
+// base/sanitize.h) and no value out of range; the statistics, rules and the run document are then
+// built, also on a slice of it (as `--monitor` does against a trace), rendered as text and JSON,
+// and the JSON read back as the same document. Byte 0 lowers the line cap so
 // the overlong-line error is reached too. Seeds: fuzz/seeds/monitor (fuzz/run.sh).
 #include <simdjson.h>
 
@@ -14,7 +15,11 @@
 #include "ingest/common/sample_checks.h"
 #include "ingest/nvidia_smi/nvidia_smi.h"
 #include "ingest/recording/recording_reader.h"
-#include "monitor/verdict.h"
+#include "advise/monitor_rules.h"
+#include "analyze/monitor_stats.h"
+#include "render/json.h"
+#include "render/text.h"
+#include "report/monitor_document.h"
 
 namespace {
 
@@ -23,6 +28,11 @@ using namespace gpuscope::monitor;
 
 void CheckClean(const std::string& s) {
   if (NeedsSanitizing(s)) __builtin_trap();
+}
+
+render::Document RunDocument(const Recording& rec) {
+  const analyze::MonitorStats stats = analyze::ComputeMonitorStats(rec);
+  return report::BuildRunDocument(stats, advise::AdviseMonitor(stats));
 }
 
 void Check(const Recording& rec) {
@@ -36,21 +46,24 @@ void Check(const Recording& rec) {
     for (const GpuSample& g : s.gpus)
       if (!ingest::CheckGpuSample(g).empty()) __builtin_trap();
   }
-  const MonitorReport report = BuildMonitorReport(rec);
-  const std::string text = RenderMonitorText(report);
+  const render::Document doc = RunDocument(rec);
+  const std::string text = render::RenderText(doc, {});
   if (text.empty()) __builtin_trap();
   // Only the renderer's own colour-free text: no ESC from the input.
   if (text.find('\033') != std::string::npos) __builtin_trap();
-  // The JSON must stay JSON whatever names and numbers the log holds.
+  // The JSON must stay JSON whatever names and numbers the log holds, and read back as written.
+  const std::string json = render::ToJson(doc);
   simdjson::dom::parser parser;
-  simdjson::dom::element doc;
-  if (parser.parse(RenderMonitorJson(report)).get(doc) != simdjson::SUCCESS) __builtin_trap();
+  simdjson::dom::element parsed;
+  if (parser.parse(json).get(parsed) != simdjson::SUCCESS) __builtin_trap();
+  const auto back = render::FromJson(json, "fuzz");
+  if (!back.ok() || !(*back == render::AsReadBack(doc))) __builtin_trap();
   if (!rec.samples.empty()) {
     const int64_t lo = rec.samples.front().time_ns, hi = rec.samples.back().time_ns;
-    const Recording slice = SliceRecording(rec, lo + (hi - lo) / 4, hi - (hi - lo) / 4);
-    const MonitorReport r2 = BuildMonitorReport(slice);
-    RenderMonitorText(r2);
-    RenderMonitorJson(r2);
+    const Recording slice = analyze::SliceRecording(rec, lo + (hi - lo) / 4, hi - (hi - lo) / 4);
+    const render::Document d2 = RunDocument(slice);
+    render::RenderText(d2, {});
+    render::ToJson(d2);
   }
 }
 

@@ -7,11 +7,13 @@
 #include <string_view>
 
 #include "base/sanitize.h"
+#include "advise/monitor_rules.h"
+#include "analyze/monitor_stats.h"
 #include "ingest/registry.h"
-#include "monitor/verdict.h"
 #include "render/json.h"
 #include "render/text.h"
 #include "report/document.h"
+#include "report/monitor_document.h"
 #include "report/report.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -41,9 +43,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!in->recording) __builtin_trap();
     for (const monitor::GpuInfo& g : in->recording->gpus)
       if (NeedsSanitizing(g.name)) __builtin_trap();
-    const auto report = monitor::BuildMonitorReport(*in->recording);
-    if (monitor::RenderMonitorText(report).find('\033') != std::string::npos) __builtin_trap();
-    monitor::RenderMonitorJson(report);
+    const analyze::MonitorStats stats = analyze::ComputeMonitorStats(*in->recording);
+    const render::Document doc = report::BuildRunDocument(stats, advise::AdviseMonitor(stats));
+    if (render::RenderText(doc, {}).find('\033') != std::string::npos) __builtin_trap();
+    if (render::ToJson(doc).empty()) __builtin_trap();
   }
   return 0;
 }

@@ -20,12 +20,12 @@
 #include <thread>
 #include <vector>
 
+#include "analyze/monitor_stats.h"
 #include "gpuscope/ingest.h"
 #include "ingest/nvidia_smi/nvidia_smi.h"
 #include "ingest/recording/recording_reader.h"
 #include "ingest/registry.h"
 #include "monitor/recorder.h"
-#include "monitor/verdict.h"
 #include "test_util.h"
 
 namespace gpuscope {
@@ -494,7 +494,7 @@ TEST_F(IngestTest, NvidiaSmiValuesOutOfRangeAreMalformedAndNamed) {
   EXPECT_EQ(rec->malformed_examples[2], "smi.csv:4: utilization.gpu: \"" + std::string(90, '9') +
                                             " %\" is out of range (0 to 100 %)");
   // Only the good samples are averaged: (40 + 60) / 2 = 50 %.
-  const monitor::MonitorReport report = monitor::BuildMonitorReport(*rec);
+  const analyze::MonitorStats report = analyze::ComputeMonitorStats(*rec);
   ASSERT_EQ(report.gpus.size(), 1u);
   EXPECT_NEAR(report.gpus[0].util_mean_pct.value_or(-1), 50, 1e-9);
   // The two remaining rows, named too (the first three examples are kept; the rest counted).
@@ -518,7 +518,7 @@ TEST_F(IngestTest, NvidiaSmiValuesOutOfRangeAreMalformedAndNamed) {
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_EQ(r.out.find("well used"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("util 20 %"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("1 malformed line"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("malformed lines 1"), std::string::npos) << r.out;
 }
 
 TEST_F(IngestTest, NvidiaSmiWithoutHeaderSaysToKeepTheHeader) {
@@ -621,7 +621,7 @@ TEST_F(IngestTest, RecordingCutShortSaysSoAndExitsZero) {
     const Outcome whole = Run({"analyze", full});
     EXPECT_EQ(whole.exit_code, 0) << name << whole.err;
     EXPECT_EQ(whole.out.find("cut short"), std::string::npos) << whole.out;
-    EXPECT_NE(whole.out.find("20 samples"), std::string::npos) << whole.out;
+    EXPECT_NE(whole.out.find("samples 20"), std::string::npos) << whole.out;
     // SIGKILL or a full disk: the file stops mid-line, with no end.
     const std::string text = ReadFile(full);
     const std::string cut = text.substr(0, text.size() * 2 / 3);

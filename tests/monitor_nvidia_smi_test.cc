@@ -1,8 +1,8 @@
 // nvidia-smi logs in the documented variants (docs/monitor.md), and malformed lines counted.
 #include <gtest/gtest.h>
+#include <simdjson.h>
 
 #include "ingest/nvidia_smi/nvidia_smi.h"
-#include "monitor/verdict.h"
 #include "monitor_test_util.h"
 
 namespace gpuscope::monitor {
@@ -233,14 +233,25 @@ TEST(NvidiaSmiCli, AnalyzeGivesTheVerdictAndCountsMalformedLines) {
   EXPECT_EQ(r.exit_code, 2) << r.err;  // malformed lines make it 2, like skipped trace events
   EXPECT_NE(r.out.find("nvidia-smi CSV log"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("util 44 %"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("1 malformed line"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("malformed lines 1"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(path + ":6:"), std::string::npos) << r.out;
 
   const std::string dmon = testing::TempPath("smi.dmon");
   testing::WriteFile(dmon, kDmon);
   r = testing::RunGpuscopeArgs({"analyze", "--json", dmon});
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("\"source\": \"nvidia_smi_dmon\""), std::string::npos) << r.out;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(r.out).get(doc), simdjson::SUCCESS) << r.out;
+  std::string_view schema, source;
+  ASSERT_EQ(doc["schema"].get(schema), simdjson::SUCCESS);
+  EXPECT_EQ(schema, "gpuscope.run");
+  const auto items = doc["sections"]["monitor"]["items"];
+  ASSERT_EQ(items["source"]["fields"]["source"]["value"].get(source), simdjson::SUCCESS) << r.out;
+  EXPECT_EQ(source, "nvidia_smi_dmon");
+  double util = 0;
+  ASSERT_EQ(items["gpu_0"]["fields"]["util_mean_pct"]["value"].get(util), simdjson::SUCCESS);
+  EXPECT_NEAR(util, 45, 1e-9);  // GPU 0: 43, 45, 47 %
 }
 
 }  // namespace

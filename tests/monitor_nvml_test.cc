@@ -135,11 +135,11 @@ TEST_F(ScriptedNvml, RunRecordsScriptedGpuValuesAndVerdictUsesThem) {
   EXPECT_NE(rec->notes[0].find("GPU 1 power"), std::string::npos);
   // The verdict carries the scripted values: 43 % and 97 % → 70 % mean; 22 of 80 GB.
   EXPECT_NE(r.err.find("util 43 %"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("memory 22.0 of 80.0 GB peak"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("batch could grow"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("memory peak 22.00 GB · of 80.00 GB"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("GPU 0 memory mostly unused"), std::string::npos) << r.err;
   const std::string json = ReadFile(report);
-  EXPECT_NE(json.find("\"util_mean_pct\": 43.00"), std::string::npos) << json;
-  EXPECT_NE(json.find("\"id\": \"memory_headroom\""), std::string::npos) << json;
+  EXPECT_DOUBLE_EQ(testing::JsonNumber(json, "util_mean_pct"), 43) << json;
+  EXPECT_NE(json.find("\"memory_headroom_gpu_0\": {\n"), std::string::npos) << json;
   EXPECT_EQ(r.err.find("no GPU metrics"), std::string::npos) << r.err;
 }
 
@@ -162,15 +162,15 @@ TEST_F(ScriptedNvml, AllThreeRecordFormatsReadBackWithTheReportRunPrinted) {
     // stderr `run` printed its NVML note before it.
     auto body = [](const std::string& text) {
       const size_t from = text.find('\n', text.find("gpuscope monitor \xC2\xB7"));
-      const size_t to = text.find("  recorded ");
+      const size_t to = text.find("\nrecorded ");  // `run`'s last line, after the document
       if (from == std::string::npos) return text;
-      return text.substr(from, to == std::string::npos ? to : to - from);
+      return text.substr(from, to == std::string::npos ? to : to + 1 - from);
     };
     EXPECT_EQ(body(analyzed.out), body(run.err)) << ext;
     EXPECT_NE(analyzed.out.find("recording " + record), std::string::npos) << analyzed.out;
     EXPECT_NE(analyzed.out.find("verdict"), std::string::npos) << analyzed.out;
     EXPECT_NE(analyzed.out.find("GPU 1 power"), std::string::npos) << analyzed.out;
-    EXPECT_NE(analyzed.out.find("2 workers"), std::string::npos) << analyzed.out;
+    EXPECT_NE(analyzed.out.find("workers 2"), std::string::npos) << analyzed.out;
   }
   std::filesystem::remove_all(dir);
 }

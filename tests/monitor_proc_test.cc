@@ -6,11 +6,11 @@
 #include <algorithm>
 #include <map>
 
+#include "analyze/monitor_stats.h"
 #include "base/sanitize.h"
 #include "monitor/proc.h"
 #include "ingest/registry.h"
 #include "monitor/recorder.h"
-#include "monitor/verdict.h"
 #include "monitor_test_util.h"
 
 namespace gpuscope::monitor {
@@ -119,14 +119,14 @@ TEST(ProcSampling, BurnerThreadsAndIdleWorkersAreSeen) {
   EXPECT_EQ(max_workers, 3u);
   EXPECT_GT(max_main_rss, 0u);  // (an exited, not yet reaped worker reads 0)
   EXPECT_GT(main_cpu_ns, worker_cpu_ns);  // burning threads vs sleeping workers
-  const MonitorReport rep = BuildMonitorReport(*rec);
+  const analyze::MonitorStats rep = analyze::ComputeMonitorStats(*rec);
   ASSERT_TRUE(rep.cpu.has_value());
   EXPECT_EQ(rep.cpu->main_pid, root);
   EXPECT_EQ(rep.cpu->main_name, "monitor_burner");
   EXPECT_EQ(rep.cpu->workers.size(), 3u);
   EXPECT_EQ(rep.cpu->cores, static_cast<size_t>(sysconf(_SC_NPROCESSORS_ONLN)));
   EXPECT_FALSE(rep.has_gpu);
-  EXPECT_NE(r.err.find("3 workers"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("workers 3"), std::string::npos) << r.err;
 }
 
 // Issue 19 item 3: a tree that forks 200 short busy processes (15 ms of CPU each, far less than
@@ -162,13 +162,13 @@ TEST(ProcSampling, ShortLivedChildrenCountInTheTreeCpu) {
   EXPECT_LE(tree_s, 1.05 * truth_s) << "truth " << truth_s << " s\n" << r.err;
   // The steady-state mean says the same (what the report showed as "tree 8 %" before): mean % of a
   // core × the run's duration, looser because it leaves out the first sample.
-  const double mean_s = testing::JsonNumber(json, "tree_mean_pct") / 100 *
+  const double mean_s = testing::JsonNumber(json, "tree_cpu_mean_pct") / 100 *
                         testing::JsonNumber(json, "duration_ns") / 1e9;
   EXPECT_GE(mean_s, 0.6 * truth_s) << json;
   EXPECT_LE(mean_s, 1.3 * truth_s) << json;
   // They are descendants of the main process (sh): workers, most of them never seen alive.
-  EXPECT_GT(testing::JsonNumber(json, "workers_ended_mean_pct"), 0) << json;
-  EXPECT_NE(r.err.find("in workers that ended between samples"), std::string::npos) << r.err;
+  EXPECT_GT(testing::JsonNumber(json, "workers_ended_cpu_mean_pct"), 0) << json;
+  EXPECT_NE(r.err.find("of it in workers that ended between samples"), std::string::npos) << r.err;
   std::filesystem::remove(report);
 }
 

@@ -7,7 +7,7 @@
 #include "monitor/proc.h"
 #include "monitor/recorder.h"
 #include "monitor/session.h"
-#include "monitor/verdict.h"
+#include "analyze/monitor_stats.h"
 #include "monitor_test_util.h"
 
 namespace gpuscope::monitor {
@@ -245,7 +245,7 @@ TEST(Run, ProcessAndGpuNamesCannotDriveTheTerminal) {
   EXPECT_NE(r.err.find("GPU 0        ]0;pwned NVIDIA  [31mA100 2J · util"), std::string::npos)
       << r.err;
   EXPECT_NE(r.err.find("main  [2J ]52;c;aGk= (pid"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("/ [2J ]52;c;aGk=  0.5 → exit code 0"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("/ [2J ]52;c;aGk=  0.5 · exit code 0"), std::string::npos) << r.err;
   // The record and the JSON report carry the same sanitised names (no \u001b escape either).
   for (const std::string& path : {record, report}) {
     const std::string text = ReadFile(path);
@@ -328,7 +328,8 @@ TEST(Run, AnalyzeReadsTheRecordingBack) {
   EXPECT_NE(a.out.find("gpuscope monitor · recording"), std::string::npos) << a.out;
   EXPECT_NE(a.out.find("verdict"), std::string::npos) << a.out;
   a = testing::RunGpuscopeArgs({"analyze", "--json", record});
-  EXPECT_NE(a.out.find("\"monitor_schema_version\": 1"), std::string::npos) << a.out;
+  EXPECT_NE(a.out.find("\"schema\": \"gpuscope.run\""), std::string::npos) << a.out;
+  EXPECT_NE(a.out.find("\"schema_version\": 2"), std::string::npos) << a.out;
 }
 
 }  // namespace
@@ -367,7 +368,7 @@ TEST(AnalyzeMonitor, SummarisesTheSamplesWithinTheTracesSpan) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("monitor " + record + " within"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("util 60 %"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("6 samples"), std::string::npos) << r.out;  // 50 ms apart in 290 ms
+  EXPECT_NE(r.out.find("samples 6"), std::string::npos) << r.out;  // 50 ms apart in 290 ms
 }
 
 // Found with fuzz/monitor_log_fuzz (on a hand-made input): times near ±2^63 ns in a recording
@@ -388,7 +389,7 @@ TEST(AnalyzeMonitor, RecordingTimesOutOfRangeAreMalformedLines) {
   EXPECT_EQ(rec->malformed_examples[0],
             "run.jsonl:2: t_ns is not a time in ns (expected an integer from 0 to "
             "7258118400000000000, the year 2200)");
-  const MonitorReport report = BuildMonitorReport(*rec);
+  const analyze::MonitorStats report = analyze::ComputeMonitorStats(*rec);
   EXPECT_GE(report.duration_ns, 0);
   EXPECT_EQ(report.malformed_lines, 3u);
 }

@@ -93,11 +93,16 @@ inline bool WaitProcessGone(pid_t pid, uint64_t start_ticks, double timeout_s = 
   return ProcessGone(pid, start_ticks);
 }
 
-// The number after "KEY": in a JSON text (the first one), NaN if absent.
+// The value of the first document field keyed KEY in a JSON document (schema_version 2:
+// "KEY": {"label": …, "value": N, …}), NaN if absent or not a number.
 inline double JsonNumber(const std::string& json, const std::string& key) {
-  const size_t at = json.find("\"" + key + "\":");
+  const size_t at = json.find("\"" + key + "\": {");
   if (at == std::string::npos) return std::nan("");
-  return std::strtod(json.c_str() + at + key.size() + 3, nullptr);
+  const size_t value = json.find("\"value\": ", at);
+  if (value == std::string::npos || value > json.find('}', at)) return std::nan("");
+  char* end = nullptr;
+  const double v = std::strtod(json.c_str() + value + 9, &end);
+  return end == json.c_str() + value + 9 ? std::nan("") : v;
 }
 
 struct RunCapture {

@@ -1,10 +1,41 @@
-// The verdict rules as pure functions over synthetic sample series with known answers.
+// The monitor's statistics (analyze/monitor_stats.h) and rules (advise/monitor_rules.h) as pure
+// functions over synthetic sample series with known answers, and the run document they make.
 #include <gtest/gtest.h>
 
-#include "monitor/verdict.h"
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "advise/monitor_rules.h"
+#include "analyze/monitor_stats.h"
+#include "render/text.h"
+#include "report/monitor_document.h"
 
 namespace gpuscope::monitor {
 namespace {
+
+using advise::AdviseMonitor;
+using advise::MonitorAdvice;
+using advise::MonitorFinding;
+using analyze::ComputeMonitorStats;
+using analyze::MonitorStats;
+using analyze::SliceRecording;
+using analyze::SplitTreeCpu;
+using analyze::TreeCpu;
+
+// Statistics and advice of one series, and its run document as the terminal shows it.
+struct Verdict {
+  MonitorStats stats;
+  MonitorAdvice advice;
+  std::string text;
+};
+Verdict Judge(const Recording& r) {
+  Verdict v{ComputeMonitorStats(r), {}, {}};
+  v.advice = AdviseMonitor(v.stats);
+  v.text = render::RenderText(report::BuildRunDocument(v.stats, v.advice), {});
+  return v;
+}
 
 constexpr int64_t kT0 = 1'700'000'000'000'000'000;
 constexpr int64_t kSecond = 1'000'000'000;
@@ -51,8 +82,8 @@ Recording Series(const Shape& shape, int seconds, int warmup = 0) {
   return r;
 }
 
-bool Has(const MonitorReport& r, const std::string& id) {
-  for (const Finding& f : r.findings)
+bool Has(const Verdict& v, const std::string& id) {
+  for (const MonitorFinding& f : v.advice.findings)
     if (f.id == id) return true;
   return false;
 }
@@ -67,10 +98,10 @@ TEST(Verdict, ReadBytesDoNotCountReapedChildrenTwice) {
   r.samples[0].processes.push_back({101, 100, "worker", 0, 1000, 50, 1});
   r.samples[1].processes[0].read_bytes = 60;  // 10 + the reaped worker's 50
   r.samples[2].processes[0].read_bytes = 70;
-  const MonitorReport rep = BuildMonitorReport(r);
-  ASSERT_TRUE(rep.cpu.has_value());
-  ASSERT_TRUE(rep.cpu->read_bytes.has_value());
-  EXPECT_EQ(*rep.cpu->read_bytes, 70u);  // not 120
+  const MonitorStats stats = ComputeMonitorStats(r);
+  ASSERT_TRUE(stats.cpu.has_value());
+  ASSERT_TRUE(stats.cpu->read_bytes.has_value());
+  EXPECT_EQ(*stats.cpu->read_bytes, 70u);  // not 120
 }
 
 // CPU of processes that ended between samples (ProcessSample::reaped_cpu_pct) is the tree's; when
@@ -97,19 +128,24 @@ TEST(Verdict, ShortLivedWorkersAreNotIdle) {
   shape.workers = {1, 1};
   Recording r = Series(shape, 20);
   for (Sample& s : r.samples) s.processes[0].reaped_cpu_pct = 60;
-  const MonitorReport rep = BuildMonitorReport(r);
-  ASSERT_TRUE(rep.cpu.has_value());
-  EXPECT_NEAR(rep.cpu->workers_ended_mean_pct, 60, 1e-9);
-  EXPECT_NEAR(rep.cpu->workers_mean_pct, 62, 1e-9);
-  EXPECT_NEAR(rep.cpu->tree_mean_pct, 95 + 60 + 2, 1e-9);
+  const Verdict v = Judge(r);
+  ASSERT_TRUE(v.stats.cpu.has_value());
+  EXPECT_NEAR(v.stats.cpu->workers_ended_mean_pct, 60, 1e-9);
+  EXPECT_NEAR(v.stats.cpu->workers_mean_pct, 62, 1e-9);
+  EXPECT_NEAR(v.stats.cpu->tree_mean_pct, 95 + 60 + 2, 1e-9);
   // 19 intervals of 1 s after the first sample, each at 157 % of a core.
-  EXPECT_NEAR(rep.cpu->tree_cpu_s, 19 * 1.57, 1e-6);
-  EXPECT_FALSE(Has(rep, "input_single_threaded"));
-  EXPECT_TRUE(Has(rep, "gpu_underused"));
-  EXPECT_NE(rep.verdict.find("2 workers averaged 1 % each, and workers that ended between samples "
-                             "used 60 % of a core"),
+  EXPECT_NEAR(v.stats.cpu->tree_cpu_s, 19 * 1.57, 1e-6);
+  EXPECT_FALSE(Has(v, "input_single_threaded"));
+  EXPECT_TRUE(Has(v, "gpu_underused"));
+  EXPECT_NE(v.advice.verdict.find("2 workers averaged 1 % each, and workers that ended between "
+                                  "samples used 60 % of a core"),
             std::string::npos)
-      << rep.verdict;
+      << v.advice.verdict;
+  // The CPU row says it too, and the finding's typed evidence carries the number.
+  EXPECT_NE(v.text.find("of it in workers that ended between samples 60 %"), std::string::npos)
+      << v.text;
+  EXPECT_NE(v.text.find("workers that ended between samples used 60 %"), std::string::npos)
+      << v.text;
 }
 
 TEST(Verdict, SingleThreadedInputPipeline) {
@@ -117,56 +153,94 @@ TEST(Verdict, SingleThreadedInputPipeline) {
   s.gpu_util = 43;
   s.main_pct = 100;
   s.workers = {2, 1, 3, 2};
-  const MonitorReport r = BuildMonitorReport(Series(s, 60));
-  ASSERT_TRUE(Has(r, "input_single_threaded")) << RenderMonitorText(r);
-  EXPECT_EQ(r.verdict,
+  const Verdict v = Judge(Series(s, 60));
+  ASSERT_TRUE(Has(v, "input_single_threaded")) << v.text;
+  EXPECT_EQ(v.advice.verdict,
             "GPU busy 43 % on average while the main process (python, pid 100) used 100 % of one "
             "core and 4 workers idled (2 % each) → Input pipeline is single-threaded");
-  ASSERT_TRUE(r.cpu.has_value());
-  EXPECT_EQ(r.cpu->workers.size(), 4u);
-  EXPECT_FALSE(Has(r, "memory_headroom"));  // 70 of 80 GB
+  ASSERT_TRUE(v.stats.cpu.has_value());
+  EXPECT_EQ(v.stats.cpu->workers.size(), 4u);
+  EXPECT_FALSE(Has(v, "memory_headroom"));  // 70 of 80 GB
+  // The evidence, typed: GPU 43 %, main 100 %, 4 workers at 2 % each.
+  const MonitorFinding& f = v.advice.findings.front();
+  EXPECT_EQ(f.key, "input_single_threaded");
+  EXPECT_EQ(f.severity, render::Severity::kWarning);
+  auto value = [&f](const std::string& key) {
+    for (const render::Field& e : f.evidence)
+      if (e.key == key) return e.value;
+    return render::Value::Text("missing " + key);
+  };
+  EXPECT_EQ(value("gpu_util_mean_pct"), render::Value::Number(43, 0, render::Unit::kPercent));
+  EXPECT_EQ(value("main_cpu_mean_pct"), render::Value::Number(100, 0, render::Unit::kPercent));
+  EXPECT_EQ(value("main_process"), render::Value::Text("python (pid 100)"));
+  EXPECT_EQ(value("workers"), render::Value::Count(4));
+  EXPECT_EQ(value("worker_cpu_mean_pct"), render::Value::Number(2, 0, render::Unit::kPercent));
+  EXPECT_NE(v.text.find("verdict     GPU busy 43 % on average while the main process (python, pid "
+                        "100) used 100 % of one core and 4 workers idled (2 % each) → Input "
+                        "pipeline is single-threaded"),
+            std::string::npos)
+      << v.text;
+  EXPECT_NE(v.text.find("evidence (confidence 70 %): GPU busy 43 %; main process python (pid 100); "
+                        "main process used 100 %; workers 4; each worker used 2 %"),
+            std::string::npos)
+      << v.text;
 }
 
 TEST(Verdict, WarmupIsSeparatedFromSteadyState) {
   Shape s;
   s.gpu_util = 95;
-  const MonitorReport r = BuildMonitorReport(Series(s, 100, 10));
-  EXPECT_EQ(r.warmup_ns, 10 * kSecond);
-  ASSERT_EQ(r.gpus.size(), 1u);
-  EXPECT_DOUBLE_EQ(r.gpus[0].util_mean_pct.value_or(0), 95);
-  EXPECT_DOUBLE_EQ(r.gpus[0].util_mean_warmup_pct.value_or(0), 9.5);
-  EXPECT_NE(r.verdict.find("GPU well used"), std::string::npos) << r.verdict;
+  const Verdict v = Judge(Series(s, 100, 10));
+  EXPECT_EQ(v.stats.warmup_ns, 10 * kSecond);
+  ASSERT_EQ(v.stats.gpus.size(), 1u);
+  EXPECT_DOUBLE_EQ(v.stats.gpus[0].util_mean_pct.value_or(0), 95);
+  EXPECT_DOUBLE_EQ(v.stats.gpus[0].util_mean_warmup_pct.value_or(0), 9.5);
+  EXPECT_NE(v.advice.verdict.find("GPU well used"), std::string::npos) << v.advice.verdict;
+  EXPECT_NE(v.text.find("util 95 % · warm-up 10 %"), std::string::npos) << v.text;  // 9.5 → 10
+  EXPECT_NE(v.text.find("warm-up 10.000 s"), std::string::npos) << v.text;
 }
 
 TEST(Verdict, WarmupIsCappedAtAThirdOfTheRun) {
   Shape s;
   s.gpu_util = 95;
-  const MonitorReport r = BuildMonitorReport(Series(s, 100, 80));
-  EXPECT_LE(r.warmup_ns, static_cast<int64_t>(kWarmupMaxFraction * 99 * kSecond));
+  const MonitorStats r = ComputeMonitorStats(Series(s, 100, 80));
+  EXPECT_LE(r.warmup_ns, static_cast<int64_t>(analyze::kWarmupMaxFraction * 99 * kSecond));
 }
 
 TEST(Verdict, BusyAtLowPowerForMinutesIsProbablyHung) {
   Shape s;
   s.gpu_util = 100;
   s.power_w = 90;  // of 400 W
-  const MonitorReport hung = BuildMonitorReport(Series(s, 180));
-  ASSERT_TRUE(Has(hung, "probably_hung")) << RenderMonitorText(hung);
-  EXPECT_NE(hung.verdict.find("22 % of the limit"), std::string::npos) << hung.verdict;
+  const Verdict hung = Judge(Series(s, 180));
+  ASSERT_TRUE(Has(hung, "probably_hung")) << hung.text;
+  EXPECT_NE(hung.advice.verdict.find("22 % of the limit"), std::string::npos)
+      << hung.advice.verdict;
+  // 180 samples 1 s apart: the stretch is 179 s, from the first sample.
+  EXPECT_EQ(hung.stats.gpus[0].busy_at_low_power.duration_ns, 179 * kSecond);
+  EXPECT_EQ(hung.advice.findings.front().key, "probably_hung_gpu_0");
+  EXPECT_EQ(hung.advice.findings.front().severity, render::Severity::kCritical);
   // Under a minute: no.
-  EXPECT_FALSE(Has(BuildMonitorReport(Series(s, 50)), "probably_hung"));
+  EXPECT_FALSE(Has(Judge(Series(s, 50)), "probably_hung"));
   // At high power it is working.
   s.power_w = 380;
-  EXPECT_FALSE(Has(BuildMonitorReport(Series(s, 180)), "probably_hung"));
+  EXPECT_FALSE(Has(Judge(Series(s, 180)), "probably_hung"));
 }
 
 TEST(Verdict, MemoryHeadroom) {
   Shape s;
   s.gpu_util = 95;
   s.mem_used = 22'000'000'000;
-  const MonitorReport r = BuildMonitorReport(Series(s, 30));
-  ASSERT_TRUE(Has(r, "memory_headroom"));
-  EXPECT_NE(RenderMonitorText(r).find("memory used 22.0 of 80.0 GB at the peak → batch could grow"),
-            std::string::npos);
+  const Verdict v = Judge(Series(s, 30));
+  ASSERT_TRUE(Has(v, "memory_headroom"));
+  // Not the verdict: the GPU is well used.
+  EXPECT_EQ(v.advice.verdict, "GPU busy 95 % on average → GPU well used");
+  EXPECT_NE(v.text.find("GPU 0 memory mostly unused"), std::string::npos) << v.text;
+  EXPECT_NE(v.text.find("evidence (confidence 60 %): GPU 0; memory used at the peak 22.00 GB; of "
+                        "80.00 GB; share 28 %"),
+            std::string::npos)
+      << v.text;
+  EXPECT_NE(v.text.find("memory peak 22.00 GB · of 80.00 GB"), std::string::npos) << v.text;
+  EXPECT_EQ(v.advice.findings.front().words,
+            "memory used 22.00 GB of 80.00 GB at the peak → batch could grow");
 }
 
 TEST(Verdict, SaturatedWorkersAndThrottling) {
@@ -175,10 +249,16 @@ TEST(Verdict, SaturatedWorkersAndThrottling) {
   s.main_pct = 30;
   s.workers = {95, 97};
   s.throttle = kThrottleHwThermal;
-  const MonitorReport r = BuildMonitorReport(Series(s, 30));
-  EXPECT_TRUE(Has(r, "workers_saturated")) << RenderMonitorText(r);
-  EXPECT_TRUE(Has(r, "throttled"));
-  EXPECT_FALSE(Has(r, "input_single_threaded"));
+  const Verdict v = Judge(Series(s, 30));
+  EXPECT_TRUE(Has(v, "workers_saturated")) << v.text;
+  EXPECT_TRUE(Has(v, "throttled"));
+  EXPECT_FALSE(Has(v, "input_single_threaded"));
+  EXPECT_EQ(v.advice.verdict,
+            "GPU busy 50 % on average while 2 workers averaged 96 % each (each ≥ 80 % of a core) "
+            "→ Data-loading workers are saturated");
+  // The cores are 50 % busy: not saturated, so the fix says cores are free.
+  EXPECT_EQ(v.advice.findings.front().fix,
+            "Raise num_workers (cores are free), or make transforms cheaper.");
 }
 
 TEST(Verdict, NoGpuUsesCpuOnly) {
@@ -187,19 +267,18 @@ TEST(Verdict, NoGpuUsesCpuOnly) {
   s.workers = {0, 0};
   Recording rec = Series(s, 20);
   rec.gpu_unavailable = "cannot load NVML";
-  const MonitorReport r = BuildMonitorReport(rec);
-  EXPECT_FALSE(r.has_gpu);
-  EXPECT_TRUE(Has(r, "main_cpu_bound"));
-  const std::string text = RenderMonitorText(r);
-  EXPECT_NE(text.find("GPU         none — cannot load NVML"), std::string::npos) << text;
+  const Verdict v = Judge(rec);
+  EXPECT_FALSE(v.stats.has_gpu);
+  EXPECT_TRUE(Has(v, "main_cpu_bound"));
+  EXPECT_NE(v.text.find("GPU         none — cannot load NVML"), std::string::npos) << v.text;
 }
 
 TEST(Verdict, EmptyRecording) {
   Recording rec;
-  const MonitorReport r = BuildMonitorReport(rec);
-  EXPECT_EQ(r.samples, 0u);
-  EXPECT_NE(r.verdict.find("no samples"), std::string::npos);
-  EXPECT_NE(RenderMonitorJson(r).find("\"samples\": 0"), std::string::npos);
+  const Verdict v = Judge(rec);
+  EXPECT_EQ(v.stats.samples, 0u);
+  EXPECT_NE(v.advice.verdict.find("no samples"), std::string::npos);
+  EXPECT_NE(v.text.find("samples 0"), std::string::npos) << v.text;
 }
 
 TEST(Verdict, SliceKeepsTheWindow) {
@@ -208,6 +287,79 @@ TEST(Verdict, SliceKeepsTheWindow) {
   const Recording rec = Series(s, 10);
   const Recording slice = SliceRecording(rec, kT0 + 2 * kSecond, kT0 + 5 * kSecond);
   EXPECT_EQ(slice.samples.size(), 4u);
+}
+
+// --- The rule table -------------------------------------------------------------------------------
+
+TEST(MonitorRules, TableHasUniqueIdsAFixAThresholdAndASavingModelPerRule) {
+  std::set<std::string> ids;
+  ASSERT_GE(advise::MonitorRules().size(), 9u);
+  for (const advise::MonitorRule& r : advise::MonitorRules()) {
+    SCOPED_TRACE(r.id);
+    EXPECT_TRUE(ids.insert(r.id).second);
+    EXPECT_FALSE(r.threshold.empty());
+    EXPECT_FALSE(r.saving_model.empty());
+    EXPECT_FALSE(r.fix.empty());
+    EXPECT_FALSE(r.evidence_keys.empty());
+    EXPECT_NE(r.reads, 0u);
+    EXPECT_GT(r.confidence, 0);
+    EXPECT_LE(r.confidence, 1);
+    EXPECT_NE(r.run, nullptr);
+    EXPECT_EQ(advise::FindMonitorRule(r.id), &r);
+  }
+}
+
+// Every rule fires on a series made for it, with the evidence keys the table names and the
+// units their suffixes say.
+TEST(MonitorRules, EveryRuleFiresWithItsDocumentedEvidenceKeys) {
+  std::vector<Recording> series;
+  Shape s;
+  s.gpu_util = 100, s.power_w = 90;
+  series.push_back(Series(s, 180));  // probably_hung
+  s = Shape(), s.gpu_util = 43, s.main_pct = 100, s.workers = {2, 1};
+  series.push_back(Series(s, 30));  // input_single_threaded
+  s = Shape(), s.main_pct = 99;
+  series.push_back(Series(s, 30));  // main_cpu_bound
+  s = Shape(), s.gpu_util = 50, s.workers = {95, 97}, s.throttle = kThrottleSwPowerCap;
+  series.push_back(Series(s, 30));  // workers_saturated, throttled
+  s = Shape(), s.gpu_util = 50;
+  Recording busy = Series(s, 30);
+  for (Sample& x : busy.samples) x.core_busy_pct = {95, 97};
+  series.push_back(busy);  // cpu_saturated
+  s = Shape(), s.gpu_util = 10, s.main_pct = 5, s.mem_used = 10'000'000'000;
+  Recording reads = Series(s, 30);
+  reads.samples.back().processes[0].read_bytes = 30'000'000;
+  series.push_back(reads);  // waiting, memory_headroom
+  s = Shape(), s.gpu_util = 50, s.main_pct = 50, s.workers = {40};
+  series.push_back(Series(s, 30));  // gpu_underused
+  std::map<std::string, std::set<std::string>> keys;
+  for (const Recording& r : series)
+    for (const MonitorFinding& f : Judge(r).advice.findings)
+      for (const render::Field& e : f.evidence) {
+        keys[f.id].insert(e.key);
+        const std::string_view suffix = render::RequiredSuffix(e.value.unit);
+        EXPECT_TRUE(e.key.size() >= suffix.size() &&
+                    e.key.compare(e.key.size() - suffix.size(), suffix.size(), suffix) == 0)
+            << f.id << ": " << e.key;
+      }
+  for (const advise::MonitorRule& r : advise::MonitorRules()) {
+    SCOPED_TRACE(r.id);
+    ASSERT_TRUE(keys.count(r.id)) << "never fired";
+    for (const std::string& k : keys[r.id])
+      EXPECT_NE(r.evidence_keys.find(k), std::string::npos) << k << " is not in the table";
+  }
+}
+
+TEST(MonitorRules, DocsRuleTableIsTheCodesTable) {
+  std::ifstream file(std::string(GPUSCOPE_SOURCE_DIR) + "/docs/monitor.md");
+  ASSERT_TRUE(file.good());
+  std::stringstream doc;
+  doc << file.rdbuf();
+  const std::string table = advise::MonitorRulesMarkdown();
+  EXPECT_NE(doc.str().find(table), std::string::npos)
+      << "docs/monitor.md must hold this table (regenerate it from "
+         "advise::MonitorRulesMarkdown()):\n"
+      << table;
 }
 
 }  // namespace

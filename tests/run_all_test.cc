@@ -259,7 +259,7 @@ TEST(MonitorBeside, SamplesWithinTheTracesWallClockSpan) {
   EXPECT_EQ(m.alignment, MonitorAlignment::kAligned);
   EXPECT_EQ(m.samples_start_ns, kBase);
   EXPECT_EQ(m.samples_end_ns, kBase + 4'900'000'000);
-  EXPECT_EQ(m.report.samples, 11u);  // 2.0, 2.1, …, 3.0 s
+  EXPECT_EQ(m.stats.samples, 11u);  // 2.0, 2.1, …, 3.0 s
 }
 
 TEST(MonitorBeside, SaysWhyItCannotLineUp) {
@@ -292,7 +292,7 @@ TEST(MonitorBeside, RunAllAddsItWhenGivenARecording) {
   const RankResults r = RunAll(t, options, pool);
   ASSERT_TRUE(r.monitor.has_value());
   EXPECT_EQ(r.monitor->alignment, MonitorAlignment::kAligned);
-  EXPECT_EQ(r.monitor->report.samples, 2u);
+  EXPECT_EQ(r.monitor->stats.samples, 2u);
 }
 
 }  // namespace

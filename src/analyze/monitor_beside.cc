@@ -25,6 +25,12 @@ TraceWallSpan WallSpanOf(const Trace& t) {
 
 MonitorBeside AnalyzeMonitorBeside(const Trace& t, const monitor::Recording& recording) {
   MonitorBeside out;
+  out.stats.source = recording.source;
+  out.stats.source_path = recording.source_path;
+  out.stats.command = recording.command;
+  out.stats.notes = recording.notes;
+  out.stats.malformed_lines = recording.malformed_lines;
+  out.stats.malformed_examples = recording.malformed_examples;
   out.span = WallSpanOf(t);
   if (!recording.samples.empty()) {
     out.samples_start_ns = recording.samples.front().time_ns;
@@ -38,14 +44,13 @@ MonitorBeside AnalyzeMonitorBeside(const Trace& t, const monitor::Recording& rec
     out.alignment = MonitorAlignment::kNotWallClock;
     return out;
   }
-  const monitor::Recording slice =
-      monitor::SliceRecording(recording, out.span.start_ns, out.span.end_ns);
+  const monitor::Recording slice = SliceRecording(recording, out.span.start_ns, out.span.end_ns);
   if (slice.samples.empty()) {
     out.alignment = MonitorAlignment::kNoOverlap;
     return out;
   }
   out.alignment = MonitorAlignment::kAligned;
-  out.report = monitor::BuildMonitorReport(slice);
+  out.stats = ComputeMonitorStats(slice);
   return out;
 }
 

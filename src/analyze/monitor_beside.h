@@ -12,8 +12,8 @@
 #include <cstdint>
 
 #include "gpuscope/model.h"
+#include "analyze/monitor_stats.h"
 #include "model/monitor_samples.h"
-#include "monitor/verdict.h"
 
 namespace gpuscope::analyze {
 
@@ -29,7 +29,7 @@ struct TraceWallSpan {
 TraceWallSpan WallSpanOf(const Trace& trace);
 
 enum class MonitorAlignment : uint8_t {
-  kAligned,       // samples within the span: `report` summarises them
+  kAligned,       // samples within the span: `stats` summarises them
   kNoEvents,      // the trace has no events: nothing to line up
   kNotWallClock,  // the span starts before 2001: the trace's clock is not wall time
   kNoOverlap,     // no sample within the span (a different run?)
@@ -40,7 +40,9 @@ struct MonitorBeside {
   TraceWallSpan span;
   int64_t samples_start_ns = 0;  // the recording's first and last sample, unix ns (0 if none)
   int64_t samples_end_ns = 0;
-  monitor::MonitorReport report;  // of the samples within the span (kAligned only)
+  // Of the samples within the span (kAligned); otherwise only the recording's source, path,
+  // notes and skipped lines.
+  MonitorStats stats;
 };
 
 MonitorBeside AnalyzeMonitorBeside(const Trace& trace, const monitor::Recording& recording);

@@ -150,7 +150,7 @@ int RunAnalyze(const AnalyzeArgs& args) {
     return ExitCodeFor(loaded.status());
   }
   // Monitor recordings and nvidia-smi logs get the monitor's verdict (docs/monitor.md).
-  if (recording) return cli::PrintMonitorVerdict(*recording, args.out.json);
+  if (recording) return cli::EmitMonitorVerdict(*recording, args.out);
   uint64_t json_bytes = 0, events = 0, file_bytes = 0;
   for (const Trace& t : loaded->traces) {
     json_bytes += t.info.json_bytes;
@@ -158,7 +158,8 @@ int RunAnalyze(const AnalyzeArgs& args) {
     events += t.info.events_total;
   }
   // The monitor recording is read before the analyses (the section beside each trace is one of
-  // them); a file that cannot be read is reported after the trace report, as before.
+  // them, and each rank's section of the report); a file that cannot be read is reported after
+  // the report.
   std::optional<Result<monitor::Recording>> beside;
   analyze::RunOptions run_options;
   if (!args.monitor_file.empty()) {
@@ -188,8 +189,13 @@ int RunAnalyze(const AnalyzeArgs& args) {
   }
   for (const Status& f : loaded->failures) PrintError(f);
   int rc = loaded->failures.empty() ? kExitOk : kExitBadInput;
-  if (beside)
-    rc = std::max(rc, cli::PrintMonitorSections(rep, args.monitor_file, *beside, args.out.json));
+  if (beside && !beside->ok()) {
+    PrintError(beside->status());
+    rc = std::max(rc, ExitCodeFor(beside->status()));
+  } else if (beside && beside->value().malformed_lines > 0) {
+    // Skipped lines of the recording are counted in each rank's monitor section.
+    rc = std::max(rc, kExitBadInput);
+  }
   return rc;
 }
 
@@ -228,7 +234,7 @@ int main(int argc, char** argv) {
   analyze->add_flag("--stats", aa.stats, "Print load time, throughput and peak memory to stderr");
   analyze->add_option("--monitor", aa.monitor_file,
                       "A `gpuscope run --record` file (or nvidia-smi log) of the same run: GPU/CPU "
-                      "summary within the trace's time span");
+                      "summary within the trace's time span, a \"monitor\" section of each rank");
 
   // run
   cli::RunCliOptions run_options;

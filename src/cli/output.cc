@@ -19,9 +19,9 @@ namespace {
 constexpr size_t kMinWrapColumns = 60;
 constexpr size_t kDefaultColumns = 100;
 
-size_t TerminalColumns() {
+size_t TerminalColumns(int fd) {
   struct winsize ws {};
-  if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= kMinWrapColumns) return ws.ws_col;
+  if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= kMinWrapColumns) return ws.ws_col;
   return kDefaultColumns;
 }
 }  // namespace
@@ -31,11 +31,12 @@ void AddOutputFlags(CLI::App* app, OutputArgs* args) {
   app->add_option("--html", args->html_path, "Also write a self-contained HTML report to FILE")
       ->type_name("FILE");
   app->add_flag("-v,--verbose", args->verbose, "Show all detail");
-  app->add_option("--color", args->color, "Colour: auto (when stdout is a terminal), always, never")
+  app->add_option("--color", args->color,
+                  "Colour: auto (when the text goes to a terminal), always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
   app->add_option("--width", args->width,
                   "Wrap text at this many columns (0: never; default: the terminal's width when "
-                  "stdout is a terminal, no wrapping otherwise)")
+                  "the text goes to a terminal, no wrapping otherwise)")
       ->check(CLI::Range(0, 10000));
 }
 
@@ -56,12 +57,14 @@ int Emit(const render::Document& doc, const OutputArgs& args) {
   if (args.json) {
     std::fputs(render::ToJson(doc).c_str(), stdout);
   } else {
-    const bool tty = isatty(STDOUT_FILENO);
+    const int fd = args.text_to_stderr ? STDERR_FILENO : STDOUT_FILENO;
+    std::FILE* stream = args.text_to_stderr ? stderr : stdout;
+    const bool tty = isatty(fd);
     render::TextOptions text;
     text.verbose = args.verbose;
     text.color = args.color == "always" || (args.color == "auto" && tty);
-    text.width = args.width >= 0 ? static_cast<size_t>(args.width) : tty ? TerminalColumns() : 0;
-    std::fputs(render::RenderText(doc, text).c_str(), stdout);
+    text.width = args.width >= 0 ? static_cast<size_t>(args.width) : tty ? TerminalColumns(fd) : 0;
+    std::fputs(render::RenderText(doc, text).c_str(), stream);
   }
   std::fflush(stdout);
   if (!args.html_path.empty())

@@ -18,13 +18,16 @@ struct OutputArgs {
   std::string html_path;       // empty: no HTML page
   std::string color = "auto";  // auto (a terminal), always, never
   int width = -1;              // text columns; -1: the terminal's width on a terminal, else none
+  // Text to stderr instead of stdout (`run`: the watched command keeps stdout); wrapping and
+  // colour then follow stderr's terminal. JSON stays on stdout.
+  bool text_to_stderr = false;
 };
 
 // Adds --json, --html FILE, -v/--verbose, --color and --width to a subcommand.
 void AddOutputFlags(CLI::App* app, OutputArgs* args);
 
 // Writes the views the flags ask for. Returns 0, or 2 when the HTML file cannot be written (the
-// error is printed). Text wraps to the terminal's width only when stdout is a terminal.
+// error is printed). Text wraps to the terminal's width only when its stream is a terminal.
 int Emit(const render::Document& doc, const OutputArgs& args);
 
 }  // namespace gpuscope::cli

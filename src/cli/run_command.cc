@@ -6,10 +6,12 @@
 #include <cstdio>
 #include <fstream>
 
+#include "advise/monitor_rules.h"
+#include "analyze/monitor_stats.h"
 #include "base/sanitize.h"
-#include "ingest/registry.h"
 #include "monitor/session.h"
-#include "monitor/verdict.h"
+#include "render/json.h"
+#include "report/monitor_document.h"
 
 namespace gpuscope::cli {
 
@@ -27,21 +29,31 @@ void PrintError(const Status& s) {
   std::fprintf(stderr, "gpuscope: error: %s\n", SanitizeText(s.message()).c_str());
 }
 
+// Samples → statistics → rules → the "gpuscope.run" document.
+render::Document RunDocument(const monitor::Recording& recording) {
+  const analyze::MonitorStats stats = analyze::ComputeMonitorStats(recording);
+  return report::BuildRunDocument(stats, advise::AdviseMonitor(stats));
+}
+
 }  // namespace
 
 CLI::App* AddRunCommand(CLI::App& app, RunCliOptions* o) {
   auto* run = app.add_subcommand(
       "run",
       "Run a command and watch it: GPU (NVML) and CPU of its process tree (/proc), a live line,\n"
-      "an optional record, and a verdict at the end (on stderr). Exits with the command's code.\n"
-      "Example: gpuscope run --record run.jsonl -- python train.py");
+      "an optional record, and a verdict at the end: text on stderr (the command keeps stdout),\n"
+      "--json on stdout after the command's own output, --html FILE. Exits with the command's\n"
+      "code.");
   run->add_option("--interval", o->interval, "Sampling interval, e.g. 100ms (default), 1s");
   run->add_option("--record", o->record,
                   "Record samples: FILE.jsonl (default format), FILE.csv, or FILE.json "
                   "(Chrome-trace counters)");
   run->add_option("--tensorboard", o->tensorboard,
                   "Also write the samples as TensorBoard scalars into this folder");
-  run->add_option("--report-json", o->report_json, "Write the verdict as JSON to this file");
+  run->add_option("--report-json", o->report_json,
+                  "Also write the verdict as JSON to this file (the --json document)")
+      ->type_name("FILE");
+  AddOutputFlags(run, &o->out);
   run->add_option("--nvml", o->nvml_library,
                   "NVML library to load (default: $GPUSCOPE_NVML_LIBRARY or libnvidia-ml.so.1)");
   run->add_option("--live", o->live, "Live line on stderr: auto (when a terminal), always, never")
@@ -72,63 +84,27 @@ int RunRunCommand(const RunCliOptions& o) {
     // A command that cannot be executed gets the shell's code for it.
     return outcome.status().code() == StatusCode::kNotFound ? 127 : ExitCodeFor(outcome.status());
   }
-  const monitor::MonitorReport report = monitor::BuildMonitorReport(outcome->recording);
-  std::fputs(monitor::RenderMonitorText(report).c_str(), stderr);
+  const render::Document doc = RunDocument(outcome->recording);
+  OutputArgs out = o.out;
+  out.text_to_stderr = true;  // the command's stdout stays its own
+  Emit(doc, out);  // an unwritable --html is said; the exit code stays the command's
   if (!o.report_json.empty()) {
-    std::ofstream out(o.report_json, std::ios::binary);
-    out << monitor::RenderMonitorJson(report);
-    if (!out)
+    std::ofstream file(o.report_json, std::ios::binary);
+    file << render::ToJson(doc);
+    if (!file)
       std::fprintf(stderr, "gpuscope: error: cannot write %s\n",
                    SanitizeText(o.report_json).c_str());
   }
   // After a failed write the verdict's notes say what happened; "recorded" would be a lie.
   if (!o.record.empty() && !outcome->record_failed)
-    std::fprintf(stderr, "  recorded    %s\n", SanitizeText(o.record).c_str());
+    std::fprintf(stderr, "recorded    %s\n", SanitizeText(o.record).c_str());
   return outcome->exit_code;
 }
 
-int PrintMonitorVerdict(const monitor::Recording& rec, bool json) {
-  const monitor::MonitorReport report = monitor::BuildMonitorReport(rec);
-  std::fputs(json ? monitor::RenderMonitorJson(report).c_str()
-                  : monitor::RenderMonitorText(report).c_str(),
-             stdout);
+int EmitMonitorVerdict(const monitor::Recording& rec, const OutputArgs& out) {
+  if (const int rc = Emit(RunDocument(rec), out); rc != 0) return rc;
   // Like the trace reader: skipped lines are reported and make the exit code 2.
   return rec.malformed_lines > 0 ? kExitBadInput : 0;
-}
-
-int PrintMonitorSections(const report::Report& report, const std::string& monitor_path,
-                         const Result<monitor::Recording>& recording, bool json) {
-  if (!recording.ok()) {
-    PrintError(recording.status());
-    return ExitCodeFor(recording.status());
-  }
-  std::FILE* out = json ? stderr : stdout;
-  for (const report::RankReport& r : report.ranks) {
-    if (!r.monitor) continue;
-    const analyze::MonitorBeside& m = *r.monitor;
-    std::fprintf(out, "\nmonitor %s within %s\n", monitor_path.c_str(), r.trace->info.path.c_str());
-    switch (m.alignment) {
-      case analyze::MonitorAlignment::kNoEvents:
-        std::fprintf(out, "  no events in the trace: nothing to line up\n");
-        break;
-      case analyze::MonitorAlignment::kNotWallClock:
-        std::fprintf(out, "  the trace's timestamps are not wall-clock time: cannot line up\n");
-        break;
-      case analyze::MonitorAlignment::kNoOverlap:
-        std::fprintf(out,
-                     "  no monitor sample within the trace's span (trace %.3f–%.3f s, monitor "
-                     "%.3f–%.3f s, unix time): a different run?\n",
-                     m.span.start_ns / 1e9, m.span.end_ns / 1e9, m.samples_start_ns / 1e9,
-                     m.samples_end_ns / 1e9);
-        break;
-      case analyze::MonitorAlignment::kAligned:
-        std::fputs(json ? monitor::RenderMonitorJson(m.report).c_str()
-                        : monitor::RenderMonitorText(m.report).c_str(),
-                   out);
-        break;
-    }
-  }
-  return recording.value().malformed_lines > 0 ? kExitBadInput : 0;
 }
 
 }  // namespace gpuscope::cli

@@ -7,10 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "gpuscope/model.h"
-#include "gpuscope/status.h"
+#include "cli/output.h"
 #include "model/monitor_samples.h"
-#include "report/report.h"
 
 namespace gpuscope::cli {
 
@@ -22,20 +20,15 @@ struct RunCliOptions {
   std::string report_json;  // write the verdict as JSON to this file
   std::string nvml_library;
   std::string live = "auto";  // auto (stderr is a terminal), always, never
+  OutputArgs out;             // the verdict's views: text on stderr, --json on stdout, --html FILE
 };
 
 CLI::App* AddRunCommand(CLI::App& app, RunCliOptions* options);
 int RunRunCommand(const RunCliOptions& options);
 
 // `gpuscope analyze FILE` where the input registry read FILE as a monitor input (a `gpuscope run
-// --record` file in any of its formats, or an nvidia-smi log): prints the monitor verdict and
-// returns the exit code.
-int PrintMonitorVerdict(const monitor::Recording& recording, bool json);
-
-// `gpuscope analyze TRACE --monitor FILE`: each rank's monitor section (analyze::MonitorBeside,
-// computed with the report), or the error reading FILE; text to stdout, or JSON to stderr when
-// the trace report is JSON on stdout. Returns the exit code.
-int PrintMonitorSections(const report::Report& report, const std::string& monitor_path,
-                         const Result<monitor::Recording>& recording, bool json);
+// --record` file in any of its formats, or an nvidia-smi log): emits the "gpuscope.run" document
+// as `out` asks and returns the exit code (2 when lines were skipped).
+int EmitMonitorVerdict(const monitor::Recording& recording, const OutputArgs& out);
 
 }  // namespace gpuscope::cli

@@ -215,9 +215,10 @@ void AddHelpExamples(CLI::App& app) {
        "  gpuscope analyze rank0.pt.trace.json.gz\n"
        "  gpuscope analyze --json --html report.html traces/   # a folder of per-rank traces"},
       {"run",
-       "Example:\n"
+       "Examples:\n"
        "  gpuscope run --record run.jsonl --report-json verdict.json -- torchrun "
-       "--nproc_per_node 8 train.py"},
+       "--nproc_per_node 8 train.py\n"
+       "  gpuscope run --html run.html -- python train.py   # the verdict as a page too"},
       {"synth",
        "Example:\n"
        "  gpuscope synth -o stalled.pt.trace.json.gz --gzip --dataloader-stall 0.3"},

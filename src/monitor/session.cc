@@ -18,12 +18,12 @@
 #include <memory>
 #include <set>
 
+#include "analyze/monitor_stats.h"
 #include "base/sanitize.h"
 #include "monitor/nvml.h"
 #include "monitor/proc.h"
 #include "monitor/recorder.h"
 #include "monitor/tensorboard.h"
-#include "monitor/verdict.h"
 
 namespace gpuscope::monitor {
 
@@ -210,7 +210,7 @@ std::string LiveLine(const Sample& s) {
     out += " |";
   }
   if (s.gpus.empty()) out += " no GPU |";
-  const TreeCpu cpu = SplitTreeCpu(s);
+  const analyze::TreeCpu cpu = analyze::SplitTreeCpu(s);
   std::snprintf(buf, sizeof buf, " CPU main %.0f%%", cpu.main_pct);
   out += buf;
   if (cpu.workers > 0) {

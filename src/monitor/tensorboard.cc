@@ -8,7 +8,7 @@
 #include <ctime>
 #include <filesystem>
 
-#include "monitor/verdict.h"
+#include "analyze/monitor_stats.h"
 
 namespace gpuscope::monitor {
 
@@ -114,7 +114,7 @@ std::vector<std::pair<std::string, float>> ScalarsOf(const Sample& s) {
       out.emplace_back(p + "temperature_C", static_cast<float>(*g.temperature_c));
   }
   if (!s.processes.empty()) {
-    const TreeCpu cpu = SplitTreeCpu(s);
+    const analyze::TreeCpu cpu = analyze::SplitTreeCpu(s);
     out.emplace_back("cpu/main_process_pct", static_cast<float>(cpu.main_pct));
     out.emplace_back("cpu/workers_pct", static_cast<float>(cpu.workers_pct));
     out.emplace_back("cpu/tree_pct", static_cast<float>(cpu.tree_pct));

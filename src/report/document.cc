@@ -5,6 +5,7 @@
 
 #include "gpuscope/version.h"
 #include "render/format.h"
+#include "report/monitor_document.h"
 #include <cctype>
 #include <cmath>
 
@@ -616,6 +617,8 @@ render::Section BuildRankSection(const RankReport& rr, size_t index) {
   AddMemory(rr.memory, group("memory", "memory"));
   AddOccupancy(rr.occupancy, group("occupancy", "occupancy"));
   AddIdleGaps(rr, group("idle_gaps", "idle gaps"));
+  // `analyze TRACE --monitor FILE`: the recording's samples within this trace's span.
+  if (rr.monitor) s.sections.push_back(BuildMonitorBesideSection(*rr.monitor, r.path));
   return s;
 }
 

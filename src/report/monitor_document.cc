@@ -1,0 +1,237 @@
+#include "report/monitor_document.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <type_traits>
+
+namespace gpuscope::report {
+
+namespace {
+
+using analyze::MonitorCpu;
+using analyze::MonitorGpu;
+using analyze::MonitorStats;
+using render::Column;
+using render::Detail;
+using render::F;
+using render::Field;
+using render::Row;
+using render::Section;
+using render::Unit;
+using render::Value;
+
+Value Pct(double v) { return Value::Number(v, 0, Unit::kPercent); }
+Value Count(size_t n) { return Value::Count(static_cast<int64_t>(n)); }
+// Bytes beyond int64 (a driver's absurd reading) as the nearest double, rather than clamped.
+Value Bytes(uint64_t b) {
+  return b > static_cast<uint64_t>(INT64_MAX)
+             ? Value::Number(static_cast<double>(b), -1, Unit::kBytes)
+             : Value::Bytes(b);
+}
+
+// A metric the source may lack: shown when present; n/a in JSON (and with --verbose) otherwise,
+// so the key is always there and a missing value never reads as 0.
+template <typename T>
+Field Opt(std::string key, std::string label, const std::optional<T>& v, Unit unit) {
+  if (!v) return Detail(std::move(key), std::move(label), Value::Na(unit));
+  if constexpr (std::is_floating_point_v<T>)
+    return F(std::move(key), std::move(label), Value::Number(*v, 0, unit));
+  else
+    return F(std::move(key), std::move(label), Bytes(*v));
+}
+
+const char* SourceName(monitor::SourceKind s) {
+  switch (s) {
+    case monitor::SourceKind::kLive:
+      return "live";
+    case monitor::SourceKind::kRecording:
+      return "recording";
+    case monitor::SourceKind::kNvidiaSmiCsv:
+      return "nvidia_smi_csv";
+    case monitor::SourceKind::kNvidiaSmiDmon:
+      return "nvidia_smi_dmon";
+  }
+  return "live";
+}
+
+void AddRunRows(const MonitorStats& s, Section* out) {
+  Row& source = out->AddRow("source", "source");
+  source.detail = true;
+  source.fields = {F("source", "", Value::Text(SourceName(s.source))),
+                   F("path", "file", Value::Text(s.source_path))};
+  if (!s.command.empty()) {
+    std::string cmd;
+    for (const std::string& a : s.command) cmd += (cmd.empty() ? "" : " ") + a;
+    Row& row = out->AddRow("command", "command");
+    row.fields = {F("command", "", Value::Text(cmd)),
+                  s.exit_code ? F("exit_code", "exit code", Value::Int(*s.exit_code))
+                              : Detail("exit_code", "exit code", Value::Na())};
+  }
+  Row& span = out->AddRow("span", "span");
+  span.fields = {F("duration_ns", "", Value::Nanos(s.duration_ns)),
+                 F("samples", "samples", Count(s.samples)),
+                 s.interval_ns > 0 ? F("interval_ns", "every", Value::Nanos(s.interval_ns))
+                                   : Detail("interval_ns", "every", Value::Na(Unit::kNanos)),
+                 F("warmup_ns", "warm-up", Value::Nanos(s.warmup_ns)),
+                 Detail("start_ns", "start (unix ns)", Value::Int(s.start_ns, Unit::kCount))};
+}
+
+void AddGpuRow(const MonitorGpu& g, bool warmup, Section* out) {
+  Row& row = out->AddRow("gpu_" + std::to_string(g.index), "GPU " + std::to_string(g.index));
+  if (!g.name.empty()) row.fields.push_back(F("name", "", Value::Text(g.name)));
+  row.fields.push_back(g.util_mean_pct ? F("util_mean_pct", "util", Pct(*g.util_mean_pct))
+                                       : F("util_mean_pct", "util", Value::Na(Unit::kPercent)));
+  Field warm = Opt("util_mean_warmup_pct", "warm-up", g.util_mean_warmup_pct, Unit::kPercent);
+  warm.detail = warm.detail || !warmup;
+  row.fields.push_back(std::move(warm));
+  row.fields.push_back(
+      Opt("mem_util_mean_pct", "memory util", g.mem_util_mean_pct, Unit::kPercent));
+  row.fields.push_back(
+      Opt("mem_used_peak_bytes", "memory peak", g.mem_used_peak_bytes, Unit::kBytes));
+  // "memory peak 22.00 GB · of 80.00 GB"; without the peak, "memory 80.00 GB".
+  row.fields.push_back(Opt("mem_total_bytes", g.mem_used_peak_bytes ? "of" : "memory",
+                           g.mem_total_bytes, Unit::kBytes));
+  row.fields.push_back(Opt("tree_mem_peak_bytes", "this job", g.tree_mem_peak_bytes, Unit::kBytes));
+  row.fields.push_back(Opt("power_mean_w", "power", g.power_mean_w, Unit::kWatts));
+  row.fields.push_back(Opt("power_limit_w", g.power_mean_w ? "limit" : "power limit",
+                           g.power_limit_w, Unit::kWatts));
+  row.fields.push_back(Opt("sm_clock_mean_mhz", "SM", g.sm_clock_mean_mhz, Unit::kMegahertz));
+  row.fields.push_back(Opt("temperature_max_c", "max", g.temperature_max_c, Unit::kCelsius));
+  row.fields.push_back(
+      g.throttled_share
+          ? Detail("throttled_share", "slowed down", Value::Share(*g.throttled_share, 0))
+          : Detail("throttled_share", "slowed down", Value::Na(Unit::kShare)));
+  row.fields.push_back(Detail("samples", "samples", Count(g.samples)));
+}
+
+void AddCpuRows(const MonitorCpu& c, Section* out) {
+  Row& row = out->AddRow("cpu", "CPU");
+  // Below half a percent the ended workers' share rounds to 0 %: detail.
+  Field ended = F("workers_ended_cpu_mean_pct", "of it in workers that ended between samples",
+                  Pct(c.workers_ended_mean_pct));
+  ended.detail = c.workers_ended_mean_pct < advise::kEndedWorkersWorthSayingPct;
+  row.fields = {
+      F("main_process", "main",
+        Value::Text(c.main_name + " (pid " + std::to_string(c.main_pid) + ")")),
+      Detail("main_pid", "pid", Value::Count(c.main_pid)),
+      F("main_cpu_mean_pct", "CPU", Pct(c.main_mean_pct)),
+      F("workers", "workers", Count(c.workers.size())),
+      F("workers_cpu_mean_pct", "workers' CPU", Pct(c.workers_mean_pct)), std::move(ended),
+      F("tree_cpu_mean_pct", "tree CPU", Pct(c.tree_mean_pct)),
+      // CPU-seconds at 0.1 s: the tree's CPU time is counted in 10 ms clock ticks, and a recording
+      // keeps CPU % to 3 decimals, so finer digits would differ between `run` and its read-back.
+      F("tree_cpu_s", "CPU-s in all", Value::Number(c.tree_cpu_s, 1)),
+      c.system_busy_mean_pct
+          ? F("system_busy_mean_pct", "system busy", Pct(*c.system_busy_mean_pct))
+          : Detail("system_busy_mean_pct", "system busy", Value::Na(Unit::kPercent)),
+      c.system_busy_mean_pct ? F("cores", "cores", Count(c.cores))
+                             : Detail("cores", "cores", Count(c.cores)),
+      F("peak_rss_bytes", "RSS peak", Bytes(c.peak_rss_bytes)),
+      c.read_bytes ? F("read_bytes", "read", Bytes(*c.read_bytes))
+                   : Detail("read_bytes", "read", Value::Na(Unit::kBytes))};
+  render::Table& t =
+      out->AddTable("workers", "workers of the main process",
+                    {{"pid", "pid"}, {"name", "name"}, {"cpu_mean_pct", "CPU (steady mean)"}});
+  t.text_rows = 0;
+  for (const analyze::MonitorWorker& w : c.workers)
+    t.rows.push_back({Value::Count(w.pid), Value::Text(w.name), Pct(w.cpu_mean_pct)});
+}
+
+void AddNotes(const MonitorStats& s, Section* out) {
+  for (size_t i = 0; i < s.notes.size(); ++i)
+    out->AddRow("note_" + std::to_string(i), "note").fields = {
+        F("note", "", Value::Text(s.notes[i]))};
+  if (s.malformed_lines == 0) return;
+  out->AddRow("skipped", "skipped").fields = {F(
+      "malformed_lines", "malformed lines", Value::Count(static_cast<int64_t>(s.malformed_lines)))};
+  for (size_t i = 0; i < s.malformed_examples.size(); ++i)
+    out->AddRow("malformed_example_" + std::to_string(i), "").fields = {
+        F("example", "", Value::Text(s.malformed_examples[i]))};
+}
+
+}  // namespace
+
+std::string MonitorTitle(const MonitorStats& s) {
+  std::string head = "gpuscope monitor · ";
+  switch (s.source) {
+    case monitor::SourceKind::kLive:
+      return head + "run";
+    case monitor::SourceKind::kRecording:
+      return head + "recording " + s.source_path;
+    case monitor::SourceKind::kNvidiaSmiCsv:
+      return head + "nvidia-smi CSV log " + s.source_path;
+    case monitor::SourceKind::kNvidiaSmiDmon:
+      return head + "nvidia-smi dmon log " + s.source_path;
+  }
+  return head;
+}
+
+void AddMonitorItems(const MonitorStats& s, const advise::MonitorAdvice& advice, Section* out) {
+  AddRunRows(s, out);
+  if (!s.has_gpu)
+    out->AddRow("gpu_none", "GPU").fields = {
+        F("gpu_unavailable", "none —",
+          Value::Text(s.gpu_unavailable.empty() ? "no GPU samples" : s.gpu_unavailable))};
+  for (const MonitorGpu& g : s.gpus) AddGpuRow(g, s.warmup_ns > 0, out);
+  if (s.cpu) AddCpuRows(*s.cpu, out);
+  Row& verdict = out->AddRow("verdict", "verdict");
+  verdict.fields = {F("verdict", "", Value::Text(advice.verdict)),
+                    Detail("gpu_util_mean_pct", "steady GPU util over the GPUs",
+                           s.util_mean_pct ? Pct(*s.util_mean_pct) : Value::Na(Unit::kPercent))};
+  for (const advise::MonitorFinding& f : advice.findings)
+    out->items.emplace_back(advise::ToDocumentFinding(f));
+  AddNotes(s, out);
+}
+
+render::Document BuildRunDocument(const MonitorStats& stats, const advise::MonitorAdvice& advice) {
+  render::Document doc;
+  doc.schema = "gpuscope.run";
+  doc.title = MonitorTitle(stats);
+  Section& s = doc.AddSection("monitor", "");
+  AddMonitorItems(stats, advice, &s);
+  return doc;
+}
+
+render::Section BuildMonitorBesideSection(const analyze::MonitorBeside& m,
+                                          const std::string& trace_path) {
+  Section s{"monitor",
+            "monitor " + m.stats.source_path + " within " + trace_path,
+            render::kViewAll,
+            false,
+            {},
+            {}};
+  const char* const kAlignment[] = {"aligned", "no_events", "not_wall_clock", "no_overlap"};
+  Row& row = s.AddRow("alignment", "lined up");
+  row.detail = true;
+  row.fields = {
+      F("alignment", "", Value::Text(kAlignment[static_cast<int>(m.alignment)])),
+      F("trace_start_ns", "trace (unix ns)", Value::Int(m.span.start_ns, Unit::kCount)),
+      F("trace_end_ns", "–", Value::Int(m.span.end_ns, Unit::kCount)),
+      F("samples_start_ns", "samples (unix ns)", Value::Int(m.samples_start_ns, Unit::kCount)),
+      F("samples_end_ns", "–", Value::Int(m.samples_end_ns, Unit::kCount))};
+  switch (m.alignment) {
+    case analyze::MonitorAlignment::kNoEvents:
+      s.AddText("no_events", "no events in the trace: nothing to line up");
+      break;
+    case analyze::MonitorAlignment::kNotWallClock:
+      s.AddText("not_wall_clock", "the trace's timestamps are not wall-clock time: cannot line up");
+      break;
+    case analyze::MonitorAlignment::kNoOverlap:
+      s.AddText("no_overlap",
+                fmt::format("no monitor sample within the trace's span (trace {:.3f}–{:.3f} s, "
+                            "monitor {:.3f}–{:.3f} s, unix time): a different run?",
+                            m.span.start_ns / 1e9, m.span.end_ns / 1e9, m.samples_start_ns / 1e9,
+                            m.samples_end_ns / 1e9));
+      break;
+    case analyze::MonitorAlignment::kAligned:
+      // The monitor rules run here rather than with the trace's advice: the section is all the
+      // report holds of them (report::BuildReport keeps the trace's findings only).
+      AddMonitorItems(m.stats, advise::AdviseMonitor(m.stats), &s);
+      return s;
+  }
+  AddNotes(m.stats, &s);
+  return s;
+}
+
+}  // namespace gpuscope::report
