@@ -321,6 +321,71 @@ TEST(HtmlBrowser, HostileNamesStayTextInTheDom) {
   EXPECT_NE(dom.find("<b>&lt;b onmouseover=alert(5)&gt;GPU&lt;/b&gt;</b>"), std::string::npos);
 }
 
+// `gpuscope run --html` (the "gpuscope.run" document) with names a job and a driver choose: a
+// GPU name from NVML (the fake library), the process name (comm, from the file name run), and the
+// command's path, each holding markup and escape sequences. The browser builds no element from
+// them, the page holds no control character, and the names are shown as text.
+TEST(HtmlBrowser, RunPageEscapesHostileProcessAndGpuNames) {
+  REQUIRE_CHROMIUM(chromium);
+  const std::string dir = TempPath("html_run");
+  std::filesystem::remove_all(dir);
+  // The command's path: a folder named with markup and ESC ]52 (a clipboard write), and a file
+  // name whose first 15 bytes, the process name (comm), are ESC [2J and an img tag.
+  const std::string folder = dir + "/<svg onload=alert(2)>\x1b]52;c;aGk=\x07";
+  std::filesystem::create_directories(folder);
+  const std::string evil = folder + "/\x1b[2J<img src=x>";
+  std::filesystem::create_symlink("/bin/sleep", evil);
+  const std::string script = dir + "/nvml";
+  WriteFile(script,
+            "gpus 1\nname 0 <script>alert(1)</script>\x1b]0;pwned\x07 H100\nutil 0 40 10\n"
+            "memory 0 20000000000 80000000000\npower 0 150000 700000\n");
+  setenv("GPUSCOPE_NVML_LIBRARY", GPUSCOPE_FAKE_NVML, 1);
+  setenv("GPUSCOPE_FAKE_NVML_SCRIPT", script.c_str(), 1);
+  const std::string html = dir + "/run.html";
+  auto r = RunGpuscope("run --interval 50ms --html " + html + " -- '" + evil + "' 0.4");
+  unsetenv("GPUSCOPE_NVML_LIBRARY");
+  unsetenv("GPUSCOPE_FAKE_NVML_SCRIPT");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string page = ReadFile(html);
+  ASSERT_FALSE(page.empty()) << r.err;
+  for (const char c : {'\x1b', '\x07'}) EXPECT_EQ(page.find(c), std::string::npos);
+  EXPECT_EQ(Count(page, "<script"), 1u);  // the JSON data block only
+  EXPECT_EQ(page.find("<img"), std::string::npos);
+  EXPECT_EQ(page.find("<svg onload"), std::string::npos);
+
+  const std::string dom = RunChromium(chromium, "--dump-dom file://" + html, "run");
+  ASSERT_FALSE(dom.empty());
+  EXPECT_EQ(dom.find("<img"), std::string::npos);
+  EXPECT_EQ(Count(dom, "<script"), 1u);
+  for (size_t open = dom.find('<'); open != std::string::npos; open = dom.find('<', open + 1)) {
+    const std::string tag = dom.substr(open, dom.find('>', open) - open);
+    EXPECT_EQ(tag.find(" on"), std::string::npos) << tag;
+  }
+  EXPECT_NE(dom.find("<section id=\"monitor\">"), std::string::npos) << dom;
+  EXPECT_NE(dom.find("gpuscope monitor · run"), std::string::npos);
+  // The names as text, their control characters made spaces by the sanitiser.
+  EXPECT_NE(dom.find("&lt;script&gt;alert(1)&lt;/script&gt; ]0;pwned  H100"), std::string::npos)
+      << dom;
+  EXPECT_NE(dom.find(" [2J&lt;img src=x&gt; (pid "), std::string::npos) << dom;
+  EXPECT_NE(dom.find("&lt;svg onload=alert(2)&gt; ]52;c;aGk= / [2J&lt;img src=x&gt; 0.4"),
+            std::string::npos)
+      << dom;
+  EXPECT_NE(dom.find("util <b>40 %</b>"), std::string::npos) << dom;
+  // The embedded JSON is the run document and carries the same names.
+  const size_t open = page.find("id=\"gpuscope-report\">") + 21;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(page.substr(open, page.find("</script>", open) - open)).get(doc),
+            simdjson::SUCCESS);
+  std::string_view schema, gpu;
+  ASSERT_EQ(doc["schema"].get(schema), simdjson::SUCCESS);
+  EXPECT_EQ(schema, "gpuscope.run");
+  ASSERT_EQ(doc["sections"]["monitor"]["items"]["gpu_0"]["fields"]["name"]["value"].get(gpu),
+            simdjson::SUCCESS);
+  EXPECT_EQ(gpu, "<script>alert(1)</script> ]0;pwned  H100");
+  std::filesystem::remove_all(dir);
+}
+
 // The diff's side-by-side page (same renderer helpers) in the browser: a stall removed.
 TEST(HtmlBrowser, DiffPageRenders) {
   REQUIRE_CHROMIUM(chromium);
