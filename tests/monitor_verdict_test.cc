@@ -9,6 +9,7 @@
 
 #include "advise/monitor_rules.h"
 #include "analyze/monitor_stats.h"
+#include "render/json.h"
 #include "render/text.h"
 #include "report/monitor_document.h"
 
@@ -287,6 +288,35 @@ TEST(Verdict, SliceKeepsTheWindow) {
   const Recording rec = Series(s, 10);
   const Recording slice = SliceRecording(rec, kT0 + 2 * kSecond, kT0 + 5 * kSecond);
   EXPECT_EQ(slice.samples.size(), 4u);
+}
+
+// The run document reads back from its JSON as it was written (watts, MHz and °C included), and
+// its text shows the GPU's readings with their units.
+TEST(Verdict, RunDocumentReadsBackFromJson) {
+  Shape s;
+  s.gpu_util = 50;
+  s.workers = {95, 97};
+  s.throttle = kThrottleHwThermal;
+  Recording rec = Series(s, 30);
+  for (Sample& x : rec.samples) {
+    x.gpus[0].sm_clock_mhz = 1410;
+    x.gpus[0].temperature_c = 71;
+  }
+  rec.notes = {"GPU 0 power: a note"};
+  rec.malformed_lines = 2;
+  rec.malformed_examples = {"run.jsonl:3: why", "run.jsonl:9: why"};
+  const Verdict v = Judge(rec);
+  const render::Document doc = report::BuildRunDocument(v.stats, v.advice);
+  EXPECT_EQ(doc.schema, "gpuscope.run");
+  auto back = render::FromJson(render::ToJson(doc), "run.json");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_TRUE(*back == render::AsReadBack(doc));
+  EXPECT_NE(v.text.find("power 300 W · limit 400 W · SM 1,410 MHz · max 71 °C"), std::string::npos)
+      << v.text;
+  EXPECT_NE(v.text.find("note        GPU 0 power: a note"), std::string::npos) << v.text;
+  EXPECT_NE(v.text.find("skipped     malformed lines 2\n            run.jsonl:3: why\n"),
+            std::string::npos)
+      << v.text;
 }
 
 // --- The rule table -------------------------------------------------------------------------------
