@@ -319,6 +319,49 @@ TEST(Verdict, RunDocumentReadsBackFromJson) {
       << v.text;
 }
 
+// The section beside a trace says why it could not line the recording up, as text, with the spans
+// typed; lined up, it holds the run document's items for the samples within the span.
+TEST(Verdict, MonitorBesideSectionSaysWhyItCannotLineUp) {
+  analyze::MonitorBeside m;
+  m.stats.source = SourceKind::kRecording;
+  m.stats.source_path = "run.jsonl";
+  m.span = {true, kT0, kT0 + 2 * kSecond};
+  m.samples_start_ns = kT0 + 10 * kSecond;
+  m.samples_end_ns = kT0 + 20 * kSecond;
+  const std::pair<analyze::MonitorAlignment, std::string> cases[] = {
+      {analyze::MonitorAlignment::kNoEvents, "no events in the trace: nothing to line up"},
+      {analyze::MonitorAlignment::kNotWallClock,
+       "the trace's timestamps are not wall-clock time: cannot line up"},
+      {analyze::MonitorAlignment::kNoOverlap,
+       "no monitor sample within the trace's span (trace 1700000000.000–1700000002.000 s, monitor "
+       "1700000010.000–1700000020.000 s, unix time): a different run?"}};
+  for (const auto& [alignment, text] : cases) {
+    m.alignment = alignment;
+    const render::Section s = report::BuildMonitorBesideSection(m, "t.json");
+    EXPECT_EQ(s.key, "monitor");
+    EXPECT_EQ(s.title, "monitor run.jsonl within t.json");
+    const auto* row = std::get_if<render::Row>(s.FindItem("alignment"));
+    ASSERT_NE(row, nullptr);
+    EXPECT_EQ(row->fields[1].value, render::Value::Int(kT0, render::Unit::kCount));
+    bool found = false;
+    for (const render::Item& item : s.items)
+      if (const auto* t = std::get_if<render::Text>(&item)) found |= t->text == text;
+    EXPECT_TRUE(found) << text;
+    EXPECT_EQ(s.FindItem("verdict"), nullptr);
+  }
+  Shape shape;
+  shape.gpu_util = 80;  // under 90 %: no "well used"; at or over 70 %: no host rule
+  m.alignment = analyze::MonitorAlignment::kAligned;
+  m.stats = ComputeMonitorStats(Series(shape, 5));
+  const render::Section s = report::BuildMonitorBesideSection(m, "t.json");
+  const auto* verdict = std::get_if<render::Row>(s.FindItem("verdict"));
+  ASSERT_NE(verdict, nullptr);
+  EXPECT_EQ(verdict->fields[0].value, render::Value::Text("GPU busy 80 % on average"));
+  const auto* span = std::get_if<render::Row>(s.FindItem("span"));
+  ASSERT_NE(span, nullptr);
+  EXPECT_EQ(span->fields[1].value, render::Value::Count(5));
+}
+
 // --- The rule table -------------------------------------------------------------------------------
 
 TEST(MonitorRules, TableHasUniqueIdsAFixAThresholdAndASavingModelPerRule) {
