@@ -119,9 +119,10 @@ void AddCpuRows(const MonitorCpu& c, Section* out) {
       F("workers", "workers", Count(c.workers.size())),
       F("workers_cpu_mean_pct", "workers' CPU", Pct(c.workers_mean_pct)), std::move(ended),
       F("tree_cpu_mean_pct", "tree CPU", Pct(c.tree_mean_pct)),
-      // CPU-seconds at 0.1 s: the tree's CPU time is counted in 10 ms clock ticks, and a recording
-      // keeps CPU % to 3 decimals, so finer digits would differ between `run` and its read-back.
-      F("tree_cpu_s", "CPU-s in all", Value::Number(c.tree_cpu_s, 1)),
+      // CPU-seconds to the 10 ms clock tick /proc counts CPU time in: the total is a whole number
+      // of ticks within microseconds, so `run` and its read-back (CPU % kept to 3 decimals) show
+      // the same digits, where 0.1 s would round a 0.55 s total either way.
+      F("tree_cpu_s", "CPU-s in all", Value::Number(c.tree_cpu_s, 2)),
       c.system_busy_mean_pct
           ? F("system_busy_mean_pct", "system busy", Pct(*c.system_busy_mean_pct))
           : Detail("system_busy_mean_pct", "system busy", Value::Na(Unit::kPercent)),
