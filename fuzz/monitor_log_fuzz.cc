@@ -56,7 +56,7 @@ void Check(const Recording& rec) {
   simdjson::dom::parser parser;
   simdjson::dom::element parsed;
   if (parser.parse(json).get(parsed) != simdjson::SUCCESS) __builtin_trap();
-  const auto back = render::FromJson(json, "fuzz");
+  auto back = render::FromJson(json, "fuzz");
   if (!back.ok() || !(*back == render::AsReadBack(doc))) __builtin_trap();
   if (!rec.samples.empty()) {
     const int64_t lo = rec.samples.front().time_ns, hi = rec.samples.back().time_ns;
