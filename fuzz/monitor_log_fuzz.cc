@@ -4,13 +4,12 @@
 // base/sanitize.h) and no value out of range; the verdict is then built, also on a slice of it (as
 // `--monitor` does against a trace), and rendered as text and JSON. Byte 0 lowers the line cap so
 // the overlong-line error is reached too. Seeds: fuzz/seeds/monitor (fuzz/run.sh).
-#include <simdjson.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
 #include "base/sanitize.h"
+#include "checks.h"
 #include "ingest/common/sample_checks.h"
 #include "ingest/nvidia_smi/nvidia_smi.h"
 #include "ingest/recording/recording_reader.h"
@@ -38,13 +37,10 @@ void Check(const Recording& rec) {
   }
   const MonitorReport report = BuildMonitorReport(rec);
   const std::string text = RenderMonitorText(report);
-  if (text.empty()) __builtin_trap();
-  // Only the renderer's own colour-free text: no ESC from the input.
-  if (text.find('\033') != std::string::npos) __builtin_trap();
+  if (text.empty()) fuzz::Fail("empty text output");
+  fuzz::CheckTerminalText(text);
   // The JSON must stay JSON whatever names and numbers the log holds.
-  simdjson::dom::parser parser;
-  simdjson::dom::element doc;
-  if (parser.parse(RenderMonitorJson(report)).get(doc) != simdjson::SUCCESS) __builtin_trap();
+  fuzz::CheckJsonParses(RenderMonitorJson(report));
   if (!rec.samples.empty()) {
     const int64_t lo = rec.samples.front().time_ns, hi = rec.samples.back().time_ns;
     const Recording slice = SliceRecording(rec, lo + (hi - lo) / 4, hi - (hi - lo) / 4);

@@ -7,10 +7,9 @@
 #include <string_view>
 
 #include "base/sanitize.h"
+#include "checks.h"
 #include "ingest/registry.h"
 #include "monitor/verdict.h"
-#include "render/json.h"
-#include "render/text.h"
 #include "report/document.h"
 #include "report/report.h"
 
@@ -33,17 +32,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     traces.push_back(std::move(*in->trace));
     const auto report = report::BuildReport(traces, {}, 1);
     const render::Document doc = report::BuildDocument(report);
-    if (render::ToJson(doc).empty()) __builtin_trap();
-    // No raw control byte from the input reaches a terminal.
-    for (char c : render::RenderText(doc, {false, true, 100}))
-      if ((static_cast<unsigned char>(c) < 0x20 && c != '\n') || c == 0x7F) __builtin_trap();
+    fuzz::CheckDocument(doc);
   } else {
     if (!in->recording) __builtin_trap();
     for (const monitor::GpuInfo& g : in->recording->gpus)
       if (NeedsSanitizing(g.name)) __builtin_trap();
     const auto report = monitor::BuildMonitorReport(*in->recording);
-    if (monitor::RenderMonitorText(report).find('\033') != std::string::npos) __builtin_trap();
-    monitor::RenderMonitorJson(report);
+    fuzz::CheckTerminalText(monitor::RenderMonitorText(report));
+    fuzz::CheckJsonParses(monitor::RenderMonitorJson(report));
   }
   return 0;
 }
