@@ -8,7 +8,9 @@
 
 #include <cstdarg>
 #include <cstdio>
+#include <deque>
 #include <string>
+#include <variant>
 
 #include "render/document.h"
 #include "render/html.h"
@@ -48,6 +50,51 @@ inline void CheckHtmlPage(const std::string& page) {
     Fail("the HTML page does not have exactly one <script> element");
 }
 
+// Where two documents first differ, as a path of section and item keys, down to the field, cell
+// or attribute: what a failed round trip prints.
+inline std::string ItemDifference(const render::Item& a, const render::Item& b) {
+  if (a.index() != b.index()) return "item type";
+  if (const auto* ra = std::get_if<render::Row>(&a)) {
+    const auto& rb = std::get<render::Row>(b);
+    for (size_t i = 0; i < ra->fields.size() && i < rb.fields.size(); ++i)
+      if (!(ra->fields[i] == rb.fields[i])) return "field " + ra->fields[i].key;
+    return "row attributes";
+  }
+  if (const auto* ta = std::get_if<render::Table>(&a)) {
+    const auto& tb = std::get<render::Table>(b);
+    if (!(ta->columns == tb.columns)) return "columns";
+    for (size_t i = 0; i < ta->rows.size() && i < tb.rows.size(); ++i)
+      for (size_t j = 0; j < ta->rows[i].size() && j < tb.rows[i].size(); ++j)
+        if (!(ta->rows[i][j] == tb.rows[i][j]))
+          return "row " + std::to_string(i) + " column " +
+                 (j < ta->columns.size() ? ta->columns[j].key : std::to_string(j));
+    return "table attributes or row count";
+  }
+  if (const auto* fa = std::get_if<render::Finding>(&a)) {
+    const auto& fb = std::get<render::Finding>(b);
+    for (size_t i = 0; i < fa->evidence.size() && i < fb.evidence.size(); ++i)
+      if (!(fa->evidence[i] == fb.evidence[i])) return "evidence " + fa->evidence[i].key;
+    return "finding attributes";
+  }
+  return "content";
+}
+
+inline std::string SectionDifference(const std::deque<render::Section>& a,
+                                     const std::deque<render::Section>& b) {
+  if (a.size() != b.size()) return "section count";
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i] == b[i]) continue;
+    const std::string at = a[i].key + "/";
+    if (a[i].items.size() != b[i].items.size()) return at + "item count";
+    for (size_t k = 0; k < a[i].items.size(); ++k)
+      if (!(a[i].items[k] == b[i].items[k]))
+        return at + render::ItemKey(a[i].items[k]) + ": " + ItemDifference(a[i].items[k], b[i].items[k]);
+    if (!(a[i].sections == b[i].sections)) return at + SectionDifference(a[i].sections, b[i].sections);
+    return at + "section attributes";
+  }
+  return "document attributes";
+}
+
 // Every view of a document: text (terse and verbose, no colour), JSON (parses, reads back into
 // the same document) and HTML.
 inline void CheckDocument(const render::Document& doc) {
@@ -60,7 +107,10 @@ inline void CheckDocument(const render::Document& doc) {
   CheckJsonParses(json);
   auto back = render::FromJson(json, "fuzz.json");
   if (!back.ok()) Fail("the JSON does not read back: %s", back.status().message().c_str());
-  if (!(*back == render::AsReadBack(doc))) Fail("the JSON reads back into a different document");
+  const render::Document expected = render::AsReadBack(doc);
+  if (!(*back == expected))
+    Fail("the JSON reads back into a different document at %s",
+         SectionDifference(expected.sections, back->sections).c_str());
   CheckHtmlPage(render::RenderHtml(doc));
 }
 

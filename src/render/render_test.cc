@@ -94,6 +94,25 @@ TEST(Document, IntegersBeyond2To53ReadBackAsTheNearestDouble) {
   EXPECT_EQ(std::get<Row>(back->sections[0].items[0]).fields[1].value.i, kMaxExactJsonInteger);
 }
 
+// A mean count per step (a double in an integer unit) stays a double; only doubles beyond 2^53
+// in an integer unit are integers written with an exponent.
+TEST(Document, DoublesInIntegerUnitsKeepTheirKind) {
+  Document doc;
+  doc.schema = "gpuscope.report";
+  Row& row = doc.AddSection("s", "S").AddRow("r", "r");
+  row.fields = {F("params", "params", Value::Number(1557611200, 0, Unit::kCount)),
+                F("per_step", "per step", Value::Number(12.0, 0, Unit::kCount)),
+                F("big", "big", Value::Number(3e17, -1, Unit::kCount))};
+  auto back = FromJson(ToJson(doc), "t.json");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(*back, AsReadBack(doc));
+  const Row& r = std::get<Row>(back->sections[0].items[0]);
+  EXPECT_EQ(r.fields[0].value.kind, Value::Kind::kDouble);
+  EXPECT_EQ(r.fields[1].value.kind, Value::Kind::kDouble);
+  EXPECT_EQ(r.fields[2].value.kind, Value::Kind::kInt);
+  EXPECT_EQ(r.fields[2].value.i, 300'000'000'000'000'000);
+}
+
 TEST(Document, FromJsonRejectsOtherFiles) {
   EXPECT_FALSE(FromJson("{\"traceEvents\": []}", "t.json").ok());
   EXPECT_FALSE(FromJson("not json", "x").ok());
