@@ -4,6 +4,7 @@
 #include <initializer_list>
 #include <utility>
 
+#include "base/utf8.h"
 #include "render/format.h"
 
 namespace gpuscope::advise {
@@ -375,7 +376,7 @@ void LowOccupancy(const RuleContext& c, std::vector<Finding>* out) {
     const analyze::TinyGridKernel& t = o.tiny[i];
     const std::string n = std::to_string(i + 1);
     f.evidence.push_back(
-        F("tiny_grid_" + n + "_kernel", "tiny grid " + n, Value::Text(t.name.substr(0, 60))));
+        F("tiny_grid_" + n + "_kernel", "tiny grid " + n, Value::Text(std::string(Utf8Prefix(t.name, 60)))));
     f.evidence.push_back(
         F("tiny_grid_" + n + "_count", "launches", Value::Count(static_cast<int64_t>(t.count))));
     f.evidence.push_back(F("tiny_grid_" + n + "_blocks_per_sm", "blocks/SM",

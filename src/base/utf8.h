@@ -37,4 +37,13 @@ inline size_t Utf8SequenceLength(std::string_view s, size_t i) {
   return len;
 }
 
+// The longest prefix of valid UTF-8 `s` of at most `max_bytes` that does not end inside a
+// character: a cut name stays valid UTF-8 (a byte cut made JSON read back another name).
+inline std::string_view Utf8Prefix(std::string_view s, size_t max_bytes) {
+  if (s.size() <= max_bytes) return s;
+  size_t n = max_bytes;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+  return s.substr(0, n);
+}
+
 }  // namespace gpuscope

@@ -1,6 +1,7 @@
 // The document model and its three views: formatting policy, JSON round trip, escaping.
 #include <gtest/gtest.h>
 
+#include "base/utf8.h"
 #include "render/document.h"
 #include "render/format.h"
 #include "render/html.h"
@@ -165,5 +166,18 @@ TEST(Html, NiceTicksAreRound) {
   EXPECT_EQ(NiceTicks(0).size(), 2u);
 }
 
+// Found by kineto_reader_fuzz: a tiny-grid kernel name cut at 60 bytes ended inside a character,
+// and the JSON read back another name. Cuts fall on character boundaries.
+TEST(Utf8, PrefixNeverCutsACharacter) {
+  const std::string name = "vectoriz\xE2\x82\xAC\xE2\x82\xAC";  // "vectoriz€€", € is 3 bytes
+  EXPECT_EQ(Utf8Prefix(name, 100), name);
+  EXPECT_EQ(Utf8Prefix(name, 14), "vectoriz\xE2\x82\xAC\xE2\x82\xAC");
+  EXPECT_EQ(Utf8Prefix(name, 13), "vectoriz\xE2\x82\xAC");
+  EXPECT_EQ(Utf8Prefix(name, 11), "vectoriz\xE2\x82\xAC");
+  EXPECT_EQ(Utf8Prefix(name, 10), "vectoriz");
+  EXPECT_EQ(Utf8Prefix(name, 0), "");
+}
+
 }  // namespace
 }  // namespace gpuscope::render
+
