@@ -3,19 +3,13 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdarg>
-#include <cmath>
 #include <cstdio>
-#include <map>
 
-#include "render/format.h"
 #include "render/json_writer.h"
 
 namespace gpuscope::plan {
 
 namespace {
-
-constexpr double kGiB = 1024.0 * 1024 * 1024;
-constexpr double kMiB = 1024.0 * 1024;
 
 std::string Fmt(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 std::string Fmt(const char* fmt, ...) {
