@@ -33,19 +33,6 @@ std::string ModelLine(const ModelConfig& m) {
   return s;
 }
 
-std::string Degrees(const ParallelConfig& c) {
-  return Fmt("tp=%" PRId64 " pp=%" PRId64 "%s dp=%" PRId64 " mbs=%" PRId64 " ga=%" PRId64
-             " %s%s recompute=%s %s %s%s",
-             c.tp, c.pp, c.vpp > 1 ? Fmt(" vpp=%" PRId64, c.vpp).c_str() : "", c.dp, c.mbs,
-             c.grad_accum, std::string(ShardingName(c.sharding)).c_str(), c.sp ? " sp" : "",
-             std::string(RecomputeName(c.recompute)).c_str(),
-             std::string(hw::PrecisionName(c.precision)).c_str(),
-             std::string(OptimizerName(c.optimizer)).c_str(),
-             c.offload != Offload::kNone
-                 ? (" offload=" + std::string(OffloadName(c.offload))).c_str()
-                 : "");
-}
-
 std::string AccelerateYaml(const PlanRequest& r, const ParallelConfig& c) {
   const int zero = ZeroStage(c.sharding);
   const int64_t per_node = r.assumptions.gpus_per_node > 0 ? r.assumptions.gpus_per_node
