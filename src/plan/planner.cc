@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "render/format.h"
+
 namespace gpuscope::plan {
 
 std::string_view OptimizerName(Optimizer o) {
@@ -88,16 +90,7 @@ constexpr double kGiB = 1024.0 * 1024 * 1024;
 constexpr double kMiB = 1024.0 * 1024;
 
 // 3,369,340,928
-std::string Int(double v) {
-  const bool neg = v < 0;
-  std::string digits = std::to_string(static_cast<unsigned long long>(std::llround(std::fabs(v))));
-  std::string out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
-    out.push_back(digits[i]);
-  }
-  return neg ? "-" + out : out;
-}
+std::string Int(double v) { return render::FormatCount(std::llround(v)); }
 // 4 significant digits: 0.4167, 1.124e+16
 std::string Num(double v) {
   char buf[32];
