@@ -2,23 +2,20 @@
 // CSV and Chrome-trace recordings), whatever the sniffers would say, must return a Recording or a
 // Status, never crash. What was read must hold no control character in any string (the sanitiser,
 // base/sanitize.h) and no value out of range; the statistics, rules and the run document are then
-// built, also on a slice of it (as `--monitor` does against a trace), rendered as text and JSON,
-// and the JSON read back as the same document. Byte 0 lowers the line cap so
+// built, also on a slice of it (as `--monitor` does against a trace), and every view of it checked
+// (fuzz/checks.h: terminal text, JSON read back as written, HTML). Byte 0 lowers the line cap so
 // the overlong-line error is reached too. Seeds: fuzz/seeds/monitor (fuzz/run.sh).
-#include <simdjson.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
+#include "advise/monitor_rules.h"
+#include "analyze/monitor_stats.h"
 #include "base/sanitize.h"
+#include "checks.h"
 #include "ingest/common/sample_checks.h"
 #include "ingest/nvidia_smi/nvidia_smi.h"
 #include "ingest/recording/recording_reader.h"
-#include "advise/monitor_rules.h"
-#include "analyze/monitor_stats.h"
-#include "render/json.h"
-#include "render/text.h"
 #include "report/monitor_document.h"
 
 namespace {
@@ -46,24 +43,12 @@ void Check(const Recording& rec) {
     for (const GpuSample& g : s.gpus)
       if (!ingest::CheckGpuSample(g).empty()) __builtin_trap();
   }
-  const render::Document doc = RunDocument(rec);
-  const std::string text = render::RenderText(doc, {});
-  if (text.empty()) __builtin_trap();
-  // Only the renderer's own colour-free text: no ESC from the input.
-  if (text.find('\033') != std::string::npos) __builtin_trap();
-  // The JSON must stay JSON whatever names and numbers the log holds, and read back as written.
-  const std::string json = render::ToJson(doc);
-  simdjson::dom::parser parser;
-  simdjson::dom::element parsed;
-  if (parser.parse(json).get(parsed) != simdjson::SUCCESS) __builtin_trap();
-  auto back = render::FromJson(json, "fuzz");
-  if (!back.ok() || !(*back == render::AsReadBack(doc))) __builtin_trap();
+  // Every view of the run document: terminal text, JSON that reads back as written, HTML.
+  fuzz::CheckDocument(RunDocument(rec));
   if (!rec.samples.empty()) {
     const int64_t lo = rec.samples.front().time_ns, hi = rec.samples.back().time_ns;
     const Recording slice = analyze::SliceRecording(rec, lo + (hi - lo) / 4, hi - (hi - lo) / 4);
-    const render::Document d2 = RunDocument(slice);
-    render::RenderText(d2, {});
-    render::ToJson(d2);
+    fuzz::CheckDocument(RunDocument(slice));
   }
 }
 

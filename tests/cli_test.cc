@@ -6,6 +6,7 @@
 #include <simdjson.h>
 #include <unistd.h>
 
+#include "golden.h"
 #include "test_util.h"
 
 namespace gpuscope {
@@ -130,16 +131,10 @@ TEST(Cli, OneBadFileInAFolderIsReportedAndTheRestAnalysed) {
 
 // Golden: the summary JSON of the bundled example, minus the machine-specific path.
 TEST(Cli, ExampleSummaryMatchesGolden) {
-  auto r = RunGpuscope("analyze --json " + Example());
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  const std::string out =
-      testing::ReplaceAll(r.out, Example(), "examples/train_input_bound.pt.trace.json.gz");
-  const std::string golden_path =
-      std::string(GPUSCOPE_SOURCE_DIR) + "/tests/golden/example_summary.json";
-  if (std::getenv("GPUSCOPE_REBASELINE")) WriteFile(golden_path, out);
-  EXPECT_EQ(out, testing::ReadFile(golden_path))
-      << "rebaseline with: GPUSCOPE_REBASELINE=1 ctest -R ExampleSummaryMatchesGolden (then review "
-         "the diff)";
+  const std::string out = testing::RunForGolden(
+      "analyze --json " + Example(), {{Example(), "examples/train_input_bound.pt.trace.json.gz"}});
+  ASSERT_FALSE(out.empty());
+  testing::ExpectGolden(out, testing::GoldenDir() + "/example_summary.json");
 }
 
 TEST(Cli, TextSummaryOfTheExample) {
@@ -171,14 +166,10 @@ TEST(Cli, RealTraceReportsMatchGolden) {
     if (!parts.Have({"traces/" + std::string(trace)})) continue;
     SCOPED_TRACE(trace);
     const std::string path = testing::RealTrace(trace);
-    auto r = RunGpuscope("analyze --json " + path);
-    ASSERT_EQ(r.exit_code, 0) << r.err;
-    const std::string out = testing::ReplaceAll(r.out, path, std::string("shared/traces/") + trace);
-    const std::string golden_path = std::string(GPUSCOPE_SOURCE_DIR) + "/tests/golden/" + golden;
-    if (std::getenv("GPUSCOPE_REBASELINE")) WriteFile(golden_path, out);
-    EXPECT_TRUE(out == testing::ReadFile(golden_path))
-        << "differs from " << golden_path
-        << "; rebaseline with GPUSCOPE_REBASELINE=1 ctest -R Golden, then review the diff";
+    const std::string out = testing::RunForGolden("analyze --json " + path,
+                                                  {{path, std::string("shared/traces/") + trace}});
+    ASSERT_FALSE(out.empty());
+    testing::ExpectGolden(out, testing::GoldenDir() + "/" + golden);
   }
   GPUSCOPE_SKIP_IF_NONE_RAN(parts);
 }

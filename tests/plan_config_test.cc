@@ -135,6 +135,14 @@ TEST(PlanConfig, GpuSpecRejectsInfiniteAndHugeNumbers) {
             std::string::npos);
 }
 
+// Found by plan_config_fuzz: a --gpu-spec name of invalid UTF-8 reached the document raw (the
+// JSON then read back another name); an ESC would reach the terminal. Names are cleaned.
+TEST(PlanConfig, GpuSpecNameIsSanitised) {
+  auto r = hw::ParseGpuSpec("\xf5\xf5gpu\x1b]52;c;x\x07:80:989:3350");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->name, "\xEF\xBF\xBD\xEF\xBF\xBDgpu ]52;c;x ");
+}
+
 // issue 19 item 11: a value beyond what a JSON parser holds read as "not valid JSON".
 TEST(PlanConfig, NumberTooLargeToReadNamesItsKey) {
   const std::string base =

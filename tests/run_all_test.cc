@@ -9,6 +9,8 @@
 
 #include "gpuscope/ingest.h"
 #include "gpuscope/synth.h"
+#include "render/json.h"
+#include "report/document.h"
 #include "report/report.h"
 #include "test_util.h"
 
@@ -44,7 +46,7 @@ std::vector<Trace> LoadShared(const std::vector<std::string>& rel) {
   return traces;
 }
 
-// The report of `ranks` without advice: renders every analysis result.
+// The report document of `ranks` without advice, as JSON: every analysis result.
 std::string JsonOf(std::vector<RankResults> ranks, const RanksResult& across) {
   report::Report rep;
   for (RankResults& r : ranks) {
@@ -53,7 +55,7 @@ std::string JsonOf(std::vector<RankResults> ranks, const RanksResult& across) {
     rep.ranks.push_back(std::move(rr));
   }
   rep.across_ranks = across;
-  return report::RenderJson(rep);
+  return render::ToJson(report::BuildDocument(rep));
 }
 
 // Each analysis alone, in sequence, each building what it needs (the old per-analysis calls).
@@ -94,7 +96,7 @@ std::string JsonOfRunAll(const std::vector<Trace>& traces, int threads) {
 
 std::string ReportJson(const std::vector<Trace>& traces, int threads) {
   ThreadPool pool(threads);
-  return report::RenderJson(report::BuildReport(traces, {}, pool));
+  return render::ToJson(report::BuildDocument(report::BuildReport(traces, {}, pool)));
 }
 
 TEST(RunAll, EqualsEachAnalysisAloneOnRealTraces) {
@@ -214,8 +216,8 @@ TEST(RunAll, LoadingOnTheSharedPoolGivesTheSameReport) {
   auto b = LoadInputs(path, alone);
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_EQ(a->traces[0].gpu.size(), b->traces[0].gpu.size());
-  EXPECT_EQ(report::RenderJson(report::BuildReport(a->traces, {}, pool)),
-            report::RenderJson(report::BuildReport(b->traces, {}, 1)));
+  EXPECT_EQ(render::ToJson(report::BuildDocument(report::BuildReport(a->traces, {}, pool))),
+            render::ToJson(report::BuildDocument(report::BuildReport(b->traces, {}, 1))));
 }
 
 monitor::Recording RecordingWithSamplesAt(const std::vector<int64_t>& times_ns, double util) {

@@ -4,29 +4,37 @@
 #include <initializer_list>
 #include <utility>
 
+#include "base/utf8.h"
+#include "render/build.h"
 #include "render/format.h"
 
 namespace gpuscope::advise {
 
 namespace {
 
-using render::F;
-using render::Unit;
-using render::Value;
+using namespace render::build;  // the document-builder vocabulary
 
 double Share(int64_t part, int64_t whole) {
   return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
-}
-
-// part / whole as a typed share (n/a when whole ≤ 0).
-Value ShareValue(int64_t part, int64_t whole) {
-  return Value::ShareOf(static_cast<double>(part), static_cast<double>(whole));
 }
 
 render::Severity SeverityFor(double saving_share) {
   if (saving_share >= kCriticalSavingShare) return render::Severity::kCritical;
   if (saving_share >= kWarningSavingShare) return render::Severity::kWarning;
   return render::Severity::kInfo;
+}
+
+// A finding as its rule states it: what it is, its saving per step and the assumption behind
+// that saving (one sentence), and the evidence. The engine fills the rest (id, confidence, the
+// table's fix unless the rule made it more specific, saving share, severity).
+Finding Found(std::string title, int64_t saving_ns_per_step, std::string saving_assumption,
+              std::vector<render::Field> evidence) {
+  Finding f;
+  f.title = std::move(title);
+  f.estimated_saving_ns_per_step = saving_ns_per_step;
+  f.saving_assumption = std::move(saving_assumption);
+  f.evidence = std::move(evidence);
+  return f;
 }
 
 int64_t StepCat(const analyze::StepsResult& s, analyze::StepCategory c) {
@@ -49,17 +57,13 @@ constexpr const char* kInputPipelineStallEvidence =
 void InputPipelineStall(const RuleContext& c, std::vector<Finding>* out) {
   const int64_t dataloader = StepCat(*c.in.steps, analyze::StepCategory::kDataLoader);
   if (!(Share(dataloader, c.step_ns) > kInputStallShare)) return;
-  Finding f;
-  f.title = "The GPU waits for the input pipeline";
-  f.estimated_saving_ns_per_step = dataloader;
-  f.saving_assumption =
+  out->push_back(Found(
+      "The GPU waits for the input pipeline", dataloader,
       "Loading the next batch in worker processes hides the DataLoader time that nothing else "
-      "overlaps today; the main process's own work stays.";
-  f.evidence = {
-      F("dataloader_share", "DataLoader share of the step", ShareValue(dataloader, c.step_ns)),
-      F("dataloader_per_step_ns", "DataLoader time per step", Value::Nanos(dataloader)),
-      F("mean_step_ns", "mean step", Value::Nanos(c.step_ns))};
-  out->push_back(std::move(f));
+      "overlaps today; the main process's own work stays.",
+      {F("dataloader_share", "DataLoader share of the step", ShareOf(dataloader, c.step_ns)),
+       F("dataloader_per_step_ns", "DataLoader time per step", Value::Nanos(dataloader)),
+       F("mean_step_ns", "mean step", Value::Nanos(c.step_ns))}));
 }
 
 constexpr const char* kExposedCommunicationFix =
@@ -75,14 +79,12 @@ constexpr const char* kExposedCommunicationEvidence =
 void ExposedCommunication(const RuleContext& c, std::vector<Finding>* out) {
   const int64_t comm = StepCat(*c.in.steps, analyze::StepCategory::kCommunication);
   if (!(Share(comm, c.step_ns) > kExposedCommShare)) return;
-  Finding f;
-  f.title = "Communication is not hidden behind compute";
-  f.estimated_saving_ns_per_step = comm;
-  f.saving_assumption =
+  Finding f = Found(
+      "Communication is not hidden behind compute", comm,
       "Overlapping the collectives with backward compute hides at most the communication time "
-      "that today runs with no kernel beside it.";
-  f.evidence = {F("exposed_comm_per_step_ns", "exposed communication per step", Value::Nanos(comm)),
-                F("exposed_comm_share", "share of the step", ShareValue(comm, c.step_ns))};
+      "that today runs with no kernel beside it.",
+      {F("exposed_comm_per_step_ns", "exposed communication per step", Value::Nanos(comm)),
+       F("exposed_comm_share", "share of the step", ShareOf(comm, c.step_ns))});
   if (c.in.gpu_time->comm_compute_overlap_ratio >= 0) {
     f.evidence.push_back(F("comm_compute_overlap_share",
                            "communication under compute (HTA overlap)",
@@ -106,23 +108,20 @@ void Fp32Math(const RuleContext& c, std::vector<Finding>* out) {
       k.math_ns_by_precision[static_cast<size_t>(analyze::MathPrecision::kFp32Simt)];
   const int32_t cc = c.in.summary->compute_major;
   if (!(cc >= 7 && Share(fp32, k.math_ns) > kFp32MathShare)) return;
-  Finding f;
-  f.title = "Matrix math runs in fp32 on CUDA cores, not on tensor cores";
   const int64_t per_step = fp32 / c.step_count;
-  f.estimated_saving_ns_per_step =
-      static_cast<int64_t>(static_cast<double>(per_step) * (1.0 - 1.0 / kAssumedTensorCoreSpeedup));
-  f.saving_assumption =
+  Finding f = Found(
+      "Matrix math runs in fp32 on CUDA cores, not on tensor cores",
+      static_cast<int64_t>(static_cast<double>(per_step) * (1.0 - 1.0 / kAssumedTensorCoreSpeedup)),
       "Tensor-core kernels run the same GEMMs and convolutions at least 2x faster (a "
-      "conservative share of the 8-16x peak ratio); other kernels unchanged.";
-  f.evidence = {
-      F("fp32_simt_math_share", "fp32 CUDA-core share of GEMM/conv/attention time",
-        ShareValue(fp32, k.math_ns)),
-      F("fp32_math_per_step_ns", "fp32 math time per step", Value::Nanos(per_step)),
-      F("tensor_core_math_share", "tensor-core share of math",
-        ShareValue(k.tensor_core_ns, k.math_ns)),
-      // A version, not a quantity: "7.0".
-      F("compute_capability", "compute capability",
-        Value::Text(std::to_string(cc) + "." + std::to_string(c.in.summary->compute_minor)))};
+      "conservative share of the 8-16x peak ratio); other kernels unchanged.",
+      {F("fp32_simt_math_share", "fp32 CUDA-core share of GEMM/conv/attention time",
+         ShareOf(fp32, k.math_ns)),
+       F("fp32_math_per_step_ns", "fp32 math time per step", Value::Nanos(per_step)),
+       F("tensor_core_math_share", "tensor-core share of math",
+         ShareOf(k.tensor_core_ns, k.math_ns)),
+       // A version, not a quantity: "7.0".
+       F("compute_capability", "compute capability",
+         Value::Text(std::to_string(cc) + "." + std::to_string(c.in.summary->compute_minor)))});
   // The table's fix is bf16 (compute 8.x+); 7.x has fp16 tensor cores only.
   if (cc < 8) {
     f.fix =
@@ -149,20 +148,17 @@ void SyncPoints(const RuleContext& c, std::vector<Finding>* out) {
   const int64_t sync_idle =
       sync_steps > 0 ? sync_idle_steps / sync_steps : sync.gpu_idle_after_sync_ns / c.step_count;
   if (sync.points.empty() || !(Share(sync_idle, c.step_ns) > kSyncIdleShare)) return;
-  Finding f;
-  f.title = "Host-device synchronisation stalls the GPU";
-  f.estimated_saving_ns_per_step = sync_idle;
-  f.saving_assumption =
-      "Without the blocking reads the GPU keeps its queue; it saves the GPU idle time that "
-      "follows each sync point, not the host's blocked time.";
-  f.evidence = {
-      F("sync_points_per_step", "sync points per step",
-        Value::Number(static_cast<double>(sync.points.size()) /
-                          static_cast<double>(std::max<int64_t>(1, sync_steps)),
-                      1)),
-      F("gpu_idle_after_sync_per_step_ns", "GPU idle after them per step", Value::Nanos(sync_idle)),
-      F("host_blocked_ns", "host blocked in total", Value::Nanos(sync.blocked_ns))};
-  out->push_back(std::move(f));
+  out->push_back(
+      Found("Host-device synchronisation stalls the GPU", sync_idle,
+            "Without the blocking reads the GPU keeps its queue; it saves the GPU idle time that "
+            "follows each sync point, not the host's blocked time.",
+            {F("sync_points_per_step", "sync points per step",
+               Value::Number(static_cast<double>(sync.points.size()) /
+                                 static_cast<double>(std::max<int64_t>(1, sync_steps)),
+                             1)),
+             F("gpu_idle_after_sync_per_step_ns", "GPU idle after them per step",
+               Value::Nanos(sync_idle)),
+             F("host_blocked_ns", "host blocked in total", Value::Nanos(sync.blocked_ns))}));
 }
 
 constexpr const char* kPageableCopiesFix =
@@ -179,20 +175,16 @@ void PageableCopies(const RuleContext& c, std::vector<Finding>* out) {
     if (g.kind == GpuKind::kMemcpy && g.pageable) pageable_ns += g.time_ns;
   }
   if (copies.effectively_sync_memcpys + copies.sync_memcpys == 0 || pageable_ns <= 0) return;
-  Finding f;
-  f.title = "Host-device copies from pageable memory block the host";
   const int64_t per_step = pageable_ns / c.copy_steps;
-  f.estimated_saving_ns_per_step = static_cast<int64_t>(static_cast<double>(per_step) *
-                                                        (1.0 - 1.0 / kPinnedOverPageableSpeedup));
-  f.saving_assumption =
-      "Pinned copies run about 3x faster than pageable ones and no longer block the host.";
-  f.evidence = {
-      F("pageable_memcpy_count", "pageable memcpys",
-        Value::Count(static_cast<int64_t>(copies.pageable_memcpys))),
-      F("effectively_sync_memcpy_count", "asynchronous calls made synchronous",
-        Value::Count(static_cast<int64_t>(copies.effectively_sync_memcpys))),
-      F("pageable_copy_per_step_ns", "pageable copy time per step", Value::Nanos(per_step))};
-  out->push_back(std::move(f));
+  out->push_back(Found(
+      "Host-device copies from pageable memory block the host",
+      static_cast<int64_t>(static_cast<double>(per_step) *
+                           (1.0 - 1.0 / kPinnedOverPageableSpeedup)),
+      "Pinned copies run about 3x faster than pageable ones and no longer block the host.",
+      {F("pageable_memcpy_count", "pageable memcpys", Count(copies.pageable_memcpys)),
+       F("effectively_sync_memcpy_count", "asynchronous calls made synchronous",
+         Count(copies.effectively_sync_memcpys)),
+       F("pageable_copy_per_step_ns", "pageable copy time per step", Value::Nanos(per_step))}));
 }
 
 constexpr const char* kTinyCopiesFix =
@@ -206,17 +198,13 @@ void TinyCopies(const RuleContext& c, std::vector<Finding>* out) {
   const double tiny_per_step =
       static_cast<double>(copies.tiny_memcpys) / static_cast<double>(c.copy_steps);
   if (!(tiny_per_step >= kTinyCopiesPerStep)) return;
-  Finding f;
-  f.title = "Many tiny host-device copies";
-  f.estimated_saving_ns_per_step = copies.tiny_memcpy_time_ns / c.copy_steps;
-  f.saving_assumption =
+  out->push_back(Found(
+      "Many tiny host-device copies", copies.tiny_memcpy_time_ns / c.copy_steps,
       "Batched into one copy per step, the tiny copies' own GPU time (mostly fixed latency) "
-      "goes; an upper bound.";
-  f.evidence = {
-      F("tiny_copies_per_step", "copies under 64 KiB per step", Value::Number(tiny_per_step, 1)),
-      F("tiny_copy_time_per_step_ns", "their GPU time per step",
-        Value::Nanos(copies.tiny_memcpy_time_ns / c.copy_steps))};
-  out->push_back(std::move(f));
+      "goes; an upper bound.",
+      {F("tiny_copies_per_step", "copies under 64 KiB per step", Value::Number(tiny_per_step, 1)),
+       F("tiny_copy_time_per_step_ns", "their GPU time per step",
+         Value::Nanos(copies.tiny_memcpy_time_ns / c.copy_steps))}));
 }
 
 // idle_gaps' evidence beyond the totals: the longest host-claimed gaps (at most 3), each with its
@@ -294,21 +282,18 @@ void IdleGaps(const RuleContext& c, std::vector<Finding>* out) {
   const int64_t per_step = g.unexplained_ns_per_steady_step;
   const bool starved = g.longest_unexplained_ns > analyze::kNsightGpuGapNs;
   if (!(Share(per_step, c.step_ns) > kIdleGapShare || starved)) return;
-  Finding f;
-  f.title = "The GPU sits idle while the host does other work";
-  f.estimated_saving_ns_per_step = per_step;
-  f.saving_assumption =
-      "Moving that host work off the step's critical path (or overlapping it with GPU work) "
-      "removes the GPU idle of gaps of 1 ms or more that no DataLoader wait or sync point "
-      "already explains; shorter gaps stay.";
   const uint64_t host_gaps = g.long_gaps - g.long_gaps_after_sync;
-  f.evidence = {
-      F("unexplained_idle_per_step_ns", "unexplained idle per steady step", Value::Nanos(per_step)),
-      F("unexplained_idle_share", "share of the step", ShareValue(per_step, c.step_ns)),
-      F("host_gap_count", "gaps of 1 ms or more, not after a sync",
-        Value::Count(static_cast<int64_t>(host_gaps))),
-      F("unexplained_idle_ns", "their idle not covered by the DataLoader",
-        Value::Nanos(g.unexplained_ns))};
+  Finding f =
+      Found("The GPU sits idle while the host does other work", per_step,
+            "Moving that host work off the step's critical path (or overlapping it with GPU work) "
+            "removes the GPU idle of gaps of 1 ms or more that no DataLoader wait or sync point "
+            "already explains; shorter gaps stay.",
+            {F("unexplained_idle_per_step_ns", "unexplained idle per steady step",
+               Value::Nanos(per_step)),
+             F("unexplained_idle_share", "share of the step", ShareOf(per_step, c.step_ns)),
+             F("host_gap_count", "gaps of 1 ms or more, not after a sync", Count(host_gaps)),
+             F("unexplained_idle_ns", "their idle not covered by the DataLoader",
+               Value::Nanos(g.unexplained_ns))});
   AddLongestGaps(c.in, g, &f);
   if (starved) {
     f.evidence.push_back(F("longest_gap_ns",
@@ -341,26 +326,25 @@ void LowOccupancy(const RuleContext& c, std::vector<Finding>* out) {
       o.achieved_occupancy_pct >= 0 && o.achieved_occupancy_pct < kLowAchievedOccupancyPct;
   if (!tiny && !low_occ) return;
   const analyze::StepsResult& steps = *c.in.steps;
-  Finding f;
-  f.title = tiny ? "Many kernels launch fewer thread blocks than the GPU has SMs"
-                 : "Kernels keep few warps resident per SM";
   const int64_t occ_steps = std::max<int64_t>(
       1,
       static_cast<int64_t>(steps.complete_count > 0 ? steps.complete_count : steps.steps.size()));
   // Bounded by the step time during which kernels run at all.
   const int64_t per_step =
       std::min(o.tiny_grid_lost_sm_ns / occ_steps, StepCat(steps, analyze::StepCategory::kKernel));
-  f.estimated_saving_ns_per_step = tiny ? per_step : 0;
-  f.saving_assumption =
-      tiny ? "Upper bound: the tiny-grid kernels' work spread over every SM at the same "
-             "per-SM speed (time × blocks per SM) and the GPU on the critical path; real "
-             "gains are smaller."
-           : "No time estimate: low occupancy alone does not bound the speed-up (a "
-             "memory-bound kernel can saturate bandwidth at low occupancy).";
-  f.evidence = {F("tiny_grid_share", "tiny-grid share of compute-kernel time",
-                  Value::Share(o.tiny_grid_share)),
-                F("tiny_grid_per_step_ns", "tiny-grid kernel time per step",
-                  Value::Nanos(o.tiny_grid_ns / occ_steps))};
+  Finding f =
+      Found(tiny ? "Many kernels launch fewer thread blocks than the GPU has SMs"
+                 : "Kernels keep few warps resident per SM",
+            tiny ? per_step : 0,
+            tiny ? "Upper bound: the tiny-grid kernels' work spread over every SM at the same "
+                   "per-SM speed (time × blocks per SM) and the GPU on the critical path; real "
+                   "gains are smaller."
+                 : "No time estimate: low occupancy alone does not bound the speed-up (a "
+                   "memory-bound kernel can saturate bandwidth at low occupancy).",
+            {F("tiny_grid_share", "tiny-grid share of compute-kernel time",
+               Value::Share(o.tiny_grid_share)),
+             F("tiny_grid_per_step_ns", "tiny-grid kernel time per step",
+               Value::Nanos(o.tiny_grid_ns / occ_steps))});
   if (o.sm_efficiency >= 0) {
     // tb_plugin's 0-1 figure, shown as the number it prints.
     f.evidence.push_back(F("est_sm_efficiency", "est. SM efficiency (tb_plugin)",
@@ -375,9 +359,8 @@ void LowOccupancy(const RuleContext& c, std::vector<Finding>* out) {
     const analyze::TinyGridKernel& t = o.tiny[i];
     const std::string n = std::to_string(i + 1);
     f.evidence.push_back(
-        F("tiny_grid_" + n + "_kernel", "tiny grid " + n, Value::Text(t.name.substr(0, 60))));
-    f.evidence.push_back(
-        F("tiny_grid_" + n + "_count", "launches", Value::Count(static_cast<int64_t>(t.count))));
+        F("tiny_grid_" + n + "_kernel", "tiny grid " + n, Value::Text(std::string(Utf8Prefix(t.name, 60)))));
+    f.evidence.push_back(F("tiny_grid_" + n + "_count", "launches", Count(t.count)));
     f.evidence.push_back(F("tiny_grid_" + n + "_blocks_per_sm", "blocks/SM",
                            Value::Number(t.mean_blocks_per_sm, 2)));
     f.evidence.push_back(F("tiny_grid_" + n + "_ns", "time", Value::Nanos(t.total_ns)));
@@ -410,17 +393,13 @@ void LaunchBound(const RuleContext& c, std::vector<Finding>* out) {
         Share(ex.idle_ns, ex.span_ns) > kLaunchIdleShare && runtime > 0)) {
     return;
   }
-  Finding f;
-  f.title = "The CPU cannot launch kernels fast enough";
-  f.estimated_saving_ns_per_step = runtime / 2;
-  f.saving_assumption =
+  out->push_back(Found(
+      "The CPU cannot launch kernels fast enough", runtime / 2,
       "CUDA graphs or torch.compile remove about half of the launch and framework time that the "
-      "GPU waits on; a rough bound, confidence low.";
-  f.evidence = {
-      F("short_kernel_share", "kernels shorter than their launch", ShareValue(short_kernels, n)),
-      F("gpu_idle_share", "GPU idle", ShareValue(ex.idle_ns, ex.span_ns)),
-      F("runtime_cpu_exec_per_step_ns", "runtime + CPU exec per step", Value::Nanos(runtime))};
-  out->push_back(std::move(f));
+      "GPU waits on; a rough bound, confidence low.",
+      {F("short_kernel_share", "kernels shorter than their launch", ShareOf(short_kernels, n)),
+       F("gpu_idle_share", "GPU idle", ShareOf(ex.idle_ns, ex.span_ns)),
+       F("runtime_cpu_exec_per_step_ns", "runtime + CPU exec per step", Value::Nanos(runtime))}));
 }
 
 constexpr const char* kStragglerFix =
@@ -436,20 +415,15 @@ void Straggler(const RuleContext& c, std::vector<Finding>* out) {
   // One finding per matching row: ranks without a rank id (-1) all match each other's rows.
   for (const analyze::RankRow& row : across.ranks) {
     if (row.rank != c.in.rank || !row.straggler) continue;
-    Finding f;
-    f.title = "This rank is slower than the others";
-    f.estimated_saving_ns_per_step = row.step_ns - across.median_step_ns;
-    f.saving_assumption =
-        "Every rank waits for the slowest at each collective; matching the median saves the "
-        "difference.";
-    f.evidence = {
-        F("step_ns", "step time", Value::Nanos(row.step_ns)),
-        F("median_step_ns", "median step over ranks", Value::Nanos(across.median_step_ns)),
-        F("last_arrival_count", "collectives reached last",
-          Value::Count(static_cast<int64_t>(row.last_arrivals))),
-        F("collectives_compared_count", "collectives compared",
-          Value::Count(static_cast<int64_t>(across.collectives_compared)))};
-    out->push_back(std::move(f));
+    out->push_back(
+        Found("This rank is slower than the others", row.step_ns - across.median_step_ns,
+              "Every rank waits for the slowest at each collective; matching the median saves the "
+              "difference.",
+              {F("step_ns", "step time", Value::Nanos(row.step_ns)),
+               F("median_step_ns", "median step over ranks", Value::Nanos(across.median_step_ns)),
+               F("last_arrival_count", "collectives reached last", Count(row.last_arrivals)),
+               F("collectives_compared_count", "collectives compared",
+                 Count(across.collectives_compared))}));
   }
 }
 
@@ -489,11 +463,9 @@ constexpr const char* kNearOomEvidence =
 void NearOom(const RuleContext& c, std::vector<Finding>* out) {
   PeakMemory m;
   if (!RankPeakMemory(c.in, &m) || !(m.share > kNearOomShare)) return;
-  Finding f;
-  f.title = "Memory is nearly full";
-  f.saving_assumption = "No time saving: this finding is about the risk of running out of memory.";
-  f.evidence = MemoryEvidence(m);
-  out->push_back(std::move(f));
+  out->push_back(Found("Memory is nearly full", 0,
+                       "No time saving: this finding is about the risk of running out of memory.",
+                       MemoryEvidence(m)));
 }
 
 constexpr const char* kMemoryUnderusedFix =
@@ -507,11 +479,9 @@ constexpr const char* kMemoryUnderusedEvidence =
 void MemoryUnderused(const RuleContext& c, std::vector<Finding>* out) {
   PeakMemory m;
   if (!RankPeakMemory(c.in, &m) || !(m.share < kMemoryUnusedShare)) return;
-  Finding f;
-  f.title = "Most of the GPU's memory is unused";
-  f.saving_assumption =
-      "No direct time saving per step: a larger batch raises throughput per step.";
-  f.evidence = MemoryEvidence(m);
+  Finding f = Found("Most of the GPU's memory is unused", 0,
+                    "No direct time saving per step: a larger batch raises throughput per step.",
+                    MemoryEvidence(m));
   f.evidence.push_back(F("batch_growth_ratio", "batch could grow (if activations dominate) up to",
                          Value::Number(0.9 / std::max(m.share, 1e-9), 1, Unit::kRatio)));
   out->push_back(std::move(f));

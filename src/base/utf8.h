@@ -1,8 +1,10 @@
-// UTF-8 validation shared by the reader (repairing names) and the JSON writer (escaping them).
+// UTF-8 validation shared by the reader (repairing names) and the views (escaping them for JSON,
+// HTML and the terminal).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace gpuscope {
@@ -35,6 +37,43 @@ inline size_t Utf8SequenceLength(std::string_view s, size_t i) {
     return 0;
   }
   return len;
+}
+
+// The longest prefix of valid UTF-8 `s` of at most `max_bytes` that does not end inside a
+// character: a cut name stays valid UTF-8 (a byte cut made JSON read back another name).
+inline std::string_view Utf8Prefix(std::string_view s, size_t max_bytes) {
+  if (s.size() <= max_bytes) return s;
+  size_t n = max_bytes;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+  return s.substr(0, n);
+}
+
+// U+FFFD, what a view shows for bytes that are not valid UTF-8 or characters it cannot show.
+inline constexpr std::string_view kUtf8Replacement = "\xEF\xBF\xBD";
+
+// Appends `s` to *out character by character: each ASCII byte goes through `ascii(c, out)`, each
+// valid multi-byte sequence through `sequence(seq, out)`, and each byte that starts no valid
+// sequence becomes `invalid`. The escapers of the JSON, HTML and terminal views are this walk
+// with their own rules for the characters their medium cannot carry.
+template <typename AsciiFn, typename SequenceFn>
+void AppendUtf8Escaped(std::string_view s, std::string* out, std::string_view invalid,
+                       AsciiFn ascii, SequenceFn sequence) {
+  for (size_t i = 0; i < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      ascii(c, out);
+      ++i;
+      continue;
+    }
+    const size_t len = Utf8SequenceLength(s, i);
+    if (len == 0) {
+      out->append(invalid);
+      ++i;
+    } else {
+      sequence(s.substr(i, len), out);
+      i += len;
+    }
+  }
 }
 
 }  // namespace gpuscope

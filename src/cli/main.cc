@@ -22,6 +22,7 @@
 #include "gpuscope/version.h"
 #include "cli/output.h"
 #include "ingest/registry.h"
+#include "render/format.h"
 #include "report/document.h"
 #include "report/report.h"
 
@@ -349,8 +350,8 @@ int main(int argc, char** argv) {
         return ExitCodeFor(truth.status());
       }
       std::printf("wrote %s: %d steps, %s events, %s\n", out_path.c_str(), truth->steps,
-                  report::GroupDigits(truth->events).c_str(),
-                  report::HumanBytes(truth->bytes_written).c_str());
+                  render::GroupDigits(truth->events).c_str(),
+                  render::FormatBytes(static_cast<double>(truth->bytes_written)).c_str());
       return kExitOk;
     }
     auto truths = WriteSynthTraces(so, out_path);
@@ -361,7 +362,7 @@ int main(int argc, char** argv) {
     uint64_t bytes = 0, events = 0;
     for (const SynthTruth& t : *truths) bytes += t.bytes_written, events += t.events;
     std::printf("wrote %zu ranks to %s: %s events, %s\n", truths->size(), out_path.c_str(),
-                report::GroupDigits(events).c_str(), report::HumanBytes(bytes).c_str());
+                render::GroupDigits(events).c_str(), render::FormatBytes(static_cast<double>(bytes)).c_str());
     return kExitOk;
   }
   return kExitInternal;

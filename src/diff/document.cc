@@ -5,27 +5,18 @@
 
 #include "diff/diff.h"
 #include "gpuscope/version.h"
+#include "render/build.h"
 #include "render/format.h"
 
 namespace gpuscope::diff {
 
 namespace {
 
-using render::Column;
-using render::Detail;
-using render::F;
-using render::Row;
-using render::Section;
-using render::Table;
-using render::Unit;
-using render::Value;
+using namespace render::build;  // the document-builder vocabulary
 
-Value Ns(double ns) { return Value::Nanos(std::llround(ns)); }
 Value DeltaNs(double ns) { return Value::Signed(Ns(ns)); }
-Value Count(uint64_t n) { return Value::Count(static_cast<int64_t>(std::min<uint64_t>(n, INT64_MAX))); }
 Value PerStep(double c) { return Value::Number(c, std::fabs(c - std::round(c)) < 1e-9 ? 0 : 2, Unit::kCount); }
 Value Pct(double pct) { return Value::Share(pct / 100.0); }  // the analysis speaks 0–100
-Value Text(std::string s) { return Value::Text(std::move(s)); }
 
 std::string RankTitle(const RankDiff& r) {
   auto name = [](int32_t x) { return x >= 0 ? std::to_string(x) : std::string("?"); };
@@ -94,9 +85,9 @@ void AddSummary(const RankDiff& r, const DiffOptions& o, Section& s) {
   Row& fresh = s.AddRow("new", "new");
   for (const FindingDelta& f : r.findings) {
     if (f.status == FindingStatus::kResolved)
-      resolved.fields.push_back(F(f.id + "_was_ns", f.id + " was", Ns(static_cast<double>(f.before_saving_ns))));
+      resolved.fields.push_back(F(f.id + "_was_ns", f.id + " was", Ns(f.before_saving_ns)));
     else if (f.status == FindingStatus::kNew)
-      fresh.fields.push_back(F(f.id + "_ns", f.id, Ns(static_cast<double>(f.after_saving_ns))));
+      fresh.fields.push_back(F(f.id + "_ns", f.id, Ns(f.after_saving_ns)));
   }
   if (resolved.fields.empty()) resolved.note = "none";
   if (fresh.fields.empty()) fresh.note = "none";
@@ -163,7 +154,7 @@ void AddFindings(const RankDiff& r, Section& s) {
 }
 
 void AddMemory(const MemoryDelta& m, Section& s) {
-  auto bytes = [](bool known, int64_t v) { return known && v >= 0 ? Value::Bytes(static_cast<uint64_t>(v)) : Value::Na(Unit::kBytes); };
+  auto bytes = [](bool known, int64_t v) { return known ? Bytes(v) : Value::Na(Unit::kBytes); };
   auto delta = [](bool known, int64_t a, int64_t b) {
     return known && a >= 0 && b >= 0 ? Value::Signed(Value::Int(b - a, Unit::kBytes)) : Value::Na(Unit::kBytes);
   };

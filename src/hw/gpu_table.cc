@@ -4,6 +4,8 @@
 #include <cctype>
 #include <cstdlib>
 
+#include "base/sanitize.h"
+
 namespace gpuscope::hw {
 
 std::string_view PrecisionName(Precision p) {
@@ -181,7 +183,8 @@ Result<GpuSpec> ParseGpuSpec(std::string_view text) {
     v.push_back(x);
   }
   GpuSpec g;
-  g.name = parts[0];
+  // The name is printed and embedded in pages: invalid UTF-8 and control characters are replaced.
+  g.name = SanitizeText(parts[0]);
   g.description = "custom GPU from --gpu-spec";
   g.memory_gib = v[0];
   g.tflops_bf16 = g.tflops_fp16 = v[1];

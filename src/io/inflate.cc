@@ -211,6 +211,9 @@ class IsalSource : public GzipSourceBase {
       member_started_ = true;
       const uint32_t out_before = state_.avail_out;
       const int rc = isal_inflate(&state_);
+      // isa-l 2.30 can wrap avail_in below zero on a damaged gzip header (found by registry_fuzz:
+      // a header whose FNAME runs into the deflate data); it never consumes more than it was given.
+      if (state_.avail_in > avail_) return Corrupt("invalid gzip header");
       const size_t used = avail_ - state_.avail_in;
       next_ += used;
       avail_ -= used;

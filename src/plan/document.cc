@@ -7,25 +7,16 @@
 #include <map>
 
 #include "plan/render.h"
+#include "render/build.h"
 
 namespace gpuscope::plan {
 
 namespace {
 
-using render::Column;
-using render::Detail;
-using render::F;
-using render::Row;
-using render::Section;
-using render::Table;
-using render::Unit;
-using render::Value;
+using namespace render::build;  // the document-builder vocabulary
 
 Value GiB(double bytes) { return Value::BinaryBytes(bytes); }
-Value Seconds(double s) { return std::isfinite(s) ? Value::Nanos(std::llround(s * 1e9)) : Value::Na(Unit::kNanos); }
-Value Count(double n) { return std::isfinite(n) ? Value::Number(std::round(n), 0, Unit::kCount) : Value::Na(Unit::kCount); }
-Value Int(int64_t n) { return Value::Count(n); }
-Value Text(std::string s) { return Value::Text(std::move(s)); }
+Value Seconds(double s) { return Ns(s * 1e9); }  // n/a when not finite
 // TFLOP/s as the GPU table gives them; 0 (no such datapath, e.g. fp8 before Ada/Hopper) is n/a.
 Value Tflops(double t) { return t > 0 ? Value::Number(t, 1) : Value::Na(); }
 
@@ -46,9 +37,9 @@ std::string ReasonClass(const std::string& reason) {
 }
 
 std::vector<render::Field> ConfigFields(const ParallelConfig& c) {
-  return {F("tp", "tp", Int(c.tp)), F("pp", "pp", Int(c.pp)), F("vpp", "vpp", Int(c.vpp)), F("dp", "dp", Int(c.dp)),
-          F("mbs", "mbs", Int(c.mbs)), F("grad_accum", "ga", Int(c.grad_accum)),
-          F("sharding", "", Text(std::string(ShardingName(c.sharding)))), F("zero_stage", "ZeRO stage", Int(ZeroStage(c.sharding))),
+  return {F("tp", "tp", Count(c.tp)), F("pp", "pp", Count(c.pp)), F("vpp", "vpp", Count(c.vpp)), F("dp", "dp", Count(c.dp)),
+          F("mbs", "mbs", Count(c.mbs)), F("grad_accum", "ga", Count(c.grad_accum)),
+          F("sharding", "", Text(std::string(ShardingName(c.sharding)))), F("zero_stage", "ZeRO stage", Count(ZeroStage(c.sharding))),
           F("sp", "sequence parallel", Value::Bool(c.sp)), F("recompute", "recompute", Text(std::string(RecomputeName(c.recompute)))),
           F("precision", "", Text(std::string(hw::PrecisionName(c.precision)))),
           F("optimizer", "", Text(std::string(OptimizerName(c.optimizer)))),
@@ -114,13 +105,13 @@ void AddRequest(const PlanReport& rep, render::Document& doc) {
   Row& model = s.AddRow("model", "model");
   model.fields = {Detail("name", "", Text(r.model.name)),  // in the title
                   F("shape", "", Text(ModelLine(r.model))),
-                  Detail("model_type", "type", Text(r.model.model_type)), Detail("layers", "L", Int(r.model.layers)),
-                  Detail("hidden", "h", Int(r.model.hidden)), Detail("heads", "a", Int(r.model.heads)),
-                  Detail("kv_heads", "g", Int(r.model.kv_heads)), Detail("head_dim", "d_h", Int(r.model.head_dim)),
-                  Detail("ffn", "f", Int(r.model.ffn)), Detail("vocab", "V", Int(r.model.vocab)),
+                  Detail("model_type", "type", Text(r.model.model_type)), Detail("layers", "L", Count(r.model.layers)),
+                  Detail("hidden", "h", Count(r.model.hidden)), Detail("heads", "a", Count(r.model.heads)),
+                  Detail("kv_heads", "g", Count(r.model.kv_heads)), Detail("head_dim", "d_h", Count(r.model.head_dim)),
+                  Detail("ffn", "f", Count(r.model.ffn)), Detail("vocab", "V", Count(r.model.vocab)),
                   Detail("tied_embeddings", "tied", Value::Bool(r.model.tied_embeddings)),
                   Detail("gated_mlp", "gated MLP", Value::Bool(r.model.gated_mlp)),
-                  Detail("experts", "experts", Int(r.model.experts)), Detail("experts_top_k", "top-k", Int(r.model.experts_top_k))};
+                  Detail("experts", "experts", Count(r.model.experts)), Detail("experts_top_k", "top-k", Count(r.model.experts_top_k))};
   Row& params = s.AddRow("parameters", "parameters");
   params.fields = {F("total", "", Count(rep.params.total))};
   char billions[32];
@@ -129,7 +120,7 @@ void AddRequest(const PlanReport& rep, render::Document& doc) {
   if (r.model.experts > 0) params.fields.push_back(F("active", "active per token", Count(rep.params.active)));
   else params.fields.push_back(Detail("active", "active per token", Count(rep.params.active)));
   s.AddRow("gpu", "gpu").fields = {
-      F("name", "", Text(r.gpu.name)), F("count", "GPUs", Int(r.gpus)),
+      F("name", "", Text(r.gpu.name)), F("count", "GPUs", Count(r.gpus)),
       F("memory_bytes", "memory", GiB(r.gpu.memory_gib * 1073741824.0)),
       // "3.35 TB/s", "900 GB/s": the table's digits, no more.
       F("hbm_bytes_per_s", "HBM", Value::Number(r.gpu.hbm_gbps * 1e9, r.gpu.hbm_gbps >= 1000 ? 2 : 0, Unit::kBytesPerSecond)),
@@ -137,8 +128,8 @@ void AddRequest(const PlanReport& rep, render::Document& doc) {
       F("tflops_fp8", "fp8", Tflops(r.gpu.tflops_fp8)), F("tflops_fp32", "fp32", Tflops(r.gpu.tflops_fp32)),
       F("intra_node_bytes_per_s", "intra-node", Value::Number(r.gpu.intra_node_gbps * 1e9, 0, Unit::kBytesPerSecond)),
       F("source", "source", Text(r.gpu.source)), Detail("description", "", Text(r.gpu.description))};  // in the title
-  s.AddRow("batch", "batch").fields = {F("global_batch", "sequences", Int(r.global_batch)),
-                                       F("seq_len", "tokens per sequence", Int(r.seq_len)),
+  s.AddRow("batch", "batch").fields = {F("global_batch", "sequences", Count(r.global_batch)),
+                                       F("seq_len", "tokens per sequence", Count(r.seq_len)),
                                        F("tokens_per_step", "tokens per step", Count(static_cast<double>(r.global_batch) * static_cast<double>(r.seq_len)))};
 }
 
@@ -205,7 +196,7 @@ render::Document BuildDocument(const PlanReport& rep, const Calibration* cal) {
   for (size_t i = 0; i < n; ++i) {
     const Evaluation& e = rep.feasible[i];
     const ParallelConfig& c = e.config;
-    best.rows.push_back({Int(static_cast<int64_t>(i + 1)), Int(c.tp), Int(c.pp), Int(c.vpp), Int(c.dp), Int(c.mbs), Int(c.grad_accum),
+    best.rows.push_back({Count(static_cast<int64_t>(i + 1)), Count(c.tp), Count(c.pp), Count(c.vpp), Count(c.dp), Count(c.mbs), Count(c.grad_accum),
                          Text(std::string(ShardingName(c.sharding))), Value::Bool(c.sp), Text(std::string(RecomputeName(c.recompute))),
                          Text(std::string(hw::PrecisionName(c.precision))), GiB(e.memory.peak_bytes), Seconds(e.time.step_s),
                          Value::Number(e.time.tokens_per_s, 0, Unit::kPerSecond),
@@ -242,7 +233,7 @@ render::Document BuildDocument(const PlanReport& rep, const Calibration* cal) {
     ex.text_rows = static_cast<int>(kShown);
     for (const Rejection* x : order) {
       const ParallelConfig& c = x->config;
-      ex.rows.push_back({Int(c.tp), Int(c.pp), Int(c.vpp), Int(c.dp), Int(c.mbs), Int(c.grad_accum),
+      ex.rows.push_back({Count(c.tp), Count(c.pp), Count(c.vpp), Count(c.dp), Count(c.mbs), Count(c.grad_accum),
                          Text(std::string(ShardingName(c.sharding))), Value::Bool(c.sp), Text(std::string(RecomputeName(c.recompute))),
                          Text(std::string(hw::PrecisionName(c.precision))), Text(Degrees(c)),
                          x->over_bytes > 0 ? GiB(x->over_bytes) : Value::Na(Unit::kBytes), Text(x->reason)});

@@ -13,6 +13,8 @@
 #include <optional>
 #include <sstream>
 
+#include "base/sanitize.h"
+
 namespace gpuscope::plan {
 
 namespace {
@@ -115,7 +117,8 @@ class Reader {
     if (Find(key, &e) != simdjson::SUCCESS) return "";
     std::string_view s;
     if (e.get_string().get(s) != simdjson::SUCCESS) return "";
-    return std::string(s);
+    // A config's strings reach the terminal and the page: control characters become spaces.
+    return SanitizeText(s);
   }
 
   // -1 absent, 0 false, 1 true; a non-bool records an error.
@@ -300,7 +303,7 @@ Result<ModelConfig> ParseHfConfig(std::string_view json, const std::string& sour
                          source + ": expected a JSON object (a Hugging Face config.json)");
   Reader r(object, source);
   ModelConfig m;
-  m.name = source;
+  m.name = SanitizeText(source);
   m.model_type = r.String("model_type");
 
   // Each quantity under the names the HF families use (LLaMA-style first, GPT-2 style second).

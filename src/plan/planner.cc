@@ -5,6 +5,10 @@
 #include <cstdio>
 #include <map>
 
+#include <fmt/format.h>
+
+#include "render/format.h"
+
 namespace gpuscope::plan {
 
 std::string_view OptimizerName(Optimizer o) {
@@ -55,6 +59,15 @@ std::string_view OffloadName(Offload o) {
   }
   return "?";
 }
+std::string Degrees(const ParallelConfig& c) {
+  return fmt::format("tp={} pp={}{} dp={} mbs={} ga={} {}{} recompute={} {} {}{}", c.tp, c.pp,
+                     c.vpp > 1 ? fmt::format(" vpp={}", c.vpp) : "", c.dp, c.mbs, c.grad_accum,
+                     ShardingName(c.sharding), c.sp ? " sp" : "", RecomputeName(c.recompute),
+                     hw::PrecisionName(c.precision), OptimizerName(c.optimizer),
+                     c.offload != Offload::kNone ? " offload=" + std::string(OffloadName(c.offload))
+                                                 : "");
+}
+
 std::string_view TermKindName(TermKind k) {
   switch (k) {
     case TermKind::kStatic:
@@ -77,16 +90,7 @@ constexpr double kGiB = 1024.0 * 1024 * 1024;
 constexpr double kMiB = 1024.0 * 1024;
 
 // 3,369,340,928
-std::string Int(double v) {
-  const bool neg = v < 0;
-  std::string digits = std::to_string(static_cast<unsigned long long>(std::llround(std::fabs(v))));
-  std::string out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
-    out.push_back(digits[i]);
-  }
-  return neg ? "-" + out : out;
-}
+std::string Int(double v) { return render::FormatCount(std::llround(v)); }
 // 4 significant digits: 0.4167, 1.124e+16
 std::string Num(double v) {
   char buf[32];
@@ -550,17 +554,6 @@ std::vector<int64_t> Divisors(int64_t n) {
   return low;
 }
 
-std::string Describe(const ParallelConfig& c) {
-  char buf[200];
-  std::snprintf(buf, sizeof buf, "tp=%lld pp=%lld%s dp=%lld mbs=%lld ga=%lld %s %s%s %s",
-                static_cast<long long>(c.tp), static_cast<long long>(c.pp),
-                c.vpp > 1 ? (" vpp=" + std::to_string(c.vpp)).c_str() : "",
-                static_cast<long long>(c.dp), static_cast<long long>(c.mbs),
-                static_cast<long long>(c.grad_accum), std::string(ShardingName(c.sharding)).c_str(),
-                c.sp ? "sp " : "", std::string(RecomputeName(c.recompute)).c_str(),
-                std::string(hw::PrecisionName(c.precision)).c_str());
-  return buf;
-}
 
 }  // namespace
 
@@ -705,7 +698,7 @@ Result<PlanReport> Plan(const PlanRequest& r) {
       rep.closest = Evaluate(m, r.gpu, closest->config, r.seq_len, as);
       char buf[200];
       std::snprintf(buf, sizeof buf, "closest: %s is over the budget by %.2f GiB",
-                    Describe(closest->config).c_str(), closest->over_bytes / kGiB);
+                    Degrees(closest->config).c_str(), closest->over_bytes / kGiB);
       rep.suggestions.push_back(buf);
     }
     // Re-run with each restriction lifted, and with more GPUs.
@@ -714,7 +707,7 @@ Result<PlanReport> Plan(const PlanRequest& r) {
       v.suggest = false;
       auto sub = Plan(v);
       if (sub.ok() && !sub->feasible.empty()) {
-        rep.suggestions.push_back(what + " fits: " + Describe(sub->feasible.front().config));
+        rep.suggestions.push_back(what + " fits: " + Degrees(sub->feasible.front().config));
         return true;
       }
       return false;

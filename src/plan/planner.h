@@ -50,6 +50,10 @@ struct ParallelConfig {
   Offload offload = Offload::kNone;
 };
 
+// "tp=4 pp=2 dp=8 mbs=1 ga=4 zero1 recompute=selective bf16 adam": how every view and message of
+// the plan spells a configuration.
+std::string Degrees(const ParallelConfig& c);
+
 // Named constants of the model; each is printed with the plan and can be overridden.
 struct PlanAssumptions {
   // Share of the dense peak reached by the model's matmul FLOPs at large micro-batches. 0.45 sits

@@ -3,19 +3,13 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdarg>
-#include <cmath>
 #include <cstdio>
-#include <map>
 
-#include "render/format.h"
 #include "render/json_writer.h"
 
 namespace gpuscope::plan {
 
 namespace {
-
-constexpr double kGiB = 1024.0 * 1024 * 1024;
-constexpr double kMiB = 1024.0 * 1024;
 
 std::string Fmt(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 std::string Fmt(const char* fmt, ...) {
@@ -37,19 +31,6 @@ std::string ModelLine(const ModelConfig& m) {
                       m.tied_embeddings ? "tied" : "untied", m.rms_norm ? "RMSNorm" : "LayerNorm");
   if (m.experts > 0) s += Fmt(" MoE E=%" PRId64 " top-%" PRId64, m.experts, m.experts_top_k);
   return s;
-}
-
-std::string Degrees(const ParallelConfig& c) {
-  return Fmt("tp=%" PRId64 " pp=%" PRId64 "%s dp=%" PRId64 " mbs=%" PRId64 " ga=%" PRId64
-             " %s%s recompute=%s %s %s%s",
-             c.tp, c.pp, c.vpp > 1 ? Fmt(" vpp=%" PRId64, c.vpp).c_str() : "", c.dp, c.mbs,
-             c.grad_accum, std::string(ShardingName(c.sharding)).c_str(), c.sp ? " sp" : "",
-             std::string(RecomputeName(c.recompute)).c_str(),
-             std::string(hw::PrecisionName(c.precision)).c_str(),
-             std::string(OptimizerName(c.optimizer)).c_str(),
-             c.offload != Offload::kNone
-                 ? (" offload=" + std::string(OffloadName(c.offload))).c_str()
-                 : "");
 }
 
 std::string AccelerateYaml(const PlanRequest& r, const ParallelConfig& c) {

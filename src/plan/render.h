@@ -12,9 +12,8 @@ namespace gpuscope::plan {
 
 render::Document BuildDocument(const PlanReport& report, const Calibration* calibration = nullptr);
 
-// "L=80 h=8192 a=64 …" and "tp=4 pp=2 dp=8 mbs=1 ga=4 zero1 …": one line each.
+// "L=80 h=8192 a=64 …": the model's shape on one line.
 std::string ModelLine(const ModelConfig& m);
-std::string Degrees(const ParallelConfig& c);
 
 // Ready snippets for the configuration (issue item 6).
 std::string AccelerateYaml(const PlanRequest& r, const ParallelConfig& c);

@@ -27,6 +27,18 @@ constexpr UnitSpelling kUnits[] = {
     {Unit::kMegahertz, "mhz", "_mhz"},
     {Unit::kCelsius, "celsius", "_c"},
 };
+
+// A document and a section both hold sections: one way to add and find them.
+Section& AppendSection(std::deque<Section>& sections, std::string key, std::string title) {
+  sections.push_back(Section{std::move(key), std::move(title), kViewAll, false, {}, {}});
+  return sections.back();
+}
+
+const Section* FindSectionIn(const std::deque<Section>& sections, std::string_view key) {
+  for (const Section& s : sections)
+    if (s.key == key) return &s;
+  return nullptr;
+}
 }  // namespace
 
 const char* UnitName(Unit u) {
@@ -186,15 +198,10 @@ void Section::AddCode(std::string key, std::string text) {
 }
 
 Section& Section::AddSection(std::string key, std::string title) {
-  sections.push_back(Section{std::move(key), std::move(title), kViewAll, false, {}, {}});
-  return sections.back();
+  return AppendSection(sections, std::move(key), std::move(title));
 }
 
-const Section* Section::FindSection(std::string_view k) const {
-  for (const Section& s : sections)
-    if (s.key == k) return &s;
-  return nullptr;
-}
+const Section* Section::FindSection(std::string_view k) const { return FindSectionIn(sections, k); }
 
 const Item* Section::FindItem(std::string_view k) const {
   for (const Item& i : items)
@@ -203,14 +210,9 @@ const Item* Section::FindItem(std::string_view k) const {
 }
 
 Section& Document::AddSection(std::string key, std::string title) {
-  sections.push_back(Section{std::move(key), std::move(title), kViewAll, false, {}, {}});
-  return sections.back();
+  return AppendSection(sections, std::move(key), std::move(title));
 }
 
-const Section* Document::FindSection(std::string_view k) const {
-  for (const Section& s : sections)
-    if (s.key == k) return &s;
-  return nullptr;
-}
+const Section* Document::FindSection(std::string_view k) const { return FindSectionIn(sections, k); }
 
 }  // namespace gpuscope::render

@@ -73,6 +73,12 @@ std::string TickLabel(double v, Unit unit) {
   }
 }
 
+// A chart's number as a value of the chart's unit (durations are whole ns).
+Value ChartValue(double v, Unit unit) {
+  return unit == Unit::kNanos ? Value::Nanos(static_cast<int64_t>(std::llround(v)))
+                              : Value::Number(v, -1, unit);
+}
+
 struct Page {
   bool verbose = false;
   std::string id_;  // of the section being written
@@ -147,19 +153,15 @@ struct Page {
         const double v = b < c.series[k].values.size() ? c.series[k].values[b] : 0;
         if (!(v > 0) || max_total <= 0) continue;
         const double w = kBarW * v / max_total;
-        Value val = Value::Number(v, -1, c.unit);
-        if (c.unit == Unit::kNanos) val = Value::Nanos(static_cast<int64_t>(std::llround(v)));
         out += fmt::format(
             "<rect x=\"{:.2f}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\" fill=\"{}\"><title>{}</title></rect>",
             x, y, std::max(w, 0.5), kBarH, Color(k),
-            HtmlEscape(c.categories[b] + " · " + c.series[k].label + ": " + FormatValue(val) + " (" +
+            HtmlEscape(c.categories[b] + " · " + c.series[k].label + ": " + FormatValue(ChartValue(v, c.unit)) + " (" +
                        FormatShare(v / totals[b]) + ")"));
         x += w;
       }
-      Value total = c.unit == Unit::kNanos ? Value::Nanos(static_cast<int64_t>(std::llround(totals[b])))
-                                           : Value::Number(totals[b], -1, c.unit);
       out += fmt::format("<text x=\"{:.2f}\" y=\"{}\">{}</text>\n", x + 6, y + kBarH - 3,
-                         HtmlEscape(FormatValue(total)));
+                         HtmlEscape(FormatValue(ChartValue(totals[b], c.unit))));
     }
     out += "</svg>\n";
   }
@@ -311,34 +313,24 @@ struct Page {
 std::string HtmlEscape(std::string_view s) {
   std::string out;
   out.reserve(s.size() + 16);
-  for (size_t i = 0; i < s.size();) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      switch (c) {
-        case '&': out += "&amp;"; break;
-        case '<': out += "&lt;"; break;
-        case '>': out += "&gt;"; break;
-        case '"': out += "&quot;"; break;
-        case '\'': out += "&#39;"; break;
-        default:
-          // C0 controls (and DEL) are not allowed in HTML text: shown as U+FFFD.
-          if ((c < 0x20 && c != '\t' && c != '\n') || c == 0x7F)
-            out += "\xEF\xBF\xBD";
-          else
-            out += static_cast<char>(c);
-      }
-      ++i;
-      continue;
-    }
-    const size_t len = Utf8SequenceLength(s, i);
-    if (len == 0) {
-      out += "\xEF\xBF\xBD";
-      ++i;
-    } else {
-      out.append(s.substr(i, len));
-      i += len;
-    }
-  }
+  AppendUtf8Escaped(
+      s, &out, kUtf8Replacement,
+      [](unsigned char c, std::string* o) {
+        switch (c) {
+          case '&': o->append("&amp;"); return;
+          case '<': o->append("&lt;"); return;
+          case '>': o->append("&gt;"); return;
+          case '"': o->append("&quot;"); return;
+          case '\'': o->append("&#39;"); return;
+          default: break;
+        }
+        // C0 controls (and DEL) are not allowed in HTML text: shown as U+FFFD.
+        if ((c < 0x20 && c != '\t' && c != '\n') || c == 0x7F)
+          o->append(kUtf8Replacement);
+        else
+          o->push_back(static_cast<char>(c));
+      },
+      [](std::string_view seq, std::string* o) { o->append(seq); });
   return out;
 }
 

@@ -10,6 +10,10 @@ namespace gpuscope::render {
 
 namespace {
 
+bool IsIntegerUnit(Unit unit) {
+  return unit == Unit::kNanos || unit == Unit::kBytes || unit == Unit::kCount;
+}
+
 void WriteScalar(const Value& v, JsonWriter* w) {
   switch (v.kind) {
     case Value::Kind::kNull:
@@ -248,8 +252,10 @@ struct Reader {
     }
     double d;
     if (!Num(e, path, &d)) return false;
-    // Integer units written as doubles (beyond 2^53) come back as the nearest integer.
-    if ((unit == Unit::kNanos || unit == Unit::kBytes || unit == Unit::kCount) &&
+    // Integers beyond 2^53 are written as doubles (JsonWriter::Int); in an integer unit such a
+    // double comes back as the nearest integer. Below 2^53 a double stays a double (a mean count
+    // per step), so its kind round-trips.
+    if (IsIntegerUnit(unit) && std::fabs(d) > static_cast<double>(kMaxExactJsonInteger) &&
         std::fabs(d) < 9.2e18) {
       *out = Value::Int(static_cast<int64_t>(d), unit);
       out->precision = static_cast<int8_t>(precision);
@@ -538,9 +544,16 @@ Result<Document> FromJson(std::string_view json, const std::string& source) {
 
 namespace {
 
+// What Scalar() makes of the value's JSON.
 void RoundValue(Value* v) {
   if (v->kind == Value::Kind::kInt && (v->i > kMaxExactJsonInteger || v->i < -kMaxExactJsonInteger))
     v->i = static_cast<int64_t>(static_cast<double>(v->i));
+  if (v->kind == Value::Kind::kDouble && IsIntegerUnit(v->unit) &&
+      std::fabs(v->d) > static_cast<double>(kMaxExactJsonInteger) && std::fabs(v->d) < 9.2e18) {
+    v->kind = Value::Kind::kInt;
+    v->i = static_cast<int64_t>(v->d);
+    v->d = 0;
+  }
 }
 
 void RoundFields(std::vector<Field>* fields) {

@@ -13,53 +13,28 @@ namespace gpuscope::render {
 
 void JsonWriter::AppendEscaped(std::string* out, std::string_view s) {
   out->push_back('"');
-  size_t i = 0;
-  while (i < s.size()) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      switch (c) {
-        case '"':
-          out->append("\\\"");
-          break;
-        case '\\':
-          out->append("\\\\");
-          break;
-        case '\n':
-          out->append("\\n");
-          break;
-        case '\r':
-          out->append("\\r");
-          break;
-        case '\t':
-          out->append("\\t");
-          break;
-        default:
-          if (c < 0x20 || c == 0x7f) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\u%04x", c);
-            out->append(buf);
-          } else if (c == '<' || c == '>' || c == '&') {
-            // Escaped so the JSON can be embedded in an HTML <script> block safely.
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\u%04x", c);
-            out->append(buf);
-          } else {
-            out->push_back(static_cast<char>(c));
-          }
-      }
-      ++i;
-      continue;
-    }
-    const size_t len = Utf8SequenceLength(s, i);
-    const bool valid = len > 0;
-    if (valid) {
-      out->append(s.data() + i, len);
-      i += len;
-    } else {
-      out->append("\\ufffd");
-      ++i;
-    }
-  }
+  AppendUtf8Escaped(
+      s, out, "\\ufffd",
+      [](unsigned char c, std::string* o) {
+        switch (c) {
+          case '"': o->append("\\\""); return;
+          case '\\': o->append("\\\\"); return;
+          case '\n': o->append("\\n"); return;
+          case '\r': o->append("\\r"); return;
+          case '\t': o->append("\\t"); return;
+          default: break;
+        }
+        // Controls must be escaped; < > & are, so the JSON can be embedded in an HTML <script>
+        // block safely.
+        if (c < 0x20 || c == 0x7f || c == '<' || c == '>' || c == '&') {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          o->append(buf);
+        } else {
+          o->push_back(static_cast<char>(c));
+        }
+      },
+      [](std::string_view seq, std::string* o) { o->append(seq); });
   out->push_back('"');
 }
 

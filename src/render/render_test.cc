@@ -1,6 +1,7 @@
 // The document model and its three views: formatting policy, JSON round trip, escaping.
 #include <gtest/gtest.h>
 
+#include "base/utf8.h"
 #include "render/document.h"
 #include "render/format.h"
 #include "render/html.h"
@@ -94,6 +95,25 @@ TEST(Document, IntegersBeyond2To53ReadBackAsTheNearestDouble) {
   EXPECT_EQ(std::get<Row>(back->sections[0].items[0]).fields[1].value.i, kMaxExactJsonInteger);
 }
 
+// A mean count per step (a double in an integer unit) stays a double; only doubles beyond 2^53
+// in an integer unit are integers written with an exponent.
+TEST(Document, DoublesInIntegerUnitsKeepTheirKind) {
+  Document doc;
+  doc.schema = "gpuscope.report";
+  Row& row = doc.AddSection("s", "S").AddRow("r", "r");
+  row.fields = {F("params", "params", Value::Number(1557611200, 0, Unit::kCount)),
+                F("per_step", "per step", Value::Number(12.0, 0, Unit::kCount)),
+                F("big", "big", Value::Number(3e17, -1, Unit::kCount))};
+  auto back = FromJson(ToJson(doc), "t.json");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(*back, AsReadBack(doc));
+  const Row& r = std::get<Row>(back->sections[0].items[0]);
+  EXPECT_EQ(r.fields[0].value.kind, Value::Kind::kDouble);
+  EXPECT_EQ(r.fields[1].value.kind, Value::Kind::kDouble);
+  EXPECT_EQ(r.fields[2].value.kind, Value::Kind::kInt);
+  EXPECT_EQ(r.fields[2].value.i, 300'000'000'000'000'000);
+}
+
 TEST(Document, FromJsonRejectsOtherFiles) {
   EXPECT_FALSE(FromJson("{\"traceEvents\": []}", "t.json").ok());
   EXPECT_FALSE(FromJson("not json", "x").ok());
@@ -146,5 +166,18 @@ TEST(Html, NiceTicksAreRound) {
   EXPECT_EQ(NiceTicks(0).size(), 2u);
 }
 
+// Found by kineto_reader_fuzz: a tiny-grid kernel name cut at 60 bytes ended inside a character,
+// and the JSON read back another name. Cuts fall on character boundaries.
+TEST(Utf8, PrefixNeverCutsACharacter) {
+  const std::string name = "vectoriz\xE2\x82\xAC\xE2\x82\xAC";  // "vectoriz€€", € is 3 bytes
+  EXPECT_EQ(Utf8Prefix(name, 100), name);
+  EXPECT_EQ(Utf8Prefix(name, 14), "vectoriz\xE2\x82\xAC\xE2\x82\xAC");
+  EXPECT_EQ(Utf8Prefix(name, 13), "vectoriz\xE2\x82\xAC");
+  EXPECT_EQ(Utf8Prefix(name, 11), "vectoriz\xE2\x82\xAC");
+  EXPECT_EQ(Utf8Prefix(name, 10), "vectoriz");
+  EXPECT_EQ(Utf8Prefix(name, 0), "");
+}
+
 }  // namespace
 }  // namespace gpuscope::render
+

@@ -259,26 +259,20 @@ std::string Ellipsize(std::string_view s, size_t max_columns) {
 std::string SanitizeForTerminal(std::string_view s) {
   std::string out;
   out.reserve(s.size());
-  for (size_t i = 0; i < s.size();) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      if (c < 0x20 || c == 0x7F)
-        out += "\xEF\xBF\xBD";
-      else
-        out += static_cast<char>(c);
-      ++i;
-      continue;
-    }
-    const size_t len = Utf8SequenceLength(s, i);
-    // C1 controls (U+0080–U+009F, UTF-8 C2 80–C2 9F) act as escapes on some terminals.
-    if (len == 0 || (len == 2 && c == 0xC2 && static_cast<unsigned char>(s[i + 1]) < 0xA0)) {
-      out += "\xEF\xBF\xBD";
-      i += len == 0 ? 1 : len;
-      continue;
-    }
-    out.append(s.substr(i, len));
-    i += len;
-  }
+  AppendUtf8Escaped(
+      s, &out, kUtf8Replacement,
+      [](unsigned char c, std::string* o) {
+        if (c < 0x20 || c == 0x7F)
+          o->append(kUtf8Replacement);
+        else
+          o->push_back(static_cast<char>(c));
+      },
+      [](std::string_view seq, std::string* o) {
+        // C1 controls (U+0080–U+009F, UTF-8 C2 80–C2 9F) act as escapes on some terminals.
+        const bool c1 = seq.size() == 2 && static_cast<unsigned char>(seq[0]) == 0xC2 &&
+                        static_cast<unsigned char>(seq[1]) < 0xA0;
+        o->append(c1 ? kUtf8Replacement : seq);
+      });
   return out;
 }
 

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "gpuscope/version.h"
+#include "render/build.h"
 #include "render/format.h"
 #include "report/monitor_document.h"
 #include <cctype>
@@ -13,20 +14,7 @@ namespace gpuscope::report {
 
 namespace {
 
-using render::Column;
-using render::Detail;
-using render::F;
-using render::Row;
-using render::Section;
-using render::Table;
-using render::Unit;
-using render::Value;
-
-Value Ns(int64_t ns) { return Value::Nanos(ns); }
-Value Count(uint64_t n) { return Value::Count(static_cast<int64_t>(std::min<uint64_t>(n, INT64_MAX))); }
-Value Bytes(int64_t b) { return b >= 0 ? Value::Bytes(static_cast<uint64_t>(b)) : Value::Na(Unit::kBytes); }
-Value Share(double part, double whole, int precision = -1) { return Value::ShareOf(part, whole, precision); }
-Value Text(std::string s) { return Value::Text(std::move(s)); }
+using namespace render::build;  // the document-builder vocabulary
 
 const char* RankSourceName(RankSource s) {
   switch (s) {
@@ -115,7 +103,7 @@ void AddInputs(const analyze::TraceSummary& r, Section& s) {
   Row& links = s.AddRow("links", "links");
   links.fields = {F("kernels_linked", "kernels linked to their launch", Count(l.kernels_linked)),
                   F("kernels_with_launch_in_trace", "of", Count(l.kernels_with_launch_in_trace)),
-                  F("linked_share", "", Share(static_cast<double>(l.kernels_linked), static_cast<double>(l.kernels_with_launch_in_trace))),
+                  F("linked_share", "", ShareOf(static_cast<double>(l.kernels_linked), static_cast<double>(l.kernels_with_launch_in_trace))),
                   F("kernels_without_launch", "without a launch in the trace", Count(l.kernels - l.kernels_linked)),
                   Detail("kernels", "kernels", Count(l.kernels))};
   links.detail = l.kernels == 0;
@@ -153,10 +141,10 @@ void AddGpuTime(const analyze::GpuTime& g, Section& s) {
               (g.selection.step_filtered ? "HTA selection: last step left out" : "all GPU events") +
               (g.selection.rounded ? ", µs-rounded)" : ")");
   s.AddRow("exclusive", "").fields = {
-      F("compute_share", "compute", Share(ex.compute_ns, span)),
-      F("exposed_communication_share", "exposed comm", Share(ex.exposed_communication_ns, span)),
-      F("exposed_memory_share", "exposed copies", Share(ex.exposed_memory_ns, span)),
-      F("other_share", "other", Share(ex.other_ns, span)), F("idle_share", "idle", Share(ex.idle_ns, span)),
+      F("compute_share", "compute", ShareOf(ex.compute_ns, span)),
+      F("exposed_communication_share", "exposed comm", ShareOf(ex.exposed_communication_ns, span)),
+      F("exposed_memory_share", "exposed copies", ShareOf(ex.exposed_memory_ns, span)),
+      F("other_share", "other", ShareOf(ex.other_ns, span)), F("idle_share", "idle", ShareOf(ex.idle_ns, span)),
       Detail("compute_ns", "compute", Ns(ex.compute_ns)),
       Detail("exposed_communication_ns", "exposed comm", Ns(ex.exposed_communication_ns)),
       Detail("exposed_memory_ns", "exposed copies", Ns(ex.exposed_memory_ns)),
@@ -165,9 +153,9 @@ void AddGpuTime(const analyze::GpuTime& g, Section& s) {
   const analyze::TemporalBreakdown& tb = g.temporal;
   const double tspan = static_cast<double>(tb.span_ns);
   Row& t = s.AddRow("temporal", "");
-  t.fields = {F("idle_share", "idle", Share(tb.idle_ns, tspan, 2)),
-              F("compute_share", "compute", Share(tb.compute_ns, tspan, 2)),
-              F("non_compute_share", "non-compute", Share(tb.non_compute_ns, tspan, 2)),
+  t.fields = {F("idle_share", "idle", ShareOf(tb.idle_ns, tspan, 2)),
+              F("compute_share", "compute", ShareOf(tb.compute_ns, tspan, 2)),
+              F("non_compute_share", "non-compute", ShareOf(tb.non_compute_ns, tspan, 2)),
               Detail("span_ns", "span", Ns(tb.span_ns)), Detail("idle_ns", "idle", Ns(tb.idle_ns)),
               Detail("compute_ns", "compute", Ns(tb.compute_ns)),
               Detail("non_compute_ns", "non-compute", Ns(tb.non_compute_ns))};
@@ -187,8 +175,8 @@ void AddGpuTime(const analyze::GpuTime& g, Section& s) {
   for (const analyze::StreamIdle& st : g.idle_by_stream) {
     const int64_t total = st.host_wait_ns + st.kernel_wait_ns + st.other_ns;
     const double tot = static_cast<double>(total);
-    idle.rows.push_back({Value::Count(st.stream), Ns(total), Share(st.host_wait_ns, tot, 0),
-                         Share(st.kernel_wait_ns, tot, 0), Share(st.other_ns, tot, 0), Count(st.gaps),
+    idle.rows.push_back({Value::Count(st.stream), Ns(total), ShareOf(st.host_wait_ns, tot, 0),
+                         ShareOf(st.kernel_wait_ns, tot, 0), ShareOf(st.other_ns, tot, 0), Count(st.gaps),
                          Ns(st.host_wait_ns), Ns(st.kernel_wait_ns), Ns(st.other_ns), Count(st.overlapping_events),
                          Ns(st.overlap_ns)});
   }
@@ -218,7 +206,7 @@ void AddSteps(const analyze::StepsResult& st, Section& s) {
   Row& shares = s.AddRow("step_breakdown", "");
   for (size_t c = 0; c < analyze::kStepCategoryCount; ++c) {
     const std::string name = analyze::StepCategoryName(static_cast<analyze::StepCategory>(c));
-    shares.fields.push_back(F(name + "_share", kStepLabels[c], Share(st.mean_steady_ns[c], mean)));
+    shares.fields.push_back(F(name + "_share", kStepLabels[c], ShareOf(st.mean_steady_ns[c], mean)));
   }
   for (size_t c = 0; c < analyze::kStepCategoryCount; ++c) {
     const std::string name = analyze::StepCategoryName(static_cast<analyze::StepCategory>(c));
@@ -258,13 +246,13 @@ void AddKernels(const analyze::KernelsResult& k, Section& s) {
     Row& p = s.AddRow("precision", "precision");
     p.fields = {F("math_ns", "", Ns(k.math_ns)),
                 F("tensor_core_share", "of GEMM/conv/attention time on tensor cores",
-                  Share(k.tensor_core_ns, k.math_ns, 0)),
+                  ShareOf(k.tensor_core_ns, k.math_ns, 0)),
                 Detail("tensor_core_ns", "tensor cores", Ns(k.tensor_core_ns)),
                 Detail("dominant_precision", "dominant", Text(analyze::MathPrecisionName(k.dominant_precision)))};
     for (size_t i = 1; i < analyze::kMathPrecisionCount; ++i) {
       if (k.math_ns_by_precision[i] == 0) continue;
       const std::string name = analyze::MathPrecisionName(static_cast<analyze::MathPrecision>(i));
-      p.fields.push_back(F(name + "_share", name, Share(k.math_ns_by_precision[i], k.math_ns, 0)));
+      p.fields.push_back(F(name + "_share", name, ShareOf(k.math_ns_by_precision[i], k.math_ns, 0)));
       p.fields.push_back(Detail(name + "_ns", name, Ns(k.math_ns_by_precision[i])));
     }
   }
@@ -292,17 +280,16 @@ std::vector<render::Field> LaunchSummaryFields(const analyze::LaunchSummary& l, 
   auto f = [detail](std::string key, std::string label, Value v) {
     return render::Field{std::move(key), std::move(label), std::move(v), detail};
   };
-  auto ns = [](double v) { return Value::Nanos(static_cast<int64_t>(std::llround(v))); };
   return {f("launched", "launched", Count(l.n)),
-          f("median_launch_delay_ns", "launch end → GPU start: median", ns(l.median_launch_delay_ns)),
-          f("p95_launch_delay_ns", "p95", ns(l.p95_launch_delay_ns)),
+          f("median_launch_delay_ns", "launch end → GPU start: median", Ns(l.median_launch_delay_ns)),
+          f("p95_launch_delay_ns", "p95", Ns(l.p95_launch_delay_ns)),
           Detail("short_kernels", "kernels shorter than their launch call", Count(l.short_kernels)),
           Detail("runtime_outliers", "launch calls > 50 µs", Count(l.runtime_outliers)),
           Detail("launch_delay_outliers", "launch delay outliers", Count(l.launch_delay_outliers)),
           Detail("negative_launch_delays", "negative launch delays", Count(l.negative_launch_delays)),
-          Detail("median_cpu_duration_ns", "median launch call", ns(l.median_cpu_duration_ns)),
-          Detail("median_gpu_duration_ns", "median kernel", ns(l.median_gpu_duration_ns)),
-          Detail("median_launch_latency_ns", "median launch latency", ns(l.median_launch_latency_ns))};
+          Detail("median_cpu_duration_ns", "median launch call", Ns(l.median_cpu_duration_ns)),
+          Detail("median_gpu_duration_ns", "median kernel", Ns(l.median_gpu_duration_ns)),
+          Detail("median_launch_latency_ns", "median launch latency", Ns(l.median_launch_latency_ns))};
 }
 
 void AddLaunches(const RankReport& rr, Section& s) {
@@ -564,7 +551,7 @@ void AddAcrossRanks(const analyze::RanksResult& r, render::Document& doc) {
   for (const analyze::RankRow& row : r.ranks) {
     const double span = static_cast<double>(row.span_ns);
     t.rows.push_back({Value::Count(row.rank), Ns(row.step_ns), Value::Share(row.slowdown),
-                      Share(row.compute_ns, span), Share(row.exposed_communication_ns, span), Share(row.idle_ns, span),
+                      ShareOf(row.compute_ns, span), ShareOf(row.exposed_communication_ns, span), ShareOf(row.idle_ns, span),
                       Count(row.last_arrivals), Count(row.collectives), Value::Bool(row.straggler), Ns(row.compute_ns),
                       Ns(row.exposed_communication_ns), Ns(row.idle_ns), Ns(row.span_ns)});
   }

@@ -1,5 +1,5 @@
-// The one report model that every view renders, its builder, and the terminal and JSON renderers.
-// JSON is the contract: docs/json-schema.md.
+// The analyze report as a value: every analysis result and the advice, per rank. Its views are
+// report::BuildDocument (report/document.h) rendered by the generic render/ views.
 #pragma once
 
 #include <string>
@@ -13,8 +13,6 @@
 #include "gpuscope/status.h"
 
 namespace gpuscope::report {
-
-inline constexpr int kSchemaVersion = 1;
 
 // One rank's analysis results (analyze::RankResults: the trace, summary, GPU time, steps, kernels,
 // launches, copies, sync, memory, occupancy, idle gaps, the monitor beside it) and its advice.
@@ -34,23 +32,5 @@ Report BuildReport(const std::vector<Trace>& traces, std::vector<Status> failure
                    ThreadPool& pool, const analyze::RunOptions& options = {});
 // The same on a pool of `threads` threads made for this call (0 = all cores).
 Report BuildReport(const std::vector<Trace>& traces, std::vector<Status> failures, int threads = 0);
-
-struct TextStyle {
-  bool color = false;
-  bool verbose = false;
-};
-
-std::string RenderText(const Report& report, const TextStyle& style);
-// Breaks lines longer than `width` columns at a space; continuation lines are indented by
-// `value_column` spaces. ANSI colour codes take no column.
-std::string FitToWidth(const std::string& text, size_t width, size_t value_column);
-std::string RenderJson(const Report& report);
-
-// "1,234,567"
-std::string GroupDigits(uint64_t n);
-// "1.2 MB", "830 KB" (decimal units, as file sizes are shown by ls -h --si)
-std::string HumanBytes(uint64_t n);
-// ns → "830.494 ms" / "12.3 s" / "45 µs"
-std::string HumanDuration(int64_t ns);
 
 }  // namespace gpuscope::report
