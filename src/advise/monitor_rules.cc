@@ -4,31 +4,19 @@
 #include <cctype>
 #include <utility>
 
+#include "render/build.h"
 #include "render/format.h"
 
 namespace gpuscope::advise {
 
 namespace {
 
+using namespace render::build;  // the document-builder vocabulary
 using analyze::MonitorCpu;
 using analyze::MonitorGpu;
 using analyze::MonitorStats;
-using render::Detail;
-using render::F;
-using render::Field;
-using render::Unit;
-using render::Value;
 
-// ---- Words and evidence shared by the rules. ----
-
-Value Pct(double v) { return Value::Number(v, 0, Unit::kPercent); }
-// Bytes beyond int64 (a driver's absurd reading) as the nearest double, rather than clamped.
-Value Bytes(uint64_t b) {
-  return b > static_cast<uint64_t>(INT64_MAX)
-             ? Value::Number(static_cast<double>(b), -1, Unit::kBytes)
-             : Value::Bytes(b);
-}
-std::string PctText(double v) { return render::FormatValue(Pct(v)); }
+std::string PctText(double v) { return render::FormatValue(Percent(v)); }
 std::string Approx(int64_t ns) { return render::FormatDurationApprox(static_cast<double>(ns)); }
 
 std::string GpuWords(const MonitorContext& c) {
@@ -61,34 +49,35 @@ std::string WorkerWords(const MonitorContext& c) {
 }
 
 void AddGpuUtil(const MonitorContext& c, std::vector<Field>* e) {
-  e->push_back(F("gpu_util_mean_pct", "GPU busy", Pct(*c.stats.util_mean_pct)));
+  e->push_back(F("gpu_util_mean_pct", "GPU busy", Percent(*c.stats.util_mean_pct)));
 }
 
 void AddMain(const MonitorContext& c, std::vector<Field>* e) {
   e->push_back(F("main_process", "main process",
                  Value::Text(c.cpu->main_name + " (pid " + std::to_string(c.cpu->main_pid) + ")")));
-  e->push_back(F("main_cpu_mean_pct", "main process used", Pct(c.cpu->main_mean_pct)));
+  e->push_back(F("main_cpu_mean_pct", "main process used", Percent(c.cpu->main_mean_pct)));
 }
 
 void AddWorkers(const MonitorContext& c, std::vector<Field>* e) {
   const MonitorCpu& cpu = *c.cpu;
-  e->push_back(F("workers", "workers", Value::Count(static_cast<int64_t>(cpu.workers.size()))));
+  e->push_back(F("workers", "workers", Count(cpu.workers.size())));
   // Without a worker there is no per-worker mean: n/a, not 0 %.
-  e->push_back(cpu.workers.empty()
-                   ? Detail("worker_cpu_mean_pct", "each worker used", Value::Na(Unit::kPercent))
-                   : F("worker_cpu_mean_pct", "each worker used", Pct(cpu.worker_mean_each_pct)));
+  e->push_back(
+      cpu.workers.empty()
+          ? Detail("worker_cpu_mean_pct", "each worker used", Value::Na(Unit::kPercent))
+          : F("worker_cpu_mean_pct", "each worker used", Percent(cpu.worker_mean_each_pct)));
   Field ended = F("workers_ended_cpu_mean_pct", "workers that ended between samples used",
-                  Pct(cpu.workers_ended_mean_pct));
+                  Percent(cpu.workers_ended_mean_pct));
   ended.detail = !EndedWorkersWorthSaying(cpu);
   e->push_back(std::move(ended));
 }
 
 void AddSystem(const MonitorContext& c, std::vector<Field>* e) {
-  e->push_back(F("system_busy_mean_pct", "cores busy", Pct(*c.cpu->system_busy_mean_pct)));
-  e->push_back(Detail("cores", "cores", Value::Count(static_cast<int64_t>(c.cpu->cores))));
+  e->push_back(F("system_busy_mean_pct", "cores busy", Percent(*c.cpu->system_busy_mean_pct)));
+  e->push_back(Detail("cores", "cores", Count(c.cpu->cores)));
 }
 
-Field GpuIndex(const MonitorGpu& g) { return F("gpu", "GPU", Value::Count(g.index)); }
+Field GpuIndex(const MonitorGpu& g) { return F("gpu", "GPU", Count(g.index)); }
 
 bool Underused(const MonitorContext& c) {
   return c.stats.util_mean_pct && *c.stats.util_mean_pct < kLowGpuUtilPct;
@@ -112,7 +101,7 @@ void ProbablyHung(const MonitorContext& c, std::vector<MonitorFinding>* out) {
     f.title = "GPU " + std::to_string(g.index) + " probably hung in a collective";
     f.evidence = {
         GpuIndex(g),
-        F("busy_util_min_pct", "utilisation at least", Pct(analyze::kHangUtilPct)),
+        F("busy_util_min_pct", "utilisation at least", Percent(analyze::kHangUtilPct)),
         F("power_mean_w", "power", Value::Number(b.power_mean_w, 0, Unit::kWatts)),
         F("power_limit_w", "limit", Value::Number(b.power_limit_w, 0, Unit::kWatts)),
         F("power_limit_share", "of the limit", share),
@@ -157,7 +146,7 @@ void WorkersSaturated(const MonitorContext& c, std::vector<MonitorFinding>* out)
   MonitorFinding f;
   if (with_gpu) AddGpuUtil(c, &f.evidence);
   AddWorkers(c, &f.evidence);
-  f.evidence.push_back(F("busy_worker_min_pct", "each at least", Pct(kBusyWorkerPct)));
+  f.evidence.push_back(F("busy_worker_min_pct", "each at least", Percent(kBusyWorkerPct)));
   const std::string words = WorkerWords(c) + " (each ≥ " + PctText(kBusyWorkerPct) + " of a core)";
   if (with_gpu) {
     f.title = "Data-loading workers are saturated";
@@ -208,7 +197,7 @@ void Waiting(const MonitorContext& c, std::vector<MonitorFinding>* out) {
   if (read && c.stats.duration_ns > 0) {
     const double per_s =
         static_cast<double>(*read) / (static_cast<double>(c.stats.duration_ns) / 1e9);
-    f.evidence.push_back(F("read_bytes", "the tree read from storage", Bytes(*read)));
+    f.evidence.push_back(F("read_bytes", "the tree read from storage", UnsignedBytes(*read)));
     f.evidence.push_back(
         F("read_bytes_per_s", "at", Value::Number(per_s, 1, Unit::kBytesPerSecond)));
     f.words += "; the tree read " + render::FormatBytes(static_cast<double>(*read)) +
@@ -240,8 +229,8 @@ void MemoryHeadroom(const MonitorContext& c, std::vector<MonitorFinding>* out) {
     f.title = "GPU " + std::to_string(g.index) + " memory mostly unused";
     f.evidence = {
         GpuIndex(g),
-        F("mem_used_peak_bytes", "memory used at the peak", Bytes(*g.mem_used_peak_bytes)),
-        F("mem_total_bytes", "of", Bytes(*g.mem_total_bytes)),
+        F("mem_used_peak_bytes", "memory used at the peak", UnsignedBytes(*g.mem_used_peak_bytes)),
+        F("mem_total_bytes", "of", UnsignedBytes(*g.mem_total_bytes)),
         F("mem_used_peak_share", "share",
           Value::ShareOf(static_cast<double>(*g.mem_used_peak_bytes),
                          static_cast<double>(*g.mem_total_bytes), 0))};

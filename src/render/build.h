@@ -69,4 +69,17 @@ inline Value ShareOf(double part, double whole, int precision = -1) {
 
 inline Value Text(std::string s) { return Value::Text(std::move(s)); }
 
+// A reading already on a 0–100 scale (utilisation, CPU % of one core), whole percent by default.
+inline Value Percent(double v, int precision = 0) {
+  return Value::Number(v, precision, Unit::kPercent);
+}
+
+// A byte count from a device or the kernel (unsigned): beyond INT64_MAX (a driver's absurd
+// reading) it is the nearest double rather than clamped, so the number shown is the one read.
+inline Value UnsignedBytes(uint64_t b) {
+  return b > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())
+             ? Value::Number(static_cast<double>(b), -1, Unit::kBytes)
+             : Value::Bytes(b);
+}
+
 }  // namespace gpuscope::render::build

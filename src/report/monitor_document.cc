@@ -5,30 +5,16 @@
 #include <cmath>
 #include <type_traits>
 
+#include "render/build.h"
+
 namespace gpuscope::report {
 
 namespace {
 
+using namespace render::build;  // the document-builder vocabulary
 using analyze::MonitorCpu;
 using analyze::MonitorGpu;
 using analyze::MonitorStats;
-using render::Column;
-using render::Detail;
-using render::F;
-using render::Field;
-using render::Row;
-using render::Section;
-using render::Unit;
-using render::Value;
-
-Value Pct(double v) { return Value::Number(v, 0, Unit::kPercent); }
-Value Count(size_t n) { return Value::Count(static_cast<int64_t>(n)); }
-// Bytes beyond int64 (a driver's absurd reading) as the nearest double, rather than clamped.
-Value Bytes(uint64_t b) {
-  return b > static_cast<uint64_t>(INT64_MAX)
-             ? Value::Number(static_cast<double>(b), -1, Unit::kBytes)
-             : Value::Bytes(b);
-}
 
 // A metric the source may lack: shown when present; n/a in JSON (and with --verbose) otherwise,
 // so the key is always there and a missing value never reads as 0.
@@ -38,7 +24,7 @@ Field Opt(std::string key, std::string label, const std::optional<T>& v, Unit un
   if constexpr (std::is_floating_point_v<T>)
     return F(std::move(key), std::move(label), Value::Number(*v, 0, unit));
   else
-    return F(std::move(key), std::move(label), Bytes(*v));
+    return F(std::move(key), std::move(label), UnsignedBytes(*v));
 }
 
 const char* SourceName(monitor::SourceKind s) {
@@ -80,7 +66,7 @@ void AddRunRows(const MonitorStats& s, Section* out) {
 void AddGpuRow(const MonitorGpu& g, bool warmup, Section* out) {
   Row& row = out->AddRow("gpu_" + std::to_string(g.index), "GPU " + std::to_string(g.index));
   if (!g.name.empty()) row.fields.push_back(F("name", "", Value::Text(g.name)));
-  row.fields.push_back(g.util_mean_pct ? F("util_mean_pct", "util", Pct(*g.util_mean_pct))
+  row.fields.push_back(g.util_mean_pct ? F("util_mean_pct", "util", Percent(*g.util_mean_pct))
                                        : F("util_mean_pct", "util", Value::Na(Unit::kPercent)));
   Field warm = Opt("util_mean_warmup_pct", "warm-up", g.util_mean_warmup_pct, Unit::kPercent);
   warm.detail = warm.detail || !warmup;
@@ -109,34 +95,34 @@ void AddCpuRows(const MonitorCpu& c, Section* out) {
   Row& row = out->AddRow("cpu", "CPU");
   // Below half a percent the ended workers' share rounds to 0 %: detail.
   Field ended = F("workers_ended_cpu_mean_pct", "of it in workers that ended between samples",
-                  Pct(c.workers_ended_mean_pct));
+                  Percent(c.workers_ended_mean_pct));
   ended.detail = c.workers_ended_mean_pct < advise::kEndedWorkersWorthSayingPct;
   row.fields = {
       F("main_process", "main",
         Value::Text(c.main_name + " (pid " + std::to_string(c.main_pid) + ")")),
-      Detail("main_pid", "pid", Value::Count(c.main_pid)),
-      F("main_cpu_mean_pct", "CPU", Pct(c.main_mean_pct)),
+      Detail("main_pid", "pid", Count(c.main_pid)),
+      F("main_cpu_mean_pct", "CPU", Percent(c.main_mean_pct)),
       F("workers", "workers", Count(c.workers.size())),
-      F("workers_cpu_mean_pct", "workers' CPU", Pct(c.workers_mean_pct)), std::move(ended),
-      F("tree_cpu_mean_pct", "tree CPU", Pct(c.tree_mean_pct)),
+      F("workers_cpu_mean_pct", "workers' CPU", Percent(c.workers_mean_pct)), std::move(ended),
+      F("tree_cpu_mean_pct", "tree CPU", Percent(c.tree_mean_pct)),
       // CPU-seconds to the 10 ms clock tick /proc counts CPU time in: the total is a whole number
       // of ticks within microseconds, so `run` and its read-back (CPU % kept to 3 decimals) show
       // the same digits, where 0.1 s would round a 0.55 s total either way.
       F("tree_cpu_s", "CPU-s in all", Value::Number(c.tree_cpu_s, 2)),
       c.system_busy_mean_pct
-          ? F("system_busy_mean_pct", "system busy", Pct(*c.system_busy_mean_pct))
+          ? F("system_busy_mean_pct", "system busy", Percent(*c.system_busy_mean_pct))
           : Detail("system_busy_mean_pct", "system busy", Value::Na(Unit::kPercent)),
       c.system_busy_mean_pct ? F("cores", "cores", Count(c.cores))
                              : Detail("cores", "cores", Count(c.cores)),
-      F("peak_rss_bytes", "RSS peak", Bytes(c.peak_rss_bytes)),
-      c.read_bytes ? F("read_bytes", "read", Bytes(*c.read_bytes))
+      F("peak_rss_bytes", "RSS peak", UnsignedBytes(c.peak_rss_bytes)),
+      c.read_bytes ? F("read_bytes", "read", UnsignedBytes(*c.read_bytes))
                    : Detail("read_bytes", "read", Value::Na(Unit::kBytes))};
   render::Table& t =
       out->AddTable("workers", "workers of the main process",
                     {{"pid", "pid"}, {"name", "name"}, {"cpu_mean_pct", "CPU (steady mean)"}});
   t.text_rows = 0;
   for (const analyze::MonitorWorker& w : c.workers)
-    t.rows.push_back({Value::Count(w.pid), Value::Text(w.name), Pct(w.cpu_mean_pct)});
+    t.rows.push_back({Count(w.pid), Text(w.name), Percent(w.cpu_mean_pct)});
 }
 
 void AddNotes(const MonitorStats& s, Section* out) {
@@ -144,8 +130,8 @@ void AddNotes(const MonitorStats& s, Section* out) {
     out->AddRow("note_" + std::to_string(i), "note").fields = {
         F("note", "", Value::Text(s.notes[i]))};
   if (s.malformed_lines == 0) return;
-  out->AddRow("skipped", "skipped").fields = {F(
-      "malformed_lines", "malformed lines", Value::Count(static_cast<int64_t>(s.malformed_lines)))};
+  out->AddRow("skipped", "skipped").fields = {
+      F("malformed_lines", "malformed lines", Count(s.malformed_lines))};
   for (size_t i = 0; i < s.malformed_examples.size(); ++i)
     out->AddRow("malformed_example_" + std::to_string(i), "").fields = {
         F("example", "", Value::Text(s.malformed_examples[i]))};
@@ -177,9 +163,10 @@ void AddMonitorItems(const MonitorStats& s, const advise::MonitorAdvice& advice,
   for (const MonitorGpu& g : s.gpus) AddGpuRow(g, s.warmup_ns > 0, out);
   if (s.cpu) AddCpuRows(*s.cpu, out);
   Row& verdict = out->AddRow("verdict", "verdict");
-  verdict.fields = {F("verdict", "", Value::Text(advice.verdict)),
-                    Detail("gpu_util_mean_pct", "steady GPU util over the GPUs",
-                           s.util_mean_pct ? Pct(*s.util_mean_pct) : Value::Na(Unit::kPercent))};
+  verdict.fields = {
+      F("verdict", "", Value::Text(advice.verdict)),
+      Detail("gpu_util_mean_pct", "steady GPU util over the GPUs",
+             s.util_mean_pct ? Percent(*s.util_mean_pct) : Value::Na(Unit::kPercent))};
   for (const advise::MonitorFinding& f : advice.findings)
     out->items.emplace_back(advise::ToDocumentFinding(f));
   AddNotes(s, out);
