@@ -23,7 +23,7 @@ element Item(element doc, const char* section, const char* item) {
 double Num(element e) {
   double d;
   if (e.get_double().get(d) == simdjson::SUCCESS) return d;
-  int64_t i;
+  int64_t i = 0;  // stays 0 (and the expectation fails) when e is no number
   EXPECT_EQ(e.get_int64().get(i), simdjson::SUCCESS) << simdjson::to_string(e);
   return static_cast<double>(i);
 }
@@ -140,10 +140,10 @@ TEST(PlanCli, SearchFindsRankedConfigurations) {
   EXPECT_GT(Num(FieldValue(doc, "search", "searched", "rejected")), 0);
   // The reasons add up to the rejections; every example row carries its reason.
   double by_reason = 0;
-  for (element r : array(Item(doc, "rejected", "reasons")["rows"])) by_reason += Num(r["count"]);
+  for (element row : array(Item(doc, "rejected", "reasons")["rows"])) by_reason += Num(row["count"]);
   EXPECT_EQ(by_reason, Num(FieldValue(doc, "search", "searched", "rejected")));
-  for (element r : array(Item(doc, "rejected", "examples")["rows"]))
-    EXPECT_FALSE(std::string_view(r["reason"]).empty());
+  for (element row : array(Item(doc, "rejected", "examples")["rows"]))
+    EXPECT_FALSE(std::string_view(row["reason"]).empty());
 }
 
 void ExpectBadInput(const std::string& args, const std::vector<std::string>& needles) {

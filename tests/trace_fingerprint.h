@@ -10,7 +10,8 @@
 namespace gpuscope::testing {
 
 inline std::string Id(const Trace& t, TraceId id) {
-  return IsStringTraceId(id) ? "'" + std::string(t.Str(StringOfTraceId(id))) + "'"
+  // append, not "'" + std::string(...): GCC 12 reports a false -Wrestrict there (bug 105329).
+  return IsStringTraceId(id) ? std::string("'").append(t.Str(StringOfTraceId(id))).append("'")
                              : std::to_string(id);
 }
 

@@ -4,6 +4,7 @@
 #   tools/build.sh asan       ASan + UBSan, with debug info (build/asan)
 #   tools/build.sh fuzz       clang + libFuzzer targets (build/fuzz)
 #   tools/build.sh native     Release tuned for this CPU (build/native), for benchmarks
+# The flavours are the configure presets of CMakePresets.json (`cmake --preset asan` does the same).
 # Extra arguments are build targets (default: everything), e.g. `tools/build.sh release gpuscope`.
 # Tests are built when GoogleTest is installed (tools/setup.sh --test).
 set -eu
@@ -11,17 +12,14 @@ cd "$(dirname "$0")/.."
 flavour="${1:-release}"
 [ $# -gt 0 ] && shift
 case "$flavour" in
-  release) args="-DCMAKE_BUILD_TYPE=Release" ;;
-  asan) args="-DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUSCOPE_SANITIZE=ON" ;;
-  fuzz) args="-DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUSCOPE_FUZZ=ON -DGPUSCOPE_SANITIZE=ON -DCMAKE_CXX_COMPILER=clang++" ;;
-  native) args="-DCMAKE_BUILD_TYPE=Release -DGPUSCOPE_NATIVE=ON" ;;
+  release|asan|fuzz|native) ;;
   *) echo "usage: tools/build.sh [release|asan|fuzz|native]" >&2; exit 2 ;;
 esac
 dir="build/$flavour"
 mkdir -p build
 # Configure every time (fast when nothing changed) so newly installed packages, e.g. GoogleTest
 # after `tools/setup.sh --test`, are picked up by an existing build folder.
-cmake -S . -B "$dir" -G Ninja $args >"$dir.configure.log" 2>&1 || { cat "$dir.configure.log" >&2; exit 1; }
+cmake --preset "$flavour" >"$dir.configure.log" 2>&1 || { cat "$dir.configure.log" >&2; exit 1; }
 if [ $# -gt 0 ]; then
   cmake --build "$dir" --target "$@" -- --quiet
 else

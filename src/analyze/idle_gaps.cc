@@ -233,7 +233,7 @@ IdleGapStats AnalyzeIdleGaps(const Trace& trace, const StepsResult& steps, const
     }
     for (const auto& [name, ns] : overlap) gap.host_ops.emplace_back(name, ns);
     std::sort(gap.host_ops.begin(), gap.host_ops.end(),
-              [](const auto& a, const auto& b) { return a.second > b.second; });
+              [](const auto& x, const auto& y) { return x.second > y.second; });
     if (gap.host_ops.size() > 3) gap.host_ops.resize(3);
 
     ++out.long_gaps;

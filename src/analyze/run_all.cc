@@ -17,17 +17,18 @@ class RankSchedule : public std::enable_shared_from_this<RankSchedule> {
   void Start() {
     r_.trace = &t_;
     // The classes first: three analyses wait for them.
+    // A nested task's parameter is the same schedule; s2, s3 only because -Wshadow asks.
     Run([](RankSchedule& s) {
       s.r_.kernel_classes = BuildKernelClasses(s.t_);
-      s.Run([](RankSchedule& s) {
-        s.r_.steps = AnalyzeSteps(s.t_, s.r_.kernel_classes);
-        s.Run([](RankSchedule& s) {
-          s.r_.occupancy = AnalyzeOccupancy(s.t_, s.r_.kernel_classes, s.r_.steps);
+      s.Run([](RankSchedule& s2) {
+        s2.r_.steps = AnalyzeSteps(s2.t_, s2.r_.kernel_classes);
+        s2.Run([](RankSchedule& s3) {
+          s3.r_.occupancy = AnalyzeOccupancy(s3.t_, s3.r_.kernel_classes, s3.r_.steps);
         });
-        s.IdleGapInputDone();
+        s2.IdleGapInputDone();
       });
-      s.Run([](RankSchedule& s) { s.r_.gpu_time = AnalyzeGpuTime(s.t_, s.r_.kernel_classes); });
-      s.Run([](RankSchedule& s) { s.r_.kernels = AnalyzeKernels(s.t_, s.r_.kernel_classes); });
+      s.Run([](RankSchedule& s2) { s2.r_.gpu_time = AnalyzeGpuTime(s2.t_, s2.r_.kernel_classes); });
+      s.Run([](RankSchedule& s2) { s2.r_.kernels = AnalyzeKernels(s2.t_, s2.r_.kernel_classes); });
     });
     Run([](RankSchedule& s) {
       s.r_.sync = AnalyzeSyncPoints(s.t_);

@@ -69,9 +69,11 @@ NumberError ScaleToInt64(const Decimal& d, int64_t shift, int64_t* out) {
     return uk < d.int_digits.size() ? d.int_digits[uk] - '0'
                                     : d.frac_digits[uk - d.int_digits.size()] - '0';
   };
-  unsigned __int128 magnitude = 0;
-  const unsigned __int128 kLimit =
-      static_cast<unsigned __int128>(std::numeric_limits<int64_t>::max()) + 1;
+  // 128 bits so that magnitude * 10 + 9 cannot wrap before the limit check; __extension__ tells
+  // -Wpedantic that the non-ISO type is deliberate.
+  __extension__ typedef unsigned __int128 Uint128;
+  Uint128 magnitude = 0;
+  const Uint128 kLimit = static_cast<Uint128>(std::numeric_limits<int64_t>::max()) + 1;
   for (int64_t k = 0; k < point; ++k) {
     magnitude = magnitude * 10 + static_cast<unsigned>(digit_at(k));
     if (magnitude > kLimit) return NumberError::kOutOfRange;

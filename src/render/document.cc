@@ -158,47 +158,49 @@ const std::string& ItemKey(const Item& item) {
   return std::visit([](const auto& x) -> const std::string& { return x.key; }, item);
 }
 
-Row& Section::AddRow(std::string key, std::string label) {
-  items.emplace_back(Row{std::move(key), std::move(label), {}, {}});
+Row& Section::AddRow(std::string row_key, std::string label) {
+  items.emplace_back(Row{std::move(row_key), std::move(label), {}, {}});
   return std::get<Row>(items.back());
 }
 
-Table& Section::AddTable(std::string key, std::string title, std::vector<Column> columns) {
+Table& Section::AddTable(std::string table_key, std::string table_title,
+                         std::vector<Column> columns) {
   Table t;
-  t.key = std::move(key);
-  t.title = std::move(title);
+  t.key = std::move(table_key);
+  t.title = std::move(table_title);
   t.columns = std::move(columns);
   items.emplace_back(std::move(t));
   return std::get<Table>(items.back());
 }
 
-Chart& Section::AddChart(std::string key, std::string title, Chart::Kind kind, Unit unit) {
+Chart& Section::AddChart(std::string chart_key, std::string chart_title, Chart::Kind kind,
+                         Unit unit) {
   Chart c;
-  c.key = std::move(key);
-  c.title = std::move(title);
+  c.key = std::move(chart_key);
+  c.title = std::move(chart_title);
   c.kind = kind;
   c.unit = unit;
   items.emplace_back(std::move(c));
   return std::get<Chart>(items.back());
 }
 
-Finding& Section::AddFinding(std::string key) {
+Finding& Section::AddFinding(std::string finding_key) {
   Finding f;
-  f.key = std::move(key);
+  f.key = std::move(finding_key);
   items.emplace_back(std::move(f));
   return std::get<Finding>(items.back());
 }
 
-void Section::AddText(std::string key, std::string text) {
-  items.emplace_back(Text{std::move(key), std::move(text), false});
+void Section::AddText(std::string text_key, std::string text) {
+  items.emplace_back(Text{std::move(text_key), std::move(text), false});
 }
 
-void Section::AddCode(std::string key, std::string text) {
-  items.emplace_back(Text{std::move(key), std::move(text), true});
+void Section::AddCode(std::string text_key, std::string text) {
+  items.emplace_back(Text{std::move(text_key), std::move(text), true});
 }
 
-Section& Section::AddSection(std::string key, std::string title) {
-  return AppendSection(sections, std::move(key), std::move(title));
+Section& Section::AddSection(std::string section_key, std::string section_title) {
+  return AppendSection(sections, std::move(section_key), std::move(section_title));
 }
 
 const Section* Section::FindSection(std::string_view k) const { return FindSectionIn(sections, k); }
@@ -209,8 +211,8 @@ const Item* Section::FindItem(std::string_view k) const {
   return nullptr;
 }
 
-Section& Document::AddSection(std::string key, std::string title) {
-  return AppendSection(sections, std::move(key), std::move(title));
+Section& Document::AddSection(std::string section_key, std::string section_title) {
+  return AppendSection(sections, std::move(section_key), std::move(section_title));
 }
 
 const Section* Document::FindSection(std::string_view k) const { return FindSectionIn(sections, k); }

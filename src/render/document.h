@@ -173,13 +173,14 @@ struct Section {
   std::deque<Section> sections;
   bool operator==(const Section&) const = default;
 
-  Row& AddRow(std::string key, std::string label);
-  Table& AddTable(std::string key, std::string title, std::vector<Column> columns);
-  Chart& AddChart(std::string key, std::string title, Chart::Kind kind, Unit unit);
-  Finding& AddFinding(std::string key);
-  void AddText(std::string key, std::string text);
-  void AddCode(std::string key, std::string text);
-  Section& AddSection(std::string key, std::string title);
+  // Parameters are not named after the members (key, title): -Wshadow.
+  Row& AddRow(std::string row_key, std::string label);
+  Table& AddTable(std::string table_key, std::string table_title, std::vector<Column> columns);
+  Chart& AddChart(std::string chart_key, std::string chart_title, Chart::Kind kind, Unit unit);
+  Finding& AddFinding(std::string finding_key);
+  void AddText(std::string text_key, std::string text);
+  void AddCode(std::string text_key, std::string text);
+  Section& AddSection(std::string section_key, std::string section_title);
   const Section* FindSection(std::string_view key) const;
   const Item* FindItem(std::string_view key) const;
 };
@@ -196,7 +197,7 @@ struct Document {
   std::deque<Section> sections;
   bool operator==(const Document&) const = default;
 
-  Section& AddSection(std::string key, std::string title);
+  Section& AddSection(std::string section_key, std::string section_title);
   const Section* FindSection(std::string_view key) const;
 };
 

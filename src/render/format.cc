@@ -41,8 +41,10 @@ std::string FormatBinaryBytes(double n) {
   if (a >= 1048576.0) {
     const double mib = std::round(n / 1048576.0 * 10) / 10;
     const double whole = std::trunc(mib);
-    return (mib < 0 ? "-" : "") + GroupDigits(static_cast<uint64_t>(std::fabs(whole))) +
-           fmt::format(".{:d} MiB", static_cast<int>(std::llround(std::fabs(mib - whole) * 10)) % 10);
+    // One fmt::format, not "-" + string: GCC 12 reports a false -Wrestrict there (bug 105329).
+    return fmt::format("{}{}.{:d} MiB", mib < 0 ? "-" : "",
+                       GroupDigits(static_cast<uint64_t>(std::fabs(whole))),
+                       static_cast<int>(std::llround(std::fabs(mib - whole) * 10)) % 10);
   }
   if (a >= 1024.0) return fmt::format("{:.1f} KiB", n / 1024.0);
   return fmt::format("{:.0f} B", n);

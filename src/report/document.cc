@@ -588,8 +588,8 @@ render::Section BuildRankSection(const RankReport& rr, size_t index) {
       F("world_size", "of", r.world_size > 0 ? Value::Count(r.world_size) : Value::Na(Unit::kCount)),
       F("rank_source", "from", Text(RankSourceName(r.rank_source))), F("path", "file", Text(r.path))};
   // Groups: headed sections in HTML and JSON; in text they read as one rank's lines.
-  auto group = [&s](const char* key, const char* title) -> Section& {
-    Section& g = s.AddSection(key, title);
+  auto group = [&s](const char* key, const char* heading) -> Section& {
+    Section& g = s.AddSection(key, heading);
     g.text_inline = true;
     return g;
   };
