@@ -1,4 +1,5 @@
-// CONTRACT STUB (job-contract branch): replaced by the job-report branch.
+// CONTRACT STUB (job-contract branch): facts come from analyze::ExtractRankFacts (job-analysis branch);
+// the verdict is filled here by the job-report branch.
 #include "report/summary.h"
 
 #include "analyze/job.h"
@@ -12,11 +13,6 @@ RankSummary SummarizeRank(const RankReport& rank, size_t index) {
   s.facts = analyze::ExtractRankFacts(rank);
   s.section = BuildRankSection(rank, index);
   return s;
-}
-
-render::Document BuildJobDocument(const std::vector<RankSummary>&, const std::vector<Status>&,
-                                  const JobOptions&) {
-  return {};
 }
 
 }  // namespace gpuscope::report
