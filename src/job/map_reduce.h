@@ -29,6 +29,9 @@ struct Mapped {
   std::vector<report::RankSummary> ranks;  // sorted by rank, then path
   std::vector<Status> failures;            // inputs that could not be read
 };
+// Puts summaries in report order: by rank, then path (ranks without an id last, by path).
+void SortMapped(Mapped* mapped);
+
 // Maps every trace of `paths` (files) on the pool, at most options.max_ranks_in_memory at once.
 Mapped MapTraces(const std::vector<std::string>& paths, const MapOptions& options,
                  ThreadPool& pool);

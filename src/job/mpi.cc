@@ -1,0 +1,206 @@
+#include "job/mpi.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <numeric>
+#include <system_error>
+
+#include "store/summary_file.h"
+
+#if GPUSCOPE_HAVE_MPI
+#include <mpi.h>
+#endif
+
+namespace gpuscope::job {
+
+std::vector<std::vector<size_t>> PlanMap(const std::vector<uint64_t>& sizes, int processes) {
+  const size_t n = static_cast<size_t>(std::max(processes, 1));
+  std::vector<std::vector<size_t>> plan(n);
+  std::vector<size_t> order(sizes.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return sizes[a] > sizes[b]; });
+  std::vector<uint64_t> load(n, 0);
+  for (size_t file : order) {
+    const size_t p = static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+    plan[p].push_back(file);
+    load[p] += std::max<uint64_t>(sizes[file], 1);
+  }
+  for (std::vector<size_t>& files : plan) std::sort(files.begin(), files.end());
+  return plan;
+}
+
+#if !GPUSCOPE_HAVE_MPI
+
+bool MpiBuilt() { return false; }
+
+Result<std::unique_ptr<MpiWorld>> MpiWorld::Start(int*, char***) {
+  return Status::Error(StatusCode::kUsage,
+                       "--mpi: this gpuscope was built without MPI (hint: install Debian's "
+                       "libopenmpi-dev and openmpi-bin, then rebuild: tools/build.sh; or spread the "
+                       "work with `gpuscope map` and `gpuscope reduce`, see docs/jobs.md)");
+}
+
+MpiWorld::~MpiWorld() = default;
+
+Result<Mapped> MapTracesMpi(MpiWorld&, const std::vector<std::string>&, const MapOptions&,
+                            ThreadPool&) {
+  return Status::Error(StatusCode::kInternal, "MapTracesMpi without MPI");
+}
+
+#else
+
+namespace {
+
+// The failures of one process as bytes: per failure its index in the path list, its code and
+// its message (length-prefixed; messages may hold any byte).
+void PutU64(std::string* out, uint64_t v) { out->append(reinterpret_cast<const char*>(&v), 8); }
+
+bool GetU64(std::string_view* in, uint64_t* v) {
+  if (in->size() < 8) return false;
+  std::memcpy(v, in->data(), 8);
+  in->remove_prefix(8);
+  return true;
+}
+
+struct IndexedFailure {
+  size_t index = 0;
+  Status status;
+};
+
+std::string EncodeFailures(const std::vector<IndexedFailure>& failures) {
+  std::string out;
+  PutU64(&out, failures.size());
+  for (const IndexedFailure& f : failures) {
+    PutU64(&out, f.index);
+    PutU64(&out, static_cast<uint64_t>(f.status.code()));
+    PutU64(&out, f.status.message().size());
+    out += f.status.message();
+  }
+  return out;
+}
+
+bool DecodeFailures(std::string_view in, std::vector<IndexedFailure>* out) {
+  uint64_t n = 0;
+  if (!GetU64(&in, &n)) return false;
+  for (uint64_t i = 0; i < n; ++i) {
+    uint64_t index = 0, code = 0, len = 0;
+    if (!GetU64(&in, &index) || !GetU64(&in, &code) || !GetU64(&in, &len) || in.size() < len)
+      return false;
+    out->push_back({static_cast<size_t>(index),
+                    Status::Error(static_cast<StatusCode>(code), std::string(in.substr(0, len)))});
+    in.remove_prefix(len);
+  }
+  return in.empty();
+}
+
+Status MpiError(const char* what, int code) {
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(code, text, &len);
+  return Status::Error(StatusCode::kIoError,
+                       std::string("MPI: ") + what + " failed: " + std::string(text, len));
+}
+
+// Gathers one byte string per process on process 0 (sizes first, then the bytes).
+Result<std::vector<std::string>> Gather(const std::string& mine, const MpiWorld& world) {
+  if (mine.size() > static_cast<size_t>(INT_MAX))
+    return Status::Error(StatusCode::kInternal,
+                         "MPI: one process's summaries exceed 2 GiB; run more processes");
+  const int my_size = static_cast<int>(mine.size());
+  std::vector<int> sizes(world.root() ? static_cast<size_t>(world.size()) : 0);
+  if (int e = MPI_Gather(&my_size, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, MPI_COMM_WORLD))
+    return MpiError("gathering sizes", e);
+  std::vector<int> offsets(sizes.size());
+  std::string all;
+  if (world.root()) {
+    int64_t total = 0;
+    for (size_t p = 0; p < sizes.size(); ++p) {
+      offsets[p] = static_cast<int>(total);
+      total += sizes[p];
+    }
+    if (total > INT_MAX)
+      return Status::Error(StatusCode::kInternal,
+                           "MPI: the gathered summaries exceed 2 GiB; reduce with `gpuscope "
+                           "reduce` from summary files instead");
+    all.resize(static_cast<size_t>(total));
+  }
+  if (int e = MPI_Gatherv(mine.data(), my_size, MPI_BYTE, all.data(), sizes.data(),
+                          offsets.data(), MPI_BYTE, 0, MPI_COMM_WORLD))
+    return MpiError("gathering summaries", e);
+  std::vector<std::string> parts;
+  for (size_t p = 0; p < sizes.size(); ++p)
+    parts.push_back(all.substr(static_cast<size_t>(offsets[p]), static_cast<size_t>(sizes[p])));
+  return parts;
+}
+
+}  // namespace
+
+bool MpiBuilt() { return true; }
+
+Result<std::unique_ptr<MpiWorld>> MpiWorld::Start(int* argc, char*** argv) {
+  int provided = 0;
+  // The pool's threads never call MPI: only the main thread does.
+  if (int e = MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided))
+    return MpiError("MPI_Init_thread", e);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  return std::unique_ptr<MpiWorld>(new MpiWorld(rank, size));
+}
+
+MpiWorld::~MpiWorld() { MPI_Finalize(); }
+
+Result<Mapped> MapTracesMpi(MpiWorld& world, const std::vector<std::string>& paths,
+                            const MapOptions& options, ThreadPool& pool) {
+  std::vector<uint64_t> sizes(paths.size(), 0);
+  for (size_t i = 0; i < paths.size(); ++i) {
+    std::error_code ec;
+    const uint64_t bytes = std::filesystem::file_size(paths[i], ec);
+    sizes[i] = ec ? 0 : bytes;  // unreadable: its map reports why
+  }
+  const std::vector<size_t> mine = PlanMap(sizes, world.size())[static_cast<size_t>(world.rank())];
+  std::vector<std::string> my_paths;
+  for (size_t i : mine) my_paths.push_back(paths[i]);
+  Mapped mapped = MapTraces(my_paths, options, pool);
+
+  // Failures name their file; their index in `paths` restores the single-process order.
+  std::vector<IndexedFailure> failures;
+  for (Status& f : mapped.failures) {
+    size_t index = paths.size();
+    for (size_t i : mine)
+      if (f.message().find(paths[i]) != std::string::npos) index = std::min(index, i);
+    failures.push_back({index, std::move(f)});
+  }
+  auto summaries = store::SerializeSummaries(mapped.ranks);
+  if (!summaries.ok()) return summaries.status();
+  auto gathered_summaries = Gather(*summaries, world);
+  if (!gathered_summaries.ok()) return gathered_summaries.status();
+  auto gathered_failures = Gather(EncodeFailures(failures), world);
+  if (!gathered_failures.ok()) return gathered_failures.status();
+  if (!world.root()) return Mapped{};
+
+  Mapped all;
+  std::vector<IndexedFailure> all_failures;
+  for (size_t p = 0; p < gathered_summaries->size(); ++p) {
+    auto ranks = store::DeserializeSummaries((*gathered_summaries)[p],
+                                             "summaries of MPI process " + std::to_string(p));
+    if (!ranks.ok()) return ranks.status();
+    for (report::RankSummary& r : *ranks) all.ranks.push_back(std::move(r));
+    if (!DecodeFailures((*gathered_failures)[p], &all_failures))
+      return Status::Error(StatusCode::kInternal,
+                           "MPI: damaged failure list from process " + std::to_string(p));
+  }
+  SortMapped(&all);
+  std::stable_sort(all_failures.begin(), all_failures.end(),
+                   [](const IndexedFailure& a, const IndexedFailure& b) { return a.index < b.index; });
+  for (IndexedFailure& f : all_failures) all.failures.push_back(std::move(f.status));
+  return all;
+}
+
+#endif
+
+}  // namespace gpuscope::job

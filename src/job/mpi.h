@@ -1,0 +1,52 @@
+// `mpirun -n N gpuscope analyze --mpi FOLDER`: the map spread over N processes on any number of
+// nodes (Debian's OpenMPI; `srun` under Slurm), the summaries gathered on process 0, which reduces
+// and prints. The output is identical to the single-process run: process 0 gets the same
+// summaries, in the same order, and reduces them with the same code. Built only with the CMake
+// option GPUSCOPE_MPI (on when MPI is found); otherwise MpiBuilt() is false and StartMpi fails
+// with a message saying how to get it.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/thread_pool.h"
+#include "gpuscope/status.h"
+#include "job/map_reduce.h"
+
+namespace gpuscope::job {
+
+// True when this binary was built with MPI.
+bool MpiBuilt();
+
+// The MPI world for one run: MPI_Init on Start, MPI_Finalize when destroyed. One per process.
+class MpiWorld {
+ public:
+  static Result<std::unique_ptr<MpiWorld>> Start(int* argc, char*** argv);
+  ~MpiWorld();
+  MpiWorld(const MpiWorld&) = delete;
+  MpiWorld& operator=(const MpiWorld&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  bool root() const { return rank_ == 0; }
+
+ private:
+  MpiWorld(int rank, int size) : rank_(rank), size_(size) {}
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+// Which process maps which file: the largest files first, each to the process with the fewest
+// bytes so far (ties: the lowest process). Deterministic from the sizes alone, so every process
+// computes the same plan without talking. Returns, per process, indices into `sizes`.
+std::vector<std::vector<size_t>> PlanMap(const std::vector<uint64_t>& sizes, int processes);
+
+// Maps this process's share of `paths` (PlanMap over their sizes) and gathers every process's
+// summaries and failures on process 0, ordered as MapTraces orders them for the whole list. On
+// the other processes returns an empty Mapped. A failure to send or receive is an error on every
+// process that sees it.
+Result<Mapped> MapTracesMpi(MpiWorld& world, const std::vector<std::string>& paths,
+                            const MapOptions& options, ThreadPool& pool);
+
+}  // namespace gpuscope::job
