@@ -485,7 +485,7 @@ Result<Trace> ReadKinetoJson(io::ByteSource& source, const std::string& name, ui
   trace.info.events_total = merger.events();
   // Before linking: a duplicated runtime call would otherwise count as a duplicate correlation, and
   // no analysis must see an event twice (a repeated ProfilerStep#N became a zero-length step).
-  const model::DuplicateCounts dups = model::RemoveDuplicateEvents(&trace);
+  const model::DuplicateCounts dups = model::RemoveDuplicateEvents(&trace, parse_tasks ? &parse_tasks->pool() : nullptr);
   if (dups.gpu > 0) trace.diagnostics.Add(Diag::kDuplicateGpuEvent, -1, dups.gpu);
   if (dups.runtime > 0) trace.diagnostics.Add(Diag::kDuplicateRuntimeCall, -1, dups.runtime);
   if (dups.cpu > 0) trace.diagnostics.Add(Diag::kDuplicateCpuEvent, -1, dups.cpu);
