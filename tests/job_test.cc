@@ -223,6 +223,34 @@ TEST(AnalyzeJob, ARankMissingFromACollectiveCountsNoWaits) {
   EXPECT_FALSE(a.straggler.has_value());  // 2.5 µs per step is far below 1 % of 10 ms
 }
 
+// Two files that claim the same rank id, analysed together (a job GroupJobs would have split):
+// they stay two members with their own waits and inputs, never merged into one rank.
+TEST(AnalyzeJob, DuplicateRankIdsStayTwoMembers) {
+  std::vector<RankFacts> f = {MadeRank(0, 2), MadeRank(1, 2), MadeRank(1, 2)};
+  f[2].identity.path = "copy/rank1.json";
+  for (int k = 0; k < 4; ++k) {
+    const int64_t t = kT0 + k * 10 * kMs + 3 * kMs;
+    f[0].collectives.push_back(Coll(k, t, t + 2 * kMs, k));
+    f[1].collectives.push_back(Coll(k, t + 300 * kUs, t + 2 * kMs, k));
+    f[2].collectives.push_back(Coll(k, t + 100 * kUs, t + 2 * kMs, k));
+  }
+  for (RankFacts& r : f) SetOrdinals(&r);
+  const JobAnalysis a = AnalyzeJob(Ptrs(f));
+  ASSERT_EQ(a.ranks.size(), 3u);
+  EXPECT_EQ(a.ranks[1].rank, 1);
+  EXPECT_EQ(a.ranks[2].rank, 1);
+  EXPECT_EQ(a.ranks[1].input, 1u);
+  EXPECT_EQ(a.ranks[2].input, 2u);
+  EXPECT_EQ(a.ranks[1].times_last, 4u);
+  EXPECT_EQ(a.ranks[2].times_last, 0u);
+  EXPECT_EQ(a.ranks[2].wait_suffered_ns_per_step, 200 * kUs);
+  ASSERT_EQ(a.collectives.size(), 4u);
+  EXPECT_EQ(a.collectives[0].ranks, 3);
+  ASSERT_TRUE(a.straggler.has_value());
+  EXPECT_EQ(a.straggler->input, 1u);  // the first file, not its copy
+  EXPECT_EQ(a.straggler->wait_caused_ns_per_step, 200 * kUs);
+}
+
 // A rank that waits at every collective (the one with the most exposed communication) is never
 // named; the rank it waits for is, with what its lateness costs per step.
 TEST(AnalyzeJob, ARankThatOnlyWaitsIsNeverNamed) {
