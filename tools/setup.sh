@@ -5,7 +5,7 @@
 #   tools/setup.sh --dev    + fuzzing (clang), benchmarks (GNU time, hyperfine)
 set -eu
 
-packages="cmake ninja-build g++ libsimdjson-dev libisal-dev zlib1g-dev libcli11-dev libfmt-dev"
+packages="cmake ninja-build g++ libsimdjson-dev libisal-dev zlib1g-dev libcli11-dev libfmt-dev libsqlite3-dev"
 for arg in "$@"; do
   case "$arg" in
     --test) packages="$packages googletest libgtest-dev libgmock-dev chromium python3 python3-jsonschema" ;;
