@@ -187,18 +187,21 @@ int RunAnalyze(const AnalyzeArgs& args) {
                    args.monitor_file.c_str());
   } else {
     // One file (or stdin): whatever the registry makes of it, a monitor input included.
-    auto in = ingest::ReadInput(input, options);
+    std::optional<monitor::Recording> recording;
+    auto loaded = ingest::LoadInputs(input, options, &recording);
     stats.load_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (!in.ok()) {
-      PrintError(in.status());
-      return ExitCodeFor(in.status());
+    if (!loaded.ok()) {
+      PrintError(loaded.status());
+      return ExitCodeFor(loaded.status());
     }
     // Monitor recordings and nvidia-smi logs get the monitor's verdict (docs/monitor.md).
-    if (in->kind == ingest::ModelKind::kMonitor) return cli::EmitMonitorVerdict(*in->recording, args.out);
+    if (recording) return cli::EmitMonitorVerdict(*recording, args.out);
     read_monitor();
     bar.Analysing();
-    ranks.push_back(job::SummarizeLoadedTrace(std::move(*in->trace), map, pool, &stats));
+    for (Trace& trace : loaded->traces)
+      ranks.push_back(job::SummarizeLoadedTrace(std::move(trace), map, pool, &stats));
+    failures = std::move(loaded->failures);
   }
   const auto t1 = std::chrono::steady_clock::now();
   const render::Document doc = report::BuildJobDocument(ranks, failures, job_options);
