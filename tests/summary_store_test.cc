@@ -308,6 +308,29 @@ TEST(SummaryFile, DamagedBytesGiveAnErrorNotACrash) {
   EXPECT_GE(errors, cases / 2);
 }
 
+// Found by fuzz/summary_fuzz.cc: the JSON reader takes a finding without "saving_ns" (a null of
+// no unit) that the writer prints back as a null in ns; a summary must read back the same however
+// often it is written and read.
+TEST(SummaryFile, LooseSectionJsonIsReadAsTheWriterWouldWriteIt) {
+  ScopedTempDir dir;
+  const std::string path = dir.File("s.db");
+  report::RankSummary summary = FullSummary(1);
+  render::Finding& finding = summary.section.AddFinding("memory_underused");
+  finding.title = "Most of the GPU's memory is unused";
+  finding.saving = render::Value::Na(render::Unit::kNanos);
+  finding.saving_share = render::Value::Na(render::Unit::kShare);
+  ASSERT_TRUE(store::WriteSummaryFile(path, {summary}).ok());
+  Alter(path, "UPDATE ranks SET section_json = replace(section_json, '\"saving_ns\":null,', '');");
+  auto once = store::ReadSummaryFile(path);
+  ASSERT_TRUE(once.ok()) << once.status().message();
+  EXPECT_EQ(once->front(), AsRead(summary));
+  auto bytes = store::SerializeSummaries(*once);
+  ASSERT_TRUE(bytes.ok());
+  auto twice = store::DeserializeSummaries(*bytes, "again");
+  ASSERT_TRUE(twice.ok()) << twice.status().message();
+  EXPECT_EQ(*twice, *once);
+}
+
 TEST(SummaryFile, LooksLikeSummaryFileIsTheSqliteHeader) {
   EXPECT_TRUE(store::LooksLikeSummaryFile(std::string_view("SQLite format 3\0rest", 20)));
   EXPECT_FALSE(store::LooksLikeSummaryFile("SQLite format 3"));  // no NUL: a text file

@@ -524,7 +524,16 @@ class Reader {
                ": section_json is not one section of a gpuscope.report document";
         return false;
       }
-      r.section = std::move(doc->sections.front());
+      // Once more through the writer and the reader: the JSON reader takes documents a little
+      // looser than the writer prints them (a finding without "saving_ns" reads as a null of no
+      // unit, which is written back as a null in ns), so a section is normalised to what writing
+      // gives, and a summary reads back the same however often it is written and read again.
+      auto normal = render::FromJson(render::ToJson(*doc, 0), where);
+      if (!normal.ok()) {
+        *why = "section_json: " + normal.status().message();
+        return false;
+      }
+      r.section = std::move(normal->sections.front());
       ranks->push_back(std::move(r));
       return true;
     });
