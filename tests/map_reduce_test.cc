@@ -2,6 +2,7 @@
 // summaries come in report order, `reduce` of map's files prints exactly what `analyze FOLDER`
 // prints, and summaries are read wherever traces are.
 #include <gtest/gtest.h>
+#include <simdjson.h>
 
 #include <filesystem>
 #include <string>
@@ -219,6 +220,29 @@ TEST(JobCli, ReduceOfMapOutputsIsAnalyzeOfTheFolderOnTbPluginTraces) {
   EXPECT_NE(m.out.find("mapped 4 of 4 traces"), std::string::npos) << m.out;
   ExpectSameOutput("analyze --json " + traces, "reduce --json " + out.path());
   ExpectSameOutput("analyze --color never " + traces, "reduce --color never " + out.path());
+}
+
+// `--monitor` applies to each rank of a folder, and a map with it reduces to the same report.
+TEST(JobCli, MonitorBesideEveryRankOfAFolderAndThroughMapReduce) {
+  ScopedTempDir dir, out;
+  WriteRanks(dir.path(), 2);
+  const std::string recording = std::string(GPUSCOPE_SOURCE_DIR) + "/fuzz/seeds/monitor/recording.jsonl";
+  const auto a = RunGpuscope("analyze --json " + dir.path() + " --monitor " + recording);
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(a.out).get(doc), simdjson::SUCCESS);
+  for (const char* rank : {"rank_0", "rank_1"}) {
+    simdjson::dom::element monitor;
+    EXPECT_EQ(doc["sections"][rank]["sections"]["monitor"].get(monitor), simdjson::SUCCESS) << rank;
+  }
+  ASSERT_EQ(RunGpuscope("map " + dir.path() + " --monitor " + recording + " -o " + out.path() + "/").exit_code, 0);
+  const auto r = RunGpuscope("reduce --json " + out.path());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(a.out == r.out);
+  // Summaries were analysed when mapped: a monitor given to their reduce is said to do nothing.
+  const auto again = RunGpuscope("analyze --json " + out.path() + " --monitor " + recording);
+  EXPECT_NE(again.err.find("note: --monitor applies to traces"), std::string::npos) << again.err;
 }
 
 TEST(JobCli, MapNamesEachSummaryAfterItsTrace) {
