@@ -17,7 +17,8 @@
 namespace {
 
 void CheckSafe(const std::string& text, const char* what) {
-  if (gpuscope::NeedsSanitizing(text)) gpuscope::fuzz::Fail("unsafe text in %s read from a summary", what);
+  if (gpuscope::NeedsSanitizing(text))
+    gpuscope::fuzz::Fail("unsafe text in %s read from a summary", what);
 }
 
 }  // namespace
@@ -33,7 +34,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   for (const report::RankSummary& r : *ranks) {
     const model::RankIdentity& id = r.facts.identity;
-    for (const std::string* s : {&id.path, &id.backend, &id.device_name, &id.hostname, &r.facts.verdict})
+    for (const std::string* s :
+         {&id.path, &id.backend, &id.device_name, &id.hostname, &r.facts.verdict})
       CheckSafe(*s, "the identity");
     for (const std::string& pg : id.process_groups) CheckSafe(pg, "a process group");
     for (const model::CollectiveRecord& c : r.facts.collectives) {

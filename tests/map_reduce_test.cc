@@ -1,6 +1,8 @@
 // The job pipeline (src/job/) and its commands: map holds at most the limit of rank models,
 // summaries come in report order, `reduce` of map's files prints exactly what `analyze FOLDER`
 // prints, and summaries are read wherever traces are.
+#include "job/map_reduce.h"
+
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
@@ -9,7 +11,6 @@
 #include <vector>
 
 #include "gpuscope/synth.h"
-#include "job/map_reduce.h"
 #include "store/summary_file.h"
 #include "test_util.h"
 
@@ -21,7 +22,8 @@ using testing::RunGpuscope;
 using testing::ScopedTempDir;
 using testing::WriteFile;
 
-// `n` small synthetic ranks in `dir` (rank<R>.pt.trace.json), with a straggler so that ranks differ.
+// `n` small synthetic ranks in `dir` (rank<R>.pt.trace.json), with a straggler so that ranks
+// differ.
 void WriteRanks(const std::string& dir, int n, int steps = 3) {
   SynthOptions o;
   o.ranks = n;
@@ -125,8 +127,9 @@ TEST(MapReduce, BadTraceIsCollectedAndTheOthersMapped) {
   WriteFile(bad.File("y.json"), "[");
   auto none = job::ReadSummaries({bad.path()}, {}, pool);
   ASSERT_FALSE(none.ok());
-  EXPECT_NE(none.status().message().find(bad.path() + ": none of the 2 trace files could be read; first error: " +
-                                         bad.File("x.json")),
+  EXPECT_NE(none.status().message().find(
+                bad.path() +
+                ": none of the 2 trace files could be read; first error: " + bad.File("x.json")),
             std::string::npos)
       << none.status().message();
 }
@@ -139,7 +142,9 @@ TEST(MapReduce, SummaryFilesReadBackAsMapped) {
   ASSERT_EQ(mapped.ranks.size(), 3u);
   // One file per rank in a folder, and one file holding them all: both read back equal.
   for (size_t r = 0; r < 3; ++r)
-    ASSERT_TRUE(store::WriteSummaryFile(out.File("r" + std::to_string(r) + ".db"), {mapped.ranks[2 - r]}).ok());
+    ASSERT_TRUE(
+        store::WriteSummaryFile(out.File("r" + std::to_string(r) + ".db"), {mapped.ranks[2 - r]})
+            .ok());
   ASSERT_TRUE(store::WriteSummaryFile(dir.File("all.gpuscope.db"), mapped.ranks).ok());
   auto folder = job::ReadSummaries({out.path()}, {}, pool);
   ASSERT_TRUE(folder.ok()) << folder.status().message();
@@ -161,7 +166,8 @@ TEST(MapReduce, SinkGetsEverySummaryAndMappedKeepsNone) {
   std::vector<int> seen(4, 0);
   options.sink = [&](size_t i, report::RankSummary&& s) {
     ++seen[i];
-    return s.facts.identity.rank == 2 ? Status::Error(StatusCode::kIoError, "disk full") : Status::Ok();
+    return s.facts.identity.rank == 2 ? Status::Error(StatusCode::kIoError, "disk full")
+                                      : Status::Ok();
   };
   size_t last_done = 0;
   options.ranks_done = [&](size_t done, size_t total) {
@@ -195,10 +201,12 @@ TEST(JobCli, ReduceOfMapOutputsIsAnalyzeOfTheFolderOnFourSyntheticRanks) {
   auto m = RunGpuscope("map " + dir.path() + " -o " + out.path() + "/");
   ASSERT_EQ(m.exit_code, 0) << m.err;
   for (int r = 0; r < 4; ++r)
-    EXPECT_TRUE(std::filesystem::exists(out.File("rank" + std::to_string(r) + ".gpuscope.db"))) << m.out;
+    EXPECT_TRUE(std::filesystem::exists(out.File("rank" + std::to_string(r) + ".gpuscope.db")))
+        << m.out;
   EXPECT_NE(m.out.find("mapped 4 of 4 traces"), std::string::npos) << m.out;
   ExpectSameOutput("analyze --json " + dir.path(), "reduce --json " + out.path());
-  ExpectSameOutput("analyze --color never -v " + dir.path(), "reduce --color never -v " + out.path());
+  ExpectSameOutput("analyze --color never -v " + dir.path(),
+                   "reduce --color never -v " + out.path());
   // Map's files one by one (a Slurm array's outputs), and analyze of the summary folder.
   std::string files;
   for (int r = 3; r >= 0; --r) files += " " + out.File("rank" + std::to_string(r) + ".gpuscope.db");
@@ -226,7 +234,8 @@ TEST(JobCli, ReduceOfMapOutputsIsAnalyzeOfTheFolderOnTbPluginTraces) {
 TEST(JobCli, MonitorBesideEveryRankOfAFolderAndThroughMapReduce) {
   ScopedTempDir dir, out;
   WriteRanks(dir.path(), 2);
-  const std::string recording = std::string(GPUSCOPE_SOURCE_DIR) + "/fuzz/seeds/monitor/recording.jsonl";
+  const std::string recording =
+      std::string(GPUSCOPE_SOURCE_DIR) + "/fuzz/seeds/monitor/recording.jsonl";
   const auto a = RunGpuscope("analyze --json " + dir.path() + " --monitor " + recording);
   ASSERT_EQ(a.exit_code, 0) << a.err;
   simdjson::dom::parser parser;
@@ -236,7 +245,9 @@ TEST(JobCli, MonitorBesideEveryRankOfAFolderAndThroughMapReduce) {
     simdjson::dom::element monitor;
     EXPECT_EQ(doc["sections"][rank]["sections"]["monitor"].get(monitor), simdjson::SUCCESS) << rank;
   }
-  ASSERT_EQ(RunGpuscope("map " + dir.path() + " --monitor " + recording + " -o " + out.path() + "/").exit_code, 0);
+  ASSERT_EQ(RunGpuscope("map " + dir.path() + " --monitor " + recording + " -o " + out.path() + "/")
+                .exit_code,
+            0);
   const auto r = RunGpuscope("reduce --json " + out.path());
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(a.out == r.out);
@@ -263,13 +274,15 @@ TEST(JobCli, MapRefusesTwoTracesOfOneNameAndSummariesAsInput) {
   ScopedTempDir a, b, out;
   WriteRanks(a.path(), 1);
   WriteRanks(b.path(), 1);
-  auto m = RunGpuscope("map " + a.File("rank0.pt.trace.json") + " " + b.File("rank0.pt.trace.json") +
-                       " -o " + out.path() + "/");
+  auto m = RunGpuscope("map " + a.File("rank0.pt.trace.json") + " " +
+                       b.File("rank0.pt.trace.json") + " -o " + out.path() + "/");
   EXPECT_EQ(m.exit_code, 2);
-  EXPECT_NE(m.err.find("would both be summarised to " + out.File("rank0.gpuscope.db")), std::string::npos)
+  EXPECT_NE(m.err.find("would both be summarised to " + out.File("rank0.gpuscope.db")),
+            std::string::npos)
       << m.err;
   EXPECT_FALSE(std::filesystem::exists(out.File("rank0.gpuscope.db")));
-  ASSERT_EQ(RunGpuscope("map " + a.File("rank0.pt.trace.json") + " -o " + out.File("s.db")).exit_code, 0);
+  ASSERT_EQ(
+      RunGpuscope("map " + a.File("rank0.pt.trace.json") + " -o " + out.File("s.db")).exit_code, 0);
   m = RunGpuscope("map " + out.File("s.db") + " -o " + out.File("t.db"));
   EXPECT_EQ(m.exit_code, 2);
   EXPECT_NE(m.err.find("is already a gpuscope summary"), std::string::npos) << m.err;
@@ -299,7 +312,8 @@ TEST(JobCli, ReduceOfWrongFilesIsExitTwoNamingThem) {
   WriteFile(dir.File("half.db"), bytes->substr(0, bytes->size() / 2) + std::string(100, 'x'));
   r = RunGpuscope("reduce " + dir.File("half.db"));
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("gpuscope: error: " + dir.File("half.db") + ": "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("gpuscope: error: " + dir.File("half.db") + ": "), std::string::npos)
+      << r.err;
   r = RunGpuscope("reduce " + dir.File("nothing"));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("no such file or folder"), std::string::npos) << r.err;
@@ -312,7 +326,8 @@ TEST(JobCli, ReduceWithOneBadSummaryReportsItAndTheRest) {
   ScopedTempDir dir, out;
   WriteRanks(dir.path(), 2);
   ASSERT_EQ(RunGpuscope("map " + dir.path() + " -o " + out.path() + "/").exit_code, 0);
-  WriteFile(out.File("rank9.gpuscope.db"), std::string("SQLite format 3\0", 16) + std::string(2000, '\1'));
+  WriteFile(out.File("rank9.gpuscope.db"),
+            std::string("SQLite format 3\0", 16) + std::string(2000, '\1'));
   auto r = RunGpuscope("reduce --json " + out.path());
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.out.find("\"rank_1\""), std::string::npos);

@@ -48,7 +48,8 @@ report::RankSummary FullSummary(int32_t rank) {
   f.verdict = "communication-bound";
   for (int32_t k = 0; k < 3; ++k) {
     const int64_t step_ns = 1'000'000'007;
-    f.steps.push_back({10 + k, id.trace_start_ns + k * step_ns, id.trace_start_ns + (k + 1) * step_ns, k > 0});
+    f.steps.push_back(
+        {10 + k, id.trace_start_ns + k * step_ns, id.trace_start_ns + (k + 1) * step_ns, k > 0});
   }
   const char* types[] = {"allreduce", "allgather", "reducescatter"};
   for (int k = 0; k < 7; ++k) {
@@ -79,7 +80,8 @@ report::RankSummary FullSummary(int32_t rank) {
       render::F("path", "file", render::Value::Text(id.path))};
   render::Section& sub = s.section.AddSection("steps", "step time");
   sub.text_inline = true;
-  render::Table& t = sub.AddTable("per_step", "per step", {{"step", "step"}, {"start_ns", "start"}});
+  render::Table& t =
+      sub.AddTable("per_step", "per step", {{"step", "step"}, {"start_ns", "start"}});
   t.rows.push_back({render::Value::Count(10), render::Value::Nanos(int64_t{1712195495505582989})});
   return s;
 }
@@ -144,7 +146,8 @@ TEST(SummaryFile, MetaNamesFormatVersionAndGenerator) {
   auto value = [&](const std::string& sql) {
     sqlite3_stmt* s = nullptr;
     std::string out = "<error>";
-    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) == SQLITE_OK &&
+        sqlite3_step(s) == SQLITE_ROW)
       out = reinterpret_cast<const char*>(sqlite3_column_text(s, 0));
     sqlite3_finalize(s);
     return out;
@@ -152,7 +155,8 @@ TEST(SummaryFile, MetaNamesFormatVersionAndGenerator) {
   EXPECT_EQ(value("SELECT value FROM meta WHERE key='format'"), "gpuscope.summary");
   EXPECT_EQ(value("SELECT value FROM meta WHERE key='format_version'"), "1");
   EXPECT_EQ(value("SELECT value FROM meta WHERE key='generator'").rfind("gpuscope ", 0), 0u);
-  EXPECT_EQ(value("SELECT value FROM meta WHERE key='created'").size(), 20u);  // 2026-11-24T11:52:38Z
+  EXPECT_EQ(value("SELECT value FROM meta WHERE key='created'").size(),
+            20u);  // 2026-11-24T11:52:38Z
   EXPECT_EQ(value("PRAGMA user_version"), "1");
   EXPECT_EQ(value("PRAGMA application_id"), std::to_string(0x47505355));
   // What a standard tool sees: one row per rank, one per collective, groups stored once.
@@ -160,9 +164,10 @@ TEST(SummaryFile, MetaNamesFormatVersionAndGenerator) {
   EXPECT_EQ(value("SELECT count(*) FROM collectives"), "7");
   EXPECT_EQ(value("SELECT count(*) FROM comm_groups"), "2");
   EXPECT_EQ(value("SELECT count(*) FROM busy_bins"), "512");
-  EXPECT_EQ(value("SELECT sum(c.size_bytes) FROM collectives c JOIN comm_groups g USING (rank_index, "
-                  "group_index) WHERE g.group_desc = 'TP'"),
-            std::to_string((int64_t{1} << 21) + (int64_t{1} << 23) + (int64_t{1} << 25)));
+  EXPECT_EQ(
+      value("SELECT sum(c.size_bytes) FROM collectives c JOIN comm_groups g USING (rank_index, "
+            "group_index) WHERE g.group_desc = 'TP'"),
+      std::to_string((int64_t{1} << 21) + (int64_t{1} << 23) + (int64_t{1} << 25)));
   EXPECT_EQ(value("SELECT mean_step_ns FROM ranks"), "123456789");
   sqlite3_close(db);
 }
@@ -223,18 +228,22 @@ TEST(SummaryFile, NotSqliteIsNamed) {
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
   auto bytes = store::DeserializeSummaries("{\"traceEvents\": []}", "sent");
   ASSERT_FALSE(bytes.ok());
-  EXPECT_NE(bytes.status().message().find("sent: at byte 0: not a gpuscope summary"), std::string::npos);
+  EXPECT_NE(bytes.status().message().find("sent: at byte 0: not a gpuscope summary"),
+            std::string::npos);
 }
 
 TEST(SummaryFile, OtherSqliteDatabaseIsNotASummary) {
   ScopedTempDir dir;
   const std::string path = dir.File("report1.sqlite");
-  Alter(path, "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start INTEGER, end INTEGER); "
-              "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (1, 2);");
-  ExpectReadError(path, "an SQLite database, but not a gpuscope summary: it has no table `meta` "
-                        "(its tables: CUPTI_ACTIVITY_KIND_KERNEL)");
+  Alter(path,
+        "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start INTEGER, end INTEGER); "
+        "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (1, 2);");
+  ExpectReadError(path,
+                  "an SQLite database, but not a gpuscope summary: it has no table `meta` "
+                  "(its tables: CUPTI_ACTIVITY_KIND_KERNEL)");
   // A meta table of some other program.
-  Alter(path, "CREATE TABLE meta(key TEXT, value TEXT); INSERT INTO meta VALUES ('format', 'x.y');");
+  Alter(path,
+        "CREATE TABLE meta(key TEXT, value TEXT); INSERT INTO meta VALUES ('format', 'x.y');");
   ExpectReadError(path, "its `meta` table names format \"x.y\"");
 }
 
@@ -242,9 +251,11 @@ TEST(SummaryFile, NewerFormatVersionIsRefusedNamingBoth) {
   ScopedTempDir dir;
   const std::string path = dir.File("new.db");
   ASSERT_TRUE(store::WriteSummaryFile(path, {FullSummary(1)}).ok());
-  Alter(path, "UPDATE meta SET value='2' WHERE key='format_version'; "
-              "UPDATE meta SET value='gpuscope 9.0.0' WHERE key='generator';");
-  ExpectReadError(path, "gpuscope summary format version 2 (written by gpuscope 9.0.0); this gpuscope");
+  Alter(path,
+        "UPDATE meta SET value='2' WHERE key='format_version'; "
+        "UPDATE meta SET value='gpuscope 9.0.0' WHERE key='generator';");
+  ExpectReadError(path,
+                  "gpuscope summary format version 2 (written by gpuscope 9.0.0); this gpuscope");
   ExpectReadError(path, "reads versions up to 1");
 }
 
@@ -266,15 +277,18 @@ TEST(SummaryFile, InconsistentRowsAreDamaged) {
     const char* sql;
     const char* message;
   } cases[] = {
-      {"UPDATE collectives SET group_index = 9 WHERE collective_index = 2;", "a collective of no group"},
-      {"UPDATE collectives SET end_ns = start_ns - 1 WHERE collective_index = 0;", "a collective with bad values"},
+      {"UPDATE collectives SET group_index = 9 WHERE collective_index = 2;",
+       "a collective of no group"},
+      {"UPDATE collectives SET end_ns = start_ns - 1 WHERE collective_index = 0;",
+       "a collective with bad values"},
       {"DELETE FROM steps WHERE step_index = 1;", "positions not 0, 1, 2"},
       {"UPDATE steps SET steady = 2;", "a step with bad values"},
       {"UPDATE ranks SET rank_source = 'guess';", "a value of the wrong type"},
       {"UPDATE ranks SET mean_step_ns = 'fast';", "a value of the wrong type"},
       {"UPDATE busy_bins SET rank_index = 4 WHERE bin = 511;", "a row of no rank"},
       {"UPDATE ranks SET section_json = '{\"schema\": \"gpuscope.report\"';", "section_json: "},
-      {"UPDATE meta SET value = 'one' WHERE key = 'format_version';", "format_version \"one\" is not a number"},
+      {"UPDATE meta SET value = 'one' WHERE key = 'format_version';",
+       "format_version \"one\" is not a number"},
   };
   for (const auto& c : cases) {
     ASSERT_TRUE(store::WriteSummaryFile(path, {FullSummary(1)}).ok());
@@ -294,7 +308,8 @@ TEST(SummaryFile, DamagedBytesGiveAnErrorNotACrash) {
   for (size_t at = 0; at < good->size(); at += 512) {
     std::string cut = good->substr(0, at);
     std::string flipped = *good;
-    for (size_t k = at; k < std::min(flipped.size(), at + 24); ++k) flipped[k] = static_cast<char>(flipped[k] ^ 0x5A);
+    for (size_t k = at; k < std::min(flipped.size(), at + 24); ++k)
+      flipped[k] = static_cast<char>(flipped[k] ^ 0x5A);
     for (const std::string* bytes : {&cut, &flipped}) {
       ++cases;
       auto r = store::DeserializeSummaries(*bytes, "damaged.db");

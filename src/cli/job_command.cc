@@ -27,7 +27,8 @@ int ExitCodeFor(const Status& s) {
 }
 
 bool EndsWith(const std::string& s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 int64_t SizeOf(const std::string& path) {
@@ -38,16 +39,19 @@ int64_t SizeOf(const std::string& path) {
 std::string Share(uint64_t part, uint64_t whole) {
   if (whole == 0) return "n/a";
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f %%", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
+  std::snprintf(buf, sizeof buf, "%.2f %%",
+                100.0 * static_cast<double>(part) / static_cast<double>(whole));
   return buf;
 }
 
 }  // namespace
 
 std::string SummaryFileName(const std::string& trace_path) {
-  std::string name = trace_path == "-" ? "stdin" : std::filesystem::path(trace_path).filename().string();
+  std::string name =
+      trace_path == "-" ? "stdin" : std::filesystem::path(trace_path).filename().string();
   for (std::string_view suffix : {".gz", ".json", ".pt.trace"})
-    if (EndsWith(name, suffix) && name.size() > suffix.size()) name.resize(name.size() - suffix.size());
+    if (EndsWith(name, suffix) && name.size() > suffix.size())
+      name.resize(name.size() - suffix.size());
   return name + ".gpuscope.db";
 }
 
@@ -92,8 +96,7 @@ CLI::App* AddMapCommand(CLI::App& app, MapCliOptions* o) {
       "Analyse each trace on its own and write its summary (an SQLite file: the rank's report\n"
       "section, steps, collectives and headline numbers; docs/summary-format.md), for `reduce`\n"
       "to combine. Run one map per rank anywhere (a Slurm array, xargs -P), then reduce.");
-  cmd->add_option("TRACE", o->inputs, "Trace files (or folders of them; - for stdin)")
-      ->required();
+  cmd->add_option("TRACE", o->inputs, "Trace files (or folders of them; - for stdin)")->required();
   cmd->add_option("-o,--out", o->out,
                   "DIR/ (ends with / or is a folder): one summary per trace, "
                   "DIR/<name>.gpuscope.db; FILE: every summary in one file")
@@ -135,8 +138,10 @@ int RunMapCommand(const MapCliOptions& o) {
       }
       traces.insert(traces.end(), listed->begin(), listed->end());
     } else if (job::IsSummaryFile(in)) {
-      PrintError(in + ": is already a gpuscope summary (hint: combine summaries with `gpuscope "
-                      "reduce " + in + " ...`)");
+      PrintError(in +
+                 ": is already a gpuscope summary (hint: combine summaries with `gpuscope "
+                 "reduce " +
+                 in + " ...`)");
       return 2;
     } else {
       traces.push_back(in);
@@ -152,8 +157,9 @@ int RunMapCommand(const MapCliOptions& o) {
       std::string out = (std::filesystem::path(o.out) / SummaryFileName(t)).string();
       auto [it, added] = taken.emplace(out, t);
       if (!added) {
-        PrintError(t + " and " + it->second + " would both be summarised to " + out +
-                   " (hint: map them into separate folders, or all into one file: -o job.gpuscope.db)");
+        PrintError(
+            t + " and " + it->second + " would both be summarised to " + out +
+            " (hint: map them into separate folders, or all into one file: -o job.gpuscope.db)");
         return 2;
       }
       outputs.push_back(std::move(out));

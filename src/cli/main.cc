@@ -209,8 +209,9 @@ int RunAnalyze(const AnalyzeArgs& args) {
   if (args.stats) {
     struct rusage usage;
     getrusage(RUSAGE_SELF, &usage);
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const double reduce = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+    const auto now = std::chrono::steady_clock::now();
+    const double wall = std::chrono::duration<double>(now - t0).count();
+    const double reduce = std::chrono::duration<double>(now - t1).count();
     // With several ranks the loads and analyses overlap: their seconds are sums over the ranks,
     // wall_seconds is the whole run, and model_MB the largest rank's model.
     std::fprintf(
@@ -218,8 +219,10 @@ int RunAnalyze(const AnalyzeArgs& args) {
         "stats: load_seconds=%.3f analyze_seconds=%.3f file_bytes=%llu json_bytes=%llu events=%llu "
         "json_MBps=%.1f events_per_s=%.0f peak_rss_MB=%.1f model_MB=%.1f ranks=%zu "
         "reduce_seconds=%.3f wall_seconds=%.3f\n",
-        stats.load_seconds, stats.analyze_seconds, static_cast<unsigned long long>(stats.file_bytes),
-        static_cast<unsigned long long>(stats.json_bytes), static_cast<unsigned long long>(stats.events),
+        stats.load_seconds, stats.analyze_seconds,
+        static_cast<unsigned long long>(stats.file_bytes),
+        static_cast<unsigned long long>(stats.json_bytes),
+        static_cast<unsigned long long>(stats.events),
         stats.json_bytes / 1e6 / stats.load_seconds, stats.events / stats.load_seconds,
         usage.ru_maxrss / 1024.0, stats.max_model_bytes / 1e6, ranks.size(), reduce, wall);
   }

@@ -216,7 +216,7 @@ void AddHelpExamples(CLI::App& app) {
        "  gpuscope analyze --json --html report.html traces/   # a folder of per-rank traces"},
       {"map",
        "Examples:\n"
-       "  gpuscope map rank7.pt.trace.json.gz -o summaries/   # writes summaries/rank7.gpuscope.db\n"
+       "  gpuscope map rank7.pt.trace.json.gz -o summaries/  # summaries/rank7.gpuscope.db\n"
        "  ls traces/*.json.gz | xargs -P 8 -I{} gpuscope map -j 1 {} -o summaries/\n"
        "  sbatch --array=0-999 --wrap 'gpuscope map traces/rank$SLURM_ARRAY_TASK_ID.json -o "
        "summaries/'"},

@@ -83,7 +83,8 @@ report::RankSummary Summarize(Trace trace, const MapOptions& options, ThreadPool
 }
 
 bool EndsWith(const std::string& s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 bool StartsAsSqlite(const std::string& path) {
@@ -105,7 +106,8 @@ struct Inputs {
 Status ListFolder(const std::string& dir, Inputs* out) {
   std::error_code ec;
   std::filesystem::directory_iterator it(dir, ec);
-  if (ec) return Status::Error(StatusCode::kNotFound, dir + ": cannot list folder: " + ec.message());
+  if (ec)
+    return Status::Error(StatusCode::kNotFound, dir + ": cannot list folder: " + ec.message());
   std::vector<std::string> traces, summaries;
   for (const auto& entry : it) {
     if (!entry.is_regular_file(ec)) continue;
@@ -120,9 +122,10 @@ Status ListFolder(const std::string& dir, Inputs* out) {
   if (traces.empty() && summaries.empty())
     return Status::Error(
         StatusCode::kInvalidInput,
-        dir + ": no trace files in this folder (hint: gpuscope looks for *.json and *.json.gz, "
-              "e.g. the *.pt.trace.json files torch.profiler writes, and for summaries that "
-              "`gpuscope map` writes)");
+        dir +
+            ": no trace files in this folder (hint: gpuscope looks for *.json and *.json.gz, "
+            "e.g. the *.pt.trace.json files torch.profiler writes, and for summaries that "
+            "`gpuscope map` writes)");
   std::sort(traces.begin(), traces.end());
   std::sort(summaries.begin(), summaries.end());
   out->traces.insert(out->traces.end(), traces.begin(), traces.end());
@@ -139,11 +142,11 @@ Status Classify(const std::string& path, Inputs* out) {
   const std::filesystem::file_status status = std::filesystem::status(path, ec);
   if (status.type() == std::filesystem::file_type::not_found)
     return Status::Error(StatusCode::kNotFound,
-                         path + ": no such file or folder (hint: pass a trace file, e.g. "
-                                "trace.pt.trace.json.gz, a summary from `gpuscope map`, or a "
-                                "folder of them)");
-  if (ec)
-    return Status::Error(StatusCode::kInvalidInput, path + ": cannot open: " + ec.message());
+                         path +
+                             ": no such file or folder (hint: pass a trace file, e.g. "
+                             "trace.pt.trace.json.gz, a summary from `gpuscope map`, or a "
+                             "folder of them)");
+  if (ec) return Status::Error(StatusCode::kInvalidInput, path + ": cannot open: " + ec.message());
   if (status.type() == std::filesystem::file_type::directory) return ListFolder(path, out);
   if (IsSummaryFile(path))
     out->summaries.push_back(path);
@@ -271,7 +274,8 @@ Result<Mapped> ReadSummaries(const std::vector<std::string>& paths, const MapOpt
     if (Status s = Classify(p, &inputs); !s.ok()) return s;
 
   // Summary files: small, read on the pool.
-  std::vector<std::optional<Result<std::vector<report::RankSummary>>>> read(inputs.summaries.size());
+  std::vector<std::optional<Result<std::vector<report::RankSummary>>>> read(
+      inputs.summaries.size());
   {
     TaskGroup group(pool);
     for (size_t i = 0; i < inputs.summaries.size(); ++i)

@@ -1,8 +1,8 @@
 // Summary files in SQLite (docs/summary-format.md). Every summary is built in an in-memory database
-// and serialised (sqlite3_serialize): a file is those bytes written to a temporary file and renamed,
-// and MPI sends the same bytes. Reading goes through one function over an open database, whether
-// it was opened from a file or deserialised from bytes, so the fuzz target (fuzz/summary_fuzz.cc)
-// exercises exactly what reading a file does.
+// and serialised (sqlite3_serialize): a file is those bytes written to a temporary file and
+// renamed, and MPI sends the same bytes. Reading goes through one function over an open database,
+// whether it was opened from a file or deserialised from bytes, so the fuzz target
+// (fuzz/summary_fuzz.cc) exercises exactly what reading a file does.
 #include "store/summary_file.h"
 
 #include <fcntl.h>
@@ -38,8 +38,8 @@ constexpr int kPageSize = 1024;
 
 // Tables a reader of this version needs; each must be a table (not a view: a view in a hostile
 // file could run any query).
-constexpr const char* kTables[] = {"meta",        "ranks",           "rank_process_groups", "steps",
-                                   "comm_groups", "collectives",     "busy_bins"};
+constexpr const char* kTables[] = {
+    "meta", "ranks", "rank_process_groups", "steps", "comm_groups", "collectives", "busy_bins"};
 
 constexpr char kSchemaSql[] = R"sql(
 CREATE TABLE meta(
@@ -234,7 +234,8 @@ Status FillDatabase(sqlite3* db, const std::vector<report::RankSummary>& ranks) 
 
   auto meta = w.Prepare("INSERT INTO meta(key, value) VALUES (?, ?)");
   auto rank_row = w.Prepare(
-      "INSERT INTO ranks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+      "INSERT INTO ranks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+      "?)");
   auto pg = w.Prepare("INSERT INTO rank_process_groups VALUES (?, ?, ?)");
   auto step = w.Prepare("INSERT INTO steps VALUES (?, ?, ?, ?, ?, ?)");
   auto group = w.Prepare("INSERT INTO comm_groups VALUES (?, ?, ?, ?, ?, ?)");
@@ -418,7 +419,8 @@ class Reader {
     if (types["meta"] != "table") return NotASummary("`meta` is a " + types["meta"]);
     // The meta table decides what the file is before anything else is read.
     auto meta = Prepare("SELECT key, value FROM meta");
-    if (!meta.ok()) return NotASummary(std::string("its `meta` table cannot be read: ") + sqlite3_errmsg(db_));
+    if (!meta.ok())
+      return NotASummary(std::string("its `meta` table cannot be read: ") + sqlite3_errmsg(db_));
     std::map<std::string, std::string> values;
     s = ForEachRow(meta->get(), "meta", [&](std::string*) {
       std::string key, value;
@@ -438,18 +440,22 @@ class Reader {
     int64_t version = 0;
     size_t digits = 0;
     for (char c : version_text) {
-      if (c < '0' || c > '9' || ++digits > 9) return Damaged("format_version \"" + Shown(version_text) + "\" is not a number");
+      if (c < '0' || c > '9' || ++digits > 9)
+        return Damaged("format_version \"" + Shown(version_text) + "\" is not a number");
       version = version * 10 + (c - '0');
     }
-    if (digits == 0 || version < 1) return Damaged("format_version \"" + Shown(version_text) + "\" is not a version");
+    if (digits == 0 || version < 1)
+      return Damaged("format_version \"" + Shown(version_text) + "\" is not a version");
     if (version > kSummaryFormatVersion) {
-      std::string generator = values.count("generator") ? Shown(values["generator"]) : "a newer gpuscope";
-      return Status::Error(
-          StatusCode::kInvalidInput,
-          name_ + ": gpuscope summary format version " + std::to_string(version) + " (written by " +
-              generator + "); this gpuscope " GPUSCOPE_VERSION " reads versions up to " +
-              std::to_string(kSummaryFormatVersion) +
-              " (hint: reduce with the gpuscope that wrote it, or map the trace again with this one)");
+      std::string generator =
+          values.count("generator") ? Shown(values["generator"]) : "a newer gpuscope";
+      return Status::Error(StatusCode::kInvalidInput,
+                           name_ + ": gpuscope summary format version " + std::to_string(version) +
+                               " (written by " + generator +
+                               "); this gpuscope " GPUSCOPE_VERSION " reads versions up to " +
+                               std::to_string(kSummaryFormatVersion) +
+                               " (hint: reduce with the gpuscope that wrote it, or map the trace "
+                               "again with this one)");
     }
     for (const char* table : kTables) {
       auto it = types.find(table);
@@ -509,7 +515,8 @@ class Reader {
           !Int(s, 16, &f.exposed_communication_ns) || !Int(s, 17, &f.idle_ns) ||
           !Text(s, 18, &f.verdict) || !Int(s, 19, &f.busy.first_bin_start_ns) ||
           !Int(s, 20, &f.busy.bin_ns) || !RawText(s, 21, &json)) {
-        *why = "rank_index " + std::to_string(index) + ": a value of the wrong type or out of range";
+        *why =
+            "rank_index " + std::to_string(index) + ": a value of the wrong type or out of range";
         return false;
       }
       if (has_base) id.base_time_ns = base;
@@ -543,7 +550,8 @@ class Reader {
   bool Position(sqlite3_stmt* s, const std::vector<report::RankSummary>& ranks, size_t current,
                 size_t* rank, std::string* why) {
     int64_t ri = -1, pos = -1;
-    if (!Int(s, 0, &ri) || !Int(s, 1, &pos) || ri < 0 || static_cast<uint64_t>(ri) >= ranks.size()) {
+    if (!Int(s, 0, &ri) || !Int(s, 1, &pos) || ri < 0 ||
+        static_cast<uint64_t>(ri) >= ranks.size()) {
       *why = "a row of no rank (rank_index " + std::to_string(ri) + ")";
       return false;
     }
@@ -565,9 +573,10 @@ class Reader {
     return ForEachRow(s, "rank_process_groups", [&](std::string* why) {
       int64_t ri = sqlite3_column_int64(s, 0);
       size_t r = 0;
-      const size_t due = ri >= 0 && static_cast<uint64_t>(ri) < ranks->size()
-                             ? (*ranks)[static_cast<size_t>(ri)].facts.identity.process_groups.size()
-                             : 0;
+      const size_t due =
+          ri >= 0 && static_cast<uint64_t>(ri) < ranks->size()
+              ? (*ranks)[static_cast<size_t>(ri)].facts.identity.process_groups.size()
+              : 0;
       if (!Position(s, *ranks, due, &r, why)) return false;
       std::string pg;
       if (!Text(s, 2, &pg)) return (*why = "process_group is not text", false);
@@ -642,7 +651,8 @@ class Reader {
       if (!Int(s, 3, &c.seq) || !Int(s, 4, &c.ordinal) || !Text(s, 5, &c.type) ||
           !Int(s, 6, &c.bytes) || !Text(s, 7, &c.dtype) || !Int(s, 8, &c.start_ns) ||
           !Int(s, 9, &c.end_ns) || !Int32(s, 10, &c.step) || c.end_ns < c.start_ns)
-        return (*why = "rank_index " + std::to_string(ri) + ": a collective with bad values", false);
+        return (*why = "rank_index " + std::to_string(ri) + ": a collective with bad values",
+                false);
       (*ranks)[r].facts.collectives.push_back(std::move(c));
       return true;
     });
@@ -694,8 +704,8 @@ bool LooksLikeSummaryFile(std::string_view first_bytes) {
 
 Result<std::string> SerializeSummaries(const std::vector<report::RankSummary>& ranks) {
   sqlite3* raw = nullptr;
-  const int rc = sqlite3_open_v2(":memory:", &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
-                                 nullptr);
+  const int rc =
+      sqlite3_open_v2(":memory:", &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
   DbPtr db(raw);
   if (rc != SQLITE_OK)
     return Status::Error(StatusCode::kInternal,
@@ -754,9 +764,9 @@ Result<std::vector<report::RankSummary>> ReadSummaryFile(const std::string& path
   const int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
   DbPtr db(raw);
   if (rc != SQLITE_OK)
-    return Status::Error(StatusCode::kInvalidInput,
-                         path + ": cannot open as SQLite: " +
-                             (raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc)));
+    return Status::Error(
+        StatusCode::kInvalidInput,
+        path + ": cannot open as SQLite: " + (raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc)));
   Harden(db.get());
   return Reader(db.get(), path).Read();
 }
@@ -767,8 +777,8 @@ Status WriteSummaryFile(const std::string& path, const std::vector<report::RankS
   // A temporary file beside the target, renamed over it once complete: a reader (or a job that
   // crashed half-way) never sees half a summary. The name is unique per process and call.
   static std::atomic<uint64_t> counter{0};
-  const std::string temp = path + ".tmp." + std::to_string(getpid()) + "." +
-                           std::to_string(counter.fetch_add(1));
+  const std::string temp =
+      path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter.fetch_add(1));
   auto fail = [&](const std::string& what) {
     const std::string why = Errno();
     unlink(temp.c_str());
