@@ -777,8 +777,12 @@ Status WriteSummaryFile(const std::string& path, const std::vector<report::RankS
   // A temporary file beside the target, renamed over it once complete: a reader (or a job that
   // crashed half-way) never sees half a summary. The name is unique per process and call.
   static std::atomic<uint64_t> counter{0};
-  const std::string temp =
-      path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter.fetch_add(1));
+  // Hidden (".NAME.tmp.PID.N"), so that a reduce listing the folder meanwhile skips it.
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
+  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  const std::string temp = dir + "." + base + ".tmp." + std::to_string(getpid()) + "." +
+                           std::to_string(counter.fetch_add(1));
   auto fail = [&](const std::string& what) {
     const std::string why = Errno();
     unlink(temp.c_str());
