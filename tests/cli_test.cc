@@ -296,13 +296,15 @@ TEST(CliUsage, UnknownCommandSuggestsTheClosest) {
                    "lists the commands)");
   ExpectUsageError("dif a b", "unknown command \"dif\" (did you mean \"diff\"?) (hint: gpuscope "
                               "--help lists the commands)");
-  ExpectUsageError("frobnicate", "unknown command \"frobnicate\" (hint: the commands are "
-                                 "analyze, run, synth, plan or diff; gpuscope --help)");
+  ExpectUsageError("frobnicate",
+                   "unknown command \"frobnicate\" (hint: the commands are analyze, map, reduce, "
+                   "run, synth, plan or diff; gpuscope --help)");
   // A file given without the command.
   ExpectUsageError(Example(), "unknown command \"" + Example() +
                                   "\" (hint: to analyse it: gpuscope analyze " + Example() + ")");
-  ExpectUsageError("", "a command is required: analyze, run, synth, plan or diff (hint: gpuscope "
-                       "analyze TRACE; gpuscope --help describes each)");
+  ExpectUsageError("",
+                   "a command is required: analyze, map, reduce, run, synth, plan or diff (hint: "
+                   "gpuscope analyze TRACE; gpuscope --help describes each)");
 }
 
 // synth's job-level flags: durations need a unit, --late-rank needs --late; a job with two runs
