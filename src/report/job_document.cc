@@ -506,9 +506,9 @@ void AddJob(const AnalysedJob& job, size_t number, std::vector<Member>& members,
   AddShownNote(options, members, s);
   Section& detail = s.AddSection("ranks", "ranks and collectives");
   detail.text_inline = true;
+  AddBusyHeatmap(a, members, detail);
   AddRanksTable(members, detail);
   AddSkewTable(a, detail);
-  AddBusyHeatmap(a, members, detail);
 }
 
 }  // namespace
