@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -434,6 +435,45 @@ TEST(JobDocument, AnAnalysisThatDoesNotMatchItsGroupIsNotMisread) {
   EXPECT_EQ(t.rows[1][12].i, 200);           // clocks found by rank although shifted
   EXPECT_EQ(doc.FindSection("jobs")->FindSection("job_2"), nullptr);  // every rank already placed
   EXPECT_EQ(doc.sections.size(), 9u);
+}
+
+// A damaged summary file can hold any numbers: times at the ends of int64, a bin of 1 ns over a
+// span of centuries, offsets that overflow. The document is built and renders (UBSan in the
+// asan build checks that no arithmetic overflows); the timelines that do not fit are left out.
+TEST(JobDocument, ExtremeNumbersFromADamagedSummaryDoNotOverflow) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max(), kMin = std::numeric_limits<int64_t>::min();
+  std::vector<RankSummary> ranks = EightRanks();
+  ranks[0].facts.busy.first_bin_start_ns = kMax - 5;
+  ranks[1].facts.busy.first_bin_start_ns = kMin;
+  ranks[2].facts.busy.bin_ns = kMax;
+  ranks[3].facts.busy.busy_ns = {kMin, kMax};
+  ranks[4].facts.steps.push_back({99, kMin, kMax, true});
+  ranks[5].facts.mean_step_ns = kMax;
+  ranks[6].facts.span_ns = kMin;
+  ranks[7].facts.busy.bin_ns = 1;
+  analyze::JobAnalysis a = RankFiveLate();
+  a.clocks[3].offset_ns = kMin;
+  a.clocks[3].applied = false;
+  a.clocks[4].offset_ns = kMax;
+  a.clocks[4].applied = true;
+  a.collectives[0].skew_ns = kMin;
+  a.collectives[1].bytes = kMin;
+  a.mean_step_ns = 0;
+  const render::Document doc = BuildJobDocument(ranks, {OneJob(ranks, a)}, {}, {});
+  EXPECT_FALSE(Text(doc).empty());
+  EXPECT_FALSE(render::ToJson(doc).empty());
+  // Rank 1 starts at INT64_MIN, over 2^63 ns before the others: no heatmap rather than a wrong
+  // one (rank 0's end does not fit in int64: left out).
+  EXPECT_EQ(Job(doc).FindSection("ranks")->FindItem("busy_heatmap"), nullptr);
+  ranks[0].facts.busy.first_bin_start_ns = ranks[1].facts.busy.first_bin_start_ns = kBase;
+  const render::Document fixed = BuildJobDocument(ranks, {OneJob(ranks, a)}, {}, {});
+  const render::Item* heatmap = Job(fixed).FindSection("ranks")->FindItem("busy_heatmap");
+  ASSERT_NE(heatmap, nullptr);
+  // Rank 2's bins (INT64_MAX ns each) and rank 4 (its offset overflows) are left out; rank 3's
+  // impossible busy values are clamped to its bins.
+  EXPECT_TRUE(std::isnan(std::get<render::Chart>(*heatmap).series[2].values[0]));
+  EXPECT_TRUE(std::isnan(std::get<render::Chart>(*heatmap).series[4].values[0]));
+  EXPECT_FALSE(std::isnan(std::get<render::Chart>(*heatmap).series[3].values[0]));
 }
 
 TEST(JobAdvice, TheStragglerFindingCarriesTheAnalysisSavingAndTheRanksOwnFinding) {

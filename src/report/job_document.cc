@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -51,6 +52,16 @@ const Row* RowOf(const std::vector<Row>& rows, size_t pos, int32_t rank) {
     if (r.rank == rank) return &r;
   return nullptr;
 }
+
+// b − a, or nothing when it does not fit in int64 (a damaged summary can hold any values).
+std::optional<int64_t> Difference(int64_t b, int64_t a) {
+  int64_t d = 0;
+  if (__builtin_sub_overflow(b, a, &d)) return std::nullopt;
+  return d;
+}
+
+// |v| without the overflow of std::llabs(INT64_MIN).
+uint64_t Magnitude(int64_t v) { return v < 0 ? uint64_t{0} - static_cast<uint64_t>(v) : static_cast<uint64_t>(v); }
 
 // The median of `v` (sorted here): the middle value, or the mean of the two middle values.
 double Median(std::vector<double> v) {
@@ -226,9 +237,10 @@ void AddSlowestSteps(const std::vector<Member>& members, Section& s) {
   std::map<int32_t, std::pair<int64_t, const Member*>> worst;
   for (const Member& m : members)
     for (const model::StepSpan& st : m.facts().steps) {
-      if (!st.steady) continue;
-      auto [it, added] = worst.try_emplace(st.step, st.end_ns - st.start_ns, &m);
-      if (!added && st.end_ns - st.start_ns > it->second.first) it->second = {st.end_ns - st.start_ns, &m};
+      const std::optional<int64_t> d = Difference(st.end_ns, st.start_ns);
+      if (!st.steady || !d) continue;
+      auto [it, added] = worst.try_emplace(st.step, *d, &m);
+      if (!added && *d > it->second.first) it->second = {*d, &m};
     }
   std::vector<std::pair<int32_t, std::pair<int64_t, const Member*>>> steps(worst.begin(), worst.end());
   std::stable_sort(steps.begin(), steps.end(),
@@ -261,7 +273,7 @@ void AddClocks(const analyze::JobAnalysis& a, const std::vector<Member>& members
     uncertainty = std::max(uncertainty, m.clock->uncertainty_ns);
     if (!m.clock->applied) continue;
     ++applied;
-    if (!largest || std::llabs(m.clock->offset_ns) > std::llabs(largest->clock->offset_ns)) largest = &m;
+    if (!largest || Magnitude(m.clock->offset_ns) > Magnitude(largest->clock->offset_ns)) largest = &m;
   }
   row.fields = {F("offsets_applied", "offsets applied", Count(applied)),
                 F("ranks", "ranks", Count(members.size())),
@@ -347,48 +359,63 @@ void AddSkewTable(const analyze::JobAnalysis& a, Section& s) {
 // GPU busy per rank over time, resampled from each rank's busy timeline onto one time axis: each
 // cell's share is the busy time of the rank's bins within it over the time they cover (busy is
 // taken as spread evenly within a bin). Clock offsets that AnalyzeJob applied shift a rank's
-// timeline; when not every rank has an absolute clock, each starts at its own first bin.
+// timeline; when not every rank has an absolute clock, each starts at its own first bin. A
+// timeline whose times do not fit (a damaged summary) is left out; so is the chart when the ranks
+// span more than 2^62 ns (146 years), which keeps every cell computation within int64.
 void AddBusyHeatmap(const analyze::JobAnalysis& a, const std::vector<Member>& members, Section& s) {
+  constexpr int64_t kMaxSpanNs = int64_t{1} << 62;
   bool absolute = true;
   for (const Member& m : members) absolute &= m.facts().identity.absolute_clock;
-  std::vector<int64_t> starts(members.size(), 0);
+  struct Timeline {
+    bool ok = false;
+    int64_t start = 0, end = 0;
+  };
+  std::vector<Timeline> lines(members.size());
   int64_t t0 = 0, t1 = 0, finest = 0;
   bool any = false;
   for (size_t i = 0; i < members.size(); ++i) {
     const model::BusyTimeline& b = members[i].facts().busy;
     if (b.bin_ns <= 0 || b.busy_ns.empty()) continue;
-    int64_t start = absolute ? b.first_bin_start_ns : 0;
+    int64_t start = absolute ? b.first_bin_start_ns : 0, length = 0, end = 0;
     const analyze::ClockOffset* c = members[i].clock;
-    if (absolute && c && c->applied && a.clocks_alignable) start += c->offset_ns;
-    starts[i] = start;
-    const int64_t end = start + b.bin_ns * static_cast<int64_t>(b.busy_ns.size());
+    if (absolute && c && c->applied && a.clocks_alignable && __builtin_add_overflow(start, c->offset_ns, &start))
+      continue;
+    if (__builtin_mul_overflow(b.bin_ns, static_cast<int64_t>(b.busy_ns.size()), &length) ||
+        __builtin_add_overflow(start, length, &end))
+      continue;
+    lines[i] = {true, start, end};
     t0 = any ? std::min(t0, start) : start;
     t1 = any ? std::max(t1, end) : end;
     finest = any ? std::min(finest, b.bin_ns) : b.bin_ns;
     any = true;
   }
-  if (!any || t1 <= t0) return;
+  const std::optional<int64_t> span = any ? Difference(t1, t0) : std::nullopt;
+  if (!span || *span <= 0 || *span > kMaxSpanNs) return;
   // No cell finer than the finest bin, at most kHeatmapColumns, and kMaxHeatmapCells in all.
   size_t cols = std::min(kHeatmapColumns, std::max<size_t>(1, kMaxHeatmapCells / std::max<size_t>(1, members.size())));
-  cols = std::min<size_t>(cols, static_cast<size_t>(std::max<int64_t>(1, (t1 - t0 + finest - 1) / finest)));
-  const int64_t cell = (t1 - t0 + static_cast<int64_t>(cols) - 1) / static_cast<int64_t>(cols);
+  const int64_t finest_cols = *span / finest + (*span % finest != 0);
+  cols = std::min<size_t>(cols, static_cast<size_t>(finest_cols));
+  const int64_t ncols = static_cast<int64_t>(cols);
+  const int64_t cell = *span / ncols + (*span % ncols != 0);
   render::Chart& chart = s.AddChart("busy_heatmap",
                                     absolute ? "GPU busy per rank over time"
                                              : "GPU busy per rank over time (each rank from its own first "
                                                "sample: without baseTimeNanoseconds the clocks are not comparable)",
                                     render::Chart::Kind::kHeatmap, Unit::kShare);
   chart.x_unit = Unit::kNanos;
-  for (size_t k = 0; k < cols; ++k) chart.x.push_back(static_cast<double>(cell) * static_cast<double>(k));
+  for (int64_t k = 0; k < ncols; ++k) chart.x.push_back(static_cast<double>(cell * k));
   for (size_t i = 0; i < members.size(); ++i) {
     const model::BusyTimeline& b = members[i].facts().busy;
     std::vector<double> busy(cols, 0), covered(cols, 0);
-    if (b.bin_ns > 0) {
+    if (lines[i].ok) {
+      // Within [0, span]: every position below, and (k + 1) · cell ≤ span + cell, fits in int64.
+      const int64_t first = lines[i].start - t0;
       for (size_t j = 0; j < b.busy_ns.size(); ++j) {
-        const int64_t lo = starts[i] + b.bin_ns * static_cast<int64_t>(j) - t0;
+        const int64_t lo = first + b.bin_ns * static_cast<int64_t>(j);
         const int64_t hi = lo + b.bin_ns;
         const double density = static_cast<double>(std::clamp<int64_t>(b.busy_ns[j], 0, b.bin_ns)) /
                                static_cast<double>(b.bin_ns);
-        for (int64_t k = std::max<int64_t>(0, lo / cell); k < static_cast<int64_t>(cols) && k * cell < hi; ++k) {
+        for (int64_t k = lo / cell; k < ncols && k * cell < hi; ++k) {
           const int64_t overlap = std::min(hi, (k + 1) * cell) - std::max(lo, k * cell);
           if (overlap <= 0) continue;
           covered[k] += static_cast<double>(overlap);
