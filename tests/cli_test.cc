@@ -305,6 +305,26 @@ TEST(CliUsage, UnknownCommandSuggestsTheClosest) {
                        "analyze TRACE; gpuscope --help describes each)");
 }
 
+// synth's job-level flags: durations need a unit, --late-rank needs --late; a job with two runs
+// writes run<J>.rank<R> files.
+TEST(CliUsage, SynthJobFlags) {
+  ExpectUsageError("synth -o x --ranks 2 --late-rank 1 --late 5",
+                   "--late \"5\" is not a duration (hint: e.g. 500us, 2ms, 1.5s)");
+  ExpectUsageError("synth -o x --ranks 2 --late-rank 1",
+                   "--late-rank needs --late (how late, e.g. --late 500us)");
+  ExpectUsageError("synth -o x --ranks 2 --late-rank 2 --late 1ms",
+                   "synth: late_rank must be -1 (none) or a rank in [0, 2) (got 2)");
+  const std::string dir = testing::TempPath("synth_job_flags");
+  const auto r = RunGpuscope("synth -o " + dir + " --ranks 2 --steps 2 --layers 1 --late-rank 1 "
+                             "--late 300us --clock-offset 5ms --arrival-jitter 2us --runs 2");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("wrote 2 runs of 2 ranks to " + dir, 0), 0u) << r.out;
+  for (const char* f : {"run0.rank0", "run0.rank1", "run1.rank0", "run1.rank1"}) {
+    const std::string text = testing::ReadFile(dir + "/" + f + ".pt.trace.json");
+    EXPECT_NE(text.find("\"Seq\": "), std::string::npos) << f;
+  }
+}
+
 TEST(CliUsage, UnknownOptionSuggestsTheClosest) {
   // Before: "The following argument was not expected: --jsn", no suggestion.
   ExpectUsageError("analyze --jsn x", "unknown option \"--jsn\" for gpuscope analyze (did you "

@@ -5,11 +5,13 @@
 #include <CLI/CLI.hpp>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <tuple>
 
 #include "analyze/run_all.h"
 #include "base/thread_pool.h"
@@ -73,6 +75,32 @@ bool ParseSize(const std::string& text, uint64_t* out) {
     return false;
   if (value < 0) return false;
   *out = static_cast<uint64_t>(value * scale);
+  return true;
+}
+
+// "500us", "2ms", "1.5s", "250ns" (also "µs") → ns. A unit is required. Returns false on nonsense.
+bool ParseDuration(const std::string& text, int64_t* out) {
+  size_t i = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &i);
+  } catch (...) {
+    return false;
+  }
+  const std::string unit = text.substr(i);
+  double scale = 0;
+  if (unit == "ns")
+    scale = 1;
+  else if (unit == "us" || unit == "\u00b5s")
+    scale = 1e3;
+  else if (unit == "ms")
+    scale = 1e6;
+  else if (unit == "s")
+    scale = 1e9;
+  else
+    return false;
+  if (!(value >= 0) || value * scale > 9e18) return false;
+  *out = static_cast<int64_t>(std::llround(value * scale));
   return true;
 }
 
@@ -302,6 +330,28 @@ int main(int argc, char** argv) {
       ->add_option("--slow-kernel-factor", so.slow_kernel_factor,
                    "Slowdown of the --slow-kernel kernels (default 1, i.e. none)")
       ->check(CLI::Range(0.1, 100.0));
+  std::string late, jitter, clock_offset, clock_noise;
+  synth->add_flag("--coupled", so.coupled_collectives,
+                  "Ranks wait for each other at collectives: each rank's NCCL kernel starts at "
+                  "its arrival, all end together (implied by --late-rank, --clock-offset, "
+                  "--clock-noise)");
+  synth->add_option("--late-rank", so.late_rank,
+                    "This rank reaches every collective --late after the others (its forward "
+                    "pass runs longer), and the others wait for it");
+  synth->add_option("--late", late, "How late the --late-rank is, e.g. 500us, 2ms");
+  synth->add_option("--arrival-jitter", jitter,
+                    "Coupled ranks: each rank's arrival at each collective varies by up to this "
+                    "(default 1us)");
+  synth->add_option("--clock-offset", clock_offset,
+                    "Coupled ranks: each rank's clock is off by a seeded amount up to ± this, "
+                    "e.g. 50ms");
+  synth->add_option("--clock-noise", clock_noise,
+                    "Coupled ranks: each step, each rank's clock is off by a further seeded "
+                    "amount up to ± this (clocks that cannot be aligned)");
+  synth->add_option("--runs", so.runs,
+                    "Write this many separate runs of the job into the folder "
+                    "(run<J>.rank<R>.pt.trace.json; run J starts J hours after run 0)")
+      ->check(CLI::Range(1, 1000));
   synth->add_flag("--gzip", so.gzip, "Write gzip-compressed traces");
   synth->add_flag("--integer-timestamps", so.integer_timestamps,
                   "2021-style integer µs timestamps");
@@ -343,7 +393,24 @@ int main(int argc, char** argv) {
           "--target-size \"" + target_size + "\" is not a size (hint: e.g. 100M, 1G, 5GB)"));
       return kExitBadInput;
     }
-    if (so.ranks == 1) {
+    for (auto [text, field, flag] :
+         {std::tuple{&late, &so.late_ns, "--late"},
+          std::tuple{&jitter, &so.arrival_jitter_ns, "--arrival-jitter"},
+          std::tuple{&clock_offset, &so.clock_offset_max_ns, "--clock-offset"},
+          std::tuple{&clock_noise, &so.clock_noise_ns, "--clock-noise"}}) {
+      if (!text->empty() && !ParseDuration(*text, field)) {
+        PrintError(Status::Error(StatusCode::kUsage,
+                                 std::string(flag) + " \"" + *text +
+                                     "\" is not a duration (hint: e.g. 500us, 2ms, 1.5s)"));
+        return kExitBadInput;
+      }
+    }
+    if (so.late_rank >= 0 && late.empty()) {
+      PrintError(Status::Error(StatusCode::kUsage,
+                               "--late-rank needs --late (how late, e.g. --late 500us)"));
+      return kExitBadInput;
+    }
+    if (so.ranks == 1 && so.runs == 1) {
       auto truth = WriteSynthTrace(so, 0, out_path);
       if (!truth.ok()) {
         PrintError(truth.status());
@@ -361,7 +428,10 @@ int main(int argc, char** argv) {
     }
     uint64_t bytes = 0, events = 0;
     for (const SynthTruth& t : *truths) bytes += t.bytes_written, events += t.events;
-    std::printf("wrote %zu ranks to %s: %s events, %s\n", truths->size(), out_path.c_str(),
+    const std::string what = so.runs > 1 ? std::to_string(so.runs) + " runs of " +
+                                               std::to_string(so.ranks) + " ranks"
+                                         : std::to_string(truths->size()) + " ranks";
+    std::printf("wrote %s to %s: %s events, %s\n", what.c_str(), out_path.c_str(),
                 render::GroupDigits(events).c_str(), render::FormatBytes(static_cast<double>(bytes)).c_str());
     return kExitOk;
   }

@@ -81,7 +81,8 @@ uint64_t DedupGpu(Trace* t, std::vector<uint8_t>* dup) {
     const CollectiveInfo& y = t->collectives[static_cast<size_t>(cb)];
     return x.collective == y.collective && x.in_nelems == y.in_nelems &&
            x.out_nelems == y.out_nelems && x.group_size == y.group_size && x.dtype == y.dtype &&
-           x.process_group == y.process_group;
+           x.process_group == y.process_group && x.process_group_desc == y.process_group_desc &&
+           x.process_group_ranks == y.process_group_ranks && x.seq == y.seq;
   };
   auto hash = [&g](size_t i) {
     uint64_t h = Mix(0, static_cast<uint64_t>(g.start_ns[i]));
