@@ -24,7 +24,7 @@ using render::Value;
 
 constexpr int64_t kMs = 1'000'000;
 constexpr int64_t kUs = 1'000;
-constexpr int64_t kBase = 1'623'143'089'000'000'000;  // unix ns of every rank's first bin
+constexpr int64_t kBase = 1'623'143'089'000'000'512;  // unix ns of every rank's first bin (× 1,024)
 constexpr int64_t kStepNs = 40 * kMs;
 constexpr int kSteps = 10;
 constexpr int kCollectivesPerStep = 2;
@@ -394,6 +394,13 @@ TEST(JobDocument, HeatmapPutsEveryRanksBusyOnOneTimeAxis) {
   // of 4.07 ms), in equal cells no finer than the finest bin (rank 5's 3.8 ms): 108, not 120.
   ASSERT_EQ(c.x.size(), 108u);
   EXPECT_EQ(c.reference_lines[0].value.i, kBase);
+  // A start that is not a multiple of 1,024 ns moves down to one, so it is exact in JSON.
+  std::vector<RankSummary> later = ranks;
+  for (RankSummary& r : later) r.facts.busy.first_bin_start_ns += 700;
+  const render::Document moved = BuildJobDocument(later, {OneJob(later, RankFiveLate())}, {}, {});
+  const render::Chart& m = std::get<render::Chart>(*Job(moved).FindSection("ranks")->FindItem("busy_heatmap"));
+  EXPECT_EQ(m.reference_lines[0].value.i, kBase);
+  EXPECT_EQ(static_cast<int64_t>(static_cast<double>(kBase)), kBase);
   const int64_t cell = c.reference_lines[1].value.i;
   EXPECT_EQ(cell, (100 * 4'070'000 + 107) / 108);
   EXPECT_EQ(c.x[1], static_cast<double>(cell));

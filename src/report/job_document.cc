@@ -192,8 +192,8 @@ void AddWaiting(const std::vector<Member>& members, Section& s) {
       for_rank = rank;
       for_count = n;
     }
-  if (!most) {
-    row.note = "not measured: no collective was matched across ranks";
+  if (!most || members.size() < 2) {
+    row.note = members.size() < 2 ? "one rank: nobody waits" : "not measured: no collective was matched across ranks";
     row.fields = {Detail("wait_median_per_step_ns", "median", Value::Na(Unit::kNanos)),
                   Detail("wait_max_per_step_ns", "max", Value::Na(Unit::kNanos)),
                   Detail("wait_max_rank", "max at rank", Value::Na(Unit::kCount)),
@@ -388,6 +388,13 @@ void AddBusyHeatmap(const analyze::JobAnalysis& a, const std::vector<Member>& me
     t1 = any ? std::max(t1, end) : end;
     finest = any ? std::min(finest, b.bin_ns) : b.bin_ns;
     any = true;
+  }
+  // The axis starts at a multiple of 1,024 ns (at most 1.023 µs before the first bin): below 2^63
+  // doubles hold such multiples exactly, so its unix-ns start reads back from JSON as written.
+  if (any) {
+    const int64_t below = ((t0 % 1024) + 1024) % 1024;
+    int64_t floored = 0;
+    if (!__builtin_sub_overflow(t0, below, &floored)) t0 = floored;
   }
   const std::optional<int64_t> span = any ? Difference(t1, t0) : std::nullopt;
   if (!span || *span <= 0 || *span > kMaxSpanNs) return;
