@@ -174,7 +174,7 @@ void AddStraggler(const analyze::JobAnalysis& a, const std::vector<Member>& memb
 
 // How long ranks wait at collectives (their arrival to the last arrival), and for whom: what a
 // rank that waits is told instead of being called a straggler.
-void AddWaiting(const std::vector<Member>& members, Section& s) {
+void AddWaiting(const analyze::JobAnalysis& a, const std::vector<Member>& members, Section& s) {
   Row& row = s.AddRow("waiting", "waiting");
   std::vector<double> waits;
   const Member* most = nullptr;
@@ -192,7 +192,7 @@ void AddWaiting(const std::vector<Member>& members, Section& s) {
       for_rank = rank;
       for_count = n;
     }
-  if (!most || members.size() < 2) {
+  if (!most || members.size() < 2 || a.collectives.empty()) {
     row.note = members.size() < 2 ? "one rank: nobody waits" : "not measured: no collective was matched across ranks";
     row.fields = {Detail("wait_median_per_step_ns", "median", Value::Na(Unit::kNanos)),
                   Detail("wait_max_per_step_ns", "max", Value::Na(Unit::kNanos)),
@@ -205,6 +205,7 @@ void AddWaiting(const std::vector<Member>& members, Section& s) {
                 F("waits_most_for", "mostly for rank", RankValue(for_rank)),
                 Detail("wait_max_rank", "max at rank", RankValue(most->rank())),
                 Detail("waits_most_for_ranks", "ranks waiting mostly for it", Count(for_count))};
+  row.fields[2].detail = for_rank < 0;  // nobody waits
 }
 
 void AddCollectives(const analyze::JobAnalysis& a, Section& s) {
@@ -264,12 +265,13 @@ void AddSlowestSteps(const std::vector<Member>& members, Section& s) {
 
 void AddClocks(const analyze::JobAnalysis& a, const std::vector<Member>& members, Section& s) {
   Row& row = s.AddRow("clocks", "clocks");
-  size_t applied = 0, own_clock = 0;
+  size_t applied = 0, own_clock = 0, estimated = 0;
   const Member* largest = nullptr;
   int64_t uncertainty = 0;
   for (const Member& m : members) {
     own_clock += !m.facts().identity.absolute_clock;
     if (!m.clock) continue;
+    estimated += m.clock->samples > 0;
     uncertainty = std::max(uncertainty, m.clock->uncertainty_ns);
     if (!m.clock->applied) continue;
     ++applied;
@@ -290,7 +292,7 @@ void AddClocks(const analyze::JobAnalysis& a, const std::vector<Member>& members
   } else if (members.size() < 2) {
     for (size_t i = 0; i < 4; ++i) row.fields[i].detail = true;
     row.note = "one rank: nothing to align";
-  } else if (a.clocks.empty()) {
+  } else if (a.clocks.empty() || estimated == 0) {
     for (size_t i = 0; i < 4; ++i) row.fields[i].detail = true;
     row.note = "no offsets estimated (no matched collectives)";
   } else if (applied == 0) {
@@ -438,12 +440,14 @@ void AddBusyHeatmap(const analyze::JobAnalysis& a, const std::vector<Member>& me
                            F("cell_ns", "cell", Ns(cell))};
 }
 
-// The title of the rank's largest finding, from its section (the report's advice, as printed).
+// The title of the rank's largest finding that saves time (findings are ranked by saving; a memory
+// finding saves none and says nothing about why the rank is late), from its section.
 std::string TopFinding(const render::Section& rank) {
   const render::Section* f = rank.FindSection("findings");
   if (!f) return "";
   for (const render::Item& item : f->items)
-    if (const auto* finding = std::get_if<render::Finding>(&item)) return finding->title;
+    if (const auto* finding = std::get_if<render::Finding>(&item))
+      if (!finding->saving.is_na() && finding->saving.AsDouble() > 0) return finding->title;
   return "";
 }
 
@@ -514,7 +518,7 @@ void AddJob(const AnalysedJob& job, size_t number, std::vector<Member>& members,
   }
   AddVerdict(a, members, finding, s);
   AddStraggler(a, members, s);
-  AddWaiting(members, s);
+  AddWaiting(a, members, s);
   AddCollectives(a, s);
   AddSlowestSteps(members, s);
   std::vector<std::pair<double, const Member*>> step, compute, comm, idle;
