@@ -259,12 +259,13 @@ const char* kSections[] = {"rank_0-findings", "rank_0-steps",  "jobs-job_1",    
 
 TEST(HtmlBrowser, MultiRankReportRendersWithEverySection) {
   REQUIRE_CHROMIUM(chromium);
-  // Two ranks, rank 1 a straggler, with a DataLoader stall and exposed communication planted.
+  // Two ranks, rank 1 late to every collective, with a DataLoader stall and exposed communication
+  // planted.
   const std::string dir = TempPath("html_ranks");
   std::filesystem::remove_all(dir);
   auto s = RunGpuscope("synth -o " + dir +
                        " --ranks 2 --steps 6 --dataloader-stall 0.2 --exposed-comm 0.1 "
-                       "--straggler-rank 1 --straggler-slowdown 1.3");
+                       "--late-rank 1 --late 5ms");
   ASSERT_EQ(s.exit_code, 0) << s.err;
   const std::string html = TempPath("ranks.html");
   auto r = RunGpuscope("analyze " + dir + " --html " + html);
@@ -274,10 +275,14 @@ TEST(HtmlBrowser, MultiRankReportRendersWithEverySection) {
   ASSERT_FALSE(dom.empty());
   for (const char* id : kSections)
     EXPECT_NE(dom.find(std::string("<section id=\"") + id + "\">"), std::string::npos) << id;
-  // Both ranks appear, with the planted findings and the straggler.
+  // Both ranks appear, with the planted findings.
   EXPECT_NE(dom.find("rank 0 of 2"), std::string::npos);
   EXPECT_NE(dom.find("rank 1 of 2"), std::string::npos);
   EXPECT_NE(dom.find("id=\"rank_0-findings-input_pipeline_stall\""), std::string::npos);
+  // The job: rank 1 is the straggler, with its finding; the busy heatmap has a row per rank.
+  EXPECT_NE(dom.find("id=\"jobs-job_1-findings-straggler\""), std::string::npos);
+  EXPECT_NE(dom.find("Rank 1 arrives last at collectives"), std::string::npos);
+  EXPECT_EQ(Count(dom, "<svg class=\"heatmap\""), 1u);
   // Charts: per-step bars and idle bars for each rank, memory lines.
   EXPECT_GE(Count(dom, "<svg class=\"bars\""), 4u);
   EXPECT_GE(Count(dom, "<rect "), 20u);

@@ -10,7 +10,12 @@
 #include <string>
 #include <vector>
 
+#include <filesystem>
+
 #include "advise/job_advice.h"
+#include "gpuscope/ingest.h"
+#include "gpuscope/synth.h"
+#include "report/document.h"
 #include "golden.h"
 #include "render/json.h"
 #include "render/text.h"
@@ -481,6 +486,59 @@ TEST(JobDocument, ExtremeNumbersFromADamagedSummaryDoNotOverflow) {
   EXPECT_TRUE(std::isnan(std::get<render::Chart>(*heatmap).series[2].values[0]));
   EXPECT_TRUE(std::isnan(std::get<render::Chart>(*heatmap).series[4].values[0]));
   EXPECT_FALSE(std::isnan(std::get<render::Chart>(*heatmap).series[3].values[0]));
+}
+
+// End to end on generated traces: 8 coupled ranks, rank 5 reaching every collective 2 ms late,
+// clocks off by up to ±20 ms. The analyze document names rank 5 with the cost AnalyzeJob measured,
+// names no rank that only waits, opens with a summary of at most 25 lines at width 100, shows
+// rank 5 in full, and `--ranks` (JobOptions) picks other ranks.
+TEST(JobDocument, GeneratedJobWithALateRankEndToEnd) {
+  const std::string dir = testing::TempPath("job_late_rank");
+  std::filesystem::remove_all(dir);
+  SynthOptions o;
+  o.ranks = 8;
+  o.steps = 5;
+  o.layers = 2;
+  o.late_rank = 5;
+  o.late_ns = 2 * kMs;
+  o.clock_offset_max_ns = 20 * kMs;
+  ASSERT_TRUE(WriteSynthTraces(o, dir).ok());
+  auto loaded = LoadInputs(dir);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  const Report report = BuildReport(loaded->traces, {});
+  std::vector<model::RankFacts> facts;
+  for (size_t i = 0; i < report.ranks.size(); ++i) facts.push_back(SummarizeRank(report.ranks[i], i).facts);
+  std::vector<const model::RankFacts*> ptrs;
+  for (const model::RankFacts& f : facts) ptrs.push_back(&f);
+  const analyze::JobAnalysis analysis = analyze::AnalyzeJob(ptrs);
+  ASSERT_TRUE(analysis.straggler.has_value());
+
+  const render::Document doc = BuildDocument(report);
+  const render::Section& job = Job(doc);
+  EXPECT_EQ(FieldOf(job, "straggler", "rank")->value, Value::Count(5));
+  EXPECT_EQ(FieldOf(job, "straggler", "wait_caused_per_step_ns")->value,
+            Value::Nanos(analysis.straggler->wait_caused_ns_per_step));
+  EXPECT_EQ(FieldOf(job, "waiting", "waits_most_for")->value, Value::Count(5));
+  const render::Table& ranks = std::get<render::Table>(*job.FindSection("ranks")->FindItem("ranks"));
+  ASSERT_EQ(ranks.rows.size(), 8u);
+  const std::string text = Text(doc);
+  const std::vector<std::string> lines = SummaryLines(text);
+  EXPECT_LE(lines.size(), 25u) << text.substr(0, 3000);
+  EXPECT_NE(text.find("1. Rank 5 arrives last at collectives"), std::string::npos);
+  for (int r = 0; r < 8; ++r) {
+    if (r == 5) continue;
+    EXPECT_EQ(text.find("Rank " + std::to_string(r) + " arrives last"), std::string::npos) << r;
+  }
+  const std::vector<std::string> shown = TextShownRanks(doc);
+  EXPECT_EQ(shown.size(), kDefaultDetailRanks);
+  EXPECT_NE(std::find(shown.begin(), shown.end(), "rank_5"), shown.end());
+  EXPECT_EQ(TextShownRanks(BuildDocument(report, {{0, 7}})), (std::vector<std::string>{"rank_0", "rank_7"}));
+  // The heatmap has every rank's row, with data.
+  const render::Chart& heat = std::get<render::Chart>(*job.FindSection("ranks")->FindItem("busy_heatmap"));
+  ASSERT_EQ(heat.series.size(), 8u);
+  for (const render::Series& row : heat.series)
+    EXPECT_TRUE(std::any_of(row.values.begin(), row.values.end(), [](double v) { return v > 0; })) << row.key;
+  std::filesystem::remove_all(dir);
 }
 
 TEST(JobAdvice, TheStragglerFindingCarriesTheAnalysisSavingAndTheRanksOwnFinding) {
