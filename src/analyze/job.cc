@@ -386,9 +386,7 @@ struct Candidate {
 
 struct Draft {
   std::vector<size_t> members;  // input indices
-  int64_t first_start = INT64_MAX;
-  bool sessions = false;  // rankless sessions of one process, merged by SessionKey
-  std::vector<std::string> notes;
+  bool sessions = false;        // rankless sessions of one process, merged by SessionKey
 };
 
 // Why `c` cannot join a job whose first member is `g` (and whose ranks are `taken`); "" if it can.
@@ -470,7 +468,6 @@ std::vector<JobGroup> GroupJobs(const std::vector<const model::RankFacts*>& rank
       drafts.push_back({});
       taken.emplace_back();
       joined = drafts.size() - 1;
-      drafts[joined].first_start = c.f->identity.trace_start_ns;
       why_apart[p] = first_reason;
     }
     drafts[joined].members.push_back(c.input);
