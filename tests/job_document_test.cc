@@ -320,6 +320,12 @@ TEST(JobDocument, WithoutAStragglerNoRankIsNamedAndTheWaitIsSaid) {
   EXPECT_EQ(FieldOf(job, "waiting", "waits_most_for")->value, Value::Count(6));
   EXPECT_EQ(FieldOf(job, "waiting", "wait_median_per_step_ns")->value, Value::Nanos(303'500));
   EXPECT_TRUE(job.FindSection("findings")->items.empty());
+  // Clocks that cannot be aligned are why nobody is named, when that is the reason.
+  analyze::JobAnalysis unaligned = a;
+  unaligned.clocks_alignable = false;
+  EXPECT_NE(Text(BuildJobDocument(ranks, {OneJob(ranks, unaligned)}, {}, {}))
+                .find("straggler   none named: the clocks cannot be aligned"),
+            std::string::npos);
   const std::string text = Text(doc);
   EXPECT_NE(text.find("straggler   none: no rank causes the others waits over 1 % of the step"), std::string::npos)
       << text;

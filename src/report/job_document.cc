@@ -166,6 +166,8 @@ void AddStraggler(const analyze::JobAnalysis& a, const std::vector<Member>& memb
     row.note = "none: one rank";
   else if (a.collectives.empty())
     row.note = "none named: no collective was matched across ranks";
+  else if (!a.clocks_alignable)
+    row.note = "none named: the clocks cannot be aligned, so arrivals cannot be compared";
   else
     row.note = "none: no rank causes the others waits over " +
                std::to_string(static_cast<int>(std::lround(analyze::kStragglerMinShare * 100))) +
