@@ -1,9 +1,7 @@
 #include "report/document.h"
 
 #include <algorithm>
-#include <set>
 
-#include "gpuscope/version.h"
 #include "render/build.h"
 #include "render/format.h"
 #include "report/monitor_document.h"
