@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "analyze/invariants.h"
+#include "analyze/job.h"
 #include "checks.h"
 #include "gpuscope/ingest.h"
 #include "report/document.h"
@@ -41,6 +42,29 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       for (const std::string& v : violations)
         std::fprintf(stderr, "invariant violated: %s\n", v.c_str());
       if (!violations.empty()) gpuscope::fuzz::Fail("%zu invariant(s) violated", violations.size());
+      // The job level on what was read: the rank's facts, and the rank analysed as a job of two
+      // identical copies (every collective matches itself: nobody waits, nobody is named).
+      const gpuscope::model::RankFacts facts = gpuscope::analyze::ExtractRankFacts(r);
+      if (facts.busy.busy_ns.size() > gpuscope::model::kMaxBusyBins)
+        gpuscope::fuzz::Fail("%zu busy bins", facts.busy.busy_ns.size());
+      for (int64_t b : facts.busy.busy_ns) {
+        if (b < 0 || b > facts.busy.bin_ns) gpuscope::fuzz::Fail("busy bin %lld", (long long)b);
+      }
+      for (size_t i = 0; i < facts.collectives.size(); ++i) {
+        const gpuscope::model::CollectiveRecord& c = facts.collectives[i];
+        if (c.end_ns < c.start_ns) gpuscope::fuzz::Fail("collective %zu ends before it starts", i);
+        if (i > 0 && c.start_ns < facts.collectives[i - 1].start_ns)
+          gpuscope::fuzz::Fail("collectives out of order at %zu", i);
+      }
+      const std::vector<const gpuscope::model::RankFacts*> twice = {&facts, &facts};
+      (void)gpuscope::analyze::GroupJobs(twice);
+      const gpuscope::analyze::JobAnalysis job = gpuscope::analyze::AnalyzeJob(twice);
+      for (const gpuscope::analyze::MatchedCollective& c : job.collectives) {
+        if (c.skew_ns != 0 || c.wait_caused_ns != 0 || c.duration_ns < 0)
+          gpuscope::fuzz::Fail("identical ranks: skew %lld, wait %lld", (long long)c.skew_ns,
+                               (long long)c.wait_caused_ns);
+      }
+      if (job.straggler) gpuscope::fuzz::Fail("identical ranks: a straggler was named");
     }
     const gpuscope::render::Document doc = gpuscope::report::BuildDocument(report);
     gpuscope::fuzz::CheckDocument(doc);

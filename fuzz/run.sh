@@ -11,12 +11,15 @@
 #                       format and known non-input, plain and gzip)
 #   plan_config_fuzz    HF config.json (+ --gpu-spec): models/*.json, with and without a spec line
 #   diff_fuzz           two traces: pairs of examples/ and small shared traces
+#   summary_fuzz        summary files: `gpuscope map` (build/release, built if missing) of examples/
+#                       and of small synthetic ranks (one file each, and two in one), and copies cut
+#                       short or with a damaged page
 # Corpora grow in build/fuzz/corpus/TARGET; crashes are written to build/fuzz/crashes/.
 set -eu
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 only="${2:-}"
-all="kineto_reader_fuzz monitor_log_fuzz registry_fuzz plan_config_fuzz diff_fuzz"
+all="kineto_reader_fuzz monitor_log_fuzz registry_fuzz plan_config_fuzz diff_fuzz summary_fuzz"
 if [ -n "$only" ]; then
   case " $all " in *" $only "*) ;; *) echo "fuzz: unknown target $only (one of: $all)" >&2; exit 2 ;; esac
 fi
@@ -82,6 +85,24 @@ seed_diff_fuzz() {
       [ $i -gt 24 ] && break 2
       { printf '\000'; le32 "$(stat -c %s "$a")"; cat "$a" "$b"; } >"$1/pair$i"
     done
+  done
+}
+
+seed_summary_fuzz() {
+  [ -x build/release/gpuscope ] || tools/build.sh release gpuscope
+  g=build/release/gpuscope
+  tmp=$(mktemp -d)
+  for f in examples/*.json.gz; do cp "$f" "$tmp/"; done
+  "$g" synth -o "$tmp/synth" --ranks 2 --steps 2 --layers 1 --seed 3 >/dev/null
+  "$g" synth -o "$tmp/one.json" --steps 2 --layers 1 --exposed-comm 0.2 >/dev/null
+  "$g" map "$tmp"/*.json.gz "$tmp"/synth "$tmp/one.json" -o "$1/" >/dev/null
+  "$g" map "$tmp"/synth -o "$1/two_ranks.gpuscope.db" >/dev/null
+  rm -rf "$tmp"
+  # Damaged copies: cut at half, and the second 1 KiB page (the first table's root) overwritten.
+  for f in "$1"/*.gpuscope.db; do
+    n=$(stat -c %s "$f")
+    head -c $((n / 2)) "$f" >"$f.half"
+    { head -c 1024 "$f"; head -c 1024 /dev/zero | tr '\000' '\132'; tail -c +2049 "$f"; } >"$f.page"
   done
 }
 

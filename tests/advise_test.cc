@@ -226,23 +226,6 @@ TEST(Advise, LaunchBoundOnACpuBoundRealTraceOnly) {
             nullptr);
 }
 
-TEST(Advise, StragglerOnlyOnTheSlowRank) {
-  SynthOptions o;
-  o.ranks = 3;
-  o.steps = 5;
-  o.straggler_rank = 1;
-  o.straggler_slowdown = 1.25;
-  const std::string dir = testing::TempPath("advise_ranks");
-  ASSERT_TRUE(WriteSynthTraces(o, dir).ok());
-  auto loaded = LoadInputs(dir);
-  ASSERT_TRUE(loaded.ok());
-  const report::Report r = report::BuildReport(loaded->traces, {});
-  ASSERT_EQ(r.ranks.size(), 3u);
-  for (const report::RankReport& rank : r.ranks) {
-    EXPECT_EQ(Find(rank, "straggler") != nullptr, rank.summary.rank == 1) << rank.summary.rank;
-  }
-}
-
 TEST(Advise, IdleGapsPlantedAndReal) {
   // Positive, planted: the host logs metrics for 20 % of the step with the GPU idle.
   SynthOptions o;

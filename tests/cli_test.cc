@@ -296,13 +296,35 @@ TEST(CliUsage, UnknownCommandSuggestsTheClosest) {
                    "lists the commands)");
   ExpectUsageError("dif a b", "unknown command \"dif\" (did you mean \"diff\"?) (hint: gpuscope "
                               "--help lists the commands)");
-  ExpectUsageError("frobnicate", "unknown command \"frobnicate\" (hint: the commands are "
-                                 "analyze, run, synth, plan or diff; gpuscope --help)");
+  ExpectUsageError("frobnicate",
+                   "unknown command \"frobnicate\" (hint: the commands are analyze, map, reduce, "
+                   "run, synth, plan or diff; gpuscope --help)");
   // A file given without the command.
   ExpectUsageError(Example(), "unknown command \"" + Example() +
                                   "\" (hint: to analyse it: gpuscope analyze " + Example() + ")");
-  ExpectUsageError("", "a command is required: analyze, run, synth, plan or diff (hint: gpuscope "
-                       "analyze TRACE; gpuscope --help describes each)");
+  ExpectUsageError("",
+                   "a command is required: analyze, map, reduce, run, synth, plan or diff (hint: "
+                   "gpuscope analyze TRACE; gpuscope --help describes each)");
+}
+
+// synth's job-level flags: durations need a unit, --late-rank needs --late; a job with two runs
+// writes run<J>.rank<R> files.
+TEST(CliUsage, SynthJobFlags) {
+  ExpectUsageError("synth -o x --ranks 2 --late-rank 1 --late 5",
+                   "--late \"5\" is not a duration (hint: e.g. 500us, 2ms, 1.5s)");
+  ExpectUsageError("synth -o x --ranks 2 --late-rank 1",
+                   "--late-rank needs --late (how late, e.g. --late 500us)");
+  ExpectUsageError("synth -o x --ranks 2 --late-rank 2 --late 1ms",
+                   "synth: late_rank must be -1 (none) or a rank in [0, 2) (got 2)");
+  const std::string dir = testing::TempPath("synth_job_flags");
+  const auto r = RunGpuscope("synth -o " + dir + " --ranks 2 --steps 2 --layers 1 --late-rank 1 "
+                             "--late 300us --clock-offset 5ms --arrival-jitter 2us --runs 2");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("wrote 2 runs of 2 ranks to " + dir, 0), 0u) << r.out;
+  for (const char* f : {"run0.rank0", "run0.rank1", "run1.rank0", "run1.rank1"}) {
+    const std::string text = testing::ReadFile(dir + "/" + f + ".pt.trace.json");
+    EXPECT_NE(text.find("\"Seq\": "), std::string::npos) << f;
+  }
 }
 
 TEST(CliUsage, UnknownOptionSuggestsTheClosest) {

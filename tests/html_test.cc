@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "render/html.h"
+#include "report/job_document.h"
 #include "test_util.h"
 
 namespace gpuscope {
@@ -252,18 +253,19 @@ PixelStats Stats(const Image& img) {
   return s;
 }
 
-const char* kSections[] = {"rank_0-findings", "rank_0-steps",  "across_ranks",   "rank_0-kernels",
+const char* kSections[] = {"rank_0-findings", "rank_0-steps",  "jobs-job_1",     "rank_0-kernels",
                            "rank_0-gpu_time", "rank_0-memory", "rank_1-copies",  "rank_1-launches",
                            "rank_0-inputs",   "rank_0-sync",   "rank_0-idle_gaps"};
 
 TEST(HtmlBrowser, MultiRankReportRendersWithEverySection) {
   REQUIRE_CHROMIUM(chromium);
-  // Two ranks, rank 1 a straggler, with a DataLoader stall and exposed communication planted.
+  // Two ranks, rank 1 late to every collective, with a DataLoader stall and exposed communication
+  // planted.
   const std::string dir = TempPath("html_ranks");
   std::filesystem::remove_all(dir);
   auto s = RunGpuscope("synth -o " + dir +
                        " --ranks 2 --steps 6 --dataloader-stall 0.2 --exposed-comm 0.1 "
-                       "--straggler-rank 1 --straggler-slowdown 1.3");
+                       "--late-rank 1 --late 5ms");
   ASSERT_EQ(s.exit_code, 0) << s.err;
   const std::string html = TempPath("ranks.html");
   auto r = RunGpuscope("analyze " + dir + " --html " + html);
@@ -273,14 +275,16 @@ TEST(HtmlBrowser, MultiRankReportRendersWithEverySection) {
   ASSERT_FALSE(dom.empty());
   for (const char* id : kSections)
     EXPECT_NE(dom.find(std::string("<section id=\"") + id + "\">"), std::string::npos) << id;
-  // Both ranks appear, with the planted findings and the straggler.
+  // Both ranks appear, with the planted findings.
   EXPECT_NE(dom.find("rank 0 of 2"), std::string::npos);
   EXPECT_NE(dom.find("rank 1 of 2"), std::string::npos);
   EXPECT_NE(dom.find("id=\"rank_0-findings-input_pipeline_stall\""), std::string::npos);
-  EXPECT_NE(dom.find("id=\"rank_1-findings-straggler\""), std::string::npos);
-  EXPECT_NE(dom.find("straggler"), std::string::npos);
-  // Charts: per-step bars for each rank, the per-rank exclusive bars, idle bars, memory lines.
-  EXPECT_GE(Count(dom, "<svg class=\"bars\""), 5u);
+  // The job: rank 1 is the straggler, with its finding; the busy heatmap has a row per rank.
+  EXPECT_NE(dom.find("id=\"jobs-job_1-findings-straggler\""), std::string::npos);
+  EXPECT_NE(dom.find("Rank 1 arrives last at collectives"), std::string::npos);
+  EXPECT_EQ(Count(dom, "<svg class=\"heatmap\""), 1u);
+  // Charts: per-step bars and idle bars for each rank, memory lines.
+  EXPECT_GE(Count(dom, "<svg class=\"bars\""), 4u);
   EXPECT_GE(Count(dom, "<rect "), 20u);
   EXPECT_GE(Count(dom, "<svg class=\"line\""), 2u);
 
@@ -319,6 +323,84 @@ TEST(HtmlBrowser, HostileNamesStayTextInTheDom) {
   }
   EXPECT_NE(dom.find("<td>&lt;img src=x onerror=alert(3)&gt;</td>"), std::string::npos);
   EXPECT_NE(dom.find("<b>&lt;b onmouseover=alert(5)&gt;GPU&lt;/b&gt;</b>"), std::string::npos);
+}
+
+// A job's page: the busy heatmap (one row of cells per rank) and the skew table, with rank file
+// names, a group note and collective names that carry markup. Three hand-made ranks, rank 2 late
+// at every collective, so the page depends on nothing but the job document.
+TEST(HtmlBrowser, JobPageHasHeatmapAndSkewTableAndEscapesHostileRankFiles) {
+  REQUIRE_CHROMIUM(chromium);
+  constexpr int64_t kMs = 1'000'000, kBase = 1'700'000'000'000'000'000;
+  const std::string hostile = "<img src=x onerror=alert(7)>";
+  std::vector<report::RankSummary> ranks(3);
+  report::AnalysedJob job;
+  for (int32_t r = 0; r < 3; ++r) {
+    report::RankSummary& s = ranks[r];
+    s.facts.identity.rank = r;
+    s.facts.identity.world_size = 3;
+    s.facts.identity.absolute_clock = true;
+    s.facts.identity.path = "runs/" + hostile + "rank" + std::to_string(r) + ".json";
+    s.facts.mean_step_ns = 50 * kMs;
+    s.facts.span_ns = 500 * kMs;
+    s.facts.compute_ns = 300 * kMs;
+    s.facts.busy.first_bin_start_ns = kBase;
+    s.facts.busy.bin_ns = 5 * kMs;
+    for (int b = 0; b < 100; ++b) s.facts.busy.busy_ns.push_back(b % 10 == 9 && r != 2 ? 0 : 4 * kMs);
+    s.section.key = "rank_" + std::to_string(r);
+    s.section.title = "rank " + std::to_string(r) + " of 3  " + s.facts.identity.path;
+    job.group.members.push_back(static_cast<size_t>(r));
+    analyze::RankWait w;
+    w.rank = r;
+    w.input = static_cast<size_t>(r);
+    w.collectives = 10;
+    w.times_last = r == 2 ? 10 : 0;
+    w.wait_caused_ns_per_step = r == 2 ? 3 * kMs : 0;
+    w.wait_suffered_ns_per_step = r == 2 ? 0 : 3 * kMs;
+    w.waits_most_for = r == 2 ? -1 : 2;
+    job.analysis.ranks.push_back(w);
+  }
+  job.group.label = "job 1";
+  job.group.notes = {"rank 1 appears twice: " + ranks[1].facts.identity.path};
+  for (int i = 0; i < 10; ++i) {
+    analyze::MatchedCollective c;
+    c.group = "<b onmouseover=alert(8)>pg</b>";
+    c.type = "allreduce";
+    c.seq = i;
+    c.bytes = 1 << 20;
+    c.ranks = c.expected_ranks = 3;
+    c.last_rank = 2;
+    c.skew_ns = 3 * kMs + i;
+    c.wait_caused_ns = 3 * kMs;
+    c.duration_ns = kMs;
+    c.busbw_gbps = 1.4;
+    job.analysis.collectives.push_back(c);
+  }
+  job.analysis.mean_step_ns = 50 * kMs;
+  job.analysis.steps = 10;
+  job.analysis.straggler = analyze::Straggler{2, 2, 3 * kMs, 0.06};
+  const std::string html = TempPath("job.html");
+  WriteFile(html, render::RenderHtml(report::BuildJobDocument(ranks, {job}, {}, {})));
+  const std::string dom = RunChromium(chromium, "--dump-dom file://" + html, "job");
+  ASSERT_FALSE(dom.empty());
+  // The job section, its finding, the heatmap (3 rows × 100 cells: 5 ms bins, no cell finer) and
+  // the skew table with all ten collectives.
+  EXPECT_NE(dom.find("<section id=\"jobs-job_1\">"), std::string::npos);
+  EXPECT_NE(dom.find("id=\"jobs-job_1-findings-straggler\""), std::string::npos);
+  const size_t svg = dom.find("<svg class=\"heatmap\"");
+  ASSERT_NE(svg, std::string::npos);
+  EXPECT_EQ(Count(dom.substr(svg, dom.find("</svg>", svg) - svg), "<rect "), 300u);
+  EXPECT_NE(dom.find("<h4>collectives with the largest arrival skew</h4>"), std::string::npos);
+  EXPECT_EQ(Count(dom, "<td>allreduce</td>"), 10u);
+  // Nothing in a name became an element or an attribute.
+  EXPECT_EQ(dom.find("<img"), std::string::npos);
+  EXPECT_EQ(Count(dom, "<script"), 1u);
+  for (size_t open = dom.find('<'); open != std::string::npos; open = dom.find('<', open + 1)) {
+    const std::string tag = dom.substr(open, dom.find('>', open) - open);
+    EXPECT_EQ(tag.find(" on"), std::string::npos) << tag;
+  }
+  EXPECT_NE(dom.find("runs/&lt;img src=x onerror=alert(7)&gt;rank1.json"), std::string::npos);
+  EXPECT_NE(dom.find("<td>&lt;b onmouseover=alert(8)&gt;pg&lt;/b&gt;</td>"), std::string::npos);
+  std::filesystem::remove(html);
 }
 
 // `gpuscope run --html` (the "gpuscope.run" document) with names a job and a driver choose: a

@@ -15,7 +15,10 @@
 #include "analyze/gpu_time.h"
 #include "analyze/invariants.h"
 #include "gpuscope/ingest.h"
+#include "base/thread_pool.h"
+#include "gpuscope/synth.h"
 #include "model/dedup.h"
+#include "model/merge.h"
 #include "report/report.h"
 #include "test_util.h"
 
@@ -337,6 +340,40 @@ TEST_F(InputAnomalies, DuplicateRemovalKeepsOrderAndCollectiveMetadata) {
   // Idempotent: nothing left to remove.
   const model::DuplicateCounts again = model::RemoveDuplicateEvents(&*trace);
   EXPECT_EQ(again.gpu + again.runtime + again.cpu, 0u);
+}
+
+// The three tables are deduplicated as parallel tasks when a pool is given; the result must be
+// the serial one. A synthetic trace appended to itself (every GPU, runtime and CPU row twice, far
+// more rows than the dedup's 16-row prefetch window) loses exactly the appended copy.
+TEST_F(InputAnomalies, DuplicateRemovalOnAPoolEqualsTheSerialPass) {
+  SynthOptions o;
+  o.steps = 3;
+  o.layers = 2;
+  const std::string path = Write("self.json", "");
+  ASSERT_TRUE(WriteSynthTrace(o, 0, path).ok());
+  auto doubled = [&] {
+    Trace t = std::move(LoadTrace(path).value());
+    model::AppendTrace(&t, std::move(LoadTrace(path).value()));
+    return t;
+  };
+  Trace serial = doubled(), pooled = doubled();
+  const Trace once = std::move(LoadTrace(path).value());
+  ASSERT_GT(once.gpu.size(), 64u);
+  ThreadPool pool(2);
+  const model::DuplicateCounts a = model::RemoveDuplicateEvents(&serial);
+  const model::DuplicateCounts b = model::RemoveDuplicateEvents(&pooled, &pool);
+  EXPECT_EQ(a.gpu, once.gpu.size());
+  EXPECT_EQ(a.runtime, once.runtime.size());
+  EXPECT_EQ(a.cpu, once.cpu.size());
+  EXPECT_EQ(b.gpu, a.gpu);
+  EXPECT_EQ(b.runtime, a.runtime);
+  EXPECT_EQ(b.cpu, a.cpu);
+  EXPECT_EQ(pooled.gpu.start_ns, once.gpu.start_ns);
+  EXPECT_EQ(pooled.gpu.correlation, once.gpu.correlation);
+  EXPECT_EQ(pooled.runtime.correlation, once.runtime.correlation);
+  EXPECT_EQ(pooled.cpu.start_ns, once.cpu.start_ns);
+  EXPECT_EQ(serial.cpu.external_id, pooled.cpu.external_id);
+  EXPECT_EQ(pooled.collectives.size(), once.collectives.size());
 }
 
 // Found by the fuzz target's invariant checks: a ProfilerStep wholly after every GPU op made the

@@ -111,14 +111,24 @@ def v2_value(v2, p):
     if p[0] == "schema_version":
         return 2, None  # compared separately: the version moved on
     if p[0] == "across_ranks":
-        s = v2.doc["sections"]["across_ranks"]["items"]
-        head = s["across_ranks"]["fields"]
-        if p[1] == "median_step_ns": return head["median_step_ns"]["value"], 1
-        if p[1] == "collectives_compared": return head["collectives_compared"]["value"], 1
-        if p[1] == "straggler_threshold": return head["straggler_threshold_share"]["value"], 1
-        row = s["ranks"]["rows"][p[2]]
-        if p[3] == "slowdown": return row["slowdown_share"], 1
-        return row[p[3]], 1
+        # v1's across-ranks section is retired: its straggler (step > median + 10 %) named the ranks
+        # that wait, and its k-th-kernel arrival order is replaced by collectives matched across
+        # ranks (the `jobs` section, docs/json-schema.md). Its per-rank numbers are each rank's own;
+        # the rule's threshold and its arrival counts have no v2 counterpart.
+        if p[1] in ("straggler_threshold", "collectives_compared"):
+            return None, None
+        steps = [v2.field(r, "steps", "step_time", "mean_step_ns") for r in range(len(v2.ranks))]
+        srt = sorted(steps)
+        n = len(srt)
+        median = srt[n // 2] if n % 2 else (srt[n // 2 - 1] + srt[n // 2]) / 2
+        if p[1] == "median_step_ns": return median, 1
+        r, k = p[2], p[3]
+        if k in ("collectives", "last_arrivals"): return None, None
+        if k == "rank": return v2.ranks[r]["items"]["identity"]["fields"]["rank"]["value"], 1
+        if k == "step_ns": return steps[r], 1
+        if k == "slowdown": return steps[r] / median - 1, 1
+        if k == "span_ns": return v2.field(r, "gpu_time", "gpu_time", "analysed_ns"), 1
+        return v2.field(r, "gpu_time", "exclusive", k), 1
     assert p[0] == "ranks"
     r, rest = p[1], p[2:]
     k = rest[0]

@@ -427,4 +427,22 @@ TEST(Reader, RankFromFileName) {
 }
 
 }  // namespace
+// Names are checked for control characters only when first interned (ingest speed); a repeated
+// raw name with one is never in the pool (its cleaned form is), so every occurrence is still
+// cleaned and counted, and a clean name equal to the cleaned form shares its id.
+TEST(Reader, RepeatedControlCharacterNamesAreCleanedAndCountedEveryTime) {
+  std::string json = R"({"traceEvents": [)";
+  for (int i = 0; i < 3; ++i)
+    json += R"({"ph": "X", "cat": "cpu_op", "name": "ctrl-\u0007-char", "pid": 1, "tid": 1, "ts": )" +
+            std::to_string(10 + i) + R"(, "dur": 1},)";
+  json += R"({"ph": "X", "cat": "cpu_op", "name": "ctrl- -char", "pid": 1, "tid": 1, "ts": 20, "dur": 1}]})";
+  Trace t = Load(json);
+  ASSERT_EQ(t.cpu.size(), 4u);
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(t.Str(t.cpu.name[i]), "ctrl- -char") << i;
+    EXPECT_EQ(t.cpu.name[i], t.cpu.name[0]) << i;
+  }
+  EXPECT_EQ(DiagCount(t, Diag::kControlCharacter), 3u);
+}
+
 }  // namespace gpuscope

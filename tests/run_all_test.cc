@@ -47,23 +47,19 @@ std::vector<Trace> LoadShared(const std::vector<std::string>& rel) {
 }
 
 // The report document of `ranks` without advice, as JSON: every analysis result.
-std::string JsonOf(std::vector<RankResults> ranks, const RanksResult& across) {
+std::string JsonOf(std::vector<RankResults> ranks) {
   report::Report rep;
   for (RankResults& r : ranks) {
     report::RankReport rr;
     static_cast<RankResults&>(rr) = std::move(r);
     rep.ranks.push_back(std::move(rr));
   }
-  rep.across_ranks = across;
   return render::ToJson(report::BuildDocument(rep));
 }
 
 // Each analysis alone, in sequence, each building what it needs (the old per-analysis calls).
 std::string JsonOfAnalysesAlone(const std::vector<Trace>& traces) {
   std::vector<RankResults> ranks(traces.size());
-  std::vector<const Trace*> tp;
-  std::vector<const GpuTime*> gp;
-  std::vector<const StepsResult*> sp;
   for (size_t i = 0; i < traces.size(); ++i) {
     const Trace& t = traces[i];
     RankResults& r = ranks[i];
@@ -80,18 +76,14 @@ std::string JsonOfAnalysesAlone(const std::vector<Trace>& traces) {
     r.memory = AnalyzeMemory(t);
     r.occupancy = AnalyzeOccupancy(t, r.steps);
     r.idle_gaps = AnalyzeIdleGaps(t, r.steps, r.sync);
-    tp.push_back(&t);
-    gp.push_back(&r.gpu_time);
-    sp.push_back(&r.steps);
   }
-  const RanksResult across = AnalyzeRanks(tp, gp, sp);
-  return JsonOf(std::move(ranks), across);
+  return JsonOf(std::move(ranks));
 }
 
 std::string JsonOfRunAll(const std::vector<Trace>& traces, int threads) {
   ThreadPool pool(threads);
   JobResults job = RunAllRanks(traces, RunOptions(), pool);
-  return JsonOf(std::move(job.ranks), job.across_ranks);
+  return JsonOf(std::move(job.ranks));
 }
 
 std::string ReportJson(const std::vector<Trace>& traces, int threads) {

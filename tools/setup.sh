@@ -1,15 +1,15 @@
 #!/bin/sh
 # Installs what gpuscope needs from Debian packages (Debian 12). Idempotent; silent when all present.
 #   tools/setup.sh          build dependencies
-#   tools/setup.sh --test   + test dependencies
+#   tools/setup.sh --test   + test dependencies (OpenMPI included: the `mpi` tests, analyze --mpi)
 #   tools/setup.sh --dev    + fuzzing (clang), benchmarks (GNU time, hyperfine)
 set -eu
 
 packages="cmake ninja-build g++ libsimdjson-dev libisal-dev zlib1g-dev libcli11-dev libfmt-dev libsqlite3-dev"
 for arg in "$@"; do
   case "$arg" in
-    --test) packages="$packages googletest libgtest-dev libgmock-dev chromium python3 python3-jsonschema" ;;
-    --dev) packages="$packages googletest libgtest-dev libgmock-dev chromium python3 python3-jsonschema clang libclang-rt-14-dev time hyperfine pigz" ;;
+    --test) packages="$packages googletest libgtest-dev libgmock-dev chromium python3 python3-jsonschema openmpi-bin libopenmpi-dev" ;;
+    --dev) packages="$packages googletest libgtest-dev libgmock-dev chromium python3 python3-jsonschema openmpi-bin libopenmpi-dev clang libclang-rt-14-dev time hyperfine pigz" ;;
     *) echo "usage: tools/setup.sh [--test] [--dev]" >&2; exit 2 ;;
   esac
 done

@@ -90,7 +90,13 @@ struct CollectiveInfo {
   int64_t out_nelems = -1;
   int32_t group_size = -1;
   StringId dtype = kEmptyString;
-  StringId process_group = kEmptyString;
+  StringId process_group = kEmptyString;  // "Process Group Name" ("0", "1", ...; older: "Process
+                                          // Group ID", a number)
+  StringId process_group_desc = kEmptyString;   // "Process Group Description": "default_pg", ...
+  StringId process_group_ranks = kEmptyString;  // "Process Group Ranks" as written: "[0, 1]"
+  // "Seq": the collective's sequence number within its process group (c10d's per-group counter,
+  // the same on every rank of the group), written by newer PyTorch/Kineto; -1 when absent.
+  int64_t seq = -1;
 };
 
 enum class RuntimeKind : uint8_t {
@@ -286,6 +292,10 @@ struct TraceInfo {
   int32_t world_size = -1;
   RankSource rank_source = RankSource::kNone;
   std::string distributed_backend;
+  // distributedInfo.pg_config, one entry per process group: "name desc [ranks]" (name = pg_name,
+  // desc = pg_desc or "-", ranks as written). Empty when the trace does not record it.
+  std::vector<std::string> process_groups;
+  std::string hostname;  // top-level "host_name" / "hostname" when the trace has one, else ""
 };
 
 struct Trace {

@@ -24,6 +24,12 @@ class StringPool {
   StringPool& operator=(StringPool&&) noexcept = default;
 
   StringId Intern(std::string_view s);
+  // The id of `s` if it is interned already, else kNotInterned (readers check new strings only).
+  static constexpr StringId kNotInterned = UINT32_MAX;
+  StringId Find(std::string_view s) const {
+    auto it = index_.find(s);
+    return it == index_.end() ? kNotInterned : it->second;
+  }
   std::string_view Get(StringId id) const { return views_[id]; }
   size_t size() const { return views_.size(); }
   // Bytes held by the pool's text blocks (for memory accounting).

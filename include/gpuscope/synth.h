@@ -47,6 +47,32 @@ struct SynthOptions {
   // same durations elsewhere), so a diff must show exactly this kernel moving. Empty = none.
   std::string slow_kernel;
   double slow_kernel_factor = 1.0;
+  // ---- The job level (docs/synth.md "Jobs") -------------------------------------------------
+  // Ranks wait for each other at collectives: each rank's NCCL kernel of a collective starts at
+  // its own arrival and every rank's ends together, at the last arrival + the transfer time. The
+  // ranks are generated as replicas of one another (the same random draws), so they differ only
+  // by what is planted: the late rank (or the straggler), each rank's arrival jitter, clock
+  // offset, process id and device. NCCL kernels and record_param_comms carry "Seq". Off (the
+  // default): each rank is generated on its own, as before (byte for byte). Implied by late_rank,
+  // clock_offset_max_ns and clock_noise_ns.
+  bool coupled_collectives = false;
+  // This rank's forward pass (its stem convolution) runs late_ns longer every step, so it reaches
+  // every collective of the step about late_ns after the others, and they wait for it. -1 = none.
+  int late_rank = -1;
+  int64_t late_ns = 0;
+  // Each rank's arrival at each collective is delayed by a seeded 0..arrival_jitter_ns (one rank
+  // of each collective gets the maximum), so ranks that are on time do not arrive at once.
+  int64_t arrival_jitter_ns = 1000;
+  // Each rank's clock is off by a seeded offset in [−max, +max] ns: all its timestamps are shifted
+  // by it (SynthTruth::clock_offset_ns).
+  int64_t clock_offset_max_ns = 0;
+  // On top of the offset, each step a rank's clock is off by a further seeded amount in
+  // [−noise, +noise] ns: enough noise makes the clocks impossible to align from collective ends.
+  int64_t clock_noise_ns = 0;
+  // Files of this many separate runs of the same job in one folder: run j starts j hours after
+  // run 0 and draws its own noise; with runs > 1 the files are "run<j>.rank<R>.pt.trace.json".
+  int runs = 1;
+
   bool gzip = false;                // write .gz (content is gzip whatever the file name)
   bool integer_timestamps = false;  // 2021 style integer µs instead of µs with 3 decimals
   std::string device_name = "NVIDIA A100-SXM4-80GB";
@@ -81,13 +107,26 @@ struct SynthTruth {
   // Σ compute-kernel time (NCCL excluded) of kernels with fewer blocks than SMs / Σ compute-kernel
   // time, over the whole trace.
   double tiny_grid_share = 0;
+
+  // Job level (SynthOptions::coupled_collectives; zeros otherwise).
+  int run = 0;                  // which run of the folder this file belongs to
+  bool late = false;            // the planted late rank (or the straggler, when coupled)
+  int64_t clock_offset_ns = 0;  // this rank's clock minus the true time (every timestamp)
+  uint64_t collectives = 0;     // collectives this rank took part in (its NCCL kernels)
+  // As generated, over the whole trace, divided by `steps` (all ns). Arrival = the rank's NCCL
+  // kernel start on the true clock. wait caused: Σ over the collectives this rank reached last of
+  // (its arrival − the second-last arrival); wait suffered: Σ (last arrival − its arrival).
+  int64_t wait_caused_ns_per_step = 0;
+  int64_t wait_suffered_ns_per_step = 0;
+  uint64_t times_last = 0;  // collectives it reached strictly last
 };
 
 // Writes one rank's trace to `path`. Deterministic for the same options, rank and seed.
 Result<SynthTruth> WriteSynthTrace(const SynthOptions& options, int rank, const std::string& path);
 
 // Writes options.ranks files "<dir>/rank<R>.pt.trace.json[.gz]" (creating dir) and returns the
-// truths.
+// truths; with runs > 1, options.runs × options.ranks files "<dir>/run<J>.rank<R>.pt.trace.json"
+// (truths in that order).
 Result<std::vector<SynthTruth>> WriteSynthTraces(const SynthOptions& options,
                                                  const std::string& dir);
 

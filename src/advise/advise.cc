@@ -402,31 +402,6 @@ void LaunchBound(const RuleContext& c, std::vector<Finding>* out) {
        F("runtime_cpu_exec_per_step_ns", "runtime + CPU exec per step", Value::Nanos(runtime))}));
 }
 
-constexpr const char* kStragglerFix =
-    "Check this rank's node: GPU clocks and temperature (nvidia-smi -q -d "
-    "CLOCK,PERFORMANCE), other processes on the GPU, data sharding imbalance, and the "
-    "NIC/PCIe link.";
-constexpr const char* kStragglerEvidence =
-    "step_ns, median_step_ns, last_arrival_count, collectives_compared_count";
-
-// This rank is slower than the median over ranks.
-void Straggler(const RuleContext& c, std::vector<Finding>* out) {
-  const analyze::RanksResult& across = *c.in.across;
-  // One finding per matching row: ranks without a rank id (-1) all match each other's rows.
-  for (const analyze::RankRow& row : across.ranks) {
-    if (row.rank != c.in.rank || !row.straggler) continue;
-    out->push_back(
-        Found("This rank is slower than the others", row.step_ns - across.median_step_ns,
-              "Every rank waits for the slowest at each collective; matching the median saves the "
-              "difference.",
-              {F("step_ns", "step time", Value::Nanos(row.step_ns)),
-               F("median_step_ns", "median step over ranks", Value::Nanos(across.median_step_ns)),
-               F("last_arrival_count", "collectives reached last", Count(row.last_arrivals)),
-               F("collectives_compared_count", "collectives compared",
-                 Count(across.collectives_compared))}));
-  }
-}
-
 // Peak memory of the rank's device: reserved when the trace has it, else allocated.
 struct PeakMemory {
   int64_t used_bytes = 0;
@@ -551,11 +526,6 @@ std::vector<Rule> MakeRules() {
            Pct(kLaunchIdleShare) + " of the span (`kLaunchIdleShare`)",
        "half of runtime + CPU-exec time per step, less the host time idle_gaps claims", 0.35,
        "launch-bound", kVerdictMinShare, kLaunchBoundFix, kLaunchBoundEvidence, LaunchBound},
-      {"straggler", kInRanks,
-       "this rank's step > the median over ranks by more than " +
-           Pct(analyze::kStragglerThreshold) + " (`analyze::kStragglerThreshold`)",
-       "this rank's step − the median step", 0.6, "straggler", kVerdictMinShare, kStragglerFix,
-       kStragglerEvidence, Straggler},
       {"near_oom", kInMemory,
        "peak reserved (allocated when the trace has no reserved) > " + Pct(kNearOomShare) +
            " of device memory (`kNearOomShare`, tb_plugin's rule)",
@@ -573,7 +543,7 @@ bool HasInputs(const RankInputs& in, uint32_t reads) {
       {kInSummary, in.summary},    {kInGpuTime, in.gpu_time},  {kInSteps, in.steps},
       {kInKernels, in.kernels},    {kInLaunches, in.launches}, {kInCopies, in.copies},
       {kInSync, in.sync},          {kInMemory, in.memory},     {kInOccupancy, in.occupancy},
-      {kInIdleGaps, in.idle_gaps}, {kInRanks, in.across},
+      {kInIdleGaps, in.idle_gaps},
   };
   for (const auto& [bit, ptr] : inputs)
     if ((reads & bit) && !ptr) return false;
@@ -612,7 +582,7 @@ std::string InputNames(uint32_t inputs) {
       {kInSummary, "summary"},    {kInGpuTime, "gpu_time"},  {kInSteps, "steps"},
       {kInKernels, "kernels"},    {kInLaunches, "launches"}, {kInCopies, "copies"},
       {kInSync, "sync_points"},   {kInMemory, "memory"},     {kInOccupancy, "occupancy"},
-      {kInIdleGaps, "idle_gaps"}, {kInRanks, "ranks"},
+      {kInIdleGaps, "idle_gaps"},
   };
   std::string out;
   for (const auto& [bit, name] : kNames)

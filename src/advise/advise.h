@@ -20,7 +20,6 @@
 #include "analyze/launches.h"
 #include "analyze/memory.h"
 #include "analyze/occupancy.h"
-#include "analyze/ranks.h"
 #include "analyze/steps.h"
 #include "analyze/sync_points.h"
 #include "analyze/trace_summary.h"
@@ -90,8 +89,6 @@ struct RankInputs {
   const analyze::MemoryStats* memory = nullptr;
   const analyze::OccupancyStats* occupancy = nullptr;
   const analyze::IdleGapStats* idle_gaps = nullptr;
-  const analyze::RanksResult* across = nullptr;  // null for a single rank
-  int32_t rank = -1;
   NameResolver name;  // may be empty
 };
 
@@ -115,7 +112,6 @@ enum Input : uint32_t {
   kInMemory = 1u << 7,
   kInOccupancy = 1u << 8,
   kInIdleGaps = 1u << 9,
-  kInRanks = 1u << 10,  // RankInputs::across
 };
 std::string InputNames(uint32_t inputs);  // "steps, gpu_time"
 

@@ -30,7 +30,6 @@ struct Planted {
   analyze::MemoryStats memory;
   analyze::OccupancyStats occupancy;
   analyze::IdleGapStats idle_gaps;
-  analyze::RanksResult across;
 
   Planted() {
     summary.counts.kernels = 100;
@@ -102,15 +101,6 @@ struct Planted {
     gap.host_ops = {{kOptimizerName, 600 * kMs}};
     idle_gaps.longest = {gap};
     idle_gaps.host_ops = {{kOptimizerName, 1, 600 * kMs}};
-    // straggler: this rank's 150 ms step against a 100 ms median.
-    analyze::RankRow row;
-    row.rank = 0;
-    row.step_ns = 150 * kMs;
-    row.straggler = true;
-    row.last_arrivals = 3;
-    across.ranks = {row};
-    across.median_step_ns = 100 * kMs;
-    across.collectives_compared = 5;
   }
 
   static constexpr StringId kOptimizerName = 7;
@@ -127,8 +117,6 @@ struct Planted {
     in.memory = &memory;
     in.occupancy = &occupancy;
     in.idle_gaps = &idle_gaps;
-    in.across = &across;
-    in.rank = 0;
     in.name = [](StringId id) -> std::string_view {
       return id == kOptimizerName ? "Optimizer.step#AdamW.step" : "?";
     };
@@ -233,7 +221,7 @@ void ExpectTypedEvidence(const Finding& f) {
 
 TEST(AdviseRules, TableHasUniqueIdsAFixAThresholdAndASavingModelPerRule) {
   std::set<std::string> ids;
-  ASSERT_GE(Rules().size(), 12u);
+  ASSERT_GE(Rules().size(), 11u);
   for (const Rule& r : Rules()) {
     SCOPED_TRACE(r.id);
     EXPECT_TRUE(IsSnakeCase(r.id));
@@ -286,16 +274,15 @@ TEST(AdviseRules, EveryRuleFiresOnPlantedResultsWithTypedEvidence) {
 TEST(AdviseRules, PlantedSavingsRankingSeverityAndVerdict) {
   Planted p;
   const Advice a = AdviseRank(p.Inputs());
-  // Savings per step (ms): straggler 50, input 30, launch_bound 11 (half of 30 − idle_gaps' 8),
+  // Savings per step (ms): input 30, launch_bound 11 (half of 30 − idle_gaps' 8),
   // then three at 10 in table order, idle_gaps 8, sync 5, pageable 2 × 2/3, tiny 1, near_oom 0.
   std::vector<std::string> order;
   for (const Finding& f : a.findings) order.push_back(f.id);
-  EXPECT_EQ(order, (std::vector<std::string>{"straggler", "input_pipeline_stall", "launch_bound",
+  EXPECT_EQ(order, (std::vector<std::string>{"input_pipeline_stall", "launch_bound",
                                              "exposed_communication", "fp32_math", "low_occupancy",
                                              "idle_gaps", "sync_points", "pageable_copies",
                                              "tiny_copies", "near_oom"}));
-  const std::map<std::string, int64_t> saving = {{"straggler", 50 * kMs},
-                                                 {"input_pipeline_stall", 30 * kMs},
+  const std::map<std::string, int64_t> saving = {{"input_pipeline_stall", 30 * kMs},
                                                  {"launch_bound", 11 * kMs},
                                                  {"exposed_communication", 10 * kMs},
                                                  {"fp32_math", 10 * kMs},
@@ -311,7 +298,9 @@ TEST(AdviseRules, PlantedSavingsRankingSeverityAndVerdict) {
                      static_cast<double>(saving.at(f.id)) / static_cast<double>(100 * kMs))
         << f.id;
   }
-  EXPECT_EQ(a.verdict, "straggler");
+  EXPECT_EQ(a.verdict, "input-bound");
+  // No rank-level straggler rule: the straggler is the job's (advise/job_advice.h).
+  EXPECT_EQ(FindRule("straggler"), nullptr);
   EXPECT_EQ(Find(a, "input_pipeline_stall")->severity, render::Severity::kCritical);  // 30 %
   EXPECT_EQ(Find(a, "exposed_communication")->severity, render::Severity::kWarning);  // 10 %
   EXPECT_EQ(Find(a, "tiny_copies")->severity, render::Severity::kInfo);               // 1 %
@@ -358,11 +347,9 @@ TEST(AdviseRules, RulesWithoutTheirInputsDoNotRunAndLaunchBoundThenClaimsAllHost
   RankInputs in = p.Inputs();
   in.idle_gaps = nullptr;
   in.occupancy = nullptr;
-  in.across = nullptr;
   const Advice a = AdviseRank(in);
   EXPECT_EQ(Find(a, "idle_gaps"), nullptr);
   EXPECT_EQ(Find(a, "low_occupancy"), nullptr);
-  EXPECT_EQ(Find(a, "straggler"), nullptr);
   // No idle_gaps finding: launch_bound claims half of all 30 ms.
   EXPECT_EQ(Find(a, "launch_bound")->estimated_saving_ns_per_step, 15 * kMs);
   EXPECT_EQ(a.verdict, "input-bound");

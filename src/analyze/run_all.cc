@@ -81,17 +81,6 @@ JobResults RunAllRanks(const std::vector<Trace>& traces, const RunOptions& optio
       std::make_shared<RankSchedule>(traces[i], options, &out.ranks[i], &group)->Start();
     group.Wait();
   }
-  std::vector<const Trace*> trace_ptrs;
-  std::vector<const GpuTime*> gpu_ptrs;
-  std::vector<const StepsResult*> step_ptrs;
-  std::vector<const KernelClasses*> class_ptrs;
-  for (const RankResults& r : out.ranks) {
-    trace_ptrs.push_back(r.trace);
-    gpu_ptrs.push_back(&r.gpu_time);
-    step_ptrs.push_back(&r.steps);
-    class_ptrs.push_back(&r.kernel_classes);
-  }
-  out.across_ranks = AnalyzeRanks(trace_ptrs, gpu_ptrs, step_ptrs, class_ptrs);
   return out;
 }
 

@@ -20,7 +20,6 @@
 #include "analyze/memory.h"
 #include "analyze/monitor_beside.h"
 #include "analyze/occupancy.h"
-#include "analyze/ranks.h"
 #include "analyze/steps.h"
 #include "analyze/sync_points.h"
 #include "analyze/trace_summary.h"
@@ -45,7 +44,7 @@ struct RankResults {
   // The rank's model, for names the analyses refer to by StringId. Not owned: the trace must
   // outlive the results (and any report built from them).
   const Trace* trace = nullptr;
-  KernelClasses kernel_classes;  // shared input of GPU time, steps, kernels, occupancy, ranks
+  KernelClasses kernel_classes;  // shared input of GPU time, steps, kernels, occupancy
   TraceSummary summary;          // what the reader found
   GpuTime gpu_time;              // busy/idle, breakdowns, idle attribution, overlap
   StepsResult steps;             // per-step breakdown (tb_plugin categories)
@@ -63,12 +62,13 @@ struct RankResults {
 RankResults RunAll(const Trace& trace, const RunOptions& options, ThreadPool& pool);
 
 struct JobResults {
-  std::vector<RankResults> ranks;  // in the order of the traces
-  RanksResult across_ranks;        // stragglers, arrival order (meaningful with ≥ 2 ranks)
+  // In the order of the traces. What happens across ranks is the job level (analyze/job.h), which
+  // reads each rank's facts (ExtractRankFacts), not these results.
+  std::vector<RankResults> ranks;
 };
 
 // Every analysis of every rank (all ranks' tasks on the pool at once, so one big rank also uses
-// every core), then the analysis across ranks.
+// every core).
 JobResults RunAllRanks(const std::vector<Trace>& traces, const RunOptions& options,
                        ThreadPool& pool);
 

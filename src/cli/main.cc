@@ -5,15 +5,20 @@
 #include <CLI/CLI.hpp>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <cstdio>
+#include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 
 #include "analyze/run_all.h"
 #include "base/thread_pool.h"
 #include "cli/diff_command.h"
+#include "cli/job_command.h"
 #include "cli/plan_command.h"
 #include "cli/run_command.h"
 #include "cli/usage.h"
@@ -22,9 +27,10 @@
 #include "gpuscope/version.h"
 #include "cli/output.h"
 #include "ingest/registry.h"
+#include "job/map_reduce.h"
+#include "job/mpi.h"
 #include "render/format.h"
-#include "report/document.h"
-#include "report/report.h"
+#include "report/summary.h"
 
 namespace {
 
@@ -76,6 +82,32 @@ bool ParseSize(const std::string& text, uint64_t* out) {
   return true;
 }
 
+// "500us", "2ms", "1.5s", "250ns" (also "µs") → ns. A unit is required. Returns false on nonsense.
+bool ParseDuration(const std::string& text, int64_t* out) {
+  size_t i = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &i);
+  } catch (...) {
+    return false;
+  }
+  const std::string unit = text.substr(i);
+  double scale = 0;
+  if (unit == "ns")
+    scale = 1;
+  else if (unit == "us" || unit == "\u00b5s")
+    scale = 1e3;
+  else if (unit == "ms")
+    scale = 1e6;
+  else if (unit == "s")
+    scale = 1e9;
+  else
+    return false;
+  if (!(value >= 0) || value * scale > 9e18) return false;
+  *out = static_cast<int64_t>(std::llround(value * scale));
+  return true;
+}
+
 // A progress bar on stderr, only when stderr is a terminal and the work has run for over a second.
 // GPUSCOPE_PROGRESS_AFTER_MS overrides the one second (tests use 0 to see the bar on a small trace).
 class ProgressBar {
@@ -84,7 +116,8 @@ class ProgressBar {
     if (const char* after = std::getenv("GPUSCOPE_PROGRESS_AFTER_MS"))
       delay_ = std::chrono::milliseconds(std::atol(after));
   }
-  void Update(uint64_t done, uint64_t total) {
+  // `what` names the work: "reading" (bytes of one file), "mapping" (ranks of a folder).
+  void Update(uint64_t done, uint64_t total, const char* what = "reading") {
     if (!enabled_ || total == 0) return;
     const auto now = std::chrono::steady_clock::now();
     // At most 10 redraws a second, but always the last one (100 %) once the bar is up.
@@ -94,7 +127,7 @@ class ProgressBar {
     const double f = std::min(1.0, static_cast<double>(done) / static_cast<double>(total));
     const int width = 40;
     const int filled = static_cast<int>(f * width);
-    std::fprintf(stderr, "\r  reading [%.*s%*s] %3.0f%%", filled,
+    std::fprintf(stderr, "\r  %s [%.*s%*s] %3.0f%%", what, filled,
                  "########################################", width - filled, "", f * 100);
     shown_ = true;
   }
@@ -121,15 +154,45 @@ struct AnalyzeArgs {
   std::string inflater = "auto";
   cli::OutputArgs out;
   std::string monitor_file;  // a `gpuscope run --record` file or nvidia-smi log of the same run
+  std::string ranks;         // --ranks all|N,M
+  int ranks_in_memory = 0;   // traces of a folder loaded at once; 0 = one per two cores
+  bool mpi = false;          // under mpirun/srun: map spread over the MPI processes (job/mpi.h)
 };
 
 int RunAnalyze(const AnalyzeArgs& args) {
   const std::string& input = args.input;
   const int threads = args.threads;
   const std::string& inflater = args.inflater;
+  report::JobOptions job_options;
+  if (Status s = cli::ParseDetailRanks(args.ranks, &job_options.detail_ranks); !s.ok()) {
+    PrintError(s);
+    return kExitBadInput;
+  }
+  std::error_code ec;
+  const bool many =
+      input != "-" && (std::filesystem::is_directory(input, ec) || job::IsSummaryFile(input));
+  // Under mpirun every process runs this; MPI starts before any thread and ends after the last
+  // (`world` is destroyed last). Only process 0 reads the monitor file's verdict and prints.
+  std::unique_ptr<job::MpiWorld> world;
+  if (args.mpi) {
+    if (!many) {
+      PrintError(Status::Error(StatusCode::kUsage,
+                               "--mpi spreads the traces of a folder over MPI processes; " + input +
+                                   " is not a folder (hint: analyze it without --mpi)"));
+      return kExitBadInput;
+    }
+    auto started = job::MpiWorld::Start(nullptr, nullptr);
+    if (!started.ok()) {
+      PrintError(started.status());
+      return ExitCodeFor(started.status());
+    }
+    world = std::move(*started);
+  }
+  const bool quiet = world && !world->root();
   // One pool for the whole run: the reader's parse tasks and the analyses share its threads.
   ThreadPool pool(threads);
-  LoadOptions options;
+  job::MapOptions map;
+  LoadOptions& options = map.load;
   options.threads = threads;
   options.pool = &pool;
   options.batch_bytes = static_cast<size_t>(args.batch_mb * 1024 * 1024);
@@ -137,59 +200,107 @@ int RunAnalyze(const AnalyzeArgs& args) {
     options.inflater = Inflater::kZlib;
   else if (inflater == "isal")
     options.inflater = Inflater::kIsal;
+  map.max_ranks_in_memory = args.ranks_in_memory;
   ProgressBar bar;
-  options.progress = [&bar](uint64_t done, uint64_t total) { bar.Update(done, total); };
+  if (!quiet) {
+    options.progress = [&bar](uint64_t done, uint64_t total) { bar.Update(done, total); };
+    map.ranks_done = [&bar](size_t done, size_t total) { bar.Update(done, total, "mapping"); };
+  }
 
-  const auto t0 = std::chrono::steady_clock::now();
-  // The input registry decides what the file is (src/ingest/registry.h).
-  std::optional<monitor::Recording> recording;
-  auto loaded = ingest::LoadInputs(input, options, &recording);
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (!loaded.ok()) {
-    PrintError(loaded.status());
-    return ExitCodeFor(loaded.status());
-  }
-  // Monitor recordings and nvidia-smi logs get the monitor's verdict (docs/monitor.md).
-  if (recording) return cli::EmitMonitorVerdict(*recording, args.out);
-  uint64_t json_bytes = 0, events = 0, file_bytes = 0;
-  for (const Trace& t : loaded->traces) {
-    json_bytes += t.info.json_bytes;
-    file_bytes += t.info.file_bytes;
-    events += t.info.events_total;
-  }
   // The monitor recording is read before the analyses (the section beside each trace is one of
   // them, and each rank's section of the report); a file that cannot be read is reported after
   // the report.
   std::optional<Result<monitor::Recording>> beside;
-  analyze::RunOptions run_options;
-  if (!args.monitor_file.empty()) {
+  auto read_monitor = [&] {
+    if (args.monitor_file.empty()) return;
     beside.emplace(ingest::ReadMonitorInput(args.monitor_file));
-    if (beside->ok()) run_options.monitor = &beside->value();
+    if (beside->ok()) map.run.monitor = &beside->value();
+  };
+
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<report::RankSummary> ranks;
+  std::vector<Status> failures;
+  job::MapStats stats;
+  if (many) {
+    // A folder (of traces, of summaries) or a summary: map in parallel, a few ranks in memory at
+    // once, and reduce (src/job/). Under --mpi each process maps its share and process 0 reduces.
+    read_monitor();
+    bool mapper_ran = false;
+    Status mpi_status;
+    job::TraceMapper mpi_mapper;
+    if (world)
+      mpi_mapper = [&](const std::vector<std::string>& traces, const job::MapOptions& o,
+                       ThreadPool& p) -> Result<job::Mapped> {
+        mapper_ran = true;
+        auto r = job::MapTracesMpi(*world, traces, o, p);
+        if (!r.ok()) mpi_status = r.status();
+        return r;
+      };
+    auto mapped = job::ReadSummaries({input}, map, pool, mpi_mapper);
+    if (world && (!mapper_ran || !mpi_status.ok())) {
+      // This process failed before or during the gather: the others would wait for it forever.
+      const Status& why = mapper_ran ? mpi_status : mapped.status();
+      PrintError(why);
+      world->Abort(ExitCodeFor(why));
+    }
+    if (quiet) return kExitOk;  // process 0 reports
+    if (!mapped.ok()) {
+      PrintError(mapped.status());
+      return ExitCodeFor(mapped.status());
+    }
+    ranks = std::move(mapped->ranks);
+    failures = std::move(mapped->failures);
+    stats = mapped->stats;
+    if (!args.monitor_file.empty() && stats.traces == 0)
+      std::fprintf(stderr,
+                   "gpuscope: note: --monitor applies to traces; summaries were analysed when "
+                   "mapped (hint: gpuscope map TRACE --monitor %s -o DIR/)\n",
+                   args.monitor_file.c_str());
+  } else {
+    // One file (or stdin): whatever the registry makes of it, a monitor input included.
+    std::optional<monitor::Recording> recording;
+    auto loaded = ingest::LoadInputs(input, options, &recording);
+    stats.load_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (!loaded.ok()) {
+      PrintError(loaded.status());
+      return ExitCodeFor(loaded.status());
+    }
+    // Monitor recordings and nvidia-smi logs get the monitor's verdict (docs/monitor.md).
+    if (recording) return cli::EmitMonitorVerdict(*recording, args.out);
+    read_monitor();
+    bar.Analysing();
+    for (Trace& trace : loaded->traces)
+      ranks.push_back(job::SummarizeLoadedTrace(std::move(trace), map, pool, &stats));
+    failures = std::move(loaded->failures);
   }
   const auto t1 = std::chrono::steady_clock::now();
-  bar.Analysing();
-  const report::Report rep =
-      report::BuildReport(loaded->traces, loaded->failures, pool, run_options);
-  const double analyze_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
-  const render::Document doc = report::BuildDocument(rep);
-  if (const int rc = cli::Emit(doc, args.out); rc != 0) return rc;
+  const render::Document doc = report::BuildJobDocument(ranks, failures, job_options);
+  cli::OutputArgs out = args.out;
+  out.never_terminal = world != nullptr;
+  if (const int rc = cli::Emit(doc, out); rc != 0) return rc;
   if (args.stats) {
     struct rusage usage;
     getrusage(RUSAGE_SELF, &usage);
-    size_t table_bytes = 0;
-    for (const Trace& t : loaded->traces) table_bytes += t.TableBytes();
+    const auto now = std::chrono::steady_clock::now();
+    const double wall = std::chrono::duration<double>(now - t0).count();
+    const double reduce = std::chrono::duration<double>(now - t1).count();
+    // With several ranks the loads and analyses overlap: their seconds are sums over the ranks,
+    // wall_seconds is the whole run, and model_MB the largest rank's model.
     std::fprintf(
         stderr,
         "stats: load_seconds=%.3f analyze_seconds=%.3f file_bytes=%llu json_bytes=%llu events=%llu "
-        "json_MBps=%.1f events_per_s=%.0f peak_rss_MB=%.1f model_MB=%.1f\n",
-        seconds, analyze_seconds, static_cast<unsigned long long>(file_bytes),
-        static_cast<unsigned long long>(json_bytes), static_cast<unsigned long long>(events),
-        json_bytes / 1e6 / seconds, events / seconds, usage.ru_maxrss / 1024.0, table_bytes / 1e6);
+        "json_MBps=%.1f events_per_s=%.0f peak_rss_MB=%.1f model_MB=%.1f ranks=%zu "
+        "reduce_seconds=%.3f wall_seconds=%.3f\n",
+        stats.load_seconds, stats.analyze_seconds,
+        static_cast<unsigned long long>(stats.file_bytes),
+        static_cast<unsigned long long>(stats.json_bytes),
+        static_cast<unsigned long long>(stats.events),
+        stats.json_bytes / 1e6 / stats.load_seconds, stats.events / stats.load_seconds,
+        usage.ru_maxrss / 1024.0, stats.max_model_bytes / 1e6, ranks.size(), reduce, wall);
   }
-  for (const Status& f : loaded->failures) PrintError(f);
-  int rc = loaded->failures.empty() ? kExitOk : kExitBadInput;
+  for (const Status& f : failures) PrintError(f);
+  int rc = failures.empty() ? kExitOk : kExitBadInput;
   if (beside && !beside->ok()) {
     PrintError(beside->status());
     rc = std::max(rc, ExitCodeFor(beside->status()));
@@ -206,23 +317,26 @@ int main(int argc, char** argv) {
   CLI::App app{
       "gpuscope: why your GPU training job under-uses the GPU, and what to change.\n"
       "analyze reads PyTorch profiler (Kineto) traces (plain or gzip, one file or a folder of\n"
-      "ranks), gpuscope run recordings and nvidia-smi logs; plan sizes a run before launch;\n"
-      "run watches a live run; diff compares two runs."};
+      "ranks), gpuscope run recordings and nvidia-smi logs; map and reduce split a job of many\n"
+      "ranks across machines; plan sizes a run before launch; run watches a live run; diff\n"
+      "compares two runs."};
   app.set_version_flag("--version", std::string("gpuscope ") + GPUSCOPE_VERSION);
   app.require_subcommand(1);
 
   // analyze
   auto* analyze = app.add_subcommand(
       "analyze",
-      "Read a trace (or a folder of per-rank traces) and report, per rank, the verdict and the\n"
-      "findings with estimated savings and fixes, then where the step time goes: GPU time,\n"
-      "step breakdown, kernels, launches, copies, sync points, memory, and across ranks.");
+      "Read a trace (or a folder of per-rank traces, or summaries from `gpuscope map`) and\n"
+      "report, per rank, the verdict and the findings with estimated savings and fixes, then\n"
+      "where the step time goes: GPU time, step breakdown, kernels, launches, copies, sync\n"
+      "points, memory, and across ranks. A folder is mapped a few ranks at a time (memory stays\n"
+      "that of a few ranks plus their summaries) and reduced, as `map` + `reduce` do.");
   AnalyzeArgs aa;
   analyze
       ->add_option("TRACE", aa.input,
                    "Trace file (.json or .json.gz, detected from content), folder, or - for "
                    "stdin (pipes work); also a `gpuscope run --record` file (.jsonl, .csv or "
-                   ".json) or an nvidia-smi CSV / dmon log")
+                   ".json), an nvidia-smi CSV / dmon log, or a summary from `gpuscope map`")
       ->required();
   cli::AddOutputFlags(analyze, &aa.out);
   analyze->add_option("-j,--threads", aa.threads,
@@ -236,6 +350,21 @@ int main(int argc, char** argv) {
   analyze->add_option("--monitor", aa.monitor_file,
                       "A `gpuscope run --record` file (or nvidia-smi log) of the same run: GPU/CPU "
                       "summary within the trace's time span, a \"monitor\" section of each rank");
+  cli::AddRanksFlag(analyze, &aa.ranks);
+  analyze
+      ->add_option("--ranks-in-memory", aa.ranks_in_memory,
+                   "Traces of a folder loaded at once (default: one per two cores)")
+      ->check(CLI::Range(0, 4096));
+  analyze->add_flag("--mpi", aa.mpi,
+                    std::string("Under mpirun/srun: each MPI process maps a share of the folder's "
+                                "traces, process 0 reduces and prints (output as without --mpi; "
+                                "docs/jobs.md)") +
+                        (job::MpiBuilt() ? "" : " [this build has no MPI]"));
+
+  cli::MapCliOptions map_options;
+  auto* map = cli::AddMapCommand(app, &map_options);
+  cli::ReduceCliOptions reduce_options;
+  auto* reduce = cli::AddReduceCommand(app, &reduce_options);
 
   // run
   cli::RunCliOptions run_options;
@@ -302,6 +431,28 @@ int main(int argc, char** argv) {
       ->add_option("--slow-kernel-factor", so.slow_kernel_factor,
                    "Slowdown of the --slow-kernel kernels (default 1, i.e. none)")
       ->check(CLI::Range(0.1, 100.0));
+  std::string late, jitter, clock_offset, clock_noise;
+  synth->add_flag("--coupled", so.coupled_collectives,
+                  "Ranks wait for each other at collectives: each rank's NCCL kernel starts at "
+                  "its arrival, all end together (implied by --late-rank, --clock-offset, "
+                  "--clock-noise)");
+  synth->add_option("--late-rank", so.late_rank,
+                    "This rank reaches every collective --late after the others (its forward "
+                    "pass runs longer), and the others wait for it");
+  synth->add_option("--late", late, "How late the --late-rank is, e.g. 500us, 2ms");
+  synth->add_option("--arrival-jitter", jitter,
+                    "Coupled ranks: each rank's arrival at each collective varies by up to this "
+                    "(default 1us)");
+  synth->add_option("--clock-offset", clock_offset,
+                    "Coupled ranks: each rank's clock is off by a seeded amount up to ± this, "
+                    "e.g. 50ms");
+  synth->add_option("--clock-noise", clock_noise,
+                    "Coupled ranks: each step, each rank's clock is off by a further seeded "
+                    "amount up to ± this (clocks that cannot be aligned)");
+  synth->add_option("--runs", so.runs,
+                    "Write this many separate runs of the job into the folder "
+                    "(run<J>.rank<R>.pt.trace.json; run J starts J hours after run 0)")
+      ->check(CLI::Range(1, 1000));
   synth->add_flag("--gzip", so.gzip, "Write gzip-compressed traces");
   synth->add_flag("--integer-timestamps", so.integer_timestamps,
                   "2021-style integer µs timestamps");
@@ -331,6 +482,8 @@ int main(int argc, char** argv) {
 
   if (analyze->parsed())
     return RunAnalyze(aa);
+  if (map->parsed()) return cli::RunMapCommand(map_options);
+  if (reduce->parsed()) return cli::RunReduceCommand(reduce_options);
   if (plan->parsed()) return gpuscope::cli::RunPlanCommand(plan_options);
   if (run->parsed()) return cli::RunRunCommand(run_options);
 
@@ -343,7 +496,24 @@ int main(int argc, char** argv) {
           "--target-size \"" + target_size + "\" is not a size (hint: e.g. 100M, 1G, 5GB)"));
       return kExitBadInput;
     }
-    if (so.ranks == 1) {
+    for (auto [text, field, flag] :
+         {std::tuple{&late, &so.late_ns, "--late"},
+          std::tuple{&jitter, &so.arrival_jitter_ns, "--arrival-jitter"},
+          std::tuple{&clock_offset, &so.clock_offset_max_ns, "--clock-offset"},
+          std::tuple{&clock_noise, &so.clock_noise_ns, "--clock-noise"}}) {
+      if (!text->empty() && !ParseDuration(*text, field)) {
+        PrintError(Status::Error(StatusCode::kUsage,
+                                 std::string(flag) + " \"" + *text +
+                                     "\" is not a duration (hint: e.g. 500us, 2ms, 1.5s)"));
+        return kExitBadInput;
+      }
+    }
+    if (so.late_rank >= 0 && late.empty()) {
+      PrintError(Status::Error(StatusCode::kUsage,
+                               "--late-rank needs --late (how late, e.g. --late 500us)"));
+      return kExitBadInput;
+    }
+    if (so.ranks == 1 && so.runs == 1) {
       auto truth = WriteSynthTrace(so, 0, out_path);
       if (!truth.ok()) {
         PrintError(truth.status());
@@ -361,7 +531,10 @@ int main(int argc, char** argv) {
     }
     uint64_t bytes = 0, events = 0;
     for (const SynthTruth& t : *truths) bytes += t.bytes_written, events += t.events;
-    std::printf("wrote %zu ranks to %s: %s events, %s\n", truths->size(), out_path.c_str(),
+    const std::string what = so.runs > 1 ? std::to_string(so.runs) + " runs of " +
+                                               std::to_string(so.ranks) + " ranks"
+                                         : std::to_string(truths->size()) + " ranks";
+    std::printf("wrote %s to %s: %s events, %s\n", what.c_str(), out_path.c_str(),
                 render::GroupDigits(events).c_str(), render::FormatBytes(static_cast<double>(bytes)).c_str());
     return kExitOk;
   }

@@ -59,7 +59,7 @@ int Emit(const render::Document& doc, const OutputArgs& args) {
   } else {
     const int fd = args.text_to_stderr ? STDERR_FILENO : STDOUT_FILENO;
     std::FILE* stream = args.text_to_stderr ? stderr : stdout;
-    const bool tty = isatty(fd);
+    const bool tty = !args.never_terminal && isatty(fd);
     render::TextOptions text;
     text.verbose = args.verbose;
     text.color = args.color == "always" || (args.color == "auto" && tty);

@@ -17,6 +17,9 @@ struct OutputArgs {
   bool verbose = false;
   std::string html_path;       // empty: no HTML page
   std::string color = "auto";  // auto (a terminal), always, never
+  // Under mpirun every process's stdout is a pty, whatever mpirun's own is: treat it as not a
+  // terminal (no color, no wrapping unless --color / --width ask), so output is as without MPI.
+  bool never_terminal = false;
   int width = -1;              // text columns; -1: the terminal's width on a terminal, else none
   // Text to stderr instead of stdout (`run`: the watched command keeps stdout); wrapping and
   // colour then follow stderr's terminal. JSON stays on stdout.

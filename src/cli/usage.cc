@@ -214,6 +214,16 @@ void AddHelpExamples(CLI::App& app) {
        "Examples:\n"
        "  gpuscope analyze rank0.pt.trace.json.gz\n"
        "  gpuscope analyze --json --html report.html traces/   # a folder of per-rank traces"},
+      {"map",
+       "Examples:\n"
+       "  gpuscope map rank7.pt.trace.json.gz -o summaries/  # summaries/rank7.gpuscope.db\n"
+       "  ls traces/*.json.gz | xargs -P 8 -I{} gpuscope map -j 1 {} -o summaries/\n"
+       "  sbatch --array=0-999 --wrap 'gpuscope map traces/rank$SLURM_ARRAY_TASK_ID.json -o "
+       "summaries/'"},
+      {"reduce",
+       "Examples:\n"
+       "  gpuscope reduce summaries/                  # the report analyze traces/ prints\n"
+       "  gpuscope reduce --json --ranks all summaries/ > job.json"},
       {"run",
        "Examples:\n"
        "  gpuscope run --record run.jsonl --report-json verdict.json -- torchrun "

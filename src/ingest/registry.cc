@@ -173,7 +173,8 @@ const std::vector<NonInputEntry>& KnownNonInputs() {
        "gpuscope does not read memory snapshots; view one at https://pytorch.org/memory_viz and "
        "pass gpuscope the profiler trace"},
       {"an SQLite database (e.g. `nsys export --type sqlite`), not a trace", IsSqlite,
-       "gpuscope does not read Nsight Systems exports; pass a PyTorch profiler trace"},
+       "gpuscope does not read Nsight Systems exports; pass a PyTorch profiler trace (a summary "
+       "that `gpuscope map` wrote is read by `gpuscope reduce` and `gpuscope analyze`)"},
       {"a zip archive (e.g. a torch.save checkpoint), not a trace", IsZip,
        "if it holds traces, unzip it and pass the trace files or their folder"},
   };

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -46,6 +47,8 @@ Result<std::unique_ptr<MpiWorld>> MpiWorld::Start(int*, char***) {
 
 MpiWorld::~MpiWorld() = default;
 
+void MpiWorld::Abort(int code) { std::exit(code); }
+
 Result<Mapped> MapTracesMpi(MpiWorld&, const std::vector<std::string>&, const MapOptions&,
                             ThreadPool&) {
   return Status::Error(StatusCode::kInternal, "MapTracesMpi without MPI");
@@ -55,8 +58,9 @@ Result<Mapped> MapTracesMpi(MpiWorld&, const std::vector<std::string>&, const Ma
 
 namespace {
 
-// The failures of one process as bytes: per failure its index in the path list, its code and
-// its message (length-prefixed; messages may hold any byte).
+// What one process sends besides its summaries, as bytes: its MapStats, then per failure its
+// index in the path list, its code and its message (length-prefixed; messages may hold any
+// byte). Native byte order: the processes of one job run the same binary.
 void PutU64(std::string* out, uint64_t v) { out->append(reinterpret_cast<const char*>(&v), 8); }
 
 bool GetU64(std::string_view* in, uint64_t* v) {
@@ -71,8 +75,28 @@ struct IndexedFailure {
   Status status;
 };
 
-std::string EncodeFailures(const std::vector<IndexedFailure>& failures) {
+void PutDouble(std::string* out, double v) {
+  uint64_t bits;
+  std::memcpy(&bits, &v, 8);
+  PutU64(out, bits);
+}
+
+bool GetDouble(std::string_view* in, double* v) {
+  uint64_t bits;
+  if (!GetU64(in, &bits)) return false;
+  std::memcpy(v, &bits, 8);
+  return true;
+}
+
+std::string EncodeExtras(const MapStats& stats, const std::vector<IndexedFailure>& failures) {
   std::string out;
+  PutU64(&out, stats.traces);
+  PutDouble(&out, stats.load_seconds);
+  PutDouble(&out, stats.analyze_seconds);
+  PutU64(&out, stats.file_bytes);
+  PutU64(&out, stats.json_bytes);
+  PutU64(&out, stats.events);
+  PutU64(&out, stats.max_model_bytes);
   PutU64(&out, failures.size());
   for (const IndexedFailure& f : failures) {
     PutU64(&out, f.index);
@@ -83,9 +107,16 @@ std::string EncodeFailures(const std::vector<IndexedFailure>& failures) {
   return out;
 }
 
-bool DecodeFailures(std::string_view in, std::vector<IndexedFailure>* out) {
-  uint64_t n = 0;
-  if (!GetU64(&in, &n)) return false;
+bool DecodeExtras(std::string_view in, MapStats* stats, std::vector<IndexedFailure>* out) {
+  MapStats s;
+  uint64_t model = 0, n = 0;
+  if (!GetU64(&in, &s.traces) || !GetDouble(&in, &s.load_seconds) ||
+      !GetDouble(&in, &s.analyze_seconds) || !GetU64(&in, &s.file_bytes) ||
+      !GetU64(&in, &s.json_bytes) || !GetU64(&in, &s.events) || !GetU64(&in, &model) ||
+      !GetU64(&in, &n))
+    return false;
+  s.max_model_bytes = static_cast<size_t>(model);
+  stats->Add(s);
   for (uint64_t i = 0; i < n; ++i) {
     uint64_t index = 0, code = 0, len = 0;
     if (!GetU64(&in, &index) || !GetU64(&in, &code) || !GetU64(&in, &len) || in.size() < len)
@@ -154,6 +185,11 @@ Result<std::unique_ptr<MpiWorld>> MpiWorld::Start(int* argc, char*** argv) {
 
 MpiWorld::~MpiWorld() { MPI_Finalize(); }
 
+void MpiWorld::Abort(int code) {
+  MPI_Abort(MPI_COMM_WORLD, code);
+  std::exit(code);  // MPI_Abort does not return; should it, end this process at least
+}
+
 Result<Mapped> MapTracesMpi(MpiWorld& world, const std::vector<std::string>& paths,
                             const MapOptions& options, ThreadPool& pool) {
   std::vector<uint64_t> sizes(paths.size(), 0);
@@ -167,19 +203,23 @@ Result<Mapped> MapTracesMpi(MpiWorld& world, const std::vector<std::string>& pat
   for (size_t i : mine) my_paths.push_back(paths[i]);
   Mapped mapped = MapTraces(my_paths, options, pool);
 
-  // Failures name their file; their index in `paths` restores the single-process order.
+  // Failures name their file; their index in `paths` restores the single-process order. The
+  // longest path found in the message is the file (dir/a.json is inside dir/a.json.gz).
   std::vector<IndexedFailure> failures;
   for (Status& f : mapped.failures) {
-    size_t index = paths.size();
+    size_t index = paths.size(), matched = 0;
     for (size_t i : mine)
-      if (f.message().find(paths[i]) != std::string::npos) index = std::min(index, i);
+      if (paths[i].size() > matched && f.message().find(paths[i]) != std::string::npos) {
+        index = i;
+        matched = paths[i].size();
+      }
     failures.push_back({index, std::move(f)});
   }
   auto summaries = store::SerializeSummaries(mapped.ranks);
   if (!summaries.ok()) return summaries.status();
   auto gathered_summaries = Gather(*summaries, world);
   if (!gathered_summaries.ok()) return gathered_summaries.status();
-  auto gathered_failures = Gather(EncodeFailures(failures), world);
+  auto gathered_failures = Gather(EncodeExtras(mapped.stats, failures), world);
   if (!gathered_failures.ok()) return gathered_failures.status();
   if (!world.root()) return Mapped{};
 
@@ -190,11 +230,12 @@ Result<Mapped> MapTracesMpi(MpiWorld& world, const std::vector<std::string>& pat
                                              "summaries of MPI process " + std::to_string(p));
     if (!ranks.ok()) return ranks.status();
     for (report::RankSummary& r : *ranks) all.ranks.push_back(std::move(r));
-    if (!DecodeFailures((*gathered_failures)[p], &all_failures))
+    if (!DecodeExtras((*gathered_failures)[p], &all.stats, &all_failures))
       return Status::Error(StatusCode::kInternal,
-                           "MPI: damaged failure list from process " + std::to_string(p));
+                           "MPI: damaged statistics or failure list from process " +
+                               std::to_string(p));
   }
-  SortMapped(&all);
+  SortSummaries(&all.ranks);
   std::stable_sort(all_failures.begin(), all_failures.end(),
                    [](const IndexedFailure& a, const IndexedFailure& b) { return a.index < b.index; });
   for (IndexedFailure& f : all_failures) all.failures.push_back(std::move(f.status));

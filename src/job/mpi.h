@@ -30,6 +30,9 @@ class MpiWorld {
   int rank() const { return rank_; }
   int size() const { return size_; }
   bool root() const { return rank_ == 0; }
+  // Ends every process of the job with `code` (MPI_Abort): for a failure on one process that
+  // the others would otherwise wait for at the gather.
+  [[noreturn]] void Abort(int code);
 
  private:
   MpiWorld(int rank, int size) : rank_(rank), size_(size) {}

@@ -12,6 +12,10 @@
 
 #include "gpuscope/model.h"
 
+namespace gpuscope {
+class ThreadPool;  // base/thread_pool.h
+}
+
 namespace gpuscope::model {
 
 struct DuplicateCounts {
@@ -22,8 +26,9 @@ struct DuplicateCounts {
 
 // Removes identical duplicate rows from trace->gpu (and their CollectiveInfo), trace->runtime and
 // trace->cpu, keeping row order. Must run before linking (GpuActivityTable::launch is not
-// remapped). Time O(rows), extra memory 4 bytes × 2–4 slots per row of the largest table, freed on
-// return.
-DuplicateCounts RemoveDuplicateEvents(Trace* trace);
+// remapped). Time O(rows), extra memory 8 bytes × 2–4 slots per row of the largest table
+// (row and 32 bits of its hash), freed on return.
+// With a pool of ≥ 2 threads the three tables are done as parallel tasks.
+DuplicateCounts RemoveDuplicateEvents(Trace* trace, ThreadPool* pool = nullptr);
 
 }  // namespace gpuscope::model

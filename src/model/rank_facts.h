@@ -20,7 +20,9 @@ namespace gpuscope::model {
 // One collective as one rank saw it: the communication kernel (NCCL/RCCL) and what the profiler
 // recorded about it.
 struct CollectiveRecord {
-  std::string group;        // process group name ("0", "1", ...) or "" when the trace lacks it
+  // Process group name ("0", "1", ...); when the trace lacks it, "stream:<id>" (NCCL runs each
+  // communicator on a stream of its own, created in the same order on every rank).
+  std::string group;
   std::string group_desc;   // "default_pg", "TP", ... or ""
   std::string group_ranks;  // as the trace gives it ("[0, 1, 2, 3]"), or ""
   int32_t group_size = -1;  // ranks in the group, -1 unknown
@@ -33,7 +35,9 @@ struct CollectiveRecord {
   int64_t ordinal = -1;
   std::string type;    // normalised: "allreduce", "allgather", "reducescatter", "broadcast",
                        // "reduce", "alltoall", "sendrecv", "send", "recv", "barrier", or as given
-  int64_t bytes = -1;  // payload per rank as nccl-tests counts it (input size), -1 unknown
+  // nccl-tests' size S: max(In, Out msg nelems) × element size (the buffer for all-reduce and
+  // broadcast, all-gather's output, reduce-scatter's input), -1 unknown.
+  int64_t bytes = -1;
   std::string dtype;   // "BFloat16", "Float", ... or ""
   int64_t start_ns = 0;  // kernel start: the rank's arrival at the collective
   int64_t end_ns = 0;    // kernel end: ranks of one collective end nearly together

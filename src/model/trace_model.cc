@@ -278,6 +278,8 @@ std::vector<StringId> AppendTrace(Trace* dst, Trace&& src) {
     c.collective = remap[c.collective];
     c.dtype = remap[c.dtype];
     c.process_group = remap[c.process_group];
+    c.process_group_desc = remap[c.process_group_desc];
+    c.process_group_ranks = remap[c.process_group_ranks];
     dst->collectives.push_back(c);
   }
 

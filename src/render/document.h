@@ -117,19 +117,22 @@ struct Table {
 struct Series {
   std::string key;
   std::string label;
-  std::vector<double> values;  // one per category (bars) or per x (lines); NaN: no value (null)
+  // One per category (bars) or per x (lines, heatmap cells); NaN: no value (null).
+  std::vector<double> values;
   bool operator==(const Series& other) const;  // NaN equals NaN: a gap in a line is a gap
 };
 
 struct Chart {
-  enum class Kind : uint8_t { kStackedBars, kLines };
+  // kHeatmap: one row of cells per series, one column per x (the start of the cell's interval);
+  // the colour is the value, from 0 to the largest value (1 for shares). A NaN cell has no data.
+  enum class Kind : uint8_t { kStackedBars, kLines, kHeatmap };
   std::string key;
   std::string title;
   Kind kind = Kind::kStackedBars;
   Unit unit = Unit::kNone;           // of the series values
   Unit x_unit = Unit::kNone;         // lines: of x
   std::vector<std::string> categories;  // bars: one label per bar
-  std::vector<double> x;                // lines: shared x values
+  std::vector<double> x;                // lines, heatmap: shared x values
   std::vector<Series> series;
   std::vector<Field> reference_lines;   // e.g. device capacity, drawn as a dashed line
   bool operator==(const Chart&) const = default;

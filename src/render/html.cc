@@ -238,6 +238,80 @@ struct Page {
              " (above the chart)</p>\n";
   }
 
+  // Rows of cells, one row per series and one column per x; the colour runs from white (0) to
+  // the palette's blue at the largest value (1 for shares, so 100 % busy is full blue whatever
+  // the data). A cell without data (NaN) is grey. Labels and per-cell tooltips are left out when
+  // the rows or cells are too many to read (a 1,000-rank job still fits one page).
+  void Heatmap(const Chart& c) {
+    constexpr int kLabelW = 120, kPlotW = 880, kRight = 20, kTop = 4, kAxisH = 22;
+    constexpr size_t kMaxTooltipCells = 4096;
+    const size_t rows = c.series.size(), cols = c.x.size();
+    if (rows == 0 || cols == 0) {
+      out += "<p class=\"muted\">No data.</p>\n";
+      return;
+    }
+    double v_max = c.unit == Unit::kShare ? 1.0 : 0.0;
+    for (const Series& s : c.series)
+      for (double v : s.values)
+        if (std::isfinite(v)) v_max = std::max(v_max, v);
+    if (!(v_max > 0)) v_max = 1;
+    const double row_h = std::clamp(640.0 / static_cast<double>(rows), 2.0, 16.0);
+    const double col_w = static_cast<double>(kPlotW) / static_cast<double>(cols);
+    const bool labels = row_h >= 10;
+    const bool tooltips = rows * cols <= kMaxTooltipCells;
+    const int height = kTop + static_cast<int>(std::ceil(row_h * static_cast<double>(rows))) + kAxisH;
+    const int width = kLabelW + kPlotW + kRight;
+    // The cell width in the x unit: the step between the first two x values (one cell without).
+    const double cell = cols > 1 ? c.x[1] - c.x[0] : 0;
+    out += "<div class=\"legend\"><span><i style=\"background:#ffffff;border:1px solid #ccc\"></i>" +
+           HtmlEscape(FormatValue(ChartValue(0, c.unit))) + "</span><span><i style=\"background:" +
+           Color(0) + "\"></i>" + HtmlEscape(FormatValue(ChartValue(v_max, c.unit))) +
+           "</span><span><i style=\"background:#bbbbbb\"></i>no data</span></div>\n";
+    out += fmt::format(
+        "<svg class=\"heatmap\" viewBox=\"0 0 {0} {1}\" width=\"{0}\" height=\"{1}\" role=\"img\" "
+        "aria-label=\"{2}\">\n",
+        width, height, HtmlEscape(c.title));
+    for (size_t r = 0; r < rows; ++r) {
+      const Series& s = c.series[r];
+      const double y = kTop + row_h * static_cast<double>(r);
+      if (labels)
+        out += fmt::format("<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>", kLabelW - 6,
+                           y + row_h - 4, HtmlEscape(Ellipsize(s.label, 18)));
+      for (size_t k = 0; k < cols; ++k) {
+        const double v = k < s.values.size() ? s.values[k] : std::nan("");
+        std::string fill = "#bbbbbb";
+        if (std::isfinite(v)) {
+          // White → #0072B2 (Color(0)), linear in the value.
+          const double t = std::clamp(v / v_max, 0.0, 1.0);
+          fill = fmt::format("#{:02x}{:02x}{:02x}", static_cast<int>(std::lround(255 - 255 * t)),
+                             static_cast<int>(std::lround(255 - (255 - 114) * t)),
+                             static_cast<int>(std::lround(255 - (255 - 178) * t)));
+        }
+        out += fmt::format("<rect x=\"{:.2f}\" y=\"{:.2f}\" width=\"{:.2f}\" height=\"{:.2f}\" fill=\"{}\"",
+                           kLabelW + col_w * static_cast<double>(k), y, col_w + 0.05, row_h, fill);
+        if (tooltips)
+          out += "><title>" +
+                 HtmlEscape(s.label + " · " + TickLabel(c.x[k], c.x_unit) + ": " +
+                            (std::isfinite(v) ? FormatValue(ChartValue(v, c.unit)) : std::string("no data"))) +
+                 "</title></rect>";
+        else
+          out += "/>";
+      }
+      out += "\n";
+    }
+    // The x axis: ticks over the cells' span, labelled with x.
+    const double x0 = c.x.front(), span = c.x.back() + cell - x0;
+    if (span > 0) {
+      const double y = kTop + row_h * static_cast<double>(rows) + 15;
+      for (double t : NiceTicks(span)) {
+        if (t > span * 1.0001) break;
+        out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>",
+                           kLabelW + kPlotW * t / span, y, HtmlEscape(TickLabel(x0 + t, c.x_unit)));
+      }
+    }
+    out += "</svg>\n";
+  }
+
   void FindingItem(const Finding& f, int number) {
     out += std::string("<div class=\"finding ") + SeverityName(f.severity) + "\" id=\"" +
            HtmlEscape(id_ + "-" + f.key) + "\">\n<h4>" +
@@ -277,6 +351,7 @@ struct Page {
       else if (const Chart* c = std::get_if<Chart>(&item)) {
         if (!c->title.empty()) out += "<h4>" + HtmlEscape(c->title) + "</h4>\n";
         if (c->kind == Chart::Kind::kLines) Lines(*c);
+        else if (c->kind == Chart::Kind::kHeatmap) Heatmap(*c);
         else Bars(*c);
       } else if (const Finding* f = std::get_if<Finding>(&item)) {
         if (IsMinor(*f) && finding_number > 0) minor.push_back(f);

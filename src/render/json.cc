@@ -106,9 +106,21 @@ void WriteItem(const Table& t, JsonWriter* w) {
   w->EndArray();
 }
 
+const char* ChartKindName(Chart::Kind kind) {
+  switch (kind) {
+    case Chart::Kind::kLines:
+      return "lines";
+    case Chart::Kind::kHeatmap:
+      return "heatmap";
+    case Chart::Kind::kStackedBars:
+      break;
+  }
+  return "stacked_bars";
+}
+
 void WriteItem(const Chart& c, JsonWriter* w) {
   w->Key("type").String("chart");
-  w->Key("kind").String(c.kind == Chart::Kind::kLines ? "lines" : "stacked_bars");
+  w->Key("kind").String(ChartKindName(c.kind));
   w->Key("title").String(c.title);
   w->Key("unit").String(UnitName(c.unit));
   w->Key("x_unit").String(UnitName(c.x_unit));
@@ -386,7 +398,9 @@ struct Reader {
     if (!OptStr(o, "kind", path, &kind) || !OptStr(o, "title", path, &c.title) ||
         !OptStr(o, "unit", path, &unit) || !OptStr(o, "x_unit", path, &x_unit))
       return false;
-    c.kind = kind == "lines" ? Chart::Kind::kLines : Chart::Kind::kStackedBars;
+    c.kind = kind == "lines"     ? Chart::Kind::kLines
+             : kind == "heatmap" ? Chart::Kind::kHeatmap
+                                 : Chart::Kind::kStackedBars;
     if (!UnitFromName(unit, &c.unit) || !UnitFromName(x_unit, &c.x_unit))
       return Fail(path, "unknown unit");
     simdjson::dom::array cats, series;

@@ -1,6 +1,8 @@
 // The document model and its three views: formatting policy, JSON round trip, escaping.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "base/utf8.h"
 #include "render/document.h"
 #include "render/format.h"
@@ -160,6 +162,37 @@ TEST(Html, EscapesAndEmbedsJson) {
   // The capacity (80 GB) is far above the data (2 GB): named below the chart, axis fits data.
   EXPECT_NE(html.find("capacity 80.00 GB (above the chart)"), std::string::npos);
   EXPECT_NE(html.find(">2.00 GB<"), std::string::npos);
+}
+
+// A heatmap: one row per series, one cell per x; it reads back as written, and the page draws
+// one rect per cell, full blue at 100 %, white at 0, grey where a row has no data (NaN), with the
+// labels escaped.
+TEST(Html, HeatmapDrawsOneCellPerValueAndRoundTrips) {
+  Document doc;
+  doc.schema = "gpuscope.report";
+  Chart& c = doc.AddSection("job", "job").AddChart("busy", "GPU busy", Chart::Kind::kHeatmap, Unit::kShare);
+  c.x_unit = Unit::kNanos;
+  c.x = {0, 1e6, 2e6};
+  c.series.push_back({"rank_0", "rank 0", {1.0, 0.0, 0.5}});
+  c.series.push_back({"rank_1", "rank <1>", std::vector<double>{std::nan(""), 0.25, 1.0}});
+  const std::string json = ToJson(doc);
+  EXPECT_NE(json.find("\"kind\": \"heatmap\""), std::string::npos);
+  Result<Document> back = FromJson(json, "mem");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(*back, doc);
+  const std::string html = RenderHtml(doc);
+  const size_t svg = html.find("<svg class=\"heatmap\"");
+  ASSERT_NE(svg, std::string::npos);
+  const std::string body = html.substr(svg, html.find("</svg>", svg) - svg);
+  size_t rects = 0;
+  for (size_t at = body.find("<rect "); at != std::string::npos; at = body.find("<rect ", at + 1)) ++rects;
+  EXPECT_EQ(rects, 6u);
+  EXPECT_NE(body.find("fill=\"#0072b2\"><title>rank 0 · 0 ns: 100.0 %</title>"), std::string::npos) << body;
+  EXPECT_NE(body.find("fill=\"#ffffff\"><title>rank 0 · 1.000 ms: 0.0 %</title>"), std::string::npos) << body;
+  EXPECT_NE(body.find("fill=\"#bbbbbb\"><title>rank &lt;1&gt; · 0 ns: no data</title>"), std::string::npos);
+  EXPECT_EQ(body.find("rank <1>"), std::string::npos);
+  // Text shows no chart.
+  EXPECT_EQ(RenderText(doc, {}).find("rank 0"), std::string::npos);
 }
 
 TEST(Html, NiceTicksAreRound) {

@@ -1,12 +1,11 @@
 #include "report/document.h"
 
 #include <algorithm>
-#include <set>
 
-#include "gpuscope/version.h"
 #include "render/build.h"
 #include "render/format.h"
 #include "report/monitor_document.h"
+#include "report/summary.h"
 #include <cctype>
 #include <cmath>
 
@@ -527,51 +526,6 @@ void AddAdvice(const advise::Advice& a, Section& s) {
   for (const advise::Finding& f : a.findings) s.items.emplace_back(advise::ToDocumentFinding(f));
 }
 
-void AddAcrossRanks(const analyze::RanksResult& r, render::Document& doc) {
-  Section& s = doc.AddSection("across_ranks", "across ranks");
-  // One rank has nothing to compare: the numbers stay in JSON, the views leave the section out.
-  if (r.ranks.size() < 2) s.views = 0;
-  Row& head = s.AddRow("across_ranks", "");
-  std::string stragglers;
-  for (const analyze::RankRow& row : r.ranks)
-    if (row.straggler) stragglers += (stragglers.empty() ? "" : ", ") + std::to_string(row.rank);
-  head.fields = {F("median_step_ns", "median step", Ns(r.median_step_ns)),
-                 F("stragglers", "straggler ranks", Text(stragglers.empty() ? "none" : stragglers)),
-                 F("straggler_threshold_share", "threshold +", Value::Share(analyze::kStragglerThreshold, 0)),
-                 Detail("collectives_compared", "collectives compared", Count(r.collectives_compared)),
-                 Detail("clock", "clock", Text(r.clocks_from_base_time ? "unix_from_base_time" : "trace_clock"))};
-  Table& t = s.AddTable("ranks", "per rank",
-                        {{"rank", "rank"}, {"step_ns", "step"}, {"slowdown_share", "vs median"},
-                         {"compute_share", "compute"}, {"exposed_communication_share", "exposed comm"},
-                         {"idle_share", "idle"}, {"last_arrivals", "last at collectives"}, {"collectives", "collectives"},
-                         {"straggler", "straggler"}, {"compute_ns", "compute", true},
-                         {"exposed_communication_ns", "exposed comm", true}, {"idle_ns", "idle", true},
-                         {"span_ns", "span", true}});
-  t.text_rows = 16;
-  for (const analyze::RankRow& row : r.ranks) {
-    const double span = static_cast<double>(row.span_ns);
-    t.rows.push_back({Value::Count(row.rank), Ns(row.step_ns), Value::Share(row.slowdown),
-                      ShareOf(row.compute_ns, span), ShareOf(row.exposed_communication_ns, span), ShareOf(row.idle_ns, span),
-                      Count(row.last_arrivals), Count(row.collectives), Value::Bool(row.straggler), Ns(row.compute_ns),
-                      Ns(row.exposed_communication_ns), Ns(row.idle_ns), Ns(row.span_ns)});
-  }
-  render::Chart& chart = s.AddChart("ranks_chart", "GPU time per rank (exclusive)",
-                                    render::Chart::Kind::kStackedBars, Unit::kNanos);
-  chart.series = {{"compute", "compute", {}}, {"exposed_communication", "exposed comm", {}}, {"idle", "idle", {}},
-                  {"other", "other", {}}};
-  for (const analyze::RankRow& row : r.ranks) {
-    chart.categories.push_back("rank " + std::to_string(row.rank));
-    chart.series[0].values.push_back(static_cast<double>(row.compute_ns));
-    chart.series[1].values.push_back(static_cast<double>(row.exposed_communication_ns));
-    chart.series[2].values.push_back(static_cast<double>(row.idle_ns));
-    chart.series[3].values.push_back(static_cast<double>(
-        std::max<int64_t>(0, row.span_ns - row.compute_ns - row.exposed_communication_ns - row.idle_ns)));
-  }
-  s.AddText("clock_note", r.clocks_from_base_time
-                              ? "arrival order on unix time from baseTimeNanoseconds; host clock skew not corrected"
-                              : "arrival order assumes all ranks' timestamps share one clock");
-}
-
 }  // namespace
 
 render::Section BuildRankSection(const RankReport& rr, size_t index) {
@@ -609,26 +563,13 @@ render::Section BuildRankSection(const RankReport& rr, size_t index) {
   return s;
 }
 
-render::Document BuildDocument(const Report& report) {
-  render::Document doc;
-  doc.schema = "gpuscope.report";
-  doc.title = "gpuscope " GPUSCOPE_VERSION " · " + std::to_string(report.ranks.size()) + " rank" +
-              (report.ranks.size() == 1 ? "" : "s");
-  std::set<std::string> keys;
-  for (size_t i = 0; i < report.ranks.size(); ++i) {
-    render::Section s = BuildRankSection(report.ranks[i], i);
-    // Two files claiming one rank id keep both sections (the second gets the file's index).
-    if (!keys.insert(s.key).second) s.key = "input_" + std::to_string(i);
-    keys.insert(s.key);
-    doc.sections.push_back(std::move(s));
-  }
-  AddAcrossRanks(report.across_ranks, doc);
-  if (!report.failures.empty()) {
-    Section& f = doc.AddSection("failures", "inputs that could not be read");
-    for (size_t i = 0; i < report.failures.size(); ++i)
-      f.AddText("failure_" + std::to_string(i), "error: " + report.failures[i].message());
-  }
-  return doc;
+render::Document BuildDocument(const Report& report, const JobOptions& options) {
+  // One path for every analyze document: the ranks' summaries, then the job document (what
+  // `reduce` prints from summary files).
+  std::vector<RankSummary> summaries;
+  summaries.reserve(report.ranks.size());
+  for (size_t i = 0; i < report.ranks.size(); ++i) summaries.push_back(SummarizeRank(report.ranks[i], i));
+  return BuildJobDocument(summaries, report.failures, options);
 }
 
 }  // namespace gpuscope::report

@@ -59,7 +59,6 @@ Report BuildReport(const std::vector<Trace>& traces, std::vector<Status> failure
     // The shared kernel classes were an input of the analyses; the report does not render them.
     report.ranks[i].kernel_classes = analyze::KernelClasses();
   }
-  report.across_ranks = std::move(job.across_ranks);
   for (RankReport& r : report.ranks) AddAnalysisWarnings(&r);
   for (RankReport& r : report.ranks) {
     advise::RankInputs in;
@@ -74,8 +73,6 @@ Report BuildReport(const std::vector<Trace>& traces, std::vector<Status> failure
     in.occupancy = &r.occupancy;
     in.idle_gaps = &r.idle_gaps;
     in.name = [t = r.trace](StringId id) { return t->Str(id); };
-    in.across = report.ranks.size() > 1 ? &report.across_ranks : nullptr;
-    in.rank = r.summary.rank;
     r.advice = advise::AdviseRank(in);
   }
   return report;

@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "advise/advise.h"
-#include "analyze/ranks.h"
 #include "analyze/run_all.h"
 #include "base/thread_pool.h"
 #include "gpuscope/model.h"
@@ -22,8 +21,7 @@ struct RankReport : analyze::RankResults {
 
 struct Report {
   std::vector<RankReport> ranks;
-  analyze::RanksResult across_ranks;  // stragglers, arrival order (meaningful with ≥ 2 ranks)
-  std::vector<Status> failures;       // inputs that could not be read
+  std::vector<Status> failures;  // inputs that could not be read
 };
 
 // Runs every analysis on every rank (analyze::RunAllRanks on `pool`), then the advice. The traces

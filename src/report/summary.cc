@@ -1,9 +1,6 @@
-// CONTRACT STUB (job-contract branch): facts come from analyze::ExtractRankFacts (job-analysis branch);
-// the verdict is filled here by the job-report branch.
 #include "report/summary.h"
 
 #include "analyze/job.h"
-#include "render/json.h"
 #include "report/document.h"
 
 namespace gpuscope::report {
@@ -11,6 +8,9 @@ namespace gpuscope::report {
 RankSummary SummarizeRank(const RankReport& rank, size_t index) {
   RankSummary s;
   s.facts = analyze::ExtractRankFacts(rank);
+  // The advice is a stage after the facts (ExtractRankFacts leaves the verdict empty): the job
+  // summary counts the ranks' verdicts without their sections.
+  s.facts.verdict = rank.advice.verdict;
   s.section = BuildRankSection(rank, index);
   return s;
 }

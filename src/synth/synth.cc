@@ -861,7 +861,7 @@ struct Rec {
   int64_t ext = 0;
   int64_t corr = 0;
   // Kind-specific: memcpy/memset a = bytes; [memory] a = delta, b = addr, c = allocated,
-  // d = reserved; ProfilerStep a = step number; comm a = nelems.
+  // d = reserved; ProfilerStep a = step number; comm a = nelems, b = Seq (coupled ranks).
   int64_t a = 0, b = 0, c = 0, d = 0;
 };
 
@@ -890,26 +890,59 @@ struct SyncMark {        // one .item() sync point (step frame, before any plant
   int64_t call_end_now;  // the same after the stalls of the earlier points (SolveSyncStall)
 };
 
+// Ranks wait for each other at collectives (SynthOptions::coupled_collectives and what implies it).
+bool Coupled(const SynthOptions& o) {
+  return o.coupled_collectives || o.late_rank >= 0 || o.clock_offset_max_ns > 0 ||
+         o.clock_noise_ns > 0;
+}
+
+// Coupled ranks: the one rank generated differently from the others (the late rank, else the
+// straggler), or -1.
+int SpecialRank(const SynthOptions& o) {
+  if (!Coupled(o)) return -1;
+  return o.late_rank >= 0 ? o.late_rank : o.straggler_rank;
+}
+
+// The seed of run `run` of a folder (run 0: the options' own seed, so one run is unchanged).
+uint64_t RunSeed(uint64_t seed, int run) {
+  return run == 0 ? seed : Mix64(seed ^ (0x72756e0000ULL + static_cast<uint64_t>(run)));
+}
+
 class RankGenerator {
  public:
-  RankGenerator(const SynthOptions& o, int rank)
+  // Coupled ranks are replicas: every rank draws the same random numbers (those of rank 0), so the
+  // ranks differ only by what is planted (late rank, jitter, clocks, pid, device).
+  RankGenerator(const SynthOptions& o, int run, int rank)
       : o_(o),
         rank_(rank),
+        run_(run),
+        seed_(RunSeed(o.seed, run)),
+        coupled_(Coupled(o)),
+        special_rank_(SpecialRank(o)),
         bf16_(o.precision == SynthPrecision::kBf16),
         q_(o.integer_timestamps ? kUs : 1),
-        cpu_rng_(Mix64(o.seed) ^ Mix64(0x100 + static_cast<uint64_t>(rank))),
-        gpu_common_(Mix64(o.seed) ^ 0x5eed0f6a11ULL),
-        gpu_rank_(Mix64(o.seed) ^ Mix64(0x200 + static_cast<uint64_t>(rank))),
+        cpu_rng_(Mix64(seed_) ^ Mix64(0x100 + static_cast<uint64_t>(coupled_ ? 0 : rank))),
+        gpu_common_(Mix64(seed_) ^ 0x5eed0f6a11ULL),
+        gpu_rank_(Mix64(seed_) ^ Mix64(0x200 + static_cast<uint64_t>(coupled_ ? 0 : rank))),
         props_(PropsFor(o.device_name)) {}
 
-  Result<SynthTruth> Run(const std::string& path) {
+  // `shadow`: with coupled ranks and a special rank, a generator of the other kind (the special
+  // rank when this one is on time, an on-time rank when this one is special), stepped alongside
+  // without output, so that this rank knows when the others arrive at every collective.
+  Result<SynthTruth> Run(const std::string& path, RankGenerator* shadow) {
     Status st = out_.Open(path, o_.gzip);
     if (!st.ok()) return st;
     Setup();
+    if (shadow != nullptr) shadow->Setup();
     WriteHeader();
     int steps_done = 0;
     while (true) {
-      SimulateStep(first_step_number_ + steps_done);
+      const int step_number = first_step_number_ + steps_done;
+      StepBegin(step_number);
+      if (shadow != nullptr) shadow->StepBegin(step_number);
+      if (coupled_) CoupleCollectives(shadow);
+      StepEnd(/*write=*/true);
+      if (shadow != nullptr) shadow->StepEnd(/*write=*/false);
       ++steps_done;
       if (o_.target_bytes > 0 ? out_.bytes() >= o_.target_bytes : steps_done >= o_.steps) break;
     }
@@ -917,7 +950,15 @@ class RankGenerator {
     st = out_.Close();
     if (!st.ok()) return st;
     truth_.rank = rank_;
+    truth_.run = run_;
     truth_.steps = steps_done;
+    if (coupled_) {
+      truth_.late = rank_ == special_rank_;
+      truth_.clock_offset_ns = clock_offset_;
+      truth_.collectives = truth_.nccl_kernels;
+      truth_.wait_caused_ns_per_step = sum_wait_caused_ / steps_done;
+      truth_.wait_suffered_ns_per_step = sum_wait_suffered_ / steps_done;
+    }
     truth_.bytes_written = out_.bytes();
     truth_.step_ns = sum_period_ / steps_done;
     truth_.dataloader_wait_ns_per_step = sum_wait_ / steps_done;
@@ -933,7 +974,7 @@ class RankGenerator {
  private:
   // ----- setup -----------------------------------------------------------------------------
   void Setup() {
-    const uint64_t job = Mix64(o_.seed ^ 0x6a6f62ULL);
+    const uint64_t job = Mix64(seed_ ^ 0x6a6f62ULL);
     pid_ = 100000 + static_cast<int64_t>(Mix64(job + 1 + static_cast<uint64_t>(rank_)) % 3900000);
     tid_ = pid_;  // everything runs on the main thread (pt_main_thread)
     device_ = rank_ % 8;
@@ -941,6 +982,7 @@ class RankGenerator {
     es_ = bf16_ ? 2 : 4;
     first_step_number_ = 2 + static_cast<int>(job % 8);
     straggler_ = rank_ == o_.straggler_rank;
+    late_ = coupled_ && rank_ == o_.late_rank;
 
     // Absolute clock: the job starts at a seeded instant between 2023-11 and 2025-11; each rank's
     // profiler starts up to 3 ms later. Newer Kineto writes ts relative to baseTimeNanoseconds
@@ -948,8 +990,27 @@ class RankGenerator {
     // shared traces have ts ~4.4e12 µs, i.e. ~50 days); each rank has its own base.
     int64_t job_start = 1700000000 * kSec + static_cast<int64_t>(job % (730ULL * 86400ULL)) * kSec +
                         static_cast<int64_t>(Mix64(job) % static_cast<uint64_t>(kSec));
+    // Run j of a folder starts j hours after run 0 (the job start is drawn from run 0's seed).
+    if (run_ > 0) {
+      const uint64_t job0 = Mix64(o_.seed ^ 0x6a6f62ULL);
+      job_start = 1700000000 * kSec + static_cast<int64_t>(job0 % (730ULL * 86400ULL)) * kSec +
+                  static_cast<int64_t>(Mix64(job0) % static_cast<uint64_t>(kSec)) +
+                  static_cast<int64_t>(run_) * 3600 * kSec;
+    }
     trace_start_ = job_start + cpu_rng_.Between(0, 3 * kMs);
     trace_start_ = trace_start_ / q_ * q_;
+    profiler_start_ = trace_start_;
+    if (coupled_) {
+      // Replicas share the timeline; each rank's profiler started up to 3 ms before its first step.
+      const uint64_t h = Mix64(job ^ 0x70726f66ULL ^ Mix64(static_cast<uint64_t>(rank_)));
+      profiler_start_ = (trace_start_ - static_cast<int64_t>(h % (3 * kMs))) / q_ * q_;
+      if (o_.clock_offset_max_ns > 0) {
+        const uint64_t span = static_cast<uint64_t>(o_.clock_offset_max_ns / q_) * 2 + 1;
+        const uint64_t c = Mix64(job ^ 0xc10c0ffULL ^ Mix64(static_cast<uint64_t>(rank_)));
+        clock_offset_ = (static_cast<int64_t>(c % span) - o_.clock_offset_max_ns / q_) * q_;
+      }
+      seq_next_ = 1000 + static_cast<int64_t>(job % 1000);
+    }
     if (o_.integer_timestamps) {
       emit_base_ = false;
       print_base_ = 0;  // 2021 style: absolute epoch µs, no baseTimeNanoseconds
@@ -962,6 +1023,7 @@ class RankGenerator {
       print_base_ = (trace_start_ - secs * kSec) / kSec * kSec;
     }
     s_next_ = trace_start_ + Cpu(1 * kMs, 3 * kMs);
+    jitter_quanta_ = o_.arrival_jitter_ns / q_;
     g_done_prev_ = s_next_ + kCpuLeadNs;  // virtual end of the (unprofiled) previous step
     corr_id_ = 1000 + static_cast<int64_t>(job % 5000);
     ext_id_ = 0;
@@ -1061,6 +1123,10 @@ class RankGenerator {
     d *= gpu_common_.Jitter(0.04) * gpu_rank_.Jitter(0.006);
     if (straggler_ && k != kNcclAllReduce) d *= o_.straggler_slowdown;
     if (info.slow) d *= o_.slow_kernel_factor;
+    // The planted late rank: its stem convolution (the step's first compute) runs late_ns longer,
+    // which delays everything after it on the compute stream, and so its arrival at every
+    // collective of the step.
+    if (late_ && k == kConvFprop) d += static_cast<double>(o_.late_ns);
     return Quant(std::llround(d));
   }
 
@@ -1443,6 +1509,8 @@ class RankGenerator {
       recs_[rpc].start = cpu_;
       recs_[rpc].comm = true;
       recs_[rpc].a = nelems;
+      const int64_t seq = seq_next_++;
+      recs_[rpc].b = seq;
       int64_t saved = cur_ext_;
       cur_ext_ = ext;
       cpu_ += Cpu(2 * kUs, 6 * kUs);
@@ -1458,6 +1526,7 @@ class RankGenerator {
         recs_[g].kernel = kNcclAllReduce;
         recs_[g].comm = true;
         recs_[g].a = nelems;
+        recs_[g].b = seq;
         double bytes = static_cast<double>(nelems) * static_cast<double>(es_);
         double ring = 2.0 * (world_ - 1) / world_ * bytes / bus_bw_;  // ns
         int64_t natural = GpuDur(kNcclAllReduce, 12 * kUs + static_cast<int64_t>(ring));
@@ -1775,7 +1844,11 @@ class RankGenerator {
     }
   }
 
-  void SimulateStep(int step_number) {
+  // One step in two halves: StepBegin simulates the step in its own frame, places it (Place,
+  // the sync stall) and puts it on the absolute clock (offset_); StepEnd books the truth and
+  // writes it. Coupled ranks re-place their collectives on the job's common clock in between
+  // (CoupleCollectives).
+  void StepBegin(int step_number) {
     recs_.clear();
     compute_.clear();
     nccl_.clear();
@@ -1791,14 +1864,13 @@ class RankGenerator {
     cpu_ = 0;  // frame origin: the DataLoader returns the batch
 
     const int64_t s_i = s_next_;
-    const int64_t eps = Cpu(6 * kUs, 20 * kUs);      // ProfilerStep start -> __next__ start
-    const int64_t end_gap = Cpu(5 * kUs, 30 * kUs);  // last CPU op -> ProfilerStep end
-    size_t step_rec = Add(Kind::kAnnotation, "ProfilerStep#");
-    recs_[step_rec].ext = ++ext_id_;
-    recs_[step_rec].a = step_number;
-    size_t dl_rec =
-        Add(Kind::kAnnotation, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__");
-    recs_[dl_rec].ext = ++ext_id_;
+    const int64_t eps = Cpu(6 * kUs, 20 * kUs);  // ProfilerStep start -> __next__ start
+    end_gap_ = Cpu(5 * kUs, 30 * kUs);           // last CPU op -> ProfilerStep end
+    step_rec_ = Add(Kind::kAnnotation, "ProfilerStep#");
+    recs_[step_rec_].ext = ++ext_id_;
+    recs_[step_rec_].a = step_number;
+    dl_rec_ = Add(Kind::kAnnotation, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__");
+    recs_[dl_rec_].ext = ++ext_id_;
 
     CopyToDevice(kInputBytes);
     CopyToDevice(kLabelBytes);
@@ -1816,17 +1888,15 @@ class RankGenerator {
     }
     StemBackward();
     Optimizer();
-    int64_t cpu_end = cpu_;
+    cpu_end_ = cpu_;
 
-    Placement pl = Place();
-    int64_t sync_stall = SyncStall();
+    pl_ = Place();
+    sync_stall_ = SyncStall();
     if (o_.sync_stall_fraction > 0.0 && !sync_marks_.empty()) {
-      SolveSyncStall(&pl, &sync_stall, &cpu_end);
+      SolveSyncStall(&pl_, &sync_stall_, &cpu_end_);
     }
-    const int64_t g_done = pl.g_done;
-    const int64_t exposed = pl.exposed;
-    const int64_t wait = pl.wait;
-    const int64_t host = pl.host;
+    const int64_t wait = pl_.wait;
+    const int64_t host = pl_.host;
 
     // --- absolute placement: the first copy starts `wait` after the previous step's last GPU
     // op. The DataLoader covers [S_i + eps, copy launch]; if that would be shorter than
@@ -1838,15 +1908,28 @@ class RankGenerator {
     if (copy_abs - first_copy_start_ - host - dl_start_abs < kMinDataLoaderNs) {
       copy_abs = dl_start_abs + kMinDataLoaderNs + host + first_copy_start_;
     }
-    const int64_t offset = copy_abs - first_copy_start_;
+    offset_ = copy_abs - first_copy_start_;
+    s_i_ = s_i;
+    copy_abs_ = copy_abs;
+    dl_start_abs_ = dl_start_abs;
+  }
+
+  void StepEnd(bool write) {
+    const int64_t offset = offset_;
+    const int64_t copy_abs = copy_abs_;
+    const int64_t dl_start_abs = dl_start_abs_;
+    const int64_t g_done = pl_.g_done;
+    const int64_t exposed = pl_.exposed;
+    const int64_t host = pl_.host;
+    const int64_t sync_stall = sync_stall_;
     const int64_t wait_actual = copy_abs - g_done_prev_;
     const int64_t g_done_abs = offset + g_done;
-    const int64_t cpu_end_abs = offset + cpu_end;
-    s_next_ = std::max(g_done_abs - kCpuLeadNs, cpu_end_abs + end_gap);
-    recs_[step_rec].start = s_i - offset;
-    recs_[step_rec].end = s_next_ - end_gap - offset;
-    recs_[dl_rec].start = dl_start_abs - offset;
-    recs_[dl_rec].end = -host;
+    const int64_t cpu_end_abs = offset + cpu_end_;
+    s_next_ = std::max(g_done_abs - kCpuLeadNs, cpu_end_abs + end_gap_);
+    recs_[step_rec_].start = s_i_ - offset;
+    recs_[step_rec_].end = s_next_ - end_gap_ - offset;
+    recs_[dl_rec_].start = dl_start_abs - offset;
+    recs_[dl_rec_].end = -host;
     if (host > 0) {
       size_t h = Add(Kind::kAnnotation, "## log_metrics ##");
       recs_[h].ext = ++ext_id_;
@@ -1871,7 +1954,17 @@ class RankGenerator {
     g_done_prev_ = g_done_abs;
     last_end_ = std::max(g_done_abs, s_next_);
 
+    if (!write) return;
+    if (coupled_ && o_.clock_noise_ns > 0) {
+      // This step's extra clock error (SynthOptions::clock_noise_ns).
+      const uint64_t span = static_cast<uint64_t>(o_.clock_noise_ns / q_) * 2 + 1;
+      const uint64_t h = Mix64(seed_ ^ 0x6e6f697365ULL ^ Mix64(static_cast<uint64_t>(rank_)) ^
+                               Mix64(0x100000 + static_cast<uint64_t>(steps_written_)));
+      clock_noise_ = (static_cast<int64_t>(h % span) - o_.clock_noise_ns / q_) * q_;
+    }
     Serialize(offset);
+    clock_noise_ = 0;
+    ++steps_written_;
   }
 
   // ----- serialization ----------------------------------------------------------------------
@@ -1881,7 +1974,10 @@ class RankGenerator {
     out_.Lit("  {\n");
     ++truth_.events;
   }
-  void Ts(int64_t abs_ns) { out_.Micros(abs_ns - print_base_, o_.integer_timestamps); }
+  // Timestamps as this rank's clock reads them: true time + its offset (+ this step's noise).
+  void Ts(int64_t abs_ns) {
+    out_.Micros(abs_ns + clock_offset_ + clock_noise_ - print_base_, o_.integer_timestamps);
+  }
   void Dur(int64_t ns) { out_.Micros(ns, o_.integer_timestamps); }
 
   // "ph": "X" up to the opening of args.
@@ -1962,6 +2058,10 @@ class RankGenerator {
             out_.Int(r.a);
             out_.Put(comm_tail_);
             out_.Lit(", \"Global rank start\": 0, \"Global rank stride\": 1");
+            if (coupled_) {
+              out_.Lit(", \"Seq\": ");
+              out_.Int(r.b);
+            }
           }
           XTail();
           if (op) {
@@ -2000,6 +2100,10 @@ class RankGenerator {
             out_.Lit(", \"Out msg nelems\": ");
             out_.Int(r.a);
             out_.Put(comm_tail_);
+            if (coupled_) {
+              out_.Lit(", \"Seq\": ");
+              out_.Int(r.b);
+            }
             ++truth_.nccl_kernels;
           }
           XTail();
@@ -2093,7 +2197,7 @@ class RankGenerator {
     out_.Lit("    \"name\": \"");
     out_.Put(std::string_view(what));
     out_.Lit("\", \"ph\": \"M\", \"ts\": ");
-    Ts(trace_start_);
+    Ts(profiler_start_);
     out_.Lit(", \"pid\": ");
     out_.Int(pid);
     out_.Lit(", \"tid\": ");
@@ -2128,16 +2232,16 @@ class RankGenerator {
     const int64_t end = last_end_ + Quant(500 * kUs);
     Begin();
     out_.Lit("    \"ph\": \"X\", \"cat\": \"Trace\", \"ts\": ");
-    Ts(trace_start_);
+    Ts(profiler_start_);
     out_.Lit(", \"dur\": ");
-    Dur(end - trace_start_);
+    Dur(end - profiler_start_);
     out_.Lit(
         ",\n    \"pid\": \"Spans\", \"tid\": \"PyTorch Profiler\",\n    \"name\": \"PyTorch "
         "Profiler (0)\",\n    \"args\": {\n      \"Op count\": 0");
     XTail();
     Begin();
     out_.Lit("    \"name\": \"process_sort_index\", \"ph\": \"M\", \"ts\": ");
-    Ts(trace_start_);
+    Ts(profiler_start_);
     out_.Lit(
         ",\n    \"pid\": \"Spans\", \"tid\": 0,\n    \"args\": {\n      \"sort_index\": 536870912");
     XTail();
@@ -2145,7 +2249,7 @@ class RankGenerator {
     out_.Lit(
         "    \"name\": \"Iteration Start: PyTorch Profiler\", \"ph\": \"i\", \"s\": \"g\",\n    "
         "\"pid\": \"Traces\", \"tid\": \"Trace PyTorch Profiler\", \"ts\": ");
-    Ts(trace_start_);
+    Ts(profiler_start_);
     out_.Lit("\n  }");
     Begin();
     out_.Lit(
@@ -2164,9 +2268,159 @@ class RankGenerator {
     out_.Lit("\n}\n");
   }
 
+  // ----- coupled ranks ------------------------------------------------------------------------
+  // Arrival jitter at collective c (global index in the trace, the same on every rank): rank d1(c)
+  // gets the maximum J, rank d2(c) J − 1 quantum, the other on-time ranks less, the special rank
+  // anything in [0, J]; so the largest jitter among any set of ranks is known without visiting
+  // them (1,000 ranks stay cheap). In quanta of q_ (1 ns, or 1 µs with integer timestamps).
+  struct Designated {
+    int d1 = -1, d2 = -1;  // ranks
+    uint64_t h = 0;
+  };
+  int OnTimeCount() const { return world_ - (special_rank_ >= 0 ? 1 : 0); }
+  int OnTimeRank(int index) const {
+    return special_rank_ >= 0 && index >= special_rank_ ? index + 1 : index;
+  }
+  Designated DesignatedOf(uint64_t c) const {
+    Designated d;
+    d.h = Mix64(seed_ ^ 0x6a1773ULL ^ Mix64(c));
+    const int n = OnTimeCount();
+    if (n >= 1) {
+      const int i1 = static_cast<int>(d.h % static_cast<uint64_t>(n));
+      d.d1 = OnTimeRank(i1);
+      if (n >= 2) {
+        const int i2 =
+            (i1 + 1 + static_cast<int>((d.h >> 32) % static_cast<uint64_t>(n - 1))) % n;
+        d.d2 = OnTimeRank(i2);
+      }
+    }
+    return d;
+  }
+  int64_t JitterOf(int rank, uint64_t c) const {
+    const int64_t j = jitter_quanta_;
+    if (j <= 0) return 0;
+    const Designated d = DesignatedOf(c);
+    if (rank == special_rank_) {
+      return static_cast<int64_t>(Mix64(d.h ^ 0x5eccULL) % static_cast<uint64_t>(j + 1)) * q_;
+    }
+    if (rank == d.d1) return j * q_;
+    if (rank == d.d2) return (j - 1) * q_;
+    if (j < 2) return 0;
+    const uint64_t r = Mix64(d.h ^ Mix64(0x7000000 + static_cast<uint64_t>(rank)));
+    return static_cast<int64_t>(r % static_cast<uint64_t>(j - 1)) * q_;
+  }
+  // The largest jitter among the on-time ranks other than `exclude` (-1: none excluded), or
+  // kNegInf when there is no such rank.
+  int64_t MaxOnTimeJitter(int exclude, uint64_t c) const {
+    const int n = OnTimeCount() - (exclude >= 0 && exclude != special_rank_ ? 1 : 0);
+    if (n <= 0) return kNegInf;
+    const int64_t j = std::max<int64_t>(0, jitter_quanta_);
+    if (j == 0) return 0;
+    const Designated d = DesignatedOf(c);
+    return (exclude == d.d1 ? j - 1 : j) * q_;
+  }
+
+  // Places every collective of the step on the job's common clock (coupled ranks). Each rank's
+  // NCCL kernel starts at its arrival: its own start as simulated (behind its compute, its launch
+  // and its NCCL stream, whose previous kernel ended at the common end) plus its jitter; every
+  // rank's kernel ends at the common end E = the last arrival + the collective's transfer time
+  // (non-final buckets: clipped before backward ends, as Place does; the final bucket: also no
+  // earlier than any rank's own planted end). Then each variant re-places the work queued
+  // behind the final all-reduce and its exposed communication, and this rank books its waits.
+  void CoupleCollectives(RankGenerator* shadow) {
+    RankGenerator* on = rank_ == special_rank_ ? shadow : this;
+    RankGenerator* sp = rank_ == special_rank_ ? this : shadow;
+    RankGenerator* variants[2] = {this, shadow};
+    const int nv = shadow != nullptr ? 2 : 1;
+    const size_t nc = nccl_.size();
+    const int64_t q = q_;
+    int64_t lim = INT64_MAX;  // non-final buckets end before backward ends on every variant
+    for (int v = 0; v < nv; ++v) {
+      lim = std::min(lim, variants[v]->offset_ + variants[v]->x_end_ - q);
+    }
+    std::vector<int64_t> natural_final(2, kNegInf);
+    for (int v = 0; v < nv; ++v) {
+      RankGenerator& g = *variants[v];
+      natural_final[static_cast<size_t>(v)] = g.offset_ + g.recs_[g.nccl_[g.final_nccl_].rec].end;
+    }
+    int64_t prev_end = kNegInf;  // absolute
+    std::vector<int64_t> starts(2, 0);
+    auto place = [&](size_t i, bool final) {
+      const uint64_t c = collectives_done_ + i;
+      int64_t latest = kNegInf;
+      for (int v = 0; v < nv; ++v) {
+        RankGenerator& g = *variants[v];
+        const NcclLaunch& n = g.nccl_[i];
+        const int64_t queued = prev_end == kNegInf ? kNegInf : prev_end - g.offset_ + n.qgap;
+        starts[static_cast<size_t>(v)] = std::max({n.ready, n.event, queued});
+      }
+      const int64_t abs_on =
+          on != nullptr ? on->offset_ + starts[on == this ? 0 : 1] : kNegInf;
+      const int64_t abs_sp =
+          sp != nullptr ? sp->offset_ + starts[sp == this ? 0 : 1] : kNegInf;
+      if (on != nullptr) latest = std::max(latest, abs_on + MaxOnTimeJitter(-1, c));
+      if (sp != nullptr) latest = std::max(latest, abs_sp + JitterOf(special_rank_, c));
+      int64_t end = latest + nccl_[i].natural;
+      if (!final) {
+        if (end > lim && latest < lim - q) end = lim;
+      } else {
+        for (int v = 0; v < nv; ++v) end = std::max(end, natural_final[static_cast<size_t>(v)]);
+      }
+      for (int v = 0; v < nv; ++v) {
+        RankGenerator& g = *variants[v];
+        Rec& r = g.recs_[g.nccl_[i].rec];
+        const int64_t own = v == 0 ? JitterOf(rank_, c) : 0;
+        r.start = starts[static_cast<size_t>(v)] + own;
+        r.end = end - g.offset_;
+      }
+      // This rank's waits: its arrival against the latest of the others'.
+      const int64_t mine = offset_ + starts[0] + JitterOf(rank_, c);
+      int64_t others = kNegInf;
+      if (on != nullptr) {
+        const int64_t j = MaxOnTimeJitter(rank_, c);
+        if (j != kNegInf) others = std::max(others, abs_on + j);
+      }
+      if (sp != nullptr && rank_ != special_rank_) {
+        others = std::max(others, abs_sp + JitterOf(special_rank_, c));
+      }
+      if (others != kNegInf) {
+        if (mine > others) {
+          sum_wait_caused_ += mine - others;
+          ++truth_.times_last;
+        } else {
+          sum_wait_suffered_ += others - mine;
+        }
+      }
+      prev_end = end;
+    };
+    for (size_t i = 0; i < nc; ++i) {
+      if (i != final_nccl_) place(i, false);
+    }
+    place(final_nccl_, true);
+    const int64_t final_end = prev_end;
+    for (int v = 0; v < nv; ++v) {
+      RankGenerator& g = *variants[v];
+      const int64_t end = final_end - g.offset_;
+      int64_t slivers = 0;
+      for (size_t i = 0; i < nc; ++i) {
+        const Rec& r = g.recs_[g.nccl_[i].rec];
+        slivers += i == g.final_nccl_ ? g.Uncovered(r.start, g.x_end_) : g.Uncovered(r.start, r.end);
+      }
+      const int64_t fin_start = g.recs_[g.nccl_[g.final_nccl_].rec].start;
+      g.pl_.g_done = g.PlaceDeferred(end);
+      g.pl_.exposed = slivers + std::max<int64_t>(0, end - std::max(g.x_end_, fin_start));
+      g.sync_stall_ = g.SyncStall();
+      g.collectives_done_ += nc;
+    }
+  }
+
   // ----- state ------------------------------------------------------------------------------
   const SynthOptions& o_;
   const int rank_;
+  const int run_;
+  const uint64_t seed_;  // this run's seed
+  const bool coupled_;
+  const int special_rank_;  // coupled: the late rank (else the straggler), or -1
   const bool bf16_;
   const int64_t q_;  // time quantum: 1 ns, or 1 µs for integer timestamps
   Rng cpu_rng_;      // CPU-side and per-rank noise
@@ -2183,6 +2437,7 @@ class RankGenerator {
   int64_t es_ = 2;  // activation element size (bytes)
   int first_step_number_ = 2;
   bool straggler_ = false;
+  bool late_ = false;  // coupled: this is the late rank
   std::vector<KernelInfo> kernels_;
   std::string pg_ranks_;
   std::string comm_tail_;
@@ -2192,7 +2447,11 @@ class RankGenerator {
 
   // Clocks (absolute unix ns unless noted).
   int64_t trace_start_ = 0;
+  int64_t profiler_start_ = 0;  // the Trace span's start (coupled: up to 3 ms before trace_start_)
   int64_t print_base_ = 0;
+  int64_t clock_offset_ = 0;  // this rank's clock − true time
+  int64_t clock_noise_ = 0;   // this step's extra clock error
+  int steps_written_ = 0;
   bool emit_base_ = true;
   int64_t s_next_ = 0;       // start of the next ProfilerStep
   int64_t g_done_prev_ = 0;  // end of the previous step's last GPU op
@@ -2214,6 +2473,19 @@ class RankGenerator {
   int64_t first_copy_start_ = kNegInf;
   bool blocked_on_nccl_ = false;
   int64_t cur_ext_ = 0;
+  // Between StepBegin and StepEnd.
+  Placement pl_;
+  int64_t sync_stall_ = 0;
+  int64_t cpu_end_ = 0;
+  int64_t end_gap_ = 0;
+  size_t step_rec_ = 0, dl_rec_ = 0;
+  int64_t s_i_ = 0, offset_ = 0, copy_abs_ = 0, dl_start_abs_ = 0;
+  // Coupled ranks.
+  int64_t jitter_quanta_ = 0;
+  int64_t seq_next_ = 0;           // "Seq" of the next collective
+  uint64_t collectives_done_ = 0;  // collectives of the earlier steps
+  int64_t sum_wait_caused_ = 0;
+  int64_t sum_wait_suffered_ = 0;
 
   // Allocator.
   int64_t allocated_ = 0;
@@ -2296,7 +2568,51 @@ Status Validate(const SynthOptions& o) {
                  std::to_string(o.slow_kernel_factor) + ")");
   }
   if (o.device_memory_bytes <= 0) return usage("device_memory_bytes must be > 0");
+  if (o.late_rank < -1 || o.late_rank >= o.ranks) {
+    return usage("late_rank must be -1 (none) or a rank in [0, " + std::to_string(o.ranks) +
+                 ") (got " + std::to_string(o.late_rank) + ")");
+  }
+  constexpr int64_t kHour = 3600 * kSec;
+  if (o.late_ns < 0 || o.late_ns > 10 * kSec) {
+    return usage("late_ns must be in [0, 10 s] (got " + std::to_string(o.late_ns) + ")");
+  }
+  if (o.arrival_jitter_ns < 0 || o.arrival_jitter_ns > kSec) {
+    return usage("arrival_jitter_ns must be in [0, 1 s] (got " +
+                 std::to_string(o.arrival_jitter_ns) + ")");
+  }
+  if (o.clock_offset_max_ns < 0 || o.clock_offset_max_ns > kHour) {
+    return usage("clock_offset_max_ns must be in [0, 1 h] (got " +
+                 std::to_string(o.clock_offset_max_ns) + ")");
+  }
+  if (o.clock_noise_ns < 0 || o.clock_noise_ns > kHour) {
+    return usage("clock_noise_ns must be in [0, 1 h] (got " + std::to_string(o.clock_noise_ns) +
+                 ")");
+  }
+  if (o.runs < 1 || o.runs > 1000) {
+    return usage("runs must be in [1, 1000] (got " + std::to_string(o.runs) + ")");
+  }
+  if (Coupled(o) && o.late_rank >= 0 && o.straggler_rank >= 0 && o.late_rank != o.straggler_rank) {
+    return usage("with coupled ranks, late_rank and straggler_rank must be the same rank (one "
+                 "rank is generated differently from the others)");
+  }
+  if (SpecialRank(o) >= 0 && o.sync_stall_fraction > 0.0) {
+    return usage("sync_stall_fraction cannot be planted together with a late rank or a straggler "
+                 "of coupled ranks (the stall is solved per rank, the ranks would drift apart)");
+  }
   return Status::Ok();
+}
+
+// One file: rank `rank` of run `run`. Coupled ranks with a special rank step a second generator
+// of the other kind alongside (RankGenerator::Run).
+Result<SynthTruth> WriteOne(const SynthOptions& options, int run, int rank, const std::string& path) {
+  RankGenerator gen(options, run, rank);
+  std::unique_ptr<RankGenerator> shadow;
+  const int special = SpecialRank(options);
+  if (special >= 0 && options.ranks >= 2) {
+    const int other = rank == special ? (special + 1) % options.ranks : special;
+    shadow = std::make_unique<RankGenerator>(options, run, other);
+  }
+  return gen.Run(path, shadow.get());
 }
 
 }  // namespace
@@ -2309,8 +2625,7 @@ Result<SynthTruth> WriteSynthTrace(const SynthOptions& options, int rank, const 
                                                  std::to_string(options.ranks) + ") (got " +
                                                  std::to_string(rank) + ")");
   }
-  RankGenerator gen(options, rank);
-  return gen.Run(path);
+  return WriteOne(options, 0, rank, path);
 }
 
 Result<std::vector<SynthTruth>> WriteSynthTraces(const SynthOptions& options,
@@ -2323,15 +2638,17 @@ Result<std::vector<SynthTruth>> WriteSynthTraces(const SynthOptions& options,
     return Status::Error(StatusCode::kIoError, dir + ": cannot create directory: " + ec.message());
   }
   std::vector<SynthTruth> truths;
-  truths.reserve(static_cast<size_t>(options.ranks));
-  for (int r = 0; r < options.ranks; ++r) {
-    std::string path =
-        (std::filesystem::path(dir) /
-         ("rank" + std::to_string(r) + ".pt.trace.json" + (options.gzip ? ".gz" : "")))
-            .string();
-    Result<SynthTruth> t = WriteSynthTrace(options, r, path);
-    if (!t.ok()) return t.status();
-    truths.push_back(std::move(*t));
+  truths.reserve(static_cast<size_t>(options.ranks) * static_cast<size_t>(options.runs));
+  for (int run = 0; run < options.runs; ++run) {
+    for (int r = 0; r < options.ranks; ++r) {
+      const std::string name = (options.runs > 1 ? "run" + std::to_string(run) + "." : "") +
+                               "rank" + std::to_string(r) + ".pt.trace.json" +
+                               (options.gzip ? ".gz" : "");
+      Result<SynthTruth> t =
+          WriteOne(options, run, r, (std::filesystem::path(dir) / name).string());
+      if (!t.ok()) return t.status();
+      truths.push_back(std::move(*t));
+    }
   }
   return truths;
 }

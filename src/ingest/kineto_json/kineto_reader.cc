@@ -194,6 +194,49 @@ int64_t GetInt(simdjson::dom::element e, int64_t fallback) {
   return fallback;
 }
 
+// A JSON value as text: strings as they are, anything else as its minified JSON.
+std::string ValueText(simdjson::dom::element e) {
+  std::string_view s;
+  if (e.get_string().get(s) == simdjson::SUCCESS) return SanitizeText(s);
+  return SanitizeText(simdjson::minify(e));
+}
+
+// distributedInfo.pg_config: [{"pg_name": "0", "pg_desc": "default_pg", "pg_size": 2,
+// "ranks": [0, 1]}, ...] ("ranks" is a string "[0, 1]" in newer Kineto). Each group becomes
+// "name desc [ranks]"; a malformed entry is skipped.
+void ParseProcessGroups(simdjson::dom::element value, std::vector<std::string>* out) {
+  simdjson::dom::array arr;
+  if (value.get_array().get(arr) != simdjson::SUCCESS) return;
+  for (simdjson::dom::element pg : arr) {
+    simdjson::dom::object o;
+    if (pg.get_object().get(o) != simdjson::SUCCESS) continue;
+    std::string name, desc = "-", ranks;
+    for (auto [k, v] : o) {
+      if (k == "pg_name")
+        name = ValueText(v);
+      else if (k == "pg_desc")
+        desc = ValueText(v);
+      else if (k == "ranks")
+        ranks = ValueText(v);
+    }
+    if (name.empty()) continue;
+    if (desc.empty()) desc = "-";
+    // Newer Kineto writes "ranks" as a string; older as an array (minified "[0,1]"): one spelling.
+    std::string spaced;
+    for (char c : ranks) {
+      spaced += c;
+      if (c == ',') spaced += ' ';
+    }
+    std::string clean;
+    for (size_t i = 0; i < spaced.size(); ++i) {
+      if (spaced[i] == ' ' && i > 0 && spaced[i - 1] == ' ') continue;
+      clean += spaced[i];
+    }
+    out->push_back(name + " " + desc + " " + clean);
+    if (out->size() >= 4096) break;  // a bound on what a header can make us keep
+  }
+}
+
 // Parses the top-level members other than traceEvents (deviceProperties, distributedInfo, ...).
 void ParseHeader(const std::vector<std::string>& members, Trace* trace) {
   if (members.empty()) return;
@@ -237,8 +280,13 @@ void ParseHeader(const std::vector<std::string>& members, Trace* trace) {
             std::string_view s;
             if (dvalue.get_string().get(s) == simdjson::SUCCESS)
               info.distributed_backend = SanitizeText(s);
+          } else if (dkey == "pg_config") {
+            ParseProcessGroups(dvalue, &info.process_groups);
           }
         }
+      } else if (key == "host_name" || key == "hostname") {
+        std::string_view s;
+        if (value.get_string().get(s) == simdjson::SUCCESS) info.hostname = SanitizeText(s);
       } else if (key == "deviceProperties") {
         simdjson::dom::array arr;
         if (value.get_array().get(arr) != simdjson::SUCCESS) continue;
@@ -485,7 +533,7 @@ Result<Trace> ReadKinetoJson(io::ByteSource& source, const std::string& name, ui
   trace.info.events_total = merger.events();
   // Before linking: a duplicated runtime call would otherwise count as a duplicate correlation, and
   // no analysis must see an event twice (a repeated ProfilerStep#N became a zero-length step).
-  const model::DuplicateCounts dups = model::RemoveDuplicateEvents(&trace);
+  const model::DuplicateCounts dups = model::RemoveDuplicateEvents(&trace, parse_tasks ? &parse_tasks->pool() : nullptr);
   if (dups.gpu > 0) trace.diagnostics.Add(Diag::kDuplicateGpuEvent, -1, dups.gpu);
   if (dups.runtime > 0) trace.diagnostics.Add(Diag::kDuplicateRuntimeCall, -1, dups.runtime);
   if (dups.cpu > 0) trace.diagnostics.Add(Diag::kDuplicateCpuEvent, -1, dups.cpu);

@@ -1,0 +1,273 @@
+#include "cli/job_command.h"
+
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <map>
+
+#include "base/thread_pool.h"
+#include "gpuscope/ingest.h"
+#include "ingest/registry.h"
+#include "job/map_reduce.h"
+#include "render/format.h"
+#include "report/summary.h"
+#include "store/summary_file.h"
+
+namespace gpuscope::cli {
+
+namespace {
+
+void PrintError(const std::string& message) {
+  std::fprintf(stderr, "gpuscope: error: %s\n", message.c_str());
+}
+
+int ExitCodeFor(const Status& s) {
+  return s.code() == StatusCode::kOk ? 0 : s.code() == StatusCode::kInternal ? 1 : 2;
+}
+
+bool EndsWith(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+int64_t SizeOf(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : 0;
+}
+
+std::string Share(uint64_t part, uint64_t whole) {
+  if (whole == 0) return "n/a";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f %%",
+                100.0 * static_cast<double>(part) / static_cast<double>(whole));
+  return buf;
+}
+
+}  // namespace
+
+std::string SummaryFileName(const std::string& trace_path) {
+  std::string name =
+      trace_path == "-" ? "stdin" : std::filesystem::path(trace_path).filename().string();
+  for (std::string_view suffix : {".gz", ".json", ".pt.trace"})
+    if (EndsWith(name, suffix) && name.size() > suffix.size())
+      name.resize(name.size() - suffix.size());
+  return name + ".gpuscope.db";
+}
+
+Status ParseDetailRanks(const std::string& text, std::vector<int32_t>* out) {
+  out->clear();
+  if (text.empty()) return Status::Ok();
+  if (text == "all") {
+    out->push_back(-1);
+    return Status::Ok();
+  }
+  size_t i = 0;
+  while (i <= text.size()) {
+    const size_t comma = std::min(text.find(',', i), text.size());
+    const std::string word = text.substr(i, comma - i);
+    int64_t rank = 0;
+    bool ok = !word.empty() && word.size() <= 9;
+    for (char c : word) {
+      if (c < '0' || c > '9') ok = false;
+      rank = rank * 10 + (c - '0');
+    }
+    if (!ok)
+      return Status::Error(StatusCode::kUsage,
+                           "--ranks \"" + text +
+                               "\" is not a list of ranks (hint: --ranks all, or rank ids such as "
+                               "--ranks 0,7)");
+    out->push_back(static_cast<int32_t>(rank));
+    i = comma + 1;
+  }
+  return Status::Ok();
+}
+
+void AddRanksFlag(CLI::App* app, std::string* ranks) {
+  app->add_option("--ranks", *ranks,
+                  "Ranks shown in full after the job summary: all, or rank ids (0,7); default: "
+                  "the worst few")
+      ->type_name("all|N,M");
+}
+
+CLI::App* AddMapCommand(CLI::App& app, MapCliOptions* o) {
+  auto* cmd = app.add_subcommand(
+      "map",
+      "Analyse each trace on its own and write its summary (an SQLite file: the rank's report\n"
+      "section, steps, collectives and headline numbers; docs/summary-format.md), for `reduce`\n"
+      "to combine. Run one map per rank anywhere (a Slurm array, xargs -P), then reduce.");
+  cmd->add_option("TRACE", o->inputs, "Trace files (or folders of them; - for stdin)")->required();
+  cmd->add_option("-o,--out", o->out,
+                  "DIR/ (ends with / or is a folder): one summary per trace, "
+                  "DIR/<name>.gpuscope.db; FILE: every summary in one file")
+      ->required();
+  cmd->add_option("-j,--threads", o->threads, "Threads (default: all cores)")
+      ->check(CLI::Range(0, 256));
+  cmd->add_option("--ranks-in-memory", o->ranks_in_memory,
+                  "Traces loaded at once (default: one per two cores)")
+      ->check(CLI::Range(0, 4096));
+  cmd->add_option("--batch-mb", o->batch_mb, "JSON megabytes per parse batch (default 4)")
+      ->check(CLI::Range(0.01, 1024.0));
+  cmd->add_option("--inflater", o->inflater, "gzip backend: auto, isal or zlib")
+      ->check(CLI::IsMember({"auto", "isal", "zlib"}));
+  cmd->add_option("--monitor", o->monitor_file,
+                  "A `gpuscope run --record` file (or nvidia-smi log) of the same run: a "
+                  "\"monitor\" section in each rank's summary");
+  return cmd;
+}
+
+int RunMapCommand(const MapCliOptions& o) {
+  ThreadPool pool(o.threads);
+  job::MapOptions options;
+  options.load.threads = o.threads;
+  options.load.pool = &pool;
+  options.load.batch_bytes = static_cast<size_t>(o.batch_mb * 1024 * 1024);
+  if (o.inflater == "zlib") options.load.inflater = Inflater::kZlib;
+  if (o.inflater == "isal") options.load.inflater = Inflater::kIsal;
+  options.max_ranks_in_memory = o.ranks_in_memory;
+
+  // The traces: files as given, folders listed as `analyze FOLDER` lists them.
+  std::vector<std::string> traces;
+  for (const std::string& in : o.inputs) {
+    std::error_code ec;
+    if (in != "-" && std::filesystem::is_directory(in, ec)) {
+      auto listed = ListTraceFiles(in);
+      if (!listed.ok()) {
+        PrintError(listed.status().message());
+        return ExitCodeFor(listed.status());
+      }
+      traces.insert(traces.end(), listed->begin(), listed->end());
+    } else if (job::IsSummaryFile(in)) {
+      PrintError(in +
+                 ": is already a gpuscope summary (hint: combine summaries with `gpuscope "
+                 "reduce " +
+                 in + " ...`)");
+      return 2;
+    } else {
+      traces.push_back(in);
+    }
+  }
+
+  const bool to_folder = EndsWith(o.out, "/") || std::filesystem::is_directory(o.out);
+  std::vector<std::string> outputs;
+  if (to_folder) {
+    // One file per trace, named after it: two traces of one name would overwrite each other.
+    std::map<std::string, std::string> taken;
+    for (const std::string& t : traces) {
+      std::string out = (std::filesystem::path(o.out) / SummaryFileName(t)).string();
+      auto [it, added] = taken.emplace(out, t);
+      if (!added) {
+        PrintError(
+            t + " and " + it->second + " would both be summarised to " + out +
+            " (hint: map them into separate folders, or all into one file: -o job.gpuscope.db)");
+        return 2;
+      }
+      outputs.push_back(std::move(out));
+    }
+    std::error_code ec;
+    std::filesystem::create_directories(o.out, ec);
+    if (ec) {
+      PrintError(o.out + ": cannot create the folder: " + ec.message());
+      return 2;
+    }
+  }
+
+  std::optional<Result<monitor::Recording>> beside;
+  if (!o.monitor_file.empty()) {
+    beside.emplace(ingest::ReadMonitorInput(o.monitor_file));
+    if (!beside->ok()) {
+      PrintError(beside->status().message());
+      return ExitCodeFor(beside->status());
+    }
+    options.run.monitor = &beside->value();
+  }
+
+  uint64_t summary_bytes = 0;
+  if (to_folder) {
+    options.sink = [&](size_t i, report::RankSummary&& summary) -> Status {
+      const std::vector<report::RankSummary> one{std::move(summary)};
+      if (Status s = store::WriteSummaryFile(outputs[i], one); !s.ok()) return s;
+      const int64_t bytes = SizeOf(outputs[i]);
+      summary_bytes += static_cast<uint64_t>(bytes);
+      std::printf("wrote %s (%s)\n", outputs[i].c_str(),
+                  render::FormatBytes(static_cast<double>(bytes)).c_str());
+      return Status::Ok();
+    };
+  }
+  job::Mapped mapped = job::MapTraces(traces, options, pool);
+  int rc = 0;
+  if (!to_folder && !mapped.ranks.empty()) {
+    if (Status s = store::WriteSummaryFile(o.out, mapped.ranks); !s.ok()) {
+      PrintError(s.message());
+      rc = ExitCodeFor(s);
+    } else {
+      summary_bytes = static_cast<uint64_t>(SizeOf(o.out));
+      std::printf("wrote %s (%zu rank%s, %s)\n", o.out.c_str(), mapped.ranks.size(),
+                  mapped.ranks.size() == 1 ? "" : "s",
+                  render::FormatBytes(static_cast<double>(summary_bytes)).c_str());
+    }
+  }
+  const size_t ok = traces.size() - mapped.failures.size();
+  const std::string json = render::FormatBytes(static_cast<double>(mapped.stats.json_bytes));
+  if (traces.size() > 1 || !mapped.failures.empty())
+    std::printf("mapped %zu of %zu traces: %s of JSON, %s of summaries (%s)\n", ok, traces.size(),
+                json.c_str(), render::FormatBytes(static_cast<double>(summary_bytes)).c_str(),
+                Share(summary_bytes, mapped.stats.json_bytes).c_str());
+  else
+    std::printf("summary: %s of the trace's %s of JSON\n",
+                Share(summary_bytes, mapped.stats.json_bytes).c_str(), json.c_str());
+  for (const Status& f : mapped.failures) {
+    PrintError(f.message());
+    rc = std::max(rc, ExitCodeFor(f));
+  }
+  if (beside && beside->value().malformed_lines > 0) rc = std::max(rc, 2);
+  return rc;
+}
+
+CLI::App* AddReduceCommand(CLI::App& app, ReduceCliOptions* o) {
+  auto* cmd = app.add_subcommand(
+      "reduce",
+      "Combine summaries written by `gpuscope map` (files, or folders of them) into the report\n"
+      "`gpuscope analyze FOLDER` prints for the same traces: ranks grouped into jobs,\n"
+      "collectives matched across ranks, the job summary, then the rank sections.");
+  cmd->add_option("SUMMARY", o->inputs,
+                  "Summary files or folders of them (traces among them are mapped on the way)")
+      ->required();
+  AddOutputFlags(cmd, &o->out);
+  AddRanksFlag(cmd, &o->ranks);
+  cmd->add_option("-j,--threads", o->threads, "Threads (default: all cores)")
+      ->check(CLI::Range(0, 256));
+  cmd->add_option("--ranks-in-memory", o->ranks_in_memory,
+                  "Traces among the inputs loaded at once (default: one per two cores)")
+      ->check(CLI::Range(0, 4096));
+  return cmd;
+}
+
+int RunReduceCommand(const ReduceCliOptions& o) {
+  report::JobOptions job_options;
+  if (Status s = ParseDetailRanks(o.ranks, &job_options.detail_ranks); !s.ok()) {
+    PrintError(s.message());
+    return 2;
+  }
+  ThreadPool pool(o.threads);
+  job::MapOptions options;
+  options.load.threads = o.threads;
+  options.load.pool = &pool;
+  options.max_ranks_in_memory = o.ranks_in_memory;
+  auto mapped = job::ReadSummaries(o.inputs, options, pool);
+  if (!mapped.ok()) {
+    PrintError(mapped.status().message());
+    return ExitCodeFor(mapped.status());
+  }
+  const render::Document doc =
+      report::BuildJobDocument(mapped->ranks, mapped->failures, job_options);
+  if (const int rc = Emit(doc, o.out); rc != 0) return rc;
+  int rc = 0;
+  for (const Status& f : mapped->failures) {
+    PrintError(f.message());
+    rc = std::max(rc, ExitCodeFor(f));
+  }
+  return rc;
+}
+
+}  // namespace gpuscope::cli
