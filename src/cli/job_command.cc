@@ -260,7 +260,7 @@ int RunReduceCommand(const ReduceCliOptions& o) {
     return ExitCodeFor(mapped.status());
   }
   const render::Document doc =
-      report::BuildJobDocument(mapped->ranks, mapped->failures, job_options);
+      report::BuildJobDocument(std::move(mapped->ranks), mapped->failures, job_options);
   if (const int rc = Emit(doc, o.out); rc != 0) return rc;
   int rc = 0;
   for (const Status& f : mapped->failures) {

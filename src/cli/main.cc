@@ -275,7 +275,8 @@ int RunAnalyze(const AnalyzeArgs& args) {
     failures = std::move(loaded->failures);
   }
   const auto t1 = std::chrono::steady_clock::now();
-  const render::Document doc = report::BuildJobDocument(ranks, failures, job_options);
+  const size_t rank_count = ranks.size();
+  const render::Document doc = report::BuildJobDocument(std::move(ranks), failures, job_options);
   cli::OutputArgs out = args.out;
   out.never_terminal = world != nullptr;
   if (const int rc = cli::Emit(doc, out); rc != 0) return rc;
@@ -297,7 +298,7 @@ int RunAnalyze(const AnalyzeArgs& args) {
         static_cast<unsigned long long>(stats.json_bytes),
         static_cast<unsigned long long>(stats.events),
         stats.json_bytes / 1e6 / stats.load_seconds, stats.events / stats.load_seconds,
-        usage.ru_maxrss / 1024.0, stats.max_model_bytes / 1e6, ranks.size(), reduce, wall);
+        usage.ru_maxrss / 1024.0, stats.max_model_bytes / 1e6, rank_count, reduce, wall);
   }
   for (const Status& f : failures) PrintError(f);
   int rc = failures.empty() ? kExitOk : kExitBadInput;

@@ -553,8 +553,14 @@ void AddJob(const AnalysedJob& job, size_t number, std::vector<Member>& members,
 
 }  // namespace
 
-render::Document BuildJobDocument(const std::vector<RankSummary>& ranks, const std::vector<AnalysedJob>& jobs,
-                                  const std::vector<Status>& failures, const JobOptions& options) {
+namespace {
+
+// `owned`: the same vector as `ranks`, whose sections are moved into the document (they are most
+// of its memory: a 1,000-rank job's would otherwise be held twice while it is printed); null:
+// copied.
+render::Document Build(const std::vector<RankSummary>& ranks, std::vector<RankSummary>* owned,
+                       const std::vector<AnalysedJob>& jobs, const std::vector<Status>& failures,
+                       const JobOptions& options) {
   render::Document doc;
   doc.schema = "gpuscope.report";
   doc.title = "gpuscope " GPUSCOPE_VERSION " · " + std::to_string(ranks.size()) + " rank" +
@@ -601,7 +607,7 @@ render::Document BuildJobDocument(const std::vector<RankSummary>& ranks, const s
   if (!kept.empty() && !single) doc.sections.push_back(std::move(jobs_section));
   // Rank sections: job by job, in member order; ranks in no job last, shown.
   auto add_rank = [&](size_t i, bool shown) {
-    render::Section s = ranks[i].section;
+    render::Section s = owned ? std::move((*owned)[i].section) : ranks[i].section;
     s.key = keys[i];
     if (!shown) s.views &= static_cast<uint8_t>(~render::kViewText);
     doc.sections.push_back(std::move(s));
@@ -616,11 +622,11 @@ render::Document BuildJobDocument(const std::vector<RankSummary>& ranks, const s
     for (size_t i = 0; i < failures.size(); ++i)
       f.AddText("failure_" + std::to_string(i), "error: " + failures[i].message());
   }
+  if (owned) std::vector<RankSummary>().swap(*owned);  // their facts too, before printing
   return doc;
 }
 
-render::Document BuildJobDocument(const std::vector<RankSummary>& ranks, const std::vector<Status>& failures,
-                                  const JobOptions& options) {
+std::vector<AnalysedJob> AnalyseJobs(const std::vector<RankSummary>& ranks) {
   std::vector<const model::RankFacts*> facts;
   for (const RankSummary& r : ranks) facts.push_back(&r.facts);
   std::vector<AnalysedJob> jobs;
@@ -633,7 +639,25 @@ render::Document BuildJobDocument(const std::vector<RankSummary>& ranks, const s
     job.group = std::move(g);
     jobs.push_back(std::move(job));
   }
-  return BuildJobDocument(ranks, jobs, failures, options);
+  return jobs;
+}
+
+}  // namespace
+
+render::Document BuildJobDocument(const std::vector<RankSummary>& ranks,
+                                  const std::vector<AnalysedJob>& jobs,
+                                  const std::vector<Status>& failures, const JobOptions& options) {
+  return Build(ranks, nullptr, jobs, failures, options);
+}
+
+render::Document BuildJobDocument(const std::vector<RankSummary>& ranks,
+                                  const std::vector<Status>& failures, const JobOptions& options) {
+  return Build(ranks, nullptr, AnalyseJobs(ranks), failures, options);
+}
+
+render::Document BuildJobDocument(std::vector<RankSummary>&& ranks,
+                                  const std::vector<Status>& failures, const JobOptions& options) {
+  return Build(ranks, &ranks, AnalyseJobs(ranks), failures, options);
 }
 
 }  // namespace gpuscope::report

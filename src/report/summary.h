@@ -33,5 +33,9 @@ inline constexpr size_t kDefaultDetailRanks = 3;
 render::Document BuildJobDocument(const std::vector<RankSummary>& ranks,
                                   const std::vector<Status>& failures,
                                   const JobOptions& options = {});
+// The same, the rank sections moved into the document instead of copied (`analyze`, `reduce`).
+render::Document BuildJobDocument(std::vector<RankSummary>&& ranks,
+                                  const std::vector<Status>& failures,
+                                  const JobOptions& options = {});
 
 }  // namespace gpuscope::report
