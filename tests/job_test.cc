@@ -640,7 +640,10 @@ std::unique_ptr<SynthJob> MakeJob(const SynthOptions& o) {
 // Checks a job with a planted late rank: it alone is named, with the wait it causes per step
 // within ±5 % of what was generated; every other rank waits most for it; the planted clock
 // offsets (up to ±50 ms) are recovered within 10 µs.
-void ExpectLateRankFound(const SynthOptions& o, const SynthJob& j) {
+// `as_planted`: the generated wait equals collectives × late_ns (within 5 %); false where other
+// planted shares, solved rank by rank, move the late rank's arrivals (then the truth is what was
+// generated, and the analysis must find that).
+void ExpectLateRankFound(const SynthOptions& o, const SynthJob& j, bool as_planted = true) {
   const std::vector<RankFacts>& f = j.loaded.facts;
   ASSERT_EQ(f.size(), static_cast<size_t>(o.ranks));
   const std::vector<JobGroup> g = GroupJobs(Ptrs(f));
@@ -652,9 +655,12 @@ void ExpectLateRankFound(const SynthOptions& o, const SynthJob& j) {
   EXPECT_EQ(late.times_last, late.collectives);
   const double per_step_collectives =
       static_cast<double>(late.collectives) / static_cast<double>(late.steps);
-  EXPECT_NEAR(static_cast<double>(late.wait_caused_ns_per_step),
-              per_step_collectives * static_cast<double>(o.late_ns),
-              0.05 * per_step_collectives * static_cast<double>(o.late_ns));
+  if (as_planted)
+    EXPECT_NEAR(static_cast<double>(late.wait_caused_ns_per_step),
+                per_step_collectives * static_cast<double>(o.late_ns),
+                0.05 * per_step_collectives * static_cast<double>(o.late_ns));
+  else
+    EXPECT_GT(late.wait_caused_ns_per_step, 0);
   ASSERT_TRUE(a.straggler.has_value());
   EXPECT_EQ(a.straggler->rank, o.late_rank);
   const double found = static_cast<double>(a.straggler->wait_caused_ns_per_step);
@@ -715,6 +721,23 @@ TEST(SynthJob, SixtyFourRanksWithALateRankInAFewSeconds) {
   const double s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("[ measured ] 64 ranks: synth + load + analyse + job analysis in %.2f s\n", s);
+}
+
+// A late rank beside other planted bottlenecks (a DataLoader stall, exposed communication): synth
+// solves those shares rank by rank, so the late rank's longer step moves its arrivals by more or
+// less than late_ns (13.2 ms per step generated here for 4 × 5 ms planted). The late rank is still
+// the one named, with the wait as generated.
+TEST(SynthJob, LateRankBesideOtherBottlenecks) {
+  SynthOptions o;
+  o.ranks = 4;
+  o.steps = 4;
+  o.layers = 4;
+  o.late_rank = 1;
+  o.late_ns = 5 * kMs;
+  o.dataloader_stall_fraction = 0.2;
+  o.exposed_comm_fraction = 0.1;
+  const auto j = MakeJob(o);
+  ExpectLateRankFound(o, *j, /*as_planted=*/false);
 }
 
 // Coupled ranks with nobody late: ranks arrive within the 1 µs jitter; no straggler, and the

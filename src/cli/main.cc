@@ -440,7 +440,9 @@ int main(int argc, char** argv) {
   synth->add_option("--late-rank", so.late_rank,
                     "This rank reaches every collective --late after the others (its forward "
                     "pass runs longer), and the others wait for it");
-  synth->add_option("--late", late, "How late the --late-rank is, e.g. 500us, 2ms");
+  synth->add_option("--late", late,
+                    "How late the --late-rank is, e.g. 500us, 2ms (exactly so without planted "
+                    "fractions; beside them, see docs/synth.md)");
   synth->add_option("--arrival-jitter", jitter,
                     "Coupled ranks: each rank's arrival at each collective varies by up to this "
                     "(default 1us)");
