@@ -273,6 +273,18 @@ struct LinkStats {
 
 enum class TraceFormat : uint8_t { kKinetoObject, kBareArray };
 enum class RankSource : uint8_t { kNone, kDistributedInfo, kFileName };
+// Its name in reports and summary files: "distributedInfo", "file name", "none".
+inline const char* RankSourceName(RankSource s) {
+  switch (s) {
+    case RankSource::kDistributedInfo:
+      return "distributedInfo";
+    case RankSource::kFileName:
+      return "file name";
+    case RankSource::kNone:
+      break;
+  }
+  return "none";
+}
 
 struct TraceInfo {
   std::string path;

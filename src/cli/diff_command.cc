@@ -14,13 +14,6 @@ namespace gpuscope::cli {
 
 namespace {
 
-void PrintError(const std::string& message) {
-  std::fprintf(stderr, "gpuscope: error: %s\n", message.c_str());
-}
-
-int ExitCodeFor(const Status& s) {
-  return s.code() == StatusCode::kOk ? 0 : s.code() == StatusCode::kInternal ? 1 : 2;
-}
 
 }  // namespace
 

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "base/thread_pool.h"
+#include "cli/output.h"
 #include "gpuscope/ingest.h"
 #include "ingest/registry.h"
 #include "job/map_reduce.h"
@@ -18,13 +19,6 @@ namespace gpuscope::cli {
 
 namespace {
 
-void PrintError(const std::string& message) {
-  std::fprintf(stderr, "gpuscope: error: %s\n", message.c_str());
-}
-
-int ExitCodeFor(const Status& s) {
-  return s.code() == StatusCode::kOk ? 0 : s.code() == StatusCode::kInternal ? 1 : 2;
-}
 
 bool EndsWith(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() &&

@@ -36,24 +36,11 @@ namespace {
 
 using namespace gpuscope;
 
-constexpr int kExitOk = 0;
-constexpr int kExitInternal = 1;
-constexpr int kExitBadInput = 2;
-
-int ExitCodeFor(const Status& s) {
-  switch (s.code()) {
-    case StatusCode::kOk:
-      return kExitOk;
-    case StatusCode::kInternal:
-      return kExitInternal;
-    default:
-      return kExitBadInput;
-  }
-}
-
-void PrintError(const Status& s) {
-  std::fprintf(stderr, "gpuscope: error: %s\n", s.message().c_str());
-}
+using cli::ExitCodeFor;
+using cli::kExitBadInput;
+using cli::kExitInternal;
+using cli::kExitOk;
+using cli::PrintError;
 
 // "512M", "1G", "100MB", "4096" → bytes. Returns false on nonsense.
 bool ParseSize(const std::string& text, uint64_t* out) {

@@ -8,11 +8,29 @@
 #include <cstdio>
 #include <cstring>
 
+#include "base/sanitize.h"
 #include "render/html.h"
 #include "render/json.h"
 #include "render/text.h"
 
 namespace gpuscope::cli {
+
+int ExitCodeFor(const Status& s) {
+  switch (s.code()) {
+    case StatusCode::kOk:
+      return kExitOk;
+    case StatusCode::kInternal:
+      return kExitInternal;
+    default:
+      return kExitBadInput;
+  }
+}
+
+void PrintError(const std::string& message) {
+  std::fprintf(stderr, "gpuscope: error: %s\n", SanitizeText(message).c_str());
+}
+
+void PrintError(const Status& s) { PrintError(s.message()); }
 
 namespace {
 // A terminal narrower than this still gets 100-column lines: below it, wrapping hurts more.

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "gpuscope/status.h"
 #include "render/document.h"
 
 namespace CLI {
@@ -25,6 +26,16 @@ struct OutputArgs {
   // colour then follow stderr's terminal. JSON stays on stdout.
   bool text_to_stderr = false;
 };
+
+// Exit codes of every subcommand (README): 0 done, 1 internal error, 2 bad input or usage.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitInternal = 1;
+inline constexpr int kExitBadInput = 2;
+int ExitCodeFor(const Status& s);
+// "gpuscope: error: MESSAGE" on stderr; messages name paths and values as typed, so through the
+// shared sanitiser (no control bytes reach the terminal).
+void PrintError(const std::string& message);
+void PrintError(const Status& s);
 
 // Adds --json, --html FILE, -v/--verbose, --color and --width to a subcommand.
 void AddOutputFlags(CLI::App* app, OutputArgs* args);

@@ -16,13 +16,9 @@ namespace gpuscope::cli {
 
 namespace {
 
-constexpr int kExitOk = 0;
-constexpr int kExitInternal = 1;
-constexpr int kExitBadInput = 2;
-
 int Fail(const Status& s) {
-  std::fprintf(stderr, "gpuscope: error: %s\n", s.message().c_str());
-  return s.code() == StatusCode::kInternal ? kExitInternal : kExitBadInput;
+  PrintError(s);
+  return ExitCodeFor(s);
 }
 
 Result<plan::TraceMeasurement> MeasureTrace(const std::string& path) {

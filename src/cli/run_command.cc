@@ -9,6 +9,7 @@
 #include "advise/monitor_rules.h"
 #include "analyze/monitor_stats.h"
 #include "base/sanitize.h"
+#include "cli/output.h"
 #include "monitor/session.h"
 #include "render/json.h"
 #include "report/monitor_document.h"
@@ -17,17 +18,6 @@ namespace gpuscope::cli {
 
 namespace {
 
-constexpr int kExitInternal = 1;
-constexpr int kExitBadInput = 2;
-
-int ExitCodeFor(const Status& s) {
-  return s.code() == StatusCode::kInternal ? kExitInternal : kExitBadInput;
-}
-
-// Messages name paths, commands and flag values as typed: through the shared sanitiser too.
-void PrintError(const Status& s) {
-  std::fprintf(stderr, "gpuscope: error: %s\n", SanitizeText(s.message()).c_str());
-}
 
 // Samples → statistics → rules → the "gpuscope.run" document.
 render::Document RunDocument(const monitor::Recording& recording) {

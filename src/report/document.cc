@@ -15,18 +15,6 @@ namespace {
 
 using namespace render::build;  // the document-builder vocabulary
 
-const char* RankSourceName(RankSource s) {
-  switch (s) {
-    case RankSource::kDistributedInfo:
-      return "distributedInfo";
-    case RankSource::kFileName:
-      return "file name";
-    case RankSource::kNone:
-      break;
-  }
-  return "none";
-}
-
 std::string StepRange(const std::vector<int32_t>& steps) {
   if (steps.empty()) return "none found";
   std::string s = std::to_string(steps.size()) + " ProfilerStep" + (steps.size() == 1 ? "" : "s") +

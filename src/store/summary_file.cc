@@ -126,21 +126,9 @@ struct StmtFinalizer {
 };
 using StmtPtr = std::unique_ptr<sqlite3_stmt, StmtFinalizer>;
 
-const char* RankSourceText(RankSource s) {
-  switch (s) {
-    case RankSource::kDistributedInfo:
-      return "distributedInfo";
-    case RankSource::kFileName:
-      return "file name";
-    case RankSource::kNone:
-      break;
-  }
-  return "none";
-}
-
 bool ParseRankSource(std::string_view text, RankSource* out) {
   for (RankSource s : {RankSource::kNone, RankSource::kDistributedInfo, RankSource::kFileName}) {
-    if (text == RankSourceText(s)) {
+    if (text == RankSourceName(s)) {
       *out = s;
       return true;
     }
@@ -260,7 +248,7 @@ Status FillDatabase(sqlite3* db, const std::vector<report::RankSummary>& ranks) 
     const model::RankIdentity& id = f.identity;
     const int64_t ri = static_cast<int64_t>(i);
     Status s = w.Insert(
-        rank_row->get(), ri, id.path, int64_t{id.rank}, std::string(RankSourceText(id.rank_source)),
+        rank_row->get(), ri, id.path, int64_t{id.rank}, std::string(RankSourceName(id.rank_source)),
         int64_t{id.world_size}, id.backend, id.base_time_ns, int64_t{id.absolute_clock},
         id.trace_start_ns, id.trace_end_ns, id.device_name, id.hostname, f.mean_step_ns,
         f.steady_steps, f.span_ns, f.compute_ns, f.exposed_communication_ns, f.idle_ns, f.verdict,
