@@ -27,6 +27,7 @@ using analyze::JobAnalysis;
 using analyze::JobGroup;
 using model::CollectiveRecord;
 using model::RankFacts;
+using model::StepSpan;
 
 constexpr int64_t kUs = 1000;
 constexpr int64_t kMs = 1000 * kUs;
@@ -160,6 +161,30 @@ TEST(AnalyzeJob, MatchesBySeqAndNamesTheRankTheOthersWaitFor) {
     EXPECT_FALSE(c.applied);
   }
   EXPECT_TRUE(a.clocks_alignable);
+}
+
+// Ranks that captured different steps (0–4 and 1–5): waits can only accrue in the 4 steps both
+// profiled, so per-step figures divide by 4, not by one rank's 5.
+TEST(AnalyzeJob, PerStepFiguresDivideByTheStepsEveryRankProfiled) {
+  std::vector<RankFacts> f = {MadeRank(0, 2, 5), MadeRank(1, 2, 5)};
+  for (StepSpan& s : f[1].steps) {
+    s.step += 1;
+    s.start_ns += 10 * kMs;
+    s.end_ns += 10 * kMs;
+  }
+  for (int step = 1; step <= 4; ++step) {
+    const int64_t t = kT0 + step * 10 * kMs + 2 * kMs;
+    f[0].collectives.push_back(Coll(50 + step, t, t + 900 * kUs, step));
+    f[1].collectives.push_back(Coll(50 + step, t + 400 * kUs, t + 900 * kUs, step));
+  }
+  for (RankFacts& r : f) SetOrdinals(&r);
+  const JobAnalysis a = AnalyzeJob(Ptrs(f));
+  ASSERT_EQ(a.collectives.size(), 4u);
+  EXPECT_EQ(a.steps, 4);
+  ASSERT_TRUE(a.straggler.has_value());
+  EXPECT_EQ(a.straggler->rank, 1);
+  EXPECT_EQ(a.straggler->wait_caused_ns_per_step, 400 * kUs);  // 4 × 400 µs over 4 steps
+  EXPECT_EQ(a.ranks[0].wait_suffered_ns_per_step, 400 * kUs);
 }
 
 // Without seq, records match by (group, type, step, position within the step): a collective the

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <iterator>
 #include <map>
 #include <set>
 #include <string_view>
@@ -684,8 +685,29 @@ JobAnalysis AnalyzeJob(const std::vector<const model::RankFacts*>& ranks) {
       steps.push_back(static_cast<int64_t>(f->steps.size()));
       means.push_back(f->mean_step_ns);
     }
-    out.steps = std::max<int64_t>(1, MedianOf(steps));
     out.mean_step_ns = MedianOf(means);
+    // Per-step figures divide by the steps every member profiled: waits accrue only where all
+    // ranks of a collective are present, i.e. in those steps (ranks that captured steps 100–104
+    // and 101–105 share 4, not 5). Steps without a collective still count (gradient
+    // accumulation spreads one all-reduce's wait over its micro-steps). Ranks without
+    // ProfilerSteps in common: the median count, at least 1.
+    std::vector<int32_t> common;
+    for (size_t m = 0; m < n; ++m) {
+      std::vector<int32_t> ids;
+      for (const model::StepSpan& s : ranks[m]->steps) ids.push_back(s.step);
+      std::sort(ids.begin(), ids.end());
+      ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+      if (m == 0) {
+        common = std::move(ids);
+      } else {
+        std::vector<int32_t> both;
+        std::set_intersection(common.begin(), common.end(), ids.begin(), ids.end(),
+                              std::back_inserter(both));
+        common = std::move(both);
+      }
+    }
+    out.steps = !common.empty() ? static_cast<int64_t>(common.size())
+                                : std::max<int64_t>(1, MedianOf(steps));
   }
 
   // A member whose trace does not overlap the reference's in time (another session of a process)
@@ -740,8 +762,9 @@ JobAnalysis AnalyzeJob(const std::vector<const model::RankFacts*>& ranks) {
       auto [it, fresh] = index.try_emplace(k, inst.size());
       if (fresh) inst.push_back({k, {}});
       Instance& in = inst[it->second];
-      const bool again = std::any_of(in.parts.begin(), in.parts.end(),
-                                     [&](const Part& p) { return p.member == m; });
+      // Members are taken in order, so a member's part is the last one if it has any (a scan of
+      // every part would be quadratic in the ranks).
+      const bool again = !in.parts.empty() && in.parts.back().member == m;
       if (again) {
         ++out.unmatched;  // the same seq twice on one rank: not a match for anyone
         continue;

@@ -96,7 +96,7 @@ struct JobAnalysis {
   bool clocks_alignable = true;  // false: end-time spreads too wide to estimate offsets
   int32_t reference_rank = -1;
   int64_t mean_step_ns = 0;      // median over ranks of their mean steady step
-  int64_t steps = 0;             // steps the per-step figures divide by (median over ranks)
+  int64_t steps = 0;             // steps the per-step figures divide by: those every member profiled
   std::optional<Straggler> straggler;  // the rank the others wait for, or none
 };
 

@@ -214,7 +214,7 @@ void AddHelpExamples(CLI::App& app) {
        "Examples:\n"
        "  gpuscope analyze rank0.pt.trace.json.gz\n"
        "  gpuscope analyze --json --html report.html traces/   # a folder of per-rank traces\n"
-       "  mpirun -n 4 --bind-to none gpuscope analyze --mpi traces/   # the map over 4 processes"},
+       "  gpuscope analyze --mpi traces/   # under mpirun -n 4 --bind-to none: docs/jobs.md"},
       {"map",
        "Examples:\n"
        "  gpuscope map rank7.pt.trace.json.gz -o summaries/  # summaries/rank7.gpuscope.db\n"

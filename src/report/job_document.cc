@@ -144,9 +144,9 @@ void AddStraggler(const analyze::JobAnalysis& a, const std::vector<Member>& memb
   Row& row = s.AddRow("straggler", "straggler");
   if (a.straggler) {
     const analyze::Straggler& st = *a.straggler;
-    const analyze::RankWait* w = nullptr;
-    for (const Member& m : members)
-      if (m.wait && m.wait->rank == st.rank && (m.input == st.input || !w)) w = m.wait;
+    // st.input is the straggler's position among the job's members (AnalyzeJob's input), as is
+    // a.ranks' order; a rank id may be shared (duplicates) or absent, so never look it up by id.
+    const analyze::RankWait* w = st.input < a.ranks.size() ? &a.ranks[st.input] : nullptr;
     const double share = a.mean_step_ns > 0 ? static_cast<double>(st.wait_caused_ns_per_step) /
                                                   static_cast<double>(a.mean_step_ns)
                                             : st.share_of_step;
