@@ -187,6 +187,31 @@ TEST(AnalyzeJob, PerStepFiguresDivideByTheStepsEveryRankProfiled) {
   EXPECT_EQ(a.ranks[0].wait_suffered_ns_per_step, 400 * kUs);
 }
 
+// Pipeline sends and receives carry their own seq counter: the same numbers as the group's
+// collectives. They are left out, so the all-reduces still match on every rank.
+TEST(AnalyzeJob, SendAndRecvAreLeftOutOfTheGroupsMatching) {
+  std::vector<RankFacts> f = {MadeRank(0, 2), MadeRank(1, 2)};
+  for (int step = 1; step <= 3; ++step) {
+    const int64_t t = kT0 + step * 10 * kMs + 2 * kMs;
+    f[0].collectives.push_back(Coll(step, t - kMs, t - kMs + 100 * kUs, step, "send"));
+    f[1].collectives.push_back(Coll(step, t - kMs + 50 * kUs, t - kMs + 100 * kUs, step, "recv"));
+    f[0].collectives.push_back(Coll(step, t, t + 900 * kUs, step));
+    f[1].collectives.push_back(Coll(step, t + 300 * kUs, t + 900 * kUs, step));
+  }
+  for (RankFacts& r : f) SetOrdinals(&r);
+  const JobAnalysis a = AnalyzeJob(Ptrs(f));
+  EXPECT_EQ(a.point_to_point, 6u);
+  EXPECT_EQ(a.unmatched, 0u);
+  ASSERT_EQ(a.collectives.size(), 3u);
+  for (const analyze::MatchedCollective& c : a.collectives) {
+    EXPECT_EQ(c.type, "allreduce");
+    EXPECT_EQ(c.ranks, 2);
+    EXPECT_EQ(c.skew_ns, 300 * kUs);
+  }
+  ASSERT_TRUE(a.straggler.has_value());
+  EXPECT_EQ(a.straggler->rank, 1);
+}
+
 // Without seq, records match by (group, type, step, position within the step): a collective the
 // profiler dropped on one rank in step 1 must not shift the matches of step 2.
 TEST(AnalyzeJob, MatchesByPositionWithinTheStepWithoutSeq) {

@@ -120,6 +120,12 @@ double BusFactor(std::string_view type, int64_t n) {
 
 std::string Str(const Trace& t, StringId id) { return std::string(t.Str(id)); }
 
+// PyTorch's send and recv: one sender and one receiver of a group, numbered by their own
+// counter, so neither "every rank of the group" nor the group's seq applies. Not matched. (A
+// SendRecv *kernel* without metadata stays: NCCL runs all-to-all as grouped send/recv, across the
+// whole group.)
+bool PointToPoint(std::string_view type) { return type == "send" || type == "recv"; }
+
 // ---- small helpers ----------------------------------------------------------------------------
 
 int64_t MedianOf(std::vector<int64_t> v) {
@@ -732,6 +738,10 @@ JobAnalysis AnalyzeJob(const std::vector<const model::RankFacts*>& ranks) {
   for (size_t m = 0; m < n; ++m) {
     if (!comparable[m]) continue;
     for (const model::CollectiveRecord& r : ranks[m]->collectives) {
+      if (PointToPoint(r.type)) {
+        ++out.point_to_point;
+        continue;
+      }
       const int32_t g = intern_group(r.group);
       if (r.seq < 0) all_seq[static_cast<size_t>(g)] = 0;
       in_group[static_cast<size_t>(g)][m] = 1;
@@ -747,6 +757,7 @@ JobAnalysis AnalyzeJob(const std::vector<const model::RankFacts*>& ranks) {
     }
     std::unordered_map<Key, int64_t, KeyHash> within;  // (group, type, step) → next index
     for (const model::CollectiveRecord& r : ranks[m]->collectives) {
+      if (PointToPoint(r.type)) continue;
       const int32_t g = group_id.at(r.group);
       Key k;
       k.group = g;

@@ -91,6 +91,7 @@ inline constexpr double kStragglerMinShare = 0.01;
 struct JobAnalysis {
   std::vector<MatchedCollective> collectives;  // in first-arrival order
   uint64_t unmatched = 0;                      // records seen on fewer ranks than their group
+  uint64_t point_to_point = 0;                 // send/recv records: pairwise, left unmatched
   std::vector<RankWait> ranks;                 // one per member, in member order
   std::vector<ClockOffset> clocks;             // one per member; reference = lowest rank
   bool clocks_alignable = true;  // false: end-time spreads too wide to estimate offsets
