@@ -264,6 +264,28 @@ TEST(JobDocument, RankFiveLateAtEveryCollectiveIsTheStragglerWithItsCost) {
 }
 
 // The job's answer fits one screen: 8 ranks, width 100, ≤ 25 lines before the first rank.
+// 8 of a 16-rank job's traces: the rank named is only the latest of those present, and the
+// straggler row says so.
+TEST(JobDocument, AStragglerAmongSomeRanksSaysTheOthersMayBeLater) {
+  std::vector<RankSummary> ranks = EightRanks();
+  for (RankSummary& r : ranks) r.facts.identity.world_size = 16;
+  const render::Document doc = BuildJobDocument(ranks, {OneJob(ranks, RankFiveLate())}, {}, {});
+  const render::Section& job = Job(doc);
+  EXPECT_EQ(FieldOf(job, "straggler", "rank")->value, Value::Count(5));
+  const auto& row = std::get<render::Row>(*std::find_if(
+      job.items.begin(), job.items.end(), [](const render::Item& i) {
+        const auto* r = std::get_if<render::Row>(&i);
+        return r && r->key == "straggler";
+      }));
+  EXPECT_EQ(row.note, "(the latest of the 8 of 16 ranks whose traces are here; the other 8 may "
+                      "arrive later still)");
+  // All 8 of 8: no such note.
+  const render::Section& whole = Job(RankFiveDocument());
+  for (const render::Item& i : whole.items)
+    if (const auto* r = std::get_if<render::Row>(&i); r && r->key == "straggler")
+      EXPECT_EQ(r->note.find("may arrive later"), std::string::npos);
+}
+
 TEST(JobDocument, EightRankSummaryFitsOneScreen) {
   const std::vector<std::string> lines = SummaryLines(Text(RankFiveDocument()));
   EXPECT_LE(lines.size(), 25u);

@@ -155,6 +155,14 @@ void AddStraggler(const analyze::JobAnalysis& a, const std::vector<Member>& memb
                   F("wait_caused_share", "", Value::Share(share)),
                   F("last_arrivals", "last at collectives", w ? Count(w->times_last) : Value::Na(Unit::kCount)),
                   F("collectives", "of", w ? Count(w->collectives) : Value::Na(Unit::kCount))};
+    // Only some ranks' traces: the rank named is the latest of these; a missing one may be later.
+    int32_t world = -1;
+    for (const Member& m : members) world = std::max(world, m.summary->facts.identity.world_size);
+    if (world > 0 && members.size() < static_cast<size_t>(world))
+      row.note = "(the latest of the " + std::to_string(members.size()) + " of " +
+                 std::to_string(world) + " ranks whose traces are here; the other " +
+                 std::to_string(static_cast<size_t>(world) - members.size()) +
+                 " may arrive later still)";
     return;
   }
   row.fields = {Detail("rank", "rank", Value::Na(Unit::kCount)),
