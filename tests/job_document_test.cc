@@ -281,9 +281,11 @@ TEST(JobDocument, AStragglerAmongSomeRanksSaysTheOthersMayBeLater) {
                       "arrive later still)");
   // All 8 of 8: no such note.
   const render::Section& whole = Job(RankFiveDocument());
-  for (const render::Item& i : whole.items)
-    if (const auto* r = std::get_if<render::Row>(&i); r && r->key == "straggler")
+  for (const render::Item& i : whole.items) {
+    if (const auto* r = std::get_if<render::Row>(&i); r && r->key == "straggler") {
       EXPECT_EQ(r->note.find("may arrive later"), std::string::npos);
+    }
+  }
 }
 
 TEST(JobDocument, EightRankSummaryFitsOneScreen) {

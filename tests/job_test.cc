@@ -576,6 +576,42 @@ TEST(RealJob, SampledRanksMatchedCollectivesAndSkews) {
 
 // ---- ExtractRankFacts and the ingest of collective args -----------------------------------------
 
+// A collective belongs to the step that launched it: step 5 launches an all-gather that starts on
+// the GPU while step 4's long GEMM still runs, inside step 4's device span. By the device span it
+// would be step 4 on this rank and step 5 on a faster one, and position matching keys on the step.
+TEST(ExtractRankFacts, ACollectiveBelongsToTheStepThatLaunchedIt) {
+  const std::string json = R"json({
+  "schemaVersion": 1,
+  "deviceProperties": [{"id": 0, "name": "NVIDIA A100-SXM4-80GB"}],
+  "distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 2},
+  "traceEvents": [
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#4", "pid": 9, "tid": 9, "ts": 1000, "dur": 1000},
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#5", "pid": 9, "tid": 9, "ts": 2000, "dur": 1000},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 9, "tid": 9, "ts": 1100, "dur": 5, "args": {"correlation": 1}},
+    {"ph": "X", "cat": "kernel", "name": "volta_sgemm_128x64_nn", "pid": 1, "tid": 7, "ts": 1200, "dur": 1500, "args": {"device": 0, "stream": 7, "correlation": 1}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 9, "tid": 9, "ts": 2050, "dur": 5, "args": {"correlation": 2}},
+    {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllGather_RING_LL(ncclDevComm*, unsigned long, ncclWork*)", "pid": 1, "tid": 20, "ts": 2100, "dur": 100,
+     "args": {"device": 0, "stream": 20, "correlation": 2}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 9, "tid": 9, "ts": 2800, "dur": 5, "args": {"correlation": 3}},
+    {"ph": "X", "cat": "kernel", "name": "volta_sgemm_128x64_nn", "pid": 1, "tid": 7, "ts": 2850, "dur": 100, "args": {"device": 0, "stream": 7, "correlation": 3}}
+  ],
+  "baseTimeNanoseconds": 1700000000000000000
+})json";
+  auto t = LoadTraceFromBytes(json, "made/rank0.json");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  ThreadPool pool(1);
+  const RankFacts f = analyze::ExtractRankFacts(analyze::RunAll(*t, {}, pool));
+  ASSERT_EQ(f.steps.size(), 2u);
+  constexpr int64_t kBase = 1700000000000000000;
+  const int64_t gpu_start = kBase + 2100 * kUs;
+  // The premise: the all-gather starts inside step 4's device span.
+  ASSERT_LE(f.steps[0].start_ns, gpu_start);
+  ASSERT_GT(f.steps[0].end_ns, gpu_start);
+  ASSERT_EQ(f.collectives.size(), 1u);
+  EXPECT_EQ(f.collectives[0].start_ns, gpu_start);
+  EXPECT_EQ(f.collectives[0].step, 5);
+}
+
 // A made trace with the newest collective args (process group name, description, ranks, "Seq")
 // on one NCCL kernel, a 2021-style NCCL kernel without args, and pg_config / host_name in the
 // header.

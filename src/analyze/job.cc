@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <set>
 #include <string_view>
 #include <unordered_map>
@@ -260,6 +261,32 @@ model::RankFacts ExtractRankFacts(const RankResults& rank) {
   std::set<std::string> groups(t.info.process_groups.begin(), t.info.process_groups.end());
   std::map<std::pair<std::string, std::string>, int64_t> ordinal;
   std::unordered_map<StringId, std::string> type_of_name;  // kernel name → type (no metadata)
+  // The ProfilerSteps' host spans, by start: a collective belongs to the step whose host span
+  // launched it. That is the same on every rank of the program, whereas which device span holds
+  // its start depends on each rank's timing (a prefetched all-gather of step N+1 may start before
+  // step N's device work ends on a slow rank), and position matching keys on the step.
+  std::vector<const StepBreakdown*> host_steps;
+  if (!st.whole_span_fallback) {
+    for (const StepBreakdown& s : st.steps)
+      if (s.step >= 0 && s.host_end_ns > s.host_start_ns) host_steps.push_back(&s);
+    std::sort(host_steps.begin(), host_steps.end(),
+              [](const StepBreakdown* a, const StepBreakdown* b) {
+                return a->host_start_ns < b->host_start_ns;
+              });
+  }
+  // The step of the host span holding `row`'s launch; -1 outside every step; nullopt when the
+  // kernel has no linked launch (then its device start decides).
+  auto launched_in = [&](uint32_t row) -> std::optional<int32_t> {
+    const int32_t call = row < t.gpu.launch.size() ? t.gpu.launch[row] : -1;
+    if (call < 0 || static_cast<size_t>(call) >= t.runtime.size() || host_steps.empty())
+      return std::nullopt;
+    const int64_t at = t.runtime.start_ns[static_cast<size_t>(call)];
+    auto it = std::upper_bound(host_steps.begin(), host_steps.end(), at,
+                               [](int64_t v, const StepBreakdown* s) { return v < s->host_start_ns; });
+    if (it == host_steps.begin()) return -1;
+    --it;
+    return at < (*it)->host_end_ns ? (*it)->step : -1;
+  };
   size_t step_cursor = 0;
   f.collectives.reserve(rows.size());
   for (uint32_t row : rows) {
@@ -302,8 +329,10 @@ model::RankFacts ExtractRankFacts(const RankResults& rank) {
     while (step_cursor + 1 < f.steps.size() && f.steps[step_cursor + 1].start_ns <= r.start_ns) {
       ++step_cursor;
     }
-    if (!f.steps.empty() && f.steps[step_cursor].start_ns <= r.start_ns &&
-        r.start_ns < f.steps[step_cursor].end_ns) {
+    if (const std::optional<int32_t> launched = launched_in(row)) {
+      r.step = *launched;
+    } else if (!f.steps.empty() && f.steps[step_cursor].start_ns <= r.start_ns &&
+               r.start_ns < f.steps[step_cursor].end_ns) {
       r.step = f.steps[step_cursor].step;
     }
     f.collectives.push_back(std::move(r));

@@ -41,7 +41,8 @@ struct CollectiveRecord {
   std::string dtype;   // "BFloat16", "Float", ... or ""
   int64_t start_ns = 0;  // kernel start: the rank's arrival at the collective
   int64_t end_ns = 0;    // kernel end: ranks of one collective end nearly together
-  int32_t step = -1;     // ProfilerStep#N whose span contains start_ns, -1 outside steps
+  int32_t step = -1;     // ProfilerStep#N whose host span launched it (else whose device span
+                         // holds start_ns), -1 outside steps
   bool operator==(const CollectiveRecord&) const = default;
 };
 
