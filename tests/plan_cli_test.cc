@@ -36,7 +36,7 @@ element FieldValue(element doc, const char* section, const char* item, const cha
 
 const char kBase[] = "plan --model llama-2-7b --gpu h100-sxm --gpus 8 --global-batch 64 --seq-len 4096";
 const char kExact[] =
-    " --tp 2 --pp 1 --sp --zero 1 --recompute selective --mbs 1 --precision bf16 --fp32-grads";
+    " --tp 2 --pp 1 --sp --zero 1 --recompute selective --mbs 1 --precision bf16 --framework megatron";
 
 TEST(PlanCli, ExactConfigurationJson) {
   const CommandResult r = RunGpuscope(std::string(kBase) + kExact + " --json");
@@ -221,35 +221,35 @@ TEST(PlanCli, NonsenseFlags) {
 }
 
 TEST(PlanCli, ImpossibleRequestSaysWhatWouldFit) {
-  // 8B on 8 × 80 GB with plain DDP: 16 B/param = 120 GiB of static memory; ZeRO-3 fits.
-  const CommandResult r = RunGpuscope(
+  // 8B on 8 × 80 GB with DeepSpeed ZeRO-0: 20 B/param (16-bit weights and grads, fp32 grads,
+  // master and Adam) = 150 GiB of static memory; ZeRO-3 fits.
+  const char kNoFit[] =
       "plan --model llama-3-8b --gpu h100 --gpus 8 --global-batch 64 --seq-len 4096 --tp 1 --pp 1 "
-      "--zero 0 --recompute selective --mbs 1 --precision bf16");
+      "--zero 0 --recompute full --mbs 1 --precision bf16 --framework deepspeed";
+  const CommandResult r = RunGpuscope(kNoFit);
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("the configuration does not fit in h100-sxm memory"), std::string::npos)
       << r.err;
   // The suggestions spell a configuration as the working's title and the tables do (Degrees).
-  EXPECT_NE(r.err.find("closest: tp=1 pp=1 dp=8 mbs=1 ga=8 zero0 recompute=selective bf16 adam is "
-                       "over the budget by 69.01 GiB"),
+  EXPECT_NE(r.err.find("closest: deepspeed tp=1 pp=1 dp=8 mbs=1 ga=8 zero0 recompute=full bf16 adam "
+                       "is over the budget by 82.49 GiB"),
             std::string::npos)
       << r.err;
-  EXPECT_NE(r.err.find("ZeRO-3 fits: tp=1 pp=1 dp=8 mbs=1 ga=8 zero3 recompute=selective bf16 adam"),
+  EXPECT_NE(r.err.find("ZeRO-3 fits: deepspeed tp=1 pp=1 dp=8 mbs=1 ga=8 zero3 recompute=full bf16 adam"),
             std::string::npos)
       << r.err;
   // The working is still shown, with the verdict.
-  EXPECT_NE(r.out.find("\nno configuration fits; the closest: tp=1 pp=1 dp=8 mbs=1 ga=8 zero0 "
-                       "recompute=selective bf16 adam\n"),
+  EXPECT_NE(r.out.find("\nno configuration fits; the closest: deepspeed tp=1 pp=1 dp=8 mbs=1 ga=8 zero0 "
+                       "recompute=full bf16 adam\n"),
             std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("\n  peak        Σ counted terms 140.70 GiB · budget 71.68 GiB · capacity "
+  EXPECT_NE(r.out.find("\n  peak        Σ counted terms 154.17 GiB · budget 71.68 GiB · capacity "
                        "79.65 GiB → DOES NOT FIT\n"),
             std::string::npos)
       << r.out;
   // One configuration given: no search and no table of one in text, but JSON has the working.
   EXPECT_EQ(r.out.find("searched"), std::string::npos) << r.out;
-  const CommandResult json = RunGpuscope(
-      "plan --model llama-3-8b --gpu h100 --gpus 8 --global-batch 64 --seq-len 4096 --tp 1 --pp 1 "
-      "--zero 0 --recompute selective --mbs 1 --precision bf16 --json");
+  const CommandResult json = RunGpuscope(std::string(kNoFit) + " --json");
   EXPECT_EQ(json.exit_code, 2) << json.err;
   simdjson::dom::parser parser;
   element doc;
@@ -291,10 +291,10 @@ TEST(PlanCli, CalibrationFromTrace) {
       " --model gpt2 --gpu a100 --gpus 8 --global-batch 64 --seq-len 1024 --mbs 8");
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("\ncalibration from " + trace + "\n  trace       ranks 1 · steady steps 5\n"
-                          "  traced      tp=1 pp=1 dp=8 mbs=8 ga=1 zero0 recompute=none bf16 adam\n"),
+                          "  traced      ddp tp=1 pp=1 dp=8 mbs=8 ga=1 none recompute=none bf16 adam\n"),
             std::string::npos)
       << text.out;
-  EXPECT_NE(text.out.find("\n  step time   measured 77.871 ms · predicted 50.077 ms · calibrated 77.871 ms\n"),
+  EXPECT_NE(text.out.find("\n  step time   measured 77.871 ms · predicted 50.074 ms · calibrated 77.871 ms\n"),
             std::string::npos)
       << text.out;
   EXPECT_NE(text.out.find("\n  fitted      η 0.285 · was 0.450 · memory overhead n/a\n"), std::string::npos)
@@ -406,19 +406,20 @@ TEST(PlanCli, HtmlHasBestConfigurationAndEscapedSnippets) {
   std::filesystem::create_directories(dir);
   const std::string page = dir + "/plan.html";
   const CommandResult r = RunGpuscope(
-      "plan --model llama-3-8b --gpu h100 --gpus 8 --global-batch 64 --seq-len 4096 --html " + page);
+      "plan --model llama-3-8b --gpu h100 --gpus 8 --global-batch 64 --seq-len 4096 --framework "
+      "deepspeed --html " + page);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string html = ReadFile(page);
   std::filesystem::remove_all(dir);
   EXPECT_EQ(html.rfind("<!doctype html>", 0), 0u) << html.substr(0, 100);
-  EXPECT_NE(html.find("<h2>best: tp=1 pp=1 dp=8 mbs=1 ga=8 zero2 recompute=none fp8 adam</h2>"),
+  EXPECT_NE(html.find("<h2>best: deepspeed tp=1 pp=1 dp=8 mbs=2 ga=4 zero3 recompute=none bf16 adam</h2>"),
             std::string::npos);
   EXPECT_NE(html.find("<pre>compute_environment: LOCAL_MACHINE\ndistributed_type: DEEPSPEED\n"),
             std::string::npos);
   EXPECT_NE(html.find("<pre>{\n  &quot;train_batch_size&quot;: 64,\n"), std::string::npos);
-  EXPECT_NE(html.find("--fsdp &quot;shard_grad_op auto_wrap&quot;  # Hugging Face Trainer flags</pre>"),
+  EXPECT_NE(html.find("--optim adamw_torch --deepspeed ds_config.json</pre>"),
             std::string::npos);
-  EXPECT_NE(html.find("(peak 71.77 GiB &gt; budget 71.68 GiB)</td>"), std::string::npos);
+  EXPECT_NE(html.find("(peak 72.07 GiB &gt; budget 71.68 GiB)</td>"), std::string::npos);
   // Nothing unescaped outside the embedded JSON (where quotes are \" and > is \u003e).
   EXPECT_EQ(html.find("\"train_batch_size\": 64"), std::string::npos);
   EXPECT_EQ(html.find("GiB > budget"), std::string::npos);

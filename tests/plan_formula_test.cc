@@ -5,6 +5,7 @@
 
 #include "hw/gpu_table.h"
 #include "plan/calibrate.h"
+#include "plan/frameworks.h"
 #include "plan/model_config.h"
 #include "plan/planner.h"
 
@@ -198,8 +199,8 @@ TEST(PlanSelfCheck, WorkedExampleLlama2) {
   c.grad_accum = 16;
   c.sharding = Sharding::kZero1;
   c.recompute = Recompute::kSelective;
+  c.framework = Framework::kMegatron;  // bf16 weights + fp32 main grads, distributed optimizer
   PlanAssumptions as;
-  as.fp32_grads = true;
   const Evaluation ev = Evaluate(m, *gpu, c, 4096, as);
   EXPECT_EQ(ev.memory.params_on_rank, 3369340928.0);
   EXPECT_NEAR(ev.memory.static_bytes / kMiB, 28919.3, 0.05);
@@ -261,6 +262,7 @@ ParallelConfig Dp(int64_t gpus, Sharding s) {
   c.sharding = s;
   c.mbs = 1;
   c.grad_accum = 1;
+  c.framework = Framework::kDeepSpeed;  // the one framework with every ZeRO stage
   return c;
 }
 
@@ -268,10 +270,18 @@ TEST(PlanInvariant, PeakIsSumOfCountedTerms) {
   auto gpu = hw::FindGpu("h100");
   ASSERT_TRUE(gpu.ok());
   const ModelConfig m = Llama2_7b();
-  for (Sharding s : {Sharding::kNone, Sharding::kZero2, Sharding::kZero3, Sharding::kFsdp})
+  int evaluated = 0;
+  for (const FrameworkRules& fw : AllFrameworks())
+  for (Sharding s : {Sharding::kNone, Sharding::kZero1, Sharding::kZero2, Sharding::kZero3})
+  for (bool hybrid : {false, true})
     for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
-      ParallelConfig c = Dp(8, s);
+      ParallelConfig c = Dp(16, s);
+      c.framework = fw.framework;
+      c.hybrid = hybrid;
+      c.grad_accum = 2;
       c.recompute = r;
+      if (!fw.refuses(c).empty()) continue;
+      ++evaluated;
       const Evaluation ev = Evaluate(m, *gpu, c, 4096, {});
       double sum = 0, statics = 0;
       for (const MemoryTerm& t : ev.memory.terms) {
@@ -287,6 +297,9 @@ TEST(PlanInvariant, PeakIsSumOfCountedTerms) {
       EXPECT_GT(ev.time.mfu, 0);
       EXPECT_LT(ev.time.mfu, 1);
     }
+  // Megatron 2 stages (none, dist-opt) × 3 recomputes; DeepSpeed 4 × 2 (none, full); FSDP
+  // FULL_SHARD (and hybrid) and SHARD_GRAD_OP × 2; DDP 1 × 2.
+  EXPECT_EQ(evaluated, 6 + 8 + 6 + 2);
 }
 
 TEST(PlanInvariant, MoreGpusWithZero3MeansLessStaticMemory) {

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 
 #include "gpuscope/ingest.h"
 #include "hw/gpu_table.h"
@@ -44,6 +46,24 @@ Result<plan::TraceMeasurement> MeasureTrace(const std::string& path) {
   return m;
 }
 
+// The best configuration's snippets as files in `dir` (created); what a framework cannot express
+// is not written. Names go to stderr, so stdout stays the document.
+Status WriteConfigs(const plan::PlanRequest& r, const plan::ParallelConfig& c, const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Status::Error(StatusCode::kIoError, "--write-configs " + dir + ": " + ec.message());
+  for (const plan::ConfigSnippet& sn : plan::Snippets(r, c)) {
+    if (sn.text.empty()) continue;
+    const std::filesystem::path path = std::filesystem::path(dir) / sn.file;
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    f << sn.text;
+    f.close();
+    if (!f) return Status::Error(StatusCode::kIoError, path.string() + ": cannot write");
+    std::fprintf(stderr, "wrote %s\n", path.c_str());
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 CLI::App* AddPlanCommand(CLI::App& app, PlanCliOptions* o) {
@@ -65,9 +85,23 @@ CLI::App* AddPlanCommand(CLI::App& app, PlanCliOptions* o) {
       ->check(CLI::IsMember({"bf16", "fp16", "fp32", "fp8"}));
   plan->add_option("--optimizer", o->optimizer, "adam (default), adam8bit or sgd (with momentum)")
       ->check(CLI::IsMember({"adam", "adam8bit", "sgd"}));
-  auto* zero = plan->add_option("--zero", o->zero, "ZeRO stage 0-3 (default: searched)")
+  auto* framework =
+      plan->add_option("--framework", o->framework,
+                       "megatron, deepspeed, fsdp or ddp: whose memory rules and config files the "
+                       "plan follows (default: searched over those that run the layout)")
+          ->check(CLI::IsMember({"megatron", "deepspeed", "fsdp", "ddp"}));
+  auto* zero = plan->add_option("--zero", o->zero,
+                                "Sharding stage 0-3 (default: searched): DeepSpeed's ZeRO stage; "
+                                "Megatron 1 = --use-distributed-optimizer; FSDP 2 = SHARD_GRAD_OP, "
+                                "3 = FULL_SHARD")
                    ->check(CLI::IsMember({"0", "1", "2", "3"}));
-  plan->add_flag("--fsdp", o->fsdp, "PyTorch FSDP full sharding (ZeRO-3-like)")->excludes(zero);
+  plan->add_flag("--fsdp", o->fsdp, "Shorthand for --framework fsdp --zero 3 (FULL_SHARD)")
+      ->excludes(zero)
+      ->excludes(framework);
+  plan->add_flag("--hybrid", o->hybrid,
+                 "FSDP HYBRID_SHARD: full sharding within a node, replicas across nodes");
+  plan->add_flag("--grad-reduce-in-bf16", o->bf16_grads,
+                 "Megatron-LM: bf16 main gradients instead of the fp32 default under --bf16");
   plan->add_option("--tp", o->tp, "Tensor-parallel degree t");
   plan->add_option("--pp", o->pp, "Pipeline-parallel degree p (1F1B)");
   plan->add_option("--vpp", o->vpp, "Interleaved chunks per pipeline device v");
@@ -86,13 +120,14 @@ CLI::App* AddPlanCommand(CLI::App& app, PlanCliOptions* o) {
                    "Allocator headroom: budget = capacity × (1 − headroom) (default 0.10)");
   plan->add_option("--inter-node-gbps", o->inter_node_gbps,
                    "Network bandwidth per GPU between nodes, GB/s (default 50)");
-  plan->add_flag("--fp32-grads", o->fp32_grads,
-                 "fp32 gradient buffers (Megatron main grads, DeepSpeed upcast)");
   plan->add_flag("--no-flash", o->no_flash, "Explicit attention (stores the s² softmax)");
   plan->add_flag("--no-dropout", o->no_dropout, "Dropout off: no mask bytes");
   plan->add_option("--top", o->top, "Configurations shown (default 5)")->check(CLI::Range(1, 1000));
   plan->add_option("--from-trace", o->from_trace,
                    "Calibrate η and memory overhead from a trace of this model and configuration");
+  plan->add_option("--write-configs", o->write_configs,
+                   "Write the best configuration's snippets as files into this folder "
+                   "(megatron_args.sh, ds_config.json, accelerate.yaml, torchrun_trainer.sh)");
   AddOutputFlags(plan, &o->out);
   plan->add_flag("--list-models", o->list_models, "List the bundled model configs");
   plan->add_flag("--list-gpus", o->list_gpus, "List the known GPUs with their sources");
@@ -144,7 +179,6 @@ int RunPlanCommand(const PlanCliOptions& o) {
   a.context_gib = o.context_gib;
   a.headroom = o.headroom;
   a.inter_node_gbps = o.inter_node_gbps;
-  a.fp32_grads = o.fp32_grads;
   a.flash_attention = !o.no_flash;
   a.dropout = !o.no_dropout;
   if (!o.precision.empty())
@@ -155,7 +189,17 @@ int RunPlanCommand(const PlanCliOptions& o) {
   r.optimizer = o.optimizer == "sgd"        ? plan::Optimizer::kSgd
                 : o.optimizer == "adam8bit" ? plan::Optimizer::kAdam8bit
                                             : plan::Optimizer::kAdam;
-  if (o.fsdp) r.sharding = plan::Sharding::kFsdp;
+  if (o.fsdp) {
+    r.framework = plan::Framework::kFsdp;
+    r.sharding = plan::Sharding::kZero3;
+  }
+  if (!o.framework.empty())
+    r.framework = o.framework == "megatron"    ? plan::Framework::kMegatron
+                  : o.framework == "deepspeed" ? plan::Framework::kDeepSpeed
+                  : o.framework == "fsdp"      ? plan::Framework::kFsdp
+                                               : plan::Framework::kDdp;
+  r.hybrid = o.hybrid;
+  r.bf16_grads = o.bf16_grads;
   if (!o.zero.empty()) r.sharding = static_cast<plan::Sharding>(o.zero[0] - '0');
   if (!o.recompute.empty())
     r.recompute = o.recompute == "full"        ? plan::Recompute::kFull
@@ -199,6 +243,14 @@ int RunPlanCommand(const PlanCliOptions& o) {
                                                                   : hw::Precision::kFp16);
     traced.optimizer = *r.optimizer;
     traced.offload = r.offload;
+    traced.hybrid = r.hybrid;
+    traced.bf16_grads = r.bf16_grads;
+    // The trace does not say which framework ran it: the one given, else the one the layout
+    // implies (tp/pp: Megatron; sharding: DeepSpeed; neither: DDP).
+    traced.framework = r.framework.value_or(
+        traced.tp > 1 || traced.pp > 1 ? plan::Framework::kMegatron
+        : traced.sharding != plan::Sharding::kNone ? plan::Framework::kDeepSpeed
+                                                   : plan::Framework::kDdp);
     auto measured = MeasureTrace(o.from_trace);
     if (!measured.ok()) return Fail(measured.status());
     auto cal = plan::Calibrate(r.model, r.gpu, traced, r.seq_len, a, *measured);
@@ -220,6 +272,10 @@ int RunPlanCommand(const PlanCliOptions& o) {
   if (!rep.ok()) return Fail(rep.status());
   const plan::Calibration* cal = calibration ? &*calibration : nullptr;
   if (const int rc = Emit(plan::BuildDocument(*rep, cal), o.out); rc != 0) return rc;
+  if (!o.write_configs.empty() && !rep->feasible.empty()) {
+    if (Status s = WriteConfigs(r, rep->feasible.front().config, o.write_configs); !s.ok())
+      return Fail(s);
+  }
   if (rep->feasible.empty()) {
     std::string hint;
     for (const std::string& s : rep->suggestions) hint += (hint.empty() ? "" : "; ") + s;

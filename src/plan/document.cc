@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <map>
 
+#include "plan/frameworks.h"
 #include "plan/render.h"
 #include "render/build.h"
 
@@ -39,7 +40,9 @@ std::string ReasonClass(const std::string& reason) {
 std::vector<render::Field> ConfigFields(const ParallelConfig& c) {
   return {F("tp", "tp", Count(c.tp)), F("pp", "pp", Count(c.pp)), F("vpp", "vpp", Count(c.vpp)), F("dp", "dp", Count(c.dp)),
           F("mbs", "mbs", Count(c.mbs)), F("grad_accum", "ga", Count(c.grad_accum)),
-          F("sharding", "", Text(std::string(ShardingName(c.sharding)))), F("zero_stage", "ZeRO stage", Count(ZeroStage(c.sharding))),
+          F("framework", "framework", Text(std::string(FrameworkName(c.framework)))),
+          F("sharding", "", Text(ShardingLabel(c))), F("zero_stage", "ZeRO stage", Count(ZeroStage(c.sharding))),
+          F("hybrid", "hybrid sharding", Value::Bool(c.hybrid)), F("grad_reduce_in_bf16", "bf16 main grads", Value::Bool(c.bf16_grads)),
           F("sp", "sequence parallel", Value::Bool(c.sp)), F("recompute", "recompute", Text(std::string(RecomputeName(c.recompute)))),
           F("precision", "", Text(std::string(hw::PrecisionName(c.precision)))),
           F("optimizer", "", Text(std::string(OptimizerName(c.optimizer)))),
@@ -182,12 +185,13 @@ render::Document BuildDocument(const PlanReport& rep, const Calibration* cal) {
                    F("feasible", "feasible", Count(static_cast<double>(rep.feasible.size()))),
                    F("rejected", "rejected", Count(static_cast<double>(rep.rejected.size()))),
                    Detail("evaluated", "evaluated", Count(static_cast<double>(rep.evaluated))),
+                   Detail("not_supported", "skipped: the framework cannot run them", Count(static_cast<double>(rep.not_supported))),
                    Detail("exact", "every degree given", Value::Bool(rep.exact))};
   counts.detail = rep.exact;
   // One configuration given and it does not fit: no search and no table (the working says why).
   if (rep.exact && rep.feasible.empty()) search.views = 0;
   Table& best = search.AddTable("configurations", "best configurations",
-                                {{"rank", "rank"}, {"tp", "tp"}, {"pp", "pp"}, {"vpp", "vpp"}, {"dp", "dp"}, {"mbs", "mbs"},
+                                {{"rank", "rank"}, {"framework", "framework"}, {"tp", "tp"}, {"pp", "pp"}, {"vpp", "vpp"}, {"dp", "dp"}, {"mbs", "mbs"},
                                  {"grad_accum", "ga"}, {"sharding", "shard"}, {"sp", "sp"}, {"recompute", "recompute"},
                                  {"precision", "prec"}, {"peak_bytes", "peak"}, {"step_time_ns", "step"},
                                  {"tokens_per_s", "tokens/s"}, {"tokens_per_gpu_per_s", "per GPU"}, {"mfu_share", "MFU"}});
@@ -196,8 +200,8 @@ render::Document BuildDocument(const PlanReport& rep, const Calibration* cal) {
   for (size_t i = 0; i < n; ++i) {
     const Evaluation& e = rep.feasible[i];
     const ParallelConfig& c = e.config;
-    best.rows.push_back({Count(static_cast<int64_t>(i + 1)), Count(c.tp), Count(c.pp), Count(c.vpp), Count(c.dp), Count(c.mbs), Count(c.grad_accum),
-                         Text(std::string(ShardingName(c.sharding))), Value::Bool(c.sp), Text(std::string(RecomputeName(c.recompute))),
+    best.rows.push_back({Count(static_cast<int64_t>(i + 1)), Text(std::string(FrameworkName(c.framework))), Count(c.tp), Count(c.pp), Count(c.vpp), Count(c.dp), Count(c.mbs), Count(c.grad_accum),
+                         Text(ShardingLabel(c)), Value::Bool(c.sp), Text(std::string(RecomputeName(c.recompute))),
                          Text(std::string(hw::PrecisionName(c.precision))), GiB(e.memory.peak_bytes), Seconds(e.time.step_s),
                          Value::Number(e.time.tokens_per_s, 0, Unit::kPerSecond),
                          Value::Number(e.time.tokens_per_s / static_cast<double>(std::max<int64_t>(1, c.gpus)), 0, Unit::kPerSecond),
@@ -227,14 +231,14 @@ render::Document BuildDocument(const PlanReport& rep, const Calibration* cal) {
     for (; next_other < other.size(); ++next_other) order.push_back(other[next_other]);
     if (order.size() > 50) order.resize(50);
     Table& ex = rej.AddTable("examples", "",
-                             {{"tp", "tp"}, {"pp", "pp"}, {"vpp", "vpp"}, {"dp", "dp"}, {"mbs", "mbs"}, {"grad_accum", "ga"},
+                             {{"framework", "framework"}, {"tp", "tp"}, {"pp", "pp"}, {"vpp", "vpp"}, {"dp", "dp"}, {"mbs", "mbs"}, {"grad_accum", "ga"},
                               {"sharding", "shard"}, {"sp", "sp"}, {"recompute", "recompute"}, {"precision", "prec"},
                               {"config", "configuration", true}, {"over_bytes", "over by"}, Whole("reason", "reason")});
     ex.text_rows = static_cast<int>(kShown);
     for (const Rejection* x : order) {
       const ParallelConfig& c = x->config;
-      ex.rows.push_back({Count(c.tp), Count(c.pp), Count(c.vpp), Count(c.dp), Count(c.mbs), Count(c.grad_accum),
-                         Text(std::string(ShardingName(c.sharding))), Value::Bool(c.sp), Text(std::string(RecomputeName(c.recompute))),
+      ex.rows.push_back({Text(std::string(FrameworkName(c.framework))), Count(c.tp), Count(c.pp), Count(c.vpp), Count(c.dp), Count(c.mbs), Count(c.grad_accum),
+                         Text(ShardingLabel(c)), Value::Bool(c.sp), Text(std::string(RecomputeName(c.recompute))),
                          Text(std::string(hw::PrecisionName(c.precision))), Text(Degrees(c)),
                          x->over_bytes > 0 ? GiB(x->over_bytes) : Value::Na(Unit::kBytes), Text(x->reason)});
     }
@@ -247,13 +251,15 @@ render::Document BuildDocument(const PlanReport& rep, const Calibration* cal) {
   for (size_t i = 0; i < rep.assumptions.size(); ++i) as.AddText("assumption_" + std::to_string(i), "- " + rep.assumptions[i]);
   if (!rep.feasible.empty()) {
     const ParallelConfig& c = rep.feasible.front().config;
-    Section& sn = doc.AddSection("snippets", "ready to run");
-    sn.AddText("accelerate_title", "Accelerate (accelerate launch --config_file plan.yaml):");
-    sn.AddCode("accelerate_yaml", Snippet(AccelerateYaml(r, c)));
-    sn.AddText("deepspeed_title", "DeepSpeed (ds_config.json):");
-    sn.AddCode("deepspeed_json", Snippet(DeepSpeedJson(r, c)));
-    sn.AddText("torchrun_title", "torchrun:");
-    sn.AddCode("torchrun", Snippet(TorchrunCommand(r, c)));
+    Section& sn = doc.AddSection("snippets", "ready to run: " + Degrees(c));
+    for (const ConfigSnippet& x : Snippets(r, c)) {
+      if (!x.text.empty()) {
+        sn.AddText(x.key + "_title", x.title + ":");
+        sn.AddCode(x.key, Snippet(x.text));
+      } else {
+        sn.AddText(x.key + "_not_expressed", x.title + ": not expressed — " + x.not_expressed);
+      }
+    }
   }
   return doc;
 }

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "plan/frameworks.h"
 #include "render/format.h"
 
 namespace gpuscope::plan {
@@ -32,8 +33,6 @@ std::string_view ShardingName(Sharding s) {
       return "zero2";
     case Sharding::kZero3:
       return "zero3";
-    case Sharding::kFsdp:
-      return "fsdp";
   }
   return "?";
 }
@@ -59,11 +58,26 @@ std::string_view OffloadName(Offload o) {
   }
   return "?";
 }
+std::string_view FrameworkName(Framework f) {
+  switch (f) {
+    case Framework::kMegatron:
+      return "megatron";
+    case Framework::kDeepSpeed:
+      return "deepspeed";
+    case Framework::kFsdp:
+      return "fsdp";
+    case Framework::kDdp:
+      return "ddp";
+  }
+  return "?";
+}
 std::string Degrees(const ParallelConfig& c) {
-  return fmt::format("tp={} pp={}{} dp={} mbs={} ga={} {}{} recompute={} {} {}{}", c.tp, c.pp,
+  return fmt::format("{} tp={} pp={}{} dp={} mbs={} ga={} {}{} recompute={} {}{} {}{}",
+                     FrameworkName(c.framework), c.tp, c.pp,
                      c.vpp > 1 ? fmt::format(" vpp={}", c.vpp) : "", c.dp, c.mbs, c.grad_accum,
-                     ShardingName(c.sharding), c.sp ? " sp" : "", RecomputeName(c.recompute),
-                     hw::PrecisionName(c.precision), OptimizerName(c.optimizer),
+                     ShardingLabel(c), c.sp ? " sp" : "", RecomputeName(c.recompute),
+                     hw::PrecisionName(c.precision), c.bf16_grads ? " bf16-grads" : "",
+                     OptimizerName(c.optimizer),
                      c.offload != Offload::kNone ? " offload=" + std::string(OffloadName(c.offload))
                                                  : "");
 }
@@ -280,42 +294,39 @@ Evaluation Evaluate(const ModelConfig& m, const hw::GpuSpec& gpu, const Parallel
           (pc.positions > 0 ? " + positions" : "") + " = " + Pn + " params (0 B: a count, not memory)",
       0, TermKind::kStatic);
 
-  // §2 static memory with ZeRO sharding: stage 1 shards the optimizer (and master weights),
-  // 2 also the grads, 3 also the weights; offload moves the sharded state to host memory.
-  const double wb = WeightBytes(c.precision), gb = GradBytes(c.precision, as.fp32_grads),
-               mwb = MasterBytes(c.precision), ob = OptimizerStateBytes(c.optimizer);
-  const double w_div = zero >= 3 ? d : 1, g_div = zero >= 2 ? d : 1, o_div = zero >= 1 ? d : 1;
+  // §2 static memory by the framework's own rules (plan/frameworks.h): each term is bytes per
+  // parameter of P_rank, ÷ the shard group d when that framework shards it; offload moves all but
+  // the weights (and with --offload params the weights too) to host memory.
+  const int64_t per_node = as.gpus_per_node > 0 ? as.gpus_per_node : gpu.gpus_per_node;
+  const FrameworkRules& rules = RulesFor(c.framework);
+  const double shard_d = static_cast<double>(ShardGroup(c, per_node));
   const bool off_opt = c.offload != Offload::kNone, off_par = c.offload == Offload::kParams;
-  auto per_param = [&](double bytes, double div) {
-    return Num(bytes) + " B × " + Pn + (div > 1 ? " / d=" + Int(div) : "");
-  };
-  const std::string pname = std::string(hw::PrecisionName(c.precision));
-  const std::string wlabel = c.precision == Precision::kFp32 ? "fp32 weights" : "bf16/fp16 weights";
-  const StaticBytes sb = StaticMemory(P, c.precision, c.optimizer, c.sharding, c.dp, as.fp32_grads);
-  const double weights = sb.weights, grads = sb.grads, master = sb.master, states = sb.optimizer;
-  add(wlabel + (off_par ? " (offloaded)" : ""), per_param(wb, w_div), off_par ? 0 : weights,
-      TermKind::kStatic);
-  add(std::string(gb == 4 ? "fp32" : "bf16/fp16") + " gradients" + (off_opt ? " (offloaded)" : ""),
-      per_param(gb, g_div), off_opt ? 0 : grads, TermKind::kStatic);
-  if (mwb > 0)
-    add(std::string("fp32 master weights") + (off_opt ? " (offloaded)" : ""), per_param(mwb, o_div),
-        off_opt ? 0 : master, TermKind::kStatic);
-  add(std::string("optimizer states (") + std::string(OptimizerName(c.optimizer)) +
-          (c.optimizer == Optimizer::kAdam ? ": fp32 m + v" :
-           c.optimizer == Optimizer::kAdam8bit ? ": 8-bit m + v" : ": fp32 momentum") + ")" +
-          (off_opt ? " (offloaded)" : ""),
-      per_param(ob, o_div), off_opt ? 0 : states, TermKind::kStatic);
-  if (c.precision == Precision::kFp8)
-    // §2 FP8: Transformer Engine keeps the masters and adds FP8 weight copies (derived: 1 B/param).
-    add("fp8 weight copies (Transformer Engine)", per_param(1, w_div), P / w_div, TermKind::kStatic);
+  // The optimizer step per parameter of its shard: reads the gradients, reads and writes the
+  // master weights and states, writes the weights (§8 "fused Adam").
+  double step_state_bytes = 0, step_grad_bytes = 0, state_div = 1, cpu = 0;
+  for (const StaticTerm& term : rules.static_terms(c)) {
+    const double div = term.sharded ? shard_d : 1;
+    const double bytes = term.bytes_per_param * P / div;
+    const bool offloaded = off_par || (off_opt && term.part != Part::kWeights);
+    add(term.name + (offloaded ? " (offloaded)" : ""),
+        Num(term.bytes_per_param) + " B × " + Pn + (div > 1 ? " / d=" + Int(div) : ""),
+        offloaded ? 0 : bytes, TermKind::kStatic);
+    if (offloaded) cpu += bytes;
+    if (term.part == Part::kState) {
+      step_state_bytes += term.bytes_per_param;
+      state_div = div;
+    } else if (term.part == Part::kGrads && div == state_div) {
+      step_grad_bytes = std::max(step_grad_bytes, term.bytes_per_param);
+    }
+  }
   for (const MemoryTerm& term : mem.terms) mem.static_bytes += term.bytes;
-  if (off_opt) {
-    const double cpu = grads + master + states + (off_par ? weights : 0);
+  if (cpu > 0) {
     add("host memory for offloaded state (not on the GPU)",
         std::string(off_par ? "weights + " : "") + "grads + master + optimizer shards", cpu,
         TermKind::kCpu);
     mem.cpu_bytes = cpu;
   }
+  const double wb = c.precision == Precision::kFp32 ? 4 : 2;  // compute-dtype weight bytes
 
   // §3 activations on the first stage.
   const double per_layer = ActivationBytesPerLayer(m, s, b, c.tp, c.sp, c.recompute,
@@ -361,19 +372,23 @@ Evaluation Evaluate(const ModelConfig& m, const hw::GpuSpec& gpu, const Parallel
                           "per-layer activations without recompute", one, TermKind::kTransient,
                           true});
   }
-  if (c.sharding == Sharding::kZero3) {
+  if (c.framework == Framework::kDeepSpeed && zero >= 3) {
     const double largest =
         std::max({pc.embedding, static_cast<double>(m.hidden) * m.ffn,
                   static_cast<double>(m.hidden) * m.heads * m.head_dim}) / t;
     transients.push_back({"ZeRO-3 gathered largest layer (DeepSpeed estimator)",
                           "4 B × P_largest = 4 × " + Int(largest), 4 * largest,
                           TermKind::kTransient, true});
-  } else if (c.sharding == Sharding::kFsdp) {
+  } else if (c.framework == Framework::kFsdp) {
     const double block =
         (pc.attention_per_layer + pc.mlp_per_layer + pc.biases_per_layer) / t + pc.norms_per_layer;
     transients.push_back({"FSDP unsharded units: 2 blocks gathered + 1 block of grads",
-                          "(2·" + Num(wb) + " + " + Num(gb) + ") B × P_block=" + Int(block),
-                          (2 * wb + gb) * block, TermKind::kTransient, true});
+                          "(2·" + Num(wb) + " + " + Num(wb) + ") B × P_block=" + Int(block),
+                          3 * wb * block, TermKind::kTransient, true});
+  } else if (c.framework == Framework::kDdp && c.precision != Precision::kFp32) {
+    // §4: autocast caches a 16-bit copy of every weight for the forward.
+    transients.push_back({"autocast weight cache (16-bit copies of the fp32 weights)",
+                          "2 B × " + Pn, 2 * P, TermKind::kTransient, true});
   }
   if (!transients.empty()) {
     size_t best = 0;
@@ -415,7 +430,6 @@ Evaluation Evaluate(const ModelConfig& m, const hw::GpuSpec& gpu, const Parallel
                                      Num(st.efficiency) + ")",
                       compute});
 
-  const int64_t per_node = as.gpus_per_node > 0 ? as.gpus_per_node : gpu.gpus_per_node;
   const double intra = gpu.intra_node_gbps * 1e9 * as.comm_efficiency;
   const double inter = as.inter_node_gbps * 1e9 * as.comm_efficiency;
   const double act_bytes = c.precision == Precision::kFp32 ? 4 : 2;
@@ -445,19 +459,33 @@ Evaluation Evaluate(const ModelConfig& m, const hw::GpuSpec& gpu, const Parallel
                                                " × stage work",
                         stage_work * st.bubble_fraction});
   if (c.dp > 1) {
-    const double rb = gb == 4 ? 4 : 2;  // reduce dtype = grad dtype
+    const double rb = rules.reduce_bytes(c);  // the framework's reduce dtype
     double bytes = 0;
     std::string f;
-    if (zero >= 3) {
+    double total = 0;
+    const double bw = c.gpus <= per_node ? intra : inter;
+    if (c.hybrid) {
+      // HYBRID_SHARD: FULL_SHARD traffic inside a node (d_s GPUs over NVLink), then the grad
+      // shard all-reduced across the r = dp/d_s replicas over the network.
+      const double ds = shard_d, reps = d / shard_d;
+      const double inside = (2 * wb + rb) * (ds - 1) / ds * P * mb;
+      const double across = rb * 2 * (reps - 1) / reps * P / ds;
+      total = inside / intra + across / inter;
+      f = "(2 all-gathers + 1 reduce-scatter)·(d_s−1)/d_s × P_rank × m in a node (d_s=" + Int(ds) +
+          ") + all-reduce 2(r−1)/r × P_rank/d_s across r=" + Int(reps) + " nodes";
+    } else if (zero >= 3) {
       bytes = (2 * wb * (d - 1) / d + rb * (d - 1) / d) * P * mb;
       f = "(2 all-gathers + 1 reduce-scatter)·(d−1)/d × P_rank × m";
+    } else if (c.framework == Framework::kFsdp) {
+      // SHARD_GRAD_OP: one all-gather per micro-batch's forward, one reduce-scatter per step.
+      bytes = (wb * mb + rb) * (d - 1) / d * P;
+      f = "(all-gather × m + reduce-scatter)·(d−1)/d × P_rank";
     } else {
       bytes = rb * 2 * (d - 1) / d * P;
       f = zero == 0 ? "all-reduce 2(d−1)/d × " + Num(rb) + " B × P_rank"
                     : "reduce-scatter + all-gather 2(d−1)/d × " + Num(rb) + " B × P_rank";
     }
-    const double bw = c.gpus <= per_node ? intra : inter;
-    const double total = bytes / bw;
+    if (!c.hybrid) total = bytes / bw;
     const double backward = compute * 2 / 3;
     const double exposed =
         total * (1 - as.dp_overlap) + std::max(0.0, total * as.dp_overlap - backward);
@@ -466,9 +494,10 @@ Evaluation Evaluate(const ModelConfig& m, const hw::GpuSpec& gpu, const Parallel
                             " % overlapped with backward",
                         exposed});
   }
-  const double shard = P / o_div;
+  const double shard = P / state_div;
+  const double gb = step_grad_bytes;
   if (!off_opt) {
-    const double touched = 2 * (mwb + ob) + gb + wb;  // read+write master & states, grads, weights
+    const double touched = 2 * step_state_bytes + gb + wb;  // read+write states, grads, weights
     st.terms.push_back({"optimizer step (memory-bound)",
                         Num(touched) + " B × " + Int(shard) + " params / " + Num(gpu.hbm_gbps) +
                             " GB/s",
@@ -489,6 +518,37 @@ Evaluation Evaluate(const ModelConfig& m, const hw::GpuSpec& gpu, const Parallel
   st.hfu = st.flops_hardware / (st.step_s * N * st.peak_flops);
   return ev;
 }
+
+namespace {
+
+// Why framework `f` cannot run what the request fixes; "" when some choice of the free degrees
+// (the sharding stage tried over 0–3) lets it.
+std::string ForcedRefusal(const FrameworkRules& f, const PlanRequest& r) {
+  ParallelConfig c;
+  c.framework = f.framework;
+  c.gpus = r.gpus;
+  c.tp = r.tp.value_or(1);
+  c.pp = r.pp.value_or(1);
+  c.vpp = r.vpp.value_or(1);
+  c.sp = r.sp.value_or(c.tp > 1);
+  c.recompute = r.recompute.value_or(Recompute::kNone);
+  c.precision = r.precision.value_or(Precision::kBf16);
+  c.optimizer = r.optimizer.value_or(Optimizer::kAdam);
+  c.offload = r.offload;
+  c.hybrid = r.hybrid;
+  c.bf16_grads = r.bf16_grads;
+  std::string first;
+  for (Sharding z : {Sharding::kNone, Sharding::kZero1, Sharding::kZero2, Sharding::kZero3}) {
+    if (r.sharding && *r.sharding != z) continue;
+    c.sharding = z;
+    std::string why = f.refuses(c);
+    if (why.empty()) return "";
+    if (first.empty()) first = std::move(why);
+  }
+  return first;
+}
+
+}  // namespace
 
 Status ValidateRequest(const PlanRequest& r) {
   auto usage = [](const std::string& m) { return Status::Error(StatusCode::kUsage, m); };
@@ -537,7 +597,17 @@ Status ValidateRequest(const PlanRequest& r) {
   if (r.tp && r.pp && r.gpus % (*r.tp * *r.pp) != 0)
     return usage("--gpus " + std::to_string(r.gpus) + " is not a multiple of tp × pp = " +
                  std::to_string(*r.tp * *r.pp));
-  return Status::Ok();
+  // What the user fixed must be something a framework runs: the one named, or any.
+  std::string why;
+  for (const FrameworkRules& f : AllFrameworks()) {
+    if (r.framework && *r.framework != f.framework) continue;
+    const std::string rule = ForcedRefusal(f, r);
+    if (rule.empty()) return Status::Ok();
+    if (r.framework)
+      return usage("--framework " + std::string(FrameworkName(f.framework)) + " cannot run this: " + rule);
+    why += std::string(why.empty() ? "" : "; ") + std::string(FrameworkName(f.framework)) + ": " + rule;
+  }
+  return usage("no framework runs this combination — " + why);
 }
 
 namespace {
@@ -601,7 +671,13 @@ Result<PlanReport> Plan(const PlanRequest& r) {
     precs.push_back(r.gpu.tflops_bf16 > 0 ? Precision::kBf16 : Precision::kFp16);
     if (r.gpu.tflops_fp8 > 0) precs.push_back(Precision::kFp8);
   }
-  rep.exact = r.tp && r.pp && r.mbs && r.sharding && r.recompute && r.precision;
+  std::vector<Framework> frameworks;
+  if (r.framework) {
+    frameworks = {*r.framework};
+  } else {
+    for (const FrameworkRules& f : AllFrameworks()) frameworks.push_back(f.framework);
+  }
+  const bool degrees_given = r.tp && r.pp && r.mbs && r.sharding && r.recompute && r.precision;
 
   for (int64_t t : tps)
     for (int64_t p : pps) {
@@ -620,6 +696,7 @@ Result<PlanReport> Plan(const PlanRequest& r) {
           c.mbs = b;
           c.optimizer = r.optimizer.value_or(Optimizer::kAdam);
           c.offload = r.offload;
+          c.bf16_grads = r.bf16_grads;
           if (r.global_batch % (b * d) != 0) {
             Rejection rej{c, "global batch " + std::to_string(r.global_batch) +
                                  " not divisible by mbs·dp = " + std::to_string(b) + "·" +
@@ -638,29 +715,44 @@ Result<PlanReport> Plan(const PlanRequest& r) {
           for (Sharding z : shards) {
             if (d == 1 && z != Sharding::kNone && !r.sharding) continue;  // sharding over 1: same
             if (r.offload == Offload::kParams && ZeroStage(z) != 3) continue;
-            for (Recompute rc : recs)
-              for (Precision pr : precs) {
-                c.sharding = z;
-                c.recompute = rc;
-                c.precision = pr;
-                Evaluation ev = Evaluate(m, r.gpu, c, r.seq_len, as);
-                ++rep.evaluated;
-                if (ev.memory.fits) {
-                  rep.feasible.push_back(std::move(ev));
-                } else {
-                  const double over = ev.memory.peak_bytes - ev.memory.budget_bytes;
-                  char buf[160];
-                  std::snprintf(buf, sizeof buf,
-                                "OOM by %.2f GiB on stage 0 (peak %.2f GiB > budget %.2f GiB)",
-                                over / kGiB, ev.memory.peak_bytes / kGiB,
-                                ev.memory.budget_bytes / kGiB);
-                  rep.rejected.push_back({c, buf, over});
-                }
+            for (Framework fw : frameworks)
+              for (bool hybrid : {false, true}) {
+                // Hybrid sharding is searched for FSDP's FULL_SHARD across nodes, or forced.
+                if (hybrid != r.hybrid &&
+                    (r.hybrid || fw != Framework::kFsdp || z != Sharding::kZero3 || d <= per_node))
+                  continue;
+                for (Recompute rc : recs)
+                  for (Precision pr : precs) {
+                    c.sharding = z;
+                    c.recompute = rc;
+                    c.precision = pr;
+                    c.framework = fw;
+                    c.hybrid = hybrid;
+                    if (!RulesFor(fw).refuses(c).empty()) {
+                      ++rep.not_supported;
+                      continue;
+                    }
+                    Evaluation ev = Evaluate(m, r.gpu, c, r.seq_len, as);
+                    ++rep.evaluated;
+                    if (ev.memory.fits) {
+                      rep.feasible.push_back(std::move(ev));
+                    } else {
+                      const double over = ev.memory.peak_bytes - ev.memory.budget_bytes;
+                      char buf[160];
+                      std::snprintf(buf, sizeof buf,
+                                    "OOM by %.2f GiB on stage 0 (peak %.2f GiB > budget %.2f GiB)",
+                                    over / kGiB, ev.memory.peak_bytes / kGiB,
+                                    ev.memory.budget_bytes / kGiB);
+                      rep.rejected.push_back({c, buf, over});
+                    }
+                  }
               }
           }
         }
       }
     }
+  // Every degree given and one framework runs it: that one configuration was evaluated.
+  rep.exact = degrees_given && rep.evaluated == 1;
   std::stable_sort(rep.feasible.begin(), rep.feasible.end(),
                    [](const Evaluation& x, const Evaluation& y) {
                      if (x.time.tokens_per_s != y.time.tokens_per_s)
@@ -672,9 +764,10 @@ Result<PlanReport> Plan(const PlanRequest& r) {
   auto& A = rep.assumptions;
   A.push_back("memory in GiB/MiB (2^30/2^20 B); predicts peak allocated; budget = capacity × (1 − " +
               Num(as.headroom) + ") allocator headroom");
-  A.push_back(std::string("optimizer bytes/param: weights 2 (4 fp32), grads ") +
-              (as.fp32_grads ? "4 (fp32)" : "2 (4 fp32)") +
-              ", master 4 (mixed only), Adam 8 / 8-bit Adam 2 / SGD momentum 4 (ZeRO paper convention)");
+  A.push_back("static memory by each framework's own rules (docs/planner.md \"Frameworks\"): Megatron "
+              "bf16 weights + fp32 main grads (dist-opt shards master + Adam); DeepSpeed 16-bit "
+              "weights + grads + fp32 grads, master, Adam by ZeRO stage; FSDP fp32 sharded params, "
+              "grads, Adam; DDP fp32 weights, grads, buckets, Adam");
   A.push_back(std::string(as.flash_attention ? "flash attention (no s² tensors)" : "explicit attention (5as²b)") +
               "; dropout masks " + (as.dropout ? "counted (Megatron convention)" : "not counted") +
               "; SwiGLU stores gate, up and product (c = 6; Megatron's 18 + 4f/h omits 2sbf/t)");

@@ -20,8 +20,13 @@ namespace gpuscope::plan {
 using hw::Precision;
 
 enum class Optimizer { kAdam, kAdam8bit, kSgd };
-// kNone = plain DDP (ZeRO-0). kFsdp shards like ZeRO-3 but holds whole blocks while gathering.
-enum class Sharding { kNone, kZero1, kZero2, kZero3, kFsdp };
+// What is sharded over data parallel, as ZeRO stages: 1 the optimizer states and master weights,
+// 2 also the gradients, 3 also the weights. Each framework spells it its own way (Megatron's
+// distributed optimizer is stage 1; FSDP's SHARD_GRAD_OP stage 2 and FULL_SHARD stage 3): see
+// plan/frameworks.h, which also says which stages a framework has.
+enum class Sharding { kNone, kZero1, kZero2, kZero3 };
+// The training framework whose memory rules and configuration files the plan follows.
+enum class Framework { kMegatron, kDeepSpeed, kFsdp, kDdp };
 enum class Recompute { kNone, kSelective, kFull };
 enum class Offload { kNone, kOptimizer, kParams };
 
@@ -29,9 +34,8 @@ std::string_view OptimizerName(Optimizer o);
 std::string_view ShardingName(Sharding s);
 std::string_view RecomputeName(Recompute r);
 std::string_view OffloadName(Offload o);
-inline int ZeroStage(Sharding s) {
-  return s == Sharding::kFsdp ? 3 : static_cast<int>(s);
-}
+std::string_view FrameworkName(Framework f);  // "megatron", "deepspeed", "fsdp", "ddp"
+inline int ZeroStage(Sharding s) { return static_cast<int>(s); }
 
 // One parallel layout and batch split. GBS = mbs × grad_accum × dp (§9).
 struct ParallelConfig {
@@ -48,9 +52,14 @@ struct ParallelConfig {
   Precision precision = Precision::kBf16;
   Optimizer optimizer = Optimizer::kAdam;
   Offload offload = Offload::kNone;
+  Framework framework = Framework::kMegatron;
+  // FSDP HYBRID_SHARD: shard within a node (d = min(dp, GPUs per node)), replicate across nodes.
+  bool hybrid = false;
+  // Megatron --grad-reduce-in-bf16: bf16 main gradients instead of the fp32 default under --bf16.
+  bool bf16_grads = false;
 };
 
-// "tp=4 pp=2 dp=8 mbs=1 ga=4 zero1 recompute=selective bf16 adam": how every view and message of
+// "megatron tp=4 pp=2 dp=8 mbs=1 ga=4 zero1 recompute=selective bf16 adam": how every view and message of
 // the plan spells a configuration.
 std::string Degrees(const ParallelConfig& c);
 
@@ -68,7 +77,6 @@ struct PlanAssumptions {
   double overhead_bytes = 0;   // extra memory measured by --from-trace (calibration), bytes
   bool flash_attention = true; // no s² tensors stored (§3)
   bool dropout = true;         // dropout masks counted (Megatron convention, §3)
-  bool fp32_grads = false;     // fp32 gradient buffers (Megatron main grads / DeepSpeed upcast)
   double comm_efficiency = 0.8;  // achieved busBW / link bandwidth (derived; Calculon uses 0.65)
   double dp_overlap = 0.8;       // share of DP/ZeRO traffic hidden behind backward (§7: bucketed)
   double inter_node_gbps = 50;   // per-GPU network bandwidth, GB/s (400 Gb/s NIC per GPU)
@@ -183,6 +191,9 @@ struct PlanRequest {
   std::optional<Precision> precision;
   std::optional<Optimizer> optimizer;  // default Adam, never searched
   std::optional<Sharding> sharding;
+  std::optional<Framework> framework;  // unset = every framework that supports the layout
+  bool hybrid = false;                 // FSDP HYBRID_SHARD (needs --framework fsdp)
+  bool bf16_grads = false;             // Megatron --grad-reduce-in-bf16
   std::optional<int64_t> tp, pp, vpp, mbs;
   std::optional<bool> sp;
   std::optional<Recompute> recompute;
@@ -203,6 +214,7 @@ struct PlanReport {
   int64_t vocab_padded_tp1 = 0;
   std::vector<Evaluation> feasible;  // best first (tokens/s, then lower peak)
   size_t evaluated = 0;
+  size_t not_supported = 0;          // candidates no framework searched can run (skipped)
   std::vector<Rejection> rejected;   // every rejected candidate (reason per candidate)
   bool exact = false;                // every degree given → one configuration evaluated
   std::vector<std::string> assumptions;  // printed with the plan
