@@ -421,4 +421,89 @@ TEST(PlanGpuTable, MemoryIsTheDeviceReportedCapacity) {
 }
 
 }  // namespace
+// Each framework's static bytes per parameter of P_rank (docs/planner.md "Frameworks"), bf16 Adam,
+// shard group d = 4: Megatron 2 + 4 + 12/d with the distributed optimizer (the fp32 main-gradient
+// buffer stays whole; 2 + 2 + 12/d with --grad-reduce-in-bf16), 18 without; DeepSpeed ZeRO-0 20,
+// ZeRO-1 4 + 16/d, ZeRO-2 2 + 18/d, ZeRO-3 18/d; FSDP FULL_SHARD 16/d, SHARD_GRAD_OP 16/d + 2;
+// DDP 4 + 4 + 4 (buckets) + 8.
+TEST(PlanFrameworks, StaticBytesPerParameter) {
+  auto gpu = hw::FindGpu("h100");
+  ASSERT_TRUE(gpu.ok());
+  const ModelConfig m = Llama2_7b();
+  struct Case {
+    Framework fw;
+    Sharding s;
+    bool bf16_grads;
+    double bytes_per_param;
+  };
+  const Case cases[] = {
+      {Framework::kMegatron, Sharding::kZero1, false, 2 + 4 + 12.0 / 4},
+      {Framework::kMegatron, Sharding::kZero1, true, 2 + 2 + 12.0 / 4},
+      {Framework::kMegatron, Sharding::kNone, false, 18},
+      {Framework::kDeepSpeed, Sharding::kNone, false, 20},
+      {Framework::kDeepSpeed, Sharding::kZero1, false, 4 + 16.0 / 4},
+      {Framework::kDeepSpeed, Sharding::kZero2, false, 2 + 18.0 / 4},
+      {Framework::kDeepSpeed, Sharding::kZero3, false, 18.0 / 4},
+      {Framework::kFsdp, Sharding::kZero3, false, 16.0 / 4},
+      {Framework::kFsdp, Sharding::kZero2, false, 16.0 / 4 + 2},
+      {Framework::kDdp, Sharding::kNone, false, 20},
+  };
+  for (const Case& k : cases) {
+    ParallelConfig c = Dp(4, k.s);
+    c.framework = k.fw;
+    c.bf16_grads = k.bf16_grads;
+    ASSERT_EQ(RulesFor(k.fw).refuses(c), "") << Degrees(c);
+    const Evaluation ev = Evaluate(m, *gpu, c, 4096, {});
+    EXPECT_NEAR(ev.memory.static_bytes / ev.memory.params_on_rank, k.bytes_per_param, 1e-9) << Degrees(c);
+  }
+}
+
+// A framework refuses what it cannot run, in its own words; the search never proposes it.
+TEST(PlanFrameworks, RefusalsQuoteTheFrameworksRule) {
+  ParallelConfig c = Dp(8, Sharding::kZero2);
+  c.pp = 2;
+  c.dp = 4;
+  EXPECT_NE(RulesFor(Framework::kDeepSpeed).refuses(c).find("ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism"),
+            std::string::npos);
+  c.framework = Framework::kMegatron;
+  EXPECT_NE(RulesFor(Framework::kMegatron).refuses(c).find("shards only the optimizer"), std::string::npos);
+  ParallelConfig f = Dp(8, Sharding::kZero3);
+  f.framework = Framework::kFsdp;
+  f.offload = Offload::kOptimizer;
+  EXPECT_NE(RulesFor(Framework::kFsdp).refuses(f).find("cannot offload only the optimizer"), std::string::npos);
+  f.offload = Offload::kNone;
+  f.recompute = Recompute::kSelective;
+  EXPECT_NE(RulesFor(Framework::kFsdp).refuses(f).find("selective recompute"), std::string::npos);
+
+  PlanRequest r;
+  r.model = Llama2_7b();
+  r.gpu = *hw::FindGpu("h100");
+  r.gpus = 16;
+  r.global_batch = 128;
+  r.seq_len = 4096;
+  auto rep = Plan(r);
+  ASSERT_TRUE(rep.ok());
+  ASSERT_FALSE(rep->feasible.empty());
+  EXPECT_GT(rep->not_supported, 0u);
+  for (const Evaluation& e : rep->feasible)
+    EXPECT_EQ(RulesFor(e.config.framework).refuses(e.config), "") << Degrees(e.config);
+  // Forced: the named framework's rule is the error.
+  r.framework = Framework::kDeepSpeed;
+  r.pp = 2;
+  r.sharding = Sharding::kZero2;
+  auto refused = Plan(r);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kUsage);
+  EXPECT_NE(refused.status().message().find("--framework deepspeed cannot run this: DeepSpeed's pipeline engine"),
+            std::string::npos)
+      << refused.status().message();
+  // Unforced framework: the error names every framework's rule.
+  r.framework.reset();
+  r.sharding = Sharding::kZero3;
+  auto none = Plan(r);
+  ASSERT_FALSE(none.ok());
+  for (const char* fw : {"megatron: ", "deepspeed: ", "fsdp: ", "ddp: "})
+    EXPECT_NE(none.status().message().find(fw), std::string::npos) << none.status().message();
+}
+
 }  // namespace gpuscope::plan

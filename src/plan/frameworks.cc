@@ -101,9 +101,9 @@ double MegatronReduce(const ParallelConfig& c) {
 }
 
 // ---- DeepSpeed --------------------------------------------------------------------------------
-// deepspeed/runtime/zero/stage_1_and_2.py, stage3.py (the estimators' 18 B: 2 bf16/fp16 grads +
-// 4 fp32 grads + 4 fp32 master + 8 Adam, sharded from stage 1; stage 2 also the 16-bit grads;
-// stage 3 also the weights); deepspeed/runtime/pipe/engine.py: ZeRO-2/3 refused with pipelines.
+// deepspeed/runtime/zero/stage_1_and_2.py, stage3.py (the estimators: ZeRO-2 2 + 18/d with 18 =
+// 2 16-bit grads + 4 fp32 grads + 4 fp32 master + 8 Adam; ZeRO-3 18/d = 2 weights + 16, no 16-bit
+// grad partition); stage 1 shards the fp32 grads, master and Adam (4 + 16/d); deepspeed/runtime/pipe/engine.py: ZeRO-2/3 refused with pipelines.
 std::string DeepSpeedRefuses(const ParallelConfig& c) {
   if (std::string f = ForeignOptions(c); !f.empty()) return f;
   if (c.tp > 1)
@@ -130,7 +130,8 @@ std::vector<StaticTerm> DeepSpeedTerms(const ParallelConfig& c) {
     return t;
   }
   t.push_back({c.precision == Precision::kFp16 ? "fp16 weights" : "bf16 weights", 2, z >= 3, Part::kWeights});
-  t.push_back({"16-bit gradients", 2, z >= 2, Part::kGrads});
+  // Stage 3 reduces into the fp32 partition: DeepSpeed's estimator counts 18/d there (2 + 16).
+  if (z < 3) t.push_back({"16-bit gradients", 2, z >= 2, Part::kGrads});
   t.push_back({"fp32 gradients (upcast for the optimizer step)", 4, z >= 1, Part::kGrads});
   t.push_back({"fp32 master weights", 4, z >= 1, Part::kState});
   t.push_back(OptimizerTerm(c, z >= 1));
