@@ -70,9 +70,11 @@ CLI::App* AddPlanCommand(CLI::App& app, PlanCliOptions* o) {
   auto* plan = app.add_subcommand(
       "plan",
       "Plan transformer training: memory per GPU term by term, step time, and the best\n"
-      "micro-batch / accumulation / TP / PP / ZeRO / recompute / precision for N GPUs.\n"
-      "With every degree given (--tp --pp --mbs --zero|--fsdp --recompute --precision) it\n"
-      "evaluates that configuration; otherwise it searches the free ones.");
+      "micro-batch / accumulation / TP / PP / ZeRO / recompute / precision for N GPUs, under\n"
+      "each framework's own memory rules (Megatron-LM, DeepSpeed, FSDP, DDP; or --framework),\n"
+      "with its config files (--write-configs DIR). With every degree given (--tp --pp --mbs\n"
+      "--zero|--fsdp --recompute --precision) it evaluates that configuration; otherwise it\n"
+      "searches the free ones.");
   plan->add_option("--model", o->model,
                    "Hugging Face config.json, or a bundled model name (--list-models)");
   plan->add_option("--gpu", o->gpu, "GPU name or alias (--list-gpus)");
