@@ -54,12 +54,16 @@ std::string Torchrun(const PlanRequest& r, const ParallelConfig& c) {
   return cmd;
 }
 
+// "the plan is for PyTorch FSDP, not DeepSpeed": a framework's own file for another's plan.
+std::string OtherFramework(const ParallelConfig& c, std::string_view mine) {
+  return "the plan is for " + std::string(RulesFor(c.framework).title) + ", not " + std::string(mine);
+}
+
 // ---- Megatron-LM arguments (megatron/training/arguments.py) ----
 ConfigSnippet MegatronArgs(const PlanRequest& r, const ParallelConfig& c) {
   ConfigSnippet sn{"megatron_args", "Megatron-LM (pretrain_gpt.py arguments)", "megatron_args.sh", "", ""};
   if (c.framework != Framework::kMegatron) {
-    sn.not_expressed = "the plan is for " + std::string(RulesFor(c.framework).title) +
-                       ", not Megatron-LM";
+    sn.not_expressed = OtherFramework(c, "Megatron-LM");
     return sn;
   }
   std::string cmd = Torchrun(r, c);
@@ -87,8 +91,7 @@ ConfigSnippet MegatronArgs(const PlanRequest& r, const ParallelConfig& c) {
 ConfigSnippet DeepSpeedConfig(const PlanRequest& r, const ParallelConfig& c) {
   ConfigSnippet sn{"deepspeed_json", "DeepSpeed (ds_config.json)", "ds_config.json", "", ""};
   if (c.framework != Framework::kDeepSpeed) {
-    sn.not_expressed = "the plan is for " + std::string(RulesFor(c.framework).title) +
-                       ", not DeepSpeed";
+    sn.not_expressed = OtherFramework(c, "DeepSpeed");
     return sn;
   }
   if (c.pp > 1)
