@@ -117,6 +117,9 @@ std::string DeepSpeedRefuses(const ParallelConfig& c) {
     return "DeepSpeed's offload_optimizer is a ZeRO option (stage 1, 2 or 3)";
   if (c.offload == Offload::kParams && ZeroStage(c.sharding) != 3)
     return "DeepSpeed's offload_param is a ZeRO-3 option";
+  if (c.offload != Offload::kNone && c.optimizer != Optimizer::kAdam)
+    return "DeepSpeed's offload_optimizer steps with its CPU optimizers (DeepSpeedCPUAdam, Adagrad, "
+           "Lion); SGD and 8-bit Adam are not offloaded";
   if (std::string r = HfRecompute(c, "DeepSpeed (through the HF Trainer or Accelerate)"); !r.empty()) return r;
   return "";
 }

@@ -315,7 +315,8 @@ Evaluation Evaluate(const ModelConfig& m, const hw::GpuSpec& gpu, const Parallel
     if (term.part == Part::kState) {
       step_state_bytes += term.bytes_per_param;
       state_div = div;
-    } else if (term.part == Part::kGrads && div == state_div) {
+    } else if (term.part == Part::kGrads) {
+      // The step reads its shard's slice of the widest gradient copy (fp32 where there is one).
       step_grad_bytes = std::max(step_grad_bytes, term.bytes_per_param);
     }
   }
