@@ -172,6 +172,20 @@ TEST(NvidiaSmiNoHeader, ColumnCountChangingMidFileIsCountedWithItsLineNumber) {
       << cli.out;
 }
 
+TEST(NvidiaSmiNoHeader, ALastLineCutMidWayIsNotedNotCounted) {
+  // A few rows with [N/A] power, so the columns are still being recognised when the log ends in
+  // a line cut after its memory value (nvidia-smi -l killed mid-write).
+  std::string log;
+  for (int t = 0; t < 3; ++t) log += Clock(t) + ", 0, 90 %, 20000 MiB, [N/A]\n";
+  log += Clock(3) + ", 0, 90 %, 200";
+  const Recording r = Parse(log);
+  EXPECT_EQ(r.samples.size(), 3u);
+  EXPECT_EQ(r.malformed_lines, 0u);
+  ASSERT_EQ(r.notes.size(), 2u);
+  EXPECT_NE(r.notes[1].find("its last line (4) is incomplete"), std::string::npos) << r.notes[1];
+  EXPECT_NE(r.notes[0].find("5 (not used)"), std::string::npos) << r.notes[0];
+}
+
 TEST(NvidiaSmiNoHeader, CommandLineReadsBothForms) {
   const std::string units = TempPath("noheader.csv"), bare = TempPath("nounits.csv");
   WriteFile(units, ImbalancedLog(false, true));
@@ -434,6 +448,23 @@ TEST(MonitorVerdicts, EnergyPerHourFromConstantPower) {
   EXPECT_DOUBLE_EQ(j.stats.energy_per_hour_wh.value_or(-1), 400);
   const std::string text = render::RenderText(report::BuildRunDocument(j.stats, j.advice), {});
   EXPECT_NE(text.find("energy      Wh 11.1 · Wh per hour 400.0"), std::string::npos) << text;
+}
+
+TEST(MonitorVerdicts, EnergyPerStepBesideATrace) {
+  // The bundled example trace spans 1734973733.079–1734973733.369 s (unix), mean steady step
+  // 48.311 ms. dcgm-exporter scrapes with sample timestamps every 50 ms at 400 W: 400 J/s ×
+  // 0.048311 s = 19.3 J per step.
+  std::string text;
+  for (int64_t ms = 1734973733000; ms <= 1734973733450; ms += 50)
+    text += "DCGM_FI_DEV_POWER_USAGE{gpu=\"0\"} 400 " + std::to_string(ms) + "\n" +
+            "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\"} 70 " + std::to_string(ms) + "\n";
+  const std::string path = TempPath("beside.prom");
+  WriteFile(path, text);
+  const auto r = RunGpuscope("analyze " + std::string(GPUSCOPE_SOURCE_DIR) +
+                             "/examples/train_input_bound.pt.trace.json.gz --monitor " + path);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("energy per step J 19.3 · mean step 48.311 ms"), std::string::npos)
+      << r.out;
 }
 
 }  // namespace

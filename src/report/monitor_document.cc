@@ -226,7 +226,7 @@ render::Document BuildRunDocument(const MonitorStats& stats, const advise::Monit
 }
 
 render::Section BuildMonitorBesideSection(const analyze::MonitorBeside& m,
-                                          const std::string& trace_path) {
+                                          const std::string& trace_path, int64_t step_ns) {
   Section s{"monitor",
             "monitor " + m.stats.source_path + " within " + trace_path,
             render::kViewAll,
@@ -260,6 +260,12 @@ render::Section BuildMonitorBesideSection(const analyze::MonitorBeside& m,
       // The monitor rules run here rather than with the trace's advice: the section is all the
       // report holds of them (report::BuildReport keeps the trace's findings only).
       AddMonitorItems(m.stats, advise::AdviseMonitor(m.stats), &s);
+      // Wh per hour is the mean power in W: × the step in seconds gives joules per step.
+      if (m.stats.energy_per_hour_wh && step_ns > 0)
+        s.AddRow("energy_step", "energy per step").fields = {
+            F("energy_per_step_j", "J",
+              Value::Number(*m.stats.energy_per_hour_wh * static_cast<double>(step_ns) / 1e9, 1)),
+            F("step_ns", "mean step", Value::Nanos(step_ns))};
       return s;
   }
   AddNotes(m.stats, &s);

@@ -486,6 +486,11 @@ class LogParser {
                               "its header, or `nvidia-smi dmon` output");
   }
 
+  // The input's last line ended without a newline (it may be cut mid-way).
+  void SetUnterminatedLine(uint64_t line_number) { unterminated_line_ = line_number; }
+  // A held headerless row that was cut mid-line and left out (0: none).
+  uint64_t cut_line() const { return cut_line_; }
+
   Status Finish() {
     if (format_ == NvidiaSmiFormat::kCsvNoHeader && !pending_.empty())
       if (Status s = Infer(); !s.ok()) return s;
@@ -595,7 +600,16 @@ class LogParser {
     format_ = NvidiaSmiFormat::kCsvQuery;
     std::vector<std::pair<std::string, uint64_t>> rows = std::move(pending_);
     pending_.clear();
-    for (const auto& [text, number] : rows) CsvLine(text, number);
+    for (const auto& [text, number] : rows) {
+      const uint64_t malformed_before = rec_->malformed_lines;
+      const size_t examples_before = rec_->malformed_examples.size();
+      CsvLine(text, number);
+      if (number == unterminated_line_ && rec_->malformed_lines > malformed_before) {
+        rec_->malformed_lines = malformed_before;  // cut mid-line, as in the read loop
+        rec_->malformed_examples.resize(examples_before);
+        cut_line_ = number;
+      }
+    }
     return Status::Ok();
   }
 
@@ -757,6 +771,8 @@ class LogParser {
   NvidiaSmiFormat format_ = NvidiaSmiFormat::kNone;
   std::vector<Column> columns_;
   std::vector<std::pair<std::string, uint64_t>> pending_;  // headerless rows not yet read
+  uint64_t unterminated_line_ = 0;
+  uint64_t cut_line_ = 0;
 };
 
 }  // namespace
@@ -802,6 +818,7 @@ Result<Recording> ReadNvidiaSmiLogWithFields(io::ByteSource& source, const std::
     any = true;
     const uint64_t malformed_before = rec.malformed_lines;
     const size_t examples_before = rec.malformed_examples.size();
+    if (!lines.line_terminated()) parser.SetUnterminatedLine(lines.line_number());
     if (Status s = parser.Line(std::string(line), lines.line_number()); !s.ok()) return s;
     if (!lines.line_terminated() && rec.malformed_lines > malformed_before) {
       // `nvidia-smi -l` killed mid-line: the log was cut, the last line is not malformed data.
@@ -812,6 +829,7 @@ Result<Recording> ReadNvidiaSmiLogWithFields(io::ByteSource& source, const std::
   }
   if (!any) return parser.NotALog();
   if (Status s = parser.Finish(); !s.ok()) return s;
+  if (cut_line == 0) cut_line = parser.cut_line();
   if (cut_line > 0)
     rec.notes.push_back("the log was cut short: its last line (" + std::to_string(cut_line) +
                         ") is incomplete and was left out");
