@@ -1,5 +1,6 @@
 #include "ingest/dcgm/dcgm.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
@@ -131,6 +132,10 @@ struct Pending {
 std::string Store(Metric metric, double v, Pending* p) {
   GpuSample t;  // the one value alone, to check its range
   auto pct = [](double ratio) { return ratio * 100; };
+  // Ratios are checked as the ratio DCGM printed, so the message speaks of what is in the file.
+  if (metric == Metric::kGrActive || metric == Metric::kSmActive ||
+      metric == Metric::kSmOccupancy || metric == Metric::kTensor || metric == Metric::kDram)
+    if (std::string why = CheckRange(v, 0, 1, ""); !why.empty()) return why;
   switch (metric) {
     case Metric::kIgnored:
       return "";
@@ -181,7 +186,8 @@ std::string Store(Metric metric, double v, Pending* p) {
       t.sm_clock_mhz = v;
       break;
   }
-  if (std::string why = CheckGpuSample(t); !why.empty()) return why;
+  if (std::string why = CheckGpuSample(t); !why.empty())  // "field value is out of range (…)"
+    return why.substr(std::min(why.size(), why.find("is out of range")));
   GpuSample& g = p->gpu;
   if (metric == Metric::kGpuUtil) {
     g.sm_util_pct = t.sm_util_pct;
