@@ -1,10 +1,12 @@
-// Fuzz target: any bytes → each monitor reader (src/ingest/nvidia_smi, src/ingest/recording: JSONL,
-// CSV and Chrome-trace recordings), whatever the sniffers would say, must return a Recording or a
+// Fuzz target: any bytes → each monitor reader (src/ingest/nvidia_smi: query CSV with or without
+// a header — also with a --smi-fields list —, dmon; src/ingest/dcgm: dcgmi dmon, dcgm-exporter
+// text; src/ingest/recording: JSONL, CSV and Chrome-trace recordings), whatever the sniffers say, must return a Recording or a
 // Status, never crash. What was read must hold no control character in any string (the sanitiser,
 // base/sanitize.h) and no value out of range; the statistics, rules and the run document are then
 // built, also on a slice of it (as `--monitor` does against a trace), and every view of it checked
 // (fuzz/checks.h: terminal text, JSON read back as written, HTML). Byte 0 lowers the line cap so
-// the overlong-line error is reached too. Seeds: fuzz/seeds/monitor (fuzz/run.sh).
+// the overlong-line error is reached too; bit 1 adds the --smi-fields read. Seeds:
+// fuzz/seeds/monitor (fuzz/run.sh).
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -14,6 +16,7 @@
 #include "base/sanitize.h"
 #include "checks.h"
 #include "ingest/common/sample_checks.h"
+#include "ingest/dcgm/dcgm.h"
 #include "ingest/nvidia_smi/nvidia_smi.h"
 #include "ingest/recording/recording_reader.h"
 #include "report/monitor_document.h"
@@ -22,6 +25,10 @@ namespace {
 
 using namespace gpuscope;
 using namespace gpuscope::monitor;
+
+constexpr const char* kFuzzFields =
+    "timestamp,index,name,utilization.gpu,utilization.memory,memory.used,memory.total,"
+    "power.draw,power.limit,clocks.sm,temperature.gpu";
 
 void CheckClean(const std::string& s) {
   if (NeedsSanitizing(s)) __builtin_trap();
@@ -72,7 +79,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ingest::LooksLikeJsonlRecording(text);
   ingest::LooksLikeCsvRecording(text);
   ingest::LooksLikeChromeTraceRecording(text);
+  ingest::LooksLikeDcgmiDmon(text);
+  ingest::LooksLikeDcgmExporter(text);
   Try(ingest::ReadNvidiaSmiLog, text, "fuzz.log", cap);
+  // Bit 1 of byte 0: the headerless CSV read with a --smi-fields list.
+  if (data[0] & 2)
+    Try([](io::ByteSource& s, const std::string& n,
+           size_t c) { return ingest::ReadNvidiaSmiLogWithFields(s, n, c, kFuzzFields); },
+        text, "fuzz.log", cap);
+  Try(ingest::ReadDcgmiDmon, text, "fuzz.dcgmi", cap);
+  Try(ingest::ReadDcgmExporter, text, "fuzz.prom", cap);
   Try(ingest::ReadJsonlRecording, text, "fuzz.jsonl", cap);
   Try(ingest::ReadCsvRecording, text, "fuzz.csv", cap);
   Try(ingest::ReadChromeTraceRecording, text, "fuzz.json", cap);

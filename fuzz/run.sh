@@ -4,7 +4,8 @@
 # Targets (fuzz/CMakeLists.txt):
 #   kineto_reader_fuzz  Kineto/Chrome traces: seeds from ../shared/traces (first 64 KiB of each,
 #                       decompressed, plus the whole small ones) and examples/
-#   monitor_log_fuzz    nvidia-smi logs (query CSV, dmon) and recordings (JSONL, CSV, Chrome trace):
+#   monitor_log_fuzz    nvidia-smi logs (query CSV with/without header, dmon), DCGM logs (dcgmi dmon,
+#                       dcgm-exporter) and recordings (JSONL, CSV, Chrome trace):
 #                       fuzz/seeds/monitor (the samples of tests/monitor_nvidia_smi_test.cc,
 #                       docs/monitor.md and `gpuscope run --record` output)
 #   registry_fuzz       any input through the registry: fuzz/seeds/registry (one file of every
@@ -43,11 +44,13 @@ seed_kineto_reader_fuzz() {
   for f in examples/*.json.gz; do { printf 'c'; cat "$f"; } >"$1/$(basename "$f")"; done
 }
 
-# Byte 0 of a monitor_log_fuzz input picks the line cap (odd: 64 bytes); the rest is the file.
+# Byte 0 of a monitor_log_fuzz input picks the line cap (odd: 64 bytes) and (bit 1) a read with a
+# --smi-fields list; the rest is the file.
 seed_monitor_log_fuzz() {
   for f in fuzz/seeds/monitor/*; do
     { printf '\000'; cat "$f"; } >"$1/$(basename "$f")"
     { printf '\001'; cat "$f"; } >"$1/$(basename "$f").cap"
+    { printf '\002'; cat "$f"; } >"$1/$(basename "$f").fields"
   done
 }
 

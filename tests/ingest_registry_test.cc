@@ -542,18 +542,20 @@ TEST_F(IngestTest, NvidiaSmiValuesOutOfRangeAreMalformedAndNamed) {
   EXPECT_NE(r.out.find("malformed lines 1"), std::string::npos) << r.out;
 }
 
-TEST_F(IngestTest, NvidiaSmiWithoutHeaderSaysToKeepTheHeader) {
+TEST_F(IngestTest, NvidiaSmiWithoutHeaderIsReadWithTheColumnsItRecognised) {
   WriteFile(Path("noheader.csv"),
             "2024/01/15 10:23:45.123, 0, NVIDIA A100-SXM4-80GB, 43 %, 22000 MiB, 81920 MiB, "
             "120.50 W, 400.00 W\n"
             "2024/01/15 10:23:46.123, 0, NVIDIA A100-SXM4-80GB, 45 %, 22100 MiB, 81920 MiB, "
             "125.00 W, 400.00 W\n");
   const Outcome r = Run({"analyze", Path("noheader.csv")});
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("looks like `nvidia-smi --format=csv,noheader` output"), std::string::npos)
-      << r.err;
-  EXPECT_NE(r.err.find("hint: log with --format=csv (it keeps the header)"), std::string::npos)
-      << r.err;
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("util 44 %"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("no header line: columns recognised from their values (1 timestamp, 2 "
+                       "index, 3 name, 4 utilization.gpu, 5 memory.used, 6 memory.total, 7 "
+                       "power.draw, 8 power.limit)"),
+            std::string::npos)
+      << r.out;
 }
 
 // --- Control characters from inputs (issue 19 item 9) ------------------------------------------

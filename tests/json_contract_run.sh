@@ -33,6 +33,15 @@ printf 'timestamp, index, name, utilization.gpu [%%], memory.used [MiB], memory.
 "$g" analyze --json "$d/rec/smi.csv" >"$d/analyze_smi.json"
 [ $? -eq 2 ] || fail "analyze smi.csv: exit code 2 expected (a malformed line)"
 
+# The DCGM logs and a headerless nvidia-smi log of 2 GPUs (98 % and 40 %: the balance row and the
+# gpu_imbalance finding; power: the energy rows).
+printf '#Entity   SMACT  SMOCC  TENSO  DRAMA  GPUTL  POWER  TOTEC\nID\nGPU 0  0.512  0.301  0.250  0.400  98  300.5  1000000\nGPU 1  0.210  0.120  N/A  0.150  40  150.0  2000000\nGPU 0  0.520  0.310  0.260  0.410  98  301.5  1300000\nGPU 1  0.200  0.110  0.010  0.140  40  151.0  2150000\n' >"$d/rec/dcgmi.log"
+"$g" analyze --json "$d/rec/dcgmi.log" >"$d/analyze_dcgmi.json" || fail "analyze dcgmi.log"
+printf '# timestamp 1705314225\nDCGM_FI_DEV_GPU_UTIL{gpu="0",modelName="NVIDIA H100"} 98\nDCGM_FI_PROF_SM_ACTIVE{gpu="0"} 0.5\nDCGM_FI_DEV_POWER_USAGE{gpu="0"} 500\n# timestamp 1705314226\nDCGM_FI_DEV_GPU_UTIL{gpu="0",modelName="NVIDIA H100"} 96\nDCGM_FI_PROF_SM_ACTIVE{gpu="0"} 0.52\nDCGM_FI_DEV_POWER_USAGE{gpu="0"} 510\n' >"$d/rec/dcgm.prom"
+"$g" analyze --json "$d/rec/dcgm.prom" >"$d/analyze_dcgm_exporter.json" || fail "analyze dcgm.prom"
+printf '2024/01/15 10:23:45.000, 0, NVIDIA A100, 98 %%, 300.00 W\n2024/01/15 10:23:45.000, 1, NVIDIA A100, 40 %%, 150.00 W\n2024/01/15 10:23:46.000, 0, NVIDIA A100, 98 %%, 300.00 W\n2024/01/15 10:23:46.000, 1, NVIDIA A100, 40 %%, 150.00 W\n' >"$d/rec/noheader.csv"
+"$g" analyze --json "$d/rec/noheader.csv" >"$d/analyze_noheader.json" || fail "analyze noheader.csv"
+
 # The bundled example trace spans 1734973733.079–1734973733.369 s (unix): a recording with samples
 # inside it lines up; the run recorded above (today) does not.
 example="$src/examples/train_input_bound.pt.trace.json.gz"
@@ -83,6 +92,18 @@ smi = items(load("analyze_smi.json"))
 check("smi: source", field(smi, "source", "source"), "nvidia_smi_csv")
 check("smi: skipped", field(smi, "skipped", "malformed_lines"), 1)
 check("smi: util", field(smi, "gpu_0", "util_mean_pct"), 44.0)
+dcgmi = items(load("analyze_dcgmi.json"))
+check("dcgmi: source", field(dcgmi, "source", "source"), "dcgmi_dmon")
+check("dcgmi: SM active", round(field(dcgmi, "gpu_0", "sm_active_mean_pct"), 6), 51.6)
+check("dcgmi: energy per hour", round(field(dcgmi, "energy", "energy_per_hour_wh"), 6), 450.0)
+check("dcgmi: balance", field(dcgmi, "balance", "least_gpu"), 1)
+check("dcgmi: imbalance", dcgmi["gpu_imbalance"]["evidence"]["lagging_gpu"]["value"], 1)
+exporter = items(load("analyze_dcgm_exporter.json"))
+check("dcgm-exporter: source", field(exporter, "source", "source"), "dcgm_exporter")
+check("dcgm-exporter: SM active", round(field(exporter, "gpu_0", "sm_active_mean_pct"), 6), 51.0)
+noheader = items(load("analyze_noheader.json"))
+check("noheader: GPU 1 util", field(noheader, "gpu_1", "util_mean_pct"), 40.0)
+check("noheader: spread", field(noheader, "balance", "spread_pct"), 58.0)
 aligned = load("beside_aligned.json")["sections"]
 monitor = next(v for k, v in aligned.items() if k.startswith(("rank_", "input_")))["sections"]["monitor"]["items"]
 check("aligned: alignment", field(monitor, "alignment", "alignment"), "aligned")

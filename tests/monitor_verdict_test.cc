@@ -405,6 +405,18 @@ TEST(MonitorRules, EveryRuleFiresWithItsDocumentedEvidenceKeys) {
   series.push_back(reads);  // waiting, memory_headroom
   s = Shape(), s.gpu_util = 50, s.main_pct = 50, s.workers = {40};
   series.push_back(Series(s, 30));  // gpu_underused
+  s = Shape(), s.gpu_util = 95;
+  Recording two = Series(s, 30);
+  for (Sample& x : two.samples) {
+    x.gpus.push_back(x.gpus[0]);
+    x.gpus[1].index = 1;
+    x.gpus[1].sm_util_pct = 40;
+  }
+  series.push_back(two);  // gpu_imbalance
+  Recording stalls = Series(s, 60);
+  for (size_t i = 0; i < stalls.samples.size(); ++i)
+    if (i % 10 >= 7) stalls.samples[i].gpus[0].sm_util_pct = 0;
+  series.push_back(stalls);  // periodic_stall
   std::map<std::string, std::set<std::string>> keys;
   for (const Recording& r : series)
     for (const MonitorFinding& f : Judge(r).advice.findings)

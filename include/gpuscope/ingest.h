@@ -36,6 +36,9 @@ struct LoadOptions {
   Inflater inflater = Inflater::kAuto;
   // See kMaxElementBytes (tests lower it).
   size_t max_element_bytes = kMaxElementBytes;
+  // The --query-gpu field list of a headerless nvidia-smi CSV log (analyze --smi-fields); empty:
+  // its columns are recognised from the values.
+  std::string nvidia_smi_fields;
   // Called from the loading thread with (bytes read from the file so far, file size).
   std::function<void(uint64_t, uint64_t)> progress;
 };

@@ -90,6 +90,97 @@ constexpr const char* kInputFix =
 
 // ---- The rules, in table order. ----
 
+std::string Gpu(int32_t index) { return "GPU " + std::to_string(index); }
+
+const MonitorGpu* FindGpu(const MonitorStats& s, int32_t index) {
+  for (const MonitorGpu& g : s.gpus)
+    if (g.index == index) return &g;
+  return nullptr;
+}
+
+// The GPUs of a node unevenly busy: names the least busy one and says what the numbers support.
+void GpuImbalance(const MonitorContext& c, std::vector<MonitorFinding>* out) {
+  const std::optional<analyze::GpuBalance>& b = c.stats.balance;
+  if (!b || b->spread_pct < kImbalanceSpreadPct) return;
+  const MonitorGpu* least = FindGpu(c.stats, b->least);
+  std::string behind;  // every GPU at least the spread threshold below the busiest
+  size_t n_behind = 0;
+  for (const MonitorGpu& g : c.stats.gpus)
+    if (g.util_mean_pct && b->busiest_pct - *g.util_mean_pct >= kImbalanceSpreadPct) {
+      behind += (behind.empty() ? "" : ", ") + std::to_string(g.index);
+      ++n_behind;
+    }
+  const bool no_work = least && b->least_pct < kNoWorkUtilPct && least->mem_used_peak_bytes &&
+                       static_cast<double>(*least->mem_used_peak_bytes) < kNoWorkMemBytes;
+  MonitorFinding f;
+  f.evidence = {F("busiest_gpu", "busiest", Count(b->busiest)),
+                F("busiest_util_mean_pct", "busy", Percent(b->busiest_pct)),
+                F("lagging_gpu", "least busy", Count(b->least)),
+                F("lagging_util_mean_pct", "busy", Percent(b->least_pct)),
+                F("spread_pct", "spread", Percent(b->spread_pct)),
+                F("lagging_gpus", "GPUs that far behind", Value::Text(behind))};
+  if (least && least->mem_used_peak_bytes)
+    f.evidence.push_back(F("lagging_mem_used_peak_bytes", "its memory peak",
+                           UnsignedBytes(*least->mem_used_peak_bytes)));
+  f.words = Gpu(b->busiest) + " busy " + PctText(b->busiest_pct) + ", " + Gpu(b->least) + " " +
+            PctText(b->least_pct) + " (spread " + render::FormatNumber(b->spread_pct, 0) +
+            " points" + (n_behind > 1 ? "; GPUs " + behind + " all that far behind" : "") + ")";
+  if (no_work) {
+    f.title = Gpu(b->least) + " has no work";
+    f.words += ": " + Gpu(b->least) + " ran almost no kernels and holds " +
+               render::FormatBytes(static_cast<double>(*least->mem_used_peak_bytes)) +
+               ": no process of the job uses it";
+    f.fix = "Start one process per GPU (torchrun --nproc_per_node=<GPUs>), give each its own "
+            "device (torch.cuda.set_device(local_rank)), and check CUDA_VISIBLE_DEVICES.";
+  } else {
+    f.title = Gpu(b->least) + " lags behind " + Gpu(b->busiest);
+    f.words += ": " + Gpu(b->least) +
+               " gets work only part of the time. In a synchronous job (DDP, FSDP) its rank is "
+               "the straggler: the others wait for it in collectives, and NCCL's waiting kernels "
+               "count as busy, so " +
+               Gpu(b->busiest) + "'s " + PctText(b->busiest_pct) +
+               " overstates useful work; in independent jobs, " + Gpu(b->least) +
+               "'s job is just lighter";
+  }
+  out->push_back(std::move(f));
+}
+
+// Utilisation near 0 % for part of every period on one GPU or more.
+void PeriodicStall(const MonitorContext& c, std::vector<MonitorFinding>* out) {
+  const MonitorGpu* worst = nullptr;
+  std::string gpus;
+  for (const MonitorGpu& g : c.stats.gpus) {
+    const analyze::PeriodicStall& p = g.periodic_stall;
+    if (p.stalls == 0 || p.busy_between_pct < kStallBusyBetweenPct) continue;
+    gpus += (gpus.empty() ? "" : ", ") + std::to_string(g.index);
+    if (!worst || p.duty > worst->periodic_stall.duty) worst = &g;
+  }
+  if (!worst) return;
+  const analyze::PeriodicStall& p = worst->periodic_stall;
+  const bool long_period = p.period_ns > kStallCheckpointPeriodNs;
+  MonitorFinding f;
+  const std::string stall_s = render::FormatNumber(p.stall_ns / 1e9, 1) + " s";
+  const std::string period_s = render::FormatNumber(p.period_ns / 1e9, 1) + " s";
+  f.title = "GPU utilisation drops to ~0 % for " + stall_s + " of every " + period_s;
+  f.evidence = {F("gpu", "GPU", Count(worst->index)),
+                F("period_ns", "every", Value::Nanos(p.period_ns)),
+                F("stall_ns", "near 0 % for", Value::Nanos(p.stall_ns)),
+                F("stall_share", "of the time", Value::Share(p.duty, 0)),
+                F("stalls", "stalls", Count(p.stalls)),
+                F("busy_between_pct", "busy between them", Percent(p.busy_between_pct)),
+                F("gpus", "GPUs with it", Value::Text(gpus))};
+  f.words = stall_s + " of every " + period_s + " (" + render::FormatShare(p.duty, 0) +
+            ") near 0 % on GPU " + gpus + " (" + std::to_string(p.stalls) + " stalls, " +
+            PctText(p.busy_between_pct) + " busy between them): the signature of " +
+            (long_period ? "checkpointing or evaluation every N steps"
+                         : "data loading that runs dry every few steps, or checkpointing");
+  if (long_period)
+    f.fix = "Save checkpoints asynchronously (torch.distributed.checkpoint.async_save, or copy "
+            "the state to CPU and write it in a background thread) and evaluate less often or "
+            "on fewer batches.";
+  out->push_back(std::move(f));
+}
+
 // Busy at low power for a long stretch: a kernel spinning in a collective.
 void ProbablyHung(const MonitorContext& c, std::vector<MonitorFinding>* out) {
   for (const MonitorGpu& g : c.stats.gpus) {
@@ -280,6 +371,37 @@ std::vector<MonitorRule> MakeRules() {
        "gpu, busy_util_min_pct, power_mean_w, power_limit_w, power_limit_share, "
        "busy_at_low_power_ns, from_start_ns",
        ProbablyHung},
+      {"gpu_imbalance", kMonGpuBalance,
+       "steady util of the busiest GPU − the least busy ≥ " +
+           render::FormatNumber(kImbalanceSpreadPct, 0) +
+           " points (`kImbalanceSpreadPct`); titled \"has no work\" when the least busy is < " +
+           PctText(kNoWorkUtilPct) + " with < " + render::FormatBytes(kNoWorkMemBytes) +
+           " used (`kNoWorkUtilPct`, `kNoWorkMemBytes`)",
+       "at most the lagging GPU's idle share (in a synchronous job every GPU runs at the "
+       "straggler's pace); no time estimate",
+       0.6, Severity::kWarning, true,
+       "Find what the least busy GPU's rank does differently: shard the data evenly "
+       "(DistributedSampler, drop_last=True), move rank-0-only work (logging, evaluation, "
+       "checkpoint writing) off the step path, give every rank the same DataLoader workers and "
+       "CPU cores; `gpuscope analyze` of per-rank profiler traces names the straggler and its "
+       "wait.",
+       "busiest_gpu, busiest_util_mean_pct, lagging_gpu, lagging_util_mean_pct, spread_pct, "
+       "lagging_gpus, lagging_mem_used_peak_bytes",
+       GpuImbalance},
+      {"periodic_stall", kMonPeriodicStall,
+       "≥ " + std::to_string(analyze::kStallMinCount) + " steady-state spans of util ≤ " +
+           PctText(analyze::kStallUtilPct) + " whose starts are evenly spaced (" +
+           render::FormatShare(analyze::kStallRegularShare, 0) + " of the gaps within ±" +
+           render::FormatShare(analyze::kStallPeriodTolerance, 0) +
+           " of the median or one sample; `analyze::kStall*`), mean util between them ≥ " +
+           PctText(kStallBusyBetweenPct) + " (`kStallBusyBetweenPct`)",
+       "up to the stalled share of the time (the duty cycle), if the pause is overlapped with "
+       "compute; no time estimate",
+       0.7, Severity::kWarning, true,
+       "Keep the input pipeline ahead of the GPU: DataLoader(..., num_workers=N, "
+       "prefetch_factor=4, persistent_workers=True, pin_memory=True); if the period matches "
+       "checkpointing or evaluation, save asynchronously and evaluate less often.",
+       "gpu, period_ns, stall_ns, stall_share, stalls, busy_between_pct, gpus", PeriodicStall},
       {"input_single_threaded", kMonGpuUtil | kMonMainCpu | kMonWorkersCpu,
        low + ", main process ≥ " + PctText(kCpuBoundPct) +
            " of one core (`kCpuBoundPct`), every "
@@ -396,6 +518,7 @@ std::string MonitorInputNames(uint32_t inputs) {
       {kMonGpuMemory, "gpu_memory"}, {kMonThrottle, "throttle"},
       {kMonMainCpu, "main_cpu"},     {kMonWorkersCpu, "workers_cpu"},
       {kMonSystemCpu, "system_cpu"}, {kMonStorageReads, "storage_reads"},
+      {kMonGpuBalance, "gpu_balance"}, {kMonPeriodicStall, "periodic_stall"},
   };
   std::string out;
   for (const auto& [bit, name] : kNames)

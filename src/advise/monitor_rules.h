@@ -29,6 +29,12 @@ inline constexpr int64_t kHangMinNs = 60'000'000'000;   // 60 s busy at low powe
 inline constexpr double kMemoryHeadroomFraction = 0.5;  // peak used below this share of total
 inline constexpr double kThrottleShareMin = 0.1;        // share of steady samples slowed down
 inline constexpr double kCpuSaturatedPct = 90;          // mean busy % of all cores
+inline constexpr double kImbalanceSpreadPct = 20;  // busiest − least busy GPU, points
+inline constexpr double kNoWorkUtilPct = 5;        // a lagging GPU below this …
+inline constexpr double kNoWorkMemBytes = 1.0 * (1ull << 30);  // … holding less: no work on it
+inline constexpr double kStallBusyBetweenPct = 30;  // mean util between stalls at least this
+// A stall period above this reads as checkpointing/evaluation rather than data loading.
+inline constexpr int64_t kStallCheckpointPeriodNs = 60'000'000'000;
 // Below half a percent, CPU in workers that ended between samples rounds to 0 %: not worth words.
 inline constexpr double kEndedWorkersWorthSayingPct = 0.5;
 
@@ -42,6 +48,8 @@ enum MonitorInput : uint32_t {
   kMonWorkersCpu = 1u << 5,      // its workers' CPU (alive and ended)
   kMonSystemCpu = 1u << 6,       // busy % of all cores
   kMonStorageReads = 1u << 7,    // bytes the tree read from storage
+  kMonGpuBalance = 1u << 8,      // steady util of the busiest and the least busy GPU
+  kMonPeriodicStall = 1u << 9,   // periodic drops of utilisation to near 0 % per GPU
 };
 std::string MonitorInputNames(uint32_t inputs);  // "gpu_util, main_cpu"
 

@@ -158,6 +158,42 @@ BusyAtLowPower BusyAtLowPowerOf(const Recording& r, int32_t index,
   return out;
 }
 
+// Energy of GPU `index` over the run: the counter's growth, else power × time (see the header).
+void AddEnergy(const Recording& r, int32_t index, MonitorGpu* out) {
+  double counter_j = 0, power_j = 0;
+  int64_t counter_ns = 0, power_ns = 0;
+  std::optional<std::pair<int64_t, double>> last_counter;
+  std::optional<int64_t> last_time;
+  bool any_power = false;
+  for (const Sample& s : r.samples) {
+    const GpuSample* g = nullptr;
+    for (const GpuSample& x : s.gpus)
+      if (x.index == index) g = &x;
+    if (!g) continue;
+    if (g->energy_j) {
+      if (last_counter && *g->energy_j >= last_counter->second && s.time_ns > last_counter->first) {
+        counter_j += *g->energy_j - last_counter->second;
+        counter_ns += s.time_ns - last_counter->first;
+      }
+      last_counter = {s.time_ns, *g->energy_j};
+    }
+    if (g->power_w && last_time && s.time_ns > *last_time) {
+      power_j += *g->power_w * static_cast<double>(s.time_ns - *last_time) / 1e9;
+      power_ns += s.time_ns - *last_time;
+      any_power = true;
+    }
+    last_time = s.time_ns;
+  }
+  if (counter_ns > 0) {
+    out->energy_j = counter_j;
+    out->energy_span_ns = counter_ns;
+    out->energy_from_counter = true;
+  } else if (any_power) {
+    out->energy_j = power_j;
+    out->energy_span_ns = power_ns;
+  }
+}
+
 // Per-GPU summaries: peaks over the run, means over the steady state (`in_steady`), the warm-up
 // utilisation, and the busy-at-low-power stretch.
 void AddGpus(const Recording& r, const std::vector<bool>& in_steady, MonitorStats* out) {
@@ -170,6 +206,8 @@ void AddGpus(const Recording& r, const std::vector<bool>& in_steady, MonitorStat
   }
   struct Series {
     std::vector<double> util, util_warmup, mem_util, power, clock;
+    std::vector<double> sm_active, sm_occupancy, tensor, dram;
+    std::vector<std::pair<int64_t, double>> timed_util;  // steady (unix ns, util)
     size_t throttled = 0, throttle_known = 0;
   };
   std::map<int32_t, Series> series;
@@ -192,6 +230,11 @@ void AddGpus(const Recording& r, const std::vector<bool>& in_steady, MonitorStat
         continue;
       }
       if (g.sm_util_pct) ser.util.push_back(*g.sm_util_pct);
+      if (g.sm_util_pct) ser.timed_util.emplace_back(r.samples[i].time_ns, *g.sm_util_pct);
+      if (g.sm_active_pct) ser.sm_active.push_back(*g.sm_active_pct);
+      if (g.sm_occupancy_pct) ser.sm_occupancy.push_back(*g.sm_occupancy_pct);
+      if (g.tensor_active_pct) ser.tensor.push_back(*g.tensor_active_pct);
+      if (g.dram_active_pct) ser.dram.push_back(*g.dram_active_pct);
       if (g.mem_util_pct) ser.mem_util.push_back(*g.mem_util_pct);
       if (g.power_w) ser.power.push_back(*g.power_w);
       if (g.sm_clock_mhz) ser.clock.push_back(*g.sm_clock_mhz);
@@ -212,10 +255,39 @@ void AddGpus(const Recording& r, const std::vector<bool>& in_steady, MonitorStat
     if (ser.throttle_known)
       sum.throttled_share = static_cast<double>(ser.throttled) / ser.throttle_known;
     if (sum.samples > 0) sum.busy_at_low_power = BusyAtLowPowerOf(r, index, sum.power_limit_w);
+    sum.sm_active_mean_pct = MeanOf(ser.sm_active);
+    sum.sm_occupancy_mean_pct = MeanOf(ser.sm_occupancy);
+    sum.tensor_active_mean_pct = MeanOf(ser.tensor);
+    sum.dram_active_mean_pct = MeanOf(ser.dram);
+    sum.periodic_stall = FindPeriodicStall(ser.timed_util, out->interval_ns);
+    AddEnergy(r, index, &sum);
     if (sum.util_mean_pct) utils.push_back(*sum.util_mean_pct);
     out->gpus.push_back(sum);
   }
   out->util_mean_pct = MeanOf(utils);
+  // Balance: the busiest and the least busy GPU (the lower index on a tie).
+  const MonitorGpu* busiest = nullptr;
+  const MonitorGpu* least = nullptr;
+  size_t with_util = 0;
+  for (const MonitorGpu& g : out->gpus) {
+    if (!g.util_mean_pct) continue;
+    ++with_util;
+    if (!busiest || *g.util_mean_pct > *busiest->util_mean_pct) busiest = &g;
+    if (!least || *g.util_mean_pct < *least->util_mean_pct) least = &g;
+  }
+  if (with_util >= 2)
+    out->balance = GpuBalance{busiest->index, *busiest->util_mean_pct, least->index,
+                              *least->util_mean_pct,
+                              *busiest->util_mean_pct - *least->util_mean_pct};
+  // Energy of all GPUs, per hour of the longest span any GPU's energy covers.
+  int64_t span_ns = 0;
+  for (const MonitorGpu& g : out->gpus) {
+    if (!g.energy_j) continue;
+    out->energy_j = out->energy_j.value_or(0) + *g.energy_j;
+    span_ns = std::max(span_ns, g.energy_span_ns);
+  }
+  if (out->energy_j && span_ns > 0)
+    out->energy_per_hour_wh = *out->energy_j / 3600 / (static_cast<double>(span_ns) / 3.6e12);
 }
 
 // Whole-run CPU facts: CPU-seconds of the tree, peak RSS, storage reads.
@@ -290,6 +362,51 @@ MonitorCpu CpuStats(const Recording& r, int32_t main_pid, const std::vector<bool
 }
 
 }  // namespace
+
+PeriodicStall FindPeriodicStall(const std::vector<std::pair<int64_t, double>>& series,
+                                int64_t interval_ns) {
+  PeriodicStall out;
+  // Complete stalls: [start index, end index) of low samples, not touching either end.
+  std::vector<std::pair<size_t, size_t>> stalls;
+  for (size_t i = 0; i < series.size();) {
+    if (series[i].second > kStallUtilPct) {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j < series.size() && series[j].second <= kStallUtilPct) ++j;
+    if (i > 0 && j < series.size()) stalls.emplace_back(i, j);
+    i = j;
+  }
+  if (stalls.size() < kStallMinCount) return out;
+  std::vector<double> gaps, lengths;
+  for (size_t k = 0; k < stalls.size(); ++k) {
+    const auto [b, e] = stalls[k];
+    lengths.push_back(static_cast<double>(series[e].first - series[b].first));
+    if (k > 0)
+      gaps.push_back(static_cast<double>(series[b].first - series[stalls[k - 1].first].first));
+  }
+  const double period = Percentile(gaps, 0.5);
+  const double tolerance = std::max(static_cast<double>(interval_ns), kStallPeriodTolerance * period);
+  const auto regular = std::count_if(gaps.begin(), gaps.end(), [&](double g) {
+    return std::abs(g - period) <= tolerance;
+  });
+  if (period <= 0 || static_cast<double>(regular) < kStallRegularShare * gaps.size()) return out;
+  // The median length: the middle one (the lower middle of an even count).
+  std::sort(lengths.begin(), lengths.end());
+  const double length = lengths[(lengths.size() - 1) / 2];
+  double busy_sum = 0;
+  size_t busy_n = 0;
+  for (size_t i = stalls.front().first; i < stalls.back().second; ++i)
+    if (series[i].second > kStallUtilPct) busy_sum += series[i].second, ++busy_n;
+  out.stalls = stalls.size();
+  out.period_ns = static_cast<int64_t>(period);
+  out.stall_ns = static_cast<int64_t>(length);
+  out.duty = length / period;
+  out.busy_between_pct = busy_n ? busy_sum / static_cast<double>(busy_n) : 0;
+  out.first_ns = series[stalls.front().first].first;
+  return out;
+}
 
 TreeCpu SplitTreeCpu(const Sample& s, int32_t main_pid) {
   TreeCpu t;

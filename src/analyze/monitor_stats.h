@@ -12,6 +12,17 @@
 //    capped at kWarmupMaxFraction of the run. Steady state is the rest; averages are over it.
 //  * busy at low power: SM utilisation ≥ kHangUtilPct while the power draw is below
 //    kHangPowerFraction of the power limit (a kernel that spins without doing arithmetic).
+//  * periodic stall: over the steady state, spans of consecutive samples with utilisation ≤
+//    kStallUtilPct ("near 0 %") that neither start at the first nor end at the last sample; at
+//    least kStallMinCount of them whose start-to-start gaps are, for kStallRegularShare of them,
+//    within max(one sample interval, kStallPeriodTolerance × the median gap) of that median (the
+//    period). A stall lasts from its first low sample to the first sample after it; the duty is
+//    the median stall length over the period.
+//  * balance: the steady mean utilisation of the busiest and of the least busy GPU, and their
+//    difference (the spread, percentage points).
+//  * energy: per GPU, the growth of the energy counter (DCGM) over the run, decreases (a driver
+//    reload) left out; without a counter, each sample's power × the time since the sample before.
+//    Per hour: that energy over the time it covers.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +39,10 @@ inline constexpr double kWarmupReachFraction = 0.8;  // of the 90th percentile
 inline constexpr double kWarmupMaxFraction = 0.3;    // of the run's duration
 inline constexpr double kHangUtilPct = 95;           // "busy" for the busy-at-low-power stretch
 inline constexpr double kHangPowerFraction = 0.5;    // "low power": of the power limit
+inline constexpr double kStallUtilPct = 5;             // "near 0 %": a stalled sample
+inline constexpr size_t kStallMinCount = 3;            // stalls needed to call them periodic
+inline constexpr double kStallRegularShare = 0.75;     // of the gaps near the period
+inline constexpr double kStallPeriodTolerance = 0.15;  // of the period (≥ one sample interval)
 
 // CPU of one sample split by role.
 struct TreeCpu {
@@ -56,6 +71,16 @@ struct BusyAtLowPower {
   double power_limit_w = 0;  // the limit at its last sample
 };
 
+// Utilisation dropping to near 0 % for part of every period (definition above).
+struct PeriodicStall {
+  size_t stalls = 0;            // complete stalls in the steady state (0: not periodic)
+  int64_t period_ns = 0;        // median start-to-start gap
+  int64_t stall_ns = 0;         // median stall length
+  double duty = 0;              // stall_ns / period_ns, 0–1
+  double busy_between_pct = 0;  // mean utilisation of the other samples, first to last stall
+  int64_t first_ns = 0;         // unix ns of the first stall
+};
+
 struct MonitorGpu {
   int32_t index = 0;
   std::string name;
@@ -72,6 +97,25 @@ struct MonitorGpu {
   std::optional<double> temperature_max_c;
   std::optional<double> throttled_share;  // steady samples with a thermal/power/HW slowdown bit
   BusyAtLowPower busy_at_low_power;       // over the whole run, warm-up included
+  // DCGM profiling metrics, steady means (% of time, 0–100).
+  std::optional<double> sm_active_mean_pct;
+  std::optional<double> sm_occupancy_mean_pct;
+  std::optional<double> tensor_active_mean_pct;
+  std::optional<double> dram_active_mean_pct;
+  PeriodicStall periodic_stall;  // steady state
+  // Energy over the run (definition above); nullopt without a counter or power readings.
+  std::optional<double> energy_j;
+  int64_t energy_span_ns = 0;      // the time the energy covers
+  bool energy_from_counter = false;
+};
+
+// The busiest and the least busy GPU by steady mean utilisation (with two GPUs or more).
+struct GpuBalance {
+  int32_t busiest = 0;
+  double busiest_pct = 0;
+  int32_t least = 0;
+  double least_pct = 0;
+  double spread_pct = 0;  // busiest_pct − least_pct, percentage points
 };
 
 struct MonitorWorker {
@@ -114,6 +158,10 @@ struct MonitorStats {
   std::string gpu_unavailable;
   std::vector<MonitorGpu> gpus;
   std::optional<double> util_mean_pct;  // steady mean over the GPUs' means
+  std::optional<GpuBalance> balance;    // two GPUs or more with utilisation
+  // Energy of all GPUs together and per hour of the time it covers (the longest GPU's span).
+  std::optional<double> energy_j;
+  std::optional<double> energy_per_hour_wh;
   std::optional<MonitorCpu> cpu;        // when the source sampled processes
   std::vector<std::string> notes;
   uint64_t malformed_lines = 0;
@@ -121,5 +169,10 @@ struct MonitorStats {
 };
 
 MonitorStats ComputeMonitorStats(const monitor::Recording& recording);
+
+// The periodic stall of one series of (unix ns, utilisation %) samples, in time order, taken at
+// `interval_ns` (definition above).
+PeriodicStall FindPeriodicStall(const std::vector<std::pair<int64_t, double>>& series,
+                                int64_t interval_ns);
 
 }  // namespace gpuscope::analyze

@@ -144,6 +144,7 @@ struct AnalyzeArgs {
   std::string ranks;         // --ranks all|N,M
   int ranks_in_memory = 0;   // traces of a folder loaded at once; 0 = one per two cores
   bool mpi = false;          // under mpirun/srun: map spread over the MPI processes (job/mpi.h)
+  std::string smi_fields;    // --smi-fields: the --query-gpu list of a headerless nvidia-smi log
 };
 
 int RunAnalyze(const AnalyzeArgs& args) {
@@ -187,6 +188,7 @@ int RunAnalyze(const AnalyzeArgs& args) {
     options.inflater = Inflater::kZlib;
   else if (inflater == "isal")
     options.inflater = Inflater::kIsal;
+  options.nvidia_smi_fields = args.smi_fields;
   map.max_ranks_in_memory = args.ranks_in_memory;
   ProgressBar bar;
   if (!quiet) {
@@ -200,7 +202,9 @@ int RunAnalyze(const AnalyzeArgs& args) {
   std::optional<Result<monitor::Recording>> beside;
   auto read_monitor = [&] {
     if (args.monitor_file.empty()) return;
-    beside.emplace(ingest::ReadMonitorInput(args.monitor_file));
+    LoadOptions monitor_options;
+    monitor_options.nvidia_smi_fields = args.smi_fields;
+    beside.emplace(ingest::ReadMonitorInput(args.monitor_file, monitor_options));
     if (beside->ok()) map.run.monitor = &beside->value();
   };
 
@@ -338,6 +342,11 @@ int main(int argc, char** argv) {
   analyze->add_option("--monitor", aa.monitor_file,
                       "A `gpuscope run --record` file (or nvidia-smi log) of the same run: GPU/CPU "
                       "summary within the trace's time span, a \"monitor\" section of each rank");
+  analyze->add_option("--smi-fields", aa.smi_fields,
+                      "The --query-gpu field list of an nvidia-smi log written with "
+                      "--format=csv,noheader[,nounits], e.g. \"timestamp,index,utilization.gpu,"
+                      "memory.used\" (default: columns recognised from their values; needed "
+                      "with nounits)");
   cli::AddRanksFlag(analyze, &aa.ranks);
   analyze
       ->add_option("--ranks-in-memory", aa.ranks_in_memory,

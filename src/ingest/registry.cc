@@ -4,6 +4,7 @@
 #include <cctype>
 #include <filesystem>
 
+#include "ingest/dcgm/dcgm.h"
 #include "ingest/kineto_json/kineto_reader.h"
 #include "ingest/nvidia_smi/nvidia_smi.h"
 #include "ingest/recording/recording_reader.h"
@@ -55,6 +56,8 @@ int SniffChromeRecording(std::string_view head) {
 int SniffNvidiaSmi(std::string_view head) {
   return DetectNvidiaSmiLog(head) != NvidiaSmiFormat::kNone ? 90 : 0;
 }
+int SniffDcgmiDmon(std::string_view head) { return LooksLikeDcgmiDmon(head) ? 95 : 0; }
+int SniffDcgmExporter(std::string_view head) { return LooksLikeDcgmExporter(head) ? 95 : 0; }
 
 // ---- Readers, adapted to one signature.
 
@@ -88,6 +91,18 @@ Result<Input> ReadMonitor(io::ByteSource& source, const std::string& name, uint6
   if (!rec.ok()) return rec.status();
   Input in;
   in.format = kFormat;
+  in.kind = ModelKind::kMonitor;
+  in.recording = std::move(*rec);
+  return in;
+}
+
+Result<Input> ReadNvidiaSmi(io::ByteSource& source, const std::string& name, uint64_t,
+                           const LoadOptions& options) {
+  auto rec = ReadNvidiaSmiLogWithFields(source, name, options.max_element_bytes,
+                                        options.nvidia_smi_fields);
+  if (!rec.ok()) return rec.status();
+  Input in;
+  in.format = InputFormat::kNvidiaSmiLog;
   in.kind = ModelKind::kMonitor;
   in.recording = std::move(*rec);
   return in;
@@ -148,7 +163,11 @@ const std::vector<FormatEntry>& InputFormats() {
        ModelKind::kMonitor, SniffChromeRecording,
        ReadMonitor<InputFormat::kRecordingChromeTrace, ReadChromeTraceRecording>},
       {InputFormat::kNvidiaSmiLog, "nvidia-smi log", ModelKind::kMonitor, SniffNvidiaSmi,
-       ReadMonitor<InputFormat::kNvidiaSmiLog, ReadNvidiaSmiLog>},
+       ReadNvidiaSmi},
+      {InputFormat::kDcgmiDmon, "dcgmi dmon log", ModelKind::kMonitor, SniffDcgmiDmon,
+       ReadMonitor<InputFormat::kDcgmiDmon, ReadDcgmiDmon>},
+      {InputFormat::kDcgmExporter, "dcgm-exporter metrics (Prometheus text)", ModelKind::kMonitor,
+       SniffDcgmExporter, ReadMonitor<InputFormat::kDcgmExporter, ReadDcgmExporter>},
   };
   return kFormats;
 }

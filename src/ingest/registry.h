@@ -31,7 +31,9 @@ enum class InputFormat : uint8_t {
   kRecordingJsonl,        // gpuscope run --record FILE.jsonl → Recording
   kRecordingCsv,          // gpuscope run --record FILE.csv → Recording
   kRecordingChromeTrace,  // gpuscope run --record FILE.json → Recording
-  kNvidiaSmiLog,  // nvidia-smi --query-gpu … --format=csv, or nvidia-smi dmon → Recording
+  kNvidiaSmiLog,  // nvidia-smi --query-gpu … --format=csv[,noheader], or nvidia-smi dmon → Recording
+  kDcgmiDmon,     // dcgmi dmon -e FIELDS → Recording
+  kDcgmExporter,  // dcgm-exporter Prometheus text (scrapes appended) → Recording
 };
 
 // The kind of model a format produces: a profiler trace, or a monitor sample series.

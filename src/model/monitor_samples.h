@@ -37,6 +37,17 @@ struct GpuSample {
   std::optional<uint64_t> throttle_reasons;  // bitmask, kThrottle*
   // GPU memory used by processes of the watched tree on this GPU (NVML per-process accounting).
   std::optional<uint64_t> tree_mem_bytes;
+  // DCGM profiling metrics (dcgmi dmon, dcgm-exporter), as % of the sample period, 0–100 (DCGM
+  // gives ratios 0–1): SM active (DCGM_FI_PROF_SM_ACTIVE: share of time at least one warp was
+  // resident on an SM, averaged over the SMs), SM occupancy (DCGM_FI_PROF_SM_OCCUPANCY: resident
+  // warps over the maximum), tensor pipe active, DRAM active.
+  std::optional<double> sm_active_pct;
+  std::optional<double> sm_occupancy_pct;
+  std::optional<double> tensor_active_pct;
+  std::optional<double> dram_active_pct;
+  // Cumulative energy counter since the driver loaded, joules (DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION
+  // is in mJ): differences between samples give the energy used.
+  std::optional<double> energy_j;
 };
 
 struct ProcessSample {
@@ -69,7 +80,14 @@ struct GpuInfo {
 };
 
 // Where the samples came from.
-enum class SourceKind : uint8_t { kLive, kRecording, kNvidiaSmiCsv, kNvidiaSmiDmon };
+enum class SourceKind : uint8_t {
+  kLive,
+  kRecording,
+  kNvidiaSmiCsv,
+  kNvidiaSmiDmon,
+  kDcgmiDmon,     // `dcgmi dmon -e FIELDS`
+  kDcgmExporter,  // dcgm-exporter's Prometheus text, scrapes appended
+};
 
 struct Recording {
   SourceKind source = SourceKind::kLive;

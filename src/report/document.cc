@@ -547,7 +547,9 @@ render::Section BuildRankSection(const RankReport& rr, size_t index) {
   AddOccupancy(rr.occupancy, group("occupancy", "occupancy"));
   AddIdleGaps(rr, group("idle_gaps", "idle gaps"));
   // `analyze TRACE --monitor FILE`: the recording's samples within this trace's span.
-  if (rr.monitor) s.sections.push_back(BuildMonitorBesideSection(*rr.monitor, r.path));
+  if (rr.monitor)
+    s.sections.push_back(
+        BuildMonitorBesideSection(*rr.monitor, r.path, rr.steps.mean_steady_step_ns));
   return s;
 }
 

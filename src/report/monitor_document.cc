@@ -37,6 +37,10 @@ const char* SourceName(monitor::SourceKind s) {
       return "nvidia_smi_csv";
     case monitor::SourceKind::kNvidiaSmiDmon:
       return "nvidia_smi_dmon";
+    case monitor::SourceKind::kDcgmiDmon:
+      return "dcgmi_dmon";
+    case monitor::SourceKind::kDcgmExporter:
+      return "dcgm_exporter";
   }
   return "live";
 }
@@ -88,7 +92,42 @@ void AddGpuRow(const MonitorGpu& g, bool warmup, Section* out) {
       g.throttled_share
           ? Detail("throttled_share", "slowed down", Value::Share(*g.throttled_share, 0))
           : Detail("throttled_share", "slowed down", Value::Na(Unit::kShare)));
+  // DCGM profiling metrics: only DCGM sources have them.
+  row.fields.push_back(Opt("sm_active_mean_pct", "SM active", g.sm_active_mean_pct, Unit::kPercent));
+  row.fields.push_back(
+      Opt("sm_occupancy_mean_pct", "SM occupancy", g.sm_occupancy_mean_pct, Unit::kPercent));
+  row.fields.push_back(
+      Opt("tensor_active_mean_pct", "tensor active", g.tensor_active_mean_pct, Unit::kPercent));
+  row.fields.push_back(
+      Opt("dram_active_mean_pct", "DRAM active", g.dram_active_mean_pct, Unit::kPercent));
+  row.fields.push_back(g.energy_j
+                           ? Detail("energy_wh", "energy Wh", Value::Number(*g.energy_j / 3600, 1))
+                           : Detail("energy_wh", "energy Wh", Value::Na()));
   row.fields.push_back(Detail("samples", "samples", Count(g.samples)));
+}
+
+// The spread between the GPUs, and the energy of all of them.
+void AddBalanceAndEnergy(const MonitorStats& s, Section* out) {
+  if (s.balance) {
+    const analyze::GpuBalance& b = *s.balance;
+    out->AddRow("balance", "balance").fields = {
+        F("busiest_gpu", "busiest GPU", Count(b.busiest)),
+        F("busiest_util_mean_pct", "", Percent(b.busiest_pct)),
+        F("least_gpu", "least busy GPU", Count(b.least)),
+        F("least_util_mean_pct", "", Percent(b.least_pct)),
+        F("spread_pct", "spread", Percent(b.spread_pct))};
+  }
+  if (s.energy_j) {
+    bool counter = false;
+    for (const MonitorGpu& g : s.gpus) counter = counter || g.energy_from_counter;
+    out->AddRow("energy", "energy").fields = {
+        F("energy_wh", "Wh", Value::Number(*s.energy_j / 3600, 1)),
+        s.energy_per_hour_wh
+            ? F("energy_per_hour_wh", "Wh per hour", Value::Number(*s.energy_per_hour_wh, 1))
+            : Detail("energy_per_hour_wh", "Wh per hour", Value::Na()),
+        Detail("energy_source", "from",
+               Value::Text(counter ? "energy counter" : "power × time"))};
+  }
 }
 
 void AddCpuRows(const MonitorCpu& c, Section* out) {
@@ -150,6 +189,10 @@ std::string MonitorTitle(const MonitorStats& s) {
       return head + "nvidia-smi CSV log " + s.source_path;
     case monitor::SourceKind::kNvidiaSmiDmon:
       return head + "nvidia-smi dmon log " + s.source_path;
+    case monitor::SourceKind::kDcgmiDmon:
+      return head + "dcgmi dmon log " + s.source_path;
+    case monitor::SourceKind::kDcgmExporter:
+      return head + "dcgm-exporter metrics " + s.source_path;
   }
   return head;
 }
@@ -161,6 +204,7 @@ void AddMonitorItems(const MonitorStats& s, const advise::MonitorAdvice& advice,
         F("gpu_unavailable", "none —",
           Value::Text(s.gpu_unavailable.empty() ? "no GPU samples" : s.gpu_unavailable))};
   for (const MonitorGpu& g : s.gpus) AddGpuRow(g, s.warmup_ns > 0, out);
+  AddBalanceAndEnergy(s, out);
   if (s.cpu) AddCpuRows(*s.cpu, out);
   Row& verdict = out->AddRow("verdict", "verdict");
   verdict.fields = {
@@ -182,7 +226,7 @@ render::Document BuildRunDocument(const MonitorStats& stats, const advise::Monit
 }
 
 render::Section BuildMonitorBesideSection(const analyze::MonitorBeside& m,
-                                          const std::string& trace_path) {
+                                          const std::string& trace_path, int64_t step_ns) {
   Section s{"monitor",
             "monitor " + m.stats.source_path + " within " + trace_path,
             render::kViewAll,
@@ -216,6 +260,12 @@ render::Section BuildMonitorBesideSection(const analyze::MonitorBeside& m,
       // The monitor rules run here rather than with the trace's advice: the section is all the
       // report holds of them (report::BuildReport keeps the trace's findings only).
       AddMonitorItems(m.stats, advise::AdviseMonitor(m.stats), &s);
+      // Wh per hour is the mean power in W: × the step in seconds gives joules per step.
+      if (m.stats.energy_per_hour_wh && step_ns > 0)
+        s.AddRow("energy_step", "energy per step").fields = {
+            F("energy_per_step_j", "J",
+              Value::Number(*m.stats.energy_per_hour_wh * static_cast<double>(step_ns) / 1e9, 1)),
+            F("step_ns", "mean step", Value::Nanos(step_ns))};
       return s;
   }
   AddNotes(m.stats, &s);

@@ -28,7 +28,9 @@ render::Document BuildRunDocument(const analyze::MonitorStats& stats,
 
 // A rank's "monitor" section for the recording beside its trace: how the two lined up, and when
 // they did, the monitor items of the samples within the trace's span (its rules run here).
+// `step_ns` (the trace's mean steady step, 0 if none) adds the GPUs' energy per step: their mean
+// power over the span × the step time.
 render::Section BuildMonitorBesideSection(const analyze::MonitorBeside& beside,
-                                          const std::string& trace_path);
+                                          const std::string& trace_path, int64_t step_ns = 0);
 
 }  // namespace gpuscope::report

@@ -20,6 +20,7 @@ inline constexpr double kMaxTemperatureC = 300;     // above any die that still 
 inline constexpr double kMaxPcieBytesPerS = 1e13;   // 10 TB/s: above any PCIe or C2C link
 inline constexpr double kMaxCpuPct = 100 * 65'536;  // % of one core; 65,536 cores at 100 %
 inline constexpr double kMaxBytes = 0x1p63;         // 8 EiB
+inline constexpr double kMaxEnergyJ = 1e15;         // 1 PJ: 100 kW for 300 years
 
 // Why a value is out of range ("is out of range (0 to 100 %)"), or "" when it is fine.
 inline std::string CheckRange(double v, double lo, double hi, const char* unit) {
@@ -52,7 +53,12 @@ inline std::string CheckGpuSample(const monitor::GpuSample& g) {
         check("sm_clock_mhz", g.sm_clock_mhz, 0, kMaxClockMhz, "MHz"),
         check("temperature_c", g.temperature_c, kMinTemperatureC, kMaxTemperatureC, "C"),
         check("pcie_rx_bytes_per_s", g.pcie_rx_bytes_per_s, 0, kMaxPcieBytesPerS, "B/s"),
-        check("pcie_tx_bytes_per_s", g.pcie_tx_bytes_per_s, 0, kMaxPcieBytesPerS, "B/s")})
+        check("pcie_tx_bytes_per_s", g.pcie_tx_bytes_per_s, 0, kMaxPcieBytesPerS, "B/s"),
+        check("sm_active_pct", g.sm_active_pct, 0, kMaxUtilPct, "%"),
+        check("sm_occupancy_pct", g.sm_occupancy_pct, 0, kMaxUtilPct, "%"),
+        check("tensor_active_pct", g.tensor_active_pct, 0, kMaxUtilPct, "%"),
+        check("dram_active_pct", g.dram_active_pct, 0, kMaxUtilPct, "%"),
+        check("energy_j", g.energy_j, 0, kMaxEnergyJ, "J")})
     if (!why.empty()) return why;
   if (g.mem_used_bytes && g.mem_total_bytes && *g.mem_used_bytes > *g.mem_total_bytes)
     return "memory used " + std::to_string(*g.mem_used_bytes) + " B is above the total " +

@@ -1,5 +1,6 @@
 #include "ingest/nvidia_smi/nvidia_smi.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
@@ -380,35 +381,102 @@ bool LooksLikeNvidiaSmiValue(const std::string& cell) {
   return u == "%" || u == "mib" || u == "w" || u == "mhz";
 }
 
-// Rows of query values without a header line (see the header file for why they are refused).
+bool IsCsvTimestamp(const std::string& cell) {
+  int year, month, day, hour, minute;
+  double second;
+  return std::sscanf(cell.c_str(), "%d/%d/%d %d:%d:%lf", &year, &month, &day, &hour, &minute,
+                     &second) == 6;
+}
+
+bool IsBusId(const std::string& cell) {
+  unsigned a, b, c, d;
+  char tail;
+  return std::sscanf(cell.c_str(), "%x:%x:%x.%x%c", &a, &b, &c, &d, &tail) == 4;
+}
+
+bool IsUuid(const std::string& cell) { return Lower(cell).rfind("gpu-", 0) == 0; }
+
+// Rows of query values without a header line: half the cells typed (a value with its unit, a
+// timestamp, …), or (`nounits`) a timestamp, a PCI bus id or a GPU UUID among bare numbers.
 bool IsNoHeaderCsvRow(const std::vector<std::string>& cells) {
   if (cells.size() < 2) return false;
   size_t typed = 0;
-  for (const std::string& c : cells) typed += LooksLikeNvidiaSmiValue(c) ? 1 : 0;
-  return typed * 2 >= cells.size();
+  bool anchored = false;
+  for (const std::string& c : cells) {
+    typed += LooksLikeNvidiaSmiValue(c) ? 1 : 0;
+    anchored = anchored || IsCsvTimestamp(c) || IsBusId(c) || IsUuid(c);
+  }
+  return typed * 2 >= cells.size() || anchored;
+}
+
+// What a headerless cell looks like, for recognising its column.
+enum class CellKind {
+  kMissing,
+  kTimestamp,
+  kBusId,
+  kPercent,
+  kMebibytes,
+  kWatt,
+  kMHz,
+  kHex,
+  kBareInt,
+  kBareNumber,
+  kText
+};
+
+CellKind KindOf(const std::string& cell) {
+  if (IsMissing(cell)) return CellKind::kMissing;
+  if (IsCsvTimestamp(cell)) return CellKind::kTimestamp;
+  if (IsBusId(cell) || IsUuid(cell)) return CellKind::kBusId;
+  if (cell.size() > 2 && cell[0] == '0' && (cell[1] == 'x' || cell[1] == 'X'))
+    return CellKind::kHex;
+  std::string unit;
+  if (!ParseNumber(cell, &unit)) return CellKind::kText;
+  const std::string u = Lower(unit);
+  if (u.empty()) {
+    return cell.find_first_of(".eE") == std::string::npos ? CellKind::kBareInt
+                                                           : CellKind::kBareNumber;
+  }
+  if (u == "%") return CellKind::kPercent;
+  if (u == "mib" || u == "gib" || u == "kib") return CellKind::kMebibytes;
+  if (u == "w" || u == "mw") return CellKind::kWatt;
+  if (u == "mhz") return CellKind::kMHz;
+  return CellKind::kText;
 }
 
 // One log, line by line. The format is decided by the first non-empty line, as DetectNvidiaSmiLog
 // decides it from the head of the file.
 class LogParser {
  public:
-  LogParser(const std::string& path, Recording* rec) : path_(path), rec_(rec), builder_(rec) {}
+  LogParser(const std::string& path, Recording* rec, std::string_view fields)
+      : path_(path), rec_(rec), builder_(rec), fields_(fields) {}
 
-  // Returns an error only for a log whose first line already shows it cannot be read.
+  // Returns an error only for a log that cannot be read at all (its first line, or the first
+  // rows of a headerless log, show it).
   Status Line(std::string line, uint64_t line_number) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (Trim(line).empty()) return Status::Ok();
     if (format_ == NvidiaSmiFormat::kNone) {
       format_ = DetectNvidiaSmiLog(line);
-      if (format_ == NvidiaSmiFormat::kCsvNoHeader) return NoHeader(line_number);
+      if (!fields_.empty() && format_ != NvidiaSmiFormat::kDmon) {
+        // --smi-fields: the field list stands for the header line the log lacks.
+        format_ = NvidiaSmiFormat::kCsvQuery;
+        SetColumns(SplitComma(std::string(fields_)));
+        rec_->notes.push_back("columns from --smi-fields: " + SanitizeText(std::string(fields_)));
+      }
       if (format_ == NvidiaSmiFormat::kNone) return NotALog();
       rec_->source = format_ == NvidiaSmiFormat::kDmon ? SourceKind::kNvidiaSmiDmon
                                                        : SourceKind::kNvidiaSmiCsv;
     }
-    if (format_ == NvidiaSmiFormat::kDmon)
+    if (format_ == NvidiaSmiFormat::kDmon) {
       DmonLine(line, line_number);
-    else
+    } else if (format_ == NvidiaSmiFormat::kCsvNoHeader) {
+      // Rows are held until their columns are recognised from the values.
+      pending_.emplace_back(std::move(line), line_number);
+      if (pending_.size() >= kInferRows || AllColumnsSeen()) return Infer();
+    } else {
       CsvLine(line, line_number);
+    }
     return Status::Ok();
   }
 
@@ -418,24 +486,157 @@ class LogParser {
                               "its header, or `nvidia-smi dmon` output");
   }
 
-  void Finish() { builder_.Finish(); }
+  // The input's last line ended without a newline (it may be cut mid-way).
+  void SetUnterminatedLine(uint64_t line_number) { unterminated_line_ = line_number; }
+  // A held headerless row that was cut mid-line and left out (0: none).
+  uint64_t cut_line() const { return cut_line_; }
+
+  Status Finish() {
+    if (format_ == NvidiaSmiFormat::kCsvNoHeader && !pending_.empty())
+      if (Status s = Infer(); !s.ok()) return s;
+    builder_.Finish();
+    return Status::Ok();
+  }
 
  private:
-  Status NoHeader(uint64_t line_number) const {
+  static constexpr size_t kInferRows = 32;  // headerless rows looked at to recognise the columns
+
+  // Every column of the first row has had a value in some held row.
+  bool AllColumnsSeen() const {
+    const std::vector<std::string> first = SplitComma(pending_.front().first);
+    std::vector<bool> seen(first.size(), false);
+    for (const auto& [text, n] : pending_) {
+      const std::vector<std::string> cells = SplitComma(text);
+      if (cells.size() != first.size()) continue;
+      for (size_t i = 0; i < cells.size(); ++i)
+        if (!IsMissing(cells[i])) seen[i] = true;
+    }
+    return std::all_of(seen.begin(), seen.end(), [](bool b) { return b; });
+  }
+
+  // Recognises the columns of a headerless log from the held rows (docs/monitor.md lists the
+  // rules), then reads the held rows with them. From here on the log reads like one with a header.
+  Status Infer() {
+    const uint64_t first_line = pending_.front().second;
+    const size_t n = SplitComma(pending_.front().first).size();
+    std::vector<CellKind> kinds(n, CellKind::kMissing);
+    std::vector<double> sums(n, 0);  // of the values, to tell used from total and draw from limit
+    for (const auto& [text, number] : pending_) {
+      const std::vector<std::string> cells = SplitComma(text);
+      if (cells.size() != n) continue;
+      for (size_t i = 0; i < n; ++i) {
+        const CellKind k = KindOf(cells[i]);
+        if (k == CellKind::kMissing) continue;
+        if (kinds[i] == CellKind::kMissing) kinds[i] = k;
+        std::string unit;
+        if (const auto v = ParseNumber(cells[i], &unit)) sums[i] += *v;
+      }
+    }
+    size_t bare_numbers = 0, bare_ints = 0, with_units = 0;
+    for (CellKind k : kinds) {
+      bare_numbers += k == CellKind::kBareNumber;
+      bare_ints += k == CellKind::kBareInt;
+      with_units += k == CellKind::kPercent || k == CellKind::kMebibytes || k == CellKind::kWatt ||
+                    k == CellKind::kMHz;
+    }
+    if (with_units == 0 || bare_numbers > 0 || bare_ints > 2) return NoUnits(first_line);
+    auto of_kind = [&](CellKind k) {
+      std::vector<size_t> out;
+      for (size_t i = 0; i < n; ++i)
+        if (kinds[i] == k) out.push_back(i);
+      return out;
+    };
+    columns_.assign(n, Column{});
+    auto set = [&](size_t i, Field f, const char* name) {
+      columns_[i].field = f;
+      columns_[i].name = name;
+    };
+    if (auto v = of_kind(CellKind::kTimestamp); !v.empty()) set(v[0], Field::kTimestamp, "timestamp");
+    if (auto v = of_kind(CellKind::kBusId); !v.empty()) set(v[0], Field::kBusId, "pci.bus_id");
+    if (auto v = of_kind(CellKind::kText); !v.empty()) set(v[0], Field::kName, "name");
+    if (auto v = of_kind(CellKind::kHex); !v.empty())
+      set(v[0], Field::kThrottle, "clocks_event_reasons.active");
+    if (auto v = of_kind(CellKind::kMHz); !v.empty()) set(v[0], Field::kSmClock, "clocks.sm");
+    if (auto v = of_kind(CellKind::kBareInt); !v.empty()) {
+      set(v[0], Field::kIndex, "index");
+      if (v.size() > 1) set(v[1], Field::kTemperature, "temperature.gpu");
+    }
+    if (auto v = of_kind(CellKind::kPercent); !v.empty()) {
+      set(v[0], Field::kUtil, "utilization.gpu");
+      if (v.size() > 1) set(v[1], Field::kMemUtil, "utilization.memory");
+    }
+    // Memory used never exceeds the total: of two MiB columns the larger is the total. Power
+    // draw stays at or below the limit: of two W columns the larger is the limit.
+    auto larger_smaller = [&](const std::vector<size_t>& v) {
+      size_t big = v[0], small = v[0];
+      for (size_t i : v) {
+        if (sums[i] > sums[big]) big = i;
+        if (sums[i] < sums[small]) small = i;
+      }
+      if (big == small) big = v.back(), small = v.front();  // equal: nvidia-smi's order
+      return std::pair{big, small};
+    };
+    if (auto v = of_kind(CellKind::kMebibytes); v.size() == 1) {
+      set(v[0], Field::kMemUsed, "memory.used");
+    } else if (v.size() > 1) {
+      const auto [big, small] = larger_smaller(v);
+      set(big, Field::kMemTotal, "memory.total");
+      if (v.size() == 2) set(small, Field::kMemUsed, "memory.used");
+    }
+    if (auto v = of_kind(CellKind::kWatt); v.size() == 1) {
+      set(v[0], Field::kPower, "power.draw");
+    } else if (v.size() > 1) {
+      const auto [big, small] = larger_smaller(v);
+      set(small, Field::kPower, "power.draw");
+      if (v.size() == 2) set(big, Field::kPowerLimit, "power.limit");
+    }
+    std::string words;
+    for (size_t i = 0; i < n; ++i)
+      words += (i ? ", " : "") + std::to_string(i + 1) + " " +
+               (columns_[i].field == Field::kIgnored ? std::string("(not used)") : columns_[i].name);
+    rec_->notes.push_back(
+        "no header line: columns recognised from their values (" + words +
+        "); if that is wrong, pass the --query-gpu list with --smi-fields");
+    format_ = NvidiaSmiFormat::kCsvQuery;
+    std::vector<std::pair<std::string, uint64_t>> rows = std::move(pending_);
+    pending_.clear();
+    for (const auto& [text, number] : rows) {
+      const uint64_t malformed_before = rec_->malformed_lines;
+      const size_t examples_before = rec_->malformed_examples.size();
+      CsvLine(text, number);
+      if (number == unterminated_line_ && rec_->malformed_lines > malformed_before) {
+        rec_->malformed_lines = malformed_before;  // cut mid-line, as in the read loop
+        rec_->malformed_examples.resize(examples_before);
+        cut_line_ = number;
+      }
+    }
+    return Status::Ok();
+  }
+
+  Status NoUnits(uint64_t line_number) const {
     return Status::InputError(
         path_, 0,
         "line " + std::to_string(line_number) +
-            " looks like `nvidia-smi --format=csv,noheader` output: without the header line the "
-            "columns cannot be told apart (which % is GPU and which memory utilisation, which MiB "
-            "is used and which total)",
-        "log with --format=csv (it keeps the header), or put the header of your --query-gpu "
-        "fields as the first line, e.g. \"timestamp, index, utilization.gpu [%], memory.used "
-        "[MiB]\"");
+            " looks like `nvidia-smi --format=csv,noheader,nounits` output: without a header "
+            "line or units the columns cannot be told apart (which number is utilisation, which "
+            "memory used and which total)",
+        "pass the --query-gpu field list: gpuscope analyze LOG --smi-fields "
+        "\"timestamp,index,utilization.gpu,memory.used,…\" (the same fields in the same order), "
+        "or log with --format=csv");
   }
 
   void CsvLine(const std::string& line, uint64_t line_number) {
     std::vector<std::string> cells = SplitComma(line);
     if (IsCsvHeader(cells)) {  // the first header, or a repeated one (several -l runs appended)
+      SetColumns(cells);
+      return;
+    }
+    DataRow(cells, line_number);
+  }
+
+  // The columns from a header line's cells ("memory.used [MiB]"), or from --smi-fields.
+  void SetColumns(const std::vector<std::string>& cells) {
+    {
       columns_.clear();
       for (const std::string& c : cells) {
         Column col;
@@ -450,8 +651,10 @@ class LogParser {
         }
         columns_.push_back(col);
       }
-      return;
     }
+  }
+
+  void DataRow(const std::vector<std::string>& cells, uint64_t line_number) {
     if (columns_.empty()) {
       Malformed(rec_, path_, line_number, "data before the header line");
       return;
@@ -564,8 +767,12 @@ class LogParser {
   const std::string& path_;
   Recording* rec_;
   SampleBuilder builder_;
+  std::string_view fields_;
   NvidiaSmiFormat format_ = NvidiaSmiFormat::kNone;
   std::vector<Column> columns_;
+  std::vector<std::pair<std::string, uint64_t>> pending_;  // headerless rows not yet read
+  uint64_t unterminated_line_ = 0;
+  uint64_t cut_line_ = 0;
 };
 
 }  // namespace
@@ -592,9 +799,14 @@ NvidiaSmiFormat DetectNvidiaSmiLog(std::string_view head) {
 
 Result<Recording> ReadNvidiaSmiLog(io::ByteSource& source, const std::string& path,
                                    size_t max_line_bytes) {
+  return ReadNvidiaSmiLogWithFields(source, path, max_line_bytes, {});
+}
+
+Result<Recording> ReadNvidiaSmiLogWithFields(io::ByteSource& source, const std::string& path,
+                                             size_t max_line_bytes, std::string_view fields) {
   Recording rec;
   rec.source_path = path;
-  LogParser parser(path, &rec);
+  LogParser parser(path, &rec, fields);
   LineReader lines(source, path, max_line_bytes);
   std::string_view line;
   bool any = false;
@@ -606,6 +818,7 @@ Result<Recording> ReadNvidiaSmiLog(io::ByteSource& source, const std::string& pa
     any = true;
     const uint64_t malformed_before = rec.malformed_lines;
     const size_t examples_before = rec.malformed_examples.size();
+    if (!lines.line_terminated()) parser.SetUnterminatedLine(lines.line_number());
     if (Status s = parser.Line(std::string(line), lines.line_number()); !s.ok()) return s;
     if (!lines.line_terminated() && rec.malformed_lines > malformed_before) {
       // `nvidia-smi -l` killed mid-line: the log was cut, the last line is not malformed data.
@@ -615,7 +828,8 @@ Result<Recording> ReadNvidiaSmiLog(io::ByteSource& source, const std::string& pa
     }
   }
   if (!any) return parser.NotALog();
-  parser.Finish();
+  if (Status s = parser.Finish(); !s.ok()) return s;
+  if (cut_line == 0) cut_line = parser.cut_line();
   if (cut_line > 0)
     rec.notes.push_back("the log was cut short: its last line (" + std::to_string(cut_line) +
                         ") is incomplete and was left out");
@@ -627,9 +841,10 @@ Result<Recording> ReadNvidiaSmiLog(io::ByteSource& source, const std::string& pa
   return rec;
 }
 
-Result<Recording> ParseNvidiaSmiLog(std::string_view text, const std::string& path) {
+Result<Recording> ParseNvidiaSmiLog(std::string_view text, const std::string& path,
+                                    std::string_view fields) {
   auto source = io::MemoryByteSource(text, path);
-  return ReadNvidiaSmiLog(*source, path);
+  return ReadNvidiaSmiLogWithFields(*source, path, kMaxElementBytes, fields);
 }
 
 }  // namespace gpuscope::ingest
