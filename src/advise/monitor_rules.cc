@@ -118,7 +118,7 @@ void GpuImbalance(const MonitorContext& c, std::vector<MonitorFinding>* out) {
                 F("lagging_gpu", "least busy", Count(b->least)),
                 F("lagging_util_mean_pct", "busy", Percent(b->least_pct)),
                 F("spread_pct", "spread", Percent(b->spread_pct)),
-                F("lagging_gpus", "GPUs that far behind", Value::Text(behind))};
+                F("lagging_gpus", "GPUs as far behind (indices)", Value::Text(behind))};
   if (least && least->mem_used_peak_bytes)
     f.evidence.push_back(F("lagging_mem_used_peak_bytes", "its memory peak",
                            UnsignedBytes(*least->mem_used_peak_bytes)));
