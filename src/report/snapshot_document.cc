@@ -1,5 +1,6 @@
 #include "report/snapshot_document.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -136,7 +137,10 @@ void AddDevice(const snapshot::Snapshot& snap, const SnapshotDevice& d, Section&
   {
     Table& t = s.AddTable("categories_at_peak", "live at the peak, by category",
                           {{"category", "category"}, {"live_bytes", "bytes"}, {"of_peak_share", "of the peak"}, {"allocations", "allocations"}});
-    for (const auto& cb : d.categories_at_peak) {
+    auto sorted = d.categories_at_peak;
+    std::stable_sort(sorted.begin(), sorted.end(),
+                     [](const auto& x, const auto& y) { return x.bytes > y.bytes; });
+    for (const auto& cb : sorted) {
       if (cb.bytes == 0) continue;
       t.rows.push_back({Text(analyze::MemoryCategoryName(cb.category)), Bytes(cb.bytes),
                         ShareOf(static_cast<double>(cb.bytes), static_cast<double>(d.peak_allocated_bytes)),
