@@ -433,3 +433,17 @@ TEST(SnapshotRegistry, PickleIsReadAsASnapshotNotRefused) {
 
 }  // namespace
 }  // namespace gpuscope
+
+namespace gpuscope {
+namespace {
+
+// docs/memory-snapshot.md's rule table is SnapshotRulesMarkdown(), word for word.
+TEST(SnapshotDocs, RuleTableMatchesTheRules) {
+  const std::string doc = ReadFile(std::string(GPUSCOPE_SOURCE_DIR) + "/docs/memory-snapshot.md");
+  EXPECT_NE(doc.find(advise::SnapshotRulesMarkdown()), std::string::npos)
+      << "docs/memory-snapshot.md should hold:\n"
+      << advise::SnapshotRulesMarkdown();
+}
+
+}  // namespace
+}  // namespace gpuscope
