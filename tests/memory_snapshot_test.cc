@@ -447,3 +447,34 @@ TEST(SnapshotDocs, RuleTableMatchesTheRules) {
 
 }  // namespace
 }  // namespace gpuscope
+
+namespace gpuscope {
+namespace {
+
+// `gpuscope diff A.pickle B.pickle`: a snapshot against itself changes nothing (Mosaic's
+// test_get_memory_usage_diff_same_trace: no call stack differs); against the known snapshot made
+// here the peak moves by the difference of the two peaks; a snapshot against a trace is refused.
+TEST(SnapshotDiff, SameSnapshotNothingChangesOtherwiseThePeaksDiffer) {
+  GPUSCOPE_REQUIRE_REAL(kMosaic, kMagma);
+  const std::string mosaic = testing::RealPath(kMosaic), magma = testing::RealPath(kMagma);
+  auto same = RunGpuscope("diff --json " + mosaic + " " + mosaic);
+  ASSERT_EQ(same.exit_code, 0) << same.err;
+  EXPECT_NE(same.out.find("\"schema\": \"gpuscope.diff\""), std::string::npos);
+  // The stacks table has no row (its rows array is empty).
+  const size_t stacks = same.out.find("\"stacks_at_peak\"");
+  ASSERT_NE(stacks, std::string::npos);
+  const size_t rows = same.out.find("\"rows\"", stacks);
+  ASSERT_NE(rows, std::string::npos);
+  EXPECT_EQ(same.out.substr(rows, 10), "\"rows\": []");
+  auto both = RunGpuscope("diff --json " + mosaic + " " + magma);
+  ASSERT_EQ(both.exit_code, 0) << both.err;
+  // 13,927,832,064 − 2,255,406,836 (Mosaic's peak with the 8,704 B from before its trace).
+  EXPECT_NE(both.out.find("\"change_bytes\": 11672425228"), std::string::npos);
+  auto mixed = RunGpuscope("diff " + mosaic + " " + std::string(GPUSCOPE_SOURCE_DIR) +
+                           "/examples/train_input_bound.pt.trace.json.gz");
+  EXPECT_EQ(mixed.exit_code, 2);
+  EXPECT_NE(mixed.err.find("not a memory snapshot"), std::string::npos) << mixed.err;
+}
+
+}  // namespace
+}  // namespace gpuscope

@@ -136,7 +136,7 @@ SnapshotDevice AnalyzeDevice(const snapshot::Snapshot& snap, int device,
 
   // Pass 1: net changes, the lowest running sums (the start must keep both at or above 0), and the
   // frees of blocks allocated before the trace.
-  int64_t alloc_net = 0, alloc_min = 0, reserved_net = 0, reserved_min = 0, pre_bytes = 0;
+  int64_t alloc_net = 0, alloc_min = 0, reserved_net = 0, reserved_min = 0;
   {
     std::unordered_map<int64_t, int64_t> live;
     for (const auto& e : events) {
@@ -145,10 +145,7 @@ SnapshotDevice AnalyzeDevice(const snapshot::Snapshot& snap, int device,
         live[e.addr] = e.size;
       } else if (EndsAllocation(e.action, d.frees_from_requested)) {
         alloc_net -= e.size;
-        if (live.erase(e.addr) == 0) {
-          ++d.frees_before_trace;
-          pre_bytes += e.size;
-        }
+        if (live.erase(e.addr) == 0) ++d.frees_before_trace;
       } else if (e.action == Action::kSegmentAlloc || e.action == Action::kSegmentMap) {
         reserved_net += e.size;
       } else if (e.action == Action::kSegmentFree || e.action == Action::kSegmentUnmap) {
