@@ -310,9 +310,9 @@ int main(int argc, char** argv) {
       "gpuscope: why your GPU training job under-uses the GPU, and what to change.\n"
       "analyze reads PyTorch profiler (Kineto) traces (plain or gzip, one file or a folder of\n"
       "ranks), gpuscope run recordings, nvidia-smi logs and PyTorch CUDA memory snapshots\n"
-      "(torch.cuda.memory._dump_snapshot pickles, read as plain data); map and reduce split a job of many\n"
-      "ranks across machines; plan sizes a run before launch; run watches a live run; diff\n"
-      "compares two runs."};
+      "(torch.cuda.memory._dump_snapshot pickles, read as plain data); map and reduce split\n"
+      "a job of many ranks across machines; plan sizes a run before launch; run watches a live\n"
+      "run; diff compares two runs (or two memory snapshots)."};
   app.set_version_flag("--version", std::string("gpuscope ") + GPUSCOPE_VERSION);
   app.require_subcommand(1);
 

@@ -68,9 +68,11 @@ void AddTimeline(const SnapshotDevice& d, Section& s) {
     cats.push_back({std::string(analyze::MemoryCategoryName(static_cast<MemoryCategory>(k))),
                     std::string("allocated: ") + analyze::MemoryCategoryName(static_cast<MemoryCategory>(k)),
                     {}});
+  double last_x = 0;  // an event without time_us is drawn at the time of the one before it
   for (size_t i : keep) {
     const int64_t t = d.time_us[i];
-    c.x.push_back(t >= 0 && t0 >= 0 ? static_cast<double>(t - t0) * 1000.0 : std::nan(""));
+    if (t >= 0 && t0 >= 0) last_x = static_cast<double>(t - t0) * 1000.0;
+    c.x.push_back(last_x);
     alloc.values.push_back(static_cast<double>(d.allocated_bytes[i]));
     reserved.values.push_back(static_cast<double>(d.reserved_bytes[i]));
     for (size_t k = 0; k < cats.size(); ++k)
