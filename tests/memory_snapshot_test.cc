@@ -478,3 +478,32 @@ TEST(SnapshotDiff, SameSnapshotNothingChangesOtherwiseThePeaksDiffer) {
 
 }  // namespace
 }  // namespace gpuscope
+
+namespace gpuscope {
+namespace {
+
+// Events without time_us (torch_snapshot_fuzz found it: a NaN x did not read back from JSON) are
+// drawn at the time of the event before them.
+TEST(SnapshotDocument, EventsWithoutTimeAreDrawnAtTheTimeBefore) {
+  const std::string path = PythonPickle(
+      "notime",
+      "{'segments': [], 'device_traces': [["
+      "{'action': 'alloc', 'addr': 1, 'size': 10, 'time_us': 5},"
+      "{'action': 'alloc', 'addr': 2, 'size': 20},"
+      "{'action': 'free_completed', 'addr': 1, 'size': 10, 'time_us': 7}]]}",
+      4);
+  REQUIRE_PICKLE(path);
+  const auto r = RunGpuscope("analyze --json " + path);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const size_t chart = r.out.find("\"allocated_timeline\"");
+  ASSERT_NE(chart, std::string::npos);
+  const size_t x = r.out.find("\"x\": [", chart);
+  ASSERT_NE(x, std::string::npos);
+  const std::string xs = r.out.substr(x, r.out.find(']', x) - x + 1);
+  EXPECT_EQ(xs.find("null"), std::string::npos) << xs;
+  // 0 ns, the same again, 2 µs later.
+  EXPECT_NE(xs.find("2000"), std::string::npos) << xs;
+}
+
+}  // namespace
+}  // namespace gpuscope
