@@ -507,3 +507,26 @@ TEST(SnapshotDocument, EventsWithoutTimeAreDrawnAtTheTimeBefore) {
 
 }  // namespace
 }  // namespace gpuscope
+
+namespace gpuscope {
+namespace {
+
+// No opcode pops below the innermost MARK: POP with nothing above the mark pops the mark, as
+// Python does (torch_snapshot_fuzz found a POP below a MARK that made LIST read past the stack).
+TEST(PickleReader, PopAtAMarkPopsTheMark) {
+  auto none = ingest::pickle::Unpickle(std::string("\x80\x02N(0.", 6), "pop.pickle");
+  ASSERT_TRUE(none.ok()) << none.status().message();  // pickle.loads gives None
+  EXPECT_EQ(none->at(none->root).kind, ingest::pickle::Kind::kNone);
+  auto list = ingest::pickle::Unpickle(std::string("\x80\x02N(00l.", 8), "pop.pickle");
+  ASSERT_FALSE(list.ok());
+  EXPECT_NE(list.status().message().find("at byte 6: pickle opcode LIST without a MARK"),
+            std::string::npos)
+      << list.status().message();
+  // APPEND may not reach a list below the mark.
+  auto append = ingest::pickle::Unpickle(std::string("\x80\x02](Na.", 7), "append.pickle");
+  ASSERT_FALSE(append.ok());
+  EXPECT_NE(append.status().message().find("APPEND with too few values"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpuscope

@@ -58,6 +58,9 @@ class Reader {
                  "the file is cut short: copy it again, or dump the snapshot again");
   }
   bool Need(size_t n) const { return in_.size() - pos_ >= n; }
+  // Values above the innermost open MARK: all an opcode may pop (as in Python's unpickler, where
+  // a MARK starts a fresh stack).
+  size_t Visible() const { return stack_.size() - (marks_.empty() ? 0 : marks_.back()); }
   uint64_t Le(size_t n) {
     uint64_t v = 0;
     for (size_t k = 0; k < n; ++k) v |= uint64_t{static_cast<uint8_t>(in_[pos_ + k])} << (8 * k);
@@ -87,6 +90,8 @@ class Reader {
                    "the pickle is damaged");
     const size_t m = marks_.back();
     marks_.pop_back();
+    if (m > stack_.size())  // cannot happen: no opcode pops below the innermost mark (Visible)
+      return Error(at, "pickle stack below its MARK", "the pickle is damaged");
     items->assign(stack_.begin() + static_cast<std::ptrdiff_t>(m), stack_.end());
     stack_.resize(m);
     return Status::Ok();
@@ -119,7 +124,7 @@ class Reader {
     return AddChildren(at, *out, children);
   }
   Status Memo(size_t at, uint64_t key) {
-    if (stack_.empty()) return Error(at, "pickle memo PUT with an empty stack", "damaged");
+    if (Visible() == 0) return Error(at, "pickle memo PUT with an empty stack", "damaged");
     if (memo_.size() >= kMaxNodes) return Error(at, "too many memo entries", "refusing to go on");
     memo_[key] = stack_.back();
     return Status::Ok();
@@ -241,15 +246,20 @@ Result<Value> Reader::Run() {
                        "refusing a nesting bomb");
         marks_.push_back(stack_.size());
         break;
-      case '0':  // POP
-        if (stack_.empty()) return Error(at, "pickle POP of an empty stack", "damaged pickle");
-        stack_.pop_back();
+      case '0':  // POP: the top value, or the MARK when nothing is above it (as Python does)
+        if (Visible() > 0) {
+          stack_.pop_back();
+        } else if (!marks_.empty()) {
+          marks_.pop_back();
+        } else {
+          return Error(at, "pickle POP of an empty stack", "damaged pickle");
+        }
         break;
       case '1':  // POP_MARK
         if (Status s = PopMark(at, name, &items); !s.ok()) return s;
         break;
       case '2':  // DUP
-        if (stack_.empty()) return Error(at, "pickle DUP of an empty stack", "damaged pickle");
+        if (Visible() == 0) return Error(at, "pickle DUP of an empty stack", "damaged pickle");
         if (Status s = Push(at, stack_.back()); !s.ok()) return s;
         break;
       case 'N':
@@ -384,7 +394,7 @@ Result<Value> Reader::Run() {
       case 0x86:
       case 0x87: {
         const size_t count = op - 0x84u;
-        if (stack_.size() < count)
+        if (Visible() < count)
           return Error(at, std::string("pickle opcode ") + name + " with too few values on the stack",
                        "the pickle is damaged");
         items.assign(stack_.end() - static_cast<std::ptrdiff_t>(count), stack_.end());
@@ -397,7 +407,7 @@ Result<Value> Reader::Run() {
       case 'a':  // APPEND
       case 's': {  // SETITEM
         const size_t count = op == 'a' ? 1 : 2;
-        if (stack_.size() < count + 1)
+        if (Visible() < count + 1)
           return Error(at, std::string("pickle opcode ") + name + " with too few values on the stack",
                        "the pickle is damaged");
         items.assign(stack_.end() - static_cast<std::ptrdiff_t>(count), stack_.end());
@@ -415,7 +425,7 @@ Result<Value> Reader::Run() {
       case 'u':  // SETITEMS
       case 0x90: {  // ADDITEMS
         if (Status s = PopMark(at, name, &items); !s.ok()) return s;
-        if (stack_.empty())
+        if (Visible() == 0)
           return Error(at, std::string("pickle opcode ") + name + " without a container",
                        "the pickle is damaged");
         const uint32_t target = stack_.back();
