@@ -20,7 +20,7 @@ namespace gpuscope::ingest::pickle {
 inline constexpr size_t kMaxDepth = 64;          // containers inside containers
 inline constexpr size_t kMaxStack = size_t{1} << 20;  // values on the stack at once
 inline constexpr size_t kMaxMarks = 1024;        // open marks
-inline constexpr size_t kMaxNodes = size_t{1} << 27;  // values in one file
+inline constexpr size_t kMaxNodes = size_t{1} << 25;  // values in one file (~100 B each at most)
 
 enum class Kind : uint8_t { kNone, kBool, kInt, kFloat, kStr, kBytes, kList, kTuple, kDict, kSet };
 
