@@ -104,8 +104,9 @@ std::string Converter::Spell(uint32_t n, int depth) const {
       while (s.size() > 1 && s.back() == '0' && s[s.size() - 2] != '.') s.pop_back();
       return s;
     }
-    case Kind::kStr: return "'" + SanitizeText(v_.str(n)) + "'";
-    case Kind::kBytes: return "<" + std::to_string(v_.str(n).size()) + " bytes>";
+    case Kind::kStr: return std::string("'").append(SanitizeText(v_.str(n))).append("'");
+    case Kind::kBytes:
+      return std::string("<").append(std::to_string(v_.str(n).size())).append(" bytes>");
     default: break;
   }
   if (depth > 2) return "…";
@@ -142,7 +143,7 @@ Result<snapshot::Snapshot> Converter::Run() {
   std::string keys;
   const auto& top = v_.at(root).items;
   for (size_t k = 0; k + 1 < top.size(); k += 2)
-    if (v_.is_str(top[k])) keys += (keys.empty() ? "" : ", ") + SanitizeText(v_.str(top[k]));
+    if (v_.is_str(top[k])) keys.append(keys.empty() ? "" : ", ").append(SanitizeText(v_.str(top[k])));
   for (const char* required : {"segments", "device_traces"})
     if (List(root, required) == nullptr)
       return Shape(std::string("its top-level dict has no list '") + required + "' (keys: " +
@@ -187,8 +188,9 @@ Result<snapshot::Snapshot> Converter::Run() {
     trace.device = device++;
     const pickle::Node& list = v_.at(d);
     if (list.kind != Kind::kList && list.kind != Kind::kTuple) {
-      snap_.notes.push_back("device_traces[" + std::to_string(trace.device) +
-                            "] is not a list: left out");
+      snap_.notes.push_back(std::string("device_traces[")
+                                .append(std::to_string(trace.device))
+                                .append("] is not a list: left out"));
       snap_.devices.push_back(std::move(trace));
       continue;
     }
@@ -262,8 +264,9 @@ Result<snapshot::Snapshot> ReadTorchSnapshot(io::ByteSource& source, const std::
     if (*n == 0) break;
     if (bytes.size() + *n > kMaxSnapshotBytes)
       return Status::InputError(name, bytes.size(),
-                                "a memory snapshot over " +
-                                    std::to_string(kMaxSnapshotBytes >> 30) + " GiB",
+                                std::string("a memory snapshot over ")
+                                    .append(std::to_string(kMaxSnapshotBytes >> 30))
+                                    .append(" GiB"),
                                 "record fewer entries: _record_memory_history(max_entries=…)");
     bytes.append(chunk.data(), *n);
   }
