@@ -412,10 +412,12 @@ TEST(SnapshotAnalysis, KnownSnapshotGivesItsNumbersAndFindings) {
   EXPECT_NE(findings[0].fix.find("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"), std::string::npos);
 
   // Text, JSON and HTML views all build.
-  for (const char* flag : {"", "--json", "--html -"}) {
-    const auto r = RunGpuscope(std::string("analyze ") + flag + " " + path);
+  const std::string page = TempPath("known.html");
+  for (const std::string& flag : {std::string(""), std::string("--json"), "--html " + page}) {
+    const auto r = RunGpuscope("analyze " + flag + " " + path);
     EXPECT_EQ(r.exit_code, 0) << flag << ": " << r.err;
   }
+  EXPECT_NE(ReadFile(page).find("allocated and reserved over the trace"), std::string::npos);
 }
 
 TEST(SnapshotRegistry, PickleIsReadAsASnapshotNotRefused) {
