@@ -1,6 +1,6 @@
 // Fuzz target: any bytes (plain or gzip) → the input registry (src/ingest/registry.h): sniffing,
-// the known non-inputs, and whichever reader claims the bytes must give a Trace, a Recording or a
-// Status with a message, never crash. Byte 0 picks threads, batch size and a small element cap
+// the known non-inputs, and whichever reader claims the bytes must give a Trace, a Recording, a
+// memory Snapshot or a Status with a message, never crash. Byte 0 picks threads, batch size and a small element cap
 // (so the cap's error path runs on small inputs). Seeds: one file of every format, fuzz/run.sh.
 #include <cstddef>
 #include <cstdint>
@@ -11,9 +11,12 @@
 #include "base/sanitize.h"
 #include "checks.h"
 #include "ingest/registry.h"
+#include "advise/snapshot_rules.h"
+#include "analyze/memory_snapshot.h"
 #include "report/document.h"
 #include "report/monitor_document.h"
 #include "report/report.h"
+#include "report/snapshot_document.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace gpuscope;
@@ -35,6 +38,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const auto report = report::BuildReport(traces, {}, 1);
     const render::Document doc = report::BuildDocument(report);
     fuzz::CheckDocument(doc);
+  } else if (in->kind == ingest::ModelKind::kSnapshot) {
+    if (!in->snapshot) __builtin_trap();
+    const analyze::SnapshotAnalysis a = analyze::AnalyzeSnapshot(*in->snapshot);
+    fuzz::CheckDocument(report::BuildSnapshotDocument(*in->snapshot, a, advise::AdviseSnapshot(a)));
   } else {
     if (!in->recording) __builtin_trap();
     for (const monitor::GpuInfo& g : in->recording->gpus)

@@ -15,12 +15,14 @@
 #   summary_fuzz        summary files: `gpuscope map` (build/release, built if missing) of examples/
 #                       and of small synthetic ranks (one file each, and two in one), and copies cut
 #                       short or with a damaged page
+#   torch_snapshot_fuzz CUDA memory snapshots: fuzz/seeds/snapshot (made by python3, see its README)
+#                       and ../shared/traces/memory_snapshots (the first 256 KiB of each)
 # Corpora grow in build/fuzz/corpus/TARGET; crashes are written to build/fuzz/crashes/.
 set -eu
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 only="${2:-}"
-all="kineto_reader_fuzz monitor_log_fuzz registry_fuzz plan_config_fuzz diff_fuzz summary_fuzz"
+all="kineto_reader_fuzz monitor_log_fuzz registry_fuzz plan_config_fuzz diff_fuzz summary_fuzz torch_snapshot_fuzz"
 if [ -n "$only" ]; then
   case " $all " in *" $only "*) ;; *) echo "fuzz: unknown target $only (one of: $all)" >&2; exit 2 ;; esac
 fi
@@ -106,6 +108,15 @@ seed_summary_fuzz() {
     n=$(stat -c %s "$f")
     head -c $((n / 2)) "$f" >"$f.half"
     { head -c 1024 "$f"; head -c 1024 /dev/zero | tr '\000' '\132'; tail -c +2049 "$f"; } >"$f.page"
+  done
+}
+
+# Byte 0 of a torch_snapshot_fuzz input picks the string cap (odd: 64 bytes); the rest is the file.
+seed_torch_snapshot_fuzz() {
+  for f in fuzz/seeds/snapshot/*.pickle "$shared"/traces/memory_snapshots/*.pickle; do
+    [ -f "$f" ] || continue
+    { printf '\000'; head -c 262000 "$f"; } >"$1/$(basename "$f")"
+    { printf '\001'; head -c 4096 "$f"; } >"$1/$(basename "$f").cap"
   done
 }
 

@@ -21,6 +21,7 @@
 #include "cli/job_command.h"
 #include "cli/plan_command.h"
 #include "cli/run_command.h"
+#include "cli/snapshot_command.h"
 #include "cli/usage.h"
 #include "gpuscope/ingest.h"
 #include "gpuscope/synth.h"
@@ -250,7 +251,8 @@ int RunAnalyze(const AnalyzeArgs& args) {
   } else {
     // One file (or stdin): whatever the registry makes of it, a monitor input included.
     std::optional<monitor::Recording> recording;
-    auto loaded = ingest::LoadInputs(input, options, &recording);
+    std::optional<snapshot::Snapshot> snapshot;
+    auto loaded = ingest::LoadInputs(input, options, &recording, &snapshot);
     stats.load_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (!loaded.ok()) {
@@ -259,6 +261,8 @@ int RunAnalyze(const AnalyzeArgs& args) {
     }
     // Monitor recordings and nvidia-smi logs get the monitor's verdict (docs/monitor.md).
     if (recording) return cli::EmitMonitorVerdict(*recording, args.out);
+    // CUDA memory snapshots get their own document (docs/memory-snapshot.md).
+    if (snapshot) return cli::EmitSnapshot(*snapshot, args.out);
     read_monitor();
     bar.Analysing();
     for (Trace& trace : loaded->traces)
@@ -309,9 +313,10 @@ int main(int argc, char** argv) {
   CLI::App app{
       "gpuscope: why your GPU training job under-uses the GPU, and what to change.\n"
       "analyze reads PyTorch profiler (Kineto) traces (plain or gzip, one file or a folder of\n"
-      "ranks), gpuscope run recordings and nvidia-smi logs; map and reduce split a job of many\n"
-      "ranks across machines; plan sizes a run before launch; run watches a live run; diff\n"
-      "compares two runs."};
+      "ranks), gpuscope run recordings, nvidia-smi logs and PyTorch CUDA memory snapshots\n"
+      "(torch.cuda.memory._dump_snapshot pickles, read as plain data); map and reduce split\n"
+      "a job of many ranks across machines; plan sizes a run before launch; run watches a live\n"
+      "run; diff compares two runs (or two memory snapshots)."};
   app.set_version_flag("--version", std::string("gpuscope ") + GPUSCOPE_VERSION);
   app.require_subcommand(1);
 
@@ -328,7 +333,8 @@ int main(int argc, char** argv) {
       ->add_option("TRACE", aa.input,
                    "Trace file (.json or .json.gz, detected from content), folder, or - for "
                    "stdin (pipes work); also a `gpuscope run --record` file (.jsonl, .csv or "
-                   ".json), an nvidia-smi CSV / dmon log, or a summary from `gpuscope map`")
+                   ".json), an nvidia-smi CSV / dmon log, a PyTorch CUDA memory snapshot "
+                   "(torch.cuda.memory._dump_snapshot pickle), or a summary from `gpuscope map`")
       ->required();
   cli::AddOutputFlags(analyze, &aa.out);
   analyze->add_option("-j,--threads", aa.threads,

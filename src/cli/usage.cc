@@ -214,7 +214,9 @@ void AddHelpExamples(CLI::App& app) {
        "Examples:\n"
        "  gpuscope analyze rank0.pt.trace.json.gz\n"
        "  gpuscope analyze --json --html report.html traces/   # a folder of per-rank traces\n"
-       "  gpuscope analyze --mpi traces/   # under mpirun -n 4 --bind-to none: docs/jobs.md"},
+       "  gpuscope analyze --mpi traces/   # under mpirun -n 4 --bind-to none: docs/jobs.md\n"
+       "  gpuscope analyze snapshot.pickle   # torch.cuda.memory._dump_snapshot: "
+       "docs/memory-snapshot.md"},
       {"map",
        "Examples:\n"
        "  gpuscope map rank7.pt.trace.json.gz -o summaries/  # summaries/rank7.gpuscope.db\n"
@@ -240,8 +242,9 @@ void AddHelpExamples(CLI::App& app) {
        "  gpuscope plan --model ./config.json --gpu a100-80gb --gpus 16 --global-batch 256 "
        "--seq-len 2048 --json"},
       {"diff",
-       "Example:\n"
-       "  gpuscope diff before.pt.trace.json.gz after.pt.trace.json.gz --html diff.html"},
+       "Examples:\n"
+       "  gpuscope diff before.pt.trace.json.gz after.pt.trace.json.gz --html diff.html\n"
+       "  gpuscope diff before.pickle after.pickle   # two CUDA memory snapshots"},
   };
   for (const auto& [name, text] : examples) app.get_subcommand(name)->footer(text);
 }

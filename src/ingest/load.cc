@@ -86,7 +86,8 @@ Result<LoadedInputs> LoadInputs(const std::string& path, const LoadOptions& opti
 }
 
 Result<LoadedInputs> ingest::LoadInputs(const std::string& path, const LoadOptions& options,
-                                        std::optional<monitor::Recording>* recording) {
+                                        std::optional<monitor::Recording>* recording,
+                                        std::optional<snapshot::Snapshot>* snapshot) {
   std::error_code ec;
   // "-" is standard input; stat() follows symbolic links, so a loop of them is told apart from a
   // missing file.
@@ -120,6 +121,13 @@ Result<LoadedInputs> ingest::LoadInputs(const std::string& path, const LoadOptio
     LoadedInputs out;
     if (in->kind == ModelKind::kMonitor)
       *recording = std::move(*in->recording);
+    else if (in->kind == ModelKind::kSnapshot && snapshot != nullptr)
+      *snapshot = std::move(*in->snapshot);
+    else if (in->kind == ModelKind::kSnapshot)
+      return Status::Error(StatusCode::kInvalidInput,
+                           io::DisplayName(path) + ": is a " + FormatName(in->format) +
+                               ", not a profiler trace (hint: `gpuscope analyze " + path +
+                               "` reports on it alone)");
     else
       out.traces.push_back(std::move(*in->trace));
     return out;

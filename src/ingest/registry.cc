@@ -8,6 +8,7 @@
 #include "ingest/kineto_json/kineto_reader.h"
 #include "ingest/nvidia_smi/nvidia_smi.h"
 #include "ingest/recording/recording_reader.h"
+#include "ingest/torch_snapshot/snapshot_reader.h"
 
 namespace gpuscope::ingest {
 
@@ -59,6 +60,8 @@ int SniffNvidiaSmi(std::string_view head) {
 int SniffDcgmiDmon(std::string_view head) { return LooksLikeDcgmiDmon(head) ? 95 : 0; }
 int SniffDcgmExporter(std::string_view head) { return LooksLikeDcgmExporter(head) ? 95 : 0; }
 
+int SniffTorchSnapshot(std::string_view head) { return LooksLikePickle(head) ? 100 : 0; }
+
 // ---- Readers, adapted to one signature.
 
 void ApplyRankFallback(Trace* trace) {
@@ -108,6 +111,17 @@ Result<Input> ReadNvidiaSmi(io::ByteSource& source, const std::string& name, uin
   return in;
 }
 
+Result<Input> ReadSnapshot(io::ByteSource& source, const std::string& name, uint64_t file_bytes,
+                           const LoadOptions& options) {
+  auto snap = ReadTorchSnapshot(source, name, file_bytes, options.max_element_bytes);
+  if (!snap.ok()) return snap.status();
+  Input in;
+  in.format = InputFormat::kTorchMemorySnapshot;
+  in.kind = ModelKind::kSnapshot;
+  in.snapshot = std::move(*snap);
+  return in;
+}
+
 // ---- Known files that are not inputs.
 
 bool IsMemoryTimeline(std::string_view head) {
@@ -138,11 +152,6 @@ bool IsTensorBoardEvents(std::string_view head) {
   return head.size() >= 16 && head.substr(0, 64).find("brain.Event:") != std::string_view::npos;
 }
 
-bool IsPickle(std::string_view head) {
-  return head.size() >= 2 && static_cast<unsigned char>(head[0]) == 0x80 &&
-         static_cast<unsigned char>(head[1]) >= 2 && static_cast<unsigned char>(head[1]) <= 5;
-}
-
 bool IsSqlite(std::string_view head) {
   return head.substr(0, 16) == std::string_view("SQLite format 3\0", 16);
 }
@@ -168,6 +177,8 @@ const std::vector<FormatEntry>& InputFormats() {
        ReadMonitor<InputFormat::kDcgmiDmon, ReadDcgmiDmon>},
       {InputFormat::kDcgmExporter, "dcgm-exporter metrics (Prometheus text)", ModelKind::kMonitor,
        SniffDcgmExporter, ReadMonitor<InputFormat::kDcgmExporter, ReadDcgmExporter>},
+      {InputFormat::kTorchMemorySnapshot, "PyTorch CUDA memory snapshot (pickle)",
+       ModelKind::kSnapshot, SniffTorchSnapshot, ReadSnapshot},
   };
   return kFormats;
 }
@@ -186,11 +197,6 @@ const std::vector<NonInputEntry>& KnownNonInputs() {
       {"a TensorBoard event file (TFRecord of summaries), not a trace", IsTensorBoardEvents,
        "the profiler's TensorBoard plugin keeps its traces as *.pt.trace.json(.gz) beside the "
        "event files: pass one of those, or their folder"},
-      {"a Python pickle (e.g. a CUDA memory snapshot from torch.cuda.memory._dump_snapshot), not "
-       "a trace",
-       IsPickle,
-       "gpuscope does not read memory snapshots; view one at https://pytorch.org/memory_viz and "
-       "pass gpuscope the profiler trace"},
       {"an SQLite database (e.g. `nsys export --type sqlite`), not a trace", IsSqlite,
        "gpuscope does not read Nsight Systems exports; pass a PyTorch profiler trace (a summary "
        "that `gpuscope map` wrote is read by `gpuscope reduce` and `gpuscope analyze`)"},

@@ -19,6 +19,7 @@
 #include "gpuscope/ingest.h"
 #include "gpuscope/status.h"
 #include "io/byte_source.h"
+#include "model/memory_snapshot.h"
 #include "model/monitor_samples.h"
 
 namespace gpuscope::ingest {
@@ -34,17 +35,20 @@ enum class InputFormat : uint8_t {
   kNvidiaSmiLog,  // nvidia-smi --query-gpu … --format=csv[,noheader], or nvidia-smi dmon → Recording
   kDcgmiDmon,     // dcgmi dmon -e FIELDS → Recording
   kDcgmExporter,  // dcgm-exporter Prometheus text (scrapes appended) → Recording
+  kTorchMemorySnapshot,  // torch.cuda.memory._dump_snapshot pickle → snapshot::Snapshot
 };
 
-// The kind of model a format produces: a profiler trace, or a monitor sample series.
-enum class ModelKind : uint8_t { kTrace, kMonitor };
+// The kind of model a format produces: a profiler trace, a monitor sample series, or a CUDA
+// memory snapshot.
+enum class ModelKind : uint8_t { kTrace, kMonitor, kSnapshot };
 
-// One input, read: exactly one of the two models is set, per `kind`.
+// One input, read: exactly one of the models is set, per `kind`.
 struct Input {
   InputFormat format = InputFormat::kKinetoJson;
   ModelKind kind = ModelKind::kTrace;
   std::optional<Trace> trace;
   std::optional<monitor::Recording> recording;
+  std::optional<snapshot::Snapshot> snapshot;
 };
 
 struct FormatEntry {
@@ -90,9 +94,11 @@ Result<monitor::Recording> ReadMonitorInput(const std::string& path,
 
 // LoadInputs (gpuscope/ingest.h) for `gpuscope analyze`: a folder of rank traces, or one file of
 // any format; when that file is a monitor input (a recording, an nvidia-smi log) it is moved to
-// `*recording` and no trace is returned. With `recording` null a monitor input is an error.
+// `*recording` and no trace is returned. With `recording` null a monitor input is an error. A
+// memory snapshot is moved to `*snapshot` the same way (with `snapshot` null it is an error).
 Result<LoadedInputs> LoadInputs(const std::string& path, const LoadOptions& options,
-                                std::optional<monitor::Recording>* recording);
+                                std::optional<monitor::Recording>* recording,
+                                std::optional<snapshot::Snapshot>* snapshot = nullptr);
 
 // Human name of a format ("gpuscope run recording (JSONL)").
 const char* FormatName(InputFormat format);
