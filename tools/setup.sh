@@ -8,8 +8,8 @@ set -eu
 packages="cmake ninja-build g++ libsimdjson-dev libisal-dev zlib1g-dev libcli11-dev libfmt-dev libsqlite3-dev help2man"
 for arg in "$@"; do
   case "$arg" in
-    --test) packages="$packages googletest libgtest-dev libgmock-dev chromium python3 python3-jsonschema python3-yaml openmpi-bin libopenmpi-dev man-db dpkg-dev" ;;
-    --dev) packages="$packages googletest libgtest-dev libgmock-dev chromium python3 python3-jsonschema python3-yaml openmpi-bin libopenmpi-dev man-db dpkg-dev clang libclang-rt-14-dev time hyperfine pigz" ;;
+    --test) packages="$packages googletest libgtest-dev libgmock-dev chromium python3 python3-jsonschema python3-yaml openmpi-bin libopenmpi-dev man-db dpkg-dev pybind11-dev python3-venv python3-pip python3-setuptools python3-wheel python3-torch python3-pandas" ;;
+    --dev) packages="$packages googletest libgtest-dev libgmock-dev chromium python3 python3-jsonschema python3-yaml openmpi-bin libopenmpi-dev man-db dpkg-dev pybind11-dev python3-venv python3-pip python3-setuptools python3-wheel python3-torch python3-pandas clang libclang-rt-14-dev time hyperfine pigz" ;;
     *) echo "usage: tools/setup.sh [--test] [--dev]" >&2; exit 2 ;;
   esac
 done

@@ -8,14 +8,12 @@
 
 #include "advise/snapshot_rules.h"
 #include "analyze/memory_snapshot.h"
+#include "api/diff.h"
 #include "base/thread_pool.h"
 #include "diff/snapshot_diff.h"
 #include "ingest/registry.h"
 #include "ingest/torch_snapshot/snapshot_reader.h"
 #include "cli/output.h"
-#include "diff/diff.h"
-#include "gpuscope/ingest.h"
-#include "report/report.h"
 
 namespace gpuscope::cli {
 
@@ -84,40 +82,18 @@ CLI::App* AddDiffCommand(CLI::App& app, DiffCliOptions* o) {
 
 int RunDiffCommand(const DiffCliOptions& o) {
   if (IsPickleFile(o.before) || IsPickleFile(o.after)) return DiffSnapshots(o);
-  ThreadPool pool(o.threads);  // one pool for both sides' loading and analyses
-  LoadOptions lo;
-  lo.threads = o.threads;
-  lo.pool = &pool;
-  // One side after the other: each load already uses every core, and running both at once
-  // would only add the two peaks of parse buffers together.
-  auto before = LoadInputs(o.before, lo);
-  if (!before.ok()) {
-    PrintError("before: " + before.status().message());
-    return ExitCodeFor(before.status());
+  api::DiffOptions options;
+  options.threads = o.threads;
+  options.hta = o.hta;
+  options.names = o.names;
+  auto diffed = api::DiffInputs(o.before, o.after, options);
+  if (!diffed.ok()) {
+    PrintError(diffed.status());
+    return ExitCodeFor(diffed.status());
   }
-  auto after = LoadInputs(o.after, lo);
-  if (!after.ok()) {
-    PrintError("after: " + after.status().message());
-    return ExitCodeFor(after.status());
-  }
-  const report::Report rb = report::BuildReport(before->traces, before->failures, pool);
-  const report::Report ra = report::BuildReport(after->traces, after->failures, pool);
-  diff::DiffOptions options;
-  if (o.hta) {
-    options.selection = diff::Selection::kHtaFirstIteration;
-    options.names = diff::NameMode::kRaw;
-  }
-  // An explicit --names wins over --hta's raw names.
-  if (o.names == "raw") options.names = diff::NameMode::kRaw;
-  if (o.names == "short") options.names = diff::NameMode::kShort;
-  diff::DiffReport d = diff::Diff(rb, ra, options);
-  d.before_label = o.before;
-  d.after_label = o.after;
-  if (const int rc = Emit(diff::BuildDocument(d), o.out); rc != 0) return rc;
-  bool failed = false;
-  for (const Status& f : before->failures) PrintError("before: " + f.message()), failed = true;
-  for (const Status& f : after->failures) PrintError("after: " + f.message()), failed = true;
-  return failed ? 2 : 0;
+  if (const int rc = Emit(diffed->document, o.out); rc != 0) return rc;
+  for (const Status& f : diffed->failures) PrintError(f);
+  return diffed->failures.empty() ? 0 : 2;
 }
 
 }  // namespace gpuscope::cli

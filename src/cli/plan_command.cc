@@ -7,12 +7,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "gpuscope/ingest.h"
+#include "api/plan.h"
 #include "hw/gpu_table.h"
-#include "plan/calibrate.h"
 #include "plan/planner.h"
 #include "plan/render.h"
-#include "report/report.h"
 
 namespace gpuscope::cli {
 
@@ -21,29 +19,6 @@ namespace {
 int Fail(const Status& s) {
   PrintError(s);
   return ExitCodeFor(s);
-}
-
-Result<plan::TraceMeasurement> MeasureTrace(const std::string& path) {
-  auto loaded = LoadInputs(path);
-  if (!loaded.ok()) return loaded.status();
-  if (loaded->traces.empty())
-    return Status::Error(StatusCode::kInvalidInput, path + ": no readable trace");
-  const report::Report rep = report::BuildReport(loaded->traces, loaded->failures);
-  plan::TraceMeasurement m;
-  m.source = path;
-  m.ranks = rep.ranks.size();
-  for (const report::RankReport& rr : rep.ranks) {
-    // The slowest rank sets the step time of a synchronous data-parallel job.
-    const double step_s = static_cast<double>(rr.steps.mean_steady_step_ns) / 1e9;
-    if (step_s > m.step_s) {
-      m.step_s = step_s;
-      m.steps = rr.steps.steady_count;
-    }
-    for (const analyze::DeviceMemory& d : rr.memory.devices)
-      m.peak_allocated_bytes =
-          std::max(m.peak_allocated_bytes, static_cast<double>(d.peak_allocated_bytes));
-  }
-  return m;
 }
 
 // The best configuration's snippets as files in `dir` (created); what a framework cannot express
@@ -152,140 +127,45 @@ int RunPlanCommand(const PlanCliOptions& o) {
       std::printf("%-14s %-50s %s\n", g.name.c_str(), g.description.c_str(), g.source.c_str());
     return kExitOk;
   }
-  std::vector<std::string> missing;
-  if (o.model.empty()) missing.push_back("--model");
-  if (o.gpu.empty() && o.gpu_spec.empty()) missing.push_back("--gpu (or --gpu-spec)");
-  if (!o.gpus) missing.push_back("--gpus");
-  if (!o.global_batch) missing.push_back("--global-batch");
-  if (!o.seq_len) missing.push_back("--seq-len");
-  if (!missing.empty()) {
-    std::string list;
-    for (const std::string& m : missing) list += (list.empty() ? "" : ", ") + m;
-    return Fail(Status::Error(StatusCode::kUsage,
-                              "plan needs " + list + " (hint: gpuscope plan --model llama-3-8b "
-                              "--gpu h100-sxm --gpus 8 --global-batch 64 --seq-len 4096)"));
-  }
-  plan::PlanRequest r;
-  auto model = plan::LoadModelConfig(o.model);
-  if (!model.ok()) return Fail(model.status());
-  r.model = *model;
-  auto gpu = o.gpu_spec.empty() ? hw::FindGpu(o.gpu) : hw::ParseGpuSpec(o.gpu_spec);
-  if (!gpu.ok()) return Fail(gpu.status());
-  r.gpu = *gpu;
-  r.gpus = *o.gpus;
-  r.global_batch = *o.global_batch;
-  r.seq_len = *o.seq_len;
-  r.top = o.top;
-  auto& a = r.assumptions;
-  a.efficiency = o.efficiency;
-  a.context_gib = o.context_gib;
-  a.headroom = o.headroom;
-  a.inter_node_gbps = o.inter_node_gbps;
-  a.flash_attention = !o.no_flash;
-  a.dropout = !o.no_dropout;
-  if (!o.precision.empty())
-    r.precision = o.precision == "fp32"   ? hw::Precision::kFp32
-                  : o.precision == "fp16" ? hw::Precision::kFp16
-                  : o.precision == "fp8"  ? hw::Precision::kFp8
-                                          : hw::Precision::kBf16;
-  r.optimizer = o.optimizer == "sgd"        ? plan::Optimizer::kSgd
-                : o.optimizer == "adam8bit" ? plan::Optimizer::kAdam8bit
-                                            : plan::Optimizer::kAdam;
-  if (o.fsdp) {
-    r.framework = plan::Framework::kFsdp;
-    r.sharding = plan::Sharding::kZero3;
-  }
-  if (!o.framework.empty())
-    r.framework = o.framework == "megatron"    ? plan::Framework::kMegatron
-                  : o.framework == "deepspeed" ? plan::Framework::kDeepSpeed
-                  : o.framework == "fsdp"      ? plan::Framework::kFsdp
-                                               : plan::Framework::kDdp;
-  r.hybrid = o.hybrid;
-  r.bf16_grads = o.bf16_grads;
-  if (!o.zero.empty()) r.sharding = static_cast<plan::Sharding>(o.zero[0] - '0');
-  if (!o.recompute.empty())
-    r.recompute = o.recompute == "full"        ? plan::Recompute::kFull
-                  : o.recompute == "selective" ? plan::Recompute::kSelective
-                                               : plan::Recompute::kNone;
-  r.offload = o.offload == "params"      ? plan::Offload::kParams
-              : o.offload == "optimizer" ? plan::Offload::kOptimizer
-                                         : plan::Offload::kNone;
-  r.tp = o.tp;
-  r.pp = o.pp;
-  r.vpp = o.vpp;
-  r.mbs = o.mbs;
-  if (o.sp) r.sp = true;
-  else if (o.tp) r.sp = false;  // a given TP without --sp means no sequence parallelism
-  if (o.sp && o.tp && *o.tp == 1)
-    return Fail(Status::Error(StatusCode::kUsage, "--sp needs --tp > 1"));
-
-  std::optional<plan::Calibration> calibration;
-  if (!o.from_trace.empty()) {
-    // The traced configuration = the flags, with unset degrees at their plain defaults.
-    if (Status s = plan::ValidateRequest(r); !s.ok()) return Fail(s);
-    plan::ParallelConfig traced;
-    traced.gpus = r.gpus;
-    traced.tp = r.tp.value_or(1);
-    traced.pp = r.pp.value_or(1);
-    traced.vpp = r.vpp.value_or(1);
-    if (r.gpus % (traced.tp * traced.pp) != 0)
-      return Fail(Status::Error(StatusCode::kUsage, "--gpus is not a multiple of tp × pp"));
-    traced.dp = r.gpus / (traced.tp * traced.pp);
-    traced.sp = r.sp.value_or(false);
-    traced.mbs = r.mbs.value_or(r.global_batch / std::max<int64_t>(1, traced.dp));
-    if (traced.mbs <= 0 || r.global_batch % (traced.mbs * traced.dp) != 0)
-      return Fail(Status::Error(
-          StatusCode::kUsage, "the traced configuration's --global-batch " +
-                                  std::to_string(r.global_batch) +
-                                  " is not divisible by mbs × dp (give --mbs)"));
-    traced.grad_accum = r.global_batch / (traced.mbs * traced.dp);
-    traced.sharding = r.sharding.value_or(plan::Sharding::kNone);
-    traced.recompute = r.recompute.value_or(plan::Recompute::kNone);
-    traced.precision = r.precision.value_or(r.gpu.tflops_bf16 > 0 ? hw::Precision::kBf16
-                                                                  : hw::Precision::kFp16);
-    traced.optimizer = *r.optimizer;
-    traced.offload = r.offload;
-    traced.hybrid = r.hybrid;
-    traced.bf16_grads = r.bf16_grads;
-    // The trace does not say which framework ran it: the one given, else the one the layout
-    // implies (tp/pp: Megatron; sharding: DeepSpeed; neither: DDP).
-    traced.framework = r.framework.value_or(
-        traced.tp > 1 || traced.pp > 1 ? plan::Framework::kMegatron
-        : traced.sharding != plan::Sharding::kNone ? plan::Framework::kDeepSpeed
-                                                   : plan::Framework::kDdp);
-    auto measured = MeasureTrace(o.from_trace);
-    if (!measured.ok()) return Fail(measured.status());
-    auto cal = plan::Calibrate(r.model, r.gpu, traced, r.seq_len, a, *measured);
-    if (!cal.ok()) return Fail(cal.status());
-    calibration = *cal;
-    a.efficiency = cal->efficiency;
-    a.overhead_bytes = cal->overhead_bytes;
-    // Re-plan: the same job size with the layout searched afresh under the fitted constants.
-    r.tp.reset();
-    r.pp.reset();
-    r.vpp.reset();
-    r.mbs.reset();
-    r.sharding.reset();
-    r.recompute.reset();
-    r.sp.reset();
-  }
-
-  auto rep = plan::Plan(r);
-  if (!rep.ok()) return Fail(rep.status());
-  const plan::Calibration* cal = calibration ? &*calibration : nullptr;
-  if (const int rc = Emit(plan::BuildDocument(*rep, cal), o.out); rc != 0) return rc;
-  if (!o.write_configs.empty() && !rep->feasible.empty()) {
-    if (Status s = WriteConfigs(r, rep->feasible.front().config, o.write_configs); !s.ok())
+  api::PlanOptions po;
+  po.model = o.model;
+  po.gpu = o.gpu;
+  po.gpu_spec = o.gpu_spec;
+  po.gpus = o.gpus;
+  po.global_batch = o.global_batch;
+  po.seq_len = o.seq_len;
+  po.precision = o.precision;
+  po.optimizer = o.optimizer;
+  po.zero = o.zero;
+  po.recompute = o.recompute;
+  po.offload = o.offload;
+  po.framework = o.framework;
+  po.fsdp = o.fsdp;
+  po.hybrid = o.hybrid;
+  po.bf16_grads = o.bf16_grads;
+  po.sp = o.sp;
+  po.no_flash = o.no_flash;
+  po.no_dropout = o.no_dropout;
+  po.tp = o.tp;
+  po.pp = o.pp;
+  po.vpp = o.vpp;
+  po.mbs = o.mbs;
+  po.efficiency = o.efficiency;
+  po.context_gib = o.context_gib;
+  po.headroom = o.headroom;
+  po.inter_node_gbps = o.inter_node_gbps;
+  po.top = o.top;
+  po.from_trace = o.from_trace;
+  auto planned = api::PlanJob(po);
+  if (!planned.ok()) return Fail(planned.status());
+  if (const int rc = Emit(planned->document, o.out); rc != 0) return rc;
+  if (!o.write_configs.empty() && !planned->report.feasible.empty()) {
+    if (Status s = WriteConfigs(planned->request, planned->report.feasible.front().config,
+                                o.write_configs);
+        !s.ok())
       return Fail(s);
   }
-  if (rep->feasible.empty()) {
-    std::string hint;
-    for (const std::string& s : rep->suggestions) hint += (hint.empty() ? "" : "; ") + s;
-    return Fail(Status::Error(StatusCode::kInvalidInput,
-                              std::string(rep->exact ? "the configuration does not fit"
-                                                     : "no configuration fits") +
-                                  " in " + r.gpu.name + " memory (" + hint + ")"));
-  }
+  if (!planned->fits.ok()) return Fail(planned->fits);
   return kExitOk;
 }
 

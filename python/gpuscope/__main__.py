@@ -1,0 +1,3 @@
+from gpuscope._cli import main
+
+main()

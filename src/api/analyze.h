@@ -1,0 +1,40 @@
+// Library entry points that do what a subcommand does up to its document, without printing or
+// flags: for embedding (the Python module, python/gpuscope) and, later, the CLI itself.
+//   AnalyzeInput: `gpuscope analyze INPUT` — a trace, a folder of traces or summaries, a summary,
+//   or a monitor input (a `gpuscope run --record` file, an nvidia-smi log) → its document.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "gpuscope/status.h"
+#include "render/document.h"
+
+namespace gpuscope::api {
+
+struct AnalyzeOptions {
+  int threads = 0;         // one pool for reading and analysing; 0: all cores
+  double batch_mb = 4;     // JSON megabytes per parse batch
+  std::string inflater = "auto";  // auto, isal or zlib
+  std::string monitor_file;       // --monitor: a recording or nvidia-smi log of the same run
+  std::string ranks;              // --ranks: "" (the worst few), "all", or "0,7"
+  int ranks_in_memory = 0;        // traces of a folder loaded at once; 0: one per two cores
+  // Optional progress: (bytes read, bytes in all) of one file; (ranks mapped, ranks) of a folder.
+  std::function<void(uint64_t, uint64_t)> progress;
+};
+
+struct Analysis {
+  render::Document document;
+  // Inputs (files of a folder, the --monitor file) that could not be read or were read in part,
+  // each with the message the CLI prints after the report; the CLI exits 2 when there are any.
+  std::vector<Status> failures;
+  bool monitor_input = false;  // INPUT was a monitor recording: `document` is a gpuscope.run one
+};
+
+// Fails (with the CLI's message and code) when nothing could be read: a missing path, an empty
+// folder, every file bad, a bad `ranks` or option value.
+Result<Analysis> AnalyzeInput(const std::string& input, const AnalyzeOptions& options = {});
+
+}  // namespace gpuscope::api

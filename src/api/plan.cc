@@ -1,0 +1,200 @@
+#include "api/plan.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "gpuscope/ingest.h"
+#include "hw/gpu_table.h"
+#include "plan/render.h"
+#include "report/report.h"
+
+namespace gpuscope::api {
+
+namespace {
+
+Result<plan::TraceMeasurement> MeasureTrace(const std::string& path) {
+  auto loaded = LoadInputs(path);
+  if (!loaded.ok()) return loaded.status();
+  if (loaded->traces.empty())
+    return Status::Error(StatusCode::kInvalidInput, path + ": no readable trace");
+  const report::Report rep = report::BuildReport(loaded->traces, loaded->failures);
+  plan::TraceMeasurement m;
+  m.source = path;
+  m.ranks = rep.ranks.size();
+  for (const report::RankReport& rr : rep.ranks) {
+    // The slowest rank sets the step time of a synchronous data-parallel job.
+    const double step_s = static_cast<double>(rr.steps.mean_steady_step_ns) / 1e9;
+    if (step_s > m.step_s) {
+      m.step_s = step_s;
+      m.steps = rr.steps.steady_count;
+    }
+    for (const analyze::DeviceMemory& d : rr.memory.devices)
+      m.peak_allocated_bytes =
+          std::max(m.peak_allocated_bytes, static_cast<double>(d.peak_allocated_bytes));
+  }
+  return m;
+}
+
+Status Usage(std::string message) { return Status::Error(StatusCode::kUsage, std::move(message)); }
+
+bool OneOf(const std::string& v, std::initializer_list<const char*> allowed) {
+  for (const char* a : allowed)
+    if (v == a) return true;
+  return false;
+}
+
+}  // namespace
+
+Result<Planned> PlanJob(const PlanOptions& o) {
+  std::vector<std::string> missing;
+  if (o.model.empty()) missing.push_back("--model");
+  if (o.gpu.empty() && o.gpu_spec.empty()) missing.push_back("--gpu (or --gpu-spec)");
+  if (!o.gpus) missing.push_back("--gpus");
+  if (!o.global_batch) missing.push_back("--global-batch");
+  if (!o.seq_len) missing.push_back("--seq-len");
+  if (!missing.empty()) {
+    std::string list;
+    for (const std::string& m : missing) list += (list.empty() ? "" : ", ") + m;
+    return Usage("plan needs " + list +
+                 " (hint: gpuscope plan --model llama-3-8b --gpu h100-sxm --gpus 8 "
+                 "--global-batch 64 --seq-len 4096)");
+  }
+  // The values the CLI's flag checks allow.
+  if (!o.precision.empty() && !OneOf(o.precision, {"bf16", "fp16", "fp32", "fp8"}))
+    return Usage("--precision: " + o.precision + " not in {bf16, fp16, fp32, fp8}");
+  if (!OneOf(o.optimizer, {"adam", "adam8bit", "sgd"}))
+    return Usage("--optimizer: " + o.optimizer + " not in {adam, adam8bit, sgd}");
+  if (!o.framework.empty() && !OneOf(o.framework, {"megatron", "deepspeed", "fsdp", "ddp"}))
+    return Usage("--framework: " + o.framework + " not in {megatron, deepspeed, fsdp, ddp}");
+  if (!o.zero.empty() && !OneOf(o.zero, {"0", "1", "2", "3"}))
+    return Usage("--zero: " + o.zero + " not in {0, 1, 2, 3}");
+  if (!o.recompute.empty() && !OneOf(o.recompute, {"none", "selective", "full"}))
+    return Usage("--recompute: " + o.recompute + " not in {none, selective, full}");
+  if (!OneOf(o.offload, {"none", "optimizer", "params"}))
+    return Usage("--offload: " + o.offload + " not in {none, optimizer, params}");
+  if (o.fsdp && (!o.zero.empty() || !o.framework.empty()))
+    return Usage("--fsdp excludes --zero and --framework");
+  if (o.top < 1 || o.top > 1000) return Usage("--top: value not in range 1 to 1000");
+
+  plan::PlanRequest r;
+  auto model = plan::LoadModelConfig(o.model);
+  if (!model.ok()) return model.status();
+  r.model = *model;
+  auto gpu = o.gpu_spec.empty() ? hw::FindGpu(o.gpu) : hw::ParseGpuSpec(o.gpu_spec);
+  if (!gpu.ok()) return gpu.status();
+  r.gpu = *gpu;
+  r.gpus = *o.gpus;
+  r.global_batch = *o.global_batch;
+  r.seq_len = *o.seq_len;
+  r.top = o.top;
+  auto& a = r.assumptions;
+  a.efficiency = o.efficiency;
+  a.context_gib = o.context_gib;
+  a.headroom = o.headroom;
+  a.inter_node_gbps = o.inter_node_gbps;
+  a.flash_attention = !o.no_flash;
+  a.dropout = !o.no_dropout;
+  if (!o.precision.empty())
+    r.precision = o.precision == "fp32"   ? hw::Precision::kFp32
+                  : o.precision == "fp16" ? hw::Precision::kFp16
+                  : o.precision == "fp8"  ? hw::Precision::kFp8
+                                          : hw::Precision::kBf16;
+  r.optimizer = o.optimizer == "sgd"        ? plan::Optimizer::kSgd
+                : o.optimizer == "adam8bit" ? plan::Optimizer::kAdam8bit
+                                            : plan::Optimizer::kAdam;
+  if (o.fsdp) {
+    r.framework = plan::Framework::kFsdp;
+    r.sharding = plan::Sharding::kZero3;
+  }
+  if (!o.framework.empty())
+    r.framework = o.framework == "megatron"    ? plan::Framework::kMegatron
+                  : o.framework == "deepspeed" ? plan::Framework::kDeepSpeed
+                  : o.framework == "fsdp"      ? plan::Framework::kFsdp
+                                               : plan::Framework::kDdp;
+  r.hybrid = o.hybrid;
+  r.bf16_grads = o.bf16_grads;
+  if (!o.zero.empty()) r.sharding = static_cast<plan::Sharding>(o.zero[0] - '0');
+  if (!o.recompute.empty())
+    r.recompute = o.recompute == "full"        ? plan::Recompute::kFull
+                  : o.recompute == "selective" ? plan::Recompute::kSelective
+                                               : plan::Recompute::kNone;
+  r.offload = o.offload == "params"      ? plan::Offload::kParams
+              : o.offload == "optimizer" ? plan::Offload::kOptimizer
+                                         : plan::Offload::kNone;
+  r.tp = o.tp;
+  r.pp = o.pp;
+  r.vpp = o.vpp;
+  r.mbs = o.mbs;
+  if (o.sp)
+    r.sp = true;
+  else if (o.tp)
+    r.sp = false;  // a given TP without --sp means no sequence parallelism
+  if (o.sp && o.tp && *o.tp == 1) return Usage("--sp needs --tp > 1");
+
+  std::optional<plan::Calibration> calibration;
+  if (!o.from_trace.empty()) {
+    // The traced configuration = the options, with unset degrees at their plain defaults.
+    if (Status s = plan::ValidateRequest(r); !s.ok()) return s;
+    plan::ParallelConfig traced;
+    traced.gpus = r.gpus;
+    traced.tp = r.tp.value_or(1);
+    traced.pp = r.pp.value_or(1);
+    traced.vpp = r.vpp.value_or(1);
+    if (r.gpus % (traced.tp * traced.pp) != 0)
+      return Usage("--gpus is not a multiple of tp × pp");
+    traced.dp = r.gpus / (traced.tp * traced.pp);
+    traced.sp = r.sp.value_or(false);
+    traced.mbs = r.mbs.value_or(r.global_batch / std::max<int64_t>(1, traced.dp));
+    if (traced.mbs <= 0 || r.global_batch % (traced.mbs * traced.dp) != 0)
+      return Usage("the traced configuration's --global-batch " +
+                   std::to_string(r.global_batch) + " is not divisible by mbs × dp (give --mbs)");
+    traced.grad_accum = r.global_batch / (traced.mbs * traced.dp);
+    traced.sharding = r.sharding.value_or(plan::Sharding::kNone);
+    traced.recompute = r.recompute.value_or(plan::Recompute::kNone);
+    traced.precision = r.precision.value_or(r.gpu.tflops_bf16 > 0 ? hw::Precision::kBf16
+                                                                  : hw::Precision::kFp16);
+    traced.optimizer = *r.optimizer;
+    traced.offload = r.offload;
+    traced.hybrid = r.hybrid;
+    traced.bf16_grads = r.bf16_grads;
+    // The trace does not say which framework ran it: the one given, else the one the layout
+    // implies (tp/pp: Megatron; sharding: DeepSpeed; neither: DDP).
+    traced.framework = r.framework.value_or(
+        traced.tp > 1 || traced.pp > 1                ? plan::Framework::kMegatron
+        : traced.sharding != plan::Sharding::kNone ? plan::Framework::kDeepSpeed
+                                                   : plan::Framework::kDdp);
+    auto measured = MeasureTrace(o.from_trace);
+    if (!measured.ok()) return measured.status();
+    auto cal = plan::Calibrate(r.model, r.gpu, traced, r.seq_len, a, *measured);
+    if (!cal.ok()) return cal.status();
+    calibration = *cal;
+    a.efficiency = cal->efficiency;
+    a.overhead_bytes = cal->overhead_bytes;
+    // Re-plan: the same job size with the layout searched afresh under the fitted constants.
+    r.tp.reset();
+    r.pp.reset();
+    r.vpp.reset();
+    r.mbs.reset();
+    r.sharding.reset();
+    r.recompute.reset();
+    r.sp.reset();
+  }
+
+  auto rep = plan::Plan(r);
+  if (!rep.ok()) return rep.status();
+  Planned out;
+  out.document = plan::BuildDocument(*rep, calibration ? &*calibration : nullptr);
+  if (rep->feasible.empty()) {
+    std::string hint;
+    for (const std::string& s : rep->suggestions) hint += (hint.empty() ? "" : "; ") + s;
+    out.fits = Status::Error(StatusCode::kInvalidInput,
+                             std::string(rep->exact ? "the configuration does not fit"
+                                                    : "no configuration fits") +
+                                 " in " + r.gpu.name + " memory (" + hint + ")");
+  }
+  out.request = std::move(r);
+  out.report = std::move(*rep);
+  return out;
+}
+
+}  // namespace gpuscope::api
