@@ -26,6 +26,7 @@
 #include "gpuscope/synth.h"
 #include "gpuscope/version.h"
 #include "cli/output.h"
+#include "ingest/nsys_sqlite/nsys_reader.h"
 #include "ingest/registry.h"
 #include "job/map_reduce.h"
 #include "job/mpi.h"
@@ -157,7 +158,8 @@ int RunAnalyze(const AnalyzeArgs& args) {
   }
   std::error_code ec;
   const bool many =
-      input != "-" && (std::filesystem::is_directory(input, ec) || job::IsSummaryFile(input));
+      input != "-" && (std::filesystem::is_directory(input, ec) ||
+                       (job::IsSummaryFile(input) && !ingest::IsNsysExportFile(input)));
   // Under mpirun every process runs this; MPI starts before any thread and ends after the last
   // (`world` is destroyed last). Only process 0 reads the monitor file's verdict and prints.
   std::unique_ptr<job::MpiWorld> world;
@@ -305,9 +307,10 @@ int main(int argc, char** argv) {
   CLI::App app{
       "gpuscope: why your GPU training job under-uses the GPU, and what to change.\n"
       "analyze reads PyTorch profiler (Kineto) traces (plain or gzip, one file or a folder of\n"
-      "ranks), gpuscope run recordings and nvidia-smi logs; map and reduce split a job of many\n"
-      "ranks across machines; plan sizes a run before launch; run watches a live run; diff\n"
-      "compares two runs."};
+      "ranks), Nsight Systems SQLite exports (nsys export --type sqlite), gpuscope run\n"
+      "recordings and nvidia-smi logs; map and reduce split a job of many ranks across\n"
+      "machines; plan sizes a run before launch; run watches a live run; diff compares two\n"
+      "runs."};
   app.set_version_flag("--version", std::string("gpuscope ") + GPUSCOPE_VERSION);
   app.require_subcommand(1);
 

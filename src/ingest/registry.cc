@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "ingest/kineto_json/kineto_reader.h"
+#include "ingest/nsys_sqlite/nsys_reader.h"
 #include "ingest/nvidia_smi/nvidia_smi.h"
 #include "ingest/recording/recording_reader.h"
 
@@ -52,6 +53,7 @@ int SniffCsvRecording(std::string_view head) { return LooksLikeCsvRecording(head
 int SniffChromeRecording(std::string_view head) {
   return LooksLikeChromeTraceRecording(head) ? 100 : 0;  // above the Kineto reader's 80
 }
+int SniffNsysSqlite(std::string_view head) { return LooksLikeSqlite(head) ? 100 : 0; }
 int SniffNvidiaSmi(std::string_view head) {
   return DetectNvidiaSmiLog(head) != NvidiaSmiFormat::kNone ? 90 : 0;
 }
@@ -75,6 +77,18 @@ Result<Input> ReadKineto(io::ByteSource& source, const std::string& name, uint64
   ApplyRankFallback(&*trace);
   Input in;
   in.format = InputFormat::kKinetoJson;
+  in.kind = ModelKind::kTrace;
+  in.trace = std::move(*trace);
+  return in;
+}
+
+Result<Input> ReadNsys(io::ByteSource& source, const std::string& name, uint64_t file_bytes,
+                       const LoadOptions& options) {
+  auto trace = ReadNsysSqlite(source, name, file_bytes, options);
+  if (!trace.ok()) return trace.status();
+  ApplyRankFallback(&*trace);
+  Input in;
+  in.format = InputFormat::kNsysSqlite;
   in.kind = ModelKind::kTrace;
   in.trace = std::move(*trace);
   return in;
@@ -128,10 +142,6 @@ bool IsPickle(std::string_view head) {
          static_cast<unsigned char>(head[1]) >= 2 && static_cast<unsigned char>(head[1]) <= 5;
 }
 
-bool IsSqlite(std::string_view head) {
-  return head.substr(0, 16) == std::string_view("SQLite format 3\0", 16);
-}
-
 bool IsZip(std::string_view head) { return head.substr(0, 4) == "PK\x03\x04"; }
 
 }  // namespace
@@ -147,6 +157,8 @@ const std::vector<FormatEntry>& InputFormats() {
       {InputFormat::kRecordingChromeTrace, "gpuscope run recording (Chrome-trace JSON)",
        ModelKind::kMonitor, SniffChromeRecording,
        ReadMonitor<InputFormat::kRecordingChromeTrace, ReadChromeTraceRecording>},
+      {InputFormat::kNsysSqlite, "Nsight Systems SQLite export", ModelKind::kTrace,
+       SniffNsysSqlite, ReadNsys},
       {InputFormat::kNvidiaSmiLog, "nvidia-smi log", ModelKind::kMonitor, SniffNvidiaSmi,
        ReadMonitor<InputFormat::kNvidiaSmiLog, ReadNvidiaSmiLog>},
   };
@@ -172,9 +184,6 @@ const std::vector<NonInputEntry>& KnownNonInputs() {
        IsPickle,
        "gpuscope does not read memory snapshots; view one at https://pytorch.org/memory_viz and "
        "pass gpuscope the profiler trace"},
-      {"an SQLite database (e.g. `nsys export --type sqlite`), not a trace", IsSqlite,
-       "gpuscope does not read Nsight Systems exports; pass a PyTorch profiler trace (a summary "
-       "that `gpuscope map` wrote is read by `gpuscope reduce` and `gpuscope analyze`)"},
       {"a zip archive (e.g. a torch.save checkpoint), not a trace", IsZip,
        "if it holds traces, unzip it and pass the trace files or their folder"},
   };

@@ -32,6 +32,7 @@ enum class InputFormat : uint8_t {
   kRecordingCsv,          // gpuscope run --record FILE.csv → Recording
   kRecordingChromeTrace,  // gpuscope run --record FILE.json → Recording
   kNvidiaSmiLog,  // nvidia-smi --query-gpu … --format=csv, or nvidia-smi dmon → Recording
+  kNsysSqlite,    // nsys export --type sqlite → Trace
 };
 
 // The kind of model a format produces: a profiler trace, or a monitor sample series.
