@@ -14,12 +14,14 @@
 #   summary_fuzz        summary files: `gpuscope map` (build/release, built if missing) of examples/
 #                       and of small synthetic ranks (one file each, and two in one), and copies cut
 #                       short or with a damaged page
+#   nsys_sqlite_fuzz    Nsight Systems SQLite exports: ../shared/traces/nsys/*.sqlite cut down to the
+#                       tables the reader reads and a few rows each (fuzz/nsys_seeds.py, 30-110 KB)
 # Corpora grow in build/fuzz/corpus/TARGET; crashes are written to build/fuzz/crashes/.
 set -eu
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 only="${2:-}"
-all="kineto_reader_fuzz monitor_log_fuzz registry_fuzz plan_config_fuzz diff_fuzz summary_fuzz"
+all="kineto_reader_fuzz monitor_log_fuzz registry_fuzz plan_config_fuzz diff_fuzz summary_fuzz nsys_sqlite_fuzz"
 if [ -n "$only" ]; then
   case " $all " in *" $only "*) ;; *) echo "fuzz: unknown target $only (one of: $all)" >&2; exit 2 ;; esac
 fi
@@ -104,6 +106,15 @@ seed_summary_fuzz() {
     head -c $((n / 2)) "$f" >"$f.half"
     { head -c 1024 "$f"; head -c 1024 /dev/zero | tr '\000' '\132'; tail -c +2049 "$f"; } >"$f.page"
   done
+}
+
+# Byte 0 of an nsys_sqlite_fuzz input: bit 0 reads the database from a file instead of memory.
+seed_nsys_sqlite_fuzz() {
+  if ls "$shared"/traces/nsys/*.sqlite >/dev/null 2>&1; then
+    python3 fuzz/nsys_seeds.py "$1" "$shared"/traces/nsys/*.sqlite
+  else
+    echo "fuzz: $shared/traces/nsys not found; nsys_sqlite_fuzz starts from an empty corpus" >&2
+  fi
 }
 
 for target in $all; do

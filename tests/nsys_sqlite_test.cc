@@ -429,5 +429,19 @@ TEST(NsysSqlite, MissingTablesAreNamedWithTheirFlag) {
   EXPECT_NE(r.out.find("no NVTX_EVENTS table"), std::string::npos) << r.out;
 }
 
+// A folder of exports (the node's two runs, as rank files) is analysed as a job of ranks.
+TEST(NsysSqlite, FolderOfExportsIsAJob) {
+  REQUIRE_NSYS(kH100a);
+  REQUIRE_NSYS(kH100b);
+  ScopedTempDir dir;
+  Copy(RealTrace(kH100a), dir.File("rank0.sqlite"));
+  Copy(RealTrace(kH100b), dir.File("rank1.sqlite"));
+  const auto r = RunGpuscope("analyze --json " + dir.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"rank_0\""), std::string::npos);
+  EXPECT_NE(r.out.find("\"rank_1\""), std::string::npos);
+  EXPECT_NE(r.out.find(dir.File("rank1.sqlite")), std::string::npos);
+}
+
 }  // namespace
 }  // namespace gpuscope
