@@ -32,7 +32,9 @@ void AddInputs(const analyze::TraceSummary& r, Section& s) {
   Row& in = s.AddRow("input", "input");
   in.fields = {F("file_bytes", "", Value::Bytes(r.file_bytes)),
                F("compression", "", Text(r.gzip ? "gzip" : "plain")),
-               F("json_bytes", "→ JSON", Value::Bytes(r.json_bytes)),
+               r.format == TraceFormat::kNsysSqlite  // a database: no JSON text
+                   ? Detail("json_bytes", "→ JSON", Value::Bytes(r.json_bytes))
+                   : F("json_bytes", "→ JSON", Value::Bytes(r.json_bytes)),
                F("events", "events", Count(r.events_total)),
                Detail("format", "format", Text(r.format == TraceFormat::kBareArray    ? "bare_array"
                                            : r.format == TraceFormat::kNsysSqlite ? "nsys_sqlite"

@@ -402,8 +402,14 @@ bool Times(sqlite3_stmt* s, Diagnostics* d, int64_t* start, int64_t* end) {
   }
   *start = sqlite3_column_int64(s, 0);
   *end = sqlite3_column_int64(s, 1);
-  // end − start must not overflow.
-  if (*end < *start || (*start < 0 && *end > INT64_MAX + *start)) {
+  // ±2^61 ns is ±73 years from the session start: beyond it a time is damage, and the sums the
+  // analyses take over durations stay far from overflowing.
+  constexpr int64_t kLimit = int64_t{1} << 61;
+  if (*start < -kLimit || *start > kLimit || *end < -kLimit || *end > kLimit) {
+    d->Add(Diag::kIntegerOutOfRange, -1);
+    return false;
+  }
+  if (*end < *start) {
     d->Add(Diag::kNegativeDuration, -1);
     return false;
   }
@@ -413,6 +419,8 @@ bool Times(sqlite3_stmt* s, Diagnostics* d, int64_t* start, int64_t* end) {
 int32_t Clamp32(int64_t v) {
   return static_cast<int32_t>(std::clamp<int64_t>(v, INT32_MIN, INT32_MAX));
 }
+// A size or count: negative values (damage) are 0.
+int32_t Size32(int64_t v) { return static_cast<int32_t>(std::clamp<int64_t>(v, 0, INT32_MAX)); }
 
 Status Reader::ReadKernels() {
   if (!Has(kKernelTable)) return Status::Ok();
@@ -444,10 +452,11 @@ Status Reader::ReadKernels() {
                                Int(q, 4, -1));
     gpu_process_.push_back(Int(q, 17, -1));
     GpuActivityTable& g = t_.gpu;
-    g.registers_per_thread[i] = Clamp32(Int(q, 8, 0));
-    g.grid[i] = {Clamp32(Int(q, 9, 0)), Clamp32(Int(q, 10, 0)), Clamp32(Int(q, 11, 0))};
-    g.block[i] = {Clamp32(Int(q, 12, 0)), Clamp32(Int(q, 13, 0)), Clamp32(Int(q, 14, 0))};
-    g.shared_memory_bytes[i] = Clamp32(Int(q, 15, 0) + Int(q, 16, 0));
+    g.registers_per_thread[i] = Size32(Int(q, 8, 0));
+    g.grid[i] = {Size32(Int(q, 9, 0)), Size32(Int(q, 10, 0)), Size32(Int(q, 11, 0))};
+    g.block[i] = {Size32(Int(q, 12, 0)), Size32(Int(q, 13, 0)), Size32(Int(q, 14, 0))};
+    g.shared_memory_bytes[i] =
+        Size32(std::min<int64_t>(Size32(Int(q, 15, 0)), INT32_MAX) + Size32(Int(q, 16, 0)));
     // As Kineto computes them: blocks per SM and warps per SM from the grid and the SM count.
     if (auto sm = sm_count_.find(device); sm != sm_count_.end() && sm->second > 0) {
       const double blocks =
@@ -573,7 +582,7 @@ Status Reader::ReadCopies(bool memset) {
                                Int(q, 4, -1));
     gpu_process_.push_back(Int(q, 9, -1));
     GpuActivityTable& g = t_.gpu;
-    g.bytes[i] = Int(q, 5, -1);
+    g.bytes[i] = std::max<int64_t>(-1, Int(q, 5, -1));
     if (g.bytes[i] >= 0 && end > start)  // bytes per ns = GB/s, as Kineto reports it
       g.bandwidth_gbps[i] = static_cast<float>(static_cast<double>(g.bytes[i]) / (end - start));
     g.copy_direction[i] = dir;
@@ -780,7 +789,7 @@ Status Reader::ReadDevices() {
     d.compute_major = Clamp32(Int(q, 4, -1));
     d.compute_minor = Clamp32(Int(q, 5, -1));
     d.warp_size = Clamp32(Int(q, 7, -1));
-    const int64_t warps = Int(q, 8, -1);
+    const int64_t warps = Size32(Int(q, 8, -1));
     if (warps > 0 && d.warp_size > 0) d.max_threads_per_sm = Clamp32(warps * d.warp_size);
     d.max_threads_per_block = Clamp32(Int(q, 9, -1));
     d.regs_per_sm = Int(q, 10, -1);
