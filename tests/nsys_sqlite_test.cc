@@ -8,7 +8,9 @@
 #include <map>
 #include <string>
 
+#include "analyze/invariants.h"
 #include "gpuscope/ingest.h"
+#include "report/report.h"
 #include "ingest/registry.h"
 #include "test_util.h"
 
@@ -176,6 +178,35 @@ TEST(NsysSqlite, GpuTimePerKernelNameEqualsSql) {
     for (size_t i = 0; i < trace->gpu.size(); ++i)
       if (trace->gpu.kind[i] == GpuKind::kKernel) first = std::min(first, trace->gpu.start_ns[i]);
     EXPECT_EQ(first, db.Int("SELECT MIN(start) FROM CUPTI_ACTIVITY_KIND_KERNEL"));
+  }
+  GPUSCOPE_SKIP_IF_NONE_RAN(parts);
+}
+
+// Every analysis result on the exports satisfies analyze/invariants.h (the H200's 896 ns memcpy
+// once gave a negative tiny-copy time after HTA's µs rounding).
+TEST(NsysSqlite, AnalysesKeepTheirInvariants) {
+  testing::RealParts parts;
+  for (const char* f : {kH200, kH100a, kH100b}) {
+    if (!parts.Have({std::string("traces/") + f})) continue;
+    SCOPED_TRACE(f);
+    auto trace = LoadTrace(RealTrace(f));
+    ASSERT_TRUE(trace.ok()) << trace.status().message();
+    std::vector<Trace> traces;
+    traces.push_back(std::move(*trace));
+    const auto report = report::BuildReport(traces, {}, 1);
+    ASSERT_EQ(report.ranks.size(), 1u);
+    const report::RankReport& r = report.ranks[0];
+    analyze::AnalysesView view;
+    view.gpu_time = &r.gpu_time;
+    view.steps = &r.steps;
+    view.kernels = &r.kernels;
+    view.launches = &r.launches;
+    view.copies = &r.copies;
+    view.sync = &r.sync;
+    view.occupancy = &r.occupancy;
+    view.idle_gaps = &r.idle_gaps;
+    EXPECT_EQ(analyze::CheckInvariants(view), std::vector<std::string>{});
+    EXPECT_GE(r.copies.tiny_memcpy_time_ns, 0);
   }
   GPUSCOPE_SKIP_IF_NONE_RAN(parts);
 }

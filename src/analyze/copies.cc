@@ -140,7 +140,8 @@ CopyStats AnalyzeCopies(const Trace& t, const CopyOptions& o) {
     const int64_t bytes = g.bytes[r];
     if (kind == GpuKind::kMemcpy && bytes >= 0 && bytes < kTinyCopyBytes) {
       ++out.tiny_memcpys;
-      out.tiny_memcpy_time_ns += dur;
+      // A copy under 1 µs can come out negative after HTA's rounding (start up, end down).
+      out.tiny_memcpy_time_ns += std::max<int64_t>(0, dur);
     }
     if (bytes >= 0) {
       grp.bytes += bytes;
