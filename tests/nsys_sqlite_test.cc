@@ -440,6 +440,34 @@ TEST(NsysSqlite, UnknownSchemaReadsWhatItCanOrSaysWhatIsMissing) {
       << r.err;
 }
 
+// Schema 2.x kept its metadata in EXPORT_META_DATA: a known schema, read without a note.
+TEST(NsysSqlite, OldMetadataTableIsKnown) {
+  REQUIRE_NSYS(kH100a);
+  ScopedTempDir dir;
+  const std::string path = dir.File("schema29.sqlite");
+  Copy(RealTrace(kH100a), path);
+  {
+    RwDb db(path);
+    db.Exec("ALTER TABLE META_DATA_EXPORT RENAME TO EXPORT_META_DATA");
+    db.Exec("UPDATE EXPORT_META_DATA SET value = '2.9.0' WHERE name = 'EXPORT_SCHEMA_VERSION'");
+  }
+  auto trace = LoadTrace(path);
+  ASSERT_TRUE(trace.ok()) << trace.status().message();
+  EXPECT_EQ(trace->info.trace_name, "nsys export schema 2.9.0");
+  EXPECT_TRUE(trace->info.notes.empty()) << trace->info.notes[0];
+  EXPECT_EQ(CountGpu(*trace).kernels, 19);
+}
+
+// diff works on two exports as on two Kineto traces: the node's two runs, same 19 kernels.
+TEST(NsysSqlite, DiffOfTwoExports) {
+  REQUIRE_NSYS(kH100a);
+  REQUIRE_NSYS(kH100b);
+  const auto r = RunGpuscope("diff " + RealTrace(kH100a) + " " + RealTrace(kH100b));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("step time"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("NVIDIA H100 80GB HBM3"), std::string::npos) << r.out;
+}
+
 TEST(NsysSqlite, MissingTablesAreNamedWithTheirFlag) {
   REQUIRE_NSYS(kH100a);
   ScopedTempDir dir;
