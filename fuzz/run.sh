@@ -17,12 +17,14 @@
 #                       short or with a damaged page
 #   torch_snapshot_fuzz CUDA memory snapshots: fuzz/seeds/snapshot (made by python3, see its README)
 #                       and ../shared/traces/memory_snapshots (the first 256 KiB of each)
+#   nsys_sqlite_fuzz    Nsight Systems SQLite exports: ../shared/traces/nsys/*.sqlite cut down to the
+#                       tables the reader reads and a few rows each (fuzz/nsys_seeds.py, 30-110 KB)
 # Corpora grow in build/fuzz/corpus/TARGET; crashes are written to build/fuzz/crashes/.
 set -eu
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 only="${2:-}"
-all="kineto_reader_fuzz monitor_log_fuzz registry_fuzz plan_config_fuzz diff_fuzz summary_fuzz torch_snapshot_fuzz"
+all="kineto_reader_fuzz monitor_log_fuzz registry_fuzz plan_config_fuzz diff_fuzz summary_fuzz torch_snapshot_fuzz nsys_sqlite_fuzz"
 if [ -n "$only" ]; then
   case " $all " in *" $only "*) ;; *) echo "fuzz: unknown target $only (one of: $all)" >&2; exit 2 ;; esac
 fi
@@ -118,6 +120,15 @@ seed_torch_snapshot_fuzz() {
     { printf '\000'; head -c 262000 "$f"; } >"$1/$(basename "$f")"
     { printf '\001'; head -c 4096 "$f"; } >"$1/$(basename "$f").cap"
   done
+}
+
+# Byte 0 of an nsys_sqlite_fuzz input: bit 0 reads the database from a file instead of memory.
+seed_nsys_sqlite_fuzz() {
+  if ls "$shared"/traces/nsys/*.sqlite >/dev/null 2>&1; then
+    python3 fuzz/nsys_seeds.py "$1" "$shared"/traces/nsys/*.sqlite
+  else
+    echo "fuzz: $shared/traces/nsys not found; nsys_sqlite_fuzz starts from an empty corpus" >&2
+  fi
 }
 
 for target in $all; do

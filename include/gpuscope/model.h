@@ -271,7 +271,7 @@ struct LinkStats {
   uint64_t kernels_with_launch_in_trace = 0;
 };
 
-enum class TraceFormat : uint8_t { kKinetoObject, kBareArray };
+enum class TraceFormat : uint8_t { kKinetoObject, kBareArray, kNsysSqlite };
 enum class RankSource : uint8_t { kNone, kDistributedInfo, kFileName };
 // Its name in reports and summary files: "distributedInfo", "file name", "none".
 inline const char* RankSourceName(RankSource s) {
@@ -308,6 +308,9 @@ struct TraceInfo {
   // desc = pg_desc or "-", ranks as written). Empty when the trace does not record it.
   std::vector<std::string> process_groups;
   std::string hostname;  // top-level "host_name" / "hostname" when the trace has one, else ""
+  // What the reader could not read and why, as sentences for the report (an Nsight Systems export
+  // without the tables of a trace option, with the flag that captures them).
+  std::vector<std::string> notes;
 };
 
 struct Trace {

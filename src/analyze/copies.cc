@@ -125,7 +125,9 @@ CopyStats AnalyzeCopies(const Trace& t, const CopyOptions& o) {
     const uint32_t r = rows[k];
     const GpuKind kind = g.kind[r];
     if (kind != GpuKind::kMemcpy && kind != GpuKind::kMemset) continue;
-    const int64_t dur = ends[k] - starts[k];
+    // A copy under 1 µs can come out negative after HTA's rounding (start up, end down): it took
+    // no time, not less than none.
+    const int64_t dur = std::max<int64_t>(0, ends[k] - starts[k]);
 
     const Key key{kind, kind == GpuKind::kMemcpy ? g.copy_direction[r] : CopyDirection::kUnknown,
                   g.src_kind[r], g.dst_kind[r]};
@@ -196,7 +198,7 @@ CopyStats AnalyzeCopies(const Trace& t, const CopyOptions& o) {
     if (hta_memory[name_id] == 1) {
       const std::string_view name = t.Str(name_id);
       const double bw = g.bandwidth_gbps[r] >= 0 ? static_cast<double>(g.bandwidth_gbps[r]) : 0.0;
-      const int64_t end = dur == 0 ? starts[k] + 1000 : ends[k];
+      const int64_t end = ends[k] == starts[k] ? starts[k] + 1000 : ends[k];  // as HTA, unclamped
       std::vector<Change>& ch = hta_changes[HtaMemoryType(name)];
       ch.push_back({starts[k], false, k, bw});
       ch.push_back({end, true, k, -bw});

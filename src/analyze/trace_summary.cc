@@ -150,6 +150,7 @@ TraceSummary SummarizeTrace(const Trace& t) {
                  Diag::kNegativeDuration, Diag::kUnmatchedBegin, Diag::kUnmatchedEnd}) {
     skipped += t.diagnostics.count[static_cast<size_t>(d)];
   }
+  s.warnings = t.info.notes;
   if (t.gpu.size() == 0 && skipped > 0) {
     s.warnings.push_back("no GPU events were read, and " + std::to_string(skipped) +
                          " events were skipped (see diagnostics): the GPU events may be among "

@@ -9,6 +9,7 @@
 #include "base/thread_pool.h"
 #include "cli/output.h"
 #include "gpuscope/ingest.h"
+#include "ingest/nsys_sqlite/nsys_reader.h"
 #include "ingest/registry.h"
 #include "job/map_reduce.h"
 #include "render/format.h"
@@ -131,7 +132,7 @@ int RunMapCommand(const MapCliOptions& o) {
         return ExitCodeFor(listed.status());
       }
       traces.insert(traces.end(), listed->begin(), listed->end());
-    } else if (job::IsSummaryFile(in)) {
+    } else if (job::IsSummaryFile(in) && !ingest::IsNsysExportFile(in)) {
       PrintError(in +
                  ": is already a gpuscope summary (hint: combine summaries with `gpuscope "
                  "reduce " +

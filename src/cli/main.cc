@@ -27,6 +27,7 @@
 #include "gpuscope/synth.h"
 #include "gpuscope/version.h"
 #include "cli/output.h"
+#include "ingest/nsys_sqlite/nsys_reader.h"
 #include "ingest/registry.h"
 #include "job/map_reduce.h"
 #include "job/mpi.h"
@@ -159,7 +160,8 @@ int RunAnalyze(const AnalyzeArgs& args) {
   }
   std::error_code ec;
   const bool many =
-      input != "-" && (std::filesystem::is_directory(input, ec) || job::IsSummaryFile(input));
+      input != "-" && (std::filesystem::is_directory(input, ec) ||
+                       (job::IsSummaryFile(input) && !ingest::IsNsysExportFile(input)));
   // Under mpirun every process runs this; MPI starts before any thread and ends after the last
   // (`world` is destroyed last). Only process 0 reads the monitor file's verdict and prints.
   std::unique_ptr<job::MpiWorld> world;
@@ -313,7 +315,8 @@ int main(int argc, char** argv) {
   CLI::App app{
       "gpuscope: why your GPU training job under-uses the GPU, and what to change.\n"
       "analyze reads PyTorch profiler (Kineto) traces (plain or gzip, one file or a folder of\n"
-      "ranks), gpuscope run recordings, nvidia-smi logs and PyTorch CUDA memory snapshots\n"
+      "ranks), Nsight Systems SQLite exports (nsys export --type sqlite), gpuscope run\n"
+      "recordings, nvidia-smi and DCGM logs, and PyTorch CUDA memory snapshots\n"
       "(torch.cuda.memory._dump_snapshot pickles, read as plain data); map and reduce split\n"
       "a job of many ranks across machines; plan sizes a run before launch; run watches a live\n"
       "run; diff compares two runs (or two memory snapshots)."};

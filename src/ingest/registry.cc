@@ -6,6 +6,7 @@
 
 #include "ingest/dcgm/dcgm.h"
 #include "ingest/kineto_json/kineto_reader.h"
+#include "ingest/nsys_sqlite/nsys_reader.h"
 #include "ingest/nvidia_smi/nvidia_smi.h"
 #include "ingest/recording/recording_reader.h"
 #include "ingest/torch_snapshot/snapshot_reader.h"
@@ -54,6 +55,7 @@ int SniffCsvRecording(std::string_view head) { return LooksLikeCsvRecording(head
 int SniffChromeRecording(std::string_view head) {
   return LooksLikeChromeTraceRecording(head) ? 100 : 0;  // above the Kineto reader's 80
 }
+int SniffNsysSqlite(std::string_view head) { return LooksLikeSqlite(head) ? 100 : 0; }
 int SniffNvidiaSmi(std::string_view head) {
   return DetectNvidiaSmiLog(head) != NvidiaSmiFormat::kNone ? 90 : 0;
 }
@@ -81,6 +83,18 @@ Result<Input> ReadKineto(io::ByteSource& source, const std::string& name, uint64
   ApplyRankFallback(&*trace);
   Input in;
   in.format = InputFormat::kKinetoJson;
+  in.kind = ModelKind::kTrace;
+  in.trace = std::move(*trace);
+  return in;
+}
+
+Result<Input> ReadNsys(io::ByteSource& source, const std::string& name, uint64_t file_bytes,
+                       const LoadOptions& options) {
+  auto trace = ReadNsysSqlite(source, name, file_bytes, options);
+  if (!trace.ok()) return trace.status();
+  ApplyRankFallback(&*trace);
+  Input in;
+  in.format = InputFormat::kNsysSqlite;
   in.kind = ModelKind::kTrace;
   in.trace = std::move(*trace);
   return in;
@@ -152,10 +166,6 @@ bool IsTensorBoardEvents(std::string_view head) {
   return head.size() >= 16 && head.substr(0, 64).find("brain.Event:") != std::string_view::npos;
 }
 
-bool IsSqlite(std::string_view head) {
-  return head.substr(0, 16) == std::string_view("SQLite format 3\0", 16);
-}
-
 bool IsZip(std::string_view head) { return head.substr(0, 4) == "PK\x03\x04"; }
 
 }  // namespace
@@ -171,6 +181,8 @@ const std::vector<FormatEntry>& InputFormats() {
       {InputFormat::kRecordingChromeTrace, "gpuscope run recording (Chrome-trace JSON)",
        ModelKind::kMonitor, SniffChromeRecording,
        ReadMonitor<InputFormat::kRecordingChromeTrace, ReadChromeTraceRecording>},
+      {InputFormat::kNsysSqlite, "Nsight Systems SQLite export", ModelKind::kTrace,
+       SniffNsysSqlite, ReadNsys},
       {InputFormat::kNvidiaSmiLog, "nvidia-smi log", ModelKind::kMonitor, SniffNvidiaSmi,
        ReadNvidiaSmi},
       {InputFormat::kDcgmiDmon, "dcgmi dmon log", ModelKind::kMonitor, SniffDcgmiDmon,
@@ -197,9 +209,6 @@ const std::vector<NonInputEntry>& KnownNonInputs() {
       {"a TensorBoard event file (TFRecord of summaries), not a trace", IsTensorBoardEvents,
        "the profiler's TensorBoard plugin keeps its traces as *.pt.trace.json(.gz) beside the "
        "event files: pass one of those, or their folder"},
-      {"an SQLite database (e.g. `nsys export --type sqlite`), not a trace", IsSqlite,
-       "gpuscope does not read Nsight Systems exports; pass a PyTorch profiler trace (a summary "
-       "that `gpuscope map` wrote is read by `gpuscope reduce` and `gpuscope analyze`)"},
       {"a zip archive (e.g. a torch.save checkpoint), not a trace", IsZip,
        "if it holds traces, unzip it and pass the trace files or their folder"},
   };

@@ -36,6 +36,7 @@ enum class InputFormat : uint8_t {
   kDcgmiDmon,     // dcgmi dmon -e FIELDS → Recording
   kDcgmExporter,  // dcgm-exporter Prometheus text (scrapes appended) → Recording
   kTorchMemorySnapshot,  // torch.cuda.memory._dump_snapshot pickle → snapshot::Snapshot
+  kNsysSqlite,    // nsys export --type sqlite → Trace
 };
 
 // The kind of model a format produces: a profiler trace, a monitor sample series, or a CUDA

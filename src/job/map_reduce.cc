@@ -11,6 +11,7 @@
 #include <mutex>
 #include <optional>
 
+#include "ingest/nsys_sqlite/nsys_reader.h"
 #include "render/json.h"
 #include "report/report.h"
 #include "store/summary_file.h"
@@ -116,16 +117,16 @@ Status ListFolder(const std::string& dir, Inputs* out) {
     const std::string path = entry.path().string();
     if (EndsWith(name, ".json") || EndsWith(name, ".json.gz"))
       traces.push_back(path);
-    else if (StartsAsSqlite(path))
-      summaries.push_back(path);
+    else if (StartsAsSqlite(path))  // an Nsight Systems export is a trace, any other a summary
+      (ingest::IsNsysExportFile(path) ? traces : summaries).push_back(path);
   }
   if (traces.empty() && summaries.empty())
     return Status::Error(
         StatusCode::kInvalidInput,
         dir +
             ": no trace files in this folder (hint: gpuscope looks for *.json and *.json.gz, "
-            "e.g. the *.pt.trace.json files torch.profiler writes, and for summaries that "
-            "`gpuscope map` writes)");
+            "e.g. the *.pt.trace.json files torch.profiler writes, for Nsight Systems SQLite "
+            "exports and for summaries that `gpuscope map` writes)");
   std::sort(traces.begin(), traces.end());
   std::sort(summaries.begin(), summaries.end());
   out->traces.insert(out->traces.end(), traces.begin(), traces.end());

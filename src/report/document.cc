@@ -32,13 +32,18 @@ void AddInputs(const analyze::TraceSummary& r, Section& s) {
   Row& in = s.AddRow("input", "input");
   in.fields = {F("file_bytes", "", Value::Bytes(r.file_bytes)),
                F("compression", "", Text(r.gzip ? "gzip" : "plain")),
-               F("json_bytes", "→ JSON", Value::Bytes(r.json_bytes)),
+               r.format == TraceFormat::kNsysSqlite  // a database: no JSON text
+                   ? Detail("json_bytes", "→ JSON", Value::Bytes(r.json_bytes))
+                   : F("json_bytes", "→ JSON", Value::Bytes(r.json_bytes)),
                F("events", "events", Count(r.events_total)),
-               Detail("format", "format", Text(r.format == TraceFormat::kBareArray ? "bare_array" : "kineto_object")),
+               Detail("format", "format", Text(r.format == TraceFormat::kBareArray    ? "bare_array"
+                                           : r.format == TraceFormat::kNsysSqlite ? "nsys_sqlite"
+                                                                                  : "kineto_object")),
                Detail("display_time_unit", "displayTimeUnit", Text(r.display_time_unit)),
                Detail("base_time_ns", "baseTimeNanoseconds",
                       r.base_time_ns ? Value::Int(*r.base_time_ns, Unit::kCount) : Value::Na())};
   if (r.format == TraceFormat::kBareArray) in.note = "(legacy bare-array form)";
+  if (r.format == TraceFormat::kNsysSqlite) in.note = "(Nsight Systems SQLite export)";
   Row& dev = s.AddRow("device", "device");
   if (!r.device_name.empty()) {
     dev.fields = {F("name", "", Text(r.device_name)),
