@@ -405,6 +405,8 @@ TEST(MonitorRules, EveryRuleFiresWithItsDocumentedEvidenceKeys) {
   series.push_back(reads);  // waiting, memory_headroom
   s = Shape(), s.gpu_util = 50, s.main_pct = 50, s.workers = {40};
   series.push_back(Series(s, 30));  // gpu_underused
+  s = Shape(), s.main_pct = 26, s.workers = {1, 2};
+  series.push_back(Series(s, 30));  // waits_on_workers
   s = Shape(), s.gpu_util = 95;
   Recording two = Series(s, 30);
   for (Sample& x : two.samples) {
@@ -433,6 +435,24 @@ TEST(MonitorRules, EveryRuleFiresWithItsDocumentedEvidenceKeys) {
     for (const std::string& k : keys[r.id])
       EXPECT_NE(r.evidence_keys.find(k), std::string::npos) << k << " is not in the table";
   }
+}
+
+// No GPU data, a main process at 26 % of a core and two idle workers (a DataLoader whose
+// __getitem__ sleeps or reads slow storage): the verdict is that the loop waits for its input,
+// not "no GPU data". With a busy GPU the same CPU numbers are no such finding.
+TEST(MonitorRules, AMainProcessOffTheCpuWithWorkersWaitsForItsInput) {
+  Shape s;
+  s.main_pct = 26, s.workers = {1, 2};
+  const auto judged = Judge(Series(s, 30));
+  ASSERT_FALSE(judged.advice.findings.empty());
+  EXPECT_EQ(judged.advice.findings[0].id, "waits_on_workers");
+  EXPECT_NE(judged.advice.verdict.find("off the CPU 74 % of the time"), std::string::npos)
+      << judged.advice.verdict;
+  EXPECT_NE(judged.advice.verdict.find("→ The training process waits for its input"), std::string::npos)
+      << judged.advice.verdict;
+  s.gpu_util = 95;
+  for (const MonitorFinding& f : Judge(Series(s, 30)).advice.findings)
+    EXPECT_NE(f.id, "waits_on_workers");
 }
 
 TEST(MonitorRules, DocsRuleTableIsTheCodesTable) {

@@ -274,10 +274,37 @@ void CpuSaturated(const MonitorContext& c, std::vector<MonitorFinding>* out) {
   out->push_back(std::move(f));
 }
 
+// The main process mostly off the CPU while it has worker processes (DataLoader workers): a
+// training step that computes on its thread is off the CPU while it waits for the next batch.
+// Without GPU data this is the only reading the CPU samples support; with one, the GPU must be
+// mostly idle too (else the wait is the GPU's work).
+void WaitsOnWorkers(const MonitorContext& c, std::vector<MonitorFinding>* out) {
+  if (!c.cpu || c.cpu->workers.empty() || c.cpu->main_mean_pct >= kCpuBoundPct / 2 ||
+      c.system_saturated || c.Fired("workers_saturated"))
+    return;
+  if (c.stats.util_mean_pct && *c.stats.util_mean_pct >= kIdleGpuUtilPct) return;
+  MonitorFinding f;
+  f.title = "The training process waits for its input from its worker processes";
+  if (c.stats.util_mean_pct) AddGpuUtil(c, &f.evidence);
+  AddMain(c, &f.evidence);
+  AddWorkers(c, &f.evidence);
+  f.evidence.push_back(F("main_off_cpu_share", "main process off the CPU",
+                         Value::Share(1 - c.cpu->main_mean_pct / 100)));
+  f.words = (c.stats.util_mean_pct ? GpuWords(c) + " while " : std::string()) + MainWords(c) +
+            " (off the CPU " + PctText(100 - c.cpu->main_mean_pct) + " of the time) and " +
+            WorkerWords(c);
+  if (c.workers_idle)
+    f.fix = "The workers are idle too, so each batch waits on something slow inside "
+            "__getitem__ or collate (storage or network reads, a lock, a sleep): time one "
+            "__getitem__, cache or pre-process the data set, and raise num_workers and "
+            "prefetch_factor so more batches are in flight (persistent_workers=True).";
+  out->push_back(std::move(f));
+}
+
 void Waiting(const MonitorContext& c, std::vector<MonitorFinding>* out) {
   if (!c.stats.util_mean_pct || *c.stats.util_mean_pct >= kIdleGpuUtilPct ||
       c.cpu->main_mean_pct >= kCpuBoundPct / 2 || c.Fired("input_single_threaded") ||
-      c.Fired("workers_saturated") || c.Fired("cpu_saturated"))
+      c.Fired("workers_saturated") || c.Fired("cpu_saturated") || c.Fired("waits_on_workers"))
     return;
   MonitorFinding f;
   f.title = "GPU and host both mostly idle: the job waits on something else";
@@ -299,7 +326,8 @@ void Waiting(const MonitorContext& c, std::vector<MonitorFinding>* out) {
 
 void GpuUnderused(const MonitorContext& c, std::vector<MonitorFinding>* out) {
   if (!Underused(c)) return;
-  for (const char* id : {"input_single_threaded", "workers_saturated", "cpu_saturated", "waiting"})
+  for (const char* id :
+       {"input_single_threaded", "workers_saturated", "cpu_saturated", "waits_on_workers", "waiting"})
     if (c.Fired(id)) return;
   MonitorFinding f;
   f.title = "GPU under-used, host not visibly the bottleneck";
@@ -439,6 +467,20 @@ std::vector<MonitorRule> MakeRules() {
        "Find what else runs on the machine (top), or use fewer/cheaper CPU transforms per "
        "sample.",
        "gpu_util_mean_pct (with GPU data), system_busy_mean_pct, cores", CpuSaturated},
+      {"waits_on_workers", kMonGpuUtil | kMonMainCpu | kMonWorkersCpu | kMonSystemCpu,
+       "main process < " + render::FormatNumber(kCpuBoundPct / 2, 1) +
+           " % of one core with ≥ 1 worker process, cores not saturated, workers not "
+           "saturated, and (with GPU data) steady GPU util < " +
+           PctText(kIdleGpuUtilPct) + " (`kIdleGpuUtilPct`)",
+       "at most the main process's off-CPU share (the time the step waits for its batch); no "
+       "time estimate",
+       0.5, Severity::kWarning, true,
+       "Keep batches ahead of the step: DataLoader(..., num_workers=N, prefetch_factor=4, "
+       "persistent_workers=True, pin_memory=True), and make each sample cheaper to produce "
+       "(time one __getitem__).",
+       "gpu_util_mean_pct, main_process, main_cpu_mean_pct, workers, worker_cpu_mean_pct, "
+       "workers_ended_cpu_mean_pct, main_off_cpu_share",
+       WaitsOnWorkers},
       {"waiting", kMonGpuUtil | kMonMainCpu | kMonStorageReads,
        "steady GPU util < " + PctText(kIdleGpuUtilPct) + " (`kIdleGpuUtilPct`), main process < " +
            render::FormatNumber(kCpuBoundPct / 2, 1) + " % of one core, no rule above fired",

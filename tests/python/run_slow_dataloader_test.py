@@ -9,8 +9,8 @@ DataLoader workers are deliberately slow, run under the installed `gpuscope run`
     both, asserts they agree within 10 percentage points and that gpuscope names the main
     process and its 2 workers. Saves both documents to RESULT_JSON for:
   run_slow_dataloader_test.py --verdict RESULT_JSON
-    The acceptance's verdict: input-bound (the training process waits on its workers). Skips
-    (77) and says so while `gpuscope run` has no rule that reads this from CPU data alone.
+    The acceptance's verdict: input-bound (the training process waits for its input from its
+    workers: rule `waits_on_workers`, which reads it from CPU data alone).
 """
 
 import json
@@ -50,11 +50,9 @@ if sys.argv[1] == "--verdict":
     if "input" in verdict.lower() and ("wait" in verdict.lower() or "bound" in verdict.lower()):
         print("ok    the verdict says the loop waits for its input")
         sys.exit(0)
-    print("SKIP (known gap): gpuscope run has no rule for a main process that waits on its "
-          "DataLoader workers when there is no GPU data (the monitor rules need GPU utilisation "
-          "or busy workers: docs/monitor.md); the measured wait share above agrees, the verdict "
-          "does not say input-bound yet")
-    sys.exit(77)
+    print("FAIL  the verdict does not say the loop waits for its input (rule waits_on_workers, "
+          "docs/monitor.md)")
+    sys.exit(1)
 
 try:
     import torch  # noqa: F401
