@@ -4,6 +4,7 @@
 
 #include "render/build.h"
 #include "render/format.h"
+#include "report/capture.h"
 #include "report/monitor_document.h"
 #include "report/summary.h"
 #include <cctype>
@@ -542,6 +543,7 @@ render::Section BuildRankSection(const RankReport& rr, size_t index) {
   };
   AddAdvice(rr.advice, group("findings", "verdict and findings"));
   AddInputs(r, group("inputs", "inputs"));
+  AddCapture(r, group("capture", "what this capture can tell"));
   AddGpuTime(rr.gpu_time, group("gpu_time", "GPU time"));
   AddSteps(rr.steps, group("steps", "step time"));
   AddKernels(rr.kernels, group("kernels", "kernels"));
