@@ -6,6 +6,7 @@
 
 #include "gpuscope/version.h"
 #include "render/build.h"
+#include "render/format.h"
 
 namespace gpuscope::report {
 
@@ -86,10 +87,27 @@ void AddTimeline(const SnapshotDevice& d, Section& s) {
     if (static_cast<MemoryCategory>(k) != MemoryCategory::kUnknown &&
         d.categories_at_peak[static_cast<size_t>(k)].bytes > 0)
       known = true;
-  if (known)
-    for (size_t k = 0; k < cats.size(); ++k)
-      if (d.categories_at_peak[k].bytes > 0) c.series.push_back(std::move(cats[k]));
+  const std::vector<double> xs = c.x;
   c.reference_lines.push_back(F("peak_allocated_bytes", "peak allocated", Bytes(d.peak_allocated_bytes)));
+  if (!known) return;
+  // What the allocated bytes are made of over time: one bar per sampled instant, stacked by
+  // category (the same points as the lines; at most kStackBars of them), the peak marked.
+  constexpr size_t kStackBars = 48;
+  render::Chart& bars = s.AddChart("allocated_by_category", "allocated over the trace, stacked by category",
+                                   render::Chart::Kind::kStackedBars, Unit::kBytes);
+  const size_t points = xs.size();
+  std::vector<size_t> pick;
+  for (size_t b = 0; b < std::min(points, kStackBars); ++b)
+    pick.push_back(points <= kStackBars ? b : b * (points - 1) / (kStackBars - 1));
+  for (size_t i : pick) bars.categories.push_back(render::FormatDurationApprox(xs[i]));
+  for (size_t k = 0; k < cats.size(); ++k) {
+    if (d.categories_at_peak[k].bytes <= 0) continue;
+    render::Series part{cats[k].key, std::string(analyze::MemoryCategoryName(static_cast<MemoryCategory>(k))), {}};
+    for (size_t i : pick) part.values.push_back(cats[k].values[i]);
+    bars.series.push_back(part);
+    c.series.push_back(std::move(cats[k]));
+  }
+  bars.reference_lines.push_back(F("peak_allocated_bytes", "peak allocated", Bytes(d.peak_allocated_bytes)));
 }
 
 void AddDevice(const snapshot::Snapshot& snap, const SnapshotDevice& d, Section& parent) {
