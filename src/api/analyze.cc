@@ -1,5 +1,7 @@
 #include "api/analyze.h"
 
+#include "report/snapshot_document.h"
+
 #include <filesystem>
 #include <optional>
 #include <utility>
@@ -11,6 +13,7 @@
 #include "ingest/registry.h"
 #include "job/map_reduce.h"
 #include "report/monitor_document.h"
+#include "report/snapshot_document.h"
 #include "report/summary.h"
 
 namespace gpuscope::api {
@@ -97,8 +100,13 @@ Result<Analysis> AnalyzeInput(const std::string& input, const AnalyzeOptions& ar
     out.failures = std::move(mapped->failures);
   } else {
     std::optional<monitor::Recording> recording;
-    auto loaded = ingest::LoadInputs(input, options, &recording);
+    std::optional<snapshot::Snapshot> snap;
+    auto loaded = ingest::LoadInputs(input, options, &recording, &snap);
     if (!loaded.ok()) return loaded.status();
+    if (snap) {  // a CUDA memory snapshot: its own document (docs/memory-snapshot.md)
+      out.document = report::SnapshotDocument(*snap);
+      return out;
+    }
     if (recording) {
       out.document = MonitorDocument(*recording);
       out.monitor_input = true;

@@ -8,7 +8,6 @@
 
 namespace gpuscope::cli {
 
-render::Document SnapshotDocument(const snapshot::Snapshot& snap);
 int EmitSnapshot(const snapshot::Snapshot& snap, const OutputArgs& out);
 
 }  // namespace gpuscope::cli

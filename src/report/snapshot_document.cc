@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "advise/snapshot_rules.h"
 #include "gpuscope/version.h"
 #include "render/build.h"
 #include "render/format.h"
@@ -236,6 +237,11 @@ render::Document BuildSnapshotDocument(const snapshot::Snapshot& snap,
     for (const auto& [k, v] : snap.allocator_settings) t.rows.push_back({Text(k), Text(v)});
   }
   return doc;
+}
+
+render::Document SnapshotDocument(const snapshot::Snapshot& snap) {
+  const analyze::SnapshotAnalysis analysis = analyze::AnalyzeSnapshot(snap);
+  return BuildSnapshotDocument(snap, analysis, advise::AdviseSnapshot(analysis));
 }
 
 }  // namespace gpuscope::report

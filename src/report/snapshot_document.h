@@ -17,4 +17,7 @@ render::Document BuildSnapshotDocument(const snapshot::Snapshot& snap,
                                        const analyze::SnapshotAnalysis& analysis,
                                        const std::vector<render::Finding>& findings);
 
+// The whole path: analyses, findings (advise/snapshot_rules.h) and the document.
+render::Document SnapshotDocument(const snapshot::Snapshot& snap);
+
 }  // namespace gpuscope::report

@@ -72,6 +72,13 @@ html = report.to_html()
 check(html.lstrip().lower().startswith("<!doctype html"), ".to_html() is a page")
 check("<iframe" in report._repr_html_(), "_repr_html_ shows the page in a notebook cell")
 
+# A CUDA memory snapshot (a small one made by fuzz/seeds/snapshot/make_seeds.py): its own document.
+snap_path = os.path.join(src, "fuzz", "seeds", "snapshot", "snapshot_p4.pickle")
+snap = gpuscope.analyze(snap_path)
+snap_cli = subprocess.run([cli, "analyze", "--json", snap_path], capture_output=True, text=True)
+check(snap.to_dict() == json.loads(snap_cli.stdout) and snap.to_dict()["schema"] == "gpuscope.snapshot",
+      "analyze(snapshot.pickle) is the gpuscope.snapshot document analyze --json prints")
+
 # Errors: gpuscope.Error (a ValueError) with the message the CLI prints.
 with tempfile.TemporaryDirectory() as tmp:
     bad = os.path.join(tmp, "cut.pt.trace.json")
