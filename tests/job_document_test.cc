@@ -280,7 +280,8 @@ TEST(JobDocument, AStragglerAmongSomeRanksSaysTheOthersMayBeLater) {
   EXPECT_EQ(row.note, "(the latest of the 8 of 16 ranks whose traces are here; the other 8 may "
                       "arrive later still)");
   // All 8 of 8: no such note.
-  const render::Section& whole = Job(RankFiveDocument());
+  const render::Document all_ranks = RankFiveDocument();  // kept alive: Job() points into it
+  const render::Section& whole = Job(all_ranks);
   for (const render::Item& i : whole.items) {
     if (const auto* r = std::get_if<render::Row>(&i); r && r->key == "straggler") {
       EXPECT_EQ(r->note.find("may arrive later"), std::string::npos);
