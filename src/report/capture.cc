@@ -115,9 +115,10 @@ void AddCapture(const analyze::TraceSummary& r, render::Section& s) {
                                 (gaps.size() == 1 ? "" : "s") + " below";
   row.detail = gaps.empty();
   for (const CaptureGap& g : gaps) {
-    Row& gap = s.AddRow("gap_" + g.key, "cannot tell");
-    gap.fields = {F("what", "", Text(g.what)), Detail("hint", "hint", Text(g.hint))};
-    gap.note = g.effect + (g.hint.empty() ? "" : " (hint: " + g.hint + ")");
+    Row& gap = s.AddRow("gap_" + g.key, "missing");
+    gap.fields = {F("what", "", Text(g.what)), Detail("effect", "so", Text(g.effect)),
+                  Detail("hint", "hint", Text(g.hint))};
+    gap.note = "— " + g.effect + (g.hint.empty() ? "" : " (hint: " + g.hint + ")");
   }
 }
 
