@@ -40,6 +40,8 @@ enum class GpuKind : uint8_t { kKernel, kMemcpy, kMemset, kSync };
 
 enum class CopyDirection : uint8_t { kUnknown, kHtoD, kDtoH, kDtoD, kHtoH, kPtoP };
 enum class MemoryKind : uint8_t { kUnknown, kPageable, kPinned, kDevice, kManaged, kArray };
+const char* CopyDirectionName(CopyDirection d);  // "HtoD", "DtoH", ..., "unknown"
+const char* MemoryKindName(MemoryKind k);        // "Pageable", "Pinned", "Device", ..., "unknown"
 
 // cuda_sync_kind of a GPU-side sync event.
 enum class SyncKind : uint8_t {

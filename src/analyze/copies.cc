@@ -59,42 +59,6 @@ CopyLaunchMode CopyLaunchModeOf(const Trace& t, uint32_t r) {
                                                                           : CopyLaunchMode::kSync;
 }
 
-const char* CopyDirectionName(CopyDirection d) {
-  switch (d) {
-    case CopyDirection::kHtoD:
-      return "HtoD";
-    case CopyDirection::kDtoH:
-      return "DtoH";
-    case CopyDirection::kDtoD:
-      return "DtoD";
-    case CopyDirection::kHtoH:
-      return "HtoH";
-    case CopyDirection::kPtoP:
-      return "PtoP";
-    case CopyDirection::kUnknown:
-      break;
-  }
-  return "unknown";
-}
-
-const char* MemoryKindName(MemoryKind k) {
-  switch (k) {
-    case MemoryKind::kPageable:
-      return "Pageable";
-    case MemoryKind::kPinned:
-      return "Pinned";
-    case MemoryKind::kDevice:
-      return "Device";
-    case MemoryKind::kManaged:
-      return "Managed";
-    case MemoryKind::kArray:
-      return "Array";
-    case MemoryKind::kUnknown:
-      break;
-  }
-  return "unknown";
-}
-
 CopyStats AnalyzeCopies(const Trace& t, const CopyOptions& o) {
   CopyStats out;
   const GpuActivityTable& g = t.gpu;

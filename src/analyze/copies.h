@@ -129,7 +129,5 @@ CopyStats AnalyzeCopies(const Trace& trace, const CopyOptions& options = {});
 // Launch mode of a copy/set activity (row of Trace::gpu).
 CopyLaunchMode CopyLaunchModeOf(const Trace& trace, uint32_t gpu_row);
 
-const char* CopyDirectionName(CopyDirection d);  // "HtoD", "DtoH", ..., "unknown"
-const char* MemoryKindName(MemoryKind k);        // "Pageable", "Pinned", "Device", ...
 
 }  // namespace gpuscope::analyze

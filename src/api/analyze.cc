@@ -20,35 +20,6 @@ namespace gpuscope::api {
 
 namespace {
 
-// "all" → {-1}; "0,7" → {0, 7}; as `--ranks` reads it.
-Status ParseRanks(const std::string& text, std::vector<int32_t>* out) {
-  out->clear();
-  if (text.empty()) return Status::Ok();
-  if (text == "all") {
-    out->push_back(-1);
-    return Status::Ok();
-  }
-  size_t i = 0;
-  while (i <= text.size()) {
-    const size_t comma = std::min(text.find(',', i), text.size());
-    const std::string word = text.substr(i, comma - i);
-    int64_t rank = 0;
-    bool ok = !word.empty() && word.size() <= 9;
-    for (char c : word) {
-      if (c < '0' || c > '9') ok = false;
-      rank = rank * 10 + (c - '0');
-    }
-    if (!ok)
-      return Status::Error(StatusCode::kUsage,
-                           "--ranks \"" + text +
-                               "\" is not a list of ranks (hint: --ranks all, or rank ids such as "
-                               "--ranks 0,7)");
-    out->push_back(static_cast<int32_t>(rank));
-    i = comma + 1;
-  }
-  return Status::Ok();
-}
-
 render::Document MonitorDocument(const monitor::Recording& recording) {
   const analyze::MonitorStats stats = analyze::ComputeMonitorStats(recording);
   return report::BuildRunDocument(stats, advise::AdviseMonitor(stats));
@@ -58,7 +29,7 @@ render::Document MonitorDocument(const monitor::Recording& recording) {
 
 Result<Analysis> AnalyzeInput(const std::string& input, const AnalyzeOptions& args) {
   report::JobOptions job_options;
-  if (Status s = ParseRanks(args.ranks, &job_options.detail_ranks); !s.ok()) return s;
+  if (Status s = report::ParseDetailRanks(args.ranks, &job_options.detail_ranks); !s.ok()) return s;
   if (args.inflater != "auto" && args.inflater != "isal" && args.inflater != "zlib")
     return Status::Error(StatusCode::kUsage,
                          "inflater \"" + args.inflater + "\" is not one of auto, isal, zlib");

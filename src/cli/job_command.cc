@@ -50,34 +50,6 @@ std::string SummaryFileName(const std::string& trace_path) {
   return name + ".gpuscope.db";
 }
 
-Status ParseDetailRanks(const std::string& text, std::vector<int32_t>* out) {
-  out->clear();
-  if (text.empty()) return Status::Ok();
-  if (text == "all") {
-    out->push_back(-1);
-    return Status::Ok();
-  }
-  size_t i = 0;
-  while (i <= text.size()) {
-    const size_t comma = std::min(text.find(',', i), text.size());
-    const std::string word = text.substr(i, comma - i);
-    int64_t rank = 0;
-    bool ok = !word.empty() && word.size() <= 9;
-    for (char c : word) {
-      if (c < '0' || c > '9') ok = false;
-      rank = rank * 10 + (c - '0');
-    }
-    if (!ok)
-      return Status::Error(StatusCode::kUsage,
-                           "--ranks \"" + text +
-                               "\" is not a list of ranks (hint: --ranks all, or rank ids such as "
-                               "--ranks 0,7)");
-    out->push_back(static_cast<int32_t>(rank));
-    i = comma + 1;
-  }
-  return Status::Ok();
-}
-
 void AddRanksFlag(CLI::App* app, std::string* ranks) {
   app->add_option("--ranks", *ranks,
                   "Ranks shown in full after the job summary: all, or rank ids (0,7); default: "
@@ -240,7 +212,7 @@ CLI::App* AddReduceCommand(CLI::App& app, ReduceCliOptions* o) {
 
 int RunReduceCommand(const ReduceCliOptions& o) {
   report::JobOptions job_options;
-  if (Status s = ParseDetailRanks(o.ranks, &job_options.detail_ranks); !s.ok()) {
+  if (Status s = report::ParseDetailRanks(o.ranks, &job_options.detail_ranks); !s.ok()) {
     PrintError(s.message());
     return 2;
   }

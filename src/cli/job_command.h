@@ -37,9 +37,6 @@ CLI::App* AddReduceCommand(CLI::App& app, ReduceCliOptions* options);
 int RunMapCommand(const MapCliOptions& options);
 int RunReduceCommand(const ReduceCliOptions& options);
 
-// `--ranks all|N,M` (the ranks shown in full after the job summary) → JobOptions::detail_ranks:
-// "all" → {-1}, "3,5" → {3, 5}; empty text → {} (the worst few). A usage error otherwise.
-Status ParseDetailRanks(const std::string& text, std::vector<int32_t>* out);
 // Adds --ranks to a command that prints a job report.
 void AddRanksFlag(CLI::App* app, std::string* ranks);
 

@@ -154,7 +154,7 @@ int RunAnalyze(const AnalyzeArgs& args) {
   const int threads = args.threads;
   const std::string& inflater = args.inflater;
   report::JobOptions job_options;
-  if (Status s = cli::ParseDetailRanks(args.ranks, &job_options.detail_ranks); !s.ok()) {
+  if (Status s = report::ParseDetailRanks(args.ranks, &job_options.detail_ranks); !s.ok()) {
     PrintError(s);
     return kExitBadInput;
   }

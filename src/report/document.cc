@@ -319,7 +319,7 @@ void AddCopies(const analyze::CopyStats& cs, Section& s) {
   dirs.text_rows = 6;
   for (const analyze::DirectionTotals& d : cs.directions) {
     if (d.count == 0) continue;
-    dirs.rows.push_back({Text(analyze::CopyDirectionName(d.direction)), Count(d.count),
+    dirs.rows.push_back({Text(CopyDirectionName(d.direction)), Count(d.count),
                          Value::Bytes(static_cast<uint64_t>(std::max<int64_t>(0, d.bytes / static_cast<int64_t>(d.count)))),
                          Count(d.pageable), Ns(d.time_ns), Value::Number(d.achieved_gbps * 1e9, -1, Unit::kBytesPerSecond),
                          Bytes(d.bytes), Count(d.pinned)});
@@ -344,8 +344,8 @@ void AddCopies(const analyze::CopyStats& cs, Section& s) {
   groups.text_rows = 0;
   for (const analyze::CopyGroup& g : cs.groups) {
     std::vector<Value> row = {Text(g.kind == GpuKind::kMemset ? "memset" : "memcpy"),
-                              Text(analyze::CopyDirectionName(g.direction)), Text(analyze::MemoryKindName(g.src_kind)),
-                              Text(analyze::MemoryKindName(g.dst_kind)), Count(g.count), Bytes(g.bytes), Ns(g.time_ns),
+                              Text(CopyDirectionName(g.direction)), Text(MemoryKindName(g.src_kind)),
+                              Text(MemoryKindName(g.dst_kind)), Count(g.count), Bytes(g.bytes), Ns(g.time_ns),
                               Value::Number(g.achieved_gbps * 1e9, -1, Unit::kBytesPerSecond), Count(g.sync),
                               Count(g.async), Count(g.effectively_sync)};
     for (uint64_t c : g.size_histogram) row.push_back(Count(c));

@@ -3,6 +3,8 @@
 #include "analyze/job.h"
 #include "report/document.h"
 
+#include <algorithm>
+
 namespace gpuscope::report {
 
 RankSummary SummarizeRank(const RankReport& rank, size_t index) {
@@ -13,6 +15,34 @@ RankSummary SummarizeRank(const RankReport& rank, size_t index) {
   s.facts.verdict = rank.advice.verdict;
   s.section = BuildRankSection(rank, index);
   return s;
+}
+
+Status ParseDetailRanks(const std::string& text, std::vector<int32_t>* out) {
+  out->clear();
+  if (text.empty()) return Status::Ok();
+  if (text == "all") {
+    out->push_back(-1);
+    return Status::Ok();
+  }
+  size_t i = 0;
+  while (i <= text.size()) {
+    const size_t comma = std::min(text.find(',', i), text.size());
+    const std::string word = text.substr(i, comma - i);
+    int64_t rank = 0;
+    bool ok = !word.empty() && word.size() <= 9;
+    for (char c : word) {
+      if (c < '0' || c > '9') ok = false;
+      rank = rank * 10 + (c - '0');
+    }
+    if (!ok)
+      return Status::Error(StatusCode::kUsage,
+                           "--ranks \"" + text +
+                               "\" is not a list of ranks (hint: --ranks all, or rank ids such as "
+                               "--ranks 0,7)");
+    out->push_back(static_cast<int32_t>(rank));
+    i = comma + 1;
+  }
+  return Status::Ok();
 }
 
 }  // namespace gpuscope::report

@@ -26,6 +26,8 @@ struct JobOptions {
   std::vector<int32_t> detail_ranks;
 };
 inline constexpr size_t kDefaultDetailRanks = 3;
+// `--ranks`: "" → {} (the worst few), "all" → {-1}, "0,7" → {0, 7}; anything else is a usage error.
+Status ParseDetailRanks(const std::string& text, std::vector<int32_t>* out);
 
 // The analyze document of any number of ranks from their summaries: ranks grouped into jobs
 // (analyze::GroupJobs), each job's collectives matched (analyze::AnalyzeJob), a job summary first,

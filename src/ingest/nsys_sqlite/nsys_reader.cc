@@ -516,41 +516,12 @@ MemoryKind MemoryOf(int64_t kind) {
   }
 }
 
+// The names Kineto's memcpy events carry ("Memcpy HtoD (Pageable -> Device)"): the model's, with
+// the unknown kinds spelled "Unknown".
 const char* DirectionText(CopyDirection d) {
-  switch (d) {
-    case CopyDirection::kHtoD:
-      return "HtoD";
-    case CopyDirection::kDtoH:
-      return "DtoH";
-    case CopyDirection::kDtoD:
-      return "DtoD";
-    case CopyDirection::kHtoH:
-      return "HtoH";
-    case CopyDirection::kPtoP:
-      return "PtoP";
-    case CopyDirection::kUnknown:
-      break;
-  }
-  return "Unknown";
+  return d == CopyDirection::kUnknown ? "Unknown" : CopyDirectionName(d);
 }
-
-const char* MemoryText(MemoryKind k) {
-  switch (k) {
-    case MemoryKind::kPageable:
-      return "Pageable";
-    case MemoryKind::kPinned:
-      return "Pinned";
-    case MemoryKind::kDevice:
-      return "Device";
-    case MemoryKind::kManaged:
-      return "Managed";
-    case MemoryKind::kArray:
-      return "Array";
-    case MemoryKind::kUnknown:
-      break;
-  }
-  return "Unknown";
-}
+const char* MemoryText(MemoryKind k) { return k == MemoryKind::kUnknown ? "Unknown" : MemoryKindName(k); }
 
 Status Reader::ReadCopies(bool memset) {
   const char* table = memset ? kMemsetTable : kMemcpyTable;
