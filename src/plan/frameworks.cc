@@ -10,17 +10,6 @@ namespace {
 bool Mixed(const ParallelConfig& c) { return c.precision != Precision::kFp32; }
 // The weights' bytes in the compute dtype: bf16/fp16 (and fp8's bf16 masters' working copy) 2.
 double ComputeBytes(const ParallelConfig& c) { return Mixed(c) ? 2 : 4; }
-double OptimizerStateBytes(Optimizer o) {
-  switch (o) {
-    case Optimizer::kAdam:
-      return 8;  // fp32 m + v
-    case Optimizer::kAdam8bit:
-      return 2;  // 8-bit m + v
-    case Optimizer::kSgd:
-      return 4;  // fp32 momentum
-  }
-  return 8;
-}
 StaticTerm OptimizerTerm(const ParallelConfig& c, bool sharded) {
   const char* what = c.optimizer == Optimizer::kAdam       ? "optimizer states (adam: fp32 m + v)"
                      : c.optimizer == Optimizer::kAdam8bit ? "optimizer states (adam8bit: 8-bit m + v)"

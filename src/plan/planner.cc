@@ -127,7 +127,12 @@ double GradBytes(Precision p, bool fp32_grads) {
   return p == Precision::kFp32 || fp32_grads ? 4 : 2;
 }
 double MasterBytes(Precision p) { return p == Precision::kFp32 ? 0 : 4; }
-// Optimizer state per parameter (§2): Adam m + v in fp32; 8-bit Adam 1 + 1; SGD momentum fp32.
+bool IsPipelineDivisible(int64_t layers, int64_t pp, int64_t vpp) {
+  return layers % (pp * vpp) == 0;
+}
+
+}  // namespace
+
 double OptimizerStateBytes(Optimizer o) {
   switch (o) {
     case Optimizer::kAdam:
@@ -139,12 +144,6 @@ double OptimizerStateBytes(Optimizer o) {
   }
   return 8;
 }
-
-bool IsPipelineDivisible(int64_t layers, int64_t pp, int64_t vpp) {
-  return layers % (pp * vpp) == 0;
-}
-
-}  // namespace
 
 StaticBytes StaticMemory(double params, Precision precision, Optimizer optimizer,
                          Sharding sharding, int64_t dp, bool fp32_grads) {
@@ -327,7 +326,7 @@ Evaluation Evaluate(const ModelConfig& m, const hw::GpuSpec& gpu, const Parallel
         TermKind::kCpu);
     mem.cpu_bytes = cpu;
   }
-  const double wb = c.precision == Precision::kFp32 ? 4 : 2;  // compute-dtype weight bytes
+  const double wb = WeightBytes(c.precision);  // compute-dtype weight bytes
 
   // §3 activations on the first stage.
   const double per_layer = ActivationBytesPerLayer(m, s, b, c.tp, c.sp, c.recompute,

@@ -125,6 +125,8 @@ double LayersInFlight(int64_t layers, int64_t pp, int64_t vpp, int64_t micro_bat
 // states and master weights, stage 2 also the gradients, stage 3 (and FSDP) also the weights.
 // Bytes/param: weights 2 (fp32: 4); grads 2 (fp32 or fp32_grads: 4); master 4 (mixed only);
 // optimizer Adam 8, 8-bit Adam 2, SGD momentum 4.
+// Optimizer state per parameter (§2): Adam m + v in fp32 8; 8-bit Adam 1 + 1; SGD momentum fp32 4.
+double OptimizerStateBytes(Optimizer o);
 struct StaticBytes {
   double weights = 0, grads = 0, master = 0, optimizer = 0;
   double Total() const { return weights + grads + master + optimizer; }
