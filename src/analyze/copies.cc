@@ -63,7 +63,7 @@ CopyStats AnalyzeCopies(const Trace& t, const CopyOptions& o) {
   CopyStats out;
   const GpuActivityTable& g = t.gpu;
 
-  GpuSelection sel = SelectGpuEventsOrAll(t, o.hta_selection, o.selection);
+  GpuSelection sel = SelectGpuEventsOrAll(t, o.hta_selection, o.selection, o.made_selection);
   out.step_filtered = sel.step_filtered;
   out.rounded = sel.rounded;
   const std::vector<uint32_t> rows = std::move(sel.rows);

@@ -63,6 +63,8 @@ enum class CopyLaunchMode : uint8_t { kUnlinked, kSync, kAsync, kGraph, kOther }
 struct CopyOptions {
   bool hta_selection = true;
   SelectionOptions selection;
+  // SelectGpuEvents(trace, selection) made once for the rank (RunAll), or null to make it here.
+  const GpuSelection* made_selection = nullptr;
 };
 
 struct CopyGroup {

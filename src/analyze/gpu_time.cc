@@ -49,6 +49,46 @@ bool HasSubMicrosecondTimes(const Trace& t) {
   return false;
 }
 
+// Correlation ids: a flat table for dense ids, a hash set otherwise.
+class CorrelationSet {
+ public:
+  void Reset(int64_t max_id, size_t count) {
+    // Dense: at most 4 slots per id actually present (and a floor for small traces).
+    dense_ = max_id >= 0 && static_cast<uint64_t>(max_id) < 4 * static_cast<uint64_t>(count) + 4096;
+    if (dense_) flags_.assign(static_cast<size_t>(max_id) + 1, 0);
+  }
+  void Insert(int64_t id) {
+    if (dense_)
+      flags_[static_cast<size_t>(id)] = 1;
+    else
+      sparse_.insert(id);
+  }
+  bool Contains(int64_t id) const {
+    if (dense_) return static_cast<uint64_t>(id) < flags_.size() && flags_[static_cast<size_t>(id)];
+    return sparse_.count(id) != 0;
+  }
+
+ private:
+  bool dense_ = true;
+  std::vector<uint8_t> flags_;
+  std::unordered_set<int64_t> sparse_;
+};
+
+// Sorts (start, row) pairs (checked first: usually already in order) and fills the selection.
+template <typename EndOf>
+void FillSorted(const Trace& t, std::vector<std::pair<int64_t, uint32_t>> keyed, EndOf end_of,
+                GpuSelection* sel) {
+  if (!std::is_sorted(keyed.begin(), keyed.end())) std::sort(keyed.begin(), keyed.end());
+  sel->rows.reserve(keyed.size());
+  sel->start_ns.reserve(keyed.size());
+  sel->end_ns.reserve(keyed.size());
+  for (const auto& [start, r] : keyed) {
+    sel->rows.push_back(r);
+    sel->start_ns.push_back(start);
+    sel->end_ns.push_back(end_of(t.gpu.start_ns[r], t.gpu.dur_ns[r]));
+  }
+}
+
 }  // namespace
 
 int64_t HtaRoundedStartNs(int64_t start_ns) { return CeilUs(start_ns); }
@@ -81,31 +121,33 @@ GpuSelection SelectGpuEvents(const Trace& t, const SelectionOptions& options) {
   }
   sel.step_filtered = step_numbers.size() >= 2;
   sel.last_step_start_ns = sel.step_filtered ? last_step_start : 0;
-  std::unordered_set<int64_t> kept_correlations;
+  // The kept correlation ids: a flat table when the ids are dense (Kineto numbers them from 1, so
+  // the largest is about the number of calls), else a hash set. Looked up once per GPU row.
+  CorrelationSet kept_correlations;
   if (sel.step_filtered) {
+    int64_t max_correlation = -1;
+    for (size_t i = 0; i < t.runtime.size(); ++i)
+      max_correlation = std::max(max_correlation, t.runtime.correlation[i]);
+    kept_correlations.Reset(max_correlation, t.runtime.size());
     for (size_t i = 0; i < t.runtime.size(); ++i) {
       const int64_t s = start_of(t.runtime.start_ns[i]);
       const bool kept = options.include_last_step ? s <= last_step_end : s < last_step_start;
-      if (kept && t.runtime.correlation[i] >= 0) kept_correlations.insert(t.runtime.correlation[i]);
+      if (kept && t.runtime.correlation[i] >= 0) kept_correlations.Insert(t.runtime.correlation[i]);
     }
   }
+  // (start, row) pairs: the sort key computed once per row, not per comparison (the rounding is a
+  // long-double division), and no indirection while sorting. GPU rows come nearly in time order,
+  // so an already sorted selection is only checked.
+  std::vector<std::pair<int64_t, uint32_t>> keyed;
+  keyed.reserve(t.gpu.size());
   for (size_t i = 0; i < t.gpu.size(); ++i) {
     if (t.gpu.stream[i] == -1) continue;  // HTA: a GPU row is one with a stream
     if (sel.step_filtered && t.gpu.correlation[i] >= 0 &&
-        !kept_correlations.count(t.gpu.correlation[i]))
+        !kept_correlations.Contains(t.gpu.correlation[i]))
       continue;
-    sel.rows.push_back(static_cast<uint32_t>(i));
+    keyed.emplace_back(start_of(t.gpu.start_ns[i]), static_cast<uint32_t>(i));
   }
-  std::sort(sel.rows.begin(), sel.rows.end(), [&](uint32_t a, uint32_t b) {
-    const int64_t sa = start_of(t.gpu.start_ns[a]), sb = start_of(t.gpu.start_ns[b]);
-    return sa != sb ? sa < sb : a < b;
-  });
-  sel.start_ns.reserve(sel.rows.size());
-  sel.end_ns.reserve(sel.rows.size());
-  for (uint32_t r : sel.rows) {
-    sel.start_ns.push_back(start_of(t.gpu.start_ns[r]));
-    sel.end_ns.push_back(end_of(t.gpu.start_ns[r], t.gpu.dur_ns[r]));
-  }
+  FillSorted(t, std::move(keyed), end_of, &sel);
   return sel;
 }
 
@@ -113,16 +155,12 @@ GpuSelection SelectGpuEventsOrAll(const Trace& t, bool hta_selection,
                                   const SelectionOptions& options) {
   if (hta_selection) return SelectGpuEvents(t, options);
   GpuSelection sel;
-  sel.rows.reserve(t.gpu.size());
-  for (size_t i = 0; i < t.gpu.size(); ++i) sel.rows.push_back(static_cast<uint32_t>(i));
-  std::stable_sort(sel.rows.begin(), sel.rows.end(),
-                   [&](uint32_t a, uint32_t b) { return t.gpu.start_ns[a] < t.gpu.start_ns[b]; });
-  sel.start_ns.reserve(sel.rows.size());
-  sel.end_ns.reserve(sel.rows.size());
-  for (uint32_t r : sel.rows) {
-    sel.start_ns.push_back(t.gpu.start_ns[r]);
-    sel.end_ns.push_back(t.gpu.start_ns[r] + t.gpu.dur_ns[r]);
-  }
+  // Sorted by (start, row): the stable sort by start it always was.
+  std::vector<std::pair<int64_t, uint32_t>> keyed;
+  keyed.reserve(t.gpu.size());
+  for (size_t i = 0; i < t.gpu.size(); ++i)
+    keyed.emplace_back(t.gpu.start_ns[i], static_cast<uint32_t>(i));
+  FillSorted(t, std::move(keyed), [](int64_t s, int64_t d) { return s + d; }, &sel);
   return sel;
 }
 
@@ -131,11 +169,23 @@ GpuTime AnalyzeGpuTime(const Trace& t, const SelectionOptions& options,
   return AnalyzeGpuTime(t, BuildKernelClasses(t), options, consecutive_kernel_delay_ns, gap_from);
 }
 
+GpuSelection SelectGpuEventsOrAll(const Trace& t, bool hta_selection,
+                                  const SelectionOptions& options, const GpuSelection* made) {
+  if (hta_selection && made != nullptr) return *made;
+  return SelectGpuEventsOrAll(t, hta_selection, options);
+}
+
 GpuTime AnalyzeGpuTime(const Trace& t, const KernelClasses& kernel_classes,
                        const SelectionOptions& options, int64_t consecutive_kernel_delay_ns,
                        StreamGapFrom gap_from) {
+  return AnalyzeGpuTime(t, kernel_classes, SelectGpuEvents(t, options),
+                        consecutive_kernel_delay_ns, gap_from);
+}
+
+GpuTime AnalyzeGpuTime(const Trace& t, const KernelClasses& kernel_classes, GpuSelection selection,
+                       int64_t consecutive_kernel_delay_ns, StreamGapFrom gap_from) {
   GpuTime out;
-  out.selection = SelectGpuEvents(t, options);
+  out.selection = std::move(selection);
   const GpuSelection& sel = out.selection;
   if (sel.rows.empty()) return out;
 

@@ -43,6 +43,7 @@ struct SelectionOptions {
   // HTA rounds float timestamps to whole µs: start up (ceil), end down (floor). On by default so
   // numbers agree with HTA; off keeps our exact ns.
   bool hta_rounding = true;
+  bool operator==(const SelectionOptions&) const = default;
 };
 
 // The GPU events an analysis looks at, with the times it uses (possibly rounded).
@@ -61,6 +62,10 @@ GpuSelection SelectGpuEvents(const Trace& trace, const SelectionOptions& options
 // start with exact times. Analyses that offer both (launches, copies) call this.
 GpuSelection SelectGpuEventsOrAll(const Trace& trace, bool hta_selection,
                                   const SelectionOptions& options);
+// The same, unless `made` (the selection of `options` made once by the caller) is given and
+// `hta_selection` asks for it: then that one, copied.
+GpuSelection SelectGpuEventsOrAll(const Trace& trace, bool hta_selection,
+                                  const SelectionOptions& options, const GpuSelection* made);
 
 // HTA's µs rounding of an event (used when GpuSelection::rounded): start rounded up, end = start +
 // dur rounded down, both computed on float64 µs values as pandas holds them.
@@ -128,6 +133,11 @@ enum class StreamGapFrom : uint8_t {
 // `classes`: BuildKernelClasses(trace), shared with the other analyses of the rank.
 GpuTime AnalyzeGpuTime(const Trace& trace, const KernelClasses& classes,
                        const SelectionOptions& options = {},
+                       int64_t consecutive_kernel_delay_ns = kConsecutiveKernelDelayNs,
+                       StreamGapFrom gap_from = StreamGapFrom::kRunningMaxEnd);
+// The same with the selection already made (`SelectGpuEvents(trace, options)`, shared by the
+// rank's analyses in RunAll), so it is not made again.
+GpuTime AnalyzeGpuTime(const Trace& trace, const KernelClasses& classes, GpuSelection selection,
                        int64_t consecutive_kernel_delay_ns = kConsecutiveKernelDelayNs,
                        StreamGapFrom gap_from = StreamGapFrom::kRunningMaxEnd);
 // The same, classifying the trace's kernels itself (one-off callers and tests).

@@ -7,8 +7,9 @@ namespace gpuscope::analyze {
 std::vector<Interval> Merge(std::vector<Interval> v) {
   v.erase(std::remove_if(v.begin(), v.end(), [](const Interval& i) { return i.end <= i.start; }),
           v.end());
-  std::sort(v.begin(), v.end(),
-            [](const Interval& a, const Interval& b) { return a.start < b.start; });
+  // Most lists arrive in time order (events are written as they end or start): checking is O(n).
+  const auto by_start = [](const Interval& a, const Interval& b) { return a.start < b.start; };
+  if (!std::is_sorted(v.begin(), v.end(), by_start)) std::sort(v.begin(), v.end(), by_start);
   std::vector<Interval> out;
   out.reserve(v.size());
   for (const Interval& i : v) {

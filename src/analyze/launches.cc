@@ -64,7 +64,7 @@ LaunchStats AnalyzeLaunches(const Trace& t, const LaunchOptions& o) {
   LaunchStats out;
 
   // The GPU activities looked at, with the times used.
-  GpuSelection sel = SelectGpuEventsOrAll(t, o.hta_selection, o.selection);
+  GpuSelection sel = SelectGpuEventsOrAll(t, o.hta_selection, o.selection, o.made_selection);
   out.step_filtered = sel.step_filtered;
   out.rounded = sel.rounded;
   const std::vector<uint32_t> rows = std::move(sel.rows);

@@ -53,6 +53,8 @@ struct LaunchOptions {
   // activity, exact ns.
   bool hta_selection = true;
   SelectionOptions selection;
+  // SelectGpuEvents(trace, selection) made once for the rank (RunAll), or null to make it here.
+  const GpuSelection* made_selection = nullptr;
   int64_t runtime_cutoff_ns = kRuntimeCutoffNs;
   int64_t launch_delay_cutoff_ns = kLaunchDelayCutoffNs;
   bool keep_rows = true;  // false leaves LaunchStats::rows empty (summaries only)

@@ -65,8 +65,10 @@ MemoryStats AnalyzeMemory(const Trace& t, const MemoryOptions& options) {
       ++out.other_events;
   }
   for (auto& [device, rows] : by_device) {
-    std::stable_sort(rows.begin(), rows.end(),
-                     [&](uint32_t a, uint32_t b) { return m.ts_ns[a] < m.ts_ns[b]; });
+    // Usually in time order already (the allocator writes them as they happen): check first.
+    const auto by_time = [&](uint32_t a, uint32_t b) { return m.ts_ns[a] < m.ts_ns[b]; };
+    if (!std::is_sorted(rows.begin(), rows.end(), by_time))
+      std::stable_sort(rows.begin(), rows.end(), by_time);
     DeviceMemory d;
     d.device = device;
     d.events = rows.size();

@@ -1,11 +1,35 @@
 #include "analyze/run_all.h"
 
+#include <time.h>
+
 #include <atomic>
 #include <memory>
 
 namespace gpuscope::analyze {
 
+const char* AnalysisName(AnalysisId id) {
+  static constexpr const char* kNames[] = {
+      "kernel_classes", "gpu_selection", "steps", "occupancy", "gpu_time", "kernels", "sync_points",
+      "idle_gaps", "launches", "copies", "memory", "summary", "monitor"};
+  static_assert(std::size(kNames) == kAnalysisCount);
+  return kNames[static_cast<size_t>(id)];
+}
+
 namespace {
+
+double ThreadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+// Runs `f` and adds the thread CPU time it took to the rank's slot `id`.
+template <typename F>
+void Timed(RankResults& r, AnalysisId id, F&& f) {
+  const double t0 = ThreadCpuSeconds();
+  f();
+  r.cpu_seconds[static_cast<size_t>(id)] += ThreadCpuSeconds() - t0;
+}
 
 // One rank's analyses as tasks on `group`. A task that completes an input of a later analysis
 // submits it, so each analysis starts as soon as its inputs exist and no thread waits in between.
@@ -19,27 +43,58 @@ class RankSchedule : public std::enable_shared_from_this<RankSchedule> {
     // The classes first: three analyses wait for them.
     // A nested task's parameter is the same schedule; s2, s3 only because -Wshadow asks.
     Run([](RankSchedule& s) {
-      s.r_.kernel_classes = BuildKernelClasses(s.t_);
+      Timed(s.r_, AnalysisId::kKernelClasses, [&] { s.r_.kernel_classes = BuildKernelClasses(s.t_); });
       s.Run([](RankSchedule& s2) {
-        s2.r_.steps = AnalyzeSteps(s2.t_, s2.r_.kernel_classes);
+        Timed(s2.r_, AnalysisId::kSteps, [&] { s2.r_.steps = AnalyzeSteps(s2.t_, s2.r_.kernel_classes); });
         s2.Run([](RankSchedule& s3) {
-          s3.r_.occupancy = AnalyzeOccupancy(s3.t_, s3.r_.kernel_classes, s3.r_.steps);
+          Timed(s3.r_, AnalysisId::kOccupancy, [&] {
+            s3.r_.occupancy = AnalyzeOccupancy(s3.t_, s3.r_.kernel_classes, s3.r_.steps);
+          });
         });
         s2.IdleGapInputDone();
       });
-      s.Run([](RankSchedule& s2) { s2.r_.gpu_time = AnalyzeGpuTime(s2.t_, s2.r_.kernel_classes); });
-      s.Run([](RankSchedule& s2) { s2.r_.kernels = AnalyzeKernels(s2.t_, s2.r_.kernel_classes); });
+      s.Run([](RankSchedule& s2) {
+        Timed(s2.r_, AnalysisId::kGpuSelection, [&] { s2.selection_ = SelectGpuEvents(s2.t_); });
+        s2.Run([](RankSchedule& s3) {
+          Timed(s3.r_, AnalysisId::kGpuTime, [&] {
+            s3.r_.gpu_time = AnalyzeGpuTime(s3.t_, s3.r_.kernel_classes, s3.selection_);
+          });
+        });
+        s2.Run([](RankSchedule& s3) {
+          Timed(s3.r_, AnalysisId::kLaunches, [&] {
+            LaunchOptions o = s3.o_.launches;
+            if (o.selection == SelectionOptions{}) o.made_selection = &s3.selection_;
+            s3.r_.launches = AnalyzeLaunches(s3.t_, o);
+          });
+        });
+        s2.Run([](RankSchedule& s3) {
+          Timed(s3.r_, AnalysisId::kCopies, [&] {
+            CopyOptions o;
+            o.made_selection = &s3.selection_;
+            s3.r_.copies = AnalyzeCopies(s3.t_, o);
+          });
+        });
+      });
+      s.Run([](RankSchedule& s2) {
+        Timed(s2.r_, AnalysisId::kKernels,
+              [&] { s2.r_.kernels = AnalyzeKernels(s2.t_, s2.r_.kernel_classes); });
+      });
     });
     Run([](RankSchedule& s) {
-      s.r_.sync = AnalyzeSyncPoints(s.t_);
+      Timed(s.r_, AnalysisId::kSyncPoints, [&] { s.r_.sync = AnalyzeSyncPoints(s.t_); });
       s.IdleGapInputDone();
     });
-    Run([](RankSchedule& s) { s.r_.launches = AnalyzeLaunches(s.t_, s.o_.launches); });
-    Run([](RankSchedule& s) { s.r_.copies = AnalyzeCopies(s.t_); });
-    Run([](RankSchedule& s) { s.r_.memory = AnalyzeMemory(s.t_); });
-    Run([](RankSchedule& s) { s.r_.summary = SummarizeTrace(s.t_); });
+    Run([](RankSchedule& s) {
+      Timed(s.r_, AnalysisId::kMemory, [&] { s.r_.memory = AnalyzeMemory(s.t_); });
+    });
+    Run([](RankSchedule& s) {
+      Timed(s.r_, AnalysisId::kSummary, [&] { s.r_.summary = SummarizeTrace(s.t_); });
+    });
     if (o_.monitor != nullptr) {
-      Run([](RankSchedule& s) { s.r_.monitor = AnalyzeMonitorBeside(s.t_, *s.o_.monitor); });
+      Run([](RankSchedule& s) {
+        Timed(s.r_, AnalysisId::kMonitor,
+              [&] { s.r_.monitor = AnalyzeMonitorBeside(s.t_, *s.o_.monitor); });
+      });
     }
   }
 
@@ -51,7 +106,10 @@ class RankSchedule : public std::enable_shared_from_this<RankSchedule> {
   // Idle gaps need both the steps and the sync points: whichever finishes second submits it.
   void IdleGapInputDone() {
     if (idle_gap_inputs_.fetch_sub(1) != 1) return;
-    Run([](RankSchedule& s) { s.r_.idle_gaps = AnalyzeIdleGaps(s.t_, s.r_.steps, s.r_.sync); });
+    Run([](RankSchedule& s) {
+      Timed(s.r_, AnalysisId::kIdleGaps,
+            [&] { s.r_.idle_gaps = AnalyzeIdleGaps(s.t_, s.r_.steps, s.r_.sync); });
+    });
   }
 
   const Trace& t_;
@@ -59,6 +117,9 @@ class RankSchedule : public std::enable_shared_from_this<RankSchedule> {
   RankResults& r_;
   TaskGroup& g_;
   std::atomic<int> idle_gap_inputs_{2};
+  // SelectGpuEvents(trace) with the default options, for GPU time, launches and copies; written
+  // by one task before the tasks that read it are submitted.
+  GpuSelection selection_;
 };
 
 }  // namespace

@@ -2,12 +2,14 @@
 //
 // Order (an arrow: needs the result of):
 //   kernel classes ← GPU time, steps, kernels;   steps ← occupancy;   steps, sync points ← idle gaps
-//   summary, launches, copies, sync points, memory, the monitor beside the trace: independent.
-// The kernel classes (BuildKernelClasses) are computed once per rank and shared by every analysis
-// that classifies kernels. Each analysis is a pure function of its inputs, so the results do not
+//   GPU selection (HTA's rows, sorted) ← GPU time, launches, copies
+//   summary, sync points, memory, the monitor beside the trace: independent.
+// The kernel classes (BuildKernelClasses) and the GPU selection (SelectGpuEvents) are computed once
+// per rank and shared by every analysis that uses them. Each analysis is a pure function of its inputs, so the results do not
 // depend on the thread count or on which task ran first.
 #pragma once
 
+#include <array>
 #include <optional>
 #include <vector>
 
@@ -39,6 +41,17 @@ struct RunOptions {
   const monitor::Recording* monitor = nullptr;
 };
 
+// The analyses RunAll schedules, for their CPU times (`--stats`, bench/).
+enum class AnalysisId : uint8_t {
+  kKernelClasses, kGpuSelection, kSteps, kOccupancy, kGpuTime, kKernels, kSyncPoints, kIdleGaps, kLaunches,
+  kCopies, kMemory, kSummary, kMonitor, kCount
+};
+inline constexpr size_t kAnalysisCount = static_cast<size_t>(AnalysisId::kCount);
+// "kernel_classes", "steps", … (snake case, as --stats prints them).
+const char* AnalysisName(AnalysisId id);
+// Thread CPU seconds of each analysis (each slot written by the one task that runs it).
+using AnalysisSeconds = std::array<double, kAnalysisCount>;
+
 // All analysis results of one rank.
 struct RankResults {
   // The rank's model, for names the analyses refer to by StringId. Not owned: the trace must
@@ -56,6 +69,7 @@ struct RankResults {
   OccupancyStats occupancy;      // SM efficiency, achieved occupancy, tiny grids (≥ steps)
   IdleGapStats idle_gaps;        // GPU idle gaps and what the host did (≥ steps, sync)
   std::optional<MonitorBeside> monitor;  // with RunOptions::monitor
+  AnalysisSeconds cpu_seconds{};         // what each analysis cost (not part of any report)
 };
 
 // Every analysis of one rank; returns when all are done. The calling thread runs tasks too.

@@ -188,9 +188,12 @@ DeviceSteps FindDeviceSteps(const Trace& t, const std::vector<HostStep>& steps,
     if (UseRuntimeRow(t, r, tb_compatible)) order.push_back(static_cast<uint32_t>(r));
   }
   const size_t n_order = order.size();
-  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+  // Calls are written in time order per thread, so the order is usually right already.
+  const auto by_start = [&](uint32_t a, uint32_t b) {
     return t.runtime.start_ns[a] < t.runtime.start_ns[b];
-  });
+  };
+  if (!std::is_sorted(order.begin(), order.end(), by_start))
+    std::stable_sort(order.begin(), order.end(), by_start);
 
   DeviceSteps out;
   const size_t n_steps = steps.size();
@@ -301,15 +304,26 @@ std::array<std::vector<Interval>, kRoleCount> RoleIntervals(const Trace& t, bool
     role[kRoleRuntime].push_back(
         {t.runtime.start_ns[r], t.runtime.start_ns[r] + t.runtime.dur_ns[r]});
   }
+  // What a name says, decided once per distinct name (a trace has millions of ops and a few
+  // thousand names): bit 1 DataLoader, bit 2 communication op.
+  enum : uint8_t { kUnknownName = 0, kNameSeen = 1, kDataLoaderName = 2, kCommName = 4 };
+  std::vector<uint8_t> name_role(t.strings.size(), kUnknownName);
   for (size_t i = 0; i < t.cpu.size(); ++i) {
     if (!IsHostOpKind(t.cpu.kind[i], tb_compatible)) continue;
     const Interval iv{t.cpu.start_ns[i], t.cpu.start_ns[i] + t.cpu.dur_ns[i]};
-    const std::string_view name = t.Str(t.cpu.name[i]);
-    if (IsDataLoaderName(name)) {
+    const StringId id = t.cpu.name[i];
+    uint8_t what = id < name_role.size() ? name_role[id] : kUnknownName;
+    if (what == kUnknownName) {
+      const std::string_view name = t.Str(id);
+      what = kNameSeen | (IsDataLoaderName(name) ? kDataLoaderName : 0) |
+             (IsCommunicationOpName(name, tb_compatible) ? kCommName : 0);
+      if (id < name_role.size()) name_role[id] = what;
+    }
+    if (what & kDataLoaderName) {
       role[kRoleDataLoader].push_back(iv);
     } else if (StepOfRow(t, i, tb_compatible) >= 0) {
       // ProfilerStep#N itself is the step, not an op (tb_plugin: EventTypes.PROFILER_STEP).
-    } else if (IsCommunicationOpName(name, tb_compatible)) {
+    } else if (what & kCommName) {
       role[kRoleCommunication].push_back(iv);
     } else {
       role[kRoleCpuExec].push_back(iv);  // every other op and user annotation

@@ -296,6 +296,12 @@ int RunAnalyze(const AnalyzeArgs& args) {
         static_cast<unsigned long long>(stats.events),
         stats.json_bytes / 1e6 / stats.load_seconds, stats.events / stats.load_seconds,
         usage.ru_maxrss / 1024.0, stats.max_model_bytes / 1e6, rank_count, reduce, wall);
+    // What each analysis cost, thread CPU seconds summed over ranks (bench/run.sh reads it).
+    std::string line = "stats: analysis_cpu_seconds";
+    for (size_t i = 0; i < stats.analysis_cpu_seconds.size(); ++i)
+      line += " " + std::string(analyze::AnalysisName(static_cast<analyze::AnalysisId>(i))) + "=" +
+              render::FormatNumber(stats.analysis_cpu_seconds[i], 3);
+    std::fprintf(stderr, "%s\n", line.c_str());
   }
   for (const Status& f : failures) PrintError(f);
   int rc = failures.empty() ? kExitOk : kExitBadInput;

@@ -61,6 +61,9 @@ report::RankSummary Summarize(Trace trace, const MapOptions& options, ThreadPool
     // TRACE` has always made them.
     const report::Report rep = report::BuildReport(traces, {}, pool, options.run);
     const report::RankReport& rank = rep.ranks.front();
+    if (stats)
+      for (size_t i = 0; i < rank.cpu_seconds.size(); ++i)
+        stats->analysis_cpu_seconds[i] += rank.cpu_seconds[i];
     summary = report::SummarizeRank(rank, 0);
     // ExtractRankFacts fills the identity; should it leave it empty (the contract stub does),
     // take it from the rank's trace summary, which the section's key and title come from, so
@@ -166,6 +169,8 @@ void MapStats::Add(const MapStats& o) {
   json_bytes += o.json_bytes;
   events += o.events;
   max_model_bytes = std::max(max_model_bytes, o.max_model_bytes);
+  for (size_t i = 0; i < analysis_cpu_seconds.size(); ++i)
+    analysis_cpu_seconds[i] += o.analysis_cpu_seconds[i];
 }
 
 RankModelCount RankModelsAlive() { return {g_models_alive.load(), g_models_peak.load()}; }

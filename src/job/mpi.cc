@@ -97,6 +97,7 @@ std::string EncodeExtras(const MapStats& stats, const std::vector<IndexedFailure
   PutU64(&out, stats.json_bytes);
   PutU64(&out, stats.events);
   PutU64(&out, stats.max_model_bytes);
+  for (double seconds : stats.analysis_cpu_seconds) PutDouble(&out, seconds);
   PutU64(&out, failures.size());
   for (const IndexedFailure& f : failures) {
     PutU64(&out, f.index);
@@ -112,9 +113,11 @@ bool DecodeExtras(std::string_view in, MapStats* stats, std::vector<IndexedFailu
   uint64_t model = 0, n = 0;
   if (!GetU64(&in, &s.traces) || !GetDouble(&in, &s.load_seconds) ||
       !GetDouble(&in, &s.analyze_seconds) || !GetU64(&in, &s.file_bytes) ||
-      !GetU64(&in, &s.json_bytes) || !GetU64(&in, &s.events) || !GetU64(&in, &model) ||
-      !GetU64(&in, &n))
+      !GetU64(&in, &s.json_bytes) || !GetU64(&in, &s.events) || !GetU64(&in, &model))
     return false;
+  for (double& seconds : s.analysis_cpu_seconds)
+    if (!GetDouble(&in, &seconds)) return false;
+  if (!GetU64(&in, &n)) return false;
   s.max_model_bytes = static_cast<size_t>(model);
   stats->Add(s);
   for (uint64_t i = 0; i < n; ++i) {
