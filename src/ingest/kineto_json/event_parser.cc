@@ -276,6 +276,14 @@ inline std::string_view RawKey(od::field& field) {
   return end ? std::string_view(raw, static_cast<size_t>(end - raw)) : std::string_view();
 }
 
+// Whether the raw key (the bytes after its opening quote) is exactly `lit`: the literal and the
+// closing quote, compared as a fixed-size block the compiler turns into a few integer compares.
+// Reading len + 1 bytes is safe: a key is followed by its quote, a colon and a value, or padding.
+template <size_t N>
+inline bool KeyIs(const char* raw, const char (&lit)[N]) {
+  return std::memcmp(raw, lit, N - 1) == 0 && raw[N - 1] == '"';
+}
+
 class Context {
  public:
   Context(BatchResult* r, int64_t offset) : r_(r), offset_(offset) {}
@@ -381,7 +389,17 @@ sj::error_code ReadString(od::value& v, Context& ctx, std::string_view* out, boo
   od::json_type type;
   if (auto e = v.type().get(type)) return e;
   if (type == od::json_type::string) {
-    if (auto e = v.get_string().get(*out)) return e;
+    // The text between the quotes, in place, when it holds no escape (nearly always): no copy
+    // into simdjson's string buffer. Stage 1 validated its UTF-8; its control characters are
+    // checked when it is interned, as before.
+    const std::string_view token = v.raw_json_token();
+    const size_t close = token.rfind('"');
+    if (close != std::string_view::npos && close > 0 &&
+        std::memchr(token.data() + 1, '\\', close - 1) == nullptr) {
+      *out = token.substr(1, close - 1);
+    } else if (auto e = v.get_string().get(*out)) {
+      return e;
+    }
     *present = true;
   } else if (type == od::json_type::number || type == od::json_type::boolean) {
     *out = v.raw_json_token();
@@ -472,7 +490,7 @@ sj::error_code ReadArgs(od::value& v, Context& ctx, RawEvent* ev) {
   for (auto field_result : obj) {
     od::field field;
     if (auto e = std::move(field_result).get(field)) return e;
-    const std::string_view key = RawKey(field);
+    const char* raw = field.key().raw();
     od::value val = field.value();
     sj::error_code e = sj::SUCCESS;
     bool present = false;
@@ -484,115 +502,121 @@ sj::error_code ReadArgs(od::value& v, Context& ctx, RawEvent* ev) {
       double x;
       if (val.type().get(t) == sj::SUCCESS && t == od::json_type::number &&
           ParseDouble(val.raw_json_token(), &x) == NumberError::kOk) {
-        ev->counter_values->emplace_back(key, x);
+        ev->counter_values->emplace_back(RawKey(field), x);
       }
     }
-    switch (key.size()) {
-      case 4:
-        if (key == "name")
-          e = ReadString(val, ctx, &ev->arg_name, &ev->has_arg_name);
-        else if (key == "grid")
-          e = ReadTriple(val, ctx, &ev->grid);
+    // Dispatch on the first byte, then whole keys (with their closing quote): this runs for every
+    // field of every event's args.
+    switch (raw[0]) {
+      case 'n':
+        if (KeyIs(raw, "name")) e = ReadString(val, ctx, &ev->arg_name, &ev->has_arg_name);
         break;
-      case 5:
-        if (key == "bytes")
+      case 'g':
+        if (KeyIs(raw, "grid")) e = ReadTriple(val, ctx, &ev->grid);
+        break;
+      case 'b':
+        if (KeyIs(raw, "bytes"))
           e = ReadInt(val, ctx, &ev->bytes);
-        else if (key == "block")
+        else if (KeyIs(raw, "block"))
           e = ReadTriple(val, ctx, &ev->block);
-        else if (key == "Bytes")
-          e = ReadInt(val, ctx, &ev->mem_bytes, &ev->has_mem_bytes);
-        else if (key == "dtype")
+        else if (KeyIs(raw, "blocks per SM"))
+          e = ReadDouble(val, ctx, &ev->blocks_per_sm);
+        break;
+      case 'B':
+        if (KeyIs(raw, "Bytes")) e = ReadInt(val, ctx, &ev->mem_bytes, &ev->has_mem_bytes);
+        break;
+      case 'd':
+        if (KeyIs(raw, "device"))
+          e = ReadInt(val, ctx, &ev->device);
+        else if (KeyIs(raw, "dtype"))
           e = ReadString(val, ctx, &ev->dtype, &present);
         break;
-      case 6:
-        if (key == "device")
-          e = ReadInt(val, ctx, &ev->device);
-        else if (key == "stream")
+      case 's':
+        if (KeyIs(raw, "stream"))
           e = ReadInt(val, ctx, &ev->stream, &ev->has_stream);
-        else if (key == "labels")
-          e = ReadString(val, ctx, &ev->labels, &present);
-        break;
-      case 10:
-        if (key == "sort_index")
+        else if (KeyIs(raw, "sort_index"))
           e = ReadInt(val, ctx, &ev->sort_index, &ev->has_sort_index);
-        else if (key == "Group size")
-          e = ReadInt(val, ctx, &ev->group_size);
-        break;
-      case 11:
-        if (key == "correlation")
-          e = ReadInt(val, ctx, &ev->correlation);
-        else if (key == "External id" || key == "external id")
-          e = ReadInt(val, ctx, &ev->external_id);
-        else if (key == "Device Type")
-          e = ReadInt(val, ctx, &ev->device_type);
-        break;
-      case 9:
-        if (key == "Device Id") e = ReadInt(val, ctx, &ev->device_id);
-        break;
-      case 12:
-        if (key == "warps per SM") e = ReadDouble(val, ctx, &ev->warps_per_sm);
-        break;
-      case 13:
-        if (key == "shared memory")
+        else if (KeyIs(raw, "shared memory"))
           e = ReadInt(val, ctx, &ev->shared_memory);
-        else if (key == "blocks per SM")
-          e = ReadDouble(val, ctx, &ev->blocks_per_sm);
-        else if (key == "In msg nelems")
-          e = ReadInt(val, ctx, &ev->in_nelems);
         break;
-      case 14:
-        if (key == "cuda_sync_kind")
+      case 'l':
+        if (KeyIs(raw, "labels")) e = ReadString(val, ctx, &ev->labels, &present);
+        break;
+      case 'G':
+        if (KeyIs(raw, "Group size")) e = ReadInt(val, ctx, &ev->group_size);
+        break;
+      case 'c':
+        if (KeyIs(raw, "correlation"))
+          e = ReadInt(val, ctx, &ev->correlation);
+        else if (KeyIs(raw, "cbid"))
+          e = ReadInt(val, ctx, &ev->cbid);
+        else if (KeyIs(raw, "cuda_sync_kind"))
           e = ReadString(val, ctx, &ev->sync_kind, &present);
-        else if (key == "Total Reserved")
-          e = ReadInt(val, ctx, &ev->total_reserved);
-        else if (key == "Out msg nelems")
-          e = ReadInt(val, ctx, &ev->out_nelems);
         break;
-      case 15:
-        if (key == "Collective name")
-          e = ReadString(val, ctx, &ev->collective, &ev->has_collective);
-        else if (key == "Total Allocated")
+      case 'E':
+        if (KeyIs(raw, "External id")) e = ReadInt(val, ctx, &ev->external_id);
+        break;
+      case 'e':
+        if (KeyIs(raw, "external id"))
+          e = ReadInt(val, ctx, &ev->external_id);
+        else if (KeyIs(raw, "est. achieved occupancy %"))
+          e = ReadDouble(val, ctx, &ev->occupancy);
+        break;
+      case 'D':
+        if (KeyIs(raw, "Device Type"))
+          e = ReadInt(val, ctx, &ev->device_type);
+        else if (KeyIs(raw, "Device Id"))
+          e = ReadInt(val, ctx, &ev->device_id);
+        break;
+      case 'w':
+        if (KeyIs(raw, "warps per SM")) e = ReadDouble(val, ctx, &ev->warps_per_sm);
+        break;
+      case 'I':
+        if (KeyIs(raw, "In msg nelems")) e = ReadInt(val, ctx, &ev->in_nelems);
+        break;
+      case 'O':
+        if (KeyIs(raw, "Out msg nelems")) e = ReadInt(val, ctx, &ev->out_nelems);
+        break;
+      case 'T':
+        if (KeyIs(raw, "Total Reserved"))
+          e = ReadInt(val, ctx, &ev->total_reserved);
+        else if (KeyIs(raw, "Total Allocated"))
           e = ReadInt(val, ctx, &ev->total_allocated);
         break;
-      case 3:
+      case 'C':
+        if (KeyIs(raw, "Collective name"))
+          e = ReadString(val, ctx, &ev->collective, &ev->has_collective);
+        break;
+      case 'S':
         // The collective's sequence number in its process group (Kineto's kSeqNum, written raw
         // from record_param_comms onto the NCCL kernel). Not "Sequence number": that is
         // autograd's counter on cpu ops.
-        if (key == "Seq") e = ReadInt(val, ctx, &ev->seq, &ev->has_seq);
+        if (KeyIs(raw, "Seq")) e = ReadInt(val, ctx, &ev->seq, &ev->has_seq);
         break;
-      case 16:
-        // PyTorch ~2.2 wrote the group as a number under this key (ns_resolution_* shows it on
-        // record_param_comms); newer versions write "Process Group Name".
-        if (key == "Process Group ID" && ev->process_group.empty())
+      case 'P':
+        // PyTorch ~2.2 wrote the group as a number under "Process Group ID" (ns_resolution_*
+        // shows it on record_param_comms); newer versions write "Process Group Name".
+        if (KeyIs(raw, "Process Group Name"))
           e = ReadString(val, ctx, &ev->process_group, &ev->has_process_group);
-        break;
-      case 18:
-        if (key == "Process Group Name")
+        else if (KeyIs(raw, "Process Group ID") && ev->process_group.empty())
           e = ReadString(val, ctx, &ev->process_group, &ev->has_process_group);
-        break;
-      case 19:
-        if (key == "Process Group Ranks")
+        else if (KeyIs(raw, "Process Group Ranks"))
           e = ReadString(val, ctx, &ev->process_group_ranks, &present);
-        break;
-      case 20:
-        if (key == "registers per thread") e = ReadInt(val, ctx, &ev->registers);
-        break;
-      case 23:
-        if (key == "memory bandwidth (GB/s)") e = ReadDouble(val, ctx, &ev->bandwidth);
-        break;
-      case 25:
-        if (key == "est. achieved occupancy %")
-          e = ReadDouble(val, ctx, &ev->occupancy);
-        else if (key == "Process Group Description")
+        else if (KeyIs(raw, "Process Group Description"))
           e = ReadString(val, ctx, &ev->process_group_desc, &present);
+        break;
+      case 'r':
+        if (KeyIs(raw, "registers per thread")) e = ReadInt(val, ctx, &ev->registers);
+        break;
+      case 'm':
+        if (KeyIs(raw, "memory bandwidth (GB/s)")) e = ReadDouble(val, ctx, &ev->bandwidth);
+        break;
+      case 'A':
+        if (KeyIs(raw, "Addr")) e = ReadUint(val, ctx, &ev->addr);
         break;
       default:
         break;
     }
-    if (key == "cbid")
-      e = ReadInt(val, ctx, &ev->cbid);
-    else if (key == "Addr")
-      e = ReadUint(val, ctx, &ev->addr);
     if (e) return e;
   }
   return sj::SUCCESS;
@@ -614,22 +638,22 @@ sj::error_code ReadEvent(od::object& obj, Context& ctx, RawEvent* ev) {
   for (auto field_result : obj) {
     od::field field;
     if (auto e = std::move(field_result).get(field)) return e;
-    const std::string_view key = RawKey(field);
+    const char* raw = field.key().raw();
     od::value val = field.value();
     sj::error_code e = sj::SUCCESS;
     bool present = false;
-    // Dispatch on length, then bytes: this runs for every field of every event.
-    const char k0 = key.empty() ? 0 : key[0];
-    switch (key.size()) {
-      case 1:
-        if (k0 == 's') {
+    // Dispatch on the first byte, then whole keys (with their closing quote): this runs for every
+    // field of every event.
+    switch (raw[0]) {
+      case 's':
+        if (KeyIs(raw, "s")) {
           std::string_view scope;
           e = ReadString(val, ctx, &scope, &present);
           if (present && !scope.empty()) ev->scope = scope[0];
         }
         break;
-      case 2:
-        if (k0 == 'p' && key[1] == 'h') {
+      case 'p':
+        if (KeyIs(raw, "ph")) {
           std::string_view ph;
           e = ReadString(val, ctx, &ph, &present);
           if (!e && present) {
@@ -638,33 +662,37 @@ sj::error_code ReadEvent(od::object& obj, Context& ctx, RawEvent* ev) {
             ev->ph = ph.empty() ? 0 : ph[0];
             if (!ev->ph_valid) ev->ph = '?';
           }
-        } else if (k0 == 't' && key[1] == 's') {
+        } else if (KeyIs(raw, "pid")) {
+          e = ReadTraceId(val, ctx, &ev->pid);
+        }
+        break;
+      case 't':
+        if (KeyIs(raw, "ts"))
           e = ReadMicros(val, ctx, &ev->ts_ns, &ev->has_ts);
-        } else if (k0 == 'i' && key[1] == 'd') {
-          e = ReadFlowId(val, ctx, ev);
-        } else if (k0 == 'b' && key[1] == 'p') {
+        else if (KeyIs(raw, "tid"))
+          e = ReadTraceId(val, ctx, &ev->tid);
+        break;
+      case 'i':
+        if (KeyIs(raw, "id")) e = ReadFlowId(val, ctx, ev);
+        break;
+      case 'b':
+        if (KeyIs(raw, "bp")) {
           std::string_view bp;
           e = ReadString(val, ctx, &bp, &present);
           if (present) ev->bp_enclosing = bp == "e";
         }
         break;
-      case 3:
-        if (std::memcmp(key.data(), "dur", 3) == 0) {
-          e = ReadMicros(val, ctx, &ev->dur_ns, &ev->has_dur);
-        } else if (std::memcmp(key.data(), "cat", 3) == 0) {
-          e = ReadString(val, ctx, &ev->cat, &ev->has_cat);
-        } else if (std::memcmp(key.data(), "pid", 3) == 0) {
-          e = ReadTraceId(val, ctx, &ev->pid);
-        } else if (std::memcmp(key.data(), "tid", 3) == 0) {
-          e = ReadTraceId(val, ctx, &ev->tid);
-        }
+      case 'd':
+        if (KeyIs(raw, "dur")) e = ReadMicros(val, ctx, &ev->dur_ns, &ev->has_dur);
         break;
-      case 4:
-        if (std::memcmp(key.data(), "name", 4) == 0) {
-          e = ReadString(val, ctx, &ev->name, &ev->has_name);
-        } else if (std::memcmp(key.data(), "args", 4) == 0) {
-          e = ReadArgs(val, ctx, ev);
-        }
+      case 'c':
+        if (KeyIs(raw, "cat")) e = ReadString(val, ctx, &ev->cat, &ev->has_cat);
+        break;
+      case 'n':
+        if (KeyIs(raw, "name")) e = ReadString(val, ctx, &ev->name, &ev->has_name);
+        break;
+      case 'a':
+        if (KeyIs(raw, "args")) e = ReadArgs(val, ctx, ev);
         break;
       default:
         break;
