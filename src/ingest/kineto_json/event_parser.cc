@@ -491,7 +491,7 @@ sj::error_code ReadArgs(od::value& v, Context& ctx, RawEvent* ev) {
     od::field field;
     if (auto e = std::move(field_result).get(field)) return e;
     const char* raw = field.key().raw();
-    od::value val = field.value();
+    od::value& val = field.value();
     sj::error_code e = sj::SUCCESS;
     bool present = false;
     // Counter series: ph "C" events put every series in args; "args" may come before "ph", so
@@ -639,7 +639,7 @@ sj::error_code ReadEvent(od::object& obj, Context& ctx, RawEvent* ev) {
     od::field field;
     if (auto e = std::move(field_result).get(field)) return e;
     const char* raw = field.key().raw();
-    od::value val = field.value();
+    od::value& val = field.value();
     sj::error_code e = sj::SUCCESS;
     bool present = false;
     // Dispatch on the first byte, then whole keys (with their closing quote): this runs for every

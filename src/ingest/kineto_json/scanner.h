@@ -22,6 +22,10 @@ struct ScannedElement {
   bool is_object = true;
 };
 
+// The fast path classifies 64-byte blocks with AVX-512BW where the CPU has it, else with SSE2.
+// false forces SSE2 (tests run both and compare them with the byte-at-a-time path).
+void AllowAvx512Scan(bool allow);
+
 class Scanner {
  public:
   explicit Scanner(std::string file) : file_(std::move(file)) {}
@@ -80,6 +84,12 @@ class Scanner {
   // Returns where it stopped: near the end of the buffer, or where the byte-at-a-time path must
   // take over (a non-object element, the end of traceEvents).
   size_t FastScan(const char* b, size_t p, size_t size, std::vector<ScannedElement>* out);
+  // FastScan's loop, with the block classifier of one instruction set (scanner.cc).
+  template <typename Classify, typename PrefixXor>
+  size_t FastScanWith(const char* b, size_t p, size_t size, std::vector<ScannedElement>* out);
+#if defined(__x86_64__)
+  size_t FastScanAvx512(const char* b, size_t p, size_t size, std::vector<ScannedElement>* out);
+#endif
   bool fast_path_ = true;
 
   std::string file_;

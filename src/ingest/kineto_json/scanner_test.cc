@@ -90,7 +90,16 @@ std::vector<std::string> ScanInChunks(const std::string& json, bool fast, uint64
 
 // The 64-byte bitmask path must find exactly what the byte-at-a-time path finds, on text dense with
 // backslash runs, escaped quotes, braces inside strings and stray non-object elements.
-TEST(Scanner, FastPathAgreesWithBytePath) {
+// Once with the widest block classifier this CPU has (AVX-512BW here), once with SSE2.
+class ScannerIsa : public ::testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override { AllowAvx512Scan(GetParam()); }
+  void TearDown() override { AllowAvx512Scan(true); }
+};
+INSTANTIATE_TEST_SUITE_P(Widest, ScannerIsa, ::testing::Values(true));
+INSTANTIATE_TEST_SUITE_P(Sse2, ScannerIsa, ::testing::Values(false));
+
+TEST_P(ScannerIsa, FastPathAgreesWithBytePath) {
   const char* pieces[] = {"\\\\", "\\\"", "{",        "}", "[",   "]",
                           "a",    " ",    "\\\\\\\"", ",", "\\n", "\\u0041"};
   uint64_t x = 42;
