@@ -2,6 +2,8 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
+#include <array>
 #include <cstring>
 #include <string>
 #include <string_view>
@@ -284,24 +286,88 @@ inline bool KeyIs(const char* raw, const char (&lit)[N]) {
   return std::memcmp(raw, lit, N - 1) == 0 && raw[N - 1] == '"';
 }
 
+// What one batch's events keep asking about the same few hundred names, remembered for the batch
+// (its string pool, so its ids, are its own).
+class BatchMemo {
+ public:
+  void Reset() {
+    if (used_) {
+      slots_.fill(Slot{});
+      runtime_kind_.clear();
+      used_ = false;
+    }
+  }
+  // A direct-mapped cache in front of the pool's hash map: most names are long (kernel
+  // signatures), and hashing every occurrence in full cost more than the rest of interning.
+  // Keyed by length and the first and last 8 bytes; a hit is confirmed by comparing the bytes.
+  StringId Find(std::string_view s, const StringPool& pool) const {
+    const Slot& slot = slots_[SlotOf(s)];
+    if (slot.id != StringPool::kNotInterned && slot.len == s.size()) {
+      const std::string_view held = pool.Get(slot.id);
+      if (std::memcmp(held.data(), s.data(), s.size()) == 0) return slot.id;
+    }
+    return StringPool::kNotInterned;
+  }
+  void Remember(std::string_view s, StringId id) {
+    Slot& slot = slots_[SlotOf(s)];
+    slot.id = id;
+    slot.len = static_cast<uint32_t>(s.size());
+    used_ = true;
+  }
+  // ClassifyRuntime of the name with batch-local id `id`.
+  RuntimeKind Runtime(StringId id, std::string_view name) {
+    if (id >= runtime_kind_.size()) runtime_kind_.resize(id + 1, -1);
+    if (runtime_kind_[id] < 0) runtime_kind_[id] = static_cast<int8_t>(ClassifyRuntime(name));
+    used_ = true;
+    return static_cast<RuntimeKind>(runtime_kind_[id]);
+  }
+
+ private:
+  struct Slot {
+    StringId id = StringPool::kNotInterned;
+    uint32_t len = 0;
+  };
+  static constexpr size_t kSlots = 1024;
+  static size_t SlotOf(std::string_view s) {
+    uint64_t head = 0, tail = 0;
+    const size_t n = std::min<size_t>(8, s.size());
+    std::memcpy(&head, s.data(), n);
+    std::memcpy(&tail, s.data() + s.size() - n, n);
+    const uint64_t h = (head ^ (tail * 0x9E3779B97F4A7C15ull) ^ s.size()) * 0xFF51AFD7ED558CCDull;
+    return static_cast<size_t>(h >> 54);  // 10 bits: kSlots
+  }
+  std::array<Slot, kSlots> slots_{};
+  std::vector<int8_t> runtime_kind_;
+  bool used_ = false;
+};
+
 class Context {
  public:
-  Context(BatchResult* r, int64_t offset) : r_(r), offset_(offset) {}
+  Context(BatchResult* r, int64_t offset, BatchMemo* memo) : r_(r), offset_(offset), memo_(memo) {}
   void Diag(gpuscope::Diag d) { r_->tables.diagnostics.Add(d, offset_); }
   // Strings are sanitised at the border (base/sanitize.h): a JSON escape such as \u001b decodes to
   // a raw ESC that the raw-text Sanitize below never sees, and would reach every renderer.
   StringId Intern(std::string_view s) {
+    StringPool& pool = r_->tables.strings;
+    if (StringId id = memo_->Find(s, pool); id != StringPool::kNotInterned) [[likely]]
+      return id;
     // Names repeat thousands of times: only a string not seen before is checked for control
     // characters (a raw string with them is never in the pool, since its cleaned form is stored,
     // so every occurrence is cleaned and counted). Checking every occurrence cost ~7 % of ingest.
-    if (StringId id = r_->tables.strings.Find(s); id != StringPool::kNotInterned) [[likely]]
-      return id;
-    if (HasControlCharacter(s)) [[unlikely]] {
-      SanitizeText(s, &cleaned_);
-      Diag(gpuscope::Diag::kControlCharacter);
-      return r_->tables.strings.Intern(cleaned_);
+    StringId id = pool.Find(s);
+    if (id == StringPool::kNotInterned) {
+      if (HasControlCharacter(s)) [[unlikely]] {
+        SanitizeText(s, &cleaned_);
+        Diag(gpuscope::Diag::kControlCharacter);
+        return pool.Intern(cleaned_);  // not remembered: every occurrence is counted
+      }
+      id = pool.Intern(s);
     }
-    return r_->tables.strings.Intern(s);
+    memo_->Remember(s, id);
+    return id;
+  }
+  RuntimeKind RuntimeKindOf(StringId id, std::string_view name) {
+    return memo_->Runtime(id, name);
   }
   BatchResult* result() { return r_; }
   int64_t offset() const { return offset_; }
@@ -309,6 +375,7 @@ class Context {
  private:
   BatchResult* r_;
   int64_t offset_;
+  BatchMemo* memo_;
   std::string cleaned_;
 };
 
@@ -846,13 +913,14 @@ void CommitRuntime(const RawEvent& ev, bool driver, Context& ctx) {
   RuntimeCallTable& r = ctx.result()->tables.runtime;
   r.start_ns.push_back(ev.ts_ns);
   r.dur_ns.push_back(ev.dur_ns);
-  r.name.push_back(ctx.Intern(ev.name));
+  const StringId name = ctx.Intern(ev.name);
+  r.name.push_back(name);
   r.pid.push_back(ev.pid);
   r.tid.push_back(ev.tid);
   r.correlation.push_back(ev.correlation);
   r.external_id.push_back(ev.external_id);
   r.cbid.push_back(static_cast<int32_t>(ev.cbid));
-  r.kind.push_back(ClassifyRuntime(ev.name));
+  r.kind.push_back(ctx.RuntimeKindOf(name, ev.name));
   r.is_driver.push_back(driver ? 1 : 0);
 }
 
@@ -1025,6 +1093,7 @@ void Commit(const RawEvent& ev, Context& ctx) {
 
 struct EventParser::Impl {
   od::parser parser;
+  BatchMemo memo;
   std::vector<std::pair<std::string_view, double>> counter_scratch;
   std::string sanitized;
 
@@ -1038,7 +1107,7 @@ struct EventParser::Impl {
     RawEvent ev;
     counter_scratch.clear();
     ev.counter_values = &counter_scratch;
-    Context ctx(result, offset);
+    Context ctx(result, offset, &memo);
     if (auto e = ReadEvent(obj, ctx, &ev)) return e;
     Commit(ev, ctx);
     return sj::SUCCESS;
@@ -1102,7 +1171,7 @@ struct EventParser::Impl {
     ev.counter_values = &counter_scratch;
     // Diagnostics raised while reading go to a scratch result so a failed parse leaves no trace.
     Diagnostics before = result->tables.diagnostics;
-    Context ctx(result, offset);
+    Context ctx(result, offset, &memo);
     if (auto e = ReadEvent(obj, ctx, &ev)) {
       result->tables.diagnostics = before;
       return e;
@@ -1126,6 +1195,7 @@ void EventParser::ParseBatch(Batch& batch, BatchResult* result) {
     }
   }
   if (batch.elements.empty()) return;
+  impl_->memo.Reset();
   Diagnostics not_objects = result->tables.diagnostics;
   if (impl_->FastPath(batch, result)) return;
   // Start over for this batch: discard what the fast path committed.
@@ -1135,6 +1205,7 @@ void EventParser::ParseBatch(Batch& batch, BatchResult* result) {
   result->text_bytes = text_bytes;
   result->tables.diagnostics = not_objects;
   result->fallback_batches = 1;
+  impl_->memo.Reset();  // the fast path's pool is gone
   impl_->SlowPath(batch, result);
 }
 

@@ -39,7 +39,8 @@ class BufferPool {
  public:
   std::unique_ptr<char[]> Acquire(size_t capacity) {
     std::lock_guard<std::mutex> lock(mutex_);
-    for (size_t i = 0; i < free_.size(); ++i) {
+    // The most recently released first: its bytes are the likeliest to be in the cache still.
+    for (size_t i = free_.size(); i-- > 0;) {
       if (free_[i].second == capacity) {
         std::unique_ptr<char[]> b = std::move(free_[i].first);
         free_.erase(free_.begin() + static_cast<std::ptrdiff_t>(i));
