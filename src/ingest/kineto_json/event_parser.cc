@@ -552,8 +552,10 @@ sj::error_code ReadArgs(od::value& v, Context& ctx, RawEvent* ev) {
   od::json_type type;
   if (auto e = v.type().get(type)) return e;
   if (type != od::json_type::object) return sj::SUCCESS;  // skipped by the iterator
-  od::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
+  // In place, not copied (see the field loop below).
+  auto obj_result = v.get_object();
+  if (auto e = obj_result.error()) return e;
+  od::object&& obj = std::move(obj_result).value_unsafe();
   // The field and its value are used where the iterator made them, never copied: GCC copies a
   // simdjson iterator (a pointer and a 32-bit depth just stored separately) with one 16-byte
   // load, which cannot be forwarded from those stores — a stall on every field, measured with
@@ -1110,8 +1112,9 @@ struct EventParser::Impl {
     od::json_type type;
     if (auto e = element.type().get(type)) return e;
     if (type != od::json_type::object) return sj::SUCCESS;  // counted by the scanner
-    od::object obj;
-    if (auto e = element.get_object().get(obj)) return e;
+    auto obj_result = element.get_object();  // in place, not copied (see ReadEvent)
+    if (auto e = obj_result.error()) return e;
+    od::object&& obj = std::move(obj_result).value_unsafe();
     RawEvent ev;
     counter_scratch.clear();
     ev.counter_values = &counter_scratch;
@@ -1133,9 +1136,9 @@ struct EventParser::Impl {
     od::array arr;
     if (doc.get_array().get(arr)) return false;
     size_t i = 0;
-    for (auto item : arr) {
-      od::value element;
-      if (std::move(item).get(element)) return false;
+    for (auto&& item : arr) {  // each element in place, not copied (see ReadEvent)
+      if (item.error()) return false;
+      od::value&& element = std::move(item).value_unsafe();
       if (i >= batch.elements.size()) return false;
       const int64_t offset = batch.stream_offset + static_cast<int64_t>(batch.elements[i].begin);
       if (ParseObject(element, result, offset)) return false;
