@@ -237,7 +237,10 @@ class Runner {
     const int64_t t0 = SteadyNs();
     ro.on_line = [&](int stream, std::string_view line, int64_t now) {
       if (lines) meter.OnLine(line, now - t0);
-      if (oom == nullptr && (oom = MatchOom(line)) != nullptr) oom_line = Clip(line);
+      // The most specific message wins (the table's order): a traceback may show the raise
+      // statement's source ("OutOfMemoryError") before the message itself.
+      if (const OomPattern* p = MatchOom(line); p != nullptr && (oom == nullptr || p < oom))
+        oom = p, oom_line = Clip(line);
       if (stream == 2 && line.find_first_not_of(" \t") != std::string_view::npos)
         last_error_line = Clip(line);
     };
