@@ -151,7 +151,10 @@ class Searcher {
         why_stopped = fmt::format("the next doubling passes {}", p.hi);
         break;
       }
-      if (next <= v) break;
+      if (next <= v) {
+        if (b->first_oom > 0) why_stopped = fmt::format("{} is the largest known to fit", v);
+        break;
+      }
       Setting c = best_;
       c[p.name] = std::to_string(next);
       Evaluation e;
