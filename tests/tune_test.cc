@@ -587,3 +587,33 @@ TEST(TuneCli, ACommandThatCannotRunIs127) {
 
 }  // namespace
 }  // namespace gpuscope::tune
+
+namespace gpuscope::tune {
+namespace {
+
+TEST(TuneCli, TracesGiveStepsPerSecondFromTheStepAnalysisTimesTheBatch) {
+  // Each trial writes a (synthetic, deterministic) Kineto trace into {TRACE_DIR}: the same steps
+  // whatever N, so samples/s = steps/s × N doubles exactly from N=1 to N=2.
+  const std::string results = testing::TempPath("traces.jsonl");
+  const auto r = RunGpuscope("tune -q --results " + results +
+                             " --param N=pow2:1..2 --traces --trial-time 20s --json -- " +
+                             GPUSCOPE_BINARY + " synth -o '{TRACE_DIR}/rank0.pt.trace.json' "
+                             "--steps 6 --layers 1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto file = LoadResults(results);
+  ASSERT_TRUE(file.ok());
+  ASSERT_EQ(file->records.size(), 2u);
+  const TrialRecord& one = file->records[0];
+  const TrialRecord& two = file->records[1];
+  EXPECT_EQ(one.outcome, "ok") << one.note;
+  EXPECT_EQ(one.unit, "samples/s");
+  EXPECT_EQ(one.values, 5);  // steady steps: the step analysis leaves out the first of 6
+  EXPECT_GT(one.throughput, 0);
+  EXPECT_NEAR(two.throughput / one.throughput, 2.0, 1e-9);
+  EXPECT_NE(r.out.find("\"N\": {"), std::string::npos);
+  std::error_code ec;
+  EXPECT_TRUE(std::filesystem::exists(results + ".traces/trial-2/rank0.pt.trace.json", ec));
+}
+
+}  // namespace
+}  // namespace gpuscope::tune
