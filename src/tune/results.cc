@@ -86,7 +86,9 @@ Status GetOptionalBytes(simdjson::dom::object o, std::string_view key,
   simdjson::dom::element e;
   if (o[key].get(e) || e.is_null()) return Status::Ok();
   uint64_t v = 0;
-  if (e.get_uint64().get(v)) return BadKey(key, "is not a byte count");
+  // Up to 2^53 (9 PB): written as an integer literal, so a record reads back as written.
+  if (e.get_uint64().get(v) || v > render::JsonWriter::kMaxExactInteger)
+    return BadKey(key, "is not a byte count");
   *out = v;
   return Status::Ok();
 }
@@ -97,6 +99,8 @@ bool HasThroughput(std::string_view outcome) {
   return outcome == kOutcomeOk || outcome == kOutcomeTimeout;
 }
 
+// Counts and times are written with ExactInt: this file is read back by gpuscope's own int64
+// parser, which an exponent form (JsonWriter::Int beyond 2^53) would not pass.
 std::string TrialRecordJson(const TrialRecord& r) {
   render::JsonWriter w(0);  // one line
   w.BeginObject();
@@ -119,8 +123,8 @@ std::string TrialRecordJson(const TrialRecord& r) {
   w.Key("samples").BeginArray();
   for (double s : r.samples) w.ShortestDouble(s);
   w.EndArray();
-  w.Key("values").Int(r.values);
-  w.Key("warmup").Int(r.warmup);
+  w.Key("values").ExactInt(r.values);
+  w.Key("warmup").ExactInt(r.warmup);
   w.Key("duration_s").Double(r.duration_s, 3);
   w.Key("gpu_util_mean_pct");
   r.gpu_util_mean_pct ? w.Double(*r.gpu_util_mean_pct, 1) : w.Null();
@@ -132,7 +136,7 @@ std::string TrialRecordJson(const TrialRecord& r) {
   r.tree_cpu_mean_pct ? w.Double(*r.tree_cpu_mean_pct, 1) : w.Null();
   w.Key("oom_framework").String(r.oom_framework);
   w.Key("note").String(r.note);
-  w.Key("started_unix_ms").Int(r.started_unix_ms);
+  w.Key("started_unix_ms").ExactInt(r.started_unix_ms);
   w.EndObject();
   return w.str();
 }
