@@ -1,3 +1,9 @@
+// GCC 12 warns falsely inside libstdc++'s <regex> (std::function members of its NFA states
+// "may be used uninitialized": a false positive) when optimising with ASan; this file is the
+// only one that compiles a std::regex.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include "tune/metric.h"
 
 #include <algorithm>
