@@ -19,12 +19,14 @@
 #                       and ../shared/traces/memory_snapshots (the first 256 KiB of each)
 #   nsys_sqlite_fuzz    Nsight Systems SQLite exports: ../shared/traces/nsys/*.sqlite cut down to the
 #                       tables the reader reads and a few rows each (fuzz/nsys_seeds.py, 30-110 KB)
+#   tune_results_fuzz   tune results files: fuzz/seeds/tune (real runs of tests/python/tune_train.py,
+#                       one with a cut last line)
 # Corpora grow in build/fuzz/corpus/TARGET; crashes are written to build/fuzz/crashes/.
 set -eu
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 only="${2:-}"
-all="kineto_reader_fuzz monitor_log_fuzz registry_fuzz plan_config_fuzz diff_fuzz summary_fuzz torch_snapshot_fuzz nsys_sqlite_fuzz"
+all="kineto_reader_fuzz monitor_log_fuzz registry_fuzz plan_config_fuzz diff_fuzz summary_fuzz torch_snapshot_fuzz nsys_sqlite_fuzz tune_results_fuzz"
 if [ -n "$only" ]; then
   case " $all " in *" $only "*) ;; *) echo "fuzz: unknown target $only (one of: $all)" >&2; exit 2 ;; esac
 fi
@@ -129,6 +131,10 @@ seed_nsys_sqlite_fuzz() {
   else
     echo "fuzz: $shared/traces/nsys not found; nsys_sqlite_fuzz starts from an empty corpus" >&2
   fi
+}
+
+seed_tune_results_fuzz() {
+  cp fuzz/seeds/tune/* "$1/"
 }
 
 for target in $all; do

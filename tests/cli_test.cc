@@ -298,13 +298,13 @@ TEST(CliUsage, UnknownCommandSuggestsTheClosest) {
                               "--help lists the commands)");
   ExpectUsageError("frobnicate",
                    "unknown command \"frobnicate\" (hint: the commands are analyze, map, reduce, "
-                   "run, synth, plan or diff; gpuscope --help)");
+                   "run, synth, plan, diff or tune; gpuscope --help)");
   // A file given without the command.
   ExpectUsageError(Example(), "unknown command \"" + Example() +
                                   "\" (hint: to analyse it: gpuscope analyze " + Example() + ")");
   ExpectUsageError("",
-                   "a command is required: analyze, map, reduce, run, synth, plan or diff (hint: "
-                   "gpuscope analyze TRACE; gpuscope --help describes each)");
+                   "a command is required: analyze, map, reduce, run, synth, plan, diff or tune "
+                   "(hint: gpuscope analyze TRACE; gpuscope --help describes each)");
 }
 
 // synth's job-level flags: durations need a unit, --late-rank needs --late; a job with two runs

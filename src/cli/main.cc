@@ -23,6 +23,7 @@
 #include "cli/plan_command.h"
 #include "cli/run_command.h"
 #include "cli/snapshot_command.h"
+#include "cli/tune_command.h"
 #include "cli/usage.h"
 #include "gpuscope/ingest.h"
 #include "gpuscope/synth.h"
@@ -343,7 +344,8 @@ int main(int argc, char** argv) {
       "recordings, nvidia-smi and DCGM logs, and PyTorch CUDA memory snapshots\n"
       "(torch.cuda.memory._dump_snapshot pickles, read as plain data); map and reduce split\n"
       "a job of many ranks across machines; plan sizes a run before launch; run watches a live\n"
-      "run; diff compares two runs (or two memory snapshots)."};
+      "run; tune runs a training command's batch size, workers, … experiments and keeps the\n"
+      "best; diff compares two runs (or two memory snapshots)."};
   app.set_version_flag("--version", std::string("gpuscope ") + GPUSCOPE_VERSION);
   app.require_subcommand(1);
 
@@ -497,6 +499,8 @@ int main(int argc, char** argv) {
 
   cli::DiffCliOptions diff_options;
   auto* diff = cli::AddDiffCommand(app, &diff_options);
+  cli::TuneCliOptions tune_options;
+  auto* tune = cli::AddTuneCommand(app, &tune_options);
   cli::AddHelpExamples(app);
   try {
     app.parse(argc, argv);
@@ -519,6 +523,7 @@ int main(int argc, char** argv) {
   if (reduce->parsed()) return cli::RunReduceCommand(reduce_options);
   if (plan->parsed()) return gpuscope::cli::RunPlanCommand(plan_options);
   if (run->parsed()) return cli::RunRunCommand(run_options);
+  if (tune->parsed()) return cli::RunTuneCommand(tune_options);
 
   if (diff->parsed()) return cli::RunDiffCommand(diff_options);
   if (synth->parsed()) {

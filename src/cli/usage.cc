@@ -180,7 +180,7 @@ std::optional<std::string> ExplainUsageError(const CLI::App& app,
   }
   const std::string where = "gpuscope " + sub->get_name();
   const Scan scan = ScanOptions(*sub, args, at + 1);
-  if (sub->get_name() == "run") {
+  if (sub->get_name() == "run" || sub->get_name() == "tune") {
     const bool has_separator =
         std::find(args.begin() + static_cast<std::ptrdiff_t>(at) + 1, args.end(), "--") !=
         args.end();
@@ -195,8 +195,12 @@ std::optional<std::string> ExplainUsageError(const CLI::App& app,
              " (hint: put the command after --, so that its options are its own: " + fixed + ")";
     }
     if (missing && !scan.unknown && !scan.first_positional)
-      return "run needs the command to watch, after -- (hint: " + where +
-             " -- python train.py)";
+      return sub->get_name() == "run"
+                 ? "run needs the command to watch, after -- (hint: " + where +
+                       " -- python train.py)"
+                 : "tune needs the command to run, after -- (hint: " + where +
+                       " --param BATCH=pow2:8..256 --metric '([0-9.]+) samples/s' -- python "
+                       "train.py --batch-size {BATCH})";
   }
   if (scan.unknown) return UnknownOptionMessage(*sub, where, *scan.unknown);
   return std::nullopt;
@@ -232,6 +236,13 @@ void AddHelpExamples(CLI::App& app) {
        "  gpuscope run --record run.jsonl --report-json verdict.json -- torchrun "
        "--nproc_per_node 8 train.py\n"
        "  gpuscope run --html run.html -- python train.py   # the verdict as a page too"},
+      {"tune",
+       "Examples:\n"
+       "  gpuscope tune --param BATCH=pow2:8..512 --param WORKERS=0,2,4,8 --metric "
+       "'([0-9.]+) samples/s' -- python train.py --batch-size {BATCH} --workers {WORKERS}\n"
+       "  gpuscope tune --param BATCH=pow2:16..256 --step '^step ' --trial-time 2m --budget 1h "
+       "--repeat 3 -- python train.py   # reads $GPUSCOPE_BATCH\n"
+       "  docs/tune.md: the search, the metric options and their pitfalls"},
       {"synth",
        "Example:\n"
        "  gpuscope synth -o stalled.pt.trace.json.gz --gzip --dataloader-stall 0.3"},

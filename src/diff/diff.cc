@@ -357,6 +357,8 @@ Distribution StepDistribution(const analyze::StepsResult& s) {
   return d;
 }
 
+}  // namespace
+
 // Two-sided p-value of the Mann-Whitney U test for sample sizes n1, n2 and observed U (ties
 // count ½; no tie correction: step durations are ns and rarely tie). Exact null distribution
 // (the number of orderings with each U, by the usual recurrence) up to 50 steps a side, the
@@ -391,6 +393,8 @@ double MannWhitneyP(size_t n1, size_t n2, double u) {
   }
   return std::min(1.0, tail / total);
 }
+
+namespace {
 
 StepTimeDiff CompareStepTimes(const analyze::StepsResult& b, const analyze::StepsResult& a) {
   StepTimeDiff st;

@@ -171,6 +171,12 @@ struct DiffReport {
   std::vector<std::string> warnings;  // mismatches; shown first in text, warnings[] in JSON
 };
 
+// Two-sided p-value of the Mann-Whitney U test for sample sizes n1, n2 and observed U (the count
+// of pairs in which the first sample's value is larger, ties ½). Exact up to 50 values a side, the
+// normal approximation beyond. The one significance test of gpuscope: diff's step-time verdict
+// and tune's best-versus-first comparison (src/tune/) both call it.
+double MannWhitneyP(size_t n1, size_t n2, double u);
+
 DiffReport Diff(const report::Report& before, const report::Report& after,
                 const DiffOptions& options = {});
 

@@ -41,13 +41,23 @@ volatile sig_atomic_t g_command_shares_our_group = 0;
 std::atomic<int> g_interrupts{0};
 std::atomic<bool> g_kill_tree{false};
 std::atomic<uint32_t> g_to_forward{0};  // bit N: forward signal N (all forwarded ones are < 32)
+std::atomic<int> g_stop_signal{0};       // the first stopping signal received (RunOutcome)
+
+bool IsStopping(int sig) {
+  return sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT;
+}
 
 void OnSignal(int sig, siginfo_t* info, void*) {
+  const pid_t child = g_child_pid;
+  if (IsStopping(sig) && !(info != nullptr && info->si_code <= 0 && child > 0 &&
+                           info->si_pid == child)) {
+    int none = 0;
+    g_stop_signal.compare_exchange_strong(none, sig);
+  }
   if (sig == SIGINT && g_interrupts.fetch_add(1) + 1 >= 2) {
     g_kill_tree = true;  // the loop kills the whole job
     return;
   }
-  const pid_t child = g_child_pid;
   // si_code > 0 (SI_KERNEL) means the kernel sent it: Ctrl-C, Ctrl-\ or a hangup of our terminal.
   // It went to the terminal's foreground process group, so a command sharing our group got its
   // own copy; a command in its own group did not.
@@ -288,16 +298,18 @@ Result<RunOutcome> RunAndMonitor(const RunOptions& options) {
     for (std::string& note : nvml->TakeNotes()) rec.notes.push_back(note);
   } else {
     rec.gpu_unavailable = n.status().message();
-    std::fprintf(stderr, "gpuscope: no GPU metrics (%s); sampling CPU only\n",
-                 rec.gpu_unavailable.c_str());
+    if (!options.quiet)
+      std::fprintf(stderr, "gpuscope: no GPU metrics (%s); sampling CPU only\n",
+                   rec.gpu_unavailable.c_str());
   }
 
   // In the foreground of a terminal CMD shares our process group, as it would without gpuscope;
   // anywhere else (a script, a scheduler, nohup, a background job) it gets a group of its own, so
   // that a forwarded signal reaches all of it, grandchildren included, in one kill().
-  const bool own_group = !ForegroundOfATerminal();
+  const bool own_group = options.detached || !ForegroundOfATerminal();
   g_command_shares_our_group = own_group ? 0 : 1;
   g_to_forward = 0;
+  g_stop_signal = 0;
   g_interrupts = 0;
   g_kill_tree = false;
 
@@ -352,6 +364,42 @@ Result<RunOutcome> RunAndMonitor(const RunOptions& options) {
   std::vector<char*> argv;
   for (const std::string& a : options.command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
+  // The environment with extra_env, built before fork(): the child may only call
+  // async-signal-safe functions (a driver may have started threads).
+  std::vector<std::string> env_strings;
+  std::vector<char*> envp;
+  if (!options.extra_env.empty()) {
+    auto name_of = [](std::string_view e) { return e.substr(0, e.find('=')); };
+    for (char** e = environ; *e != nullptr; ++e) {
+      bool replaced = false;
+      for (const std::string& x : options.extra_env)
+        replaced = replaced || name_of(x) == name_of(*e);
+      if (!replaced) env_strings.emplace_back(*e);
+    }
+    for (const std::string& x : options.extra_env) env_strings.push_back(x);
+    for (std::string& e : env_strings) envp.push_back(e.data());
+    envp.push_back(nullptr);
+  }
+  // Output pipes (on_line): [stream][0 read, 1 write]; our ends non-blocking.
+  int out_pipes[2][2] = {{-1, -1}, {-1, -1}};
+  auto close_pipes = [&] {
+    for (auto& p : out_pipes)
+      for (int& fd : p)
+        if (fd >= 0) close(fd), fd = -1;
+  };
+  if (options.on_line) {
+    for (auto& p : out_pipes) {
+      if (pipe2(p, O_CLOEXEC) != 0) {
+        const int err = errno;
+        close_pipes();
+        close(exec_pipe[0]);
+        close(exec_pipe[1]);
+        restore_signals();
+        return Status::Error(StatusCode::kInternal, std::string("pipe: ") + std::strerror(err));
+      }
+      fcntl(p[0], F_SETFL, fcntl(p[0], F_GETFL) | O_NONBLOCK);
+    }
+  }
 
   rec.start_ns = UnixNowNs();
   const pid_t parent = getpid();
@@ -376,7 +424,18 @@ Result<RunOutcome> RunAndMonitor(const RunOptions& options) {
     signal(SIGCHLD, SIG_DFL);
     sigprocmask(SIG_SETMASK, &original_mask, nullptr);
     close(exec_pipe[0]);
-    execvp(argv[0], argv.data());
+    if (options.detached) {
+      const int null = open("/dev/null", O_RDONLY);
+      if (null >= 0 && null != STDIN_FILENO) dup2(null, STDIN_FILENO), close(null);
+    }
+    if (options.on_line) {
+      dup2(out_pipes[0][1], STDOUT_FILENO);
+      dup2(out_pipes[1][1], STDERR_FILENO);
+    }
+    if (envp.empty())
+      execvp(argv[0], argv.data());
+    else
+      execvpe(argv[0], argv.data(), envp.data());
     const int err = errno;
     (void)!write(exec_pipe[1], &err, sizeof err);
     _exit(127);
@@ -388,6 +447,8 @@ Result<RunOutcome> RunAndMonitor(const RunOptions& options) {
   g_child_pid = child;
   guard.Watch(child, pgid);
   close(exec_pipe[1]);
+  for (auto& p : out_pipes)
+    if (p[1] >= 0) close(p[1]), p[1] = -1;
   int exec_errno = 0;
   ssize_t got;
   do {
@@ -398,6 +459,7 @@ Result<RunOutcome> RunAndMonitor(const RunOptions& options) {
     int status = 0;
     while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
     }
+    close_pipes();
     guard.Release();
     g_child_pid = 0;
     restore_signals();
@@ -469,13 +531,83 @@ Result<RunOutcome> RunAndMonitor(const RunOptions& options) {
     }
     return false;
   };
+  // on_line: what each pipe holds of its current line, and whether that line was cut.
+  std::string partial[2];
+  bool cut[2] = {false, false};
+  auto read_pipes = [&] {
+    char buf[65536];
+    for (int stream = 0; stream < 2; ++stream) {
+      int& fd = out_pipes[stream][0];
+      while (fd >= 0) {
+        const ssize_t n = read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) break;  // EAGAIN: nothing more now
+        if (n == 0) {      // every writer closed it
+          if (!partial[stream].empty())
+            options.on_line(stream + 1, partial[stream], SteadyNowNs());
+          partial[stream].clear();
+          close(fd);
+          fd = -1;
+          break;
+        }
+        const int echo = stream == 0 ? options.echo_stdout_fd : options.echo_stderr_fd;
+        for (ssize_t done = 0; echo >= 0 && done < n;) {
+          const ssize_t w = write(echo, buf + done, static_cast<size_t>(n - done));
+          if (w < 0 && errno == EINTR) continue;
+          if (w <= 0) break;
+          done += w;
+        }
+        const int64_t now = SteadyNowNs();
+        for (ssize_t i = 0; i < n; ++i) {
+          const char c = buf[i];
+          if (c == '\n' || c == '\r') {
+            // "\r\n" and the empty line between two '\r' of a redraw are not lines.
+            if (!partial[stream].empty() || cut[stream])
+              options.on_line(stream + 1, partial[stream], now);
+            partial[stream].clear();
+            cut[stream] = false;
+          } else if (partial[stream].size() < kMaxLineBytes) {
+            partial[stream] += c;
+          } else {
+            cut[stream] = true;
+          }
+        }
+      }
+    }
+  };
   auto wait_until = [&](int64_t until_ns) {
     const int64_t wait_ns = std::max<int64_t>(0, until_ns - SteadyNowNs());
     timespec ts{static_cast<time_t>(wait_ns / 1'000'000'000),
                 static_cast<long>(wait_ns % 1'000'000'000)};
     // Our signals are deliverable only while ppoll waits: a SIGCHLD or forwarded signal that
     // came in since the last check is pending and ends the wait at once.
-    ppoll(nullptr, 0, &ts, &wait_mask);
+    pollfd fds[2];
+    nfds_t nfds = 0;
+    for (auto& p : out_pipes)
+      if (p[0] >= 0) fds[nfds++] = pollfd{p[0], POLLIN, 0};
+    ppoll(nfds > 0 ? fds : nullptr, nfds, &ts, &wait_mask);
+    if (options.on_line) read_pipes();
+  };
+  const int64_t started_ns = SteadyNowNs();
+  int64_t kill_at_ns = 0;  // time limit reached: SIGKILL at this time if the job still runs
+  bool killed_at_limit = false;
+  auto check_time_limit = [&](int64_t now) {
+    if (options.time_limit_ns <= 0) return;
+    if (!outcome.timed_out && now - started_ns >= options.time_limit_ns) {
+      outcome.timed_out = true;
+      SignalJob(child, pgid, SIGTERM);
+      SignalJob(child, pgid, SIGCONT);  // a stopped process acts on SIGTERM only once continued
+      stopping = true;
+      kill_at_ns = now + kStopGraceNs;
+    } else if (outcome.timed_out && !killed_at_limit && now >= kill_at_ns) {
+      SignalJob(child, pgid, SIGKILL);
+      killed_at_limit = true;
+    }
+  };
+  // The next moment the loop must act for the time limit.
+  auto limit_event_ns = [&]() -> int64_t {
+    if (options.time_limit_ns <= 0 || killed_at_limit) return INT64_MAX;
+    return outcome.timed_out ? kill_at_ns : started_ns + options.time_limit_ns;
   };
   int status = 0;
   for (;;) {
@@ -496,12 +628,13 @@ Result<RunOutcome> RunAndMonitor(const RunOptions& options) {
       break;
     }
     const int64_t now = SteadyNowNs();
+    check_time_limit(now);
     if (now >= next_ns) {
       take_sample(now);
       next_ns += options.interval_ns;
       if (next_ns <= now) next_ns = now + options.interval_ns;  // fell behind: do not burst
     }
-    wait_until(next_ns);
+    wait_until(std::min(next_ns, limit_event_ns()));
   }
   rec.end_ns = UnixNowNs();
   // Stopped by a signal: CMD has exited, the rest of its group may still be shutting down (e.g.
@@ -524,6 +657,15 @@ Result<RunOutcome> RunAndMonitor(const RunOptions& options) {
       }
     }
   }
+  // What the job wrote before it ended; a process still holding a pipe (one outside the group)
+  // is not waited for.
+  if (options.on_line) {
+    read_pipes();
+    for (int stream = 0; stream < 2; ++stream)
+      if (!partial[stream].empty()) options.on_line(stream + 1, partial[stream], SteadyNowNs());
+    close_pipes();
+  }
+  outcome.stop_signal = g_stop_signal.load();
   guard.Release();
   g_child_pid = 0;
   restore_signals();

@@ -13,8 +13,13 @@
 // to stderr.
 #pragma once
 
+#include <unistd.h>
+
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpuscope/status.h"
@@ -33,12 +38,37 @@ struct RunOptions {
   std::string tensorboard_dir;        // empty: no TensorBoard
   std::string nvml_library;           // empty: $GPUSCOPE_NVML_LIBRARY or libnvidia-ml.so.1
   bool live = false;                  // show the live line on stderr
+
+  // For `gpuscope tune`'s trials; their defaults leave `gpuscope run` as it is.
+  // "NAME=VALUE" entries set in the command's environment (replacing a variable of that name).
+  std::vector<std::string> extra_env;
+  // > 0: this long after the start the job is ended as a forwarded SIGTERM ends it (SIGTERM to
+  // the whole job, kStopGraceNs, then SIGKILL) and RunOutcome::timed_out is set.
+  int64_t time_limit_ns = 0;
+  // When set, the command's stdout and stderr are pipes: their bytes are copied as they come to
+  // echo_stdout_fd / echo_stderr_fd (-1: not shown), and each line is handed over without its
+  // end — stream 1 or 2, the text ('\r' ends a line too: progress bars redraw with it; a line is
+  // cut at kMaxLineBytes), and the steady-clock ns when it was read.
+  std::function<void(int stream, std::string_view line, int64_t steady_ns)> on_line;
+  int echo_stdout_fd = STDOUT_FILENO;
+  int echo_stderr_fd = STDERR_FILENO;
+  // The command always gets a process group of its own and /dev/null as stdin, also in the
+  // foreground of a terminal: Ctrl-C reaches gpuscope only, which ends the job as a whole.
+  bool detached = false;
+  bool quiet = false;  // no "no GPU metrics" line on stderr
 };
+
+// A line handed to RunOptions::on_line holds at most this many bytes (the rest is dropped).
+inline constexpr size_t kMaxLineBytes = 64 * 1024;
 
 struct RunOutcome {
   Recording recording;
   int exit_code = 0;  // the command's, or 128+signal when a signal ended it, 127 if not started
   bool record_failed = false;  // writing --record failed (warned on stderr, noted in the recording)
+  bool timed_out = false;      // RunOptions::time_limit_ns ended the job
+  // SIGINT, SIGTERM, SIGHUP or SIGQUIT that gpuscope received (not from the command) while the
+  // command ran, forwarded to the job; 0 if none. The first one counts.
+  int stop_signal = 0;
 };
 
 // Fails (usage/IO) only before the command starts, e.g. an unwritable --record file or a command

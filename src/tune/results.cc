@@ -1,0 +1,301 @@
+#include "tune/results.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <simdjson.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "base/sanitize.h"
+#include "render/json_writer.h"
+
+namespace gpuscope::tune {
+
+namespace {
+
+constexpr std::string_view kRecordType = "gpuscope.tune.trial";
+// Values a record may hold; beyond them a line is refused rather than trusted (a damaged file).
+constexpr size_t kMaxSamples = 1'000'000;
+constexpr int kMaxRepeat = 1'000'000;
+
+Status Bad(std::string why) { return Status::Error(StatusCode::kInvalidInput, std::move(why)); }
+
+// "\"KEY\" WHAT", appended piece by piece (GCC 12 warns falsely on a chain of + here).
+Status BadKey(std::string_view key, std::string_view what) {
+  std::string m = "\"";
+  m += key;
+  m += "\" ";
+  m += what;
+  return Bad(std::move(m));
+}
+
+// The string of `key` (sanitised: the file is input), or an error.
+Status GetString(simdjson::dom::object o, std::string_view key, std::string* out, bool required) {
+  std::string_view v;
+  const auto err = o[key].get_string().get(v);
+  if (err == simdjson::NO_SUCH_FIELD && !required) return Status::Ok();
+  if (err) return BadKey(key, "is not a string");
+  *out = SanitizeText(v);
+  return Status::Ok();
+}
+
+Status GetNumber(simdjson::dom::object o, std::string_view key, double* out, bool required) {
+  simdjson::dom::element e;
+  const auto err = o[key].get(e);
+  if (err == simdjson::NO_SUCH_FIELD && !required) return Status::Ok();
+  if (err || !(e.is_double() || e.is_int64() || e.is_uint64()))
+    return BadKey(key, "is not a number");
+  *out = e.is_double() ? e.get_double().value()
+         : e.is_int64() ? static_cast<double>(e.get_int64().value())
+                        : static_cast<double>(e.get_uint64().value());
+  if (!std::isfinite(*out)) return BadKey(key, "is not finite");
+  return Status::Ok();
+}
+
+// An integer field within [lo, hi].
+Status GetInt(simdjson::dom::object o, std::string_view key, int64_t lo, int64_t hi, int64_t* out,
+              bool required) {
+  simdjson::dom::element e;
+  const auto err = o[key].get(e);
+  if (err == simdjson::NO_SUCH_FIELD && !required) return Status::Ok();
+  int64_t v = 0;
+  if (err || e.get_int64().get(v) || v < lo || v > hi)
+    return BadKey(key, "is not a whole number from " + std::to_string(lo) + " to " +
+                           std::to_string(hi));
+  *out = v;
+  return Status::Ok();
+}
+
+// Optional number that may be null.
+Status GetOptional(simdjson::dom::object o, std::string_view key, std::optional<double>* out) {
+  simdjson::dom::element e;
+  if (o[key].get(e) || e.is_null()) return Status::Ok();
+  double v = 0;
+  if (Status s = GetNumber(o, key, &v, true); !s.ok()) return s;
+  *out = v;
+  return Status::Ok();
+}
+
+Status GetOptionalBytes(simdjson::dom::object o, std::string_view key,
+                        std::optional<uint64_t>* out) {
+  simdjson::dom::element e;
+  if (o[key].get(e) || e.is_null()) return Status::Ok();
+  uint64_t v = 0;
+  // Up to 2^53 (9 PB): written as an integer literal, so a record reads back as written.
+  if (e.get_uint64().get(v) || v > render::JsonWriter::kMaxExactInteger)
+    return BadKey(key, "is not a byte count");
+  *out = v;
+  return Status::Ok();
+}
+
+}  // namespace
+
+bool HasThroughput(std::string_view outcome) {
+  return outcome == kOutcomeOk || outcome == kOutcomeTimeout;
+}
+
+// Counts and times are written with ExactInt: this file is read back by gpuscope's own int64
+// parser, which an exponent form (JsonWriter::Int beyond 2^53) would not pass.
+std::string TrialRecordJson(const TrialRecord& r) {
+  render::JsonWriter w(0);  // one line
+  w.BeginObject();
+  w.Key("type").String(kRecordType);
+  w.Key("command").BeginArray();
+  for (const std::string& a : r.command) w.String(a);
+  w.EndArray();
+  w.Key("metric").String(r.metric);
+  w.Key("params").BeginObject();
+  for (const auto& [k, v] : r.params) w.Key(k).String(v);
+  w.EndObject();
+  w.Key("repeat").Int(r.repeat);
+  w.Key("outcome").String(r.outcome);
+  w.Key("exit_code").Int(r.exit_code);
+  if (HasThroughput(r.outcome))
+    w.Key("throughput").ShortestDouble(r.throughput);
+  else
+    w.Key("throughput").Null();
+  w.Key("unit").String(r.unit);
+  w.Key("samples").BeginArray();
+  for (double s : r.samples) w.ShortestDouble(s);
+  w.EndArray();
+  w.Key("values").ExactInt(r.values);
+  w.Key("warmup").ExactInt(r.warmup);
+  w.Key("duration_s").Double(r.duration_s, 3);
+  w.Key("gpu_util_mean_pct");
+  r.gpu_util_mean_pct ? w.Double(*r.gpu_util_mean_pct, 1) : w.Null();
+  w.Key("gpu_mem_peak_bytes");
+  r.gpu_mem_peak_bytes ? w.Uint(*r.gpu_mem_peak_bytes) : w.Null();
+  w.Key("gpu_mem_total_bytes");
+  r.gpu_mem_total_bytes ? w.Uint(*r.gpu_mem_total_bytes) : w.Null();
+  w.Key("tree_cpu_mean_pct");
+  r.tree_cpu_mean_pct ? w.Double(*r.tree_cpu_mean_pct, 1) : w.Null();
+  w.Key("oom_framework").String(r.oom_framework);
+  w.Key("note").String(r.note);
+  w.Key("started_unix_ms").ExactInt(r.started_unix_ms);
+  w.EndObject();
+  return w.str();
+}
+
+Result<TrialRecord> ParseTrialRecord(std::string_view line) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  if (auto err = parser.parse(simdjson::padded_string(line)).get(root); err)
+    return Bad(std::string("not JSON (") + simdjson::error_message(err) + ")");
+  simdjson::dom::object o;
+  if (root.get_object().get(o)) return Bad("not a JSON object");
+  std::string_view type;
+  if (o["type"].get_string().get(type) || type != kRecordType)
+    return Bad("not a trial record (\"type\" is not \"" + std::string(kRecordType) + "\")");
+  TrialRecord r;
+  simdjson::dom::array command;
+  if (o["command"].get_array().get(command)) return Bad("\"command\" is not an array");
+  for (simdjson::dom::element a : command) {
+    std::string_view s;
+    if (a.get_string().get(s)) return Bad("\"command\" holds a value that is not a string");
+    r.command.push_back(SanitizeText(s));
+  }
+  if (r.command.empty()) return Bad("\"command\" is empty");
+  simdjson::dom::object params;
+  if (o["params"].get_object().get(params)) return Bad("\"params\" is not an object");
+  for (auto [key, value] : params) {
+    std::string_view v;
+    if (value.get_string().get(v)) return Bad("param \"" + SanitizeText(key) + "\" is not a string");
+    r.params[SanitizeText(key)] = SanitizeText(v);
+  }
+  Status s;
+  int64_t n = 0;
+  auto check = [&](Status st) {
+    if (s.ok() && !st.ok()) s = st;
+  };
+  check(GetString(o, "metric", &r.metric, true));
+  check(GetInt(o, "repeat", 0, kMaxRepeat, &n, true));
+  r.repeat = static_cast<int>(n);
+  check(GetString(o, "outcome", &r.outcome, true));
+  if (s.ok() && !(HasThroughput(r.outcome) || r.outcome == kOutcomeOom ||
+                  r.outcome == kOutcomeFailed || r.outcome == kOutcomeNoMetric ||
+                  r.outcome == kOutcomeInterrupted))
+    return Bad("unknown outcome \"" + r.outcome + "\"");
+  n = 0;
+  check(GetInt(o, "exit_code", -1, 255 + 128, &n, false));
+  r.exit_code = static_cast<int>(n);
+  if (s.ok() && HasThroughput(r.outcome)) check(GetNumber(o, "throughput", &r.throughput, true));
+  check(GetString(o, "unit", &r.unit, false));
+  simdjson::dom::array samples;
+  if (o["samples"].get_array().get(samples) == simdjson::SUCCESS) {
+    for (simdjson::dom::element e : samples) {
+      double v = 0;
+      if (e.get_double().get(v)) {
+        int64_t i = 0;
+        if (e.get_int64().get(i)) return Bad("\"samples\" holds a value that is not a number");
+        v = static_cast<double>(i);
+      }
+      if (!std::isfinite(v)) return Bad("\"samples\" holds a value that is not finite");
+      if (r.samples.size() >= kMaxSamples) return Bad("\"samples\" holds too many values");
+      r.samples.push_back(v);
+    }
+  }
+  check(GetInt(o, "values", 0, INT64_MAX, &r.values, false));
+  check(GetInt(o, "warmup", 0, INT64_MAX, &r.warmup, false));
+  check(GetNumber(o, "duration_s", &r.duration_s, false));
+  check(GetOptional(o, "gpu_util_mean_pct", &r.gpu_util_mean_pct));
+  check(GetOptionalBytes(o, "gpu_mem_peak_bytes", &r.gpu_mem_peak_bytes));
+  check(GetOptionalBytes(o, "gpu_mem_total_bytes", &r.gpu_mem_total_bytes));
+  check(GetOptional(o, "tree_cpu_mean_pct", &r.tree_cpu_mean_pct));
+  check(GetString(o, "oom_framework", &r.oom_framework, false));
+  check(GetString(o, "note", &r.note, false));
+  check(GetInt(o, "started_unix_ms", INT64_MIN, INT64_MAX, &r.started_unix_ms, false));
+  if (!s.ok()) return s;
+  return r;
+}
+
+bool SameTrial(const TrialRecord& a, const TrialRecord& b) {
+  return a.command == b.command && a.metric == b.metric && a.params == b.params &&
+         a.repeat == b.repeat;
+}
+
+ResultsFile ReadResults(std::string_view text, const std::string& path) {
+  ResultsFile f;
+  f.ends_mid_line = !text.empty() && text.back() != '\n';
+  size_t start = 0;
+  int line_no = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    ++line_no;
+    std::string_view line = text.substr(start, end - start);
+    start = end + 1;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
+    auto r = ParseTrialRecord(line);
+    if (r.ok()) {
+      f.records.push_back(std::move(*r));
+    } else {
+      const bool last_cut = f.ends_mid_line && end == text.size();
+      f.skipped.push_back(SanitizeText(path) + ":" + std::to_string(line_no) + ": " +
+                          r.status().message() +
+                          (last_cut ? " (the last line, cut short: a write that was interrupted)"
+                                    : "") +
+                          "; skipped");
+    }
+  }
+  return f;
+}
+
+Result<ResultsFile> LoadResults(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    if (errno == ENOENT) return ResultsFile{};
+    return Status::Error(StatusCode::kIoError,
+                         "cannot read " + path + ": " + std::strerror(errno));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad())
+    return Status::Error(StatusCode::kIoError, "cannot read " + path + ": " + std::strerror(errno));
+  return ReadResults(text.str(), path);
+}
+
+ResultsWriter::~ResultsWriter() {
+  if (fd_ >= 0) close(fd_);
+}
+
+Result<std::unique_ptr<ResultsWriter>> ResultsWriter::Open(const std::string& path,
+                                                           bool starts_mid_line) {
+  auto w = std::make_unique<ResultsWriter>();
+  w->path_ = path;
+  w->fd_ = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (w->fd_ < 0)
+    return Status::Error(StatusCode::kIoError,
+                         "cannot write the results file " + path + ": " + std::strerror(errno) +
+                             " (hint: --results FILE in a writable folder)");
+  if (starts_mid_line && write(w->fd_, "\n", 1) != 1)
+    return Status::Error(StatusCode::kIoError,
+                         "cannot write the results file " + path + ": " + std::strerror(errno));
+  return w;
+}
+
+Status ResultsWriter::Append(const TrialRecord& record) {
+  const std::string line = TrialRecordJson(record) + "\n";
+  // One write(): with O_APPEND the line lands whole at the end (a partial write can only be a
+  // full disk or a kill mid-call; the reader skips what it left).
+  size_t done = 0;
+  while (done < line.size()) {
+    const ssize_t n = write(fd_, line.data() + done, line.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0)
+      return Status::Error(StatusCode::kIoError,
+                           "cannot write the results file " + path_ + ": " + std::strerror(errno));
+    done += static_cast<size_t>(n);
+  }
+  if (fdatasync(fd_) != 0 && errno != EINVAL)  // EINVAL: a pipe or special file
+    return Status::Error(StatusCode::kIoError,
+                         "cannot flush the results file " + path_ + ": " + std::strerror(errno));
+  return Status::Ok();
+}
+
+}  // namespace gpuscope::tune
