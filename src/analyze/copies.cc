@@ -63,12 +63,16 @@ CopyStats AnalyzeCopies(const Trace& t, const CopyOptions& o) {
   CopyStats out;
   const GpuActivityTable& g = t.gpu;
 
-  GpuSelection sel = SelectGpuEventsOrAll(t, o.hta_selection, o.selection, o.made_selection);
+  // The rank's shared selection when RunAll made one (read, not copied), else our own.
+  GpuSelection own;
+  const bool shared = o.hta_selection && o.made_selection != nullptr;
+  if (!shared) own = SelectGpuEventsOrAll(t, o.hta_selection, o.selection);
+  const GpuSelection& sel = shared ? *o.made_selection : own;
   out.step_filtered = sel.step_filtered;
   out.rounded = sel.rounded;
-  const std::vector<uint32_t> rows = std::move(sel.rows);
-  const std::vector<int64_t> starts = std::move(sel.start_ns);
-  const std::vector<int64_t> ends = std::move(sel.end_ns);
+  const std::vector<uint32_t>& rows = sel.rows;
+  const std::vector<int64_t>& starts = sel.start_ns;
+  const std::vector<int64_t>& ends = sel.end_ns;
 
   using Key = std::tuple<GpuKind, CopyDirection, MemoryKind, MemoryKind>;
   std::map<Key, CopyGroup> groups;

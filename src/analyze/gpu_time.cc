@@ -169,12 +169,6 @@ GpuTime AnalyzeGpuTime(const Trace& t, const SelectionOptions& options,
   return AnalyzeGpuTime(t, BuildKernelClasses(t), options, consecutive_kernel_delay_ns, gap_from);
 }
 
-GpuSelection SelectGpuEventsOrAll(const Trace& t, bool hta_selection,
-                                  const SelectionOptions& options, const GpuSelection* made) {
-  if (hta_selection && made != nullptr) return *made;
-  return SelectGpuEventsOrAll(t, hta_selection, options);
-}
-
 GpuTime AnalyzeGpuTime(const Trace& t, const KernelClasses& kernel_classes,
                        const SelectionOptions& options, int64_t consecutive_kernel_delay_ns,
                        StreamGapFrom gap_from) {

@@ -62,10 +62,6 @@ GpuSelection SelectGpuEvents(const Trace& trace, const SelectionOptions& options
 // start with exact times. Analyses that offer both (launches, copies) call this.
 GpuSelection SelectGpuEventsOrAll(const Trace& trace, bool hta_selection,
                                   const SelectionOptions& options);
-// The same, unless `made` (the selection of `options` made once by the caller) is given and
-// `hta_selection` asks for it: then that one, copied.
-GpuSelection SelectGpuEventsOrAll(const Trace& trace, bool hta_selection,
-                                  const SelectionOptions& options, const GpuSelection* made);
 
 // HTA's µs rounding of an event (used when GpuSelection::rounded): start rounded up, end = start +
 // dur rounded down, both computed on float64 µs values as pandas holds them.

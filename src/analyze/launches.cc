@@ -64,12 +64,16 @@ LaunchStats AnalyzeLaunches(const Trace& t, const LaunchOptions& o) {
   LaunchStats out;
 
   // The GPU activities looked at, with the times used.
-  GpuSelection sel = SelectGpuEventsOrAll(t, o.hta_selection, o.selection, o.made_selection);
+  // The rank's shared selection when RunAll made one (read, not copied), else our own.
+  GpuSelection own;
+  const bool shared = o.hta_selection && o.made_selection != nullptr;
+  if (!shared) own = SelectGpuEventsOrAll(t, o.hta_selection, o.selection);
+  const GpuSelection& sel = shared ? *o.made_selection : own;
   out.step_filtered = sel.step_filtered;
   out.rounded = sel.rounded;
-  const std::vector<uint32_t> rows = std::move(sel.rows);
-  const std::vector<int64_t> starts = std::move(sel.start_ns);
-  const std::vector<int64_t> ends = std::move(sel.end_ns);
+  const std::vector<uint32_t>& rows = sel.rows;
+  const std::vector<int64_t>& starts = sel.start_ns;
+  const std::vector<int64_t>& ends = sel.end_ns;
 
   // Per runtime name: is it one of HTA's four launch APIs?
   std::vector<int8_t> hta_name(t.strings.size(), -1);
