@@ -312,7 +312,7 @@ std::array<std::vector<Interval>, kRoleCount> RoleIntervals(const Trace& t, bool
     if (!IsHostOpKind(t.cpu.kind[i], tb_compatible)) continue;
     const Interval iv{t.cpu.start_ns[i], t.cpu.start_ns[i] + t.cpu.dur_ns[i]};
     const StringId id = t.cpu.name[i];
-    uint8_t what = id < name_role.size() ? name_role[id] : kUnknownName;
+    uint8_t what = id < name_role.size() ? name_role[id] : uint8_t{kUnknownName};
     if (what == kUnknownName) {
       const std::string_view name = t.Str(id);
       what = kNameSeen | (IsDataLoaderName(name) ? kDataLoaderName : 0) |

@@ -303,6 +303,7 @@ class BatchMemo {
   StringId Find(std::string_view s, const StringPool& pool) const {
     const Slot& slot = slots_[SlotOf(s)];
     if (slot.id != StringPool::kNotInterned && slot.len == s.size()) {
+      if (s.empty()) return slot.id;  // (an empty view may have no data pointer to compare)
       const std::string_view held = pool.Get(slot.id);
       if (std::memcmp(held.data(), s.data(), s.size()) == 0) return slot.id;
     }
@@ -329,6 +330,7 @@ class BatchMemo {
   };
   static constexpr size_t kSlots = 1024;
   static size_t SlotOf(std::string_view s) {
+    if (s.empty()) return 0;
     uint64_t head = 0, tail = 0;
     const size_t n = std::min<size_t>(8, s.size());
     std::memcpy(&head, s.data(), n);
