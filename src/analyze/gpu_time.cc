@@ -184,6 +184,8 @@ GpuTime AnalyzeGpuTime(const Trace& t, const KernelClasses& kernel_classes, GpuS
   if (sel.rows.empty()) return out;
 
   std::vector<Interval> all, hta_compute, hta_comm, compute, comm, memory;
+  // Sized once: growing by doubling through tens of MB reallocates (and faults in) each step.
+  all.reserve(sel.rows.size());
   const std::vector<KernelClass>& classes = kernel_classes.row;
   int64_t first = INT64_MAX, last = INT64_MIN;
   for (size_t k = 0; k < sel.rows.size(); ++k) {
@@ -220,10 +222,10 @@ GpuTime AnalyzeGpuTime(const Trace& t, const KernelClasses& kernel_classes, GpuS
   }
 
   ExclusiveBreakdown& ex = out.exclusive;
-  const std::vector<Interval> compute_u = Merge(std::move(compute));
+  std::vector<Interval> compute_u = Merge(std::move(compute));  // moved into `out` below
   const std::vector<Interval> comm_u = Merge(std::move(comm));
-  const std::vector<Interval> exposed_comm = Subtract(comm_u, compute_u);
-  const std::vector<Interval> exposed_memory =
+  std::vector<Interval> exposed_comm = Subtract(comm_u, compute_u);
+  std::vector<Interval> exposed_memory =
       Subtract(Subtract(Merge(std::move(memory)), compute_u), comm_u);
   ex.span_ns = tb.span_ns;
   ex.idle_ns = tb.idle_ns;
@@ -232,9 +234,9 @@ GpuTime AnalyzeGpuTime(const Trace& t, const KernelClasses& kernel_classes, GpuS
   ex.exposed_memory_ns = TotalLength(exposed_memory);
   ex.other_ns = busy - ex.compute_ns - ex.exposed_communication_ns - ex.exposed_memory_ns;
   out.communication_ns = TotalLength(comm_u);
-  out.compute = compute_u;
-  out.exposed_communication = exposed_comm;
-  out.exposed_memory = exposed_memory;
+  out.compute = std::move(compute_u);
+  out.exposed_communication = std::move(exposed_comm);
+  out.exposed_memory = std::move(exposed_memory);
 
   // Idle attribution per stream: kernels, memcpys and memsets only (HTA leaves cuda_sync out).
   std::map<int64_t, std::vector<size_t>> by_stream;
