@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -17,6 +18,22 @@
 #include <vector>
 
 namespace gpuscope::testing {
+
+// A small deterministic generator (xorshift64) for randomised oracle tests: the same inputs on
+// every run and machine.
+class XorShift {
+ public:
+  explicit XorShift(uint64_t seed) : x_(seed) {}
+  uint64_t operator()() {
+    x_ ^= x_ << 13;
+    x_ ^= x_ >> 7;
+    x_ ^= x_ << 17;
+    return x_;
+  }
+
+ private:
+  uint64_t x_;
+};
 
 // Real traces recorded on GPUs by others, and what HTA and the TensorBoard plugin report for them,
 // come from two places with the same layout (traces/<source>/<file>, reference/...):

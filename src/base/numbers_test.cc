@@ -4,6 +4,8 @@
 
 #include <limits>
 
+#include "test_util.h"
+
 namespace gpuscope {
 namespace {
 
@@ -25,13 +27,7 @@ TEST(ParseMicrosToNanos, KeepsEveryDigitOfEpochMicroseconds) {
 // The eight-digits-at-once path against digit-by-digit arithmetic, on every integer length the
 // fast path takes (1–18 digits), 0–3 fraction digits, signs, and a non-digit planted anywhere.
 TEST(ParseMicrosToNanos, AgreesWithDigitByDigitOnRandomTokens) {
-  uint64_t x = 12345;
-  auto next = [&x] {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return x;
-  };
+  testing::XorShift next(12345);
   for (int round = 0; round < 20000; ++round) {
     const int int_digits = 1 + static_cast<int>(next() % 18);
     const int frac_digits = static_cast<int>(next() % 4);

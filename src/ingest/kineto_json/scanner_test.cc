@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "test_util.h"
+
 namespace gpuscope::ingest {
 namespace {
 
@@ -102,13 +104,7 @@ INSTANTIATE_TEST_SUITE_P(Sse2, ScannerIsa, ::testing::Values(false));
 TEST_P(ScannerIsa, FastPathAgreesWithBytePath) {
   const char* pieces[] = {"\\\\", "\\\"", "{",        "}", "[",   "]",
                           "a",    " ",    "\\\\\\\"", ",", "\\n", "\\u0041"};
-  uint64_t x = 42;
-  auto next = [&x] {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return x;
-  };
+  testing::XorShift next(42);
   for (int round = 0; round < 40; ++round) {
     std::string json = "{\"a\": \"h}\\\\\", \"traceEvents\": [";
     const int events = 50 + static_cast<int>(next() % 100);
