@@ -9,8 +9,9 @@ namespace gpuscope::analyze {
 
 const char* AnalysisName(AnalysisId id) {
   static constexpr const char* kNames[] = {
-      "kernel_classes", "gpu_selection", "steps", "occupancy", "gpu_time", "kernels", "sync_points",
-      "idle_gaps", "launches", "copies", "memory", "summary", "monitor"};
+      "kernel_classes", "gpu_selection", "steps",     "occupancy", "gpu_time",
+      "kernels",        "sync_points",   "idle_gaps", "launches",  "copies",
+      "memory",         "summary",       "monitor"};
   static_assert(std::size(kNames) == kAnalysisCount);
   return kNames[static_cast<size_t>(id)];
 }
@@ -40,12 +41,15 @@ class RankSchedule : public std::enable_shared_from_this<RankSchedule> {
 
   void Start() {
     r_.trace = &t_;
-    // The classes first: three analyses wait for them.
+    // The classes first: three analyses wait for them. The GPU selection is made after them
+    // (GPU time needs both; launches and copies read the selection).
     // A nested task's parameter is the same schedule; s2, s3 only because -Wshadow asks.
     Run([](RankSchedule& s) {
-      Timed(s.r_, AnalysisId::kKernelClasses, [&] { s.r_.kernel_classes = BuildKernelClasses(s.t_); });
+      Timed(s.r_, AnalysisId::kKernelClasses,
+            [&] { s.r_.kernel_classes = BuildKernelClasses(s.t_); });
       s.Run([](RankSchedule& s2) {
-        Timed(s2.r_, AnalysisId::kSteps, [&] { s2.r_.steps = AnalyzeSteps(s2.t_, s2.r_.kernel_classes); });
+        Timed(s2.r_, AnalysisId::kSteps,
+              [&] { s2.r_.steps = AnalyzeSteps(s2.t_, s2.r_.kernel_classes); });
         s2.Run([](RankSchedule& s3) {
           Timed(s3.r_, AnalysisId::kOccupancy, [&] {
             s3.r_.occupancy = AnalyzeOccupancy(s3.t_, s3.r_.kernel_classes, s3.r_.steps);

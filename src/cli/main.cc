@@ -375,8 +375,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.01, 1024.0));
   analyze->add_option("--inflater", aa.inflater, "gzip backend: auto, isal or zlib")
       ->check(CLI::IsMember({"auto", "isal", "zlib"}));
-  analyze->add_flag("--stats", aa.stats,
-                    "Print load time, throughput, peak memory and each analysis' CPU seconds to stderr");
+  analyze->add_flag(
+      "--stats", aa.stats,
+      "Print load time, throughput, peak memory and each analysis' CPU seconds to stderr");
   analyze->add_option("--monitor", aa.monitor_file,
                       "A `gpuscope run --record` file (or nvidia-smi log) of the same run: GPU/CPU "
                       "summary within the trace's time span, a \"monitor\" section of each rank");
