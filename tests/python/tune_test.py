@@ -187,6 +187,10 @@ def main():
         sys.exit(77)
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
+    # The trials' temporary files (the DataLoader workers' pymp-* folders, left behind when a
+    # trial's time limit or a kill ends them) go inside `work`, removed below, not into /tmp.
+    os.environ["TMPDIR"] = os.path.join(work, "tmp")
+    os.makedirs(os.environ["TMPDIR"])
     if mode == "search":
         search(g, script, work)
     elif mode == "boundary":
