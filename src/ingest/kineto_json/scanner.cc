@@ -143,7 +143,6 @@ inline BlockMasks ClassifyBlock(const char* block) {
   return m;
 }
 
-// Bit i = XOR of bits 0..i: turns quote positions into an "inside a string" mask.
 // The same masks with AVX-512BW: one 64-byte load, four compares straight into mask registers
 // (the SSE version needs four loads and sixteen compares and movemasks). Chosen at run time.
 #if defined(__x86_64__)
@@ -172,6 +171,7 @@ bool HaveAvx512() {
 }
 #endif
 
+// Bit i = XOR of bits 0..i: turns quote positions into an "inside a string" mask.
 inline uint64_t PrefixXor(uint64_t x) {
   x ^= x << 1;
   x ^= x << 2;
