@@ -12,6 +12,7 @@
 #include <string>
 #include <variant>
 
+#include "analyze/invariants.h"
 #include "render/document.h"
 #include "render/html.h"
 #include "render/json.h"
@@ -30,6 +31,14 @@ namespace gpuscope::fuzz {
 }
 
 // Text for a terminal without colour: newlines only, no C0 control, DEL or ESC.
+// Every analysis invariant (analyze/invariants.h) holds on one rank's results; traps naming each
+// one violated.
+inline void CheckInvariantsHold(const analyze::RankResults& rank) {
+  const std::vector<std::string> violations = analyze::CheckInvariants(analyze::ViewOf(rank));
+  for (const std::string& v : violations) std::fprintf(stderr, "invariant violated: %s\n", v.c_str());
+  if (!violations.empty()) Fail("%zu invariant(s) violated", violations.size());
+}
+
 inline void CheckTerminalText(const std::string& text) {
   for (char c : text)
     if ((static_cast<unsigned char>(c) < 0x20 && c != '\n') || c == 0x7F)

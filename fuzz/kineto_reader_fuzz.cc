@@ -29,19 +29,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     traces.push_back(std::move(trace.value()));
     const auto report = gpuscope::report::BuildReport(traces, {}, 1);
     for (const gpuscope::report::RankReport& r : report.ranks) {
-      gpuscope::analyze::AnalysesView view;
-      view.gpu_time = &r.gpu_time;
-      view.steps = &r.steps;
-      view.kernels = &r.kernels;
-      view.launches = &r.launches;
-      view.copies = &r.copies;
-      view.sync = &r.sync;
-      view.occupancy = &r.occupancy;
-      view.idle_gaps = &r.idle_gaps;
-      const std::vector<std::string> violations = gpuscope::analyze::CheckInvariants(view);
-      for (const std::string& v : violations)
-        std::fprintf(stderr, "invariant violated: %s\n", v.c_str());
-      if (!violations.empty()) gpuscope::fuzz::Fail("%zu invariant(s) violated", violations.size());
+      gpuscope::fuzz::CheckInvariantsHold(r);
       // The job level on what was read: the rank's facts, and the rank analysed as a job of two
       // identical copies (every collective matches itself: nobody waits, nobody is named).
       const gpuscope::model::RankFacts facts = gpuscope::analyze::ExtractRankFacts(r);

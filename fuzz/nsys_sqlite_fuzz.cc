@@ -69,18 +69,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   traces.push_back(std::move(*in->trace));
   const auto report = report::BuildReport(traces, {}, 1);
   for (const report::RankReport& r : report.ranks) {
-    analyze::AnalysesView view;
-    view.gpu_time = &r.gpu_time;
-    view.steps = &r.steps;
-    view.kernels = &r.kernels;
-    view.launches = &r.launches;
-    view.copies = &r.copies;
-    view.sync = &r.sync;
-    view.occupancy = &r.occupancy;
-    view.idle_gaps = &r.idle_gaps;
-    const std::vector<std::string> violations = analyze::CheckInvariants(view);
-    for (const std::string& v : violations) std::fprintf(stderr, "invariant violated: %s\n", v.c_str());
-    if (!violations.empty()) fuzz::Fail("%zu invariant(s) violated", violations.size());
+    fuzz::CheckInvariantsHold(r);
   }
   fuzz::CheckDocument(report::BuildDocument(report));
   return 0;

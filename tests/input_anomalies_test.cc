@@ -387,19 +387,6 @@ TEST_F(InputAnomalies, StepOutsideTheGpuOpsGivesAnEmptyIdleGapRange) {
   EXPECT_EQ(uint64_t(Field(rank, "idle_gaps", "idle_gaps", "gaps")), 0u);
 }
 
-analyze::AnalysesView ViewOf(const report::RankReport& r) {
-  analyze::AnalysesView v;
-  v.gpu_time = &r.gpu_time;
-  v.steps = &r.steps;
-  v.kernels = &r.kernels;
-  v.launches = &r.launches;
-  v.copies = &r.copies;
-  v.sync = &r.sync;
-  v.occupancy = &r.occupancy;
-  v.idle_gaps = &r.idle_gaps;
-  return v;
-}
-
 // The invariants the fuzz target enforces hold on every adversarial input above (and on every
 // real trace: tests/invariants_corpus_test.cc).
 TEST_F(InputAnomalies, InvariantsHoldOnTheAdversarialInputs) {
@@ -414,7 +401,7 @@ TEST_F(InputAnomalies, InvariantsHoldOnTheAdversarialInputs) {
     traces.push_back(std::move(*trace));
     const report::Report rep = report::BuildReport(traces, {}, 1);
     for (const report::RankReport& r : rep.ranks) {
-      const std::vector<std::string> v = analyze::CheckInvariants(ViewOf(r));
+      const std::vector<std::string> v = analyze::CheckInvariants(analyze::ViewOf(r));
       EXPECT_TRUE(v.empty()) << v.front();
     }
   }

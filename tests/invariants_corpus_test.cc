@@ -17,19 +17,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-analyze::AnalysesView ViewOf(const report::RankReport& r) {
-  analyze::AnalysesView v;
-  v.gpu_time = &r.gpu_time;
-  v.steps = &r.steps;
-  v.kernels = &r.kernels;
-  v.launches = &r.launches;
-  v.copies = &r.copies;
-  v.sync = &r.sync;
-  v.occupancy = &r.occupancy;
-  v.idle_gaps = &r.idle_gaps;
-  return v;
-}
-
 TEST(AnalysisInvariants, HoldOnEveryRealTrace) {
   GPUSCOPE_REQUIRE_SHARED();
   size_t checked = 0;
@@ -43,7 +30,7 @@ TEST(AnalysisInvariants, HoldOnEveryRealTrace) {
     traces.push_back(std::move(*trace));
     const report::Report rep = report::BuildReport(traces, {}, 1);
     for (const report::RankReport& r : rep.ranks) {
-      const std::vector<std::string> v = analyze::CheckInvariants(ViewOf(r));
+      const std::vector<std::string> v = analyze::CheckInvariants(analyze::ViewOf(r));
       EXPECT_TRUE(v.empty()) << v.size() << " violations, first: " << v.front();
     }
     ++checked;

@@ -192,16 +192,7 @@ void ExpectInvariants(const std::string& path) {
   const auto report = report::BuildReport(traces, {}, 1);
   ASSERT_EQ(report.ranks.size(), 1u);
   const report::RankReport& r = report.ranks[0];
-  analyze::AnalysesView view;
-  view.gpu_time = &r.gpu_time;
-  view.steps = &r.steps;
-  view.kernels = &r.kernels;
-  view.launches = &r.launches;
-  view.copies = &r.copies;
-  view.sync = &r.sync;
-  view.occupancy = &r.occupancy;
-  view.idle_gaps = &r.idle_gaps;
-  EXPECT_EQ(analyze::CheckInvariants(view), std::vector<std::string>{});
+  EXPECT_EQ(analyze::CheckInvariants(analyze::ViewOf(r)), std::vector<std::string>{});
   EXPECT_GE(r.copies.tiny_memcpy_time_ns, 0);
   EXPECT_GE(r.copies.memcpy_time_ns, 0);
 }

@@ -201,6 +201,19 @@ void CheckIdleGaps(const IdleGapStats& g, Checker& c) {
 
 }  // namespace
 
+AnalysesView ViewOf(const RankResults& r) {
+  AnalysesView v;
+  v.gpu_time = &r.gpu_time;
+  v.steps = &r.steps;
+  v.kernels = &r.kernels;
+  v.launches = &r.launches;
+  v.copies = &r.copies;
+  v.sync = &r.sync;
+  v.occupancy = &r.occupancy;
+  v.idle_gaps = &r.idle_gaps;
+  return v;
+}
+
 std::vector<std::string> CheckInvariants(const AnalysesView& a) {
   std::vector<std::string> out;
   Checker c(&out);

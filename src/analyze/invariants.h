@@ -17,6 +17,7 @@
 #include "analyze/kernels.h"
 #include "analyze/launches.h"
 #include "analyze/occupancy.h"
+#include "analyze/run_all.h"
 #include "analyze/steps.h"
 #include "analyze/sync_points.h"
 
@@ -33,6 +34,9 @@ struct AnalysesView {
   const OccupancyStats* occupancy = nullptr;
   const IdleGapStats* idle_gaps = nullptr;
 };
+
+// Every analysis of one rank's results (RunAll's, or a report's rank).
+AnalysesView ViewOf(const RankResults& rank);
 
 // Every violated invariant, one line each ("gpu_time: stream 7 kernel_wait_ns = -499500000 < 0");
 // empty when all hold.
