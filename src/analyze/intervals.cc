@@ -1,6 +1,9 @@
 #include "analyze/intervals.h"
 
 #include <algorithm>
+#include <bit>
+#include <limits>
+#include <numeric>
 
 namespace gpuscope::analyze {
 
@@ -10,15 +13,24 @@ std::vector<Interval> Merge(std::vector<Interval> v) {
   // Most lists arrive in time order (events are written as they end or start): checking is O(n).
   const auto by_start = [](const Interval& a, const Interval& b) { return a.start < b.start; };
   if (!std::is_sorted(v.begin(), v.end(), by_start)) std::sort(v.begin(), v.end(), by_start);
-  std::vector<Interval> out;
-  out.reserve(v.size());
-  for (const Interval& i : v) {
-    if (!out.empty() && i.start <= out.back().end) {
-      out.back().end = std::max(out.back().end, i.end);
+  // Compacted in place: the merged prefix never overtakes the interval being read.
+  size_t w = 0;
+  for (size_t r = 0; r < v.size(); ++r) {
+    if (w > 0 && v[r].start <= v[w - 1].end) {
+      v[w - 1].end = std::max(v[w - 1].end, v[r].end);
     } else {
-      out.push_back(i);
+      v[w++] = v[r];
     }
   }
+  v.resize(w);
+  return v;
+}
+
+std::vector<Interval> IntervalUnion::Take() {
+  std::vector<Interval> out = in_order_ ? std::move(set_) : Merge(std::move(set_));
+  set_ = {};
+  last_start_ = INT64_MIN;
+  in_order_ = true;
   return out;
 }
 
@@ -69,6 +81,63 @@ int64_t LengthWithin(const std::vector<Interval>& merged, int64_t lo, int64_t hi
     total += std::min(it->end, hi) - std::max(it->start, lo);
   }
   return total;
+}
+
+std::vector<int64_t> ExclusiveCoverage(const std::vector<Interval>& windows,
+                                       std::span<const std::vector<Interval>> sets) {
+  constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
+  const size_t k = sets.size();
+  std::vector<int64_t> out(windows.size() * k, 0);
+  if (k == 0 || k > 64 || windows.empty()) return out;
+  // Windows by start (steps already are).
+  std::vector<uint32_t> order(windows.size());
+  std::iota(order.begin(), order.end(), 0u);
+  const auto by_start = [&](uint32_t a, uint32_t b) {
+    return windows[a].start < windows[b].start;
+  };
+  if (!std::is_sorted(order.begin(), order.end(), by_start))
+    std::stable_sort(order.begin(), order.end(), by_start);
+
+  // Each set's next boundary: the start of its current interval, or its end once inside it. In a
+  // merged set an interval's end comes strictly before the next one's start, so a set changes at
+  // most once per boundary.
+  std::vector<size_t> at(k, 0);
+  std::vector<int64_t> next(k);
+  for (size_t r = 0; r < k; ++r) next[r] = sets[r].empty() ? kNever : sets[r][0].start;
+  uint64_t inside = 0;  // bit r: in an interval of set r
+  std::vector<uint32_t> active;  // windows containing the current position
+  size_t next_window = 0;
+  int64_t pos = std::numeric_limits<int64_t>::min();
+  while (next_window < order.size() || !active.empty()) {
+    int64_t boundary = kNever;
+    for (size_t r = 0; r < k; ++r) boundary = std::min(boundary, next[r]);
+    if (next_window < order.size()) boundary = std::min(boundary, windows[order[next_window]].start);
+    for (uint32_t w : active) boundary = std::min(boundary, windows[w].end);
+    if (boundary == kNever) break;
+    // [pos, boundary) belongs to the first set we are inside, in every active window.
+    if (inside != 0 && !active.empty()) {
+      const size_t r = static_cast<size_t>(std::countr_zero(inside));
+      for (uint32_t w : active) out[w * k + r] += boundary - pos;
+    }
+    pos = boundary;
+    for (size_t r = 0; r < k; ++r) {
+      if (next[r] != pos) continue;
+      const uint64_t bit = uint64_t{1} << r;
+      if (inside & bit) {
+        inside &= ~bit;
+        next[r] = ++at[r] < sets[r].size() ? sets[r][at[r]].start : kNever;
+      } else {
+        inside |= bit;
+        next[r] = sets[r][at[r]].end;
+      }
+    }
+    std::erase_if(active, [&](uint32_t w) { return windows[w].end <= pos; });
+    while (next_window < order.size() && windows[order[next_window]].start <= pos) {
+      const uint32_t w = order[next_window++];
+      if (windows[w].end > pos) active.push_back(w);
+    }
+  }
+  return out;
 }
 
 }  // namespace gpuscope::analyze

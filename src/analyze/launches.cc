@@ -9,21 +9,43 @@ namespace gpuscope::analyze {
 
 namespace {
 
-// HTA's µs rounding (as in gpu_time.cc): starts up, ends down, to whole µs.
+// The numbers of the launch rows a summary needs, one column each (ns). The columns are
+// reordered by the quantiles.
+struct LaunchSamples {
+  std::vector<int64_t> cpu, gpu, delay, latency;  // delay: raw (may be negative)
+  void Reserve(size_t n) {
+    cpu.reserve(n);
+    gpu.reserve(n);
+    delay.reserve(n);
+    latency.reserve(n);
+  }
+  void Add(int64_t cpu_ns, int64_t gpu_ns, int64_t delay_ns, int64_t latency_ns) {
+    cpu.push_back(cpu_ns);
+    gpu.push_back(gpu_ns);
+    delay.push_back(delay_ns);
+    latency.push_back(latency_ns);
+  }
+  size_t size() const { return cpu.size(); }
+};
 
-// Linear interpolation between order statistics (numpy/pandas default). Sorts `v`.
-// pandas-style linear interpolation between order statistics, found with nth_element (O(n)) rather
-// than a full sort: this runs on millions of launches. Reorders *v.
-double Quantile(std::vector<double>* v, double q) {
+// pandas-style linear interpolation between order statistics (numpy/pandas default), found with
+// nth_element (O(n)) rather than a full sort: this runs on millions of launches. `from` is a
+// position below which every element is known to be no greater than the rest (0, or an earlier
+// quantile's lower index), so a second quantile of the same column selects in what is left.
+// Reorders *v.
+double Quantile(std::vector<int64_t>* v, double q, size_t from = 0) {
   if (v->empty()) return 0;
   const double pos = q * static_cast<double>(v->size() - 1);
   const size_t lo = static_cast<size_t>(std::floor(pos));
   const size_t hi = std::min(lo + 1, v->size() - 1);
-  std::nth_element(v->begin(), v->begin() + static_cast<std::ptrdiff_t>(lo), v->end());
-  const double lo_value = (*v)[lo];
+  from = std::min(from, lo);
+  std::nth_element(v->begin() + static_cast<std::ptrdiff_t>(from),
+                   v->begin() + static_cast<std::ptrdiff_t>(lo), v->end());
+  const double lo_value = static_cast<double>((*v)[lo]);
   double hi_value = lo_value;
   if (hi != lo)
-    hi_value = *std::min_element(v->begin() + static_cast<std::ptrdiff_t>(hi), v->end());
+    hi_value = static_cast<double>(
+        *std::min_element(v->begin() + static_cast<std::ptrdiff_t>(hi), v->end()));
   return lo_value + (hi_value - lo_value) * (pos - static_cast<double>(lo));
 }
 
@@ -32,30 +54,26 @@ bool IsHtaLaunchApi(std::string_view name) {
          name == "cudaMemsetAsync";
 }
 
-LaunchSummary Summarize(const std::vector<LaunchRow>& rows, bool hta_only, const LaunchOptions& o) {
-  LaunchSummary s;
-  std::vector<double> cpu, gpu, delay, latency;
-  for (const LaunchRow& r : rows) {
-    if (hta_only && !r.hta_api) continue;
-    ++s.n;
-    const int64_t clipped = std::max<int64_t>(0, r.launch_delay_ns);
-    if (r.cpu_duration_ns <= o.runtime_cutoff_ns && r.gpu_duration_ns < r.cpu_duration_ns)
-      ++s.short_kernels;
-    if (r.cpu_duration_ns > o.runtime_cutoff_ns) ++s.runtime_outliers;
-    if (clipped > o.launch_delay_cutoff_ns) ++s.launch_delay_outliers;
-    if (r.launch_delay_ns < 0) ++s.negative_launch_delays;
-    s.total_cpu_duration_ns += r.cpu_duration_ns;
-    cpu.push_back(static_cast<double>(r.cpu_duration_ns));
-    gpu.push_back(static_cast<double>(r.gpu_duration_ns));
-    delay.push_back(static_cast<double>(clipped));
-    latency.push_back(static_cast<double>(r.launch_latency_ns));
+LaunchSummary Summarize(LaunchSamples s, const LaunchOptions& o) {
+  LaunchSummary out;
+  out.n = s.size();
+  for (size_t i = 0; i < s.size(); ++i) {
+    const int64_t cpu = s.cpu[i];
+    if (cpu <= o.runtime_cutoff_ns && s.gpu[i] < cpu) ++out.short_kernels;
+    if (cpu > o.runtime_cutoff_ns) ++out.runtime_outliers;
+    if (s.delay[i] < 0) ++out.negative_launch_delays;
+    s.delay[i] = std::max<int64_t>(0, s.delay[i]);  // clipped, as HTA does
+    if (s.delay[i] > o.launch_delay_cutoff_ns) ++out.launch_delay_outliers;
+    out.total_cpu_duration_ns += cpu;
   }
-  s.median_cpu_duration_ns = Quantile(&cpu, 0.5);
-  s.median_gpu_duration_ns = Quantile(&gpu, 0.5);
-  s.median_launch_delay_ns = Quantile(&delay, 0.5);
-  s.p95_launch_delay_ns = Quantile(&delay, 0.95);
-  s.median_launch_latency_ns = Quantile(&latency, 0.5);
-  return s;
+  out.median_cpu_duration_ns = Quantile(&s.cpu, 0.5);
+  out.median_gpu_duration_ns = Quantile(&s.gpu, 0.5);
+  out.median_launch_delay_ns = Quantile(&s.delay, 0.5);
+  // Everything from the median's position on is ≥ it: the 95th percentile is among those.
+  const size_t median_lo = s.delay.empty() ? 0 : (s.delay.size() - 1) / 2;
+  out.p95_launch_delay_ns = Quantile(&s.delay, 0.95, median_lo);
+  out.median_launch_latency_ns = Quantile(&s.latency, 0.5);
+  return out;
 }
 
 }  // namespace
@@ -83,7 +101,11 @@ LaunchStats AnalyzeLaunches(const Trace& t, const LaunchOptions& o) {
   };
 
   std::vector<LaunchRow> launch_rows;
-  launch_rows.reserve(rows.size());
+  if (o.keep_rows) launch_rows.reserve(rows.size());
+  LaunchSamples all, hta;
+  all.Reserve(rows.size());
+  std::vector<uint8_t> hta_row;  // per sample: the call is one of HTA's four APIs
+  hta_row.reserve(rows.size());
   for (size_t k = 0; k < rows.size(); ++k) {
     const uint32_t r = rows[k];
     if (t.gpu.kind[r] == GpuKind::kSync) continue;
@@ -101,18 +123,35 @@ LaunchStats AnalyzeLaunches(const Trace& t, const LaunchOptions& o) {
       call_end = HtaRoundedEndNs(call_start, t.runtime.dur_ns[c]);
       call_start = HtaRoundedStartNs(call_start);
     }
-    LaunchRow row;
-    row.gpu_row = r;
-    row.runtime_row = call;
-    row.cpu_duration_ns = call_end - call_start;
-    row.gpu_duration_ns = ends[k] - starts[k];
-    row.launch_delay_ns = starts[k] - call_end;
-    row.launch_latency_ns = starts[k] - call_start;
-    row.hta_api = is_hta(t.runtime.name[c]);
-    launch_rows.push_back(row);
+    const int64_t cpu_ns = call_end - call_start, gpu_ns = ends[k] - starts[k];
+    const int64_t delay_ns = starts[k] - call_end, latency_ns = starts[k] - call_start;
+    const bool is_hta_api = is_hta(t.runtime.name[c]);
+    all.Add(cpu_ns, gpu_ns, delay_ns, latency_ns);
+    hta_row.push_back(is_hta_api ? 1 : 0);
+    if (o.keep_rows) {
+      LaunchRow row;
+      row.gpu_row = r;
+      row.runtime_row = call;
+      row.cpu_duration_ns = cpu_ns;
+      row.gpu_duration_ns = gpu_ns;
+      row.launch_delay_ns = delay_ns;
+      row.launch_latency_ns = latency_ns;
+      row.hta_api = is_hta_api;
+      launch_rows.push_back(row);
+    }
   }
-  out.all = Summarize(launch_rows, false, o);
-  out.hta = Summarize(launch_rows, true, o);
+  // HTA's subset: usually every row (PyTorch launches through those four APIs), and then its
+  // summary is the same one.
+  const size_t n_hta = static_cast<size_t>(std::count(hta_row.begin(), hta_row.end(), 1));
+  if (n_hta < all.size()) {
+    hta.Reserve(n_hta);
+    for (size_t i = 0; i < all.size(); ++i) {
+      if (hta_row[i]) hta.Add(all.cpu[i], all.gpu[i], all.delay[i], all.latency[i]);
+    }
+  }
+  hta_row = {};
+  out.all = Summarize(std::move(all), o);
+  out.hta = n_hta < out.all.n ? Summarize(std::move(hta), o) : out.all;
   if (o.keep_rows) out.rows = std::move(launch_rows);
 
   // Launch APIs and graph replays over the whole trace.

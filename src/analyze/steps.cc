@@ -260,10 +260,12 @@ enum Role : size_t {
   kRoleCount  // roles with events; Other is what is left
 };
 
-// Event → role (tb_plugin event_parser.py : 293-328), merged per role over the whole trace.
+// Event → role (tb_plugin event_parser.py : 293-328), merged per role over the whole trace. Each
+// role's set is built as the events come (IntervalUnion): memory is that of the merged sets, not of
+// every event's interval.
 std::array<std::vector<Interval>, kRoleCount> RoleIntervals(const Trace& t, bool tb_compatible,
                                                             const KernelClasses& kernel_classes) {
-  std::array<std::vector<Interval>, kRoleCount> role;
+  std::array<IntervalUnion, kRoleCount> role;
   // tb_plugin: a kernel is Communication when its External id is that of a CPU op in its NCCL/Gloo
   // name set (StepParser._parse_step; an absent id matches an absent id, as None does there).
   std::unordered_set<int64_t> comm_external_ids;
@@ -276,21 +278,21 @@ std::array<std::vector<Interval>, kRoleCount> RoleIntervals(const Trace& t, bool
   }
   const std::vector<KernelClass>& classes = kernel_classes.row;
   for (size_t g = 0; g < t.gpu.size(); ++g) {
-    const Interval iv{t.gpu.start_ns[g], t.gpu.start_ns[g] + t.gpu.dur_ns[g]};
+    const int64_t start = t.gpu.start_ns[g], end = start + t.gpu.dur_ns[g];
     switch (t.gpu.kind[g]) {
       case GpuKind::kKernel: {
         // Deliberate difference: communication kernels by name/collective args (kernel_class.h),
         // whatever their External id says. Any other kernel is Kernel, as in tb_plugin.
         const bool comm = tb_compatible ? comm_external_ids.count(t.gpu.external_id[g]) != 0
                                         : classes[g] == KernelClass::kCommunication;
-        role[comm ? kRoleCommunication : kRoleKernel].push_back(iv);
+        role[comm ? kRoleCommunication : kRoleKernel].Add(start, end);
         break;
       }
       case GpuKind::kMemcpy:
-        role[kRoleMemcpy].push_back(iv);
+        role[kRoleMemcpy].Add(start, end);
         break;
       case GpuKind::kMemset:
-        role[kRoleMemset].push_back(iv);
+        role[kRoleMemset].Add(start, end);
         break;
       case GpuKind::kSync:
         break;  // not mapped by tb_plugin; GPU-side waits are not work
@@ -301,8 +303,7 @@ std::array<std::vector<Interval>, kRoleCount> RoleIntervals(const Trace& t, bool
   // Exec or Other there although it is the same launch overhead as cudaLaunchKernel.
   for (size_t r = 0; r < t.runtime.size(); ++r) {
     if (!UseRuntimeRow(t, r, tb_compatible)) continue;
-    role[kRoleRuntime].push_back(
-        {t.runtime.start_ns[r], t.runtime.start_ns[r] + t.runtime.dur_ns[r]});
+    role[kRoleRuntime].Add(t.runtime.start_ns[r], t.runtime.start_ns[r] + t.runtime.dur_ns[r]);
   }
   // What a name says, decided once per distinct name (a trace has millions of ops and a few
   // thousand names): bit 1 DataLoader, bit 2 communication op.
@@ -310,7 +311,7 @@ std::array<std::vector<Interval>, kRoleCount> RoleIntervals(const Trace& t, bool
   std::vector<uint8_t> name_role(t.strings.size(), kUnknownName);
   for (size_t i = 0; i < t.cpu.size(); ++i) {
     if (!IsHostOpKind(t.cpu.kind[i], tb_compatible)) continue;
-    const Interval iv{t.cpu.start_ns[i], t.cpu.start_ns[i] + t.cpu.dur_ns[i]};
+    const int64_t start = t.cpu.start_ns[i], end = start + t.cpu.dur_ns[i];
     const StringId id = t.cpu.name[i];
     uint8_t what = id < name_role.size() ? name_role[id] : uint8_t{kUnknownName};
     if (what == kUnknownName) {
@@ -320,17 +321,18 @@ std::array<std::vector<Interval>, kRoleCount> RoleIntervals(const Trace& t, bool
       if (id < name_role.size()) name_role[id] = what;
     }
     if (what & kDataLoaderName) {
-      role[kRoleDataLoader].push_back(iv);
+      role[kRoleDataLoader].Add(start, end);
     } else if (StepOfRow(t, i, tb_compatible) >= 0) {
       // ProfilerStep#N itself is the step, not an op (tb_plugin: EventTypes.PROFILER_STEP).
     } else if (what & kCommName) {
-      role[kRoleCommunication].push_back(iv);
+      role[kRoleCommunication].Add(start, end);
     } else {
-      role[kRoleCpuExec].push_back(iv);  // every other op and user annotation
+      role[kRoleCpuExec].Add(start, end);  // every other op and user annotation
     }
   }
-  for (auto& r : role) r = Merge(std::move(r));
-  return role;
+  std::array<std::vector<Interval>, kRoleCount> out;
+  for (size_t r = 0; r < kRoleCount; ++r) out[r] = role[r].Take();
+  return out;
 }
 
 void Mean(const std::vector<StepBreakdown>& steps, const std::vector<size_t>& idx,
@@ -441,19 +443,21 @@ StepsResult AnalyzeSteps(const Trace& t, const KernelClasses& classes,
   }
 
   // 4. Exclusive assignment (overall_parser.py : 42-58): free time = the union of the steps; each
-  //    role in priority order takes (its merged intervals ∩ free) and removes it from free.
-  const auto role = RoleIntervals(t, compat, classes);
-  std::vector<Interval> free_time;
-  free_time.reserve(n);
-  for (const StepBreakdown& s : out.steps) free_time.push_back({s.start_ns, s.end_ns});
-  free_time = Merge(std::move(free_time));
-  for (size_t r = 0; r < kRoleCount; ++r) {
-    const std::vector<Interval> cost = Intersect(free_time, role[r]);
-    for (StepBreakdown& s : out.steps) s.category_ns[r] = LengthWithin(cost, s.start_ns, s.end_ns);
-    free_time = Subtract(free_time, cost);
+  //    role in priority order takes (its merged intervals ∩ free) and removes it from free. One
+  //    sweep does it (ExclusiveCoverage; the step-by-step subtraction is its test oracle).
+  {
+    const auto role = RoleIntervals(t, compat, classes);
+    std::vector<Interval> windows;
+    windows.reserve(n);
+    for (const StepBreakdown& s : out.steps) windows.push_back({s.start_ns, s.end_ns});
+    const std::vector<int64_t> share = ExclusiveCoverage(windows, role);
+    for (size_t i = 0; i < n; ++i) {
+      for (size_t r = 0; r < kRoleCount; ++r)
+        out.steps[i].category_ns[r] = share[i * kRoleCount + r];
+    }
   }
-  // Other: what no role covers. By construction the costs partition the union of the steps, so
-  // this equals LengthWithin(free_time, step) and the parts sum exactly to the step.
+  // Other: what no role covers. The roles' shares partition the time of the step they cover, so
+  // this is the step's time in no role and the parts sum exactly to the step.
   for (StepBreakdown& s : out.steps) {
     int64_t used = 0;
     for (size_t r = 0; r < kRoleCount; ++r) used += s.category_ns[r];

@@ -170,6 +170,9 @@ SyncStats AnalyzeSyncPoints(const Trace& t) {
   };
   std::map<ThreadKey, std::vector<uint32_t>> ops_by_thread;
   std::vector<uint32_t> steps;
+  // Ops come in runs of one thread: the last thread's list is looked up once per run.
+  ThreadKey last_key{};
+  std::vector<uint32_t>* last_ops = nullptr;
   for (size_t i = 0; i < cpu.size(); ++i) {
     const uint32_t r = static_cast<uint32_t>(i);
     if (cpu.step[i] >= 0) {
@@ -183,7 +186,12 @@ SyncStats AnalyzeSyncPoints(const Trace& t) {
       else
         ++out.scalar_reads.local_scalar_dense_ops;
     }
-    ops_by_thread[{cpu.pid[i], cpu.tid[i]}].push_back(r);
+    const ThreadKey key{cpu.pid[i], cpu.tid[i]};
+    if (last_ops == nullptr || key != last_key) {
+      last_ops = &ops_by_thread[key];
+      last_key = key;
+    }
+    last_ops->push_back(r);
   }
   auto by_start_then_longer = [&](uint32_t a, uint32_t b) {
     if (cpu.start_ns[a] != cpu.start_ns[b]) return cpu.start_ns[a] < cpu.start_ns[b];
@@ -192,9 +200,11 @@ SyncStats AnalyzeSyncPoints(const Trace& t) {
     return a < b;
   };
 
-  // Outermost scalar reads (not inside another scalar read on their thread).
+  // Outermost scalar reads (not inside another scalar read on their thread). A thread's ops are
+  // written in this order (parents first), so the sort is usually only checked.
   for (auto& [key, ops] : ops_by_thread) {
-    std::sort(ops.begin(), ops.end(), by_start_then_longer);
+    if (!std::is_sorted(ops.begin(), ops.end(), by_start_then_longer))
+      std::sort(ops.begin(), ops.end(), by_start_then_longer);
     int64_t outer_end = INT64_MIN;
     for (uint32_t r : ops) {
       if (!is_scalar(r)) continue;
@@ -213,11 +223,13 @@ SyncStats AnalyzeSyncPoints(const Trace& t) {
   std::vector<uint32_t> chain;
   static const std::vector<uint32_t> kNoOps;
   for (auto& [key, calls] : blocking_by_thread) {
-    std::sort(calls.begin(), calls.end(), [&](uint32_t a, uint32_t b) {
+    const auto by_start = [&](uint32_t a, uint32_t b) {
       return t.runtime.start_ns[a] != t.runtime.start_ns[b]
                  ? t.runtime.start_ns[a] < t.runtime.start_ns[b]
                  : a < b;
-    });
+    };
+    if (!std::is_sorted(calls.begin(), calls.end(), by_start))
+      std::sort(calls.begin(), calls.end(), by_start);
     auto ops_it = ops_by_thread.find(key);
     ChainFinder finder(cpu, ops_it == ops_by_thread.end() ? kNoOps : ops_it->second);
     for (uint32_t c : calls) {
@@ -283,13 +295,12 @@ SyncStats AnalyzeSyncPoints(const Trace& t) {
 
   // GPU idle after each point: the all-streams idle gap containing its end.
   if (!out.points.empty()) {
-    std::vector<Interval> busy;
-    busy.reserve(t.gpu.size());
+    IntervalUnion gpu_busy;
     for (size_t g = 0; g < t.gpu.size(); ++g) {
       if (t.gpu.kind[g] == GpuKind::kSync) continue;
-      busy.push_back({t.gpu.start_ns[g], t.gpu.start_ns[g] + t.gpu.dur_ns[g]});
+      gpu_busy.Add(t.gpu.start_ns[g], t.gpu.start_ns[g] + t.gpu.dur_ns[g]);
     }
-    busy = Merge(std::move(busy));
+    const std::vector<Interval> busy = gpu_busy.Take();
     for (SyncPoint& sp : out.points) {
       auto next = std::upper_bound(busy.begin(), busy.end(), sp.end_ns,
                                    [](int64_t ts, const Interval& iv) { return ts < iv.start; });

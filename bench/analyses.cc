@@ -1,0 +1,130 @@
+// Each analysis of one rank timed on its own (issue 17: "analyses linear in events").
+//
+//   gpuscope_bench_analyses FILE [--repeat K] [--only NAME]
+//
+// Loads FILE once (all cores), then runs every analysis RunAll schedules K times (default 5) on
+// one thread, in dependency order, each on the results its inputs need, and prints per analysis
+// the fastest run's thread CPU milliseconds and nanoseconds per event of the trace. A flat ns/event
+// from a 256 MB to a 4 GB trace is what "linear" means; a column that grows is the analysis to
+// look at. --only NAME runs that analysis alone (for perf record). The last line is RunAll itself on the same thread count as `gpuscope analyze -j 1`
+// (fastest of K) and on all cores.
+#include <malloc.h>
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "analyze/run_all.h"
+#include "base/thread_pool.h"
+#include "gpuscope/ingest.h"
+
+namespace {
+
+using namespace gpuscope;
+using namespace gpuscope::analyze;
+
+double ThreadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+double WallSeconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// The fastest of `repeat` runs of f, in seconds of `clock`.
+template <typename F>
+double Fastest(int repeat, double (*clock)(), F&& f) {
+  double best = 1e30;
+  for (int i = 0; i < repeat; ++i) {
+    const double t0 = clock();
+    f();
+    best = std::min(best, clock() - t0);
+  }
+  return best;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // The allocator settings of `gpuscope` (cli/main.cc TuneMalloc), so the analyses reuse memory
+  // here as they do there.
+  mallopt(M_ARENA_MAX, 1);
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 64 << 20);
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: gpuscope_bench_analyses FILE [--repeat K] [--only NAME]\n");
+    return 2;
+  }
+  int repeat = 5;
+  std::string only;
+  for (int i = 2; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--repeat") == 0 && i + 1 < argc) {
+      repeat = std::atoi(argv[++i]);
+    } else if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
+      only = argv[++i];
+    } else {
+      std::fprintf(stderr, "unknown argument %s\n", argv[i]);
+      return 2;
+    }
+  }
+  auto loaded = LoadTrace(argv[1]);
+  if (!loaded.ok()) {
+    std::fprintf(stderr, "%s\n", loaded.status().message().c_str());
+    return 2;
+  }
+  const Trace& t = *loaded;
+  const double events =
+      static_cast<double>(t.gpu.size() + t.runtime.size() + t.cpu.size() + t.memory.size() +
+                          t.counters.size() + t.flows.size() + t.instants.size());
+  std::printf("analyses: file=%s events=%.0f gpu=%zu runtime=%zu cpu=%zu memory=%zu repeat=%d\n",
+              argv[1], events, t.gpu.size(), t.runtime.size(), t.cpu.size(), t.memory.size(),
+              repeat);
+  const auto row = [&](const char* name, double seconds) {
+    std::printf("  %-15s %9.2f ms %7.2f ns/event\n", name, seconds * 1e3, seconds * 1e9 / events);
+  };
+  // Inputs of the later analyses, made once (each is also timed on its own below).
+  const KernelClasses classes = BuildKernelClasses(t);
+  const GpuSelection selection = SelectGpuEvents(t);
+  const StepsResult steps = AnalyzeSteps(t, classes);
+  const SyncStats sync = AnalyzeSyncPoints(t);
+  LaunchOptions launch_options = RunOptions{}.launches;
+  launch_options.made_selection = &selection;
+  CopyOptions copy_options;
+  copy_options.made_selection = &selection;
+
+  double sum = 0;
+  const auto timed = [&](const char* name, auto&& f) {
+    if (!only.empty() && only != name) return;
+    const double s = Fastest(repeat, ThreadCpuSeconds, f);
+    sum += s;
+    row(name, s);
+  };
+  timed("kernel_classes", [&] { (void)BuildKernelClasses(t); });
+  timed("gpu_selection", [&] { (void)SelectGpuEvents(t); });
+  timed("steps", [&] { (void)AnalyzeSteps(t, classes); });
+  timed("occupancy", [&] { (void)AnalyzeOccupancy(t, classes, steps); });
+  timed("gpu_time", [&] { (void)AnalyzeGpuTime(t, classes, selection); });
+  timed("kernels", [&] { (void)AnalyzeKernels(t, classes); });
+  timed("sync_points", [&] { (void)AnalyzeSyncPoints(t); });
+  timed("idle_gaps", [&] { (void)AnalyzeIdleGaps(t, steps, sync); });
+  timed("launches", [&] { (void)AnalyzeLaunches(t, launch_options); });
+  timed("copies", [&] { (void)AnalyzeCopies(t, copy_options); });
+  timed("memory", [&] { (void)AnalyzeMemory(t); });
+  timed("summary", [&] { (void)SummarizeTrace(t); });
+  row("sum", sum);
+  if (!only.empty()) return 0;
+  ThreadPool one(1);
+  row("RunAll -j 1", Fastest(repeat, WallSeconds, [&] { (void)RunAll(t, RunOptions{}, one); }));
+  ThreadPool all(0);
+  char label[32];
+  std::snprintf(label, sizeof label, "RunAll -j %zu", static_cast<size_t>(all.threads()));
+  row(label, Fastest(repeat, WallSeconds, [&] { (void)RunAll(t, RunOptions{}, all); }));
+  return 0;
+}
