@@ -110,7 +110,7 @@ int main(int argc, char** argv) {
   timed("gpu_selection", [&] { (void)SelectGpuEvents(t); });
   timed("steps", [&] { (void)AnalyzeSteps(t, classes); });
   timed("occupancy", [&] { (void)AnalyzeOccupancy(t, classes, steps); });
-  timed("gpu_time", [&] { (void)AnalyzeGpuTime(t, classes, selection); });
+  timed("gpu_time", [&] { (void)AnalyzeGpuTimeOf(t, classes, selection); });
   timed("kernels", [&] { (void)AnalyzeKernels(t, classes); });
   timed("sync_points", [&] { (void)AnalyzeSyncPoints(t); });
   timed("idle_gaps", [&] { (void)AnalyzeIdleGaps(t, steps, sync); });

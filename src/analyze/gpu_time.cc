@@ -178,42 +178,48 @@ GpuTime AnalyzeGpuTime(const Trace& t, const KernelClasses& kernel_classes,
 
 GpuTime AnalyzeGpuTime(const Trace& t, const KernelClasses& kernel_classes, GpuSelection selection,
                        int64_t consecutive_kernel_delay_ns, StreamGapFrom gap_from) {
-  GpuTime out;
+  GpuTime out =
+      AnalyzeGpuTimeOf(t, kernel_classes, selection, consecutive_kernel_delay_ns, gap_from);
   out.selection = std::move(selection);
-  const GpuSelection& sel = out.selection;
+  return out;
+}
+
+GpuTime AnalyzeGpuTimeOf(const Trace& t, const KernelClasses& kernel_classes,
+                         const GpuSelection& sel, int64_t consecutive_kernel_delay_ns,
+                         StreamGapFrom gap_from) {
+  GpuTime out;
   if (sel.rows.empty()) return out;
 
-  std::vector<Interval> all, hta_compute, hta_comm, compute, comm, memory;
-  // Sized once: growing by doubling through tens of MB reallocates (and faults in) each step.
-  all.reserve(sel.rows.size());
+  // The selection is in start order, so each union is built merged as it goes (no raw lists).
+  IntervalUnion all, hta_compute, hta_comm, compute, comm, memory;
   const std::vector<KernelClass>& classes = kernel_classes.row;
   int64_t first = INT64_MAX, last = INT64_MIN;
   for (size_t k = 0; k < sel.rows.size(); ++k) {
     const uint32_t r = sel.rows[k];
-    const Interval iv{sel.start_ns[k], sel.end_ns[k]};
-    first = std::min(first, iv.start);
-    last = std::max(last, iv.end);
-    all.push_back(iv);
+    const int64_t start = sel.start_ns[k], end = sel.end_ns[k];
+    first = std::min(first, start);
+    last = std::max(last, end);
+    all.Add(start, end);
     const HtaKernelType hta_type = kernel_classes.OfName(t.gpu.name[r]).hta;
-    if (hta_type == HtaKernelType::kComputation) hta_compute.push_back(iv);
-    if (hta_type == HtaKernelType::kCommunication) hta_comm.push_back(iv);
+    if (hta_type == HtaKernelType::kComputation) hta_compute.Add(start, end);
+    if (hta_type == HtaKernelType::kCommunication) hta_comm.Add(start, end);
     const KernelClass cls = classes[r];
     if (cls == KernelClass::kCompute)
-      compute.push_back(iv);
+      compute.Add(start, end);
     else if (cls == KernelClass::kCommunication)
-      comm.push_back(iv);
+      comm.Add(start, end);
     else if (cls == KernelClass::kMemory)
-      memory.push_back(iv);
+      memory.Add(start, end);
   }
-  out.busy = Merge(std::move(all));
+  out.busy = all.Take();
   const int64_t busy = TotalLength(out.busy);
   TemporalBreakdown& tb = out.temporal;
   tb.span_ns = last - first;
   tb.idle_ns = tb.span_ns - busy;
-  const std::vector<Interval> hta_compute_u = Merge(std::move(hta_compute));
+  const std::vector<Interval> hta_compute_u = hta_compute.Take();
   tb.compute_ns = TotalLength(hta_compute_u);
   tb.non_compute_ns = tb.span_ns - tb.compute_ns - tb.idle_ns;
-  const std::vector<Interval> hta_comm_u = Merge(std::move(hta_comm));
+  const std::vector<Interval> hta_comm_u = hta_comm.Take();
   const int64_t hta_comm_ns = TotalLength(hta_comm_u);
   if (hta_comm_ns > 0) {
     out.comm_compute_overlap_ratio =
@@ -222,11 +228,11 @@ GpuTime AnalyzeGpuTime(const Trace& t, const KernelClasses& kernel_classes, GpuS
   }
 
   ExclusiveBreakdown& ex = out.exclusive;
-  std::vector<Interval> compute_u = Merge(std::move(compute));  // moved into `out` below
-  const std::vector<Interval> comm_u = Merge(std::move(comm));
+  std::vector<Interval> compute_u = compute.Take();  // moved into `out` below
+  const std::vector<Interval> comm_u = comm.Take();
   std::vector<Interval> exposed_comm = Subtract(comm_u, compute_u);
   std::vector<Interval> exposed_memory =
-      Subtract(Subtract(Merge(std::move(memory)), compute_u), comm_u);
+      Subtract(Subtract(memory.Take(), compute_u), comm_u);
   ex.span_ns = tb.span_ns;
   ex.idle_ns = tb.idle_ns;
   ex.compute_ns = TotalLength(compute_u);

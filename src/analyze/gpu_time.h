@@ -131,11 +131,18 @@ GpuTime AnalyzeGpuTime(const Trace& trace, const KernelClasses& classes,
                        const SelectionOptions& options = {},
                        int64_t consecutive_kernel_delay_ns = kConsecutiveKernelDelayNs,
                        StreamGapFrom gap_from = StreamGapFrom::kRunningMaxEnd);
-// The same with the selection already made (`SelectGpuEvents(trace, options)`, shared by the
-// rank's analyses in RunAll), so it is not made again.
+// The same with the selection already made (`SelectGpuEvents(trace, options)`), so it is not made
+// again; it becomes the result's `selection`.
 GpuTime AnalyzeGpuTime(const Trace& trace, const KernelClasses& classes, GpuSelection selection,
                        int64_t consecutive_kernel_delay_ns = kConsecutiveKernelDelayNs,
                        StreamGapFrom gap_from = StreamGapFrom::kRunningMaxEnd);
+// The same on a selection the caller keeps (RunAll's, shared by the rank's analyses): the result's
+// `selection` is left empty, for the caller to move the selection into once every analysis
+// reading it is done (no copy of a selection of millions of rows).
+GpuTime AnalyzeGpuTimeOf(const Trace& trace, const KernelClasses& classes,
+                         const GpuSelection& selection,
+                         int64_t consecutive_kernel_delay_ns = kConsecutiveKernelDelayNs,
+                         StreamGapFrom gap_from = StreamGapFrom::kRunningMaxEnd);
 // The same, classifying the trace's kernels itself (one-off callers and tests).
 GpuTime AnalyzeGpuTime(const Trace& trace, const SelectionOptions& options = {},
                        int64_t consecutive_kernel_delay_ns = kConsecutiveKernelDelayNs,

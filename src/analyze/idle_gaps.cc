@@ -82,17 +82,14 @@ IdleGapStats AnalyzeIdleGaps(const Trace& trace, const StepsResult& steps, const
   IdleGapStats out;
   const GpuActivityTable& g = trace.gpu;
 
-  // Busy union and, per GPU op, its start (to find the op that ends a gap and its launcher).
-  std::vector<Interval> ops;
-  std::vector<std::pair<int64_t, uint32_t>> starts;
+  // Busy union.
+  const auto is_op = [&g](size_t i) { return g.kind[i] != GpuKind::kSync && g.dur_ns[i] > 0; };
+  IntervalUnion gpu_busy;
   for (size_t i = 0; i < g.size(); ++i) {
-    if (g.kind[i] == GpuKind::kSync || g.dur_ns[i] <= 0) continue;
-    ops.push_back({g.start_ns[i], g.start_ns[i] + g.dur_ns[i]});
-    starts.emplace_back(g.start_ns[i], static_cast<uint32_t>(i));
+    if (is_op(i)) gpu_busy.Add(g.start_ns[i], g.start_ns[i] + g.dur_ns[i]);
   }
-  const std::vector<Interval> busy = Merge(std::move(ops));
+  const std::vector<Interval> busy = gpu_busy.Take();
   if (busy.empty()) return out;
-  std::sort(starts.begin(), starts.end());
 
   // Nsight gpu_gaps: between the first and the last GPU op.
   for (size_t i = 1; i < busy.size(); ++i) {
@@ -177,6 +174,16 @@ IdleGapStats AnalyzeIdleGaps(const Trace& trace, const StepsResult& steps, const
     if (iv.end - iv.start >= kLongIdleGapNs) long_idle.push_back(iv);
   const std::map<ThreadKey, std::vector<HostOp>> outer =
       OutermostOps(trace.cpu, trace.runtime, long_idle);
+  // Per GPU op its start, by (start, row), to find the op that ends a long gap and its launcher;
+  // made only when there is a long gap. GPU ops are written nearly in start order: usually only
+  // checked.
+  std::vector<std::pair<int64_t, uint32_t>> starts;
+  if (!long_idle.empty()) {
+    for (size_t i = 0; i < g.size(); ++i) {
+      if (is_op(i)) starts.emplace_back(g.start_ns[i], static_cast<uint32_t>(i));
+    }
+    if (!std::is_sorted(starts.begin(), starts.end())) std::sort(starts.begin(), starts.end());
+  }
 
   std::vector<Interval> unexplained;  // long, not-after-sync gaps (before removing DataLoader)
   std::unordered_map<StringId, IdleHostOp> host_ops;

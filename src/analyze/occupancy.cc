@@ -1,8 +1,11 @@
 #include "analyze/occupancy.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
+#include <queue>
 #include <unordered_map>
+#include <utility>
 
 #include "analyze/kernel_class.h"
 
@@ -10,40 +13,50 @@ namespace gpuscope::analyze {
 
 namespace {
 
-struct Endpoint {
-  int64_t t;
-  bool is_start;
-  double value;
-};
-
 // tb_plugin's range_utils.merge_ranges_with_value followed by the intersection with the range and
-// the time-weighted mean. Ends sort before starts at the same instant (back-to-back kernels do not
+// the time-weighted mean. Ends come before starts at the same instant (back-to-back kernels do not
 // add up). The running sum is reset to 0 whenever no kernel runs, so float drift cannot leave a
 // tiny positive value over idle time (tb_plugin's sum can; its effect is below 1e-12).
-double SmEfficiency(std::vector<Endpoint> ep, int64_t lo, int64_t hi) {
-  if (ep.empty() || hi <= lo) return -1;
-  std::sort(ep.begin(), ep.end(), [](const Endpoint& a, const Endpoint& b) {
-    return a.t != b.t ? a.t < b.t : a.is_start < b.is_start;
-  });
+//
+// `kernels` are rows of `g` with a grid and a length, in start order (ties in table order). The
+// sweep takes their starts in that order and their ends from a heap of the running kernels, so it
+// sorts nothing and holds only the kernels running at once (a few per stream) — where sorting
+// every start and end took most of this analysis.
+double SmEfficiency(const GpuActivityTable& g, const std::vector<uint32_t>& kernels, int64_t lo,
+                    int64_t hi) {
+  if (kernels.empty() || hi <= lo) return -1;
   double weighted = 0;  // Σ efficiency × ns
   double value = 0;
   int64_t active = 0;
-  int64_t last = ep.front().t;
-  for (const Endpoint& e : ep) {
-    if (e.t > last && active > 0 && value > 0) {
-      const int64_t a = std::max(last, lo), b = std::min(e.t, hi);
+  int64_t last = g.start_ns[kernels.front()];
+  const auto at = [&](int64_t t, bool is_start, double v) {
+    if (t > last && active > 0 && value > 0) {
+      const int64_t a = std::max(last, lo), b = std::min(t, hi);
       if (b > a) weighted += std::min(value, 1.0) * static_cast<double>(b - a);
     }
-    last = e.t;
-    if (e.is_start) {
+    last = t;
+    if (is_start) {
       ++active;
-      value += e.value;
+      value += v;
     } else if (--active == 0) {
       value = 0;
     } else {
-      value -= e.value;
+      value -= v;
     }
+  };
+  using End = std::pair<int64_t, double>;  // (end ns, blocks per SM)
+  std::priority_queue<End, std::vector<End>, std::greater<End>> running;
+  for (const uint32_t i : kernels) {
+    const int64_t start = g.start_ns[i];
+    while (!running.empty() && running.top().first <= start) {
+      at(running.top().first, false, running.top().second);
+      running.pop();
+    }
+    const double bps = g.blocks_per_sm[i];
+    at(start, true, bps);
+    running.push({start + g.dur_ns[i], bps});
   }
+  for (; !running.empty(); running.pop()) at(running.top().first, false, running.top().second);
   return weighted / static_cast<double>(hi - lo);
 }
 
@@ -94,7 +107,7 @@ OccupancyStats AnalyzeOccupancy(const Trace& trace, const KernelClasses& kernel_
   if (lo >= hi) return out;
 
   const std::vector<KernelClass>& classes = kernel_classes.row;
-  std::vector<Endpoint> endpoints;
+  std::vector<uint32_t> grid_kernels;  // with a grid and a length, for the SM efficiency
   double occupancy_weighted = 0;  // Σ occupancy % × clipped ns
   int64_t occupancy_ns = 0;
   struct Acc {
@@ -114,10 +127,7 @@ OccupancyStats AnalyzeOccupancy(const Trace& trace, const KernelClasses& kernel_
     if (bps > 0) out.available = true;
     // A zero-length kernel weighs nothing in a time-weighted mean, and its end (sorted before
     // starts at the same instant) would reset the running value of a kernel it sits inside.
-    if (bps > 0 && end > start) {
-      endpoints.push_back({start, true, bps});
-      endpoints.push_back({end, false, bps});
-    }
+    if (bps > 0 && end > start) grid_kernels.push_back(static_cast<uint32_t>(i));
     const double occ = g.est_occupancy_pct[i];
     if (occ >= 0) {
       out.occupancy_available = true;
@@ -145,7 +155,11 @@ OccupancyStats AnalyzeOccupancy(const Trace& trace, const KernelClasses& kernel_
     ++out.tiny_grid_kernels;
     out.tiny_grid_ns += g.dur_ns[i];
   }
-  out.sm_efficiency = out.available ? SmEfficiency(std::move(endpoints), lo, hi) : -1;
+  // In start order: kernels are written nearly so (streams interleave), so usually only checked.
+  const auto by_start = [&g](uint32_t a, uint32_t b) { return g.start_ns[a] < g.start_ns[b]; };
+  if (!std::is_sorted(grid_kernels.begin(), grid_kernels.end(), by_start))
+    std::stable_sort(grid_kernels.begin(), grid_kernels.end(), by_start);
+  out.sm_efficiency = out.available ? SmEfficiency(g, grid_kernels, lo, hi) : -1;
   if (occupancy_ns > 0) out.achieved_occupancy_pct = occupancy_weighted / occupancy_ns;
   out.tiny_grid_lost_sm_ns = static_cast<int64_t>(lost_total);
   out.tiny_grid_share = out.compute_kernel_ns > 0 ? static_cast<double>(out.tiny_grid_ns) /

@@ -61,8 +61,9 @@ class RankSchedule : public std::enable_shared_from_this<RankSchedule> {
         Timed(s2.r_, AnalysisId::kGpuSelection, [&] { s2.selection_ = SelectGpuEvents(s2.t_); });
         s2.Run([](RankSchedule& s3) {
           Timed(s3.r_, AnalysisId::kGpuTime, [&] {
-            s3.r_.gpu_time = AnalyzeGpuTime(s3.t_, s3.r_.kernel_classes, s3.selection_);
+            s3.r_.gpu_time = AnalyzeGpuTimeOf(s3.t_, s3.r_.kernel_classes, s3.selection_);
           });
+          s3.SelectionReaderDone();
         });
         s2.Run([](RankSchedule& s3) {
           Timed(s3.r_, AnalysisId::kLaunches, [&] {
@@ -70,6 +71,7 @@ class RankSchedule : public std::enable_shared_from_this<RankSchedule> {
             if (o.selection == SelectionOptions{}) o.made_selection = &s3.selection_;
             s3.r_.launches = AnalyzeLaunches(s3.t_, o);
           });
+          s3.SelectionReaderDone();
         });
         s2.Run([](RankSchedule& s3) {
           Timed(s3.r_, AnalysisId::kCopies, [&] {
@@ -77,6 +79,7 @@ class RankSchedule : public std::enable_shared_from_this<RankSchedule> {
             o.made_selection = &s3.selection_;
             s3.r_.copies = AnalyzeCopies(s3.t_, o);
           });
+          s3.SelectionReaderDone();
         });
       });
       s.Run([](RankSchedule& s2) {
@@ -116,11 +119,20 @@ class RankSchedule : public std::enable_shared_from_this<RankSchedule> {
     });
   }
 
+  // GPU time, launches and copies read the selection: the last of them to finish moves it into
+  // the GPU time result (which keeps the selection its numbers came from), so it is never copied.
+  // The atomic's acquire-release orders GPU time's write of r_.gpu_time before the move.
+  void SelectionReaderDone() {
+    if (selection_readers_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    r_.gpu_time.selection = std::move(selection_);
+  }
+
   const Trace& t_;
   const RunOptions& o_;
   RankResults& r_;
   TaskGroup& g_;
   std::atomic<int> idle_gap_inputs_{2};
+  std::atomic<int> selection_readers_{3};
   // SelectGpuEvents(trace) with the default options, for GPU time, launches and copies; written
   // by one task before the tasks that read it are submitted.
   GpuSelection selection_;
