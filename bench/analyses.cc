@@ -7,20 +7,45 @@
 // the fastest run's thread CPU milliseconds and nanoseconds per event of the trace. A flat ns/event
 // from a 256 MB to a 4 GB trace is what "linear" means; a column that grows is the analysis to
 // look at. --only NAME runs that analysis alone (for perf record). The last line is RunAll itself on the same thread count as `gpuscope analyze -j 1`
-// (fastest of K) and on all cores.
+// (fastest of K) and on all cores. Each analysis also prints its peak heap: the most bytes it had
+// allocated at once above what was allocated before it ran (operator new counted in this binary),
+// results included — what it adds to the process's peak RSS while it runs.
 #include <malloc.h>
 #include <time.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <new>
 #include <cstring>
 #include <string>
 
 #include "analyze/run_all.h"
 #include "base/thread_pool.h"
 #include "gpuscope/ingest.h"
+
+// Heap bytes in use and their peak, counted by operator new/delete (the analyses allocate through
+// std containers).
+std::atomic<int64_t> g_heap_bytes{0};
+std::atomic<int64_t> g_heap_peak{0};
+
+void* operator new(size_t n) {
+  void* p = std::malloc(n == 0 ? 1 : n);
+  if (p == nullptr) throw std::bad_alloc();
+  const int64_t now = g_heap_bytes += static_cast<int64_t>(malloc_usable_size(p));
+  int64_t peak = g_heap_peak.load(std::memory_order_relaxed);
+  while (now > peak && !g_heap_peak.compare_exchange_weak(peak, now)) {
+  }
+  return p;
+}
+void operator delete(void* p) noexcept {
+  if (p == nullptr) return;
+  g_heap_bytes -= static_cast<int64_t>(malloc_usable_size(p));
+  std::free(p);
+}
+void operator delete(void* p, size_t) noexcept { operator delete(p); }
 
 namespace {
 
@@ -86,8 +111,10 @@ int main(int argc, char** argv) {
   std::printf("analyses: file=%s events=%.0f gpu=%zu runtime=%zu cpu=%zu memory=%zu repeat=%d\n",
               argv[1], events, t.gpu.size(), t.runtime.size(), t.cpu.size(), t.memory.size(),
               repeat);
-  const auto row = [&](const char* name, double seconds) {
-    std::printf("  %-15s %9.2f ms %7.2f ns/event\n", name, seconds * 1e3, seconds * 1e9 / events);
+  const auto row = [&](const char* name, double seconds, int64_t peak_bytes = -1) {
+    std::printf("  %-15s %9.2f ms %7.2f ns/event", name, seconds * 1e3, seconds * 1e9 / events);
+    if (peak_bytes >= 0) std::printf(" %8.1f MB peak heap", static_cast<double>(peak_bytes) / 1e6);
+    std::printf("\n");
   };
   // Inputs of the later analyses, made once (each is also timed on its own below).
   const KernelClasses classes = BuildKernelClasses(t);
@@ -102,9 +129,11 @@ int main(int argc, char** argv) {
   double sum = 0;
   const auto timed = [&](const char* name, auto&& f) {
     if (!only.empty() && only != name) return;
+    const int64_t before = g_heap_bytes.load();
+    g_heap_peak.store(before);
     const double s = Fastest(repeat, ThreadCpuSeconds, f);
     sum += s;
-    row(name, s);
+    row(name, s, g_heap_peak.load() - before);
   };
   timed("kernel_classes", [&] { (void)BuildKernelClasses(t); });
   timed("gpu_selection", [&] { (void)SelectGpuEvents(t); });

@@ -62,7 +62,8 @@ run() {
     fi
   done
   cpu=$(echo "$best" | sed -n 's/^time: [0-9.]* \([0-9.]*\) \([0-9.]*\) .*/\1 \2/p' | awk '{ printf "%.2f", $1 + $2 }')
-  rss=$(echo "$best" | sed -n 's/^time: .* \([0-9]*\)$/\1/p' | awk '{ printf "%.0f", $1 / 1024 }')
+  # %M is KiB; MB here is 10^6 bytes, the unit of json_MB, so the ratio compares like with like.
+  rss=$(echo "$best" | sed -n 's/^time: .* \([0-9]*\)$/\1/p' | awk '{ printf "%.0f", $1 * 1024 / 1e6 }')
   stats=$(echo "$best" | grep '^stats: load_seconds')
   load=$(echo "$stats" | sed 's/.*load_seconds=\([0-9.]*\).*/\1/')
   analyze=$(echo "$stats" | sed 's/.*analyze_seconds=\([0-9.]*\).*/\1/')

@@ -211,8 +211,7 @@ GpuTime AnalyzeGpuTimeOf(const Trace& t, const KernelClasses& kernel_classes,
     else if (cls == KernelClass::kMemory)
       memory.Add(start, end);
   }
-  out.busy = all.Take();
-  const int64_t busy = TotalLength(out.busy);
+  const int64_t busy = TotalLength(all.Take());
   TemporalBreakdown& tb = out.temporal;
   tb.span_ns = last - first;
   tb.idle_ns = tb.span_ns - busy;
@@ -228,7 +227,7 @@ GpuTime AnalyzeGpuTimeOf(const Trace& t, const KernelClasses& kernel_classes,
   }
 
   ExclusiveBreakdown& ex = out.exclusive;
-  std::vector<Interval> compute_u = compute.Take();  // moved into `out` below
+  const std::vector<Interval> compute_u = compute.Take();
   const std::vector<Interval> comm_u = comm.Take();
   std::vector<Interval> exposed_comm = Subtract(comm_u, compute_u);
   std::vector<Interval> exposed_memory =
@@ -240,56 +239,72 @@ GpuTime AnalyzeGpuTimeOf(const Trace& t, const KernelClasses& kernel_classes,
   ex.exposed_memory_ns = TotalLength(exposed_memory);
   ex.other_ns = busy - ex.compute_ns - ex.exposed_communication_ns - ex.exposed_memory_ns;
   out.communication_ns = TotalLength(comm_u);
-  out.compute = std::move(compute_u);
-  out.exposed_communication = std::move(exposed_comm);
-  out.exposed_memory = std::move(exposed_memory);
 
-  // Idle attribution per stream: kernels, memcpys and memsets only (HTA leaves cuda_sync out).
-  std::map<int64_t, std::vector<size_t>> by_stream;
-  for (size_t k = 0; k < sel.rows.size(); ++k) {
-    if (t.gpu.kind[sel.rows[k]] == GpuKind::kSync) continue;
-    by_stream[t.gpu.stream[sel.rows[k]]].push_back(k);
-  }
+  // Idle attribution per stream: kernels, memcpys and memsets only (HTA leaves cuda_sync out). One
+  // pass over the selection in its order, each stream's state in a slot (a trace has a few
+  // streams): a pass per stream would read the whole selection once per stream.
+  struct StreamState {
+    StreamIdle idle;
+    int64_t max_end = 0;
+    int64_t prev_end = 0;  // the previous event's end (HTA's gap start)
+    bool seen = false;
+  };
+  std::map<int64_t, size_t> slot_of;  // stream → index into `streams` (streams in id order below)
+  std::vector<StreamState> streams;
+  int64_t last_stream = 0;
+  size_t last_slot = SIZE_MAX;
   const bool rounded = sel.rounded;
   const bool hta_gaps = gap_from == StreamGapFrom::kHtaPreviousEnd;
-  for (auto& [stream, ks] : by_stream) {
-    StreamIdle si;
-    si.stream = stream;
+  for (size_t k = 0; k < sel.rows.size(); ++k) {
+    const uint32_t row = sel.rows[k];
+    if (t.gpu.kind[row] == GpuKind::kSync) continue;
+    const int64_t stream = t.gpu.stream[row];
+    if (last_slot == SIZE_MAX || stream != last_stream) {
+      auto [it, added] = slot_of.try_emplace(stream, streams.size());
+      if (added) streams.emplace_back().idle.stream = stream;
+      last_stream = stream;
+      last_slot = it->second;
+    }
+    StreamState& st = streams[last_slot];
+    const int64_t start = sel.start_ns[k], end = sel.end_ns[k];
+    if (!st.seen) {
+      st.seen = true;
+      st.max_end = st.prev_end = end;
+      continue;
+    }
+    StreamIdle& si = st.idle;
     // A stream is drained only when every earlier event on it has ended, so the gap before an
     // event starts at the running maximum end of the earlier ones. HTA takes the previous row's
     // end: the same whenever no two events on the stream overlap, but duplicated or overlapping
     // events then give negative gaps (a kernel recorded 1,000 times: −499.5 ms of "idle").
-    int64_t max_end = sel.end_ns[ks.front()];
-    for (size_t j = 1; j < ks.size(); ++j) {
-      const size_t cur = ks[j];
-      const int64_t start = sel.start_ns[cur], end = sel.end_ns[cur];
-      const bool overlaps = start < max_end;
-      if (overlaps) {
-        // Starts while earlier work on its stream still runs (ns of that overlap).
-        ++si.overlapping_events;
-        si.overlap_ns += std::max<int64_t>(0, std::min(end, max_end) - start);
-      }
-      const int64_t prev_end = hta_gaps ? sel.end_ns[ks[j - 1]] : max_end;
-      max_end = std::max(max_end, end);
-      if (overlaps && !hta_gaps) continue;  // no gap before it
-      const int64_t gap = start - prev_end;
-      const int32_t launch = t.gpu.launch[sel.rows[cur]];
-      int64_t launch_start = INT64_MIN;
-      if (launch >= 0) {
-        launch_start = t.runtime.start_ns[static_cast<size_t>(launch)];
-        if (rounded) launch_start = CeilUs(launch_start);
-      }
-      ++si.gaps;
-      if (launch >= 0 && launch_start > prev_end) {
-        si.host_wait_ns += gap;
-      } else if (gap < consecutive_kernel_delay_ns) {
-        si.kernel_wait_ns += gap;
-      } else {
-        si.other_ns += gap;
-      }
+    const bool overlaps = start < st.max_end;
+    if (overlaps) {
+      // Starts while earlier work on its stream still runs (ns of that overlap).
+      ++si.overlapping_events;
+      si.overlap_ns += std::max<int64_t>(0, std::min(end, st.max_end) - start);
     }
-    out.idle_by_stream.push_back(si);
+    const int64_t prev_end = hta_gaps ? st.prev_end : st.max_end;
+    st.max_end = std::max(st.max_end, end);
+    st.prev_end = end;
+    if (overlaps && !hta_gaps) continue;  // no gap before it
+    const int64_t gap = start - prev_end;
+    const int32_t launch = t.gpu.launch[row];
+    int64_t launch_start = INT64_MIN;
+    if (launch >= 0) {
+      launch_start = t.runtime.start_ns[static_cast<size_t>(launch)];
+      if (rounded) launch_start = CeilUs(launch_start);
+    }
+    ++si.gaps;
+    if (launch >= 0 && launch_start > prev_end) {
+      si.host_wait_ns += gap;
+    } else if (gap < consecutive_kernel_delay_ns) {
+      si.kernel_wait_ns += gap;
+    } else {
+      si.other_ns += gap;
+    }
   }
+  out.idle_by_stream.reserve(streams.size());
+  for (const auto& [stream, slot] : slot_of) out.idle_by_stream.push_back(streams[slot].idle);
   return out;
 }
 

@@ -106,11 +106,6 @@ struct GpuTime {
   TemporalBreakdown temporal;
   ExclusiveBreakdown exclusive;
   std::vector<StreamIdle> idle_by_stream;  // ascending stream id
-  std::vector<Interval> busy;              // merged union of the selected events
-  // Merged intervals per exclusive part, for per-step attribution (LengthWithin).
-  std::vector<Interval> compute;
-  std::vector<Interval> exposed_communication;
-  std::vector<Interval> exposed_memory;
   // HTA's comp_comm_overlap: |∪ COMPUTATION ∩ ∪ COMMUNICATION| / |∪ COMMUNICATION| (HTA name
   // rules), the share of communication hidden under compute; -1 when the rank has no communication.
   double comm_compute_overlap_ratio = -1;

@@ -98,43 +98,56 @@ std::vector<int64_t> ExclusiveCoverage(const std::vector<Interval>& windows,
   if (!std::is_sorted(order.begin(), order.end(), by_start))
     std::stable_sort(order.begin(), order.end(), by_start);
 
-  // Each set's next boundary: the start of its current interval, or its end once inside it. In a
-  // merged set an interval's end comes strictly before the next one's start, so a set changes at
-  // most once per boundary.
+  // Each set's next boundary: the start of its current interval, or its end once inside it. The
+  // sweep takes the earliest one each time (ties one after the other: the time between them is
+  // 0), so a step costs a scan of k values, not of every set's state.
   std::vector<size_t> at(k, 0);
   std::vector<int64_t> next(k);
   for (size_t r = 0; r < k; ++r) next[r] = sets[r].empty() ? kNever : sets[r][0].start;
-  uint64_t inside = 0;  // bit r: in an interval of set r
+  uint64_t inside = 0;           // bit r: in an interval of set r
   std::vector<uint32_t> active;  // windows containing the current position
   size_t next_window = 0;
+  // The next change of the active windows: a window's start or end.
+  const auto window_change = [&] {
+    int64_t t = next_window < order.size() ? windows[order[next_window]].start : kNever;
+    for (uint32_t w : active) t = std::min(t, windows[w].end);
+    return t;
+  };
+  int64_t window_at = window_change();
   int64_t pos = std::numeric_limits<int64_t>::min();
-  while (next_window < order.size() || !active.empty()) {
-    int64_t boundary = kNever;
-    for (size_t r = 0; r < k; ++r) boundary = std::min(boundary, next[r]);
-    if (next_window < order.size()) boundary = std::min(boundary, windows[order[next_window]].start);
-    for (uint32_t w : active) boundary = std::min(boundary, windows[w].end);
-    if (boundary == kNever) break;
-    // [pos, boundary) belongs to the first set we are inside, in every active window.
-    if (inside != 0 && !active.empty()) {
-      const size_t r = static_cast<size_t>(std::countr_zero(inside));
-      for (uint32_t w : active) out[w * k + r] += boundary - pos;
+  // [pos, t) belongs to the first set we are inside, in every active window.
+  const auto count_until = [&](int64_t t) {
+    if (inside == 0 || active.empty()) return;
+    const size_t r = static_cast<size_t>(std::countr_zero(inside));
+    for (uint32_t w : active) out[w * k + r] += t - pos;
+  };
+  while (window_at != kNever) {
+    size_t first = 0;
+    int64_t boundary = next[0];
+    for (size_t r = 1; r < k; ++r) {
+      if (next[r] < boundary) boundary = next[r], first = r;
     }
-    pos = boundary;
-    for (size_t r = 0; r < k; ++r) {
-      if (next[r] != pos) continue;
-      const uint64_t bit = uint64_t{1} << r;
-      if (inside & bit) {
-        inside &= ~bit;
-        next[r] = ++at[r] < sets[r].size() ? sets[r][at[r]].start : kNever;
-      } else {
-        inside |= bit;
-        next[r] = sets[r][at[r]].end;
+    if (boundary >= window_at) {
+      count_until(window_at);
+      pos = window_at;
+      std::erase_if(active, [&](uint32_t w) { return windows[w].end <= pos; });
+      while (next_window < order.size() && windows[order[next_window]].start <= pos) {
+        const uint32_t w = order[next_window++];
+        if (windows[w].end > pos) active.push_back(w);
       }
+      window_at = window_change();
+      continue;
     }
-    std::erase_if(active, [&](uint32_t w) { return windows[w].end <= pos; });
-    while (next_window < order.size() && windows[order[next_window]].start <= pos) {
-      const uint32_t w = order[next_window++];
-      if (windows[w].end > pos) active.push_back(w);
+    count_until(boundary);
+    pos = boundary;
+    const uint64_t bit = uint64_t{1} << first;
+    const std::vector<Interval>& set = sets[first];
+    if (inside & bit) {
+      inside &= ~bit;
+      next[first] = ++at[first] < set.size() ? set[at[first]].start : kNever;
+    } else {
+      inside |= bit;
+      next[first] = set[at[first]].end;
     }
   }
   return out;

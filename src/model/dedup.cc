@@ -27,45 +27,68 @@ inline bool SameBits(float a, float b) {
 }
 
 // Marks in `dup` every row equal (per `eq`) to an earlier row. `hash` must be equal for equal
-// rows. Open addressing over row indices: one pass, no per-row allocation. The table is several
-// times larger than the cache on big traces (4 M rows → 64 MiB of slots), so each probe is a cache
-// miss: hashes are computed kAhead rows early and their slots prefetched, and each slot keeps 32
-// bits of the hash beside the row so that a probe past another row rarely reads that row's
-// columns (duplicates are rare; most probes end at an empty slot). 1.8× faster on the 1 GB synthetic trace.
+// rows. This runs at the end of the load beside the whole model, the three tables at once on two
+// threads, so its memory is kept to about 7 bytes per row (an exact table over every row took 8
+// bytes × 2–4 slots per row: 64 MiB for the 1 GB synthetic trace, the load's peak):
+//  1. each row's hash, 32 bits of it, is computed once (4 bytes per row);
+//  2. a filter of 8 slots per row (two bitmaps, 2 bytes per row) marks the slots two or more rows
+//     fall in. Equal rows share their slot; any other row shares one with probability
+//     1 − e^(−1/8) ≈ 12 %;
+//  3. only the rows of such slots go through the exact table: open addressing over row indices,
+//     each slot keeping the hash beside the row so that a probe past another row rarely reads that
+//     row's columns. Rows are taken in order, so the earlier of equal rows is kept.
+// The filter takes the hash's top bits and the table its low bits, so rows that share a filter
+// slot do not also crowd one table slot. The filter is bigger than the cache on big traces: its
+// words are prefetched kAhead rows early.
 template <typename Hash, typename Eq>
 uint64_t MarkDuplicates(size_t n, Hash hash, Eq eq, std::vector<uint8_t>* dup) {
   dup->assign(n, 0);
   if (n < 2) return 0;
+  std::vector<uint32_t> h32(n);
+  for (size_t i = 0; i < n; ++i) h32[i] = static_cast<uint32_t>(hash(i) >> 32);
+  int filter_log2 = 6;
+  while ((size_t{1} << filter_log2) < 8 * n && filter_log2 < 32) ++filter_log2;
+  const int shift = 32 - filter_log2 + 6;  // hash → filter word
+  std::vector<uint64_t> seen(size_t{1} << (filter_log2 - 6), 0);
+  std::vector<uint64_t> shared(seen.size(), 0);
+  constexpr size_t kAhead = 16;
+  for (size_t i = 0; i < n; ++i) {
+    if (i + kAhead < n) {
+      __builtin_prefetch(&seen[h32[i + kAhead] >> shift]);
+      __builtin_prefetch(&shared[h32[i + kAhead] >> shift]);
+    }
+    const uint32_t f = h32[i] >> (32 - filter_log2);
+    const uint64_t bit = uint64_t{1} << (f & 63);
+    uint64_t& word = seen[f >> 6];
+    if (word & bit)
+      shared[f >> 6] |= bit;
+    else
+      word |= bit;
+  }
+  seen = {};
+  std::vector<uint32_t> candidates;
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t f = h32[i] >> (32 - filter_log2);
+    if ((shared[f >> 6] >> (f & 63)) & 1) candidates.push_back(static_cast<uint32_t>(i));
+  }
+  shared = {};
   size_t capacity = 16;
-  while (capacity < 2 * n) capacity <<= 1;
+  while (capacity < 2 * candidates.size()) capacity <<= 1;
   const size_t mask = capacity - 1;
   constexpr uint64_t kEmpty = ~uint64_t{0};
   std::vector<uint64_t> slots(capacity, kEmpty);
-  constexpr size_t kAhead = 16;  // power of two
-  uint64_t ahead[kAhead];
-  const size_t primed = std::min(n, kAhead);
-  for (size_t i = 0; i < primed; ++i) {
-    ahead[i] = hash(i);
-    __builtin_prefetch(&slots[ahead[i] & mask]);
-  }
   uint64_t removed = 0;
-  for (size_t i = 0; i < n; ++i) {
-    const uint64_t h = ahead[i % kAhead];
-    if (i + kAhead < n) {
-      const uint64_t next = hash(i + kAhead);
-      ahead[i % kAhead] = next;
-      __builtin_prefetch(&slots[next & mask]);
-    }
-    const uint64_t tag = h >> 32;
+  for (const uint32_t row : candidates) {
+    const uint64_t h = h32[row];
     size_t s = static_cast<size_t>(h) & mask;
     while (true) {
       const uint64_t slot = slots[s];
       if (slot == kEmpty) {
-        slots[s] = (tag << 32) | static_cast<uint32_t>(i);
+        slots[s] = (h << 32) | row;
         break;
       }
-      if ((slot >> 32) == tag && eq(static_cast<uint32_t>(slot), i)) {
-        (*dup)[i] = 1;
+      if ((slot >> 32) == h && eq(static_cast<uint32_t>(slot), row)) {
+        (*dup)[row] = 1;
         ++removed;
         break;
       }

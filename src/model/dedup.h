@@ -26,8 +26,9 @@ struct DuplicateCounts {
 
 // Removes identical duplicate rows from trace->gpu (and their CollectiveInfo), trace->runtime and
 // trace->cpu, keeping row order. Must run before linking (GpuActivityTable::launch is not
-// remapped). Time O(rows), extra memory 8 bytes × 2–4 slots per row of the largest table
-// (row and 32 bits of its hash), freed on return.
+// remapped). Time O(rows); extra memory about 7 bytes per row of a table (32 bits of hash, a
+// filter of two bits per hash slot with 8 slots per row, then an exact table for the ~12 % of rows
+// that share a slot), freed on return.
 // With a pool of ≥ 2 threads the three tables are done as parallel tasks.
 DuplicateCounts RemoveDuplicateEvents(Trace* trace, ThreadPool* pool = nullptr);
 
