@@ -1,6 +1,7 @@
 // Reader behaviour on small handwritten traces: schemas, phases, units, messy input, batching.
 #include <gtest/gtest.h>
 
+#include "analyze/trace_summary.h"
 #include "gpuscope/ingest.h"
 #include "test_util.h"
 #include "trace_fingerprint.h"
@@ -59,8 +60,14 @@ const char* kModern = R"json({
   "baseTimeNanoseconds": 1735632360000000000
 })json";
 
+Trace LoadKeepingFlows(const std::string& json) {
+  LoadOptions o;
+  o.keep_flows = true;
+  return Load(json, o);
+}
+
 TEST(Reader, ModernSchemaTablesAndHeader) {
-  Trace t = Load(kModern);
+  Trace t = LoadKeepingFlows(kModern);
   EXPECT_EQ(t.info.format, TraceFormat::kKinetoObject);
   EXPECT_EQ(t.info.events_total, 19u);
   EXPECT_EQ(t.info.schema_version, 1);
@@ -139,12 +146,25 @@ TEST(Reader, ModernSchemaTablesAndHeader) {
   ASSERT_EQ(t.flows.size(), 2u);
   EXPECT_EQ(t.flows.phase[1], 'f');
   EXPECT_EQ(t.flows.binds_enclosing[1], 1);
+  EXPECT_EQ(t.info.flow_events_dropped, 0u);
   EXPECT_EQ(t.metadata.process_names.at(0), "python");
   EXPECT_EQ(t.metadata.thread_names.at({0, 7}), "stream 7 ");
   ASSERT_EQ(t.counters.size(), 2u);
   EXPECT_EQ(t.Str(t.counters.series[0]), "sm");
   EXPECT_DOUBLE_EQ(t.counters.value[0], 87.5);
   EXPECT_EQ(t.diagnostics.total(), 0u) << Fingerprint(t);
+}
+
+// By default the flows are dropped once linking is done (no analysis reads them) and counted;
+// the summary reports every flow the trace had either way.
+TEST(Reader, FlowsAreDroppedAfterLinkingAndCounted) {
+  const Trace dropped = Load(kModern);
+  const Trace kept = LoadKeepingFlows(kModern);
+  EXPECT_EQ(dropped.flows.size(), 0u);
+  EXPECT_EQ(dropped.info.flow_events_dropped, 2u);
+  EXPECT_EQ(dropped.gpu.launch, kept.gpu.launch);
+  EXPECT_EQ(analyze::SummarizeTrace(dropped).counts.flow_events, 2u);
+  EXPECT_EQ(analyze::SummarizeTrace(kept).counts.flow_events, 2u);
 }
 
 TEST(Reader, OldSchemaLandsInTheSameTables) {
@@ -159,7 +179,7 @@ TEST(Reader, OldSchemaLandsInTheSameTables) {
     {"ph": "i", "s": "t", "name": "[memory]", "pid": 25738, "tid": 25738, "ts": 1623142623460121, "args": {"Device Type": 1, "Device Id": 0, "Bytes": -512}},
     {"ph": "s", "id": 34442, "pid": 25738, "tid": 25738, "ts": 1623142623531600, "cat": "async", "name": "launch"}
   ]})js";
-  Trace t = Load(json);
+  Trace t = LoadKeepingFlows(json);
   ASSERT_EQ(t.gpu.size(), 3u);
   EXPECT_EQ(t.gpu.kind[0], GpuKind::kKernel);
   EXPECT_EQ(t.gpu.tid[0], 7);  // "stream 7"

@@ -41,6 +41,12 @@ struct LoadOptions {
   std::string nvidia_smi_fields;
   // Called from the loading thread with (bytes read from the file so far, file size).
   std::function<void(uint64_t, uint64_t)> progress;
+  // Flow events ("ph" s/t/f) serve one purpose: linking GPU activities to their launch calls where
+  // the correlation id is missing, at the end of the load. No analysis reads them afterwards, and a
+  // profiler writes two per launch (17 % of the 1 GB synthetic trace's model), so by default they
+  // are dropped once linked and only counted (TraceInfo::flow_events_dropped). true keeps
+  // Trace::flows.
+  bool keep_flows = false;
 };
 
 // Loads one Kineto / Chrome-trace JSON file (plain or gzip, detected from content); "-" is standard

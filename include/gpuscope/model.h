@@ -301,6 +301,9 @@ struct TraceInfo {
   std::string trace_name;
   uint64_t trace_span_events_dropped =
       0;  // cat "Trace" events (the capture span), dropped as HTA does
+  // Flow events read, used for linking and then dropped (LoadOptions::keep_flows false): the
+  // trace had flows.size() + this many.
+  uint64_t flow_events_dropped = 0;
   // Rank / world size.
   int32_t rank = -1;
   int32_t world_size = -1;
@@ -324,7 +327,7 @@ struct Trace {
   CpuOpTable cpu;
   MemoryEventTable memory;
   CounterTable counters;
-  FlowTable flows;
+  FlowTable flows;  // empty after loading unless LoadOptions::keep_flows
   InstantTable instants;
   ProcessMetadata metadata;
   std::vector<DeviceProperties> devices;

@@ -192,6 +192,7 @@ GpuTime AnalyzeGpuTimeOf(const Trace& t, const KernelClasses& kernel_classes,
 
   // The selection is in start order, so each union is built merged as it goes (no raw lists).
   IntervalUnion all, hta_compute, hta_comm, compute, comm, memory;
+  all.Reserve(sel.rows.size());  // about one busy interval per event (see IntervalUnion::Reserve)
   const std::vector<KernelClass>& classes = kernel_classes.row;
   int64_t first = INT64_MAX, last = INT64_MIN;
   for (size_t k = 0; k < sel.rows.size(); ++k) {

@@ -115,7 +115,15 @@ IdleGapStats AnalyzeIdleGaps(const Trace& trace, const StepsResult& steps, const
   hi = std::max(hi, lo);
   out.range_start_ns = lo;
   out.range_end_ns = hi;
-  const std::vector<Interval> idle = Subtract({{lo, hi}}, busy);
+  // The idle time [lo, hi) − busy: since lo and hi lie within the busy span, its gaps are those
+  // between consecutive busy intervals, clipped to [lo, hi) — walked in place, not stored (one
+  // interval per GPU gap: as many as there are busy intervals).
+  const auto for_each_idle = [&](auto&& f) {
+    for (size_t i = 1; i < busy.size(); ++i) {
+      const Interval iv{std::max(busy[i - 1].end, lo), std::min(busy[i].start, hi)};
+      if (iv.start < iv.end) f(iv);
+    }
+  };
 
   // DataLoader ops (any thread) and the steady steps, as merged sets.
   std::vector<Interval> dl;
@@ -170,25 +178,33 @@ IdleGapStats AnalyzeIdleGaps(const Trace& trace, const StepsResult& steps, const
     if (n > most) most = n, main_thread = key;
   }
   std::vector<Interval> long_idle;
-  for (const Interval& iv : idle)
+  for_each_idle([&](const Interval& iv) {
     if (iv.end - iv.start >= kLongIdleGapNs) long_idle.push_back(iv);
+  });
   const std::map<ThreadKey, std::vector<HostOp>> outer =
       OutermostOps(trace.cpu, trace.runtime, long_idle);
-  // Per GPU op its start, by (start, row), to find the op that ends a long gap and its launcher;
-  // made only when there is a long gap. GPU ops are written nearly in start order: usually only
-  // checked.
-  std::vector<std::pair<int64_t, uint32_t>> starts;
+  // Per long gap, the GPU op that ends it: the first by (start, row) starting at or after the
+  // gap's end. Each op is offered to the last long gap ending at or before its start (the gaps are
+  // disjoint and sorted), which keeps the least: one pass, memory per gap, not per op.
+  std::vector<std::pair<int64_t, uint32_t>> op_after(long_idle.size(),
+                                                     {INT64_MAX, UINT32_MAX});
   if (!long_idle.empty()) {
     for (size_t i = 0; i < g.size(); ++i) {
-      if (is_op(i)) starts.emplace_back(g.start_ns[i], static_cast<uint32_t>(i));
+      if (!is_op(i)) continue;
+      const int64_t start = g.start_ns[i];
+      auto after = std::upper_bound(long_idle.begin(), long_idle.end(), start,
+                                    [](int64_t v, const Interval& iv) { return v < iv.end; });
+      if (after == long_idle.begin()) continue;
+      std::pair<int64_t, uint32_t>& best = op_after[static_cast<size_t>(after - long_idle.begin()) - 1];
+      best = std::min(best, std::make_pair(start, static_cast<uint32_t>(i)));
     }
-    if (!std::is_sorted(starts.begin(), starts.end())) std::sort(starts.begin(), starts.end());
   }
+  size_t long_index = 0;  // the long gap's index in long_idle (the loop below meets them in order)
 
   std::vector<Interval> unexplained;  // long, not-after-sync gaps (before removing DataLoader)
   std::unordered_map<StringId, IdleHostOp> host_ops;
   std::vector<IdleGap> long_gaps;
-  for (const Interval& iv : idle) {
+  for_each_idle([&](const Interval& iv) {
     const int64_t len = iv.end - iv.start;
     ++out.gaps;
     out.idle_ns += len;
@@ -198,7 +214,7 @@ IdleGapStats AnalyzeIdleGaps(const Trace& trace, const StepsResult& steps, const
     out.histogram_ns[b] += len;
     const int k = step_of(iv.start);
     if (k >= 0) out.steps[static_cast<size_t>(k)].idle_ns += len;
-    if (len < kLongIdleGapNs) continue;
+    if (len < kLongIdleGapNs) return;
 
     IdleGap gap;
     gap.start_ns = iv.start;
@@ -221,9 +237,9 @@ IdleGapStats AnalyzeIdleGaps(const Trace& trace, const StepsResult& steps, const
 
     // What the launching thread did: outermost ops overlapping the gap, by overlap.
     ThreadKey thread = main_thread;
-    auto next = std::lower_bound(starts.begin(), starts.end(), std::make_pair(iv.end, uint32_t{0}));
-    if (next != starts.end()) {
-      const int32_t launch = g.launch[next->second];
+    const uint32_t next = op_after[long_index++].second;
+    if (next != UINT32_MAX) {
+      const int32_t launch = g.launch[next];
       if (launch >= 0) {
         thread = {trace.runtime.pid[static_cast<size_t>(launch)],
                   trace.runtime.tid[static_cast<size_t>(launch)]};
@@ -265,7 +281,7 @@ IdleGapStats AnalyzeIdleGaps(const Trace& trace, const StepsResult& steps, const
     }
     if (k >= 0) ++out.steps[static_cast<size_t>(k)].long_gaps;
     long_gaps.push_back(std::move(gap));
-  }
+  });
 
   // Per steady step: the unexplained long-gap time inside the steady steps.
   if (out.steady_steps > 0) {

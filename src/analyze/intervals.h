@@ -36,6 +36,10 @@ class IntervalUnion {
     }
     last_start_ = start;
   }
+  // Room for n merged intervals: where the count of intervals to come is known and few of them
+  // join (back-to-back calls, kernels), reserving it spares growing by doubling, which holds the
+  // old and the new buffer at once.
+  void Reserve(size_t n) { set_.reserve(n); }
   // The merged set; the union is empty afterwards.
   std::vector<Interval> Take();
 

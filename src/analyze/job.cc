@@ -340,13 +340,12 @@ model::RankFacts ExtractRankFacts(const RankResults& rank) {
   f.identity.process_groups.assign(groups.begin(), groups.end());
 
   // GPU busy per time bin: the union of every kernel, copy and set on any stream.
-  std::vector<Interval> busy;
-  busy.reserve(t.gpu.size());
+  IntervalUnion gpu_busy;
   for (size_t i = 0; i < t.gpu.size(); ++i) {
     if (t.gpu.kind[i] == GpuKind::kSync) continue;
-    busy.push_back({t.gpu.start_ns[i], t.gpu.start_ns[i] + std::max<int64_t>(0, t.gpu.dur_ns[i])});
+    gpu_busy.Add(t.gpu.start_ns[i], t.gpu.start_ns[i] + std::max<int64_t>(0, t.gpu.dur_ns[i]));
   }
-  busy = Merge(std::move(busy));
+  const std::vector<Interval> busy = gpu_busy.Take();
   if (!busy.empty()) {
     const int64_t lo = busy.front().start, hi = busy.back().end;
     const int64_t span_ns = std::max<int64_t>(1, hi - lo);

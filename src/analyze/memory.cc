@@ -7,47 +7,71 @@ namespace gpuscope::analyze {
 
 namespace {
 
-void BuildTimeline(const std::vector<int64_t>& ts, const std::vector<int64_t>& alloc,
-                   const std::vector<int64_t>& reserved, int max_points,
-                   std::vector<MemoryPoint>* out) {
+// One device's allocator events in time order, as (ts, allocated, reserved) levels computed as
+// they are read: the analysis passes over them a few times instead of holding three copies of
+// every event (24 bytes per event, tens of MB on a big trace).
+struct DeviceLevels {
+  const MemoryEventTable& m;
+  const std::vector<uint32_t>& rows;  // in time order
+  bool has_reserved = false;
+
+  // Calls f(ts, allocated, reserved) for each event in order. With totals, an event that lacks
+  // them moves the level by its delta; reserved is −1 when the trace has none.
+  template <typename F>
+  void ForEach(F&& f) const {
+    int64_t level = 0, res = -1;
+    for (const uint32_t r : rows) {
+      level = m.total_allocated[r] >= 0 ? m.total_allocated[r] : level + m.bytes_delta[r];
+      if (m.total_reserved[r] >= 0) res = m.total_reserved[r];
+      f(m.ts_ns[r], level, has_reserved ? res : int64_t{-1});
+    }
+  }
+  int64_t ts(size_t i) const { return m.ts_ns[rows[i]]; }
+  size_t size() const { return rows.size(); }
+};
+
+void BuildTimeline(const DeviceLevels& levels, int max_points, std::vector<MemoryPoint>* out) {
   out->clear();
-  if (ts.empty()) return;
+  if (levels.size() == 0) return;
   const size_t n_points = static_cast<size_t>(std::max(1, max_points));
   size_t distinct = 1;
-  for (size_t i = 1; i < ts.size(); ++i) distinct += ts[i] != ts[i - 1];
+  for (size_t i = 1; i < levels.size(); ++i) distinct += levels.ts(i) != levels.ts(i - 1);
   if (distinct <= n_points) {
-    for (size_t i = 0; i < ts.size(); ++i) {
-      if (out->empty() || out->back().ts_ns != ts[i]) {
-        out->push_back({ts[i], alloc[i], reserved[i]});
+    levels.ForEach([&](int64_t ts, int64_t alloc, int64_t reserved) {
+      if (out->empty() || out->back().ts_ns != ts) {
+        out->push_back({ts, alloc, reserved});
       } else {
         MemoryPoint& p = out->back();
-        p.allocated_bytes = std::max(p.allocated_bytes, alloc[i]);
-        p.reserved_bytes = std::max(p.reserved_bytes, reserved[i]);
+        p.allocated_bytes = std::max(p.allocated_bytes, alloc);
+        p.reserved_bytes = std::max(p.reserved_bytes, reserved);
       }
-    }
+    });
     return;
   }
-  const int64_t first = ts.front(), span = ts.back() - first;
+  const int64_t first = levels.ts(0), last = levels.ts(levels.size() - 1);
+  const int64_t span = last - first;
   const int64_t width =
       span / static_cast<int64_t>(n_points) + 1;  // last event in bucket < n_points
-  size_t i = 0;
-  // Level entering the bucket (bucket 0 always holds the first event, so it needs none).
+  // Buckets [first + b·width, first + (b+1)·width) up to the one holding the last event; each
+  // starts at the level entering it (bucket 0 always holds the first event, so it needs none).
   int64_t level_a = 0, level_r = -1;
   bool have_level = false;
-  for (size_t b = 0; b < n_points; ++b) {
-    const int64_t lo = first + static_cast<int64_t>(b) * width;
-    if (lo > ts.back()) break;
-    const int64_t hi = lo + width;
-    MemoryPoint p{lo, have_level ? level_a : INT64_MIN, have_level ? level_r : INT64_MIN};
-    for (; i < ts.size() && ts[i] < hi; ++i) {
-      p.allocated_bytes = std::max(p.allocated_bytes, alloc[i]);
-      p.reserved_bytes = std::max(p.reserved_bytes, reserved[i]);
-      level_a = alloc[i];
-      level_r = reserved[i];
-      have_level = true;
+  size_t b = 0;
+  MemoryPoint p{first, INT64_MIN, INT64_MIN};
+  levels.ForEach([&](int64_t ts, int64_t alloc, int64_t reserved) {
+    while (ts >= p.ts_ns + width) {  // the events of bucket b are done: the next one
+      out->push_back(p);
+      ++b;
+      p = {first + static_cast<int64_t>(b) * width, have_level ? level_a : INT64_MIN,
+           have_level ? level_r : INT64_MIN};
     }
-    out->push_back(p);
-  }
+    p.allocated_bytes = std::max(p.allocated_bytes, alloc);
+    p.reserved_bytes = std::max(p.reserved_bytes, reserved);
+    level_a = alloc;
+    level_r = reserved;
+    have_level = true;
+  });
+  out->push_back(p);
 }
 
 }  // namespace
@@ -79,36 +103,27 @@ MemoryStats AnalyzeMemory(const Trace& t, const MemoryOptions& options) {
     }
     d.source = has_totals ? MemoryLevelSource::kTotals : MemoryLevelSource::kDeltas;
 
-    std::vector<int64_t> ts, alloc, reserved;
-    ts.reserve(rows.size());
-    alloc.reserve(rows.size());
-    reserved.reserve(rows.size());
-    int64_t level = 0, res = -1;
-    for (uint32_t r : rows) {
-      // With totals, an event that lacks them moves the level by its delta.
-      level = m.total_allocated[r] >= 0 ? m.total_allocated[r] : level + m.bytes_delta[r];
-      if (m.total_reserved[r] >= 0) res = m.total_reserved[r];
-      ts.push_back(m.ts_ns[r]);
-      alloc.push_back(level);
-      reserved.push_back(has_reserved ? res : -1);
-    }
-    d.first_ts_ns = ts.front();
-    d.last_ts_ns = ts.back();
-    d.final_allocated_bytes = alloc.back();
-    d.peak_allocated_bytes = alloc.front();
-    d.peak_allocated_ts_ns = ts.front();
-    d.min_allocated_bytes = alloc.front();
-    for (size_t i = 0; i < alloc.size(); ++i) {
-      if (alloc[i] > d.peak_allocated_bytes) {
-        d.peak_allocated_bytes = alloc[i];
-        d.peak_allocated_ts_ns = ts[i];
+    const DeviceLevels levels{m, rows, has_reserved};
+    d.first_ts_ns = levels.ts(0);
+    d.last_ts_ns = levels.ts(rows.size() - 1);
+    bool first = true;
+    levels.ForEach([&](int64_t ts, int64_t alloc, int64_t reserved) {
+      if (first) {
+        d.peak_allocated_bytes = d.min_allocated_bytes = alloc;
+        d.peak_allocated_ts_ns = ts;
+        first = false;
       }
-      d.min_allocated_bytes = std::min(d.min_allocated_bytes, alloc[i]);
-      if (reserved[i] > d.peak_reserved_bytes) {
-        d.peak_reserved_bytes = reserved[i];
-        d.peak_reserved_ts_ns = ts[i];
+      d.final_allocated_bytes = alloc;
+      if (alloc > d.peak_allocated_bytes) {
+        d.peak_allocated_bytes = alloc;
+        d.peak_allocated_ts_ns = ts;
       }
-    }
+      d.min_allocated_bytes = std::min(d.min_allocated_bytes, alloc);
+      if (reserved > d.peak_reserved_bytes) {
+        d.peak_reserved_bytes = reserved;
+        d.peak_reserved_ts_ns = ts;
+      }
+    });
     for (const DeviceProperties& p : t.devices) {
       if (p.id == device && p.total_global_mem_bytes > 0) d.total_bytes = p.total_global_mem_bytes;
     }
@@ -121,7 +136,7 @@ MemoryStats AnalyzeMemory(const Trace& t, const MemoryOptions& options) {
         d.headroom_basis = HeadroomBasis::kAllocated;
       }
     }
-    BuildTimeline(ts, alloc, reserved, options.max_points, &d.timeline);
+    BuildTimeline(levels, options.max_points, &d.timeline);
     out.devices.push_back(std::move(d));
   }
   return out;

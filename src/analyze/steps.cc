@@ -276,6 +276,16 @@ std::array<std::vector<Interval>, kRoleCount> RoleIntervals(const Trace& t, bool
       }
     }
   }
+  // The GPU and runtime roles have about one merged interval per event: room for each role's
+  // count (kernels may go to Communication, so both get the kernels' count).
+  {
+    std::array<size_t, 4> per_kind{};
+    for (const GpuKind k : t.gpu.kind) ++per_kind[static_cast<size_t>(k)];
+    role[kRoleKernel].Reserve(per_kind[static_cast<size_t>(GpuKind::kKernel)]);
+    role[kRoleMemcpy].Reserve(per_kind[static_cast<size_t>(GpuKind::kMemcpy)]);
+    role[kRoleMemset].Reserve(per_kind[static_cast<size_t>(GpuKind::kMemset)]);
+    role[kRoleRuntime].Reserve(t.runtime.size());
+  }
   const std::vector<KernelClass>& classes = kernel_classes.row;
   for (size_t g = 0; g < t.gpu.size(); ++g) {
     const int64_t start = t.gpu.start_ns[g], end = start + t.gpu.dur_ns[g];

@@ -119,7 +119,7 @@ TraceSummary SummarizeTrace(const Trace& t) {
   s.steps.assign(steps.begin(), steps.end());
   c.memory_events = t.memory.size();
   c.counter_samples = t.counters.size();
-  c.flow_events = t.flows.size();
+  c.flow_events = t.flows.size() + t.info.flow_events_dropped;
   c.instant_events = t.instants.size();
 
   // The rank's device: the one most GPU events ran on; else the first listed.

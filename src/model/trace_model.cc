@@ -395,6 +395,7 @@ std::vector<StringId> AppendTrace(Trace* dst, Trace&& src) {
   }
   dst->diagnostics.Merge(src.diagnostics);
   dst->info.trace_span_events_dropped += src.info.trace_span_events_dropped;
+  dst->info.flow_events_dropped += src.info.flow_events_dropped;
   return remap;
 }
 

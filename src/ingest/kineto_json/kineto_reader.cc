@@ -539,6 +539,10 @@ Result<Trace> ReadKinetoJson(io::ByteSource& source, const std::string& name, ui
   if (dups.runtime > 0) trace.diagnostics.Add(Diag::kDuplicateRuntimeCall, -1, dups.runtime);
   if (dups.cpu > 0) trace.diagnostics.Add(Diag::kDuplicateCpuEvent, -1, dups.cpu);
   LinkLaunches(&trace);
+  if (!options.keep_flows) {
+    trace.info.flow_events_dropped += trace.flows.size();
+    trace.flows = FlowTable();
+  }
   return trace;
 }
 
