@@ -105,9 +105,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   const Trace& t = *loaded;
-  const double events =
-      static_cast<double>(t.gpu.size() + t.runtime.size() + t.cpu.size() + t.memory.size() +
-                          t.counters.size() + t.flows.size() + t.instants.size());
+  // Per event of the file (traceEvents entries), whatever the model keeps of them.
+  const double events = static_cast<double>(t.info.events_total);
   std::printf("analyses: file=%s events=%.0f gpu=%zu runtime=%zu cpu=%zu memory=%zu repeat=%d\n",
               argv[1], events, t.gpu.size(), t.runtime.size(), t.cpu.size(), t.memory.size(),
               repeat);
