@@ -1,5 +1,7 @@
 #include "analyze/run_all.h"
 
+#include "analyze/job.h"
+
 #include <time.h>
 
 #include <atomic>
@@ -11,7 +13,7 @@ const char* AnalysisName(AnalysisId id) {
   static constexpr const char* kNames[] = {
       "kernel_classes", "gpu_selection", "steps",     "occupancy", "gpu_time",
       "kernels",        "sync_points",   "idle_gaps", "launches",  "copies",
-      "memory",         "summary",       "monitor"};
+      "memory",         "summary",       "monitor",   "rank_facts"};
   static_assert(std::size(kNames) == kAnalysisCount);
   return kNames[static_cast<size_t>(id)];
 }
@@ -56,6 +58,7 @@ class RankSchedule : public std::enable_shared_from_this<RankSchedule> {
           });
         });
         s2.IdleGapInputDone();
+        s2.FactsInputDone();
       });
       s.Run([](RankSchedule& s2) {
         Timed(s2.r_, AnalysisId::kGpuSelection, [&] { s2.selection_ = SelectGpuEvents(s2.t_); });
@@ -63,6 +66,7 @@ class RankSchedule : public std::enable_shared_from_this<RankSchedule> {
           Timed(s3.r_, AnalysisId::kGpuTime, [&] {
             s3.r_.gpu_time = AnalyzeGpuTimeOf(s3.t_, s3.r_.kernel_classes, s3.selection_);
           });
+          s3.FactsInputDone();
           s3.SelectionReaderDone();
         });
         s2.Run([](RankSchedule& s3) {
@@ -119,6 +123,15 @@ class RankSchedule : public std::enable_shared_from_this<RankSchedule> {
     });
   }
 
+  // The rank's facts need the steps and GPU time (its exclusive breakdown; not the selection):
+  // whichever finishes second submits them. They read those two results and the kernel classes
+  // while other tasks write other members of the results.
+  void FactsInputDone() {
+    if (facts_inputs_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    Run([](RankSchedule& s) {
+      Timed(s.r_, AnalysisId::kRankFacts, [&] { s.r_.facts = ExtractRankFacts(s.r_); });
+    });
+  }
   // GPU time, launches and copies read the selection: the last of them to finish moves it into
   // the GPU time result (which keeps the selection its numbers came from), so it is never copied.
   // The atomic's acquire-release orders GPU time's write of r_.gpu_time before the move.
@@ -133,6 +146,7 @@ class RankSchedule : public std::enable_shared_from_this<RankSchedule> {
   TaskGroup& g_;
   std::atomic<int> idle_gap_inputs_{2};
   std::atomic<int> selection_readers_{3};
+  std::atomic<int> facts_inputs_{2};
   // SelectGpuEvents(trace) with the default options, for GPU time, launches and copies; written
   // by one task before the tasks that read it are submitted.
   GpuSelection selection_;

@@ -3,10 +3,11 @@
 // Order (an arrow: needs the result of):
 //   kernel classes ← GPU time, steps, kernels;   steps ← occupancy;   steps, sync points ← idle gaps
 //   GPU selection (HTA's rows, sorted) ← GPU time, launches, copies
+//   steps, GPU time ← the rank's facts (ExtractRankFacts, for the job level and summary files)
 //   summary, sync points, memory, the monitor beside the trace: independent.
 // The kernel classes (BuildKernelClasses) and the GPU selection (SelectGpuEvents) are computed once
-// per rank and shared by every analysis that uses them. Each analysis is a pure function of its inputs, so the results do not
-// depend on the thread count or on which task ran first.
+// per rank and shared by every analysis that uses them. Each analysis is a pure function of its
+// inputs, so the results do not depend on the thread count or on which task ran first.
 #pragma once
 
 #include <array>
@@ -27,6 +28,7 @@
 #include "analyze/trace_summary.h"
 #include "base/thread_pool.h"
 #include "gpuscope/model.h"
+#include "model/rank_facts.h"
 
 namespace gpuscope::analyze {
 
@@ -44,7 +46,7 @@ struct RunOptions {
 // The analyses RunAll schedules, for their CPU times (`--stats`, bench/).
 enum class AnalysisId : uint8_t {
   kKernelClasses, kGpuSelection, kSteps, kOccupancy, kGpuTime, kKernels, kSyncPoints, kIdleGaps, kLaunches,
-  kCopies, kMemory, kSummary, kMonitor, kCount
+  kCopies, kMemory, kSummary, kMonitor, kRankFacts, kCount
 };
 inline constexpr size_t kAnalysisCount = static_cast<size_t>(AnalysisId::kCount);
 // "kernel_classes", "steps", … (snake case, as --stats prints them).
@@ -69,7 +71,11 @@ struct RankResults {
   OccupancyStats occupancy;      // SM efficiency, achieved occupancy, tiny grids (≥ steps)
   IdleGapStats idle_gaps;        // GPU idle gaps and what the host did (≥ steps, sync)
   std::optional<MonitorBeside> monitor;  // with RunOptions::monitor
-  AnalysisSeconds cpu_seconds{};         // what each analysis cost (not part of any report)
+  // ExtractRankFacts(*this) (analyze/job.h), made by RunAll as soon as the steps and GPU time are
+  // done, beside the other analyses rather than after them; empty where the results were not made
+  // by RunAll.
+  std::optional<model::RankFacts> facts;
+  AnalysisSeconds cpu_seconds{};  // what each analysis cost (not part of any report)
 };
 
 // Every analysis of one rank; returns when all are done. The calling thread runs tasks too.

@@ -54,11 +54,10 @@ Report BuildReport(const std::vector<Trace>& traces, std::vector<Status> failure
   report.failures = std::move(failures);
   analyze::JobResults job = analyze::RunAllRanks(traces, options, pool);
   report.ranks.resize(job.ranks.size());
-  for (size_t i = 0; i < job.ranks.size(); ++i) {
+  // The shared kernel classes stay with the results: the rank's facts (ExtractRankFacts) find its
+  // communication kernels by them, and would otherwise classify every GPU event again.
+  for (size_t i = 0; i < job.ranks.size(); ++i)
     static_cast<analyze::RankResults&>(report.ranks[i]) = std::move(job.ranks[i]);
-    // The shared kernel classes were an input of the analyses; the report does not render them.
-    report.ranks[i].kernel_classes = analyze::KernelClasses();
-  }
   for (RankReport& r : report.ranks) AddAnalysisWarnings(&r);
   for (RankReport& r : report.ranks) {
     advise::RankInputs in;
