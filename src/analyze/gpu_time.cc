@@ -190,9 +190,11 @@ GpuTime AnalyzeGpuTimeOf(const Trace& t, const KernelClasses& kernel_classes,
   GpuTime out;
   if (sel.rows.empty()) return out;
 
-  // The selection is in start order, so each union is built merged as it goes (no raw lists).
-  IntervalUnion all, hta_compute, hta_comm, compute, comm, memory;
-  all.Reserve(sel.rows.size());  // about one busy interval per event (see IntervalUnion::Reserve)
+  // The selection is in start order, so each union is built merged as it goes (no raw lists), and
+  // the busy time, of which only the length is used, is summed as it goes: the open interval of
+  // the union so far and the length of the closed ones.
+  IntervalUnion hta_compute, hta_comm, compute, comm, memory;
+  int64_t busy = 0, open_start = 0, open_end = INT64_MIN;
   const std::vector<KernelClass>& classes = kernel_classes.row;
   int64_t first = INT64_MAX, last = INT64_MIN;
   for (size_t k = 0; k < sel.rows.size(); ++k) {
@@ -200,7 +202,15 @@ GpuTime AnalyzeGpuTimeOf(const Trace& t, const KernelClasses& kernel_classes,
     const int64_t start = sel.start_ns[k], end = sel.end_ns[k];
     first = std::min(first, start);
     last = std::max(last, end);
-    all.Add(start, end);
+    if (end > start) {
+      if (start > open_end) {
+        if (open_end > open_start) busy += open_end - open_start;
+        open_start = start;
+        open_end = end;
+      } else {
+        open_end = std::max(open_end, end);
+      }
+    }
     const HtaKernelType hta_type = kernel_classes.OfName(t.gpu.name[r]).hta;
     if (hta_type == HtaKernelType::kComputation) hta_compute.Add(start, end);
     if (hta_type == HtaKernelType::kCommunication) hta_comm.Add(start, end);
@@ -212,7 +222,7 @@ GpuTime AnalyzeGpuTimeOf(const Trace& t, const KernelClasses& kernel_classes,
     else if (cls == KernelClass::kMemory)
       memory.Add(start, end);
   }
-  const int64_t busy = TotalLength(all.Take());
+  if (open_end > open_start) busy += open_end - open_start;
   TemporalBreakdown& tb = out.temporal;
   tb.span_ns = last - first;
   tb.idle_ns = tb.span_ns - busy;
