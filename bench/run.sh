@@ -5,6 +5,9 @@
 #                             threads, each beside bench/ceiling.cc's one-core simdjson passes
 #   bench/run.sh --quick      256 MB and 1 GB only
 #   bench/run.sh --corpus     also every shared real trace (../shared/traces), ingest only
+#   bench/run.sh --real       also a real A100 trace replicated to ~466 MB (bench/replicate.py,
+#                             from ../shared/traces/hta): the size and kind of input issue 17
+#                             compared with HTA (88 s there)
 #
 # Each gpuscope row is the fastest of 3 runs of `gpuscope analyze FILE -j N --stats` (the whole
 # report, every analysis; output to /dev/null), timed by /usr/bin/time: wall seconds, CPU seconds,
@@ -29,11 +32,13 @@ mkdir -p "$out" "$gen"
 results="$out/results.tsv"
 sizes="256M 1G 4G"
 corpus=0
+real=0
 for arg in "$@"; do
   case "$arg" in
     --quick) sizes="256M 1G" ;;
     --corpus) corpus=1 ;;
-    *) echo "usage: bench/run.sh [--quick] [--corpus]" >&2; exit 2 ;;
+    --real) real=1 ;;
+    *) echo "usage: bench/run.sh [--quick] [--corpus] [--real]" >&2; exit 2 ;;
   esac
 done
 
@@ -83,6 +88,18 @@ for size in $sizes; do
     for t in 1 2; do run "$f" "$(basename "$f")" "$t"; done
   done
 done
+
+if [ "$real" = 1 ]; then
+  source_trace="${GPUSCOPE_SHARED_DIR:-../shared}/traces/hta/negative_queue_length_A100-80GB_rank0of16.json.gz"
+  replica="$gen/real_A100_466M.json"
+  if [ -f "$source_trace" ]; then
+    [ -f "$replica" ] || python3 bench/replicate.py "$source_trace" "$replica" --target-mb 466
+    ceiling "$replica"
+    for t in 1 2; do run "$replica" "$(basename "$replica")" "$t"; done
+  else
+    echo "bench: $source_trace not found; skipping the real-derived trace" >&2
+  fi
+fi
 
 if [ "$corpus" = 1 ]; then
   shared="${GPUSCOPE_SHARED_DIR:-../shared}"

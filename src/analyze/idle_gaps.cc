@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "analyze/intervals.h"
+#include "base/sort.h"
 
 namespace gpuscope::analyze {
 
@@ -39,28 +40,54 @@ using ThreadKey = std::pair<TraceId, TraceId>;
 std::map<ThreadKey, std::vector<HostOp>> OutermostOps(const CpuOpTable& cpu,
                                                       const RuntimeCallTable& runtime,
                                                       const std::vector<Interval>& gaps) {
-  auto overlaps_gap = [&gaps](int64_t start, int64_t end) {
-    // First gap ending after `start`; the op overlaps it if that gap starts before `end`.
-    auto it = std::upper_bound(gaps.begin(), gaps.end(), start,
-                               [](int64_t v, const Interval& iv) { return v < iv.end; });
-    return it != gaps.end() && it->start < end;
+  // The first gap ending after `start`; the op overlaps it if that gap starts before `end`. Tables
+  // are in start order almost everywhere, so the gap is found by moving a cursor forward (a binary
+  // search per event of the trace took most of this function); a start earlier than the last one
+  // searches again.
+  size_t cursor = 0;
+  int64_t last_start = INT64_MIN;
+  auto overlaps_gap = [&](int64_t start, int64_t end) {
+    if (start < last_start) {
+      cursor = static_cast<size_t>(
+          std::upper_bound(gaps.begin(), gaps.end(), start,
+                           [](int64_t v, const Interval& iv) { return v < iv.end; }) -
+          gaps.begin());
+    }
+    last_start = start;
+    while (cursor < gaps.size() && gaps[cursor].end <= start) ++cursor;
+    return cursor < gaps.size() && gaps[cursor].start < end;
   };
   std::map<ThreadKey, std::vector<HostOp>> all;
   if (gaps.empty()) return all;
+  // Events come in runs of one thread: the thread's list is looked up once per run.
+  ThreadKey last_key{};
+  std::vector<HostOp>* last = nullptr;
+  const auto list_of = [&](TraceId pid, TraceId tid) -> std::vector<HostOp>& {
+    const ThreadKey key{pid, tid};
+    if (last == nullptr || key != last_key) {
+      last = &all[key];
+      last_key = key;
+    }
+    return *last;
+  };
   for (size_t i = 0; i < cpu.size(); ++i) {
     if (cpu.step[i] >= 0) continue;
     if (cpu.kind[i] != CpuKind::kCpuOp && cpu.kind[i] != CpuKind::kUserAnnotation) continue;
     const int64_t end = cpu.start_ns[i] + cpu.dur_ns[i];
     if (!overlaps_gap(cpu.start_ns[i], end)) continue;
-    all[{cpu.pid[i], cpu.tid[i]}].push_back({cpu.start_ns[i], end, cpu.name[i]});
+    list_of(cpu.pid[i], cpu.tid[i]).push_back({cpu.start_ns[i], end, cpu.name[i]});
   }
+  last = nullptr;
   for (size_t i = 0; i < runtime.size(); ++i) {
     const int64_t end = runtime.start_ns[i] + runtime.dur_ns[i];
     if (!overlaps_gap(runtime.start_ns[i], end)) continue;
-    all[{runtime.pid[i], runtime.tid[i]}].push_back({runtime.start_ns[i], end, runtime.name[i]});
+    list_of(runtime.pid[i], runtime.tid[i]).push_back({runtime.start_ns[i], end, runtime.name[i]});
   }
   for (auto& [key, ops] : all) {
-    std::sort(ops.begin(), ops.end(), [](const HostOp& a, const HostOp& b) {
+    // By start, the longer first; ties in list order (ops before calls, each in table order), so
+    // which of two identical spans is outermost does not depend on the sort's internals. The ops
+    // and the calls are each nearly in order already (SortRuns).
+    SortRuns(ops.begin(), ops.end(), [](const HostOp& a, const HostOp& b) {
       return a.start != b.start ? a.start < b.start : a.end > b.end;
     });
     std::vector<HostOp> outer;

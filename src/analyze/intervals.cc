@@ -5,14 +5,16 @@
 #include <limits>
 #include <numeric>
 
+#include "base/sort.h"
+
 namespace gpuscope::analyze {
 
 std::vector<Interval> Merge(std::vector<Interval> v) {
   v.erase(std::remove_if(v.begin(), v.end(), [](const Interval& i) { return i.end <= i.start; }),
           v.end());
-  // Most lists arrive in time order (events are written as they end or start): checking is O(n).
-  const auto by_start = [](const Interval& a, const Interval& b) { return a.start < b.start; };
-  if (!std::is_sorted(v.begin(), v.end(), by_start)) std::sort(v.begin(), v.end(), by_start);
+  // Most lists arrive in time order (events are written as they end or start), or as a few
+  // ordered runs (threads, streams): SortRuns costs O(n) then, O(n log runs) otherwise.
+  SortRuns(v.begin(), v.end(), [](const Interval& a, const Interval& b) { return a.start < b.start; });
   // Compacted in place: the merged prefix never overtakes the interval being read.
   size_t w = 0;
   for (size_t r = 0; r < v.size(); ++r) {
