@@ -123,6 +123,22 @@ int main(int argc, char** argv) {
   std::printf("analyses: file=%s events=%.0f gpu=%zu runtime=%zu cpu=%zu memory=%zu repeat=%d\n",
               argv[1], events, t.gpu.size(), t.runtime.size(), t.cpu.size(), t.memory.size(),
               repeat);
+  // After the load: the model, what the heap holds (in use, and free but kept), and the RSS.
+  {
+    const struct mallinfo2 mi = mallinfo2();
+    long rss_pages = 0;
+    if (std::FILE* f = std::fopen("/proc/self/statm", "r")) {
+      long size = 0;
+      if (std::fscanf(f, "%ld %ld", &size, &rss_pages) != 2) rss_pages = 0;
+      std::fclose(f);
+    }
+    std::printf("  after load: model %.1f MB, heap in use %.1f MB (of which mmapped %.1f MB), "
+                "heap free %.1f MB, RSS %.1f MB\n",
+                static_cast<double>(t.TableBytes()) / 1e6,
+                static_cast<double>(mi.uordblks + mi.hblkhd) / 1e6,
+                static_cast<double>(mi.hblkhd) / 1e6, static_cast<double>(mi.fordblks) / 1e6,
+                static_cast<double>(rss_pages) * 4096 / 1e6);
+  }
   const auto row = [&](const char* name, double seconds, int64_t peak_bytes = -1) {
     std::printf("  %-15s %9.2f ms %7.2f ns/event", name, seconds * 1e3, seconds * 1e9 / events);
     if (peak_bytes >= 0) std::printf(" %8.1f MB peak heap", static_cast<double>(peak_bytes) / 1e6);
