@@ -465,9 +465,9 @@ TEST_F(IngestTest, GzipBombOfOneHugeElementFailsInBoundedMemory) {
             std::string::npos)
       << r.err;
 #if !defined(__SANITIZE_ADDRESS__)
-  // The documented bound (docs/architecture.md): the 64 MiB cap + a batch and a read (5 MiB) +
-  // (2 × 2 threads + 2) × 4 MiB batches + 1 MiB gzip buffers + the binary (≈ 10 MiB): under
-  // 128 MiB. Measured 71 MiB; the element alone is 512 MiB (1.0 GiB RSS before the cap).
+  // The documented bound (docs/architecture.md): the 64 MiB cap + a batch and a read (3 MiB) +
+  // (2 × 2 threads + 2) × 2 MiB batches + the parsers + 1 MiB gzip buffers + the binary (≈ 10 MiB):
+  // under 128 MiB. Measured 71 MiB; the element alone is 512 MiB (1.0 GiB RSS before the cap).
   EXPECT_LT(r.max_rss_kib, 128 * 1024) << "peak RSS " << r.max_rss_kib / 1024 << " MiB";
 #endif
   // A line-based input is capped the same way: a recording header with an endless line.

@@ -265,7 +265,7 @@ def _check_failures(report: Report) -> Report:
 
 def analyze(path: "str | os.PathLike[str]", *, threads: int = 0, monitor: Optional[str] = None,
             ranks: "str | list[int] | None" = None, ranks_in_memory: int = 0,
-            batch_mb: float = 4, inflater: str = "auto") -> Report:
+            batch_mb: float = 2, inflater: str = "auto") -> Report:
     """Analyzes a trace file, a folder of rank traces or summaries, a `gpuscope map` summary, or a
     `gpuscope run --record` file / nvidia-smi log, as `gpuscope analyze PATH` does.
 

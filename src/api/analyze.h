@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "gpuscope/ingest.h"
 #include "gpuscope/status.h"
 #include "render/document.h"
 
@@ -16,7 +17,7 @@ namespace gpuscope::api {
 
 struct AnalyzeOptions {
   int threads = 0;         // one pool for reading and analysing; 0: all cores
-  double batch_mb = 4;     // JSON megabytes per parse batch
+  double batch_mb = static_cast<double>(kDefaultBatchBytes >> 20);  // JSON MiB per parse batch
   std::string inflater = "auto";  // auto, isal or zlib
   std::string monitor_file;       // --monitor: a recording or nvidia-smi log of the same run
   std::string ranks;              // --ranks: "" (the worst few), "all", or "0,7"

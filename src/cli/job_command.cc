@@ -73,7 +73,7 @@ CLI::App* AddMapCommand(CLI::App& app, MapCliOptions* o) {
   cmd->add_option("--ranks-in-memory", o->ranks_in_memory,
                   "Traces loaded at once (default: one per two cores)")
       ->check(CLI::Range(0, 4096));
-  cmd->add_option("--batch-mb", o->batch_mb, "JSON megabytes per parse batch (default 4)")
+  cmd->add_option("--batch-mb", o->batch_mb, "JSON megabytes per parse batch (default 2)")
       ->check(CLI::Range(0.01, 1024.0));
   cmd->add_option("--inflater", o->inflater, "gzip backend: auto, isal or zlib")
       ->check(CLI::IsMember({"auto", "isal", "zlib"}));

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/output.h"
+#include "gpuscope/ingest.h"
 #include "gpuscope/status.h"
 
 namespace gpuscope::cli {
@@ -18,7 +19,7 @@ struct MapCliOptions {
   std::string out;                  // FILE (every summary in it) or DIR/ (one file per trace)
   int threads = 0;
   int ranks_in_memory = 0;
-  double batch_mb = 4;
+  double batch_mb = static_cast<double>(kDefaultBatchBytes >> 20);
   std::string inflater = "auto";
   std::string monitor_file;
 };

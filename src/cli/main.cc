@@ -141,7 +141,7 @@ struct AnalyzeArgs {
   std::string input;
   bool stats = false;
   int threads = 0;
-  double batch_mb = 4;
+  double batch_mb = static_cast<double>(kDefaultBatchBytes >> 20);
   std::string inflater = "auto";
   cli::OutputArgs out;
   std::string monitor_file;  // a `gpuscope run --record` file or nvidia-smi log of the same run
@@ -371,7 +371,7 @@ int main(int argc, char** argv) {
   analyze->add_option("-j,--threads", aa.threads,
                       "Threads for reading and analysing, one pool for both (default: all cores)")
       ->check(CLI::Range(0, 256));
-  analyze->add_option("--batch-mb", aa.batch_mb, "JSON megabytes per parse batch (default 4)")
+  analyze->add_option("--batch-mb", aa.batch_mb, "JSON megabytes per parse batch (default 2)")
       ->check(CLI::Range(0.01, 1024.0));
   analyze->add_option("--inflater", aa.inflater, "gzip backend: auto, isal or zlib")
       ->check(CLI::IsMember({"auto", "isal", "zlib"}));
