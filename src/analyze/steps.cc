@@ -8,6 +8,7 @@
 
 #include "analyze/intervals.h"
 #include "analyze/kernel_class.h"
+#include "base/sort.h"
 
 namespace gpuscope::analyze {
 
@@ -188,12 +189,11 @@ DeviceSteps FindDeviceSteps(const Trace& t, const std::vector<HostStep>& steps,
     if (UseRuntimeRow(t, r, tb_compatible)) order.push_back(static_cast<uint32_t>(r));
   }
   const size_t n_order = order.size();
-  // Calls are written in time order per thread, so the order is usually right already.
-  const auto by_start = [&](uint32_t a, uint32_t b) {
+  // Calls are written in time order per thread: the order is a few ordered runs (SortRuns, the
+  // result of a stable sort).
+  SortRuns(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
     return t.runtime.start_ns[a] < t.runtime.start_ns[b];
-  };
-  if (!std::is_sorted(order.begin(), order.end(), by_start))
-    std::stable_sort(order.begin(), order.end(), by_start);
+  });
 
   DeviceSteps out;
   const size_t n_steps = steps.size();

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "analyze/intervals.h"
+#include "base/sort.h"
 
 namespace gpuscope::analyze {
 
@@ -201,10 +202,10 @@ SyncStats AnalyzeSyncPoints(const Trace& t) {
   };
 
   // Outermost scalar reads (not inside another scalar read on their thread). A thread's ops are
-  // written in this order (parents first), so the sort is usually only checked.
+  // written in this order (parents first), or in a few ordered runs: SortRuns (the order is total,
+  // so any sort gives this result).
   for (auto& [key, ops] : ops_by_thread) {
-    if (!std::is_sorted(ops.begin(), ops.end(), by_start_then_longer))
-      std::sort(ops.begin(), ops.end(), by_start_then_longer);
+    SortRuns(ops.begin(), ops.end(), by_start_then_longer);
     int64_t outer_end = INT64_MIN;
     for (uint32_t r : ops) {
       if (!is_scalar(r)) continue;
@@ -228,8 +229,7 @@ SyncStats AnalyzeSyncPoints(const Trace& t) {
                  ? t.runtime.start_ns[a] < t.runtime.start_ns[b]
                  : a < b;
     };
-    if (!std::is_sorted(calls.begin(), calls.end(), by_start))
-      std::sort(calls.begin(), calls.end(), by_start);
+    SortRuns(calls.begin(), calls.end(), by_start);
     auto ops_it = ops_by_thread.find(key);
     ChainFinder finder(cpu, ops_it == ops_by_thread.end() ? kNoOps : ops_it->second);
     for (uint32_t c : calls) {
