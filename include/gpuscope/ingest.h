@@ -22,9 +22,9 @@ class ThreadPool;  // src/base/thread_pool.h
 // this many bytes (an unterminated string, a gzip bomb of one endless value) is an error naming
 // the byte where it starts. Peak memory is the model + this cap + the parse batches.
 inline constexpr size_t kMaxElementBytes = size_t{64} << 20;
-// JSON bytes per parse batch by default. 2 MiB rather than 4: the same speed within ±3 % on the
-// generated 1 and 4 GB traces, and 20–30 MB less peak RSS (the parsers and batches in flight), which
-// on a 0.5 GB real trace is most of what the load holds beside the model (bench/RESULTS.md).
+// JSON bytes per parse batch by default. 2 MiB rather than 4: 3–6 % slower, and 17–33 MB less peak
+// RSS (the simdjson parsers and the batches in flight) on the generated 1 and 4 GB traces and a
+// 0.5 GB real-derived one, which brings the 1 GB trace under 0.3× its size (bench/RESULTS.md).
 inline constexpr size_t kDefaultBatchBytes = size_t{2} << 20;
 
 struct LoadOptions {

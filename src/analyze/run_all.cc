@@ -1,11 +1,11 @@
 #include "analyze/run_all.h"
 
-#include "analyze/job.h"
-
 #include <time.h>
 
 #include <atomic>
 #include <memory>
+
+#include "analyze/job.h"
 
 namespace gpuscope::analyze {
 
