@@ -18,11 +18,12 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <new>
 #include <cstring>
+#include <new>
 #include <string>
 
 #include "analyze/run_all.h"
+#include "base/malloc_tuning.h"
 #include "base/thread_pool.h"
 #include "gpuscope/ingest.h"
 
@@ -91,11 +92,8 @@ double Fastest(int repeat, double (*clock)(), F&& f) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // The allocator settings of `gpuscope` (cli/main.cc TuneMalloc), so the analyses reuse memory
-  // here as they do there.
-  mallopt(M_ARENA_MAX, 1);
-  mallopt(M_MMAP_THRESHOLD, 32 << 20);
-  mallopt(M_TRIM_THRESHOLD, 64 << 20);
+  // The allocator settings of `gpuscope`, so the analyses reuse memory here as they do there.
+  TuneMalloc();
   if (argc < 2) {
     std::fprintf(stderr, "usage: gpuscope_bench_analyses FILE [--repeat K] [--only NAME]\n");
     return 2;

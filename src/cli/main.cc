@@ -1,5 +1,4 @@
 // gpuscope command line: flags → library calls → renderer. No analysis logic lives here.
-#include <malloc.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -7,9 +6,9 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -17,9 +16,11 @@
 #include <tuple>
 
 #include "analyze/run_all.h"
+#include "base/malloc_tuning.h"
 #include "base/thread_pool.h"
 #include "cli/diff_command.h"
 #include "cli/job_command.h"
+#include "cli/output.h"
 #include "cli/plan_command.h"
 #include "cli/run_command.h"
 #include "cli/snapshot_command.h"
@@ -28,7 +29,6 @@
 #include "gpuscope/ingest.h"
 #include "gpuscope/synth.h"
 #include "gpuscope/version.h"
-#include "cli/output.h"
 #include "ingest/nsys_sqlite/nsys_reader.h"
 #include "ingest/registry.h"
 #include "job/map_reduce.h"
@@ -315,24 +315,6 @@ int RunAnalyze(const AnalyzeArgs& args) {
     rc = std::max(rc, kExitBadInput);
   }
   return rc;
-}
-
-}  // namespace
-
-namespace {
-
-// glibc's defaults give each allocation above 128 KiB (up to 32 MiB once its threshold has
-// adapted) a mapping of its own, unmapped when freed, trim the heap's top past 128 KiB, and give
-// each thread an arena: the parse batches' tables and the analyses' vectors, freed and made
-// again, came back as fresh zero-filled pages every time. One arena, mappings from 32 MiB (what
-// the adaptive threshold reaches anyway) and the top kept up to 64 MiB: on the generated 1 GB
-// trace (234 MB model) 143k → 95k minor faults, peak RSS unchanged; larger caps saved a few
-// faults more but kept the doubling buffers of one huge element, breaking the memory bound the
-// gzip-bomb test holds us to (tests/ingest_registry_test.cc).
-void TuneMalloc() {
-  mallopt(M_ARENA_MAX, 1);
-  mallopt(M_MMAP_THRESHOLD, 32 << 20);
-  mallopt(M_TRIM_THRESHOLD, 64 << 20);
 }
 
 }  // namespace
