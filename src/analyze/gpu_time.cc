@@ -4,10 +4,12 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <string_view>
 #include <unordered_set>
 
 #include "analyze/kernel_class.h"
+#include "base/id_table.h"
 
 namespace gpuscope::analyze {
 
@@ -48,38 +50,6 @@ bool HasSubMicrosecondTimes(const Trace& t) {
   }
   return false;
 }
-
-// Correlation ids: a flat table over their range when they are dense, a hash set otherwise. CUPTI
-// numbers a process's correlations consecutively, from wherever the process's count stood when
-// profiling began (824,968 in one of HTA's A100 traces), so the range, not the largest id, decides.
-class CorrelationSet {
- public:
-  void Reset(int64_t min_id, int64_t max_id, size_t count) {
-    // Dense: at most 4 slots per id actually present (and a floor for small traces).
-    dense_ = min_id >= 0 && max_id >= min_id &&
-             static_cast<uint64_t>(max_id - min_id) < 4 * static_cast<uint64_t>(count) + 4096;
-    base_ = dense_ ? min_id : 0;
-    if (dense_) flags_.assign(static_cast<size_t>(max_id - min_id) + 1, 0);
-  }
-  void Insert(int64_t id) {
-    if (dense_)
-      flags_[static_cast<size_t>(id - base_)] = 1;
-    else
-      sparse_.insert(id);
-  }
-  bool Contains(int64_t id) const {
-    if (dense_)
-      return id >= base_ && static_cast<uint64_t>(id - base_) < flags_.size() &&
-             flags_[static_cast<size_t>(id - base_)];
-    return sparse_.count(id) != 0;
-  }
-
- private:
-  bool dense_ = true;
-  int64_t base_ = 0;
-  std::vector<uint8_t> flags_;
-  std::unordered_set<int64_t> sparse_;
-};
 
 // Sorts (start, row) pairs (checked first: usually already in order) and fills the selection.
 template <typename EndOf>
@@ -128,21 +98,15 @@ GpuSelection SelectGpuEvents(const Trace& t, const SelectionOptions& options) {
   }
   sel.step_filtered = step_numbers.size() >= 2;
   sel.last_step_start_ns = sel.step_filtered ? last_step_start : 0;
-  // The kept correlation ids (see CorrelationSet). Looked up once per GPU row.
-  CorrelationSet kept_correlations;
+  // The kept correlation ids (1 = kept; base/id_table.h). Looked up once per GPU row.
+  std::optional<IdTable<uint8_t>> kept_correlations;
   if (sel.step_filtered) {
-    int64_t min_correlation = INT64_MAX, max_correlation = -1;
-    for (size_t i = 0; i < t.runtime.size(); ++i) {
-      const int64_t c = t.runtime.correlation[i];
-      if (c < 0) continue;
-      min_correlation = std::min(min_correlation, c);
-      max_correlation = std::max(max_correlation, c);
-    }
-    kept_correlations.Reset(min_correlation, max_correlation, t.runtime.size());
+    kept_correlations.emplace(t.runtime.correlation, 0);
     for (size_t i = 0; i < t.runtime.size(); ++i) {
       const int64_t s = start_of(t.runtime.start_ns[i]);
       const bool kept = options.include_last_step ? s <= last_step_end : s < last_step_start;
-      if (kept && t.runtime.correlation[i] >= 0) kept_correlations.Insert(t.runtime.correlation[i]);
+      if (kept && t.runtime.correlation[i] >= 0)
+        kept_correlations->Insert(t.runtime.correlation[i], 1);
     }
   }
   // (start, row) pairs: the sort key computed once per row, not per comparison (the rounding is a
@@ -153,7 +117,7 @@ GpuSelection SelectGpuEvents(const Trace& t, const SelectionOptions& options) {
   for (size_t i = 0; i < t.gpu.size(); ++i) {
     if (t.gpu.stream[i] == -1) continue;  // HTA: a GPU row is one with a stream
     if (sel.step_filtered && t.gpu.correlation[i] >= 0 &&
-        !kept_correlations.Contains(t.gpu.correlation[i]))
+        kept_correlations->Find(t.gpu.correlation[i]) == 0)
       continue;
     keyed.emplace_back(start_of(t.gpu.start_ns[i]), static_cast<uint32_t>(i));
   }

@@ -203,24 +203,10 @@ model::RankFacts ExtractRankFacts(const RankResults& rank) {
   }
   // The device this rank's kernels ran on (deviceProperties lists every visible GPU).
   {
-    std::map<int32_t, uint64_t> per_device;
-    // Kernels come in long runs on one device: counted per run, one map update each.
-    int32_t run_device = -1;
-    uint64_t run = 0;
-    for (size_t i = 0; i < t.gpu.size(); ++i) {
-      if (t.gpu.kind[i] != GpuKind::kKernel || t.gpu.device[i] < 0) continue;
-      if (t.gpu.device[i] != run_device) {
-        if (run > 0) per_device[run_device] += run;
-        run_device = t.gpu.device[i];
-        run = 0;
-      }
-      ++run;
-    }
-    if (run > 0) per_device[run_device] += run;
     int32_t device = -1;
     uint64_t most = 0;
-    for (const auto& [d, count] : per_device) {
-      if (count > most) device = d, most = count;
+    for (const auto& [d, count] : KernelsPerDevice(t.gpu)) {
+      if (d >= 0 && count > most) device = d, most = count;  // kernels without args.device: none
     }
     for (const DeviceProperties& p : t.devices) {
       if (p.id == device) id.device_name = p.name;

@@ -879,6 +879,23 @@ std::span<const std::string_view> TbPluginTensorCorePatterns() {
   return kTbPluginTensorCorePatterns;
 }
 
+std::map<int32_t, uint64_t> KernelsPerDevice(const GpuActivityTable& g) {
+  std::map<int32_t, uint64_t> out;
+  int32_t run_device = 0;
+  uint64_t run = 0;
+  for (size_t i = 0; i < g.size(); ++i) {
+    if (g.kind[i] != GpuKind::kKernel) continue;
+    if (run == 0 || g.device[i] != run_device) {
+      if (run > 0) out[run_device] += run;
+      run_device = g.device[i];
+      run = 0;
+    }
+    ++run;
+  }
+  if (run > 0) out[run_device] += run;
+  return out;
+}
+
 std::vector<KernelClass> ClassifyTraceGpuActivities(const Trace& t) {
   std::vector<KernelClass> out(t.gpu.size(), KernelClass::kCompute);
   std::vector<int8_t> kernel_name_class(t.strings.size(), -1);

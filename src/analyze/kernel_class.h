@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <span>
 #include <string>
 #include <string_view>
@@ -42,6 +43,10 @@ KernelClass ClassifyGpuActivity(GpuKind kind, std::string_view name, bool has_co
 // ClassifyGpuActivity for every row of trace.gpu, classifying each distinct name once (the name
 // matching costs microseconds; a large trace has millions of events but a few thousand names).
 std::vector<KernelClass> ClassifyTraceGpuActivities(const Trace& trace);
+
+// Kernels per args.device (−1 where absent), for "the device the rank's kernels ran on": the one
+// with the most. Kernels come in long runs on one device, so the map is updated once per run.
+std::map<int32_t, uint64_t> KernelsPerDevice(const GpuActivityTable& gpu);
 
 // One row of the communication table. `pattern` is searched case-insensitively in
 // ShortKernelName(name): the kernel's own qualified name, without return type, template arguments

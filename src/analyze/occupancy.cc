@@ -72,20 +72,7 @@ OccupancyStats AnalyzeOccupancy(const Trace& trace, const KernelClasses& kernel_
   const GpuActivityTable& g = trace.gpu;
 
   // The rank's device: the args.device most kernels ran on.
-  std::map<int32_t, uint64_t> per_device;
-  // Kernels come in long runs on one device: counted per run, one map update each.
-  int32_t run_device = 0;
-  uint64_t run = 0;
-  for (size_t i = 0; i < g.size(); ++i) {
-    if (g.kind[i] != GpuKind::kKernel) continue;
-    if (run == 0 || g.device[i] != run_device) {
-      if (run > 0) per_device[run_device] += run;
-      run_device = g.device[i];
-      run = 0;
-    }
-    ++run;
-  }
-  if (run > 0) per_device[run_device] += run;
+  const std::map<int32_t, uint64_t> per_device = KernelsPerDevice(g);
   uint64_t best = 0;
   for (auto [d, n] : per_device) {
     if (n > best) best = n, out.device = d;

@@ -1,10 +1,9 @@
 #include "ingest/common/linker.h"
 
-#include <algorithm>
-#include <cstdint>
 #include <tuple>
 #include <unordered_map>
-#include <vector>
+
+#include "base/id_table.h"
 
 namespace gpuscope::ingest {
 
@@ -25,54 +24,6 @@ struct EndpointHash {
   }
 };
 
-// Correlation id → runtime row. CUPTI numbers correlations 1, 2, 3, ... in a process, so a trace's
-// ids are usually dense: then a flat array over their range (4 bytes per id; a hash map took ~40
-// bytes per call, at the end of the load when the whole model is in memory); sparse ids (merged or
-// edited traces) go to a hash map.
-class RowByCorrelation {
- public:
-  explicit RowByCorrelation(const std::vector<int64_t>& ids) {
-    int64_t lo = INT64_MAX, hi = -1;
-    size_t n = 0;
-    for (const int64_t id : ids) {
-      if (id < 0) continue;
-      lo = std::min(lo, id);
-      hi = std::max(hi, id);
-      ++n;
-    }
-    dense_ = n > 0 && static_cast<uint64_t>(hi - lo) < 4 * static_cast<uint64_t>(n) + 4096;
-    if (dense_) {
-      base_ = lo;
-      rows_.assign(static_cast<size_t>(hi - lo) + 1, -1);
-    } else {
-      sparse_.reserve(n);
-    }
-  }
-  // False when the id is already there (the first row is kept).
-  bool Insert(int64_t id, int32_t row) {
-    if (!dense_) return sparse_.emplace(id, row).second;
-    int32_t& slot = rows_[static_cast<size_t>(id - base_)];
-    if (slot >= 0) return false;
-    slot = row;
-    return true;
-  }
-  // The row of `id`, or -1.
-  int32_t Find(int64_t id) const {
-    if (!dense_) {
-      auto it = sparse_.find(id);
-      return it == sparse_.end() ? -1 : it->second;
-    }
-    if (id < base_ || static_cast<uint64_t>(id - base_) >= rows_.size()) return -1;
-    return rows_[static_cast<size_t>(id - base_)];
-  }
-
- private:
-  bool dense_ = false;
-  int64_t base_ = 0;
-  std::vector<int32_t> rows_;
-  std::unordered_map<int64_t, int32_t> sparse_;
-};
-
 }  // namespace
 
 void LinkLaunches(Trace* trace) {
@@ -81,7 +32,7 @@ void LinkLaunches(Trace* trace) {
   LinkStats& stats = trace->links;
   stats = LinkStats();
 
-  RowByCorrelation by_correlation(rt.correlation);
+  IdTable<int32_t> by_correlation(rt.correlation, -1);  // correlation → runtime row
   for (size_t i = 0; i < rt.size(); ++i) {
     if (rt.correlation[i] < 0) continue;
     if (!by_correlation.Insert(rt.correlation[i], static_cast<int32_t>(i)))
