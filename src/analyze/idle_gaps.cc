@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "analyze/intervals.h"
+#include "analyze/thread_lists.h"
 #include "base/sort.h"
 
 namespace gpuscope::analyze {
@@ -28,8 +29,6 @@ struct HostOp {
   int64_t end;
   StringId name;
 };
-
-using ThreadKey = std::pair<TraceId, TraceId>;
 
 // Per thread, the outermost cpu_op / user_annotation events (ProfilerStep excluded), by start.
 // Outermost ops on one thread are disjoint, so their ends are sorted too.
@@ -57,32 +56,22 @@ std::map<ThreadKey, std::vector<HostOp>> OutermostOps(const CpuOpTable& cpu,
     while (cursor < gaps.size() && gaps[cursor].end <= start) ++cursor;
     return cursor < gaps.size() && gaps[cursor].start < end;
   };
-  std::map<ThreadKey, std::vector<HostOp>> all;
-  if (gaps.empty()) return all;
-  // Events come in runs of one thread: the thread's list is looked up once per run.
-  ThreadKey last_key{};
-  std::vector<HostOp>* last = nullptr;
-  const auto list_of = [&](TraceId pid, TraceId tid) -> std::vector<HostOp>& {
-    const ThreadKey key{pid, tid};
-    if (last == nullptr || key != last_key) {
-      last = &all[key];
-      last_key = key;
-    }
-    return *last;
-  };
+  ThreadLists<HostOp> by_thread;
+  if (gaps.empty()) return {};
   for (size_t i = 0; i < cpu.size(); ++i) {
     if (cpu.step[i] >= 0) continue;
     if (cpu.kind[i] != CpuKind::kCpuOp && cpu.kind[i] != CpuKind::kUserAnnotation) continue;
     const int64_t end = cpu.start_ns[i] + cpu.dur_ns[i];
     if (!overlaps_gap(cpu.start_ns[i], end)) continue;
-    list_of(cpu.pid[i], cpu.tid[i]).push_back({cpu.start_ns[i], end, cpu.name[i]});
+    by_thread.Of(cpu.pid[i], cpu.tid[i]).push_back({cpu.start_ns[i], end, cpu.name[i]});
   }
-  last = nullptr;
   for (size_t i = 0; i < runtime.size(); ++i) {
     const int64_t end = runtime.start_ns[i] + runtime.dur_ns[i];
     if (!overlaps_gap(runtime.start_ns[i], end)) continue;
-    list_of(runtime.pid[i], runtime.tid[i]).push_back({runtime.start_ns[i], end, runtime.name[i]});
+    by_thread.Of(runtime.pid[i], runtime.tid[i])
+        .push_back({runtime.start_ns[i], end, runtime.name[i]});
   }
+  std::map<ThreadKey, std::vector<HostOp>> all = std::move(by_thread.lists());
   for (auto& [key, ops] : all) {
     // By start, the longer first; ties in list order (ops before calls, each in table order), so
     // which of two identical spans is outermost does not depend on the sort's internals. The ops

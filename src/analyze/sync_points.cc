@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "analyze/intervals.h"
+#include "analyze/thread_lists.h"
 #include "base/sort.h"
 
 namespace gpuscope::analyze {
@@ -60,8 +61,6 @@ bool IsPlumbing(std::string_view n) {
 bool IsScalarRead(std::string_view n) {
   return n == "aten::item" || n == "aten::_local_scalar_dense";
 }
-
-using ThreadKey = std::pair<TraceId, TraceId>;
 
 // For each query interval on one thread, the CPU events (rows) that contain it, innermost first.
 // Events must be sorted by (start asc, end desc); queries by start.
@@ -169,11 +168,8 @@ SyncStats AnalyzeSyncPoints(const Trace& t) {
     if (scalar[n] < 0) scalar[n] = IsScalarRead(t.Str(n)) ? 1 : 0;
     return scalar[n] == 1;
   };
-  std::map<ThreadKey, std::vector<uint32_t>> ops_by_thread;
+  ThreadLists<uint32_t> op_lists;
   std::vector<uint32_t> steps;
-  // Ops come in runs of one thread: the last thread's list is looked up once per run.
-  ThreadKey last_key{};
-  std::vector<uint32_t>* last_ops = nullptr;
   for (size_t i = 0; i < cpu.size(); ++i) {
     const uint32_t r = static_cast<uint32_t>(i);
     if (cpu.step[i] >= 0) {
@@ -187,13 +183,9 @@ SyncStats AnalyzeSyncPoints(const Trace& t) {
       else
         ++out.scalar_reads.local_scalar_dense_ops;
     }
-    const ThreadKey key{cpu.pid[i], cpu.tid[i]};
-    if (last_ops == nullptr || key != last_key) {
-      last_ops = &ops_by_thread[key];
-      last_key = key;
-    }
-    last_ops->push_back(r);
+    op_lists.Of(cpu.pid[i], cpu.tid[i]).push_back(r);
   }
+  std::map<ThreadKey, std::vector<uint32_t>>& ops_by_thread = op_lists.lists();
   auto by_start_then_longer = [&](uint32_t a, uint32_t b) {
     if (cpu.start_ns[a] != cpu.start_ns[b]) return cpu.start_ns[a] < cpu.start_ns[b];
     const int64_t ea = cpu.start_ns[a] + cpu.dur_ns[a], eb = cpu.start_ns[b] + cpu.dur_ns[b];
