@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 #include "analyze/intervals.h"
@@ -35,10 +36,13 @@ struct HostOp {
 // Runtime calls made outside every op (cudaDeviceSynchronize called from Python) count too.
 // Only ops that overlap one of `gaps` (sorted, disjoint) are kept: they are the only ones a gap can
 // name, and an op containing a kept op overlaps the gap too, so which ops are outermost does not
-// change. Filtering first keeps the sort to a few thousand ops instead of every op in the trace.
+// change. Only `threads` are read: the threads some gap is reported for (the lists are per thread,
+// so leaving the others out changes nothing). Filtering first keeps the sort to the ops a gap can
+// name instead of every op in the trace.
 std::map<ThreadKey, std::vector<HostOp>> OutermostOps(const CpuOpTable& cpu,
                                                       const RuntimeCallTable& runtime,
-                                                      const std::vector<Interval>& gaps) {
+                                                      const std::vector<Interval>& gaps,
+                                                      const std::set<ThreadKey>& threads) {
   // The first gap ending after `start`; the op overlaps it if that gap starts before `end`. Tables
   // are in start order almost everywhere, so the gap is found by moving a cursor forward (a binary
   // search per event of the trace took most of this function); a start earlier than the last one
@@ -56,38 +60,66 @@ std::map<ThreadKey, std::vector<HostOp>> OutermostOps(const CpuOpTable& cpu,
     while (cursor < gaps.size() && gaps[cursor].end <= start) ++cursor;
     return cursor < gaps.size() && gaps[cursor].start < end;
   };
-  ThreadLists<HostOp> by_thread;
+  // Ops and runtime calls in separate lists: each is in table order, nearly ordered by start, so
+  // each sorts in about one pass (SortRuns), and the two are merged as they are filtered.
+  ThreadLists<HostOp> ops_by_thread;
+  ThreadLists<HostOp> calls_by_thread;
   if (gaps.empty()) return {};
+  // Whether a row's thread is one of `threads`, looked up once per run of one thread's rows.
+  ThreadKey last{0, 0};
+  bool last_wanted = threads.count(last) > 0;
+  const auto wanted = [&](TraceId pid, TraceId tid) {
+    const ThreadKey key{pid, tid};
+    if (key != last) last = key, last_wanted = threads.count(key) > 0;
+    return last_wanted;
+  };
   for (size_t i = 0; i < cpu.size(); ++i) {
     if (cpu.step[i] >= 0) continue;
     if (cpu.kind[i] != CpuKind::kCpuOp && cpu.kind[i] != CpuKind::kUserAnnotation) continue;
+    if (!wanted(cpu.pid[i], cpu.tid[i])) continue;
     const int64_t end = cpu.start_ns[i] + cpu.dur_ns[i];
     if (!overlaps_gap(cpu.start_ns[i], end)) continue;
-    by_thread.Of(cpu.pid[i], cpu.tid[i]).push_back({cpu.start_ns[i], end, cpu.name[i]});
+    ops_by_thread.Of(cpu.pid[i], cpu.tid[i]).push_back({cpu.start_ns[i], end, cpu.name[i]});
   }
+  cursor = 0;
+  last_start = INT64_MIN;
   for (size_t i = 0; i < runtime.size(); ++i) {
+    if (!wanted(runtime.pid[i], runtime.tid[i])) continue;
     const int64_t end = runtime.start_ns[i] + runtime.dur_ns[i];
     if (!overlaps_gap(runtime.start_ns[i], end)) continue;
-    by_thread.Of(runtime.pid[i], runtime.tid[i])
+    calls_by_thread.Of(runtime.pid[i], runtime.tid[i])
         .push_back({runtime.start_ns[i], end, runtime.name[i]});
   }
-  std::map<ThreadKey, std::vector<HostOp>> all = std::move(by_thread.lists());
-  for (auto& [key, ops] : all) {
-    // By start, the longer first; ties in list order (ops before calls, each in table order), so
-    // which of two identical spans is outermost does not depend on the sort's internals. The ops
-    // and the calls are each nearly in order already (SortRuns).
-    SortRuns(ops.begin(), ops.end(), [](const HostOp& a, const HostOp& b) {
-      return a.start != b.start ? a.start < b.start : a.end > b.end;
-    });
+  // By start, the longer first; ties in list order (ops before calls, each in table order), so
+  // which of two identical spans is outermost does not depend on a sort's internals.
+  const auto before = [](const HostOp& a, const HostOp& b) {
+    return a.start != b.start ? a.start < b.start : a.end > b.end;
+  };
+  std::map<ThreadKey, std::vector<HostOp>>& ops = ops_by_thread.lists();
+  std::map<ThreadKey, std::vector<HostOp>>& calls = calls_by_thread.lists();
+  for (auto& [key, list] : calls) ops[key];  // every thread with either
+  std::map<ThreadKey, std::vector<HostOp>> all;
+  for (auto& [key, a] : ops) {
+    std::vector<HostOp> none;
+    auto c = calls.find(key);
+    std::vector<HostOp>& b = c != calls.end() ? c->second : none;
+    SortRuns(a.begin(), a.end(), before);
+    SortRuns(b.begin(), b.end(), before);
+    // The stable merge of the two sorted lists (a call after an op with the same span), filtered
+    // as it goes: an op is outermost if it starts at or after the last outermost one's end.
     std::vector<HostOp> outer;
     int64_t cur_end = INT64_MIN;
-    for (const HostOp& op : ops) {
+    const auto offer = [&](const HostOp& op) {
       if (op.start >= cur_end) {
         outer.push_back(op);
         cur_end = op.end;
       }
-    }
-    ops = std::move(outer);
+    };
+    size_t i = 0, j = 0;
+    while (i < a.size() && j < b.size()) offer(before(b[j], a[i]) ? b[j++] : a[i++]);
+    for (; i < a.size(); ++i) offer(a[i]);
+    for (; j < b.size(); ++j) offer(b[j]);
+    all.emplace(key, std::move(outer));
   }
   return all;
 }
@@ -181,12 +213,25 @@ IdleGapStats AnalyzeIdleGaps(const Trace& trace, const StepsResult& steps, const
 
   // The main launching thread: most linked launches.
   std::map<ThreadKey, uint64_t> launches_per_thread;
-  for (size_t i = 0; i < trace.runtime.size(); ++i) {
-    const RuntimeKind k = trace.runtime.kind[i];
-    if (k == RuntimeKind::kKernelLaunch || k == RuntimeKind::kGraphLaunch ||
-        k == RuntimeKind::kMemcpy || k == RuntimeKind::kMemset) {
-      ++launches_per_thread[{trace.runtime.pid[i], trace.runtime.tid[i]}];
+  {
+    // Counted per run of one thread's rows (a map lookup per launch took a third of this
+    // analysis on a real trace).
+    ThreadKey run{0, 0};
+    uint64_t in_run = 0;
+    for (size_t i = 0; i < trace.runtime.size(); ++i) {
+      const RuntimeKind k = trace.runtime.kind[i];
+      if (k == RuntimeKind::kKernelLaunch || k == RuntimeKind::kGraphLaunch ||
+          k == RuntimeKind::kMemcpy || k == RuntimeKind::kMemset) {
+        const ThreadKey key{trace.runtime.pid[i], trace.runtime.tid[i]};
+        if (key != run) {
+          if (in_run > 0) launches_per_thread[run] += in_run;
+          run = key;
+          in_run = 0;
+        }
+        ++in_run;
+      }
     }
+    if (in_run > 0) launches_per_thread[run] += in_run;
   }
   ThreadKey main_thread{0, 0};
   uint64_t most = 0;
@@ -197,8 +242,6 @@ IdleGapStats AnalyzeIdleGaps(const Trace& trace, const StepsResult& steps, const
   for_each_idle([&](const Interval& iv) {
     if (iv.end - iv.start >= kLongIdleGapNs) long_idle.push_back(iv);
   });
-  const std::map<ThreadKey, std::vector<HostOp>> outer =
-      OutermostOps(trace.cpu, trace.runtime, long_idle);
   // Per long gap, the GPU op that ends it: the first by (start, row) starting at or after the
   // gap's end. Each op is offered to the last long gap ending at or before its start (the gaps are
   // disjoint and sorted), which keeps the least: one pass, memory per gap, not per op.
@@ -215,6 +258,20 @@ IdleGapStats AnalyzeIdleGaps(const Trace& trace, const StepsResult& steps, const
       best = std::min(best, std::make_pair(start, static_cast<uint32_t>(i)));
     }
   }
+  // What the launching thread did in a long gap: the thread that launched the op ending it, else
+  // the main launching thread. Only those threads' ops are collected.
+  std::vector<ThreadKey> gap_thread(long_idle.size(), main_thread);
+  for (size_t k = 0; k < long_idle.size(); ++k) {
+    const uint32_t next = op_after[k].second;
+    if (next == UINT32_MAX) continue;
+    const int32_t launch = g.launch[next];
+    if (launch >= 0) {
+      gap_thread[k] = {trace.runtime.pid[static_cast<size_t>(launch)],
+                       trace.runtime.tid[static_cast<size_t>(launch)]};
+    }
+  }
+  const std::map<ThreadKey, std::vector<HostOp>> outer = OutermostOps(
+      trace.cpu, trace.runtime, long_idle, std::set<ThreadKey>(gap_thread.begin(), gap_thread.end()));
   size_t long_index = 0;  // the long gap's index in long_idle (the loop below meets them in order)
 
   std::vector<Interval> unexplained;  // long, not-after-sync gaps (before removing DataLoader)
@@ -252,15 +309,7 @@ IdleGapStats AnalyzeIdleGaps(const Trace& trace, const StepsResult& steps, const
     }
 
     // What the launching thread did: outermost ops overlapping the gap, by overlap.
-    ThreadKey thread = main_thread;
-    const uint32_t next = op_after[long_index++].second;
-    if (next != UINT32_MAX) {
-      const int32_t launch = g.launch[next];
-      if (launch >= 0) {
-        thread = {trace.runtime.pid[static_cast<size_t>(launch)],
-                  trace.runtime.tid[static_cast<size_t>(launch)]};
-      }
-    }
+    const ThreadKey thread = gap_thread[long_index++];
     std::map<StringId, int64_t> overlap;
     if (auto t = outer.find(thread); t != outer.end()) {
       const std::vector<HostOp>& v = t->second;
