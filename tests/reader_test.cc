@@ -1,8 +1,13 @@
 // Reader behaviour on small handwritten traces: schemas, phases, units, messy input, batching.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <memory>
+
 #include "analyze/trace_summary.h"
 #include "gpuscope/ingest.h"
+#include "ingest/kineto_json/kineto_reader.h"
+#include "io/byte_source.h"
 #include "test_util.h"
 #include "trace_fingerprint.h"
 
@@ -165,6 +170,85 @@ TEST(Reader, FlowsAreDroppedAfterLinkingAndCounted) {
   EXPECT_EQ(dropped.gpu.launch, kept.gpu.launch);
   EXPECT_EQ(analyze::SummarizeTrace(dropped).counts.flow_events, 2u);
   EXPECT_EQ(analyze::SummarizeTrace(kept).counts.flow_events, 2u);
+}
+
+// Bytes in memory that count how often they are read again, or refuse to be (like a pipe).
+class CountingSource : public io::ByteSource {
+ public:
+  CountingSource(std::string_view bytes, bool reopenable, int* reopens)
+      : bytes_(bytes), reopenable_(reopenable), reopens_(reopens) {}
+  Result<size_t> Read(char* dst, size_t capacity) override {
+    const size_t n = std::min(capacity, bytes_.size() - pos_);
+    std::copy_n(bytes_.data() + pos_, n, dst);
+    pos_ += n;
+    return n;
+  }
+  uint64_t raw_offset() const override { return pos_; }
+  int64_t file_size() const override { return static_cast<int64_t>(bytes_.size()); }
+  bool CanReopen() const override { return reopenable_; }
+  std::unique_ptr<io::ByteSource> Reopen() const override {
+    ++*reopens_;
+    return reopenable_ ? std::make_unique<CountingSource>(bytes_, true, reopens_) : nullptr;
+  }
+
+ private:
+  std::string_view bytes_;
+  bool reopenable_;
+  int* reopens_;
+  size_t pos_ = 0;
+};
+
+// A kernel without a correlation id (as some exporters write it), tied to its launch only by an
+// ac2g flow pair, beside a kernel that has one.
+const char* kFlowLinked = R"json({"traceEvents": [
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 100, "dur": 5, "args": {"correlation": 7}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 200, "dur": 5},
+  {"ph": "X", "cat": "kernel", "name": "with_id", "pid": 0, "tid": 7, "ts": 150, "dur": 10, "args": {"device": 0, "stream": 7, "correlation": 7}},
+  {"ph": "X", "cat": "kernel", "name": "by_flow", "pid": 0, "tid": 7, "ts": 250, "dur": 10, "args": {"device": 0, "stream": 7}},
+  {"ph": "s", "id": 42, "pid": 1, "tid": 1, "ts": 200, "cat": "ac2g", "name": "ac2g"},
+  {"ph": "f", "id": 42, "pid": 0, "tid": 7, "ts": 250, "cat": "ac2g", "name": "ac2g", "bp": "e"}
+]})json";
+
+Trace ReadCounting(std::string_view json, bool reopenable, int* reopens, bool keep_flows = false) {
+  CountingSource source(json, reopenable, reopens);
+  LoadOptions o;
+  o.keep_flows = keep_flows;
+  auto r = ingest::ReadKinetoJson(source, "test.json", json.size(), o);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  return r.ok() ? std::move(r.value()) : Trace();
+}
+
+// Flows are not stored on a first read of a file that can be read again; only a trace with a GPU
+// activity lacking its correlation id is read a second time, for them. Every way gives the same
+// links and counts.
+TEST(Reader, FlowsAreReadAgainOnlyWhereLinkingNeedsThem) {
+  int reopens = 0;
+  const Trace modern = ReadCounting(kModern, /*reopenable=*/true, &reopens);
+  EXPECT_EQ(reopens, 0);  // every GPU activity has its correlation id: read once
+  EXPECT_EQ(modern.info.flow_events_dropped, 2u);
+  EXPECT_EQ(modern.gpu.launch, LoadKeepingFlows(kModern).gpu.launch);
+
+  for (const bool reopenable : {true, false}) {
+    reopens = 0;
+    const Trace t = ReadCounting(kFlowLinked, reopenable, &reopens);
+    EXPECT_EQ(reopens, reopenable ? 1 : 0) << reopenable;
+    ASSERT_EQ(t.gpu.size(), 2u);
+    EXPECT_EQ(t.gpu.launch[0], 0) << reopenable;  // by correlation
+    EXPECT_EQ(t.gpu.launch[1], 1) << reopenable;  // by the flow pair
+    EXPECT_EQ(t.links.linked_by_correlation, 1u);
+    EXPECT_EQ(t.links.linked_by_flow, 1u) << reopenable;
+    EXPECT_EQ(t.flows.size(), 0u);
+    EXPECT_EQ(t.info.flow_events_dropped, 2u) << reopenable;  // counted once, not per read
+  }
+  reopens = 0;
+  const Trace kept = ReadCounting(kFlowLinked, true, &reopens, /*keep_flows=*/true);
+  EXPECT_EQ(reopens, 0);
+  EXPECT_EQ(kept.flows.size(), 2u);
+  EXPECT_EQ(kept.links.linked_by_flow, 1u);
+  // The public loaders' sources (memory here) can be read again too.
+  const Trace loaded = Load(kFlowLinked);
+  EXPECT_EQ(loaded.links.linked_by_flow, 1u);
+  EXPECT_EQ(loaded.info.flow_events_dropped, 2u);
 }
 
 TEST(Reader, OldSchemaLandsInTheSameTables) {

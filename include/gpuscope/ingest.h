@@ -49,15 +49,18 @@ struct LoadOptions {
   // Flow events ("ph" s/t/f) serve one purpose: linking GPU activities to their launch calls where
   // the correlation id is missing, at the end of the load. No analysis reads them afterwards, and a
   // profiler writes two per launch (17 % of the 1 GB synthetic trace's model), so by default they
-  // are dropped once linked and only counted (TraceInfo::flow_events_dropped). true keeps
-  // Trace::flows.
+  // are only counted (TraceInfo::flow_events_dropped): not stored at all where the input can be
+  // read again (a file, bytes in memory) and every GPU activity has its correlation id, else kept
+  // until linked (a second read of a file gets them). true keeps Trace::flows.
   bool keep_flows = false;
 };
 
 // Loads one Kineto / Chrome-trace JSON file (plain or gzip, detected from content); "-" is standard
-// input. The file is opened and read once (pipes work), and its format is sniffed by the input
-// registry (src/ingest/registry.h): a gpuscope recording, an nvidia-smi log or a known non-trace
-// (a memory-timeline export, an HTML page, a TensorBoard event file) is an error saying what it is.
+// input. The file is read once (pipes work) — twice only if it has GPU activities without a
+// correlation id, which its flow events link (see keep_flows) — and its format is sniffed by the
+// input registry (src/ingest/registry.h): a gpuscope recording, an nvidia-smi log or a known
+// non-trace (a memory-timeline export, an HTML page, a TensorBoard event file) is an error saying
+// what it is.
 Result<Trace> LoadTrace(const std::string& path, const LoadOptions& options = {});
 
 // Loads a trace held in memory (tests, fuzzing). `name` is used in messages.

@@ -17,8 +17,9 @@ namespace {
 
 class FileSource : public ByteSource {
  public:
-  FileSource(int fd, bool owns_fd, std::string name, int64_t size)
-      : fd_(fd), owns_fd_(owns_fd), name_(std::move(name)), size_(size) {
+  // `path`: where it was opened from, to open it again; empty for standard input.
+  FileSource(int fd, bool owns_fd, std::string path, std::string name, int64_t size)
+      : fd_(fd), owns_fd_(owns_fd), path_(std::move(path)), name_(std::move(name)), size_(size) {
 #ifdef POSIX_FADV_SEQUENTIAL
     if (size_ >= 0) posix_fadvise(fd_, 0, 0, POSIX_FADV_SEQUENTIAL);
 #endif
@@ -41,10 +42,23 @@ class FileSource : public ByteSource {
   }
   uint64_t raw_offset() const override { return offset_; }
   int64_t file_size() const override { return size_; }
+  bool CanReopen() const override { return !path_.empty() && size_ >= 0; }
+  std::unique_ptr<ByteSource> Reopen() const override {
+    if (!CanReopen()) return nullptr;
+    const int fd = open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return nullptr;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size != size_) {
+      close(fd);
+      return nullptr;
+    }
+    return std::make_unique<FileSource>(fd, /*owns_fd=*/true, path_, name_, size_);
+  }
 
  private:
   int fd_;
   bool owns_fd_;
+  std::string path_;
   std::string name_;
   int64_t size_;
   uint64_t offset_ = 0;
@@ -61,6 +75,10 @@ class MemorySource : public ByteSource {
   }
   uint64_t raw_offset() const override { return pos_; }
   int64_t file_size() const override { return static_cast<int64_t>(bytes_.size()); }
+  bool CanReopen() const override { return true; }
+  std::unique_ptr<ByteSource> Reopen() const override {
+    return std::make_unique<MemorySource>(bytes_);
+  }
 
  private:
   std::string_view bytes_;
@@ -85,6 +103,9 @@ class PrefixSource : public ByteSource {
   bool is_gzip() const override { return rest_->is_gzip(); }
   const char* backend() const override { return rest_->backend(); }
   int64_t file_size() const override { return rest_->file_size(); }
+  // The prefix was read from the start of `rest`, which reopens from its first byte.
+  bool CanReopen() const override { return rest_->CanReopen(); }
+  std::unique_ptr<ByteSource> Reopen() const override { return rest_->Reopen(); }
 
  private:
   std::string prefix_;
@@ -167,7 +188,7 @@ Result<std::unique_ptr<ByteSource>> OpenByteSource(const std::string& path,
   }
   const int64_t size = S_ISREG(st.st_mode) ? static_cast<int64_t>(st.st_size) : -1;
   std::unique_ptr<ByteSource> file =
-      std::make_unique<FileSource>(fd, /*owns_fd=*/!is_stdin, name, size);
+      std::make_unique<FileSource>(fd, /*owns_fd=*/!is_stdin, is_stdin ? "" : path, name, size);
   auto head = ReadHead(*file, 2);
   if (!head.ok()) return head.status();
   const bool gzip = LooksGzip(*head);

@@ -1,6 +1,8 @@
 // Byte sources: a file (plain or gzip, detected from the first bytes, not the name), a pipe or
 // standard input, or memory, read sequentially in chunks. Nothing here holds the whole input, and
-// each input is opened and read exactly once (a pipe cannot be read twice).
+// an input is read once (a pipe cannot be read twice); a regular file or bytes in memory can be
+// read again from the start (Reopen), which a reader uses only where a second pass is rare and
+// saves memory on every first one.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +27,11 @@ class ByteSource {
   virtual const char* backend() const { return "plain"; }
   // Size of the underlying file in bytes; -1 for a pipe, a socket or standard input.
   virtual int64_t file_size() const { return -1; }
+  // Whether Reopen can give the same content again: a regular file opened by its path, or memory.
+  virtual bool CanReopen() const { return false; }
+  // A new source over the same content from its first byte (decoded the same way); null if it
+  // cannot be read again, or if the file's size changed since it was opened.
+  virtual std::unique_ptr<ByteSource> Reopen() const { return nullptr; }
 };
 
 // The name an input is called by in messages: "-" (standard input) is "<stdin>".

@@ -31,6 +31,7 @@ class GzipSourceBase : public ByteSource {
   uint64_t raw_offset() const override { return in_->raw_offset(); }
   bool is_gzip() const override { return true; }
   int64_t file_size() const override { return in_->file_size(); }
+  bool CanReopen() const override { return in_->CanReopen(); }
 
  protected:
   // Refills the input buffer when empty. Returns false at end of the compressed file.
@@ -121,6 +122,10 @@ class ZlibSource : public GzipSourceBase {
   }
   ~ZlibSource() override { inflateEnd(&zs_); }
   const char* backend() const override { return "zlib"; }
+  std::unique_ptr<ByteSource> Reopen() const override {
+    auto in = in_->Reopen();
+    return in ? MakeGzipSource(std::move(in), name_, InflateBackend::kZlib) : nullptr;
+  }
 
   Result<size_t> Read(char* dst, size_t capacity) override {
     if (done_ || capacity == 0) return size_t{0};
@@ -177,6 +182,10 @@ class IsalSource : public GzipSourceBase {
     Reset();
   }
   const char* backend() const override { return "isa-l"; }
+  std::unique_ptr<ByteSource> Reopen() const override {
+    auto in = in_->Reopen();
+    return in ? MakeGzipSource(std::move(in), name_, InflateBackend::kIsal) : nullptr;
+  }
 
   Result<size_t> Read(char* dst, size_t capacity) override {
     if (done_ || capacity == 0) return size_t{0};

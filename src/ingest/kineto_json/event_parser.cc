@@ -345,7 +345,8 @@ class BatchMemo {
 
 class Context {
  public:
-  Context(BatchResult* r, int64_t offset, BatchMemo* memo) : r_(r), offset_(offset), memo_(memo) {}
+  Context(BatchResult* r, int64_t offset, BatchMemo* memo, bool keep_flows)
+      : r_(r), offset_(offset), memo_(memo), keep_flows_(keep_flows) {}
   void Diag(gpuscope::Diag d) { r_->tables.diagnostics.Add(d, offset_); }
   // Strings are sanitised at the border (base/sanitize.h): a JSON escape such as \u001b decodes to
   // a raw ESC that the raw-text Sanitize below never sees, and would reach every renderer.
@@ -373,11 +374,13 @@ class Context {
   }
   BatchResult* result() { return r_; }
   int64_t offset() const { return offset_; }
+  bool keep_flows() const { return keep_flows_; }
 
  private:
   BatchResult* r_;
   int64_t offset_;
   BatchMemo* memo_;
+  bool keep_flows_;
   std::string cleaned_;
 };
 
@@ -1072,6 +1075,10 @@ void Commit(const RawEvent& ev, Context& ctx) {
     case 's':
     case 't':
     case 'f': {
+      if (!ctx.keep_flows()) {
+        ++t.info.flow_events_dropped;  // read and checked like any event, then only counted
+        return;
+      }
       FlowTable& f = t.flows;
       f.ts_ns.push_back(ev.ts_ns);
       f.pid.push_back(ev.pid);
@@ -1108,6 +1115,7 @@ struct EventParser::Impl {
   BatchMemo memo;
   std::vector<std::pair<std::string_view, double>> counter_scratch;
   std::string sanitized;
+  bool keep_flows = true;  // the batch's Batch::keep_flows
 
   // Parses one object value and commits it. Returns a simdjson error if the JSON is bad.
   sj::error_code ParseObject(od::value& element, BatchResult* result, int64_t offset) {
@@ -1120,7 +1128,7 @@ struct EventParser::Impl {
     RawEvent ev;
     counter_scratch.clear();
     ev.counter_values = &counter_scratch;
-    Context ctx(result, offset, &memo);
+    Context ctx(result, offset, &memo, keep_flows);
     if (auto e = ReadEvent(obj, ctx, &ev)) return e;
     Commit(ev, ctx);
     return sj::SUCCESS;
@@ -1184,7 +1192,7 @@ struct EventParser::Impl {
     ev.counter_values = &counter_scratch;
     // Diagnostics raised while reading go to a scratch result so a failed parse leaves no trace.
     Diagnostics before = result->tables.diagnostics;
-    Context ctx(result, offset, &memo);
+    Context ctx(result, offset, &memo, keep_flows);
     if (auto e = ReadEvent(obj, ctx, &ev)) {
       result->tables.diagnostics = before;
       return e;
@@ -1209,6 +1217,7 @@ void EventParser::ParseBatch(Batch& batch, BatchResult* result) {
   }
   if (batch.elements.empty()) return;
   impl_->memo.Reset();
+  impl_->keep_flows = batch.keep_flows;
   Diagnostics not_objects = result->tables.diagnostics;
   if (impl_->FastPath(batch, result)) return;
   // Start over for this batch: discard what the fast path committed.

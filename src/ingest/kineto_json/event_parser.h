@@ -43,6 +43,8 @@ struct Batch {
   size_t capacity = 0;        // readable bytes from text (>= size + simdjson padding)
   int64_t stream_offset = 0;  // absolute stream offset of text[0] (-1 for the first batch)
   std::vector<ScannedElement> elements;
+  // false: flow events are counted (TraceInfo::flow_events_dropped), not stored.
+  bool keep_flows = true;
 };
 
 class EventParser {

@@ -329,10 +329,22 @@ void ParseHeader(const std::vector<std::string>& members, Trace* trace) {
   }
 }
 
-}  // namespace
+// What becomes of flow events: kept in Trace::flows, read and dropped after linking, or only
+// counted (never stored: a second read gets them if linking turns out to need them).
+enum class Flows : uint8_t { kKeep, kDropAfterLink, kCountOnly };
 
-Result<Trace> ReadKinetoJson(io::ByteSource& source, const std::string& name, uint64_t file_bytes,
-                             const LoadOptions& options) {
+// True if some GPU activity has no correlation id and flows could link it: the only use of flows.
+bool FlowsCouldLink(const Trace& trace) {
+  if (trace.info.flow_events_dropped == 0) return false;
+  for (int64_t c : trace.gpu.correlation)
+    if (c < 0) return true;
+  return false;
+}
+
+// With Flows::kCountOnly, sets *reread and returns no trace where linking needs the flows.
+Result<Trace> ReadKinetoJsonOnce(io::ByteSource& source, const std::string& name,
+                                 uint64_t file_bytes, const LoadOptions& options, Flows flows,
+                                 bool* reread) {
   Trace trace;
   trace.info.path = name;
   trace.info.file_bytes = file_bytes;
@@ -403,12 +415,13 @@ Result<Trace> ReadKinetoJson(io::ByteSource& source, const std::string& name, ui
     }
   };
 
-  auto new_buffer = [&pool](size_t capacity) {
+  auto new_buffer = [&pool, flows](size_t capacity) {
     OwnedBatch b;
     b.storage = pool.Acquire(capacity);
     b.batch.text = b.storage.get();
     b.batch.capacity = capacity;
     b.batch.size = 1;  // byte 0 is reserved so the first event can be wrapped in '[' in place
+    b.batch.keep_flows = flows != Flows::kCountOnly;
     return b;
   };
   const size_t initial_capacity = batch_bytes + kReadChunk + kPadding + 1;
@@ -538,12 +551,40 @@ Result<Trace> ReadKinetoJson(io::ByteSource& source, const std::string& name, ui
   if (dups.gpu > 0) trace.diagnostics.Add(Diag::kDuplicateGpuEvent, -1, dups.gpu);
   if (dups.runtime > 0) trace.diagnostics.Add(Diag::kDuplicateRuntimeCall, -1, dups.runtime);
   if (dups.cpu > 0) trace.diagnostics.Add(Diag::kDuplicateCpuEvent, -1, dups.cpu);
+  if (flows == Flows::kCountOnly && FlowsCouldLink(trace)) {
+    *reread = true;
+    return Status::Error(StatusCode::kInternal, name + ": flows needed for linking");
+  }
   LinkLaunches(&trace);
-  if (!options.keep_flows) {
+  if (flows == Flows::kDropAfterLink) {
     trace.info.flow_events_dropped += trace.flows.size();
     trace.flows = FlowTable();
   }
   return trace;
+}
+
+}  // namespace
+
+Result<Trace> ReadKinetoJson(io::ByteSource& source, const std::string& name, uint64_t file_bytes,
+                             const LoadOptions& options) {
+  bool reread = false;
+  if (options.keep_flows)
+    return ReadKinetoJsonOnce(source, name, file_bytes, options, Flows::kKeep, &reread);
+  // Profilers since Kineto put a correlation id on every GPU activity, which links it without
+  // flows: a file that can be read again is read without storing them (two per launch, 17 % of
+  // a model), and read a second time, keeping them until linked, only if some GPU activity lacks
+  // its correlation id. A pipe is read once, with its flows kept until linked.
+  if (!source.CanReopen())
+    return ReadKinetoJsonOnce(source, name, file_bytes, options, Flows::kDropAfterLink, &reread);
+  auto first = ReadKinetoJsonOnce(source, name, file_bytes, options, Flows::kCountOnly, &reread);
+  if (!reread) return first;
+  std::unique_ptr<io::ByteSource> again = source.Reopen();
+  if (again == nullptr)
+    return Status::Error(StatusCode::kIoError,
+                         name +
+                             ": changed while being read (its GPU activities without a "
+                             "correlation id are linked by flow events, on a second read)");
+  return ReadKinetoJsonOnce(*again, name, file_bytes, options, Flows::kDropAfterLink, &reread);
 }
 
 }  // namespace gpuscope::ingest

@@ -7,6 +7,8 @@
 //   tasks (pool threads):      simdjson parse of the batch → batch-local tables
 //   merge (in batch order):    append batch tables to the Trace, re-interning strings
 // Then: B/E pairing, header members (deviceProperties, distributedInfo, ...), launch linking.
+// Flow events are counted, not stored, where `source` can be read again; it is, if linking needs
+// them (LoadOptions::keep_flows).
 #pragma once
 
 #include <string>
