@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <filesystem>
+
 #include "ingest/recording/recording_reader.h"
+#include "ingest/registry.h"
 #include "monitor/proc.h"
 #include "monitor/recorder.h"
 #include "monitor/session.h"
@@ -337,6 +340,72 @@ TEST(Run, AnalyzeReadsTheRecordingBack) {
 
 namespace gpuscope::monitor {
 namespace {
+
+// `run` reports from the samples in memory, `analyze` from the record: rounded as taken
+// (RoundAsRecorded), every value reads back from every format as the same double, so the two
+// reports agree to the last digit (a flaky test once saw them one digit apart).
+TEST(Run, RoundedSamplesReadBackExactlyInEveryFormat) {
+  Sample s;
+  s.time_ns = 1734973732'123'456'789;
+  GpuSample g;
+  g.sm_util_pct = 12.3456789;
+  g.mem_util_pct = 0.005;
+  g.power_w = 123.456789;
+  g.power_limit_w = 400;
+  g.sm_clock_mhz = 1410.6;
+  g.temperature_c = 61.5;
+  g.pcie_rx_bytes_per_s = 1234567890.7;
+  g.pcie_tx_bytes_per_s = 98765.4321;
+  s.gpus.push_back(g);
+  ProcessSample p;
+  p.pid = 42;
+  p.name = "python";
+  p.cpu_pct = 100.0 / 3;
+  p.reaped_cpu_pct = 200.0 / 3;
+  p.rss_bytes = 1 << 30;
+  p.cpu_time_ns = 5'000'000'000;
+  s.processes.push_back(p);
+  s.core_busy_pct = {2.0 / 3, 99.99951, 0.0004};
+  RoundAsRecorded(&s);
+  EXPECT_EQ(*s.gpus[0].sm_util_pct, 12.35);
+  EXPECT_EQ(*s.gpus[0].sm_clock_mhz, 1411);
+  EXPECT_EQ(s.processes[0].cpu_pct, 33.333);
+  EXPECT_EQ(s.core_busy_pct[1], 100);
+  for (const char* ext : {"jsonl", "csv", "json"}) {
+    const std::string record = TempPath(std::string("rounded.") + ext);
+    {
+      auto rec = Recorder::Open(record);
+      ASSERT_TRUE(rec.ok());
+      Recording meta;
+      meta.start_ns = s.time_ns - 50'000'000;
+      meta.interval_ns = 50'000'000;
+      meta.gpus = {{0, "NVIDIA A100-SXM4-80GB", 80'000'000'000, 400}};
+      (*rec)->WriteHeader(meta);
+      (*rec)->WriteSample(s);
+      ASSERT_TRUE((*rec)->Finish(meta).ok());
+    }
+    auto in = ingest::ReadInput(record);
+    ASSERT_TRUE(in.ok()) << ext << ": " << in.status().message();
+    ASSERT_TRUE(in->recording.has_value()) << ext;
+    ASSERT_EQ(in->recording->samples.size(), 1u) << ext;
+    const Sample& back = in->recording->samples[0];
+    ASSERT_EQ(back.gpus.size(), 1u) << ext;
+    const GpuSample& b = back.gpus[0];
+    EXPECT_EQ(b.sm_util_pct, s.gpus[0].sm_util_pct) << ext;
+    EXPECT_EQ(b.mem_util_pct, s.gpus[0].mem_util_pct) << ext;
+    EXPECT_EQ(b.power_w, s.gpus[0].power_w) << ext;
+    EXPECT_EQ(b.power_limit_w, s.gpus[0].power_limit_w) << ext;
+    EXPECT_EQ(b.sm_clock_mhz, s.gpus[0].sm_clock_mhz) << ext;
+    EXPECT_EQ(b.temperature_c, s.gpus[0].temperature_c) << ext;
+    EXPECT_EQ(b.pcie_rx_bytes_per_s, s.gpus[0].pcie_rx_bytes_per_s) << ext;
+    EXPECT_EQ(b.pcie_tx_bytes_per_s, s.gpus[0].pcie_tx_bytes_per_s) << ext;
+    ASSERT_EQ(back.processes.size(), 1u) << ext;
+    EXPECT_EQ(back.processes[0].cpu_pct, s.processes[0].cpu_pct) << ext;
+    EXPECT_EQ(back.processes[0].reaped_cpu_pct, s.processes[0].reaped_cpu_pct) << ext;
+    EXPECT_EQ(back.core_busy_pct, s.core_busy_pct) << ext;
+    std::filesystem::remove(record);
+  }
+}
 
 TEST(AnalyzeMonitor, SummarisesTheSamplesWithinTheTracesSpan) {
   // The bundled example trace spans 1734973733.079–1734973733.369 s (unix). A recording with

@@ -1,6 +1,8 @@
 #include "monitor/recorder.h"
 
+#include <charconv>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 
 #include "base/sanitize.h"
@@ -16,6 +18,12 @@ constexpr int64_t kFlushEveryNs = 1'000'000'000;  // 1 s
 constexpr const char* kFormatName = "gpuscope-monitor";
 constexpr int kFormatVersion = 1;
 
+// Decimals kept in a record, per kind of value (the JSONL writer's and RoundAsRecorded's).
+constexpr int kPctDecimals = 2;     // GPU utilisation %
+constexpr int kWattDecimals = 3;    // power, power limit
+constexpr int kWholeDecimals = 0;   // MHz, °C, bytes/s
+constexpr int kCpuPctDecimals = 3;  // process and core CPU %
+
 template <typename T>
 void Opt(JsonWriter& w, const char* key, const std::optional<T>& v, int decimals = 2) {
   if (!v) return;
@@ -28,9 +36,11 @@ void Opt(JsonWriter& w, const char* key, const std::optional<T>& v, int decimals
 
 std::string Number(double v) {
   char buf[48];
-  // %.6g keeps integers exact up to 1e6 and is short; byte counts use the integer overload.
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
+  // The shortest form that reads back as the same double: samples are rounded as recorded
+  // (RoundAsRecorded), so this is "12.5", not "12.500000000000001"; byte counts use the integer
+  // overload.
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
 }
 std::string Number(uint64_t v) { return std::to_string(v); }
 
@@ -69,7 +79,7 @@ std::string HeaderJson(const Recording& meta) {
   for (const GpuInfo& g : meta.gpus) {
     w.BeginObject().Key("index").Int(g.index).Key("name").String(g.name);
     Opt(w, "mem_total_bytes", g.mem_total_bytes);
-    Opt(w, "power_limit_w", g.power_limit_w, 3);
+    Opt(w, "power_limit_w", g.power_limit_w, kWattDecimals);
     w.EndObject();
   }
   w.EndArray();
@@ -95,6 +105,17 @@ std::string MetadataEvent(const char* name, const std::string& args_json) {
          "\",\"args\":" + args_json + "}";
 }
 
+
+double Rounded(double v, int decimals) {
+  if (!std::isfinite(v)) return v;
+  const double scale = std::pow(10.0, decimals);
+  // k / 10^d is the double nearest the decimal k·10^-d, which %.*f prints back exactly.
+  return std::round(v * scale) / scale;
+}
+void Round(std::optional<double>& v, int decimals) {
+  if (v) *v = Rounded(*v, decimals);
+}
+
 }  // namespace
 
 RecordFormat RecordFormatFor(const std::string& path) {
@@ -107,6 +128,24 @@ RecordFormat RecordFormatFor(const std::string& path) {
   return RecordFormat::kJsonl;
 }
 
+void RoundAsRecorded(Sample* s) {
+  for (GpuSample& g : s->gpus) {
+    Round(g.sm_util_pct, kPctDecimals);
+    Round(g.mem_util_pct, kPctDecimals);
+    Round(g.power_w, kWattDecimals);
+    Round(g.power_limit_w, kWattDecimals);
+    Round(g.sm_clock_mhz, kWholeDecimals);
+    Round(g.temperature_c, kWholeDecimals);
+    Round(g.pcie_rx_bytes_per_s, kWholeDecimals);
+    Round(g.pcie_tx_bytes_per_s, kWholeDecimals);
+  }
+  for (ProcessSample& p : s->processes) {
+    p.cpu_pct = Rounded(p.cpu_pct, kCpuPctDecimals);
+    p.reaped_cpu_pct = Rounded(p.reaped_cpu_pct, kCpuPctDecimals);
+  }
+  for (double& c : s->core_busy_pct) c = Rounded(c, kCpuPctDecimals);
+}
+
 std::string SampleToJsonLine(const Sample& s) {
   JsonWriter w(0);
   w.BeginObject().Key("type").String("sample").Key("t_ns").ExactInt(s.time_ns);
@@ -114,16 +153,16 @@ std::string SampleToJsonLine(const Sample& s) {
     w.Key("gpus").BeginArray();
     for (const GpuSample& g : s.gpus) {
       w.BeginObject().Key("index").Int(g.index);
-      Opt(w, "sm_util_pct", g.sm_util_pct);
-      Opt(w, "mem_util_pct", g.mem_util_pct);
+      Opt(w, "sm_util_pct", g.sm_util_pct, kPctDecimals);
+      Opt(w, "mem_util_pct", g.mem_util_pct, kPctDecimals);
       Opt(w, "mem_used_bytes", g.mem_used_bytes);
       Opt(w, "mem_total_bytes", g.mem_total_bytes);
-      Opt(w, "power_w", g.power_w, 3);
-      Opt(w, "power_limit_w", g.power_limit_w, 3);
-      Opt(w, "sm_clock_mhz", g.sm_clock_mhz, 0);
-      Opt(w, "temperature_c", g.temperature_c, 0);
-      Opt(w, "pcie_rx_bytes_per_s", g.pcie_rx_bytes_per_s, 0);
-      Opt(w, "pcie_tx_bytes_per_s", g.pcie_tx_bytes_per_s, 0);
+      Opt(w, "power_w", g.power_w, kWattDecimals);
+      Opt(w, "power_limit_w", g.power_limit_w, kWattDecimals);
+      Opt(w, "sm_clock_mhz", g.sm_clock_mhz, kWholeDecimals);
+      Opt(w, "temperature_c", g.temperature_c, kWholeDecimals);
+      Opt(w, "pcie_rx_bytes_per_s", g.pcie_rx_bytes_per_s, kWholeDecimals);
+      Opt(w, "pcie_tx_bytes_per_s", g.pcie_tx_bytes_per_s, kWholeDecimals);
       Opt(w, "throttle_reasons", g.throttle_reasons);
       Opt(w, "tree_mem_bytes", g.tree_mem_bytes);
       w.EndObject();
@@ -141,21 +180,21 @@ std::string SampleToJsonLine(const Sample& s) {
           .Key("name")
           .String(p.name)
           .Key("cpu_pct")
-          .Double(p.cpu_pct, 3)
+          .Double(p.cpu_pct, kCpuPctDecimals)
           .Key("cpu_time_ns")
           .Uint(p.cpu_time_ns)
           .Key("rss_bytes")
           .Uint(p.rss_bytes);
       Opt(w, "read_bytes", p.read_bytes);
       // Only when some child ended: files of runs without short-lived processes stay as they were.
-      if (p.reaped_cpu_pct > 0) w.Key("reaped_cpu_pct").Double(p.reaped_cpu_pct, 3);
+      if (p.reaped_cpu_pct > 0) w.Key("reaped_cpu_pct").Double(p.reaped_cpu_pct, kCpuPctDecimals);
       w.EndObject();
     }
     w.EndArray();
   }
   if (!s.core_busy_pct.empty()) {
     w.Key("cores_busy_pct").BeginArray();
-    for (double c : s.core_busy_pct) w.Double(c, 3);
+    for (double c : s.core_busy_pct) w.Double(c, kCpuPctDecimals);
     w.EndArray();
   }
   w.EndObject();

@@ -60,4 +60,10 @@ class Recorder {
 // One sample as a JSONL line (no newline); exposed for tests and the golden format doc.
 std::string SampleToJsonLine(const Sample& sample);
 
+// Rounds a sample's measured values to the decimals a record keeps (2 for utilisations, 3 for
+// watts and CPU %, whole MHz, °C and bytes/s), as taken: what `run` reports from memory is then
+// what `analyze` of its record reports, in every format (a mean of unrounded values could print
+// one digit apart from the same mean of the values read back).
+void RoundAsRecorded(Sample* sample);
+
 }  // namespace gpuscope::monitor

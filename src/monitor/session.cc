@@ -500,6 +500,7 @@ Result<RunOutcome> RunAndMonitor(const RunOptions& options) {
         rec.notes.push_back(std::move(note));
       }
     }
+    RoundAsRecorded(&s);  // recorded or not, so the report is the record's
     if (recorder) recorder->WriteSample(s);
     check_recorder(&live_shown);
     if (tensorboard) tensorboard->Write(s);
