@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <memory>
 
 #include "analyze/trace_summary.h"
@@ -245,10 +246,20 @@ TEST(Reader, FlowsAreReadAgainOnlyWhereLinkingNeedsThem) {
   EXPECT_EQ(reopens, 0);
   EXPECT_EQ(kept.flows.size(), 2u);
   EXPECT_EQ(kept.links.linked_by_flow, 1u);
-  // The public loaders' sources (memory here) can be read again too.
+  // The public loaders' sources can be read again too: memory, a file, a gzip file.
   const Trace loaded = Load(kFlowLinked);
   EXPECT_EQ(loaded.links.linked_by_flow, 1u);
   EXPECT_EQ(loaded.info.flow_events_dropped, 2u);
+  for (const bool gzip : {false, true}) {
+    const std::string path = testing::TempPath(gzip ? "flow_linked.json.gz" : "flow_linked.json");
+    testing::WriteFile(path, gzip ? testing::Gzip(kFlowLinked) : std::string(kFlowLinked));
+    auto file = LoadTrace(path);
+    ASSERT_TRUE(file.ok()) << file.status().message();
+    EXPECT_EQ(file->gpu.launch[1], 1) << gzip;
+    EXPECT_EQ(file->links.linked_by_flow, 1u) << gzip;
+    EXPECT_EQ(file->info.flow_events_dropped, 2u) << gzip;
+    std::filesystem::remove(path);
+  }
 }
 
 TEST(Reader, OldSchemaLandsInTheSameTables) {

@@ -23,6 +23,8 @@ class FileSource : public ByteSource {
 #ifdef POSIX_FADV_SEQUENTIAL
     if (size_ >= 0) posix_fadvise(fd_, 0, 0, POSIX_FADV_SEQUENTIAL);
 #endif
+    struct stat st;
+    if (fstat(fd_, &st) == 0) mtime_ = st.st_mtim;
   }
   ~FileSource() override {
     if (owns_fd_) close(fd_);
@@ -48,7 +50,9 @@ class FileSource : public ByteSource {
     const int fd = open(path_.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return nullptr;
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size != size_) {
+    // The same file as read the first time, as far as its size and modification time tell.
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size != size_ ||
+        st.st_mtim.tv_sec != mtime_.tv_sec || st.st_mtim.tv_nsec != mtime_.tv_nsec) {
       close(fd);
       return nullptr;
     }
@@ -61,6 +65,7 @@ class FileSource : public ByteSource {
   std::string path_;
   std::string name_;
   int64_t size_;
+  struct timespec mtime_ = {};
   uint64_t offset_ = 0;
 };
 

@@ -30,7 +30,7 @@ class ByteSource {
   // Whether Reopen can give the same content again: a regular file opened by its path, or memory.
   virtual bool CanReopen() const { return false; }
   // A new source over the same content from its first byte (decoded the same way); null if it
-  // cannot be read again, or if the file's size changed since it was opened.
+  // cannot be read again, or if the file's size or modification time changed since it was opened.
   virtual std::unique_ptr<ByteSource> Reopen() const { return nullptr; }
 };
 
