@@ -5,12 +5,12 @@
 
 #include <filesystem>
 
+#include "analyze/monitor_stats.h"
 #include "ingest/recording/recording_reader.h"
 #include "ingest/registry.h"
 #include "monitor/proc.h"
 #include "monitor/recorder.h"
 #include "monitor/session.h"
-#include "analyze/monitor_stats.h"
 #include "monitor_test_util.h"
 
 namespace gpuscope::monitor {

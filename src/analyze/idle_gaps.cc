@@ -270,8 +270,9 @@ IdleGapStats AnalyzeIdleGaps(const Trace& trace, const StepsResult& steps, const
                        trace.runtime.tid[static_cast<size_t>(launch)]};
     }
   }
-  const std::map<ThreadKey, std::vector<HostOp>> outer = OutermostOps(
-      trace.cpu, trace.runtime, long_idle, std::set<ThreadKey>(gap_thread.begin(), gap_thread.end()));
+  const std::map<ThreadKey, std::vector<HostOp>> outer =
+      OutermostOps(trace.cpu, trace.runtime, long_idle,
+                   std::set<ThreadKey>(gap_thread.begin(), gap_thread.end()));
   size_t long_index = 0;  // the long gap's index in long_idle (the loop below meets them in order)
 
   std::vector<Interval> unexplained;  // long, not-after-sync gaps (before removing DataLoader)

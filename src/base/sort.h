@@ -9,9 +9,9 @@
 namespace gpuscope {
 
 // Stable sort by `less` that costs O(n) for a list already in order, O(n + moved) for one whose
-// runs meet in short overlaps, and at most O(n log r) for r ordered runs (a natural merge sort: adjacent runs merged pairwise, left before right on ties), where
-// std::sort and std::stable_sort cost O(n log n) whatever the order. Same result as
-// std::stable_sort.
+// runs meet in short overlaps, and at most O(n log r) for r ordered runs (a natural merge sort:
+// adjacent runs merged pairwise, left before right on ties), where std::sort and std::stable_sort
+// cost O(n log n) whatever the order. Same result as std::stable_sort.
 template <typename It, typename Less>
 void SortRuns(It first, It last, Less less) {
   if (last - first < 2) return;

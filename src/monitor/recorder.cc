@@ -1,7 +1,7 @@
 #include "monitor/recorder.h"
 
-#include <charconv>
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstring>
 
@@ -104,7 +104,6 @@ std::string MetadataEvent(const char* name, const std::string& args_json) {
   return std::string(",\n{\"ph\":\"M\",\"pid\":\"gpuscope monitor\",\"name\":\"") + name +
          "\",\"args\":" + args_json + "}";
 }
-
 
 double Rounded(double v, int decimals) {
   if (!std::isfinite(v)) return v;
