@@ -9,11 +9,13 @@
 //  * tables are columnar (struct of vectors): analyses sweep one or two columns at a time.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "gpuscope/string_pool.h"
@@ -35,6 +37,81 @@ inline constexpr bool IsStringTraceId(TraceId id) {
 inline constexpr StringId StringOfTraceId(TraceId id) {
   return static_cast<StringId>(kStringTraceIdBase - id);
 }
+
+// A column of TraceIds kept as 32-bit indices into the distinct ids it holds. A trace has a few
+// processes, threads and streams but millions of rows: 4 bytes a row instead of 8 (pid and tid of
+// the three event tables were 16 of a row's ~60 bytes). Read like a vector (operator[], size);
+// filled by push_back; rewritten only whole (AppendMapped, KeepRows).
+class TraceIdColumn {
+ public:
+  TraceId operator[](size_t i) const { return values_[index_[i]]; }
+  size_t size() const { return index_.size(); }
+  bool empty() const { return index_.empty(); }
+  void reserve(size_t n) { index_.reserve(n); }
+  size_t capacity() const { return index_.capacity(); }
+  void push_back(TraceId id) { index_.push_back(IndexOf(id)); }
+  // Appends every row of `src`, each id replaced by map(id) (computed once per distinct id).
+  template <typename Map>
+  void AppendMapped(const TraceIdColumn& src, Map map) {
+    std::vector<uint32_t> to(src.values_.size());
+    for (size_t v = 0; v < to.size(); ++v) to[v] = IndexOf(map(src.values_[v]));
+    // Grown as push_back grows it (an exact reserve per append would copy the column each time).
+    const size_t old_size = index_.size();
+    if (index_.capacity() < old_size + src.index_.size())
+      index_.reserve(std::max(2 * index_.capacity(), old_size + src.index_.size()));
+    index_.resize(old_size + src.index_.size());
+    uint32_t* out = index_.data() + old_size;
+    for (uint32_t i : src.index_) *out++ = to[i];
+  }
+  // Keeps the rows whose `drop` entry is 0, in order (duplicate removal).
+  template <typename Flags>
+  void KeepRows(const Flags& drop) {
+    size_t out = 0;
+    for (size_t i = 0; i < index_.size(); ++i)
+      if (!drop[i]) index_[out++] = index_[i];
+    index_.resize(out);
+  }
+  // The distinct ids, in first-seen order (an id stays here after KeepRows drops its rows).
+  const std::vector<TraceId>& distinct() const { return values_; }
+  // Bytes of its rows and distinct ids (with their lookup), as Trace::TableBytes counts vectors.
+  size_t bytes() const {
+    return index_.size() * sizeof(uint32_t) +
+           values_.size() * (2 * sizeof(TraceId) + sizeof(uint32_t) + 2 * sizeof(void*));
+  }
+  bool operator==(const TraceIdColumn& o) const {
+    if (size() != o.size()) return false;
+    for (size_t i = 0; i < size(); ++i)
+      if ((*this)[i] != o[i]) return false;
+    return true;
+  }
+
+ private:
+  // Up to this many distinct ids are searched in order (a table's threads, streams and devices
+  // are usually fewer); past it a hash map holds them all.
+  static constexpr size_t kScannedIds = 16;
+
+  uint32_t IndexOf(TraceId id) {
+    // Rows come in runs of one thread: the last id answers most lookups.
+    if (last_ < values_.size() && values_[last_] == id) return last_;
+    if (lookup_.empty()) {
+      for (uint32_t v = 0; v < values_.size(); ++v)
+        if (values_[v] == id) return last_ = v;
+      if (values_.size() < kScannedIds) {
+        values_.push_back(id);
+        return last_ = static_cast<uint32_t>(values_.size() - 1);
+      }
+      for (uint32_t v = 0; v < values_.size(); ++v) lookup_.emplace(values_[v], v);
+    }
+    auto [it, added] = lookup_.try_emplace(id, static_cast<uint32_t>(values_.size()));
+    if (added) values_.push_back(id);
+    return last_ = it->second;
+  }
+
+  std::vector<uint32_t> index_;
+  std::vector<TraceId> values_;
+  std::unordered_map<TraceId, uint32_t> lookup_;
+  uint32_t last_ = 0;
+};
 
 enum class GpuKind : uint8_t { kKernel, kMemcpy, kMemset, kSync };
 
@@ -58,8 +135,8 @@ struct GpuActivityTable {
   std::vector<int64_t> start_ns;
   std::vector<int64_t> dur_ns;
   std::vector<StringId> name;
-  std::vector<TraceId> pid;     // Kineto: the device
-  std::vector<TraceId> tid;     // Kineto: the stream
+  TraceIdColumn pid;            // Kineto: the device
+  TraceIdColumn tid;            // Kineto: the stream
   std::vector<int32_t> device;  // args.device, -1 if absent
   std::vector<int64_t> stream;  // args.stream, -1 if absent (Event/Context sync carry -1 or 2^32-1)
   std::vector<int64_t> correlation;  // -1 if absent
@@ -115,8 +192,8 @@ struct RuntimeCallTable {
   std::vector<int64_t> start_ns;
   std::vector<int64_t> dur_ns;
   std::vector<StringId> name;
-  std::vector<TraceId> pid;
-  std::vector<TraceId> tid;
+  TraceIdColumn pid;
+  TraceIdColumn tid;
   std::vector<int64_t> correlation;  // -1 if absent
   std::vector<int64_t> external_id;  // -1 if absent
   std::vector<int32_t> cbid;         // -1 if absent
@@ -139,8 +216,8 @@ struct CpuOpTable {
   std::vector<int64_t> start_ns;
   std::vector<int64_t> dur_ns;
   std::vector<StringId> name;
-  std::vector<TraceId> pid;
-  std::vector<TraceId> tid;
+  TraceIdColumn pid;
+  TraceIdColumn tid;
   std::vector<int64_t> external_id;  // -1 if absent
   std::vector<CpuKind> kind;
   std::vector<int32_t> step;           // N of "ProfilerStep#N", else -1

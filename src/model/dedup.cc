@@ -170,8 +170,8 @@ uint64_t DedupGpu(Trace* t, std::vector<uint8_t>* dup) {
   Compact(g.start_ns, *dup);
   Compact(g.dur_ns, *dup);
   Compact(g.name, *dup);
-  Compact(g.pid, *dup);
-  Compact(g.tid, *dup);
+  g.pid.KeepRows(*dup);
+  g.tid.KeepRows(*dup);
   Compact(g.device, *dup);
   Compact(g.stream, *dup);
   Compact(g.correlation, *dup);
@@ -213,8 +213,8 @@ uint64_t DedupRuntime(Trace* t, std::vector<uint8_t>* dup) {
   Compact(r.start_ns, *dup);
   Compact(r.dur_ns, *dup);
   Compact(r.name, *dup);
-  Compact(r.pid, *dup);
-  Compact(r.tid, *dup);
+  r.pid.KeepRows(*dup);
+  r.tid.KeepRows(*dup);
   Compact(r.correlation, *dup);
   Compact(r.external_id, *dup);
   Compact(r.cbid, *dup);
@@ -243,8 +243,8 @@ uint64_t DedupCpu(Trace* t, std::vector<uint8_t>* dup) {
   Compact(c.start_ns, *dup);
   Compact(c.dur_ns, *dup);
   Compact(c.name, *dup);
-  Compact(c.pid, *dup);
-  Compact(c.tid, *dup);
+  c.pid.KeepRows(*dup);
+  c.tid.KeepRows(*dup);
   Compact(c.external_id, *dup);
   Compact(c.kind, *dup);
   Compact(c.step, *dup);

@@ -181,14 +181,20 @@ void AppendIds(std::vector<StringId>& dst, const std::vector<StringId>& src,
 }
 
 // String-encoded pids/tids (see kStringTraceIdBase) must follow their string into the new pool.
-void AppendTraceIds(std::vector<TraceId>& dst, const std::vector<TraceId>& src,
-                    const std::vector<StringId>& remap) {
-  for (TraceId id : src)
-    dst.push_back(IsStringTraceId(id) ? TraceIdOfString(remap[StringOfTraceId(id)]) : id);
-}
+size_t VecBytes(const TraceIdColumn& c) { return c.bytes(); }
 
 TraceId RemapTraceId(TraceId id, const std::vector<StringId>& remap) {
   return IsStringTraceId(id) ? TraceIdOfString(remap[StringOfTraceId(id)]) : id;
+}
+
+void AppendTraceIds(std::vector<TraceId>& dst, const std::vector<TraceId>& src,
+                    const std::vector<StringId>& remap) {
+  for (TraceId id : src) dst.push_back(RemapTraceId(id, remap));
+}
+// Once per distinct id, not per row.
+void AppendTraceIds(TraceIdColumn& dst, const TraceIdColumn& src,
+                    const std::vector<StringId>& remap) {
+  dst.AppendMapped(src, [&remap](TraceId id) { return RemapTraceId(id, remap); });
 }
 
 }  // namespace
@@ -225,8 +231,8 @@ size_t Trace::TableBytes() const {
 namespace model {
 
 namespace {
-template <typename T>
-void ReserveFor(std::vector<T>& v, double factor) {
+template <typename Column>
+void ReserveFor(Column& v, double factor) {
   v.reserve(static_cast<size_t>(static_cast<double>(v.size()) * factor) + 16);
 }
 }  // namespace

@@ -806,7 +806,8 @@ void Reader::ReadSessionStart() {
 // compile worker, the training process) the same id names different calls. There, every id becomes
 // (pid << 32 | id) on both sides, so a kernel links to its own process's launch only.
 void Reader::ScopeCorrelations() {
-  std::set<TraceId> processes(t_.runtime.pid.begin(), t_.runtime.pid.end());
+  const std::vector<TraceId>& pids = t_.runtime.pid.distinct();
+  std::set<TraceId> processes(pids.begin(), pids.end());
   if (processes.size() <= 1) return;
   auto scoped = [](int64_t pid, int64_t corr) {
     return corr < 0 || pid < 0 ? corr : (pid << 32) | (corr & 0xFFFFFFFF);
