@@ -81,8 +81,6 @@ std::map<ThreadKey, std::vector<HostOp>> OutermostOps(const CpuOpTable& cpu,
     if (!overlaps_gap(cpu.start_ns[i], end)) continue;
     ops_by_thread.Of(cpu.pid[i], cpu.tid[i]).push_back({cpu.start_ns[i], end, cpu.name[i]});
   }
-  cursor = 0;
-  last_start = INT64_MIN;
   for (size_t i = 0; i < runtime.size(); ++i) {
     if (!wanted(runtime.pid[i], runtime.tid[i])) continue;
     const int64_t end = runtime.start_ns[i] + runtime.dur_ns[i];
@@ -214,24 +212,19 @@ IdleGapStats AnalyzeIdleGaps(const Trace& trace, const StepsResult& steps, const
   // The main launching thread: most linked launches.
   std::map<ThreadKey, uint64_t> launches_per_thread;
   {
-    // Counted per run of one thread's rows (a map lookup per launch took a third of this
-    // analysis on a real trace).
-    ThreadKey run{0, 0};
-    uint64_t in_run = 0;
+    // The thread's count is looked up once per run of its rows (a map lookup per launch took a
+    // third of this analysis on a real trace); a std::map entry stays where it is.
+    ThreadKey last{0, 0};
+    uint64_t* count = nullptr;
     for (size_t i = 0; i < trace.runtime.size(); ++i) {
       const RuntimeKind k = trace.runtime.kind[i];
       if (k == RuntimeKind::kKernelLaunch || k == RuntimeKind::kGraphLaunch ||
           k == RuntimeKind::kMemcpy || k == RuntimeKind::kMemset) {
         const ThreadKey key{trace.runtime.pid[i], trace.runtime.tid[i]};
-        if (key != run) {
-          if (in_run > 0) launches_per_thread[run] += in_run;
-          run = key;
-          in_run = 0;
-        }
-        ++in_run;
+        if (count == nullptr || key != last) count = &launches_per_thread[key], last = key;
+        ++*count;
       }
     }
-    if (in_run > 0) launches_per_thread[run] += in_run;
   }
   ThreadKey main_thread{0, 0};
   uint64_t most = 0;

@@ -17,14 +17,18 @@ namespace {
 
 class FileSource : public ByteSource {
  public:
-  // `path`: where it was opened from, to open it again; empty for standard input.
-  FileSource(int fd, bool owns_fd, std::string path, std::string name, int64_t size)
-      : fd_(fd), owns_fd_(owns_fd), path_(std::move(path)), name_(std::move(name)), size_(size) {
+  // `path`: where it was opened from, to open it again; empty for standard input. `st`: the
+  // fd's fstat, which the opener has already made.
+  FileSource(int fd, bool owns_fd, std::string path, std::string name, const struct stat& st)
+      : fd_(fd),
+        owns_fd_(owns_fd),
+        path_(std::move(path)),
+        name_(std::move(name)),
+        size_(S_ISREG(st.st_mode) ? static_cast<int64_t>(st.st_size) : -1),
+        mtime_(st.st_mtim) {
 #ifdef POSIX_FADV_SEQUENTIAL
     if (size_ >= 0) posix_fadvise(fd_, 0, 0, POSIX_FADV_SEQUENTIAL);
 #endif
-    struct stat st;
-    if (fstat(fd_, &st) == 0) mtime_ = st.st_mtim;
   }
   ~FileSource() override {
     if (owns_fd_) close(fd_);
@@ -56,7 +60,7 @@ class FileSource : public ByteSource {
       close(fd);
       return nullptr;
     }
-    return std::make_unique<FileSource>(fd, /*owns_fd=*/true, path_, name_, size_);
+    return std::make_unique<FileSource>(fd, /*owns_fd=*/true, path_, name_, st);
   }
 
  private:
@@ -65,7 +69,7 @@ class FileSource : public ByteSource {
   std::string path_;
   std::string name_;
   int64_t size_;
-  struct timespec mtime_ = {};
+  struct timespec mtime_;
   uint64_t offset_ = 0;
 };
 
@@ -191,9 +195,8 @@ Result<std::unique_ptr<ByteSource>> OpenByteSource(const std::string& path,
     if (!is_stdin) close(fd);
     return NotReadable(name, mode, is_stdin);
   }
-  const int64_t size = S_ISREG(st.st_mode) ? static_cast<int64_t>(st.st_size) : -1;
   std::unique_ptr<ByteSource> file =
-      std::make_unique<FileSource>(fd, /*owns_fd=*/!is_stdin, is_stdin ? "" : path, name, size);
+      std::make_unique<FileSource>(fd, /*owns_fd=*/!is_stdin, is_stdin ? "" : path, name, st);
   auto head = ReadHead(*file, 2);
   if (!head.ok()) return head.status();
   const bool gzip = LooksGzip(*head);
