@@ -2,8 +2,10 @@
 
     pip install --no-build-isolation .
 
-Configures CMakeLists.txt with -DGPUSCOPE_PYTHON=ON -DGPUSCOPE_TESTS=OFF (Ninja, Release, ccache
-when present) and builds the targets _gpuscope (the module) and gpuscope (the command, shipped as
+With GPUSCOPE_PREBUILT_DIR=BUILD it packages the module and binary of that CMake build instead
+(one configured with GPUSCOPE_PYTHON on, as a test build with the project's venv is), compiling
+nothing. Otherwise it configures CMakeLists.txt with -DGPUSCOPE_PYTHON=ON -DGPUSCOPE_TESTS=OFF
+(Ninja, Release, ccache when present) and builds the targets _gpuscope (the module) and gpuscope (the command, shipped as
 package data and run by the `gpuscope` console script). The CMake build folder is
 build/python (GPUSCOPE_BUILD_DIR overrides it), kept between builds so a rebuild is incremental.
 """
@@ -28,6 +30,12 @@ class CMakeExtension(Extension):
 class CMakeBuild(build_ext):
     def build_extension(self, ext: Extension) -> None:
         target = Path(self.get_ext_fullpath(ext.name)).resolve()
+        prebuilt = os.environ.get("GPUSCOPE_PREBUILT_DIR")
+        if prebuilt:
+            # A CMake build that already holds the module and the binary (a test build with
+            # GPUSCOPE_PYTHON=ON, tests/python/pip_install.sh): package them, compile nothing.
+            self._package(Path(prebuilt).resolve(), target)
+            return
         build_dir = Path(os.environ.get("GPUSCOPE_BUILD_DIR", ROOT / "build" / "python")).resolve()
         build_dir.mkdir(parents=True, exist_ok=True)
         configure = [
@@ -41,6 +49,10 @@ class CMakeBuild(build_ext):
         subprocess.check_call(configure)
         subprocess.check_call(["cmake", "--build", str(build_dir), "--target", "_gpuscope",
                                "gpuscope", "--", "-j", jobs])
+        self._package(build_dir, target)
+
+    @staticmethod
+    def _package(build_dir: Path, target: Path) -> None:
         modules = sorted(build_dir.glob("_gpuscope*.so"))
         if not modules:
             raise RuntimeError("CMake built no _gpuscope module in %s" % build_dir)

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The JSON contract, checked with Debian's python3-jsonschema.
+"""The JSON contract, checked with jsonschema (the project's venv, requirements-test.txt).
 
   json_contract.py validate SCHEMA FILE...   every file validates against docs/schema; integer
                                              literals stay within ±2^53; a field's key suffix
@@ -55,7 +55,7 @@ def validate(schema_path, files):
     try:
         import jsonschema
     except ImportError:
-        print("python3-jsonschema is not installed (tools/setup.sh --test installs it): skipped")
+        print("jsonschema is not installed (tools/setup.sh --test installs it): skipped")
         sys.exit(77)
     with open(schema_path, encoding="utf-8") as f:
         schema = json.load(f)

@@ -5,7 +5,7 @@
 # docs/schema/document.schema.json (tests/json_contract.py validate: schema, integers within 2^53,
 # key suffixes naming units). Then a few values are read back, so the files are not empty shells.
 #   json_contract_run.sh GPUSCOPE FAKE_NVML SOURCE_DIR PYTHON
-# Exit 77 (skipped) when python3-jsonschema is missing, as json_contract.py says.
+# Exit 77 (skipped) when jsonschema is missing, as json_contract.py says.
 set -u
 g="$1"
 fake="$2"

@@ -3,7 +3,7 @@
 # ../shared is there) and of one made here with python3 (segment events, an oom, allocator
 # settings) validate against docs/schema/document.schema.json; then the reserved bytes are read back.
 #   json_contract_snapshot.sh GPUSCOPE SHARED_DIR PYTHON SOURCE_DIR
-# Exit 77 (skipped) when python3-jsonschema is missing, as json_contract.py says.
+# Exit 77 (skipped) when jsonschema is missing, as json_contract.py says.
 set -u
 g="$1"
 shared="$2"

@@ -417,7 +417,7 @@ TEST(PlanCli, HtmlHasBestConfigurationAndEscapedSnippets) {
   EXPECT_NE(html.find("<pre>compute_environment: LOCAL_MACHINE\ndistributed_type: DEEPSPEED\n"),
             std::string::npos);
   EXPECT_NE(html.find("<pre>{\n  &quot;train_batch_size&quot;: 64,\n"), std::string::npos);
-  EXPECT_NE(html.find("--optim adamw_torch --deepspeed ds_config.json</pre>"),
+  EXPECT_NE(html.find("--optim adamw_torch --deepspeed ds_config.json &quot;$@&quot;</pre>"),
             std::string::npos);
   EXPECT_NE(html.find("(peak 72.07 GiB &gt; budget 71.68 GiB)</td>"), std::string::npos);
   // Nothing unescaped outside the embedded JSON (where quotes are \" and > is \u003e).

@@ -4,10 +4,10 @@
 usage: plan_snippets_check.py GPUSCOPE WORKDIR PLAN-ARGS...
 
 Runs `GPUSCOPE plan PLAN-ARGS --json --write-configs WORKDIR/configs`, then parses each written file
-(YAML with python3-yaml, JSON, the two command lines with shlex) and asserts each setting equals the
+(YAML with PyYAML, JSON, the two command lines with shlex) and asserts each setting equals the
 configuration in the plan's JSON: precision, degrees, micro-batch, accumulation, sharding stage,
 offload, recompute, optimizer. A snippet a framework cannot express must be absent as a file and
-say why in the JSON. Exit 0 when all agree, 1 with the differences, 77 (skip) without python3-yaml.
+say why in the JSON. Exit 0 when all agree, 1 with the differences, 77 (skip) without PyYAML.
 """
 import json
 import os
@@ -20,7 +20,7 @@ import sys
 try:
     import yaml
 except ImportError:
-    print("SKIP: python3-yaml is not installed (tools/setup.sh --test installs it)")
+    print("SKIP: PyYAML is not installed (tools/setup.sh --test installs it)")
     sys.exit(77)
 
 
@@ -186,13 +186,17 @@ def main():
             check("--optim", f["optim"], {"adam": "adamw_torch", "sgd": "sgd", "adam8bit": "adamw_bnb_8bit"}[cfg["optimizer"]])
             check("--deepspeed", "deepspeed" in f, fw == "deepspeed")
             if fw == "fsdp":
-                want = ("hybrid_shard" if cfg["hybrid"] else
-                        {2: "shard_grad_op", 3: "full_shard"}[cfg["zero_stage"]]) + " auto_wrap"
-                if cfg["offload"] == "params":
-                    want += " offload"
-                check("--fsdp", f.get("fsdp"), want)
+                check("--fsdp", f.get("fsdp"), True)
+                fc = json.loads(f["fsdp_config"])
+                if cfg["hybrid"]:
+                    check("--fsdp_config (FSDP1 hybrid)", (fc.get("version"), fc.get("reshard_after_forward")),
+                          (1, "hybrid_shard"))
+                else:  # FSDP2: reshard after forward = FULL_SHARD, not = SHARD_GRAD_OP
+                    check("--fsdp_config (FSDP2)", (fc.get("version"), fc.get("reshard_after_forward")),
+                          (2, cfg["zero_stage"] == 3))
+                check("--fsdp_config cpu_offload", fc.get("cpu_offload", False), cfg["offload"] == "params")
             else:
-                check("--fsdp", "fsdp" in f, False)
+                check("--fsdp", "fsdp" in f or "fsdp_config" in f, False)
             if fw == "ddp":
                 check("no sharding for DDP", cfg["zero_stage"], 0)
         summary = f"{fw} {cfg['sharding']} tp={cfg['tp']} pp={cfg['pp']} dp={cfg['dp']} " \

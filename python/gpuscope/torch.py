@@ -73,9 +73,10 @@ def trace_handler(dir_name: str, worker_name: Optional[str] = None, use_gzip: bo
     """A torch.profiler on_trace_ready handler: writes each cycle's trace into `dir_name` as
     tensorboard_trace_handler does (worker_name defaults to "<host>_<pid>"; the step number
     follows), then, with print_verdict, analyses it and prints the verdict and the `top` findings
-    (to `file`, default stderr). A profiler that cannot record GPU activity (PyTorch without
-    Kineto, no CUDA activities) gets a message saying so and what to enable instead of an empty
-    verdict. The handler's `.last_path` and `.last_report` hold the latest trace and Report."""
+    (to `file`, default stderr). When the profiler cannot record GPU activity (PyTorch without
+    Kineto, no CUDA activities) the report of what the trace holds (steps, DataLoader waits, host
+    work) is followed by a note saying so and what to enable. The handler's `.last_path` and
+    `.last_report` hold the latest trace and Report."""
 
     def handler(prof: Any) -> None:
         out = file if file is not None else sys.stderr
@@ -92,11 +93,9 @@ def trace_handler(dir_name: str, worker_name: Optional[str] = None, use_gzip: bo
         handler.last_report = None
         if not print_verdict:
             return
+        # A trace without GPU activity is still analysed: its steps, DataLoader waits and host
+        # work are in it. The note says what the trace cannot show and what to enable.
         problem = profiler_problem(prof)
-        if problem is not None:
-            out.write("gpuscope: wrote %s; not diagnosed: %s\n" % (path, problem))
-            out.flush()
-            return
         try:
             report = analyze(path)
         except Error as e:
@@ -106,6 +105,8 @@ def trace_handler(dir_name: str, worker_name: Optional[str] = None, use_gzip: bo
         handler.last_report = report
         out.write("gpuscope: %s\n" % path)
         _print_summary(report, top, out)
+        if problem is not None:
+            out.write("  note: no GPU activity in this trace: %s\n" % problem)
         out.flush()
 
     handler.last_path = None

@@ -22,7 +22,7 @@ int Fail(const Status& s) {
 }
 
 // The best configuration's snippets as files in `dir` (created); what a framework cannot express
-// is not written. Names go to stderr, so stdout stays the document.
+// is not written; the .sh scripts are executable. Names go to stderr, so stdout stays the document.
 Status WriteConfigs(const plan::PlanRequest& r, const plan::ParallelConfig& c, const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -34,6 +34,12 @@ Status WriteConfigs(const plan::PlanRequest& r, const plan::ParallelConfig& c, c
     f << sn.text;
     f.close();
     if (!f) return Status::Error(StatusCode::kIoError, path.string() + ": cannot write");
+    if (path.extension() == ".sh") {  // a script with its #! line: runnable as ./name.sh
+      namespace fs = std::filesystem;
+      fs::permissions(path, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
+                      fs::perm_options::add, ec);
+      if (ec) return Status::Error(StatusCode::kIoError, path.string() + ": chmod +x: " + ec.message());
+    }
     std::fprintf(stderr, "wrote %s\n", path.c_str());
   }
   return Status::Ok();

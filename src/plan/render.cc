@@ -60,15 +60,41 @@ std::string OtherFramework(const ParallelConfig& c, std::string_view mine) {
 }
 
 // ---- Megatron-LM arguments (megatron/training/arguments.py) ----
+// A shell script: the model's shape (validate_args requires --num-layers, --hidden-size,
+// --num-attention-heads and --max-position-embeddings; the rest builds the model the plan counted),
+// then the plan's layout. "$@" passes the run's own flags (data, tokenizer, learning rate,
+// iterations); a flag given again there overrides this one (argparse keeps the last).
 ConfigSnippet MegatronArgs(const PlanRequest& r, const ParallelConfig& c) {
-  ConfigSnippet sn{"megatron_args", "Megatron-LM (pretrain_gpt.py arguments)", "megatron_args.sh", "", ""};
+  ConfigSnippet sn{"megatron_args",
+                   "Megatron-LM (pretrain_gpt.py arguments; the run's data, tokenizer and learning-rate flags after them)",
+                   "megatron_args.sh", "", ""};
   if (c.framework != Framework::kMegatron) {
     sn.not_expressed = OtherFramework(c, "Megatron-LM");
     return sn;
   }
-  std::string cmd = Torchrun(r, c);
-  cmd += Fmt(" pretrain_gpt.py --tensor-model-parallel-size %" PRId64
-             " --pipeline-model-parallel-size %" PRId64, c.tp, c.pp);
+  const ModelConfig& m = r.model;
+  std::string cmd = "#!/bin/sh\n";
+  // validate_args asserts it with tensor parallelism (before Blackwell; harmless after).
+  if (c.tp > 1) cmd += "CUDA_DEVICE_MAX_CONNECTIONS=1 ";
+  cmd += Torchrun(r, c);
+  cmd += Fmt(" pretrain_gpt.py --num-layers %" PRId64 " --hidden-size %" PRId64 " --ffn-hidden-size %" PRId64
+             " --num-attention-heads %" PRId64, m.layers, m.hidden, m.ffn, m.heads);
+  if (m.kv_heads > 0 && m.kv_heads != m.heads)
+    cmd += Fmt(" --group-query-attention --num-query-groups %" PRId64, m.kv_heads);
+  if (m.head_dim > 0 && m.head_dim * m.heads != m.hidden) cmd += Fmt(" --kv-channels %" PRId64, m.head_dim);
+  if (m.learned_positions > 0) {
+    cmd += Fmt(" --max-position-embeddings %" PRId64, m.learned_positions);
+  } else {
+    cmd += Fmt(" --position-embedding-type rope --max-position-embeddings %" PRId64,
+               std::max(m.max_positions, r.seq_len));
+  }
+  if (m.rms_norm) cmd += " --normalization RMSNorm";
+  if (m.gated_mlp) cmd += " --swiglu";
+  if (m.qkv_bias_only) cmd += " --disable-bias-linear --add-qkv-bias";
+  else if (!m.linear_biases) cmd += " --disable-bias-linear";
+  if (!m.tied_embeddings) cmd += " --untie-embeddings-and-output-weights";
+  if (m.experts > 0) cmd += Fmt(" --num-experts %" PRId64 " --moe-router-topk %" PRId64, m.experts, m.experts_top_k);
+  cmd += Fmt(" --tensor-model-parallel-size %" PRId64 " --pipeline-model-parallel-size %" PRId64, c.tp, c.pp);
   if (c.vpp > 1)
     cmd += Fmt(" --num-layers-per-virtual-pipeline-stage %" PRId64, r.model.layers / (c.pp * c.vpp));
   if (c.sp) cmd += " --sequence-parallel";
@@ -83,26 +109,38 @@ ConfigSnippet MegatronArgs(const PlanRequest& r, const ParallelConfig& c) {
   else if (c.precision == Precision::kFp16) cmd += " --fp16";
   if (c.bf16_grads) cmd += " --grad-reduce-in-bf16";
   cmd += c.optimizer == Optimizer::kSgd ? " --optimizer sgd" : " --optimizer adam";
-  sn.text = cmd + "\n";
+  sn.text = cmd + " \"$@\"\n";
   return sn;
 }
 
 // ---- DeepSpeed config (docs: deepspeed.ai/docs/config-json) ----
+// With pp = 1 the HF Trainer runs it (torchrun_trainer.sh's --deepspeed): the optimizer's
+// hyperparameters and the clipping are "auto", which HfTrainerDeepSpeedConfig fills from the
+// Trainer's --learning_rate, --adam_beta1/2, --adam_epsilon, --weight_decay and --max_grad_norm
+// (a section with no params would make DeepSpeed build the optimizer with its own default lr,
+// silently ignoring the Trainer's). Batch sizes and precision stay the plan's numbers: the Trainer
+// checks them against its own arguments and stops on a mismatch. With pp > 1 DeepSpeed's
+// pipeline engine reads the file itself, where "auto" means nothing: the hyperparameters are the
+// run's own to add (said in the title).
 ConfigSnippet DeepSpeedConfig(const PlanRequest& r, const ParallelConfig& c) {
-  ConfigSnippet sn{"deepspeed_json", "DeepSpeed (ds_config.json)", "ds_config.json", "", ""};
+  ConfigSnippet sn{"deepspeed_json", "DeepSpeed (ds_config.json for the HF Trainer's --deepspeed; \"auto\" takes the Trainer's learning rate, betas, eps, weight decay and clipping)",
+                   "ds_config.json", "", ""};
   if (c.framework != Framework::kDeepSpeed) {
     sn.not_expressed = OtherFramework(c, "DeepSpeed");
     return sn;
   }
-  if (c.pp > 1)
+  const bool trainer = c.pp == 1;
+  if (!trainer)
     sn.title = Fmt("DeepSpeed (ds_config.json; the %" PRId64
-                   " pipeline stages are PipelineModule(..., num_stages=%" PRId64 ") in the model code)",
+                   " pipeline stages are PipelineModule(..., num_stages=%" PRId64 ") in the model code; "
+                   "add the run's optimizer.params: lr, weight_decay, …)",
                    c.pp, c.pp);
   render::JsonWriter w(2);
   w.BeginObject();
   w.Key("train_batch_size").Int(r.global_batch);
   w.Key("train_micro_batch_size_per_gpu").Int(c.mbs);
   w.Key("gradient_accumulation_steps").Int(c.grad_accum);
+  if (trainer) w.Key("gradient_clipping").String("auto");
   w.Key("bf16").BeginObject().Key("enabled").Bool(c.precision == Precision::kBf16).EndObject();
   w.Key("fp16").BeginObject().Key("enabled").Bool(c.precision == Precision::kFp16);
   if (c.precision == Precision::kFp16) w.Key("loss_scale").Int(0);  // dynamic loss scaling
@@ -116,11 +154,17 @@ ConfigSnippet DeepSpeedConfig(const PlanRequest& r, const ParallelConfig& c) {
     w.Key("offload_param").BeginObject().Key("device").String("cpu").Key("pin_memory").Bool(true).EndObject();
   w.EndObject();
   // DeepSpeed's own optimizer: its CPU Adam runs the offloaded step; SGD as named. 8-bit Adam
-  // comes from the training script (bitsandbytes), so no section.
-  if (c.optimizer == Optimizer::kAdam)
-    w.Key("optimizer").BeginObject().Key("type").String("AdamW").EndObject();
-  else if (c.optimizer == Optimizer::kSgd)
-    w.Key("optimizer").BeginObject().Key("type").String("SGD").EndObject();
+  // comes from the training script (bitsandbytes), so no section: the Trainer builds its own.
+  if (c.optimizer == Optimizer::kAdam || c.optimizer == Optimizer::kSgd) {
+    const bool adam = c.optimizer == Optimizer::kAdam;
+    w.Key("optimizer").BeginObject().Key("type").String(adam ? "AdamW" : "SGD");
+    if (trainer) {
+      w.Key("params").BeginObject().Key("lr").String("auto");
+      if (adam) w.Key("betas").String("auto").Key("eps").String("auto");
+      w.Key("weight_decay").String("auto").EndObject();
+    }
+    w.EndObject();
+  }
   w.EndObject();
   sn.text = w.str() + "\n";
   return sn;
@@ -148,7 +192,12 @@ ConfigSnippet AccelerateConfig(const PlanRequest& r, const ParallelConfig& c) {
                  c.tp, c.pp, c.grad_accum) +
              "  megatron_lm_sequence_parallelism: " + YamlBool(c.sp) + "\n" +
              "  megatron_lm_recompute_activations: " + YamlBool(c.recompute == Recompute::kSelective) + "\n" +
-             "  megatron_lm_use_distributed_optimizer: " + YamlBool(zero >= 1) + "\n";
+             "  megatron_lm_use_distributed_optimizer: " + YamlBool(zero >= 1) + "\n" +
+             // Unset, Accelerate's MegatronLMPlugin takes context parallel 2 (halving data
+             // parallel) and rotary positions; the plan has no context parallel, and the model's
+             // own positions.
+             "  megatron_lm_context_parallel_size: 1\n" +
+             "  megatron_lm_use_rotary_position_embeddings: " + YamlBool(r.model.learned_positions == 0) + "\n";
       break;
     case Framework::kDeepSpeed:
       if (c.pp > 1) {
@@ -157,6 +206,9 @@ ConfigSnippet AccelerateConfig(const PlanRequest& r, const ParallelConfig& c) {
       }
       body = "distributed_type: DEEPSPEED\ndeepspeed_config:\n" +
              Fmt("  zero_stage: %d\n  gradient_accumulation_steps: %" PRId64 "\n", zero, c.grad_accum) +
+             // Across nodes Accelerate's default DeepSpeed launcher is pdsh with a hostfile;
+             // "standard" is torchrun on each node, as the other snippets launch.
+             (l.nodes > 1 ? "  deepspeed_multinode_launcher: standard\n" : "") +
              "  offload_optimizer_device: " + (c.offload != Offload::kNone ? "cpu" : "none") + "\n" +
              "  offload_param_device: " + (c.offload == Offload::kParams ? "cpu" : "none") + "\n" +
              "  zero3_init_flag: " + YamlBool(zero == 3) + "\n";
@@ -177,7 +229,16 @@ ConfigSnippet AccelerateConfig(const PlanRequest& r, const ParallelConfig& c) {
   std::string y = "compute_environment: LOCAL_MACHINE\n" + body;
   y += "mixed_precision: " +
        std::string(c.precision == Precision::kFp32 ? "'no'" : std::string(hw::PrecisionName(c.precision))) + "\n";
-  y += Fmt("num_machines: %" PRId64 "\nnum_processes: %" PRId64 "\nmachine_rank: 0\n", l.nodes, c.gpus);
+  y += Fmt("num_machines: %" PRId64 "\nnum_processes: %" PRId64 "\n", l.nodes, c.gpus);
+  if (l.nodes > 1) {
+    // Accelerate's launcher asserts a main process address across machines; a YAML file cannot
+    // read $MASTER_ADDR as the torchrun lines do, so it is a name to replace or override.
+    y += "machine_rank: 0  # this node's rank: accelerate launch --machine_rank K on node K\n"
+         "main_process_ip: MASTER_ADDR  # node 0's address: replace, or accelerate launch --main_process_ip $MASTER_ADDR\n"
+         "main_process_port: 29500\n";
+  } else {
+    y += "machine_rank: 0\n";
+  }
   // Micro-batch and accumulation live in the training script under Accelerate.
   y += Fmt("# in the training script: per_device_train_batch_size=%" PRId64
            ", gradient_accumulation_steps=%" PRId64 ", gradient_checkpointing=%s\n",
@@ -188,7 +249,8 @@ ConfigSnippet AccelerateConfig(const PlanRequest& r, const ParallelConfig& c) {
 
 // ---- torchrun + Hugging Face Trainer (transformers TrainingArguments) ----
 ConfigSnippet TrainerCommand(const PlanRequest& r, const ParallelConfig& c) {
-  ConfigSnippet sn{"trainer_command", "torchrun + Hugging Face Trainer (train.py with TrainingArguments)",
+  ConfigSnippet sn{"trainer_command",
+                   "torchrun + Hugging Face Trainer (train.py with TrainingArguments; the run's own flags after them)",
                    "torchrun_trainer.sh", "", ""};
   if (c.framework == Framework::kMegatron) {
     sn.not_expressed = c.tp > 1 || c.pp > 1
@@ -201,7 +263,7 @@ ConfigSnippet TrainerCommand(const PlanRequest& r, const ParallelConfig& c) {
     sn.not_expressed = "the HF Trainer does not run DeepSpeed's pipeline engine (pp > 1)";
     return sn;
   }
-  std::string cmd = Torchrun(r, c);
+  std::string cmd = "#!/bin/sh\n" + Torchrun(r, c);
   cmd += Fmt(" train.py --per_device_train_batch_size %" PRId64 " --gradient_accumulation_steps %" PRId64,
              c.mbs, c.grad_accum);
   if (c.precision == Precision::kBf16) cmd += " --bf16";
@@ -212,11 +274,17 @@ ConfigSnippet TrainerCommand(const PlanRequest& r, const ParallelConfig& c) {
                                                : " --optim adamw_torch";
   if (c.framework == Framework::kDeepSpeed) cmd += " --deepspeed ds_config.json";
   if (c.framework == Framework::kFsdp) {
-    const std::string strategy =
-        c.hybrid ? "hybrid_shard" : ZeroStage(c.sharding) == 2 ? "shard_grad_op" : "full_shard";
-    cmd += " --fsdp \"" + strategy + " auto_wrap" + (c.offload == Offload::kParams ? " offload" : "") + "\"";
+    // transformers 5: --fsdp turns FSDP on and --fsdp_config says how (the "full_shard auto_wrap"
+    // strings are deprecated there). FSDP2, its default: reshard_after_forward true is FULL_SHARD,
+    // false SHARD_GRAD_OP. HYBRID_SHARD is FSDP1's (version 1, deprecated in transformers 5; FSDP2
+    // shards hybrid through a ParallelismConfig in code, not a flag).
+    std::string conf = c.hybrid ? "{\"version\": 1, \"reshard_after_forward\": \"hybrid_shard\""
+                                : std::string("{\"version\": 2, \"reshard_after_forward\": ") +
+                                      (ZeroStage(c.sharding) == 2 ? "false" : "true");
+    if (c.offload == Offload::kParams) conf += ", \"cpu_offload\": true";
+    cmd += " --fsdp --fsdp_config '" + conf + "}'";
   }
-  sn.text = cmd + "\n";
+  sn.text = cmd + " \"$@\"\n";
   return sn;
 }
 

@@ -273,16 +273,18 @@ std::vector<render::Field> LaunchSummaryFields(const analyze::LaunchSummary& l, 
   auto f = [detail](std::string key, std::string label, Value v) {
     return render::Field{std::move(key), std::move(label), std::move(v), detail};
   };
+  // A median or percentile of no launches does not exist: null, as HTA's NaN (not 0 ns).
+  auto q = [&l](auto ns) { return l.n == 0 ? Value::Na(Unit::kNanos) : Ns(ns); };
   return {f("launched", "launched", Count(l.n)),
-          f("median_launch_delay_ns", "launch end → GPU start: median", Ns(l.median_launch_delay_ns)),
-          f("p95_launch_delay_ns", "p95", Ns(l.p95_launch_delay_ns)),
+          f("median_launch_delay_ns", "launch end → GPU start: median", q(l.median_launch_delay_ns)),
+          f("p95_launch_delay_ns", "p95", q(l.p95_launch_delay_ns)),
           Detail("short_kernels", "kernels shorter than their launch call", Count(l.short_kernels)),
           Detail("runtime_outliers", "launch calls > 50 µs", Count(l.runtime_outliers)),
           Detail("launch_delay_outliers", "launch delay outliers", Count(l.launch_delay_outliers)),
           Detail("negative_launch_delays", "negative launch delays", Count(l.negative_launch_delays)),
-          Detail("median_cpu_duration_ns", "median launch call", Ns(l.median_cpu_duration_ns)),
-          Detail("median_gpu_duration_ns", "median kernel", Ns(l.median_gpu_duration_ns)),
-          Detail("median_launch_latency_ns", "median launch latency", Ns(l.median_launch_latency_ns))};
+          Detail("median_cpu_duration_ns", "median launch call", q(l.median_cpu_duration_ns)),
+          Detail("median_gpu_duration_ns", "median kernel", q(l.median_gpu_duration_ns)),
+          Detail("median_launch_latency_ns", "median launch latency", q(l.median_launch_latency_ns))};
 }
 
 void AddLaunches(const RankReport& rr, Section& s) {

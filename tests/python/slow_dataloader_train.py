@@ -1,10 +1,11 @@
 """A small real PyTorch training loop (CPU) whose DataLoader workers are deliberately slow.
 
-Run under `gpuscope run -- python3 slow_dataloader_train.py` by tests/python/run_slow_dataloader_test.sh.
+Run under `gpuscope run -- python slow_dataloader_train.py` by tests/python/run_slow_dataloader_test.py.
 Each sample takes SAMPLE_SLEEP_S in the worker (time.sleep: the worker waits, like a slow disk or
 network read), so two workers deliver a batch every BATCH * SAMPLE_SLEEP_S / 2 seconds while the
 step itself computes for less. The loop measures with wall-clock timers how long it waits for the
-next batch and how long the step computes, and prints both as JSON on its last line.
+next batch and how long the step computes, and its own CPU time and lifetime, and prints them as
+JSON on its last line.
 """
 
 import json
@@ -60,9 +61,21 @@ def main():
         compute += t2 - t1
         steps += 1
     total = wait + compute
+    # The process's own CPU accounting over its whole life (what `gpuscope run` samples from
+    # /proc/PID/stat): CPU seconds of this process (not its workers) and seconds since it started.
+    times = os.times()
+    with open("/proc/self/stat") as f:
+        start_ticks = int(f.read().rsplit(")", 1)[1].split()[19])
+    with open("/proc/uptime") as f:
+        uptime_s = float(f.read().split()[0])
+    life_s = uptime_s - start_ticks / os.sysconf("SC_CLK_TCK")
     print(json.dumps({"steps": steps, "wait_s": wait, "compute_s": compute,
-                      "wait_share": wait / total if total else None}))
+                      "wait_share": wait / total if total else None,
+                      "process_cpu_s": times.user + times.system, "process_life_s": life_s}))
     sys.stdout.flush()
+    # Exit now: the interpreter's teardown (the workers' shutdown, torch's finalisers) would spend
+    # CPU after the accounting above, which `gpuscope run` would see and the script would not.
+    os._exit(0)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """`gpuscope tune` end to end on a real PyTorch training script (tests/python/tune_train.py).
 
   tune_test.py GPUSCOPE TRAIN_SCRIPT WORKDIR search     batch plateau + best workers (planted)
@@ -6,7 +6,7 @@
   tune_test.py GPUSCOPE TRAIN_SCRIPT WORKDIR kill SIG   SIGINT/SIGTERM mid-trial: exit code,
                                                         valid JSONL, no process left, resume
 
-Runs the script with Debian's python3 and torch (exit 77, skipped, without them). WORKDIR is
+Runs the script with this test's Python and its torch (exit 77, skipped, without). WORKDIR is
 made empty first and removed at the end when the test passes.
 """
 import json
@@ -17,7 +17,9 @@ import subprocess
 import sys
 import time
 
-PYTHON = "/usr/bin/python3"
+# The trials run with the Python that runs this test (the project's venv: torch 2.13, CPU).
+PYTHON = sys.executable
+KILL_TRIAL_S = 10  # --trial-time of the kill tests
 
 
 def fail(msg):
@@ -127,14 +129,15 @@ def kill(g, script, work, signame):
     results = os.path.join(work, "kill.jsonl")
     pids = os.path.join(work, "pids")
     # Trial 1 runs until --trial-time (a "timeout": a result); trial 2 is signalled mid-way,
-    # once its DataLoader workers are up (their pids are in the file).
+    # once its DataLoader workers are up (their pids are in the file). A trial must outlast the
+    # script's start-up: `import torch` (2.13) takes ~2 s of CPU, twice that on a loaded machine.
     args = ["--param", "BATCH=pow2:8..64", "--param", "WORKERS=2,0", "--metric",
-            r"([0-9.]+) samples/s", "--trial-time", "3s", "--results", results, "--",
+            r"([0-9.]+) samples/s", "--trial-time", f"{KILL_TRIAL_S}s", "--results", results, "--",
             PYTHON, script, "--batch-size", "{BATCH}", "--workers", "{WORKERS}",
             "--steps", "100000", "--pid-file", pids]
     proc = subprocess.Popen([g, "tune"] + args, cwd=work, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 60
+    deadline = time.time() + 3 * KILL_TRIAL_S + 30
     while time.time() < deadline:
         n = len(read_jsonl(results)) if os.path.exists(results) else 0
         lines = open(pids).read().split() if os.path.exists(pids) else []
@@ -158,8 +161,8 @@ def kill(g, script, work, signame):
     if "best" not in out or "BATCH 8" not in out or f"interrupted ({signame})" not in out:
         fail("the best so far is not printed:\n" + out)
     # The rerun resumes: trial 1 comes from the file, the interrupted one runs again; the budget
-    # (7 s, trials of 3 s) stops it after a few trials with "budget spent".
-    p = tune(g, ["--budget", "7s"] + args, work)
+    # (2.2 trials) stops it after two more trials with "budget spent".
+    p = tune(g, ["--budget", f"{2.2 * KILL_TRIAL_S:.0f}s"] + args, work)
     if p.returncode != 0:
         fail(f"rerun exited {p.returncode}\n{p.stderr[-2000:]}")
     if "trial 1 · BATCH=8 WORKERS=2 · timeout" not in p.stderr or "(from " not in p.stderr:
@@ -183,7 +186,7 @@ def kill(g, script, work, signame):
 def main():
     g, script, work, mode = sys.argv[1:5]
     if subprocess.run([PYTHON, "-c", "import torch"], capture_output=True).returncode != 0:
-        print(f"SKIP: {PYTHON} cannot import torch (Debian: apt install python3-torch)")
+        print(f"SKIP: {PYTHON} cannot import torch (tools/setup.sh --test installs it)")
         sys.exit(77)
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
