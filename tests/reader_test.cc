@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "analyze/op_shapes.h"
 #include "analyze/trace_summary.h"
 #include "gpuscope/ingest.h"
 #include "ingest/kineto_json/kineto_reader.h"
@@ -466,6 +467,76 @@ TEST(Reader, BatchBoundariesAndThreadsDoNotChangeTheModel) {
           << "threads " << threads << " batch " << batch;
     }
   }
+}
+
+// record_shapes: "Input Dims", "Input type", "Input Strides", "Concrete Inputs" of cpu ops are
+// kept as their JSON text; columns stay empty until an op has the arg, and batches that cut the
+// trace between ops with and without shapes (and with shapes first in a later batch) give the
+// model one batch gives.
+TEST(Reader, OpShapesKeptAsTextAndColumnsOnlyWhenPresent) {
+  auto op = [](int i, const std::string& args) {
+    return "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::addmm\", \"pid\": 1, \"tid\": 1, "
+           "\"ts\": " + std::to_string(100 + 10 * i) + ", \"dur\": 5, \"args\": {" + args + "}}";
+  };
+  const std::string shaped =
+      "\"Input Dims\": [[1024], [8, 512], [512, 1024], [], []], "
+      "\"Input type\": [\"float\", \"float\", \"float\", \"Scalar\", \"Scalar\"], "
+      "\"Input Strides\": [[1], [512, 1], [1, 512], [], []], \"Concrete Inputs\": [\"\", \"\", \"\", \"1\", \"1\"]";
+  std::string json = "{\"traceEvents\": [";
+  for (int i = 0; i < 200; ++i) {
+    if (i) json += ",\n";
+    // Ops 0–59 without shapes, then every third op with them, one with dims only.
+    json += op(i, i < 60 || i % 3 ? "\"External id\": " + std::to_string(i)
+                                  : i == 99 ? "\"Input Dims\": [[2, 3]]" : shaped);
+  }
+  json += "]}";
+  LoadOptions one;
+  one.threads = 1;
+  one.batch_bytes = size_t{64} << 20;
+  Trace t = Load(json, one);
+  ASSERT_EQ(t.cpu.size(), 200u);
+  ASSERT_TRUE(t.cpu.has_shapes());
+  for (const auto* col : {&t.cpu.input_dims, &t.cpu.input_types, &t.cpu.input_strides, &t.cpu.concrete_inputs})
+    EXPECT_EQ(col->size(), 200u);
+  EXPECT_EQ(t.Str(t.cpu.input_dims[0]), "");
+  EXPECT_EQ(t.Str(t.cpu.input_dims[60]), "[[1024], [8, 512], [512, 1024], [], []]");
+  EXPECT_EQ(t.Str(t.cpu.input_types[60]), "[\"float\", \"float\", \"float\", \"Scalar\", \"Scalar\"]");
+  EXPECT_EQ(t.Str(t.cpu.input_strides[60]), "[[1], [512, 1], [1, 512], [], []]");
+  EXPECT_EQ(t.Str(t.cpu.concrete_inputs[60]), "[\"\", \"\", \"\", \"1\", \"1\"]");
+  EXPECT_EQ(t.Str(t.cpu.input_dims[61]), "");
+  EXPECT_EQ(t.Str(t.cpu.input_dims[99]), "[[2, 3]]");
+  EXPECT_EQ(t.Str(t.cpu.input_types[99]), "");
+  // Interned: every shaped op shares one id.
+  EXPECT_EQ(t.cpu.input_dims[60], t.cpu.input_dims[63]);
+  // The ops table: ops 60, 63, …, 198 carry dims (47), #99 a shape of its own.
+  const analyze::OpShapes groups = analyze::AnalyzeOpShapes(t);
+  EXPECT_TRUE(groups.recorded);
+  EXPECT_EQ(groups.ops, 200u);
+  EXPECT_EQ(groups.ops_with_dims, 47u);
+  ASSERT_EQ(groups.groups.size(), 2u);
+  EXPECT_EQ(t.Str(groups.groups[0].input_dims), "[[1024], [8, 512], [512, 1024], [], []]");
+  EXPECT_EQ(groups.groups[0].count, 46u);
+  EXPECT_EQ(groups.groups[0].total_ns, 46 * 5000);
+  EXPECT_EQ(groups.groups[0].max_ns, 5000);
+  EXPECT_EQ(t.Str(groups.groups[1].input_dims), "[[2, 3]]");
+  EXPECT_EQ(t.diagnostics.total(), 0u);
+  const std::string reference = Fingerprint(t);
+  for (int threads : {1, 2})
+    for (size_t batch : {4096, 4500, 7000}) {
+      LoadOptions o;
+      o.threads = threads;
+      o.batch_bytes = batch;
+      EXPECT_TRUE(Fingerprint(Load(json, o)) == reference) << "threads " << threads << " batch " << batch;
+    }
+  // No shapes anywhere: nothing stored.
+  Trace plain = Load(kModern);
+  EXPECT_FALSE(plain.cpu.has_shapes());
+  EXPECT_TRUE(plain.cpu.input_types.empty() && plain.cpu.input_strides.empty() &&
+              plain.cpu.concrete_inputs.empty());
+  // A shape arg of the wrong type is counted and skipped, not read.
+  Trace bad = Load("{\"traceEvents\": [" + op(0, "\"Input Dims\": \"[[1]]\"") + "]}");
+  EXPECT_FALSE(bad.cpu.has_shapes());
+  EXPECT_EQ(DiagCount(bad, Diag::kBadNumber), 1u);
 }
 
 TEST(Reader, GzipMatchesPlainWithEitherInflater) {

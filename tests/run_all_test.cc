@@ -76,6 +76,7 @@ std::string JsonOfAnalysesAlone(const std::vector<Trace>& traces) {
     r.memory = AnalyzeMemory(t);
     r.occupancy = AnalyzeOccupancy(t, r.steps);
     r.idle_gaps = AnalyzeIdleGaps(t, r.steps, r.sync);
+    r.op_shapes = AnalyzeOpShapes(t);
   }
   return JsonOf(std::move(ranks));
 }

@@ -43,8 +43,14 @@ inline std::string Fingerprint(const Trace& t) {
   for (size_t i = 0; i < c.size(); ++i) {
     o << "P " << c.start_ns[i] << ' ' << c.dur_ns[i] << ' ' << t.Str(c.name[i]) << ' '
       << Id(t, c.pid[i]) << ' ' << Id(t, c.tid[i]) << ' ' << c.external_id[i] << ' '
-      << int(c.kind[i]) << ' ' << c.step[i] << ' ' << int(c.is_dataloader[i]) << '\n';
+      << int(c.kind[i]) << ' ' << c.step[i] << ' ' << int(c.is_dataloader[i]);
+    // Shape columns: empty while no op has the arg, else one row per op.
+    for (const auto* col : {&c.input_dims, &c.input_types, &c.input_strides, &c.concrete_inputs})
+      o << " S" << (col->empty() ? std::string("-") : std::string(t.Str((*col)[i])));
+    o << '\n';
   }
+  o << "shape columns " << c.input_dims.size() << ' ' << c.input_types.size() << ' '
+    << c.input_strides.size() << ' ' << c.concrete_inputs.size() << '\n';
   const auto& m = t.memory;
   for (size_t i = 0; i < m.size(); ++i) {
     o << "M " << m.ts_ns[i] << ' ' << int(m.device_type[i]) << ' ' << m.device_id[i] << ' '

@@ -222,8 +222,17 @@ struct CpuOpTable {
   std::vector<CpuKind> kind;
   std::vector<int32_t> step;           // N of "ProfilerStep#N", else -1
   std::vector<uint8_t> is_dataloader;  // "enumerate(DataLoader)…"
+  // record_shapes=True: the op's "Input Dims", "Input type", "Input Strides" and "Concrete Inputs"
+  // as the profiler wrote them (their JSON text, interned; kEmptyString where an op has none).
+  // Each column is empty while no op of the trace has that arg, so a trace without shapes stores
+  // nothing; once one op has it, the column has a row for every op.
+  std::vector<StringId> input_dims;
+  std::vector<StringId> input_types;
+  std::vector<StringId> input_strides;
+  std::vector<StringId> concrete_inputs;
 
   size_t size() const { return start_ns.size(); }
+  bool has_shapes() const { return !input_dims.empty(); }
 };
 
 // Allocator events ("[memory]" instants). Totals are after the event; -1 when the trace predates

@@ -13,7 +13,7 @@ const char* AnalysisName(AnalysisId id) {
   static constexpr const char* kNames[] = {
       "kernel_classes", "gpu_selection", "steps",     "occupancy", "gpu_time",
       "kernels",        "sync_points",   "idle_gaps", "launches",  "copies",
-      "memory",         "summary",       "monitor",   "rank_facts"};
+      "memory",         "summary",       "monitor",   "rank_facts", "op_shapes"};
   static_assert(std::size(kNames) == kAnalysisCount);
   return kNames[static_cast<size_t>(id)];
 }
@@ -100,6 +100,9 @@ class RankSchedule : public std::enable_shared_from_this<RankSchedule> {
     });
     Run([](RankSchedule& s) {
       Timed(s.r_, AnalysisId::kSummary, [&] { s.r_.summary = SummarizeTrace(s.t_); });
+    });
+    Run([](RankSchedule& s) {
+      Timed(s.r_, AnalysisId::kOpShapes, [&] { s.r_.op_shapes = AnalyzeOpShapes(s.t_); });
     });
     if (o_.monitor != nullptr) {
       Run([](RankSchedule& s) {

@@ -23,6 +23,7 @@
 #include "analyze/memory.h"
 #include "analyze/monitor_beside.h"
 #include "analyze/occupancy.h"
+#include "analyze/op_shapes.h"
 #include "analyze/steps.h"
 #include "analyze/sync_points.h"
 #include "analyze/trace_summary.h"
@@ -46,7 +47,7 @@ struct RunOptions {
 // The analyses RunAll schedules, for their CPU times (`--stats`, bench/).
 enum class AnalysisId : uint8_t {
   kKernelClasses, kGpuSelection, kSteps, kOccupancy, kGpuTime, kKernels, kSyncPoints, kIdleGaps, kLaunches,
-  kCopies, kMemory, kSummary, kMonitor, kRankFacts, kCount
+  kCopies, kMemory, kSummary, kMonitor, kRankFacts, kOpShapes, kCount
 };
 inline constexpr size_t kAnalysisCount = static_cast<size_t>(AnalysisId::kCount);
 // "kernel_classes", "steps", … (snake case, as --stats prints them).
@@ -69,6 +70,7 @@ struct RankResults {
   SyncStats sync;                // host-blocking synchronisation and its causes
   MemoryStats memory;            // peak allocated/reserved vs device memory, timeline
   OccupancyStats occupancy;      // SM efficiency, achieved occupancy, tiny grids (≥ steps)
+  OpShapes op_shapes;            // ops per input shape (record_shapes traces)
   IdleGapStats idle_gaps;        // GPU idle gaps and what the host did (≥ steps, sync)
   std::optional<MonitorBeside> monitor;  // with RunOptions::monitor
   // ExtractRankFacts(*this) (analyze/job.h), made by RunAll as soon as the steps and GPU time are

@@ -180,6 +180,19 @@ void AppendIds(std::vector<StringId>& dst, const std::vector<StringId>& src,
   for (StringId id : src) dst.push_back(remap[id]);
 }
 
+// A column that is empty while no row has a value (CpuOpTable's shapes): `src_rows` rows of src
+// appended after `dst_rows` rows of dst, the side without the column padded with kEmptyString.
+void AppendOptionalIds(std::vector<StringId>& dst, size_t dst_rows, const std::vector<StringId>& src,
+                       size_t src_rows, const std::vector<StringId>& remap) {
+  if (src.empty() && dst.empty()) return;
+  dst.resize(dst_rows, kEmptyString);
+  if (src.empty()) {
+    dst.resize(dst_rows + src_rows, kEmptyString);
+  } else {
+    AppendIds(dst, src, remap);
+  }
+}
+
 // String-encoded pids/tids (see kStringTraceIdBase) must follow their string into the new pool.
 size_t VecBytes(const TraceIdColumn& c) { return c.bytes(); }
 
@@ -215,7 +228,8 @@ size_t Trace::TableBytes() const {
        VecBytes(runtime.is_driver);
   n += VecBytes(cpu.start_ns) + VecBytes(cpu.dur_ns) + VecBytes(cpu.name) + VecBytes(cpu.pid) +
        VecBytes(cpu.tid) + VecBytes(cpu.external_id) + VecBytes(cpu.kind) + VecBytes(cpu.step) +
-       VecBytes(cpu.is_dataloader);
+       VecBytes(cpu.is_dataloader) + VecBytes(cpu.input_dims) + VecBytes(cpu.input_types) +
+       VecBytes(cpu.input_strides) + VecBytes(cpu.concrete_inputs);
   n += VecBytes(memory.ts_ns) + VecBytes(memory.device_type) + VecBytes(memory.device_id) +
        VecBytes(memory.bytes_delta) + VecBytes(memory.total_allocated) +
        VecBytes(memory.total_reserved) + VecBytes(memory.addr);
@@ -340,6 +354,11 @@ std::vector<StringId> AppendTrace(Trace* dst, Trace&& src) {
 
   CpuOpTable& c = dst->cpu;
   const CpuOpTable& sc = src.cpu;
+  const size_t cpu_rows = c.size();
+  AppendOptionalIds(c.input_dims, cpu_rows, sc.input_dims, sc.size(), remap);
+  AppendOptionalIds(c.input_types, cpu_rows, sc.input_types, sc.size(), remap);
+  AppendOptionalIds(c.input_strides, cpu_rows, sc.input_strides, sc.size(), remap);
+  AppendOptionalIds(c.concrete_inputs, cpu_rows, sc.concrete_inputs, sc.size(), remap);
   Append(c.start_ns, sc.start_ns);
   Append(c.dur_ns, sc.dur_ns);
   AppendIds(c.name, sc.name, remap);

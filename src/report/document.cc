@@ -459,6 +459,26 @@ void AddOccupancy(const analyze::OccupancyStats& o, Section& s) {
                       Ns(k.lost_sm_ns)});
 }
 
+// Ops per input shape (record_shapes=True traces; analyze/op_shapes.h), by host time, in JSON and
+// HTML: a row of a table holds an op's name and a list of shapes, wider than a terminal.
+void AddOpShapes(const RankReport& rr, Section& s) {
+  s.views = render::kViewHtml;
+  const analyze::OpShapes& o = rr.op_shapes;
+  Row& row = s.AddRow("op_shapes_recorded", "ops");
+  row.fields = {F("ops", "ATen ops", Count(o.ops)),
+                F("ops_with_input_dims", "with input shapes (record_shapes)", Count(o.ops_with_dims)),
+                F("distinct_op_shapes", "distinct op × shape", Count(o.groups.size()))};
+  row.detail = !o.recorded;
+  Table& t = s.AddTable("op_shapes", "ops by input shape",
+                        {{"name", "op"}, {"input_dims", "input dims"}, {"input_types", "input types"},
+                         {"count", "count"}, {"total_ns", "host time"}, {"mean_ns", "mean"},
+                         {"max_ns", "max", true}});
+  for (const analyze::OpShapeGroup& g : o.groups)
+    t.rows.push_back({Text(Name(rr.trace, g.name)), Text(Name(rr.trace, g.input_dims)),
+                      Text(Name(rr.trace, g.input_types)), Count(g.count), Ns(g.total_ns),
+                      Ns(static_cast<double>(g.total_ns) / static_cast<double>(g.count)), Ns(g.max_ns)});
+}
+
 void AddIdleGaps(const RankReport& rr, Section& s) {
   const analyze::IdleGapStats& g = rr.idle_gaps;
   Row& head = s.AddRow("idle_gaps", "idle gaps");
@@ -555,6 +575,7 @@ render::Section BuildRankSection(const RankReport& rr, size_t index) {
   AddMemory(rr.memory, group("memory", "memory"));
   AddOccupancy(rr.occupancy, group("occupancy", "occupancy"));
   AddIdleGaps(rr, group("idle_gaps", "idle gaps"));
+  AddOpShapes(rr, group("ops", "ops by input shape"));
   // `analyze TRACE --monitor FILE`: the recording's samples within this trace's span.
   if (rr.monitor)
     s.sections.push_back(

@@ -267,6 +267,8 @@ struct RawEvent {
   int64_t sort_index = 0;
   bool has_sort_index = false;
   std::vector<std::pair<std::string_view, double>>* counter_values = nullptr;
+  // record_shapes: JSON text of the arrays, empty when absent.
+  std::string_view input_dims, input_types, input_strides, concrete_inputs;
 };
 
 // The key of a field without unescaping: Kineto keys never contain escapes, and comparing the raw
@@ -293,6 +295,7 @@ class BatchMemo {
   void Reset() {
     if (used_) {
       slots_.fill(Slot{});
+      shape_slots_.fill(Slot{});
       runtime_kind_.clear();
       used_ = false;
     }
@@ -301,19 +304,16 @@ class BatchMemo {
   // signatures), and hashing every occurrence in full cost more than the rest of interning.
   // Keyed by length and the first and last 8 bytes; a hit is confirmed by comparing the bytes.
   StringId Find(std::string_view s, const StringPool& pool) const {
-    const Slot& slot = slots_[SlotOf(s)];
-    if (slot.id != StringPool::kNotInterned && slot.len == s.size()) {
-      if (s.empty()) return slot.id;  // (an empty view may have no data pointer to compare)
-      const std::string_view held = pool.Get(slot.id);
-      if (std::memcmp(held.data(), s.data(), s.size()) == 0) return slot.id;
-    }
-    return StringPool::kNotInterned;
+    return FindIn(slots_[SlotOf(s)], s, pool);
   }
-  void Remember(std::string_view s, StringId id) {
-    Slot& slot = slots_[SlotOf(s)];
-    slot.id = id;
-    slot.len = static_cast<uint32_t>(s.size());
-    used_ = true;
+  void Remember(std::string_view s, StringId id) { RememberIn(slots_[SlotOf(s)], s, id); }
+  // The same for op shapes ("Input Dims" …): short, and alike at both ends ("[[128, 2…], [], []]"),
+  // so keyed by a hash of every byte, in slots of their own (they would evict the names).
+  StringId FindShape(std::string_view s, const StringPool& pool) const {
+    return FindIn(shape_slots_[ShapeSlotOf(s)], s, pool);
+  }
+  void RememberShape(std::string_view s, StringId id) {
+    RememberIn(shape_slots_[ShapeSlotOf(s)], s, id);
   }
   // ClassifyRuntime of the name with batch-local id `id`.
   RuntimeKind Runtime(StringId id, std::string_view name) {
@@ -328,7 +328,35 @@ class BatchMemo {
     StringId id = StringPool::kNotInterned;
     uint32_t len = 0;
   };
+  static StringId FindIn(const Slot& slot, std::string_view s, const StringPool& pool) {
+    if (slot.id != StringPool::kNotInterned && slot.len == s.size()) {
+      if (s.empty()) return slot.id;  // (an empty view may have no data pointer to compare)
+      const std::string_view held = pool.Get(slot.id);
+      if (std::memcmp(held.data(), s.data(), s.size()) == 0) return slot.id;
+    }
+    return StringPool::kNotInterned;
+  }
+  void RememberIn(Slot& slot, std::string_view s, StringId id) {
+    slot.id = id;
+    slot.len = static_cast<uint32_t>(s.size());
+    used_ = true;
+  }
   static constexpr size_t kSlots = 1024;
+  static constexpr size_t kShapeSlots = 4096;
+  static size_t ShapeSlotOf(std::string_view s) {
+    uint64_t h = s.size() * 0x9E3779B97F4A7C15ull;
+    size_t i = 0;
+    for (; i + 8 <= s.size(); i += 8) {
+      uint64_t w;
+      std::memcpy(&w, s.data() + i, 8);
+      h = (h ^ w) * 0xFF51AFD7ED558CCDull;
+      h ^= h >> 29;
+    }
+    uint64_t w = 0;
+    std::memcpy(&w, s.data() + i, s.size() - i);
+    h = (h ^ w) * 0xC4CEB9FE1A85EC53ull;
+    return static_cast<size_t>(h >> 52);  // 12 bits: kShapeSlots
+  }
   static size_t SlotOf(std::string_view s) {
     if (s.empty()) return 0;
     uint64_t head = 0, tail = 0;
@@ -339,6 +367,7 @@ class BatchMemo {
     return static_cast<size_t>(h >> 54);  // 10 bits: kSlots
   }
   std::array<Slot, kSlots> slots_{};
+  std::array<Slot, kShapeSlots> shape_slots_{};
   std::vector<int8_t> runtime_kind_;
   bool used_ = false;
 };
@@ -351,22 +380,21 @@ class Context {
   // Strings are sanitised at the border (base/sanitize.h): a JSON escape such as \u001b decodes to
   // a raw ESC that the raw-text Sanitize below never sees, and would reach every renderer.
   StringId Intern(std::string_view s) {
-    StringPool& pool = r_->tables.strings;
-    if (StringId id = memo_->Find(s, pool); id != StringPool::kNotInterned) [[likely]]
+    if (StringId id = memo_->Find(s, r_->tables.strings); id != StringPool::kNotInterned)
+        [[likely]]
       return id;
-    // Names repeat thousands of times: only a string not seen before is checked for control
-    // characters (a raw string with them is never in the pool, since its cleaned form is stored,
-    // so every occurrence is cleaned and counted). Checking every occurrence cost ~7 % of ingest.
-    StringId id = pool.Find(s);
-    if (id == StringPool::kNotInterned) {
-      if (HasControlCharacter(s)) [[unlikely]] {
-        SanitizeText(s, &cleaned_);
-        Diag(gpuscope::Diag::kControlCharacter);
-        return pool.Intern(cleaned_);  // not remembered: every occurrence is counted
-      }
-      id = pool.Intern(s);
-    }
-    memo_->Remember(s, id);
+    bool remember = true;
+    const StringId id = InternUncached(s, &remember);
+    if (remember) memo_->Remember(s, id);
+    return id;
+  }
+  // An op shape's JSON text: the same, through the memo's shape slots (BatchMemo::FindShape).
+  StringId InternShape(std::string_view s) {
+    if (StringId id = memo_->FindShape(s, r_->tables.strings); id != StringPool::kNotInterned)
+      return id;
+    bool remember = true;
+    const StringId id = InternUncached(s, &remember);
+    if (remember) memo_->RememberShape(s, id);
     return id;
   }
   RuntimeKind RuntimeKindOf(StringId id, std::string_view name) {
@@ -377,6 +405,24 @@ class Context {
   bool keep_flows() const { return keep_flows_; }
 
  private:
+  // Names repeat thousands of times: only a string not seen before is checked for control
+  // characters (a raw string with them is never in the pool, since its cleaned form is stored,
+  // so every occurrence is cleaned and counted; *remember is then false). Checking every
+  // occurrence cost ~7 % of ingest.
+  StringId InternUncached(std::string_view s, bool* remember) {
+    StringPool& pool = r_->tables.strings;
+    StringId id = pool.Find(s);
+    if (id == StringPool::kNotInterned) {
+      if (HasControlCharacter(s)) [[unlikely]] {
+        SanitizeText(s, &cleaned_);
+        Diag(gpuscope::Diag::kControlCharacter);
+        *remember = false;
+        return pool.Intern(cleaned_);
+      }
+      id = pool.Intern(s);
+    }
+    return id;
+  }
   BatchResult* r_;
   int64_t offset_;
   BatchMemo* memo_;
@@ -480,6 +526,22 @@ sj::error_code ReadString(od::value& v, Context& ctx, std::string_view* out, boo
   } else if (type != od::json_type::null) {
     ctx.Diag(Diag::kBadNumber);
   }
+  return sj::SUCCESS;
+}
+
+// An array arg kept as its JSON text, in place (the op shapes of record_shapes: "Input Dims" …).
+// Another type is counted and skipped; null is absent.
+sj::error_code ReadArrayText(od::value& v, Context& ctx, std::string_view* out) {
+  od::json_type type;
+  if (auto e = v.type().get(type)) return e;
+  if (type != od::json_type::array) {
+    if (type != od::json_type::null) ctx.Diag(Diag::kBadNumber);
+    return sj::SUCCESS;
+  }
+  od::array a;
+  if (auto e = v.get_array().get(a)) return e;
+  if (auto e = a.raw_json().get(*out)) return e;
+  *out = TrimSpace(*out);
   return sj::SUCCESS;
 }
 
@@ -650,7 +712,14 @@ sj::error_code ReadArgs(od::value& v, Context& ctx, RawEvent* ev) {
         if (KeyIs(raw, "warps per SM")) e = ReadDouble(val, ctx, &ev->warps_per_sm);
         break;
       case 'I':
-        if (KeyIs(raw, "In msg nelems")) e = ReadInt(val, ctx, &ev->in_nelems);
+        if (KeyIs(raw, "In msg nelems"))
+          e = ReadInt(val, ctx, &ev->in_nelems);
+        else if (KeyIs(raw, "Input Dims"))
+          e = ReadArrayText(val, ctx, &ev->input_dims);
+        else if (KeyIs(raw, "Input type"))
+          e = ReadArrayText(val, ctx, &ev->input_types);
+        else if (KeyIs(raw, "Input Strides"))
+          e = ReadArrayText(val, ctx, &ev->input_strides);
         break;
       case 'O':
         if (KeyIs(raw, "Out msg nelems")) e = ReadInt(val, ctx, &ev->out_nelems);
@@ -664,6 +733,8 @@ sj::error_code ReadArgs(od::value& v, Context& ctx, RawEvent* ev) {
       case 'C':
         if (KeyIs(raw, "Collective name"))
           e = ReadString(val, ctx, &ev->collective, &ev->has_collective);
+        else if (KeyIs(raw, "Concrete Inputs"))
+          e = ReadArrayText(val, ctx, &ev->concrete_inputs);
         break;
       case 'S':
         // The collective's sequence number in its process group (Kineto's kSeqNum, written raw
@@ -951,6 +1022,17 @@ void CommitCpu(const RawEvent& ev, CpuKind kind, Context& ctx) {
   const bool step_kind = kind == CpuKind::kCpuOp || kind == CpuKind::kUserAnnotation;
   c.step.push_back(step_kind ? ProfilerStepNumber(ev.name) : -1);
   c.is_dataloader.push_back(IsDataLoaderName(ev.name) ? 1 : 0);
+  // Shape columns start at the first op that has the arg (padded for the rows before it).
+  const size_t row = c.size() - 1;
+  auto shape = [&ctx, row](std::vector<StringId>& col, std::string_view text) {
+    if (text.empty() && col.empty()) return;
+    col.resize(row, kEmptyString);
+    col.push_back(text.empty() ? kEmptyString : ctx.InternShape(text));
+  };
+  shape(c.input_dims, ev.input_dims);
+  shape(c.input_types, ev.input_types);
+  shape(c.input_strides, ev.input_strides);
+  shape(c.concrete_inputs, ev.concrete_inputs);
 }
 
 void CommitMetadata(const RawEvent& ev, Context& ctx) {
