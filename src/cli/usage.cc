@@ -208,6 +208,11 @@ std::optional<std::string> ExplainUsageError(const CLI::App& app,
 
 void AddHelpExamples(CLI::App& app) {
   app.footer(
+      "Python: import gpuscope (Python 3.9 or newer; pip install --no-build-isolation . in a venv);\n"
+      "gpuscope.torch needs PyTorch 2.x. Tested with Python 3.11 and torch 2.13.0 (CPU build), the\n"
+      "versions in requirements-test.txt. The Python tests alone, after the README's test command:\n"
+      "ctest --test-dir build/release -L 'python|torch2|hta-live|frameworks' (docs/python.md).\n"
+      "\n"
       "Examples:\n"
       "  gpuscope analyze rank0.pt.trace.json.gz\n"
       "  gpuscope run --record run.jsonl -- python train.py\n"
