@@ -529,17 +529,24 @@ sj::error_code ReadString(od::value& v, Context& ctx, std::string_view* out, boo
   return sj::SUCCESS;
 }
 
-// An array arg kept as its JSON text, in place (the op shapes of record_shapes: "Input Dims" …).
-// Another type is counted and skipped; null is absent.
-sj::error_code ReadArrayText(od::value& v, Context& ctx, std::string_view* out) {
+// An array arg: *is_array says whether `v` is one (then `out` is it); another type is counted
+// (null is absent) and the arg skipped.
+sj::error_code GetArrayArg(od::value& v, Context& ctx, od::array* out, bool* is_array) {
   od::json_type type;
   if (auto e = v.type().get(type)) return e;
-  if (type != od::json_type::array) {
+  *is_array = type == od::json_type::array;
+  if (!*is_array) {
     if (type != od::json_type::null) ctx.Diag(Diag::kBadNumber);
     return sj::SUCCESS;
   }
+  return v.get_array().get(*out);
+}
+
+// An array arg kept as its JSON text, in place (the op shapes of record_shapes: "Input Dims" …).
+sj::error_code ReadArrayText(od::value& v, Context& ctx, std::string_view* out) {
   od::array a;
-  if (auto e = v.get_array().get(a)) return e;
+  bool is_array = false;
+  if (auto e = GetArrayArg(v, ctx, &a, &is_array); e || !is_array) return e;
   if (auto e = a.raw_json().get(*out)) return e;
   *out = TrimSpace(*out);
   return sj::SUCCESS;
@@ -595,14 +602,9 @@ sj::error_code ReadTraceId(od::value& v, Context& ctx, TraceId* out) {
 }
 
 sj::error_code ReadTriple(od::value& v, Context& ctx, std::array<int32_t, 3>* out) {
-  od::json_type type;
-  if (auto e = v.type().get(type)) return e;
-  if (type != od::json_type::array) {
-    if (type != od::json_type::null) ctx.Diag(Diag::kBadNumber);
-    return sj::SUCCESS;
-  }
   od::array arr;
-  if (auto e = v.get_array().get(arr)) return e;
+  bool is_array = false;
+  if (auto e = GetArrayArg(v, ctx, &arr, &is_array); e || !is_array) return e;
   size_t i = 0;
   for (auto item : arr) {
     od::value x;
