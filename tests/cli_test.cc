@@ -404,5 +404,47 @@ TEST(CliUsage, EveryHelpEndsWithAnExample) {
   }
 }
 
+// --csv DIR writes every table of the report as DIR/<table>.csv, op_costs.csv among them: the
+// columns the issue names, a GEMM priced by its formula, a convolution of a trace without
+// Concrete Inputs left unpriced (never guessed); a --csv that is a file is refused.
+TEST(Cli, CsvWritesEveryTableWithOpCosts) {
+  const std::string trace = testing::RealPath(
+      "traces/kineto_tb_plugin/resnet50_num_workers_0.worker0.1623143089861.pt.trace.json.gz");
+  GPUSCOPE_REQUIRE_REAL("traces/kineto_tb_plugin/resnet50_num_workers_0.worker0.1623143089861.pt.trace.json.gz");
+  testing::ScopedTempDir dir;
+  const std::string out = dir.File("tables");
+  const auto r = RunGpuscope("analyze --csv " + out + " " + trace);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("CSV tables to " + out), std::string::npos) << r.err;
+  for (const char* table : {"op_costs", "per_step", "top_kernels_compute"})
+    EXPECT_TRUE(std::filesystem::exists(out + "/" + table + ".csv")) << table;
+  std::ifstream in(out + "/op_costs.csv");
+  std::string header;
+  std::getline(in, header);
+  for (const char* column : {"section,", "op,", "input_dims,", "count,", "time_ns,", "flops,", "bytes,", "bound,"})
+    EXPECT_NE(header.find(column), std::string::npos) << column << " in " << header;
+  std::string line;
+  bool gemm = false, conv = false;
+  while (std::getline(in, line)) {
+    // The classifier: aten::addmm [[1000], [32, 2048], [2048, 1000]], 2·32·2048·1000 + 32·1000.
+    if (line.find("aten::addmm,\"[[1000], [32, 2048], [2048, 1000]") != std::string::npos) {
+      gemm = true;
+      EXPECT_NE(line.find(",131104000,"), std::string::npos) << line;
+    }
+    if (line.find("aten::convolution,") != std::string::npos) {
+      conv = true;
+      EXPECT_NE(line.find("shapes_not_understood"), std::string::npos) << line;
+    }
+  }
+  EXPECT_TRUE(gemm);
+  EXPECT_TRUE(conv);
+  // A path that is a file, not a folder: exit 2, nothing written.
+  const std::string file = dir.File("plain");
+  WriteFile(file, "x");
+  const auto bad = RunGpuscope("analyze --csv " + file + " " + trace);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("not a folder"), std::string::npos) << bad.err;
+}
+
 }  // namespace
 }  // namespace gpuscope

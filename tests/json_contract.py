@@ -106,7 +106,7 @@ class V2:
         return self.item(r, group, table)["rows"][i][col]
 
 
-def v2_value(v2, p):
+def v2_value(v2, p, v1_ids={}):
     """The v2 value for v1 path p, with the factor v1 = factor * v2 (units changed), or KeyError."""
     if p[0] == "schema_version":
         return 2, None  # compared separately: the version moved on
@@ -244,7 +244,13 @@ def v2_value(v2, p):
     if k == "findings":
         fid = None
         findings = [(key, it) for key, it in v2.ranks[r]["sections"]["findings"]["items"].items() if it["type"] == "finding"]
-        key, it = findings[rest[1]]
+        # By the v1 finding's rule id where it has one: rules added since (the cost model's)
+        # rank between the old ones.
+        v1_id = v1_ids.get((r, rest[1]))
+        if v1_id is not None:
+            key, it = next((key, it) for key, it in findings if key == v1_id)
+        else:
+            key, it = findings[rest[1]]
         if rest[2] == "confidence": return it["confidence"], 1
         if rest[2] == "estimated_saving_ns_per_step": return (it["saving_ns"] or 0), 1
         if rest[2] == "estimated_saving_pct": return (it["saving_share"] or 0), 100
@@ -255,10 +261,12 @@ def mapping(v1_path, v2_path):
     v1, _ = load(v1_path)
     v2 = V2(load(v2_path)[0])
     problems, checked = [], 0
+    v1_ids = {(r, i): f.get("id") for r, rank in enumerate(v1.get("ranks", []))
+              for i, f in enumerate(rank.get("findings", []))}
     for p, a in numeric_leaves(v1):
         try:
-            b, factor = v2_value(v2, p)
-        except (KeyError, IndexError, TypeError) as e:
+            b, factor = v2_value(v2, p, v1_ids)
+        except (KeyError, IndexError, TypeError, StopIteration) as e:
             problems.append(f"{'/'.join(map(str, p))}: no v2 key ({e!r})")
             continue
         if factor is None or factor == "text":

@@ -77,6 +77,7 @@ std::string JsonOfAnalysesAlone(const std::vector<Trace>& traces) {
     r.occupancy = AnalyzeOccupancy(t, r.steps);
     r.idle_gaps = AnalyzeIdleGaps(t, r.steps, r.sync);
     r.op_shapes = AnalyzeOpShapes(t);
+    r.op_costs = AnalyzeOpCosts(t, BuildKernelClasses(t), r.steps);
   }
   return JsonOf(std::move(ranks));
 }

@@ -237,6 +237,14 @@ class Report:
                              "top_kernels_memory": {"class": "memory"}})
 
     @property
+    def ops(self):
+        """Every op priced, per rank: one row per op and input shapes (as TraceLens groups them)
+        with calls, GPU time (ns), FLOPs and bytes per call, achieved TFLOP/s and GB/s, bound,
+        math path, roofline time and efficiency (docs/cost-model.md). Empty without
+        record_shapes=True."""
+        return self._tables({"op_costs": None})
+
+    @property
     def steps(self):
         """One row per ProfilerStep per rank: duration and its breakdown (ns)."""
         return self._tables({"per_step": None})

@@ -1,6 +1,8 @@
 #include "advise/advise.h"
 
 #include <algorithm>
+#include <array>
+#include <cmath>
 #include <initializer_list>
 #include <utility>
 
@@ -98,35 +100,320 @@ constexpr const char* kFp32MathFix =
     "around forward and loss; or at least torch.backends.cuda.matmul.allow_tf32 = "
     "True and torch.backends.cudnn.allow_tf32 = True.";
 constexpr const char* kFp32MathEvidence =
-    "fp32_simt_math_share, fp32_math_per_step_ns, tensor_core_math_share, compute_capability "
-    "(text)";
+    "fp32_path_math_share, fp32_path_math_per_step_ns, bf16_math_per_step_ns (cost model), "
+    "autocast_casts_per_step_ns (cost model), tf32_saving_per_step_ns (cost model), "
+    "predicted_step_ns, tensor_core_math_share, compute_capability (text)";
 
-// fp32 math on a GPU with tensor cores.
+// What bf16 autocast (and, where fp32 runs on CUDA cores, TF32) would make of the math that runs
+// on fp32 paths, from the per-op cost model: per priced GEMM/conv/attention group on fp32 CUDA
+// cores, TF32 or 3xTF32, a compute-bound op keeps its efficiency at the bf16 peak (time × peak
+// ratio, achievable peaks), a memory-bound one moves half the bytes; autocast adds its casts.
+struct PrecisionPrediction {
+  int64_t math_ns = 0;      // per step, all priced GEMM/conv/attention ops
+  int64_t fp32_ns = 0;      // per step, on fp32 paths
+  int64_t bf16_ns = 0;      // the same ops in bf16
+  int64_t casts_ns = 0;     // autocast's casts
+  int64_t tf32_ns = 0;      // the same ops with TF32 allowed (CUDA-core GEMM/conv only change)
+  bool cuda_cores = false;  // most of fp32_ns is on CUDA cores (TF32 is then the one-line fix)
+};
+
+bool PredictPrecision(const RuleContext& c, PrecisionPrediction* p) {
+  const analyze::OpCosts* o = c.in.op_costs;
+  if (!o || !o->shapes || !o->peaks) return false;
+  const hw::GpuPeaks& pk = *o->peaks;
+  const double bf16 = pk.Of(hw::MathPath::kBf16).Roof(), tf32 = pk.Of(hw::MathPath::kTf32).Roof();
+  if (!(bf16 > 0)) return false;
+  double fp32 = 0, to_bf16 = 0, to_tf32 = 0, cuda = 0;
+  for (const analyze::OpCostGroup& g : o->groups) {
+    if (!g.math || g.unpriced != analyze::Unpriced::kPriced) continue;
+    if (g.path != hw::MathPath::kFp32Cuda && g.path != hw::MathPath::kTf32 &&
+        g.path != hw::MathPath::kTf32x3) {
+      continue;
+    }
+    const double t = static_cast<double>(g.time_ns), peak = pk.Of(g.path).Roof();
+    fp32 += t;
+    // cuDNN's layout transposes inside a convolution are memory-bound: half the bytes in bf16.
+    const double layout = static_cast<double>(g.layout_ns);
+    to_bf16 += g.compute_bound ? (t - layout) * peak / bf16 + layout * 0.5 : t * 0.5;
+    const bool tf32_changes = g.path == hw::MathPath::kFp32Cuda &&
+                              g.family != analyze::OpFamily::kAttention && tf32 > 0;
+    to_tf32 += tf32_changes && g.compute_bound ? t * peak / tf32 : t;
+    if (g.path == hw::MathPath::kFp32Cuda) cuda += t;
+  }
+  if (!(fp32 > 0)) return false;
+  double math = 0;  // all priced GEMM/conv/attention time (their layout transposes included)
+  for (const analyze::OpCostGroup& g : o->groups)
+    if (g.math && g.unpriced == analyze::Unpriced::kPriced) math += static_cast<double>(g.time_ns);
+  const double steps = static_cast<double>(c.step_count);
+  p->math_ns = static_cast<int64_t>(math / steps);
+  p->fp32_ns = static_cast<int64_t>(fp32 / steps);
+  p->bf16_ns = static_cast<int64_t>(to_bf16 / steps);
+  p->tf32_ns = static_cast<int64_t>(to_tf32 / steps);
+  p->casts_ns = static_cast<int64_t>(o->fp32_forward_math_input_bytes_per_step *
+                                     kAutocastCastTraffic / pk.hbm_gbps.Roof());
+  p->cuda_cores = cuda > fp32 / 2;
+  return true;
+}
+
+// Math on fp32 paths (CUDA cores, TF32, 3xTF32) on a GPU with tensor cores.
 void Fp32Math(const RuleContext& c, std::vector<Finding>* out) {
   const analyze::KernelsResult& k = *c.in.kernels;
+  const int32_t cc = c.in.summary->compute_major;
+  if (!(cc >= 7)) return;
+  auto version = [&c, cc] {  // a version, not a quantity: "7.0"
+    return Value::Text(std::to_string(cc) + "." + std::to_string(c.in.summary->compute_minor));
+  };
+  PrecisionPrediction p;
+  if (PredictPrecision(c, &p) && cc >= 8) {
+    const int64_t math_per_step = p.math_ns;
+    if (!(Share(p.fp32_ns, math_per_step) > kFp32MathShare)) return;
+    const int64_t saving = p.fp32_ns - p.bf16_ns - p.casts_ns;
+    const int64_t tf32_saving = p.fp32_ns - p.tf32_ns;
+    Finding f = Found(
+        p.cuda_cores ? "Matrix math runs in fp32 on CUDA cores, not on tensor cores"
+                     : "Matrix math runs in fp32 (TF32) where bf16 tensor cores are faster",
+        std::max<int64_t>(saving, 0),
+        "Under bf16 autocast each GEMM/conv/attention op that runs on an fp32 path keeps its "
+        "efficiency at the bf16 peak (compute-bound: time × peak ratio, achievable peaks) or "
+        "moves half the bytes (memory-bound); autocast adds its casts (3× the fp32 inputs of "
+        "forward GEMM/conv ops at HBM bandwidth); all other ops unchanged.",
+        {F("fp32_path_math_share", "share of GEMM/conv/attention time on fp32 paths",
+           ShareOf(p.fp32_ns, math_per_step)),
+         F("fp32_path_math_per_step_ns", "that math per step", Value::Nanos(p.fp32_ns)),
+         F("bf16_math_per_step_ns", "the same ops in bf16", Value::Nanos(p.bf16_ns)),
+         F("autocast_casts_per_step_ns", "autocast's casts", Value::Nanos(p.casts_ns)),
+         F("predicted_step_ns", "predicted step in bf16", Value::Nanos(c.step_ns - std::max<int64_t>(saving, 0))),
+         F("tf32_saving_per_step_ns", "TF32 alone would save", Value::Nanos(tf32_saving)),
+         F("tensor_core_math_share", "tensor-core share of math", ShareOf(k.tensor_core_ns, k.math_ns)),
+         F("compute_capability", "compute capability", version())});
+    f.fix = "Train in bf16: with torch.autocast(device_type=\"cuda\", dtype=torch.bfloat16): "
+            "around forward and loss (predicted step " + render::FormatDurationApprox(static_cast<double>(c.step_ns - std::max<int64_t>(saving, 0))) + ").";
+    if (p.cuda_cores && tf32_saving > 0) {
+      f.fix += " One line short of that: torch.backends.cuda.matmul.allow_tf32 = True and "
+               "torch.backends.cudnn.allow_tf32 = True (saves ~" +
+               render::FormatDurationApprox(static_cast<double>(tf32_saving)) + " per step).";
+    }
+    out->push_back(std::move(f));
+    return;
+  }
+  // Without shapes (or an unknown GPU): the CUDA-core fp32 kernel time, at the fixed conservative
+  // speed-up.
   const int64_t fp32 =
       k.math_ns_by_precision[static_cast<size_t>(analyze::MathPrecision::kFp32Simt)];
-  const int32_t cc = c.in.summary->compute_major;
-  if (!(cc >= 7 && Share(fp32, k.math_ns) > kFp32MathShare)) return;
+  if (!(Share(fp32, k.math_ns) > kFp32MathShare)) return;
   const int64_t per_step = fp32 / c.step_count;
   Finding f = Found(
       "Matrix math runs in fp32 on CUDA cores, not on tensor cores",
       static_cast<int64_t>(static_cast<double>(per_step) * (1.0 - 1.0 / kAssumedTensorCoreSpeedup)),
-      "Tensor-core kernels run the same GEMMs and convolutions at least 2x faster (a "
+      "Without recorded shapes (record_shapes=True) the cost model cannot price the ops: tensor-"
+      "core kernels are assumed to run the same GEMMs and convolutions at least 2x faster (a "
       "conservative share of the 8-16x peak ratio); other kernels unchanged.",
-      {F("fp32_simt_math_share", "fp32 CUDA-core share of GEMM/conv/attention time",
+      {F("fp32_path_math_share", "fp32 CUDA-core share of GEMM/conv/attention time",
          ShareOf(fp32, k.math_ns)),
-       F("fp32_math_per_step_ns", "fp32 math time per step", Value::Nanos(per_step)),
+       F("fp32_path_math_per_step_ns", "fp32 math time per step", Value::Nanos(per_step)),
        F("tensor_core_math_share", "tensor-core share of math",
          ShareOf(k.tensor_core_ns, k.math_ns)),
-       // A version, not a quantity: "7.0".
-       F("compute_capability", "compute capability",
-         Value::Text(std::to_string(cc) + "." + std::to_string(c.in.summary->compute_minor)))});
+       F("compute_capability", "compute capability", version())});
   // The table's fix is bf16 (compute 8.x+); 7.x has fp16 tensor cores only.
   if (cc < 8) {
     f.fix =
         "Use mixed precision: torch.autocast(device_type=\"cuda\", dtype=torch.float16) "
         "with torch.cuda.amp.GradScaler (this GPU has fp16 tensor cores, no bf16).";
+  }
+  out->push_back(std::move(f));
+}
+
+// ---- Rules of the per-op cost model (docs/cost-model.md). Each reads op_costs, which holds
+// nothing without record_shapes=True. ----
+
+constexpr const char* kNchwLayoutFix =
+    "Use channels_last: model = model.to(memory_format=torch.channels_last) and inputs "
+    "x = x.to(memory_format=torch.channels_last) (best with bf16 autocast: cuDNN's tensor-core "
+    "convolutions want NHWC).";
+constexpr const char* kNchwLayoutEvidence = "layout_transpose_per_step_ns, conv_per_step_ns";
+
+// cuDNN transposes NCHW tensors to NHWC and back around its tensor-core convolutions.
+void NchwLayout(const RuleContext& c, std::vector<Finding>* out) {
+  const analyze::OpCosts& o = *c.in.op_costs;
+  const int64_t layout = o.layout_ns / c.step_count;
+  if (!(Share(layout, c.step_ns) > kLayoutShare)) return;
+  int64_t conv = 0;
+  for (const analyze::OpCostGroup& g : o.groups)
+    if (g.family == analyze::OpFamily::kConv) conv += g.time_ns;
+  out->push_back(Found(
+      "Convolutions run in NCHW: cuDNN transposes every tensor to NHWC and back", layout,
+      "channels_last removes cuDNN's NCHW↔NHWC transpose kernels (their measured time); the "
+      "convolutions themselves are left as they are.",
+      {F("layout_transpose_per_step_ns", "layout transposes per step", Value::Nanos(layout)),
+       F("conv_per_step_ns", "convolution time per step (transposes included)",
+         Value::Nanos(conv / c.step_count))}));
+}
+
+constexpr const char* kFusionFix =
+    "Fuse the chains: model = torch.compile(model) turns each chain of elementwise kernels into "
+    "one kernel (or use the fused op: torch.nn.functional.gelu(x, approximate=\"tanh\"), "
+    "torch.nn.functional.rms_norm, torch.nn.functional.silu).";
+constexpr const char* kFusionEvidence =
+    "unfused_per_step_ns, fused_per_step_ns, chains, chain_N (op sequence), chain_N_kernels, "
+    "chain_N_per_step_ns";
+
+// Memory-bound elementwise chains that one fused kernel would do in one pass.
+void UnfusedElementwise(const RuleContext& c, std::vector<Finding>* out) {
+  const analyze::OpCosts& o = *c.in.op_costs;
+  double time = 0, fused = 0;
+  for (const analyze::FusionChain& f : o.fusion) {
+    time += static_cast<double>(f.time_ns);
+    fused += f.fused_ns;
+  }
+  const double steps = static_cast<double>(c.step_count);
+  const int64_t saving = static_cast<int64_t>((time - fused) / steps);
+  if (!(Share(saving, c.step_ns) > kFusionShare)) return;
+  Finding f = Found(
+      "Chains of elementwise kernels each read and write the whole tensor", saving,
+      "One fused kernel per chain reads and writes once: the chain's largest op's bytes at the "
+      "measured HBM bandwidth, instead of every kernel's (GPU time of the chains today minus "
+      "that).",
+      {F("unfused_per_step_ns", "those chains per step", Value::Nanos(static_cast<int64_t>(time / steps))),
+       F("fused_per_step_ns", "fused", Value::Nanos(static_cast<int64_t>(fused / steps))),
+       F("chains", "distinct chains", Count(o.fusion.size()))});
+  bool gelu = false;
+  for (size_t i = 0; i < o.fusion.size() && i < 3; ++i) {
+    const analyze::FusionChain& ch = o.fusion[i];
+    const std::string n = std::to_string(i + 1);
+    f.evidence.push_back(F("chain_" + n, "chain " + n, Value::Text(ch.ops)));
+    f.evidence.push_back(F("chain_" + n + "_kernels", "kernels", Count(ch.kernels)));
+    f.evidence.push_back(F("chain_" + n + "_per_step_ns", "per step",
+                           Value::Nanos(static_cast<int64_t>(static_cast<double>(ch.time_ns) / steps))));
+    gelu = gelu || (ch.ops.find("aten::tanh") != std::string::npos &&
+                    ch.ops.find("aten::pow") != std::string::npos);
+  }
+  if (gelu) {
+    f.fix = std::string(kFusionFix) +
+            " The tanh/pow chain is GELU written out (Hugging Face's NewGELUActivation, "
+            "\"gelu_new\"): set the config's activation_function (GPT-2) or hidden_act to "
+            "\"gelu_pytorch_tanh\", one fused kernel with the same numerics.";
+  }
+  out->push_back(std::move(f));
+}
+
+constexpr const char* kMisalignedGemmFix =
+    "Pad the odd dimension to a multiple of 64 (a vocabulary: "
+    "model.resize_token_embeddings(len(tokenizer), pad_to_multiple_of=64), or config vocab_size "
+    "50304 for GPT-2's 50257); keep hidden and batch×sequence sizes multiples of 8 (16-bit) so "
+    "cuBLAS can use its tensor-core kernels.";
+constexpr const char* kMisalignedGemmEvidence =
+    "misaligned_gemm_per_step_ns, predicted_per_step_ns, reference_efficiency_share, gemm_N "
+    "(shape), gemm_N_efficiency_share";
+
+// GEMMs far below the roofline because a dimension is not a multiple of the tensor-core
+// alignment, while the trace's aligned GEMMs on the same math path run near it.
+void MisalignedGemm(const RuleContext& c, std::vector<Finding>* out) {
+  const analyze::OpCosts& o = *c.in.op_costs;
+  if (!o.peaks) return;
+  auto aligned = [](const analyze::OpCostGroup& g) {
+    const int e = g.path == hw::MathPath::kFp8 ? 1
+                  : (g.path == hw::MathPath::kBf16 || g.path == hw::MathPath::kFp16) ? 2 : 4;
+    const double step = kTensorCoreAlignBytes / e;
+    for (double d : {g.gemm_m, g.gemm_n, g.gemm_k})
+      if (std::fmod(d, step) != 0) return false;
+    return true;
+  };
+  // Reference: the time-weighted efficiency of the aligned GEMMs per path.
+  std::array<double, hw::kMathPathCount> ref_time{}, ref_roof{};
+  for (const analyze::OpCostGroup& g : o.groups) {
+    if (g.family != analyze::OpFamily::kGemm || g.unpriced != analyze::Unpriced::kPriced ||
+        !(g.gemm_m > 0) || !aligned(g)) {
+      continue;
+    }
+    ref_time[static_cast<size_t>(g.path)] += static_cast<double>(g.time_ns);
+    ref_roof[static_cast<size_t>(g.path)] += g.roofline_ns * static_cast<double>(g.count);
+  }
+  double now = 0, predicted = 0;
+  std::vector<std::pair<double, const analyze::OpCostGroup*>> worst;
+  double reference = 0;
+  for (const analyze::OpCostGroup& g : o.groups) {
+    if (g.family != analyze::OpFamily::kGemm || g.unpriced != analyze::Unpriced::kPriced ||
+        !(g.gemm_m > 0) || aligned(g) || !g.compute_bound) {
+      continue;
+    }
+    const size_t p = static_cast<size_t>(g.path);
+    if (!(ref_time[p] > 0)) continue;
+    const double ref = std::min(1.0, ref_roof[p] / ref_time[p]);
+    if (!(g.Efficiency() < kMisalignedEfficiency && ref > 2 * g.Efficiency())) continue;
+    const double t = static_cast<double>(g.time_ns);
+    const double at_ref = g.roofline_ns * static_cast<double>(g.count) / ref;
+    now += t;
+    predicted += at_ref;
+    reference = std::max(reference, ref);
+    worst.emplace_back(t - at_ref, &g);
+  }
+  const double steps = static_cast<double>(c.step_count);
+  const int64_t saving = static_cast<int64_t>((now - predicted) / steps);
+  if (!(Share(saving, c.step_ns) > kMisalignedShare)) return;
+  std::sort(worst.begin(), worst.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  Finding f = Found(
+      "GEMMs with a dimension that is not a multiple of 8 run far below the roofline", saving,
+      "Padded to the tensor-core alignment, those GEMMs reach the efficiency this trace's aligned "
+      "GEMMs on the same math path reach (time-weighted); the padding's extra FLOPs are ignored "
+      "(under 0.1 % for a vocabulary padded to 64).",
+      {F("misaligned_gemm_per_step_ns", "those GEMMs per step", Value::Nanos(static_cast<int64_t>(now / steps))),
+       F("predicted_per_step_ns", "aligned", Value::Nanos(static_cast<int64_t>(predicted / steps))),
+       F("reference_efficiency_share", "efficiency of the aligned GEMMs", Value::Share(reference))});
+  for (size_t i = 0; i < worst.size() && i < 3; ++i) {
+    const analyze::OpCostGroup& g = *worst[i].second;
+    const std::string n = std::to_string(i + 1);
+    f.evidence.push_back(F("gemm_" + n, "GEMM " + n,
+                           Value::Text(render::FormatNumber(g.gemm_m, 0) + "×" +
+                                       render::FormatNumber(g.gemm_n, 0) + "×" +
+                                       render::FormatNumber(g.gemm_k, 0) + " (M×N×K, " +
+                                       std::string(hw::MathPathName(g.path)) + ")")));
+    f.evidence.push_back(F("gemm_" + n + "_efficiency_share", "efficiency", Value::Share(g.Efficiency())));
+  }
+  out->push_back(std::move(f));
+}
+
+constexpr const char* kRooflineGapFix =
+    "Start from the ops that lose the most time to their roofline (the report's op_costs table, "
+    "`--csv DIR` op_costs.csv): memory-bound chains fuse with torch.compile; GEMMs below their "
+    "peak want larger or aligned shapes; attention wants a fused kernel (SDPA flash / cuDNN).";
+constexpr const char* kRooflineGapEvidence =
+    "mfu_share, hfu_share, model_tflop_per_step, lost_to_roofline_per_step_ns, op_N, "
+    "op_N_lost_per_step_ns, op_N_efficiency_share";
+
+// Where a busy GPU's time goes against the roofline: no fix is predicted, so no saving; it names
+// the ops and makes the verdict "compute-bound at X % MFU" when nothing with a saving wins.
+void RooflineGap(const RuleContext& c, std::vector<Finding>* out) {
+  const analyze::OpCosts& o = *c.in.op_costs;
+  if (!o.peaks || o.steps == 0 || !(o.mfu_peak_tflops > 0)) return;
+  std::vector<std::pair<double, const analyze::OpCostGroup*>> lost;
+  double total = 0;
+  for (const analyze::OpCostGroup& g : o.groups) {
+    if (g.unpriced != analyze::Unpriced::kPriced) continue;
+    const double l = static_cast<double>(g.time_ns) - g.roofline_ns * static_cast<double>(g.count);
+    if (l <= 0) continue;
+    total += l;
+    lost.emplace_back(l, &g);
+  }
+  if (lost.empty()) return;
+  std::sort(lost.begin(), lost.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  const double steps = static_cast<double>(c.step_count);
+  Finding f = Found(
+      "Compute-bound at " + render::FormatShare(o.mfu, 1) + " MFU: the ops that lose the most time to their roofline",
+      0, "No saving is predicted here: this names where the time goes against the roofline; the "
+         "findings above price the fixes they know.",
+      {F("mfu_share", "MFU", Value::Share(o.mfu)), F("hfu_share", "HFU", Value::Share(o.hfu)),
+       F("model_tflop_per_step", "model TFLOP per step", Value::Number(o.model_flops_per_step / 1e12, 3)),
+       F("lost_to_roofline_per_step_ns", "time above the roofline per step",
+         Value::Nanos(static_cast<int64_t>(total / steps)))});
+  for (size_t i = 0; i < lost.size() && i < 3; ++i) {
+    const analyze::OpCostGroup& g = *lost[i].second;
+    const std::string n = std::to_string(i + 1);
+    const std::string name = c.in.name ? std::string(c.in.name(g.name)) : std::string("op");
+    const std::string dims = c.in.name ? std::string(c.in.name(g.input_dims)) : std::string();
+    f.evidence.push_back(F("op_" + n, "op " + n, Value::Text(name + " " + dims)));
+    f.evidence.push_back(F("op_" + n + "_lost_per_step_ns", "lost per step",
+                           Value::Nanos(static_cast<int64_t>(lost[i].first / steps))));
+    f.evidence.push_back(F("op_" + n + "_efficiency_share", "of roofline", Value::Share(g.Efficiency())));
   }
   out->push_back(std::move(f));
 }
@@ -480,11 +767,41 @@ std::vector<Rule> MakeRules() {
        "that communication time per step", 0.6, "communication-bound", kVerdictMinShare,
        kExposedCommunicationFix, kExposedCommunicationEvidence, ExposedCommunication},
       {"fp32_math", kInSummary | kInKernels | kInSteps,
-       "compute capability ≥ 7.0 and fp32 CUDA-core kernels > " + Pct(kFp32MathShare) +
+       "compute capability ≥ 7.0 and GEMM/conv/attention on fp32 paths (CUDA cores; with the "
+       "cost model also TF32 and 3xTF32 on 8.0+) > " + Pct(kFp32MathShare) +
            " of GEMM/conv/attention time (`kFp32MathShare`)",
-       "fp32 math time per step × (1 − 1/" + Num(kAssumedTensorCoreSpeedup) +
-           ") (`kAssumedTensorCoreSpeedup`, conservative: peak ratios are 8-16x)",
+       "cost model (docs/cost-model.md): Σ over those ops of time − bf16 time (compute-bound: × "
+       "achievable peak ratio; memory-bound: × ½) − autocast casts (" +
+           Num(kAutocastCastTraffic) +
+           "× their fp32 inputs at HBM bandwidth, `kAutocastCastTraffic`); without shapes: fp32 "
+           "CUDA-core time × (1 − 1/" + Num(kAssumedTensorCoreSpeedup) +
+           ") (`kAssumedTensorCoreSpeedup`)",
        0.7, "precision-bound", kVerdictMinShare, kFp32MathFix, kFp32MathEvidence, Fp32Math},
+      {"nchw_layout", kInOpCosts | kInSteps,
+       "cuDNN NCHW↔NHWC transposes inside convolutions > " + Pct(kLayoutShare) +
+           " of the step (`kLayoutShare`)",
+       "the transposes' time per step", 0.6, "layout-bound", kVerdictMinShare, kNchwLayoutFix,
+       kNchwLayoutEvidence, NchwLayout},
+      {"unfused_elementwise", kInOpCosts | kInSteps,
+       "chains of ≥ 3 elementwise kernels over one tensor size, back to back, whose fusion saves > " +
+           Pct(kFusionShare) + " of the step (`kFusionShare`)",
+       "their time − one pass each (the chain's largest op's bytes at achievable HBM bandwidth)",
+       0.5, "fusion-bound", kVerdictMinShare, kFusionFix, kFusionEvidence, UnfusedElementwise},
+      {"misaligned_gemm", kInOpCosts | kInSteps,
+       "compute-bound GEMMs with a dimension not a multiple of " +
+           Num(kTensorCoreAlignBytes) + " bytes (`kTensorCoreAlignBytes`) below " +
+           Pct(kMisalignedEfficiency) +
+           " of their roofline (`kMisalignedEfficiency`) and under half the efficiency of the "
+           "trace's aligned GEMMs on the same path, saving > " + Pct(kMisalignedShare) +
+           " of the step (`kMisalignedShare`)",
+       "their time − their roofline time ÷ the aligned GEMMs' time-weighted efficiency", 0.5,
+       "shape-bound", kVerdictMinShare, kMisalignedGemmFix, kMisalignedGemmEvidence,
+       MisalignedGemm},
+      {"roofline_gap", kInOpCosts | kInSteps,
+       "the cost model priced the ops and the trace has steady steps",
+       "none (names the ops that lose the most time to their roofline; the verdict "
+       "\"compute-bound at X % MFU\" when no finding with a saving is the verdict)",
+       0.5, "", 0, kRooflineGapFix, kRooflineGapEvidence, RooflineGap},
       {"sync_points", kInSync | kInSteps,
        "host-blocking sync points, and GPU idle after them > " + Pct(kSyncIdleShare) +
            " of the step (`kSyncIdleShare`)",
@@ -543,7 +860,7 @@ bool HasInputs(const RankInputs& in, uint32_t reads) {
       {kInSummary, in.summary},    {kInGpuTime, in.gpu_time},  {kInSteps, in.steps},
       {kInKernels, in.kernels},    {kInLaunches, in.launches}, {kInCopies, in.copies},
       {kInSync, in.sync},          {kInMemory, in.memory},     {kInOccupancy, in.occupancy},
-      {kInIdleGaps, in.idle_gaps},
+      {kInIdleGaps, in.idle_gaps}, {kInOpCosts, in.op_costs},
   };
   for (const auto& [bit, ptr] : inputs)
     if ((reads & bit) && !ptr) return false;
@@ -582,7 +899,7 @@ std::string InputNames(uint32_t inputs) {
       {kInSummary, "summary"},    {kInGpuTime, "gpu_time"},  {kInSteps, "steps"},
       {kInKernels, "kernels"},    {kInLaunches, "launches"}, {kInCopies, "copies"},
       {kInSync, "sync_points"},   {kInMemory, "memory"},     {kInOccupancy, "occupancy"},
-      {kInIdleGaps, "idle_gaps"},
+      {kInIdleGaps, "idle_gaps"}, {kInOpCosts, "op_costs"},
   };
   std::string out;
   for (const auto& [bit, name] : kNames)
@@ -638,6 +955,23 @@ Advice AdviseRank(const RankInputs& in) {
                      return a.estimated_saving_ns_per_step > b.estimated_saving_ns_per_step;
                    });
   advice.verdict = Verdict(advice.findings);
+  // A GPU whose time no saving-bearing finding claims: say how well it is used (MFU) rather than
+  // "look at the kernels" or a zero-saving note (memory_underused).
+  const analyze::OpCosts* o = in.op_costs;
+  if (o && o->steps > 0 && o->mfu_peak_tflops > 0) {
+    bool saving_verdict = false;
+    for (const Finding& f : advice.findings) {
+      const Rule* rule = FindRule(f.id);
+      if (rule && !rule->verdict.empty() && f.estimated_saving_ns_per_step > 0 &&
+          f.estimated_saving_share >= rule->verdict_min_share) {
+        saving_verdict = true;
+        break;
+      }
+    }
+    if (!saving_verdict && advice.verdict != "near out of memory") {
+      advice.verdict = "compute-bound at " + render::FormatShare(o->mfu, 1) + " MFU";
+    }
+  }
   return advice;
 }
 

@@ -20,6 +20,7 @@
 #include "analyze/launches.h"
 #include "analyze/memory.h"
 #include "analyze/occupancy.h"
+#include "analyze/op_costs.h"
 #include "analyze/steps.h"
 #include "analyze/sync_points.h"
 #include "analyze/trace_summary.h"
@@ -34,7 +35,21 @@ inline constexpr double kInputStallShare = 0.05;  // tb_plugin's DataLoader rule
 // what its collectives cost.
 inline constexpr double kExposedCommShare = 0.02;
 inline constexpr double kFp32MathShare = 0.20;            // fp32 CUDA-core share of GEMM/conv time
+// Only where neither shapes nor the GPU's peaks are known; otherwise the cost model decides.
 inline constexpr double kAssumedTensorCoreSpeedup = 2.0;  // conservative; peak ratios are 8-16x
+// bf16 autocast casts each fp32 input of a forward GEMM/conv to bf16 (read 4 B, write 2 B per
+// element) and casts its gradient back in backward (the same again): 3× the fp32 input bytes.
+inline constexpr double kAutocastCastTraffic = 3.0;
+// cuDNN layout transposes (NCHW↔NHWC) above this share of the step: channels_last.
+inline constexpr double kLayoutShare = 0.01;
+// Chains of elementwise kernels whose fusion saves more than this share of the step.
+inline constexpr double kFusionShare = 0.02;
+// A GEMM whose efficiency is below this share of its path's achievable peak while the trace's
+// aligned GEMMs on the same path reach more; and a dimension not a multiple of this many
+// elements for 16-bit types (8: 16 bytes, cuBLAS's tensor-core alignment; 4 for fp32).
+inline constexpr double kMisalignedEfficiency = 0.5;
+inline constexpr int kTensorCoreAlignBytes = 16;
+inline constexpr double kMisalignedShare = 0.01;
 inline constexpr double kSyncIdleShare = 0.01;            // GPU idle after syncs, of the step
 inline constexpr double kShortKernelShare = 0.5;          // kernels shorter than their launch call
 inline constexpr double kLaunchIdleShare = 0.20;    // GPU idle share for a launch-bound verdict
@@ -89,6 +104,9 @@ struct RankInputs {
   const analyze::MemoryStats* memory = nullptr;
   const analyze::OccupancyStats* occupancy = nullptr;
   const analyze::IdleGapStats* idle_gaps = nullptr;
+  // The per-op cost model; optional: rules that can use it (precision) fall back without it or
+  // when the trace recorded no shapes.
+  const analyze::OpCosts* op_costs = nullptr;
   NameResolver name;  // may be empty
 };
 
@@ -112,6 +130,7 @@ enum Input : uint32_t {
   kInMemory = 1u << 7,
   kInOccupancy = 1u << 8,
   kInIdleGaps = 1u << 9,
+  kInOpCosts = 1u << 10,
 };
 std::string InputNames(uint32_t inputs);  // "steps, gpu_time"
 

@@ -30,6 +30,56 @@ struct Planted {
   analyze::MemoryStats memory;
   analyze::OccupancyStats occupancy;
   analyze::IdleGapStats idle_gaps;
+  analyze::OpCosts op_costs;  // only with AddOpCosts()
+
+  // The per-op cost model's results on an H100, made so that its four rules fire: 4 steps hold
+  // 40 ms of cuDNN layout transposes (nchw_layout: 10 ms a step), a GELU chain of 60 ms that
+  // fuses to 10 ms (unfused_elementwise: 12.5 ms a step), an aligned bf16 GEMM at 90 % of its
+  // roofline and GPT-2's LM head at 12 % (misaligned_gemm), MFU 30 % (roofline_gap).
+  void AddOpCosts() {
+    analyze::OpCosts& o = op_costs;
+    o.shapes = true;
+    o.peaks = hw::PeaksForGpu("h100-sxm");
+    o.steps = 4;
+    o.step_ns = 100 * kMs;
+    o.mfu = 0.30;
+    o.hfu = 0.32;
+    o.mfu_peak_tflops = 989;
+    o.model_flops_per_step = 0.30 * 0.1 * 989e12;
+    o.layout_ns = 40 * kMs;
+    analyze::OpCostGroup conv;
+    conv.family = analyze::OpFamily::kConv;
+    conv.math = true;
+    conv.unpriced = analyze::Unpriced::kPriced;
+    conv.path = hw::MathPath::kBf16;
+    conv.count = 40;
+    conv.time_ns = 80 * kMs;
+    conv.layout_ns = 40 * kMs;
+    conv.flops = 1e12;
+    conv.roofline_ns = 1e12 / 989e3;
+    conv.compute_bound = true;
+    auto gemm = [](double m, double n, double k, double efficiency) {
+      analyze::OpCostGroup g;
+      g.family = analyze::OpFamily::kGemm;
+      g.math = true;
+      g.unpriced = analyze::Unpriced::kPriced;
+      g.path = hw::MathPath::kBf16;
+      g.gemm_m = m;
+      g.gemm_n = n;
+      g.gemm_k = k;
+      g.count = 4;
+      g.flops = 2 * m * n * k;
+      g.roofline_ns = g.flops / 989e3;  // ns at 989 TFLOP/s
+      g.compute_bound = true;
+      g.time_ns = static_cast<int64_t>(g.roofline_ns * 4 / efficiency);
+      return g;
+    };
+    o.groups = {conv, gemm(8192, 4096, 4096, 0.9), gemm(8192, 50257, 1024, 0.12)};
+    o.fusion = {{"aten::mul → aten::pow → aten::mul → aten::add → aten::mul → aten::tanh", 96, 6,
+                 60 * kMs, 10.0 * kMs}};
+    for (const analyze::OpCostGroup& g : o.groups) o.op_ns += g.time_ns;
+    o.priced_ns = o.op_ns;
+  }
 
   Planted() {
     summary.counts.kernels = 100;
@@ -117,6 +167,7 @@ struct Planted {
     in.memory = &memory;
     in.occupancy = &occupancy;
     in.idle_gaps = &idle_gaps;
+    if (op_costs.shapes) in.op_costs = &op_costs;
     in.name = [](StringId id) -> std::string_view {
       return id == kOptimizerName ? "Optimizer.step#AdamW.step" : "?";
     };
@@ -248,7 +299,10 @@ TEST(AdviseRules, EveryRuleFiresOnPlantedResultsWithTypedEvidence) {
   Planted roomy;  // 10 of 80 GB reserved: memory_underused instead of near_oom
   roomy.memory.devices[0].peak_reserved_bytes = 10'000'000'000;
   const Advice b = AdviseRank(roomy.Inputs());
-  for (const Advice* advice : {&a, &b}) {
+  Planted costed;  // with the per-op cost model's results
+  costed.AddOpCosts();
+  const Advice c = AdviseRank(costed.Inputs());
+  for (const Advice* advice : {&a, &b, &c}) {
     for (const Finding& f : advice->findings) {
       fired.insert(f.id);
       const Rule* rule = FindRule(f.id);
@@ -269,6 +323,22 @@ TEST(AdviseRules, EveryRuleFiresOnPlantedResultsWithTypedEvidence) {
     }
   }
   for (const Rule& r : Rules()) EXPECT_TRUE(fired.count(r.id)) << r.id << " never fired";
+  // The cost model's savings, from the planted numbers.
+  const Finding* layout = nullptr;
+  const Finding* fusion = nullptr;
+  const Finding* gemm = nullptr;
+  for (const Finding& f : c.findings) {
+    if (f.id == "nchw_layout") layout = &f;
+    if (f.id == "unfused_elementwise") fusion = &f;
+    if (f.id == "misaligned_gemm") gemm = &f;
+  }
+  ASSERT_TRUE(layout && fusion && gemm);
+  EXPECT_EQ(layout->estimated_saving_ns_per_step, 10 * kMs);
+  EXPECT_EQ(fusion->estimated_saving_ns_per_step, static_cast<int64_t>(12.5 * kMs));
+  // The LM head at 12 % reaches the aligned GEMM's 90 %: time × (1 − 0.12 / 0.9), per step.
+  const analyze::OpCostGroup& head = costed.op_costs.groups[2];
+  EXPECT_NEAR(static_cast<double>(gemm->estimated_saving_ns_per_step),
+              static_cast<double>(head.time_ns) * (1 - 0.12 / 0.9) / 4, 0.01 * kMs);
 }
 
 TEST(AdviseRules, PlantedSavingsRankingSeverityAndVerdict) {

@@ -199,6 +199,25 @@ void CheckIdleGaps(const IdleGapStats& g, Checker& c) {
   }
 }
 
+// Every op priced: times are lengths, FLOPs and bytes are not negative, the priced time is part
+// of the ops' time, MFU ≤ HFU (the model FLOPs are part of the executed ones).
+void CheckOpCosts(const OpCosts& o, Checker& c) {
+  c.NonNegative("op_costs.op_ns", o.op_ns);
+  c.NonNegative("op_costs.unattributed_ns", o.unattributed_ns);
+  c.AtMost("op_costs priced_ns ≤ op_ns", o.priced_ns, o.op_ns);
+  c.NonNegative("op_costs.mfu", o.mfu);
+  c.NonNegative("op_costs.hfu − mfu", o.hfu - o.mfu + 1e-12);
+  int64_t sum = 0;
+  for (const OpCostGroup& g : o.groups) {
+    c.NonNegative("op_costs.group.time_ns", g.time_ns);
+    c.NonNegative("op_costs.group.flops", g.flops);
+    c.NonNegative("op_costs.group.bytes", g.bytes);
+    c.NonNegative("op_costs.group.roofline_ns", g.roofline_ns);
+    sum += g.time_ns;
+  }
+  c.Equal("op_costs groups sum to op_ns", sum, o.op_ns);
+}
+
 }  // namespace
 
 AnalysesView ViewOf(const RankResults& r) {
@@ -211,6 +230,7 @@ AnalysesView ViewOf(const RankResults& r) {
   v.sync = &r.sync;
   v.occupancy = &r.occupancy;
   v.idle_gaps = &r.idle_gaps;
+  v.op_costs = &r.op_costs;
   return v;
 }
 
@@ -225,6 +245,7 @@ std::vector<std::string> CheckInvariants(const AnalysesView& a) {
   if (a.sync) CheckSync(*a.sync, c);
   if (a.occupancy) CheckOccupancy(*a.occupancy, c);
   if (a.idle_gaps) CheckIdleGaps(*a.idle_gaps, c);
+  if (a.op_costs) CheckOpCosts(*a.op_costs, c);
   return out;
 }
 

@@ -33,6 +33,7 @@ struct AnalysesView {
   const SyncStats* sync = nullptr;
   const OccupancyStats* occupancy = nullptr;
   const IdleGapStats* idle_gaps = nullptr;
+  const OpCosts* op_costs = nullptr;
 };
 
 // Every analysis of one rank's results (RunAll's, or a report's rank).

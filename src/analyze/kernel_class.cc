@@ -216,6 +216,11 @@ constexpr MathRule kMathRules[] = {
      "cuBLASLt GEMMs on Hopper/Blackwell (CUDA 12.x+): nvjet_[smNN_]<types>_<tile>_...; a 3-letter "
      "type field starting with t is bf16 (tst), with h fp16 (hsh, hss); other type fields: "
      "tensor cores, type unknown"},
+    {"xmma-f32-simt", "xmma_gemm_f32f32_f32f32_f32", NM::kContains, NS::kFull, "", "", PF::kFixed,
+     P::kFp32Simt, TF::kNo,
+     "cuBLAS's fp32 xmma GEMMs without TF32 (sm80_xmma_gemm_f32f32_f32f32_f32_*: PyTorch's default "
+     "allow_tf32=False on an H200 runs them at 44-54 TFLOP/s, the CUDA-core fp32 rate, never the "
+     "411 of TF32: gpu_lab_h200 B1); TF32 ones name tf32 (tf32f32_tf32f32_f32)"},
     {"xmma", "xmma_", NM::kContains, NS::kFull, "", "", PF::kTypeMarkers, P::kTensorCoreUnknownType,
      TF::kYes,
      "cuBLAS / cuDNN xmma kernels: sm80_xmma_gemm_*, sm90_xmma_gemm_*, "

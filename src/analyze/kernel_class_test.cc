@@ -543,6 +543,10 @@ const MathCase kMathCases[] = {
     {"nvjet_sm90_qqtst_128x128_128x6_1x1_h_bz_NNT", P::kTensorCoreUnknownType, true,
      "nvjet"},  // (illustrative) a type field we do not read
     // xmma.
+    // Real (gpu_lab_h200 B1, PyTorch's default allow_tf32=False): ffma, CUDA cores.
+    {"sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize128x128x8_stage3_warpsize2x2x1_ffma_aligna4_"
+     "alignc4_execute_kernel__5x_cublas",
+     P::kFp32Simt, false, "xmma-f32-simt"},
     {kXmmaFpropTf32, P::kTf32TensorCore, true, "xmma"},
     {kXmmaWgradTf32, P::kTf32TensorCore, true, "xmma"},
     {"sm80_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x32_stage4_warpsize2x2x1_"

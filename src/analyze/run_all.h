@@ -1,7 +1,7 @@
 // Every analysis of a rank, run once, in dependency order, as tasks on the program's thread pool.
 //
 // Order (an arrow: needs the result of):
-//   kernel classes ← GPU time, steps, kernels;   steps ← occupancy;   steps, sync points ← idle gaps
+//   kernel classes ← GPU time, steps, kernels;   steps ← occupancy, op costs;   steps, sync points ← idle gaps
 //   GPU selection (HTA's rows, sorted) ← GPU time, launches, copies
 //   steps, GPU time ← the rank's facts (ExtractRankFacts, for the job level and summary files)
 //   summary, sync points, memory, the monitor beside the trace: independent.
@@ -23,6 +23,7 @@
 #include "analyze/memory.h"
 #include "analyze/monitor_beside.h"
 #include "analyze/occupancy.h"
+#include "analyze/op_costs.h"
 #include "analyze/op_shapes.h"
 #include "analyze/steps.h"
 #include "analyze/sync_points.h"
@@ -42,12 +43,14 @@ struct RunOptions {
   }();
   // A monitor recording of the same run: when set, each rank gets RankResults::monitor.
   const monitor::Recording* monitor = nullptr;
+  // The op cost model's GPU (--gpu): empty prices against the trace's device.
+  OpCostOptions op_costs;
 };
 
 // The analyses RunAll schedules, for their CPU times (`--stats`, bench/).
 enum class AnalysisId : uint8_t {
   kKernelClasses, kGpuSelection, kSteps, kOccupancy, kGpuTime, kKernels, kSyncPoints, kIdleGaps, kLaunches,
-  kCopies, kMemory, kSummary, kMonitor, kRankFacts, kOpShapes, kCount
+  kCopies, kMemory, kSummary, kMonitor, kRankFacts, kOpShapes, kOpCosts, kCount
 };
 inline constexpr size_t kAnalysisCount = static_cast<size_t>(AnalysisId::kCount);
 // "kernel_classes", "steps", … (snake case, as --stats prints them).
@@ -71,6 +74,7 @@ struct RankResults {
   MemoryStats memory;            // peak allocated/reserved vs device memory, timeline
   OccupancyStats occupancy;      // SM efficiency, achieved occupancy, tiny grids (≥ steps)
   OpShapes op_shapes;            // ops per input shape (record_shapes traces)
+  OpCosts op_costs;              // every op priced: FLOPs, bytes, roofline, MFU (≥ steps)
   IdleGapStats idle_gaps;        // GPU idle gaps and what the host did (≥ steps, sync)
   std::optional<MonitorBeside> monitor;  // with RunOptions::monitor
   // ExtractRankFacts(*this) (analyze/job.h), made by RunAll as soon as the steps and GPU time are

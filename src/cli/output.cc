@@ -7,8 +7,10 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 
 #include "base/sanitize.h"
+#include "render/csv.h"
 #include "render/html.h"
 #include "render/json.h"
 #include "render/text.h"
@@ -42,12 +44,49 @@ size_t TerminalColumns(int fd) {
   if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= kMinWrapColumns) return ws.ws_col;
   return kDefaultColumns;
 }
+// Every table as DIR/<key>.csv. A path that exists and is not a regular file (a folder, a FIFO,
+// a device) is never written to.
+int WriteCsv(const render::Document& doc, const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (!fs::is_directory(dir, ec)) {
+    std::fprintf(stderr, "gpuscope: error: cannot write CSV tables to %s: not a folder (hint: "
+                 "--csv takes a folder; it is made if missing)\n", dir.c_str());
+    return 2;
+  }
+  size_t written = 0;
+  for (const auto& [key, text] : render::CsvTables(doc)) {
+    const fs::path path = fs::path(dir) / (key + ".csv");
+    if (fs::exists(path, ec) && !fs::is_regular_file(path, ec)) {
+      std::fprintf(stderr, "gpuscope: error: %s exists and is not a regular file; not written\n",
+                   path.c_str());
+      return 2;
+    }
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    bool ok = f && std::fwrite(text.data(), 1, text.size(), f) == text.size();
+    if (f && std::fclose(f) != 0) ok = false;
+    if (!ok) {
+      std::fprintf(stderr, "gpuscope: error: cannot write %s: %s (hint: check the folder is "
+                   "writable)\n", path.c_str(), std::strerror(errno));
+      return 2;
+    }
+    ++written;
+  }
+  std::fprintf(stderr, "gpuscope: wrote %zu CSV tables to %s\n", written, dir.c_str());
+  return 0;
+}
+
 }  // namespace
 
 void AddOutputFlags(CLI::App* app, OutputArgs* args) {
   app->add_flag("--json", args->json, "Print the report as JSON (schema: docs/json-schema.md)");
   app->add_option("--html", args->html_path, "Also write a self-contained HTML report to FILE")
       ->type_name("FILE");
+  app->add_option("--csv", args->csv_dir,
+                  "Also write every table of the report as CSV: DIR/<table>.csv (e.g. "
+                  "op_costs.csv: every op priced), the folder made if missing")
+      ->type_name("DIR");
   app->add_flag("-v,--verbose", args->verbose, "Show all detail");
   app->add_option("--color", args->color,
                   "Colour: auto (when the text goes to a terminal), always, never")
@@ -71,6 +110,9 @@ int Emit(const render::Document& doc, const OutputArgs& args) {
                    args.html_path.c_str(), std::strerror(errno));
       return 2;
     }
+  }
+  if (!args.csv_dir.empty()) {
+    if (int rc = WriteCsv(doc, args.csv_dir); rc != 0) return rc;
   }
   if (args.json) {
     std::fputs(render::ToJson(doc).c_str(), stdout);

@@ -17,6 +17,7 @@ struct OutputArgs {
   bool json = false;
   bool verbose = false;
   std::string html_path;       // empty: no HTML page
+  std::string csv_dir;         // empty: no CSV; else every table as DIR/<table key>.csv
   std::string color = "auto";  // auto (a terminal), always, never
   // Under mpirun every process's stdout is a pty, whatever mpirun's own is: treat it as not a
   // terminal (no color, no wrapping unless --color / --width ask), so output is as without MPI.
@@ -37,11 +38,11 @@ int ExitCodeFor(const Status& s);
 void PrintError(const std::string& message);
 void PrintError(const Status& s);
 
-// Adds --json, --html FILE, -v/--verbose, --color and --width to a subcommand.
+// Adds --json, --html FILE, --csv DIR, -v/--verbose, --color and --width to a subcommand.
 void AddOutputFlags(CLI::App* app, OutputArgs* args);
 
-// Writes the views the flags ask for. Returns 0, or 2 when the HTML file cannot be written (the
-// error is printed). Text wraps to the terminal's width only when its stream is a terminal.
+// Writes the views the flags ask for. Returns 0, or 2 when the HTML file or a CSV file cannot be
+// written (the error is printed). Text wraps to the terminal's width only when its stream is a terminal.
 int Emit(const render::Document& doc, const OutputArgs& args);
 
 }  // namespace gpuscope::cli

@@ -479,6 +479,99 @@ void AddOpShapes(const RankReport& rr, Section& s) {
                       Ns(static_cast<double>(g.total_ns) / static_cast<double>(g.count)), Ns(g.max_ns)});
 }
 
+// Every op priced (analyze/op_costs.h): the cost model's summary (GPU and peaks, MFU/HFU with
+// their convention, what is unpriced), the per-op table grouped by op and input shapes (text shows
+// the top rows), and the peaks it priced against.
+void AddOpCosts(const RankReport& rr, Section& s) {
+  const analyze::OpCosts& o = rr.op_costs;
+  auto pct = [](double share) { return Value::Share(share, 1); };
+  Row& head = s.AddRow("priced", "priced");
+  const std::string gpu = o.peaks ? o.peaks->gpu : std::string("unknown");
+  head.fields = {
+      F("priced_ns", "GPU time priced", Ns(o.priced_ns)),
+      F("priced_share", "of the ops' GPU time", pct(o.op_ns > 0 ? static_cast<double>(o.priced_ns) / static_cast<double>(o.op_ns) : 0)),
+      F("gpu", "against", Text(gpu)),
+      F("above_roofline", "ops above their roofline", Count(o.above_roofline_groups)),
+      Detail("op_ns", "GPU time counted for ops", Ns(o.op_ns)),
+      Detail("unattributed_ns", "GPU time with no op around its launch", Ns(o.unattributed_ns)),
+      Detail("device", "device", Text(o.device)),
+      Detail("param_elements", "parameters (AccumulateGrad)", Value::Number(o.param_elements, 0))};
+  head.detail = !o.shapes;
+  Row& mfu = s.AddRow("mfu", "MFU");
+  mfu.fields = {
+      F("mfu_share", "MFU", o.mfu_peak_tflops > 0 ? pct(o.mfu) : Value::Na(Unit::kShare)),
+      F("hfu_share", "HFU", o.mfu_peak_tflops > 0 ? pct(o.hfu) : Value::Na(Unit::kShare)),
+      F("model_tflop_per_step", "model TFLOP per step", Value::Number(o.model_flops_per_step / 1e12, 3)),
+      F("convention", "convention",
+        Text("GEMM/conv/attention FLOPs of the steady steps ÷ (step time × dense bf16 peak " +
+             render::FormatNumber(o.mfu_peak_tflops, 0) +
+             " TFLOP/s, datasheet); causal attention counted half; attention backward 2× forward "
+             "(HFU 2.5×, and recomputed forward ops); embeddings, norms and elementwise ops 0")),
+      Detail("hardware_tflop_per_step", "hardware TFLOP per step", Value::Number(o.hardware_flops_per_step / 1e12, 3)),
+      Detail("recomputed_tflop_per_step", "recomputed TFLOP per step", Value::Number(o.recomputed_flops_per_step / 1e12, 3)),
+      Detail("step_ns", "mean steady step", Ns(o.step_ns)),
+      Detail("steps", "steady steps", Count(o.steps)),
+      Detail("mfu_peak_tflops", "MFU peak TFLOP/s", Value::Number(o.mfu_peak_tflops, 1))};
+  mfu.detail = !o.shapes || o.steps == 0;
+  // The terminal gets the top ops without their shapes (op names and shapes are two cells of up
+  // to 48 columns each: they do not fit 100 together); JSON, HTML and CSV get every op with its
+  // shapes, in a section of their own.
+  Section& text = s.AddSection("op_costs_top", "");
+  text.views = render::kViewText;
+  text.text_inline = true;
+  Table& top = text.AddTable("op_costs_top", "ops by GPU time, priced against the roofline (-v: all; shapes in --json, --html, --csv)",
+                             {{"op", "op"}, {"count", "calls"}, {"time_ns", "GPU time"},
+                              {"achieved_tflops", "TFLOP/s"}, {"bound", "bound"},
+                              {"efficiency_share", "of roofline"}, {"unpriced", "unpriced"}});
+  Section& all = s.AddSection("op_costs_all", "every op priced");
+  all.views = render::kViewHtml;
+  Table& t = all.AddTable(
+      "op_costs", "ops by GPU time, priced against the roofline",
+      {{"op", "op"}, {"input_dims", "input dims"}, {"input_types", "input types", true},
+       {"concrete_inputs", "concrete inputs", true}, {"family", "family", true}, {"count", "calls"},
+       {"time_ns", "GPU time"}, {"flops", "FLOP/call", true}, {"bytes", "bytes/call", true},
+       {"achieved_tflops", "TFLOP/s"}, {"achieved_gbps", "GB/s"}, {"intensity", "FLOP/byte", true},
+       {"bound", "bound"}, {"path", "math path", true}, {"roofline_ns", "roofline/call", true},
+       {"efficiency_share", "of roofline"}, {"above_roofline", "above roofline", true},
+       {"unpriced", "unpriced", true}, {"top_kernel", "longest kernel", true}});
+  top.text_rows = 10;
+  for (const analyze::OpCostGroup& g : o.groups) {
+    const bool priced = g.unpriced == analyze::Unpriced::kPriced;
+    auto num = [priced](double v, int precision) {
+      return priced ? Value::Number(v, precision) : Value::Na();
+    };
+    t.rows.push_back(
+        {Text(Name(rr.trace, g.name)), Text(Name(rr.trace, g.input_dims)),
+         Text(Name(rr.trace, g.input_types)), Text(Name(rr.trace, g.concrete_inputs)),
+         Text(g.family == analyze::OpFamily::kCount ? "" : analyze::OpFamilyName(g.family)),
+         Count(g.count), Ns(g.time_ns), num(g.flops, 0), num(g.bytes, 0), num(g.AchievedTflops(), 2),
+         num(g.AchievedGbps(), 1), num(g.Intensity(), 2),
+         Text(!priced || !o.peaks ? "" : g.compute_bound ? "compute" : "memory"),
+         Text(priced && g.math ? std::string(hw::MathPathName(g.path)) : std::string()),
+         priced && o.peaks ? Ns(g.roofline_ns) : Value::Na(Unit::kNanos),
+         priced && o.peaks ? pct(g.Efficiency()) : Value::Na(Unit::kShare), Value::Bool(g.above_roofline),
+         Text(analyze::UnpricedName(g.unpriced)), Text(Name(rr.trace, g.top_kernel))});
+    top.rows.push_back({Text(Name(rr.trace, g.name)), Count(g.count), Ns(g.time_ns),
+                        num(g.AchievedTflops(), 2),
+                        Text(!priced || !o.peaks ? "" : g.compute_bound ? "compute" : "memory"),
+                        priced && o.peaks ? pct(g.Efficiency()) : Value::Na(Unit::kShare),
+                        Text(analyze::UnpricedName(g.unpriced))});
+  }
+  if (o.peaks) {
+    Table& p = s.AddTable("op_cost_peaks", "peaks priced against",
+                          {{"path", "path"}, {"datasheet", "datasheet"}, {"achievable", "used"},
+                           {"measured", "measured"}});
+    p.text_rows = 0;
+    for (size_t i = 0; i < hw::kMathPathCount; ++i) {
+      const hw::Peak& pk = o.peaks->tflops[i];
+      p.rows.push_back({Text(std::string(hw::MathPathName(static_cast<hw::MathPath>(i))) + " TFLOP/s"),
+                        Value::Number(pk.datasheet, 1), Value::Number(pk.Roof(), 1), Value::Bool(pk.measured)});
+    }
+    p.rows.push_back({Text("HBM GB/s"), Value::Number(o.peaks->hbm_gbps.datasheet, 0),
+                      Value::Number(o.peaks->hbm_gbps.Roof(), 0), Value::Bool(o.peaks->hbm_gbps.measured)});
+  }
+}
+
 void AddIdleGaps(const RankReport& rr, Section& s) {
   const analyze::IdleGapStats& g = rr.idle_gaps;
   Row& head = s.AddRow("idle_gaps", "idle gaps");
@@ -576,6 +669,7 @@ render::Section BuildRankSection(const RankReport& rr, size_t index) {
   AddOccupancy(rr.occupancy, group("occupancy", "occupancy"));
   AddIdleGaps(rr, group("idle_gaps", "idle gaps"));
   AddOpShapes(rr, group("ops", "ops by input shape"));
+  AddOpCosts(rr, group("op_costs", "every op priced"));
   // `analyze TRACE --monitor FILE`: the recording's samples within this trace's span.
   if (rr.monitor)
     s.sections.push_back(

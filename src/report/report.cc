@@ -71,6 +71,7 @@ Report BuildReport(const std::vector<Trace>& traces, std::vector<Status> failure
     in.memory = &r.memory;
     in.occupancy = &r.occupancy;
     in.idle_gaps = &r.idle_gaps;
+    in.op_costs = &r.op_costs;
     in.name = [t = r.trace](StringId id) { return t->Str(id); };
     r.advice = advise::AdviseRank(in);
   }

@@ -68,6 +68,17 @@ if have_pandas:
     check(len(report.memory) == 1 and int(report.memory["peak_allocated_bytes"][0]) > 0,
           ".memory: one device with its peak")
     check(len(report.idle_gaps) > 0, ".idle_gaps: the longest gaps")
+    # Every op priced, on a vendored trace recorded with shapes (tb_plugin's ResNet-50, V100).
+    resnet = os.path.join(src, "tests", "data", "traces", "kineto_tb_plugin",
+                          "resnet50_num_workers_0.worker0.1623143089861.pt.trace.json.gz")
+    ops = gpuscope.analyze(resnet).ops
+    check(type(ops).__name__ == "DataFrame" and len(ops) > 10, ".ops: a DataFrame of priced ops")
+    check({"op", "input_dims", "count", "time_ns", "flops", "bytes", "bound"} <= set(ops.columns),
+          ".ops columns")
+    fc = ops[(ops["op"] == "aten::addmm") & ops["input_dims"].str.startswith("[[1000], [32, 2048]")]
+    check(len(fc) == 1 and float(fc["flops"].iloc[0]) == 2 * 32 * 2048 * 1000 + 32 * 1000,
+          ".ops: the classifier's addmm priced 2·M·N·K + M·N")
+    check(float(ops["time_ns"].sum()) > 0 and (ops["time_ns"] >= 0).all(), ".ops: GPU time")
 html = report.to_html()
 check(html.lstrip().lower().startswith("<!doctype html"), ".to_html() is a page")
 check("<iframe" in report._repr_html_(), "_repr_html_ shows the page in a notebook cell")

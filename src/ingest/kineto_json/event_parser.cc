@@ -389,13 +389,46 @@ class Context {
     return id;
   }
   // An op shape's JSON text: the same, through the memo's shape slots (BatchMemo::FindShape).
+  // Shapes are kept in the profiler's own one-line form ("[[768], [788, 768], []]"), whatever
+  // the file's whitespace: a pretty-printed or minified trace groups and prints the same, and
+  // matches other tools' tables (TraceLens writes that form).
   StringId InternShape(std::string_view s) {
     if (StringId id = memo_->FindShape(s, r_->tables.strings); id != StringPool::kNotInterned)
       return id;
     bool remember = true;
-    const StringId id = InternUncached(s, &remember);
-    if (remember) memo_->RememberShape(s, id);
+    const StringId id = InternUncached(OneLine(s), &remember);
+    if (remember) memo_->RememberShape(s, id);  // by the raw text, which the batch keeps
     return id;
+  }
+  // JSON text with whitespace only as ", " after commas (outside strings); `s` itself when it is
+  // already so.
+  std::string_view OneLine(std::string_view s) {
+    bool canonical = true;
+    for (size_t i = 0; i < s.size() && canonical; ++i) {
+      const char c = s[i];
+      if (c == '\n' || c == '\r' || c == '\t') canonical = false;
+      if (c == ',' && (i + 1 >= s.size() || s[i + 1] != ' ')) canonical = false;
+      if (c == ' ' && (i == 0 || s[i - 1] != ',')) canonical = false;
+    }
+    if (canonical) return s;
+    one_line_.clear();
+    bool in_string = false;
+    for (size_t i = 0; i < s.size(); ++i) {
+      const char c = s[i];
+      if (in_string) {
+        one_line_ += c;
+        if (c == '\\' && i + 1 < s.size()) one_line_ += s[++i];
+        else if (c == '"') in_string = false;
+      } else if (c == '"') {
+        in_string = true;
+        one_line_ += c;
+      } else if (c == ',') {
+        one_line_ += ", ";
+      } else if (c != ' ' && c != '\n' && c != '\r' && c != '\t') {
+        one_line_ += c;
+      }
+    }
+    return one_line_;
   }
   RuntimeKind RuntimeKindOf(StringId id, std::string_view name) {
     return memo_->Runtime(id, name);
@@ -405,6 +438,7 @@ class Context {
   bool keep_flows() const { return keep_flows_; }
 
  private:
+  std::string one_line_;  // OneLine's buffer
   // Names repeat thousands of times: only a string not seen before is checked for control
   // characters (a raw string with them is never in the pool, since its cleaned form is stored,
   // so every occurrence is cleaned and counted; *remember is then false). Checking every

@@ -1,0 +1,88 @@
+#include "render/csv.h"
+
+#include <charconv>
+#include <map>
+
+namespace gpuscope::render {
+
+namespace {
+
+std::string Quote(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string Cell(const Value& v) {
+  switch (v.kind) {
+    case Value::Kind::kNull:
+      return "";
+    case Value::Kind::kInt:
+      return std::to_string(v.i);
+    case Value::Kind::kDouble: {
+      char buf[32];
+      const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v.d);  // shortest round trip
+      return ec == std::errc() ? std::string(buf, end) : std::string();
+    }
+    case Value::Kind::kText:
+      return Quote(v.text);
+    case Value::Kind::kBool:
+      return v.i != 0 ? "true" : "false";
+  }
+  return "";
+}
+
+struct Sheet {
+  std::vector<std::string> columns;  // the first table's columns
+  std::string body;
+};
+
+void Collect(const Section& s, const std::string& top, std::map<std::string, size_t>* index,
+             std::vector<std::pair<std::string, Sheet>>* sheets) {
+  for (const Item& item : s.items) {
+    const Table* t = std::get_if<Table>(&item);
+    if (!t) continue;
+    auto [it, added] = index->try_emplace(t->key, sheets->size());
+    if (added) {
+      Sheet sheet;
+      for (const Column& c : t->columns) sheet.columns.push_back(c.key);
+      sheets->emplace_back(t->key, std::move(sheet));
+    }
+    Sheet& sheet = (*sheets)[it->second].second;
+    for (const std::vector<Value>& row : t->rows) {
+      sheet.body += Quote(top);
+      // By column key, so a table whose columns differ between sections still lines up.
+      for (const std::string& key : sheet.columns) {
+        sheet.body += ',';
+        for (size_t j = 0; j < t->columns.size() && j < row.size(); ++j)
+          if (t->columns[j].key == key) sheet.body += Cell(row[j]);
+      }
+      sheet.body += "\r\n";
+    }
+  }
+  for (const Section& sub : s.sections) Collect(sub, top, index, sheets);
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> CsvTables(const Document& doc) {
+  std::map<std::string, size_t> index;
+  std::vector<std::pair<std::string, Sheet>> sheets;
+  for (const Section& s : doc.sections) Collect(s, s.key, &index, &sheets);
+  std::vector<std::pair<std::string, std::string>> out;
+  for (auto& [key, sheet] : sheets) {
+    std::string text = "section";
+    for (const std::string& c : sheet.columns) {
+      text += ',';  // (not "," + Quote(c): GCC 12 warns -Wrestrict on that falsely)
+      text += Quote(c);
+    }
+    out.emplace_back(key, text + "\r\n" + sheet.body);
+  }
+  return out;
+}
+
+}  // namespace gpuscope::render

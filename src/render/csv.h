@@ -1,0 +1,19 @@
+// The CSV view of a document: every table as one CSV text (`--csv DIR` writes each to
+// DIR/<table key>.csv). A table that several sections hold (one per rank) becomes one CSV whose
+// first column, `section`, is the key of the top-level section each row came from (rank_0,
+// input_1, jobs, …). Values are written as the JSON view writes them (durations as integer ns,
+// shares 0–1, bytes as integers), null as an empty field; RFC 4180 quoting.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "render/document.h"
+
+namespace gpuscope::render {
+
+// (table key, CSV text) in the order the tables first appear in the document.
+std::vector<std::pair<std::string, std::string>> CsvTables(const Document& doc);
+
+}  // namespace gpuscope::render
