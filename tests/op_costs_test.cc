@@ -146,6 +146,19 @@ TEST(OpCosts, H200LabNoOpAboveRooflineAndGpt2FlopsAndPrecisionPrediction) {
       EXPECT_FALSE(g.above_roofline) << name << " " << keep[0].Str(g.name) << " " << keep[0].Str(g.input_dims);
     // Most of the ops' GPU time is priced.
     EXPECT_GT(static_cast<double>(o.priced_ns), 0.85 * static_cast<double>(o.op_ns)) << name;
+    // Per kernel: the priced ops' FLOPs split over their kernels, none made up, little lost
+    // (what an op's memsets and copies take is not a kernel's).
+    double kernel_flops = 0, op_flops = 0;
+    int64_t kernel_ns = 0;
+    for (const analyze::KernelCost& k : o.kernels) {
+      kernel_flops += k.flops;
+      kernel_ns += k.time_ns;
+    }
+    for (const OpCostGroup& g : o.groups)
+      if (g.unpriced == analyze::Unpriced::kPriced) op_flops += g.flops * static_cast<double>(g.count);
+    EXPECT_LE(kernel_flops, op_flops * (1 + 1e-9)) << name;
+    EXPECT_GE(kernel_flops, op_flops * 0.95) << name;
+    EXPECT_LE(kernel_ns, o.priced_ns) << name;
     if (name.starts_with("B")) {
       // GPT-2 medium, batch 8 × 1024 tokens: per token 2·(12·L·d² + d·V) forward, ×3 with
       // backward; causal attention 2·B·H·S²·(2·dh)·½ per layer forward, ×3; bias adds M·N.

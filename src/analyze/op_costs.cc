@@ -93,18 +93,24 @@ double FloatInputBytes(const Trace& t, const OpCostGroup& g) {
   return bytes;
 }
 
-// The path of a math op: its longest kernel's, read from the kernel name; where the name says a
-// 16-bit type the recorded dtype picks bf16 or fp16 (cuDNN's fused attention names fp16 for
-// both); fp32 in PyTorch's memory-efficient attention kernels (fmha_cutlass*_f32) is 3xTF32
-// (aten/.../mem_eff_attention/gemm_kernel_utils.h: DefaultGemmType<float, sm80+> uses
-// OpMultiplyAddFastF32).
+// The path a kernel's name names; fp32 in PyTorch's memory-efficient attention kernels
+// (fmha_cutlass*_f32) is 3xTF32 (aten/.../mem_eff_attention/gemm_kernel_utils.h:
+// DefaultGemmType<float, sm80+> uses OpMultiplyAddFastF32).
+std::optional<hw::MathPath> KernelPath(const MathKernelInfo& kernel) {
+  const std::optional<hw::MathPath> named = PathOfPrecision(kernel.precision);
+  if (named == hw::MathPath::kTf32 && kernel.rule == "xformers-fmha") return hw::MathPath::kTf32x3;
+  return named;
+}
+
+// The path of a math op: its longest kernel's; where the name says a 16-bit type the recorded
+// dtype picks bf16 or fp16 (cuDNN's fused attention names fp16 for both); the dtype alone when
+// the name names none.
 hw::MathPath MathPathOf(const MathKernelInfo* kernel, const OpCost& cost,
                         const std::optional<hw::GpuPeaks>& peaks) {
   const hw::MathPath dtype = PathFromDtype(cost, peaks);
   if (!kernel) return dtype;
-  const std::optional<hw::MathPath> named = PathOfPrecision(kernel->precision);
+  const std::optional<hw::MathPath> named = KernelPath(*kernel);
   if (!named) return dtype;
-  if (*named == hw::MathPath::kTf32 && kernel->rule == "xformers-fmha") return hw::MathPath::kTf32x3;
   const bool named16 = *named == hw::MathPath::kBf16 || *named == hw::MathPath::kFp16;
   const bool dtype16 = dtype == hw::MathPath::kBf16 || dtype == hw::MathPath::kFp16;
   if (named16 && dtype16) return dtype;
@@ -252,7 +258,7 @@ OpCosts AnalyzeOpCosts(const Trace& t, const KernelClasses& classes, const Steps
   }
 
   // 4. Parameters (for optimizer TensorLists): AccumulateGrad inputs in the first steady step,
-  //    else over the whole trace divided by the steps that hold any.
+  //    else over the whole trace (taken as one step).
   {
     const StepBreakdown* step = nullptr;
     for (const StepBreakdown& s : steps.steps)
@@ -448,11 +454,45 @@ OpCosts AnalyzeOpCosts(const Trace& t, const KernelClasses& classes, const Steps
     }
   }
 
+  std::unordered_map<uint32_t, size_t> group_at;  // owning op → its group
+  for (size_t i = 0; i < owned_ops.size(); ++i) group_at.emplace(owned_ops[i], group_of_op[i]);
+
+  // 6b. Per kernel name: the priced ops' FLOPs and bytes split over their kernels by time.
+  {
+    std::unordered_map<StringId, size_t> kernel_at;
+    for (size_t i = 0; i < g.size(); ++i) {
+      if (g.kind[i] != GpuKind::kKernel || g.launch[i] < 0) continue;
+      const int32_t op = launcher[static_cast<size_t>(g.launch[i])];
+      if (op < 0) continue;
+      const uint32_t own = owner(static_cast<uint32_t>(op));
+      const OpCostGroup& gr = out.groups[group_at[own]];
+      if (gr.unpriced != Unpriced::kPriced) continue;
+      auto [it, added] = kernel_at.try_emplace(g.name[i], out.kernels.size());
+      if (added) {
+        KernelCost k;
+        k.name = g.name[i];
+        const std::optional<hw::MathPath> p = KernelPath(classes.OfName(g.name[i]).math);
+        k.math = p.has_value();
+        k.path = p.value_or(hw::MathPath::kFp32Cuda);
+        out.kernels.push_back(k);
+      }
+      KernelCost& k = out.kernels[it->second];
+      ++k.count;
+      k.time_ns += g.dur_ns[i];
+      const int64_t op_ns = owned[own].ns;
+      const double share = op_ns > 0 ? static_cast<double>(g.dur_ns[i]) / static_cast<double>(op_ns) : 0;
+      k.flops += share * gr.flops;
+      k.bytes += share * gr.bytes;
+    }
+    std::sort(out.kernels.begin(), out.kernels.end(), [&t](const KernelCost& a, const KernelCost& b) {
+      if (a.time_ns != b.time_ns) return a.time_ns > b.time_ns;
+      return t.Str(a.name) < t.Str(b.name);
+    });
+  }
+
   // 7. Fusion chains: per thread in time order, runs of priced elementwise ops with kernels, of
   //    one output size, with no other op with kernels between them.
   if (out.peaks) {
-    std::unordered_map<uint32_t, size_t> group_at;
-    for (size_t i = 0; i < owned_ops.size(); ++i) group_at.emplace(owned_ops[i], group_of_op[i]);
     std::unordered_map<std::string, size_t> chain_at;
     std::vector<uint32_t> run;
     double run_elems = -1;

@@ -94,6 +94,23 @@ struct FusionChain {
                              // at the achievable HBM bandwidth, summed
 };
 
+// One kernel name: its GPU time and the FLOPs and bytes of the ops it ran for, each op's split
+// over its kernels by their share of the op's GPU time (a GEMM op's one kernel gets it all; a
+// convolution's layout transposes get a share by time: read their FLOP/s as the op's, not theirs).
+struct KernelCost {
+  StringId name = kEmptyString;
+  uint64_t count = 0;
+  int64_t time_ns = 0;
+  double flops = 0;  // summed over its calls
+  double bytes = 0;
+  bool math = false;  // the name names a math path (kernel_class.h)
+  hw::MathPath path = hw::MathPath::kFp32Cuda;
+  double AchievedTflops() const {
+    return time_ns > 0 ? flops / static_cast<double>(time_ns) / 1e3 : 0;
+  }
+  double AchievedGbps() const { return time_ns > 0 ? bytes / static_cast<double>(time_ns) : 0; }
+};
+
 struct OpCostOptions {
   // A gpu_table name to price against instead of the trace's device (--gpu); empty: the trace's.
   std::string gpu;
@@ -112,6 +129,7 @@ struct OpCosts {
   std::array<int64_t, hw::kMathPathCount> math_ns{};  // GEMM/conv/attention time per path
   uint64_t above_roofline_groups = 0;
   int64_t layout_ns = 0;              // Σ OpCostGroup::layout_ns
+  std::vector<KernelCost> kernels;    // kernels counted for priced ops, by time descending
   std::vector<FusionChain> fusion;    // by time − fused time, descending (chains of ≥ 3 ops)
   double param_elements = 0;          // from AccumulateGrad (optimizer pricing), 0 unknown
   int param_element_bytes = 4;        // their mean element size

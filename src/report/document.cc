@@ -557,6 +557,15 @@ void AddOpCosts(const RankReport& rr, Section& s) {
                         priced && o.peaks ? pct(g.Efficiency()) : Value::Na(Unit::kShare),
                         Text(analyze::UnpricedName(g.unpriced))});
   }
+  Table& k = all.AddTable("kernel_costs", "kernels of the priced ops (their ops' FLOPs and bytes split by time)",
+                          {{"kernel", "kernel"}, {"count", "calls"}, {"time_ns", "GPU time"},
+                           {"flops", "FLOP"}, {"bytes", "bytes"}, {"achieved_tflops", "TFLOP/s"},
+                           {"achieved_gbps", "GB/s"}, {"path", "math path"}});
+  for (const analyze::KernelCost& kc : o.kernels)
+    k.rows.push_back({Text(Name(rr.trace, kc.name)), Count(kc.count), Ns(kc.time_ns),
+                      Value::Number(kc.flops, 0), Value::Number(kc.bytes, 0),
+                      Value::Number(kc.AchievedTflops(), 2), Value::Number(kc.AchievedGbps(), 1),
+                      Text(kc.math ? std::string(hw::MathPathName(kc.path)) : std::string())});
   if (o.peaks) {
     Table& p = s.AddTable("op_cost_peaks", "peaks priced against",
                           {{"path", "path"}, {"datasheet", "datasheet"}, {"achievable", "used"},
