@@ -1,9 +1,11 @@
 #include "analyze/op_costs.h"
 
 #include <algorithm>
-#include <numeric>
+#include <map>
 #include <string_view>
 #include <unordered_map>
+
+#include "base/sort.h"
 
 namespace gpuscope::analyze {
 
@@ -130,36 +132,70 @@ OpCosts AnalyzeOpCosts(const Trace& t, const KernelClasses& classes, const Steps
 
   // 1. The op nesting per thread: parent of every cpu_op, and the innermost op around each
   //    runtime call. Ops sorted by (thread, start, longer first), calls by (thread, start).
-  std::vector<uint32_t> ops;
-  for (uint32_t i = 0; i < c.size(); ++i)
-    if (c.kind[i] == CpuKind::kCpuOp) ops.push_back(i);
-  auto end = [&c](uint32_t r) { return c.start_ns[r] + c.dur_ns[r]; };
-  std::sort(ops.begin(), ops.end(), [&c](uint32_t a, uint32_t b) {
-    const ThreadKey ka{c.pid[a], c.tid[a]}, kb{c.pid[b], c.tid[b]};
-    if (ka != kb) return ka < kb;
-    if (c.start_ns[a] != c.start_ns[b]) return c.start_ns[a] < c.start_ns[b];
-    if (c.dur_ns[a] != c.dur_ns[b]) return c.dur_ns[a] > c.dur_ns[b];
-    return a < b;
-  });
+  // Threads numbered once (a map over the few distinct (pid, tid) pairs), then rows sorted as
+  // compact keys: the sorts are the analysis' main cost on large traces.
+  std::map<ThreadKey, uint32_t> thread_number;
+  auto number = [&thread_number](TraceId pid, TraceId tid) {
+    return thread_number.try_emplace(ThreadKey{pid, tid}, static_cast<uint32_t>(thread_number.size()))
+        .first->second;
+  };
+  // Rows bucketed by thread (stable), then each thread's rows ordered by (start, longer first):
+  // a thread's rows come almost in time order, so SortRuns does little more than check it.
+  auto order = [](const std::vector<uint32_t>& rows, const std::vector<uint32_t>& thread_of_row,
+                  size_t threads, auto less, std::vector<uint32_t>* sorted,
+                  std::vector<uint32_t>* thread) {
+    std::vector<size_t> at(threads + 1, 0);
+    for (size_t i = 0; i < rows.size(); ++i) ++at[thread_of_row[i] + 1];
+    for (size_t k = 1; k <= threads; ++k) at[k] += at[k - 1];
+    sorted->assign(rows.size(), 0);
+    thread->assign(rows.size(), 0);
+    std::vector<size_t> next(at.begin(), at.end() - 1);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const size_t to = next[thread_of_row[i]]++;
+      (*sorted)[to] = rows[i];
+      (*thread)[to] = thread_of_row[i];
+    }
+    for (size_t k = 0; k < threads; ++k)
+      SortRuns(sorted->begin() + static_cast<std::ptrdiff_t>(at[k]),
+               sorted->begin() + static_cast<std::ptrdiff_t>(at[k + 1]), less);
+  };
+  std::vector<uint32_t> rows, row_thread;
+  for (uint32_t i = 0; i < c.size(); ++i) {
+    if (c.kind[i] != CpuKind::kCpuOp) continue;
+    rows.push_back(i);
+    row_thread.push_back(number(c.pid[i], c.tid[i]));
+  }
   const RuntimeCallTable& rt = t.runtime;
-  std::vector<uint32_t> calls(rt.size());
-  std::iota(calls.begin(), calls.end(), 0u);
-  std::sort(calls.begin(), calls.end(), [&rt](uint32_t a, uint32_t b) {
-    const ThreadKey ka{rt.pid[a], rt.tid[a]}, kb{rt.pid[b], rt.tid[b]};
-    if (ka != kb) return ka < kb;
-    if (rt.start_ns[a] != rt.start_ns[b]) return rt.start_ns[a] < rt.start_ns[b];
-    return a < b;
-  });
+  std::vector<uint32_t> call_rows(rt.size()), call_row_thread(rt.size());
+  for (uint32_t i = 0; i < rt.size(); ++i) {
+    call_rows[i] = i;
+    call_row_thread[i] = number(rt.pid[i], rt.tid[i]);
+  }
+  std::vector<uint32_t> ops, op_thread, calls, call_thread;
+  order(rows, row_thread, thread_number.size(),
+        [&c](uint32_t a, uint32_t b) {
+          if (c.start_ns[a] != c.start_ns[b]) return c.start_ns[a] < c.start_ns[b];
+          return c.dur_ns[a] > c.dur_ns[b];
+        },
+        &ops, &op_thread);
+  order(call_rows, call_row_thread, thread_number.size(),
+        [&rt](uint32_t a, uint32_t b) { return rt.start_ns[a] < rt.start_ns[b]; }, &calls,
+        &call_thread);
+  std::vector<uint32_t>().swap(rows);
+  std::vector<uint32_t>().swap(row_thread);
+  std::vector<uint32_t>().swap(call_rows);
+  std::vector<uint32_t>().swap(call_row_thread);
+  auto end = [&c](uint32_t r) { return c.start_ns[r] + c.dur_ns[r]; };
   std::vector<int32_t> parent(c.size(), -1);
   std::vector<int32_t> launcher(rt.size(), -1);
   {
     std::vector<uint32_t> stack;
     size_t k = 0;  // next call
-    auto settle_calls_before = [&](const ThreadKey& key, int64_t before) {
+    auto settle_calls_before = [&](uint32_t key, int64_t before) {
       // Calls of this thread that start before `before`: the stack holds their enclosing ops.
       while (k < calls.size()) {
         const uint32_t r = calls[k];
-        const ThreadKey kr{rt.pid[r], rt.tid[r]};
+        const uint32_t kr = call_thread[k];
         if (kr < key || (kr == key && rt.start_ns[r] < before)) {
           if (kr == key) {
             const int64_t call_end = rt.start_ns[r] + rt.dur_ns[r];
@@ -176,10 +212,11 @@ OpCosts AnalyzeOpCosts(const Trace& t, const KernelClasses& classes, const Steps
         }
       }
     };
-    ThreadKey current{};
+    uint32_t current = 0;
     bool first = true;
-    for (uint32_t o : ops) {
-      const ThreadKey key{c.pid[o], c.tid[o]};
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const uint32_t o = ops[i];
+      const uint32_t key = op_thread[i];
       if (first || key != current) {
         if (!first) settle_calls_before(current, INT64_MAX);
         stack.clear();
@@ -206,10 +243,9 @@ OpCosts AnalyzeOpCosts(const Trace& t, const KernelClasses& classes, const Steps
     return it->second;
   };
   // The op a launch's GPU time is counted for (memoised per launching op).
-  std::unordered_map<uint32_t, uint32_t> owner_of;
+  std::vector<int32_t> owner_of(c.size(), -1);  // per cpu row, -1: not resolved yet
   auto owner = [&](uint32_t op) {
-    auto [it, added] = owner_of.try_emplace(op, op);
-    if (!added) return it->second;
+    if (owner_of[op] >= 0) return static_cast<uint32_t>(owner_of[op]);
     int32_t outer_owner = -1, nearest = -1;
     for (int32_t p = static_cast<int32_t>(op); p >= 0; p = parent[static_cast<size_t>(p)]) {
       const CostRule* r = rule(static_cast<uint32_t>(p));
@@ -217,8 +253,8 @@ OpCosts AnalyzeOpCosts(const Trace& t, const KernelClasses& classes, const Steps
       if (nearest < 0) nearest = p;
       if (r->owns_subtree) outer_owner = p;
     }
-    it->second = static_cast<uint32_t>(outer_owner >= 0 ? outer_owner : nearest >= 0 ? nearest : op);
-    return it->second;
+    owner_of[op] = outer_owner >= 0 ? outer_owner : nearest >= 0 ? nearest : static_cast<int32_t>(op);
+    return static_cast<uint32_t>(owner_of[op]);
   };
 
   // Timestamp resolution of the GPU activities: µs in older traces (every duration a multiple of
@@ -228,7 +264,18 @@ OpCosts AnalyzeOpCosts(const Trace& t, const KernelClasses& classes, const Steps
     if (t.gpu.dur_ns[i] % 1000 != 0) resolution_ns = 1;
 
   // 3. Attribute every linked GPU activity.
-  std::unordered_map<uint32_t, Owned> owned;
+  // The ops that own GPU time: a slot per op (dense, in first-seen order) and its accumulation.
+  std::vector<uint32_t> slot_of(c.size(), UINT32_MAX);
+  std::vector<uint32_t> slot_op;
+  std::vector<Owned> slots;
+  auto owned_at = [&](uint32_t op) -> Owned& {
+    if (slot_of[op] == UINT32_MAX) {
+      slot_of[op] = static_cast<uint32_t>(slots.size());
+      slots.emplace_back();
+      slot_op.push_back(op);
+    }
+    return slots[slot_of[op]];
+  };
   std::unordered_map<StringId, bool> is_layout;  // per kernel name: a cuDNN layout transpose
   const GpuActivityTable& g = t.gpu;
   for (size_t i = 0; i < g.size(); ++i) {
@@ -238,7 +285,7 @@ OpCosts AnalyzeOpCosts(const Trace& t, const KernelClasses& classes, const Steps
       out.unattributed_ns += g.dur_ns[i];
       continue;
     }
-    Owned& o = owned[owner(static_cast<uint32_t>(op))];
+    Owned& o = owned_at(owner(static_cast<uint32_t>(op)));
     o.ns += g.dur_ns[i];
     if (g.kind[i] == GpuKind::kKernel) {
       auto [it, added] = is_layout.try_emplace(g.name[i], false);
@@ -307,11 +354,10 @@ OpCosts AnalyzeOpCosts(const Trace& t, const KernelClasses& classes, const Steps
   std::vector<int64_t> group_top_ns;
   std::vector<size_t> group_of_op;  // parallel to `owned_ops`
   std::vector<uint32_t> owned_ops;
-  owned_ops.reserve(owned.size());
-  for (const auto& [op, o] : owned) owned_ops.push_back(op);
-  std::sort(owned_ops.begin(), owned_ops.end());  // a stable order whatever the hash map's
+  owned_ops = slot_op;
+  std::sort(owned_ops.begin(), owned_ops.end());  // row order: groups come out in a fixed order
   for (uint32_t op : owned_ops) {
-    const Owned& o = owned[op];
+    const Owned& o = slots[slot_of[op]];
     const Key k{c.name[op], col(c.input_dims, op), col(c.input_types, op), col(c.concrete_inputs, op)};
     auto [it, added] = index.try_emplace(k, out.groups.size());
     if (added) {
@@ -454,8 +500,9 @@ OpCosts AnalyzeOpCosts(const Trace& t, const KernelClasses& classes, const Steps
     }
   }
 
-  std::unordered_map<uint32_t, size_t> group_at;  // owning op → its group
-  for (size_t i = 0; i < owned_ops.size(); ++i) group_at.emplace(owned_ops[i], group_of_op[i]);
+  std::vector<size_t> group_at_slot(slots.size());  // owning op's slot → its group
+  for (size_t i = 0; i < owned_ops.size(); ++i) group_at_slot[slot_of[owned_ops[i]]] = group_of_op[i];
+  auto group_at = [&](uint32_t op) -> const OpCostGroup& { return out.groups[group_at_slot[slot_of[op]]]; };
 
   // 6b. Per kernel name: the priced ops' FLOPs and bytes split over their kernels by time.
   {
@@ -465,7 +512,7 @@ OpCosts AnalyzeOpCosts(const Trace& t, const KernelClasses& classes, const Steps
       const int32_t op = launcher[static_cast<size_t>(g.launch[i])];
       if (op < 0) continue;
       const uint32_t own = owner(static_cast<uint32_t>(op));
-      const OpCostGroup& gr = out.groups[group_at[own]];
+      const OpCostGroup& gr = group_at(own);
       if (gr.unpriced != Unpriced::kPriced) continue;
       auto [it, added] = kernel_at.try_emplace(g.name[i], out.kernels.size());
       if (added) {
@@ -479,7 +526,7 @@ OpCosts AnalyzeOpCosts(const Trace& t, const KernelClasses& classes, const Steps
       KernelCost& k = out.kernels[it->second];
       ++k.count;
       k.time_ns += g.dur_ns[i];
-      const int64_t op_ns = owned[own].ns;
+      const int64_t op_ns = slots[slot_of[own]].ns;
       const double share = op_ns > 0 ? static_cast<double>(g.dur_ns[i]) / static_cast<double>(op_ns) : 0;
       k.flops += share * gr.flops;
       k.bytes += share * gr.bytes;
@@ -515,9 +562,9 @@ OpCosts AnalyzeOpCosts(const Trace& t, const KernelClasses& classes, const Steps
         double time = 0, largest = 0;
         uint64_t kernels = 0;
         for (uint32_t op : run) {
-          const OpCostGroup& gr = out.groups[group_at[op]];
+          const OpCostGroup& gr = group_at(op);
           key += (key.empty() ? "" : " → ") + std::string(t.Str(gr.name));
-          const Owned& o = owned[op];
+          const Owned& o = slots[slot_of[op]];
           time += static_cast<double>(o.ns);
           kernels += o.kernels;
           largest = std::max(largest, gr.bytes);
@@ -532,19 +579,19 @@ OpCosts AnalyzeOpCosts(const Trace& t, const KernelClasses& classes, const Steps
       run.clear();
       run_elems = -1;
     };
-    ThreadKey current{};
+    uint32_t current = 0;
     bool first = true;
-    for (uint32_t o : ops) {
-      const ThreadKey key{c.pid[o], c.tid[o]};
-      if (first || key != current) {
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const uint32_t o = ops[i];
+      if (first || op_thread[i] != current) {
         close();
-        current = key;
+        current = op_thread[i];
         first = false;
       }
-      const auto it = group_at.find(o);
-      if (it == group_at.end()) continue;  // no kernels of its own: views, wrappers
-      const OpCostGroup& gr = out.groups[it->second];
-      double& n = group_elems[it->second];
+      if (slot_of[o] == UINT32_MAX) continue;  // no kernels of its own: views, wrappers
+      const size_t group = group_at_slot[slot_of[o]];
+      const OpCostGroup& gr = out.groups[group];
+      double& n = group_elems[group];
       if (n == -2) n = elems(gr);
       const bool fusible = gr.family == OpFamily::kElementwise && gr.unpriced == Unpriced::kPriced &&
                            !gr.compute_bound && n > 0;
