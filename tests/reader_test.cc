@@ -539,6 +539,26 @@ TEST(Reader, OpShapesKeptAsTextAndColumnsOnlyWhenPresent) {
   EXPECT_EQ(DiagCount(bad, Diag::kBadNumber), 1u);
 }
 
+// Shapes are kept in the profiler's one-line form whatever the file's whitespace (TraceLens's
+// traces are indented; a minified trace has none): the same op groups and prints the same, and
+// matches TraceLens's "Input Dims" text. Spaces inside strings ("long int") stay.
+TEST(Reader, OpShapesKeptInTheProfilersOneLineForm) {
+  const std::string json =
+      "{\"traceEvents\": [\n"
+      "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 1, \"tid\": 1, \"ts\": 1, "
+      "\"dur\": 5, \"args\": {\"Input Dims\": [\n  [\n    8,\n    512\n  ],\n  [512,1024]\n],\n"
+      "\"Input type\": [ \"float\" ,\"long int\"]}},\n"
+      "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 1, \"tid\": 1, \"ts\": 10, "
+      "\"dur\": 5, \"args\": {\"Input Dims\": [[8, 512], [512, 1024]], "
+      "\"Input type\": [\"float\", \"long int\"]}}]}";
+  const Trace t = Load(json, LoadOptions());
+  ASSERT_EQ(t.cpu.size(), 2u);
+  EXPECT_EQ(t.Str(t.cpu.input_dims[0]), "[[8, 512], [512, 1024]]");
+  EXPECT_EQ(t.Str(t.cpu.input_types[0]), "[\"float\", \"long int\"]");
+  EXPECT_EQ(t.cpu.input_dims[0], t.cpu.input_dims[1]);
+  EXPECT_EQ(t.cpu.input_types[0], t.cpu.input_types[1]);
+}
+
 TEST(Reader, GzipMatchesPlainWithEitherInflater) {
   const std::string json = TrickyTrace(300);
   const std::string reference = Fingerprint(Load(json));

@@ -322,8 +322,8 @@ void MisalignedGemm(const RuleContext& c, std::vector<Finding>* out) {
   std::array<double, hw::kMathPathCount> ref_time{}, ref_roof{};
   for (const analyze::OpCostGroup& g : o.groups) {
     if (g.family != analyze::OpFamily::kGemm || g.unpriced != analyze::Unpriced::kPriced ||
-        !(g.gemm_m > 0) || !aligned(g)) {
-      continue;
+        !(g.gemm_m > 0) || !aligned(g) || g.flops < kSmallGemmFlops) {
+      continue;  // the reference is the trace's large aligned GEMMs
     }
     ref_time[static_cast<size_t>(g.path)] += static_cast<double>(g.time_ns);
     ref_roof[static_cast<size_t>(g.path)] += g.roofline_ns * static_cast<double>(g.count);
@@ -372,6 +372,52 @@ void MisalignedGemm(const RuleContext& c, std::vector<Finding>* out) {
   out->push_back(std::move(f));
 }
 
+constexpr const char* kSmallGemmFix =
+    "Give each GEMM more rows: a larger batch or micro-batch (fewer gradient-accumulation steps), "
+    "sequence packing, or fewer, wider matmuls (torch.compile fuses small ones; a grouped GEMM for "
+    "many experts/heads); GEMMs under ~1024×1024×1024 reach a fraction of the tensor-core peak.";
+constexpr const char* kSmallGemmEvidence =
+    "small_gemm_per_step_ns, small_gemm_share, small_gemm_efficiency_share, small_gemms, "
+    "largest_small_gemm (shape)";
+
+// GEMMs too small to fill the GPU: time, not a saving — a larger batch does more work per GEMM
+// for about the same time (gpu_lab_h200 C1 → C2: 128× the work in 0.92× the step).
+void SmallGemm(const RuleContext& c, std::vector<Finding>* out) {
+  const analyze::OpCosts& o = *c.in.op_costs;
+  if (!o.peaks) return;
+  double time = 0, roof = 0, largest = 0;
+  uint64_t groups = 0;
+  const analyze::OpCostGroup* biggest = nullptr;
+  for (const analyze::OpCostGroup& g : o.groups) {
+    if (g.family != analyze::OpFamily::kGemm || g.unpriced != analyze::Unpriced::kPriced ||
+        !(g.flops > 0) || g.flops >= kSmallGemmFlops || !(g.Efficiency() < kSmallGemmEfficiency)) {
+      continue;
+    }
+    time += static_cast<double>(g.time_ns);
+    roof += g.roofline_ns * static_cast<double>(g.count);
+    ++groups;
+    if (g.flops > largest) {
+      largest = g.flops;
+      biggest = &g;
+    }
+  }
+  const int64_t per_step = static_cast<int64_t>(time / static_cast<double>(c.step_count));
+  if (!biggest || !(Share(per_step, c.step_ns) > kSmallGemmShare)) return;
+  Finding f = Found(
+      "GEMMs too small to fill the GPU run far below its peak", 0,
+      "No step-time saving is claimed: a larger batch gives each GEMM more work for about the same "
+      "time, so throughput per step rises rather than the step shortening.",
+      {F("small_gemm_per_step_ns", "small GEMMs per step", Value::Nanos(per_step)),
+       F("small_gemm_share", "share of the step", ShareOf(per_step, c.step_ns)),
+       F("small_gemm_efficiency_share", "of their roofline (time-weighted)", Value::Share(roof / time)),
+       F("small_gemms", "distinct shapes", Count(groups)),
+       F("largest_small_gemm", "largest",
+         Value::Text(render::FormatNumber(biggest->gemm_m, 0) + "×" +
+                     render::FormatNumber(biggest->gemm_n, 0) + "×" +
+                     render::FormatNumber(biggest->gemm_k, 0) + " (M×N×K)"))});
+  out->push_back(std::move(f));
+}
+
 constexpr const char* kRooflineGapFix =
     "Start from the ops that lose the most time to their roofline (the report's op_costs table, "
     "`--csv DIR` op_costs.csv): memory-bound chains fuse with torch.compile; GEMMs below their "
@@ -398,7 +444,7 @@ void RooflineGap(const RuleContext& c, std::vector<Finding>* out) {
   std::sort(lost.begin(), lost.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   const double steps = static_cast<double>(c.step_count);
   Finding f = Found(
-      "Compute-bound at " + render::FormatShare(o.mfu, 1) + " MFU: the ops that lose the most time to their roofline",
+      render::FormatShare(o.mfu, 1) + " MFU: the ops that lose the most time to their roofline",
       0, "No saving is predicted here: this names where the time goes against the roofline; the "
          "findings above price the fixes they know.",
       {F("mfu_share", "MFU", Value::Share(o.mfu)), F("hfu_share", "HFU", Value::Share(o.hfu)),
@@ -797,6 +843,13 @@ std::vector<Rule> MakeRules() {
        "their time − their roofline time ÷ the aligned GEMMs' time-weighted efficiency", 0.5,
        "shape-bound", kVerdictMinShare, kMisalignedGemmFix, kMisalignedGemmEvidence,
        MisalignedGemm},
+      {"small_gemm", kInOpCosts | kInSteps,
+       "GEMMs under " + render::FormatNumber(kSmallGemmFlops / 1e9, 2) +
+           " GFLOP a call (`kSmallGemmFlops`: 2·1024³) below " + Pct(kSmallGemmEfficiency) +
+           " of their roofline (`kSmallGemmEfficiency`) > " + Pct(kSmallGemmShare) +
+           " of the step (`kSmallGemmShare`)",
+       "none (throughput: a larger batch gives each GEMM more work for about the same time)", 0.5,
+       "", 0, kSmallGemmFix, kSmallGemmEvidence, SmallGemm},
       {"roofline_gap", kInOpCosts | kInSteps,
        "the cost model priced the ops and the trace has steady steps",
        "none (names the ops that lose the most time to their roofline; the verdict "

@@ -50,6 +50,12 @@ inline constexpr double kFusionShare = 0.02;
 inline constexpr double kMisalignedEfficiency = 0.5;
 inline constexpr int kTensorCoreAlignBytes = 16;
 inline constexpr double kMisalignedShare = 0.01;
+// A GEMM smaller than this many FLOPs per call (2·1024³: where the H200's measured bf16 GEMM
+// reaches 102 of 780 TFLOP/s, gpu_peaks' curve) below this share of its roofline is small work;
+// such GEMMs above this share of the step fire small_gemm.
+inline constexpr double kSmallGemmFlops = 2.0 * 1024 * 1024 * 1024;
+inline constexpr double kSmallGemmEfficiency = 0.25;
+inline constexpr double kSmallGemmShare = 0.05;
 inline constexpr double kSyncIdleShare = 0.01;            // GPU idle after syncs, of the step
 inline constexpr double kShortKernelShare = 0.5;          // kernels shorter than their launch call
 inline constexpr double kLaunchIdleShare = 0.20;    // GPU idle share for a launch-bound verdict

@@ -35,7 +35,8 @@ struct Planted {
   // The per-op cost model's results on an H100, made so that its four rules fire: 4 steps hold
   // 40 ms of cuDNN layout transposes (nchw_layout: 10 ms a step), a GELU chain of 60 ms that
   // fuses to 10 ms (unfused_elementwise: 12.5 ms a step), an aligned bf16 GEMM at 90 % of its
-  // roofline and GPT-2's LM head at 12 % (misaligned_gemm), MFU 30 % (roofline_gap).
+  // roofline and GPT-2's LM head at 12 % (misaligned_gemm), 6 ms a step of 32×256×256 GEMMs
+  // (small_gemm), MFU 30 % (roofline_gap).
   void AddOpCosts() {
     analyze::OpCosts& o = op_costs;
     o.shapes = true;
@@ -74,7 +75,10 @@ struct Planted {
       g.time_ns = static_cast<int64_t>(g.roofline_ns * 4 / efficiency);
       return g;
     };
-    o.groups = {conv, gemm(8192, 4096, 4096, 0.9), gemm(8192, 50257, 1024, 0.12)};
+    analyze::OpCostGroup small = gemm(32, 256, 256, 0.01);  // C1's MLP: small_gemm, 6 ms a step
+    small.count = 4000;
+    small.time_ns = 24 * kMs;
+    o.groups = {conv, gemm(8192, 4096, 4096, 0.9), gemm(8192, 50257, 1024, 0.12), small};
     o.fusion = {{"aten::mul → aten::pow → aten::mul → aten::add → aten::mul → aten::tanh", 96, 6,
                  60 * kMs, 10.0 * kMs}};
     for (const analyze::OpCostGroup& g : o.groups) o.op_ns += g.time_ns;

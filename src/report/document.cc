@@ -576,8 +576,9 @@ void AddOpCosts(const RankReport& rr, Section& s) {
       p.rows.push_back({Text(std::string(hw::MathPathName(static_cast<hw::MathPath>(i))) + " TFLOP/s"),
                         Value::Number(pk.datasheet, 1), Value::Number(pk.Roof(), 1), Value::Bool(pk.measured)});
     }
-    p.rows.push_back({Text("HBM GB/s"), Value::Number(o.peaks->hbm_gbps.datasheet, 0),
-                      Value::Number(o.peaks->hbm_gbps.Roof(), 0), Value::Bool(o.peaks->hbm_gbps.measured)});
+    // One precision per column: JSON keeps a column's unit and precision once (its first cell's).
+    p.rows.push_back({Text("HBM GB/s"), Value::Number(o.peaks->hbm_gbps.datasheet, 1),
+                      Value::Number(o.peaks->hbm_gbps.Roof(), 1), Value::Bool(o.peaks->hbm_gbps.measured)});
   }
 }
 
