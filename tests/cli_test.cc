@@ -404,7 +404,7 @@ TEST(CliUsage, EveryHelpEndsWithAnExample) {
   }
 }
 
-// --csv DIR writes every table of the report as DIR/<table>.csv, op_costs.csv among them: the
+// --csv DIR writes every table of the report as DIR/<table>.csv, ops.csv among them: the
 // columns the issue names, a GEMM priced by its formula, a convolution of a trace without
 // Concrete Inputs left unpriced (never guessed); a --csv that is a file is refused.
 TEST(Cli, CsvWritesEveryTableWithOpCosts) {
@@ -416,9 +416,9 @@ TEST(Cli, CsvWritesEveryTableWithOpCosts) {
   const auto r = RunGpuscope("analyze --csv " + out + " " + trace);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("CSV tables to " + out), std::string::npos) << r.err;
-  for (const char* table : {"op_costs", "per_step", "top_kernels_compute"})
+  for (const char* table : {"ops", "kernel_costs", "per_step", "top_kernels_compute"})
     EXPECT_TRUE(std::filesystem::exists(out + "/" + table + ".csv")) << table;
-  std::ifstream in(out + "/op_costs.csv");
+  std::ifstream in(out + "/ops.csv");
   std::string header;
   std::getline(in, header);
   for (const char* column : {"section,", "op,", "input_dims,", "count,", "time_ns,", "flops,", "bytes,", "bound,"})

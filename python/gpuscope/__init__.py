@@ -242,7 +242,7 @@ class Report:
         with calls, GPU time (ns), FLOPs and bytes per call, achieved TFLOP/s and GB/s, bound,
         math path, roofline time and efficiency (docs/cost-model.md). Empty without
         record_shapes=True."""
-        return self._tables({"op_costs": None})
+        return self._tables({"ops": None})
 
     @property
     def steps(self):

@@ -419,8 +419,8 @@ void SmallGemm(const RuleContext& c, std::vector<Finding>* out) {
 }
 
 constexpr const char* kRooflineGapFix =
-    "Start from the ops that lose the most time to their roofline (the report's op_costs table, "
-    "`--csv DIR` op_costs.csv): memory-bound chains fuse with torch.compile; GEMMs below their "
+    "Start from the ops that lose the most time to their roofline (the report's ops table, "
+    "`--csv DIR` ops.csv): memory-bound chains fuse with torch.compile; GEMMs below their "
     "peak want larger or aligned shapes; attention wants a fused kernel (SDPA flash / cuDNN).";
 constexpr const char* kRooflineGapEvidence =
     "mfu_share, hfu_share, model_tflop_per_step, lost_to_roofline_per_step_ns, op_N, "

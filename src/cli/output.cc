@@ -85,7 +85,7 @@ void AddOutputFlags(CLI::App* app, OutputArgs* args) {
       ->type_name("FILE");
   app->add_option("--csv", args->csv_dir,
                   "Also write every table of the report as CSV: DIR/<table>.csv (e.g. "
-                  "op_costs.csv: every op priced), the folder made if missing")
+                  "ops.csv: every op priced), the folder made if missing")
       ->type_name("DIR");
   app->add_flag("-v,--verbose", args->verbose, "Show all detail");
   app->add_option("--color", args->color,

@@ -526,7 +526,7 @@ void AddOpCosts(const RankReport& rr, Section& s) {
   Section& all = s.AddSection("op_costs_all", "every op priced");
   all.views = render::kViewHtml;
   Table& t = all.AddTable(
-      "op_costs", "ops by GPU time, priced against the roofline",
+      "ops", "ops by GPU time, priced against the roofline",
       {{"op", "op"}, {"input_dims", "input dims"}, {"input_types", "input types", true},
        {"concrete_inputs", "concrete inputs", true}, {"family", "family", true}, {"count", "calls"},
        {"time_ns", "GPU time"}, {"flops", "FLOP/call", true}, {"bytes", "bytes/call", true},
