@@ -438,6 +438,13 @@ TEST(Cli, CsvWritesEveryTableWithOpCosts) {
   }
   EXPECT_TRUE(gemm);
   EXPECT_TRUE(conv);
+  // Per kernel: the same figures, the roofline's included.
+  std::ifstream kin(out + "/kernel_costs.csv");
+  std::string kheader;
+  std::getline(kin, kheader);
+  for (const char* column : {"kernel,", "time_ns,", "flops,", "bytes,", "achieved_tflops,", "intensity,",
+                             "bound,", "roofline_ns,", "efficiency_share"})
+    EXPECT_NE(kheader.find(column), std::string::npos) << column << " in " << kheader;
   // A path that is a file, not a folder: exit 2, nothing written.
   const std::string file = dir.File("plain");
   WriteFile(file, "x");

@@ -560,12 +560,29 @@ void AddOpCosts(const RankReport& rr, Section& s) {
   Table& k = all.AddTable("kernel_costs", "kernels of the priced ops (their ops' FLOPs and bytes split by time)",
                           {{"kernel", "kernel"}, {"count", "calls"}, {"time_ns", "GPU time"},
                            {"flops", "FLOP"}, {"bytes", "bytes"}, {"achieved_tflops", "TFLOP/s"},
-                           {"achieved_gbps", "GB/s"}, {"path", "math path"}});
-  for (const analyze::KernelCost& kc : o.kernels)
+                           {"achieved_gbps", "GB/s"}, {"intensity", "FLOP/byte"}, {"bound", "bound"},
+                           {"path", "math path"}, {"roofline_ns", "roofline"},
+                           {"efficiency_share", "of roofline"}});
+  for (const analyze::KernelCost& kc : o.kernels) {
+    // The kernel's roofline as an op's (analyze/op_costs.h): its path's achievable peak (fp32
+    // CUDA cores for a kernel that names none) and HBM, over all its calls.
+    double compute = 0, memory = 0;
+    if (o.peaks) {
+      const double peak = o.peaks->Of(kc.math ? kc.path : hw::MathPath::kFp32Cuda).Roof();
+      compute = peak > 0 ? kc.flops / peak * 1e-3 : 0;
+      memory = kc.bytes / o.peaks->hbm_gbps.Roof();
+    }
+    const double roofline = std::max(compute, memory);
     k.rows.push_back({Text(Name(rr.trace, kc.name)), Count(kc.count), Ns(kc.time_ns),
                       Value::Number(kc.flops, 0), Value::Number(kc.bytes, 0),
                       Value::Number(kc.AchievedTflops(), 2), Value::Number(kc.AchievedGbps(), 1),
-                      Text(kc.math ? std::string(hw::MathPathName(kc.path)) : std::string())});
+                      Value::Number(kc.bytes > 0 ? kc.flops / kc.bytes : 0, 2),
+                      Text(!o.peaks ? "" : compute > memory ? "compute" : "memory"),
+                      Text(kc.math ? std::string(hw::MathPathName(kc.path)) : std::string()),
+                      o.peaks ? Ns(roofline) : Value::Na(Unit::kNanos),
+                      o.peaks && kc.time_ns > 0 ? pct(roofline / static_cast<double>(kc.time_ns))
+                                                : Value::Na(Unit::kShare)});
+  }
   if (o.peaks) {
     Table& p = s.AddTable("op_cost_peaks", "peaks priced against",
                           {{"path", "path"}, {"datasheet", "datasheet"}, {"achievable", "used"},
