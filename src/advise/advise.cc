@@ -296,6 +296,12 @@ void UnfusedElementwise(const RuleContext& c, std::vector<Finding>* out) {
   out->push_back(std::move(f));
 }
 
+// "8,192×50,257×1,024 (M×N×K<suffix>)": a GEMM group's shape for evidence.
+std::string GemmShape(const analyze::OpCostGroup& g, const std::string& suffix) {
+  return render::FormatNumber(g.gemm_m, 0) + "×" + render::FormatNumber(g.gemm_n, 0) + "×" +
+         render::FormatNumber(g.gemm_k, 0) + " (M×N×K" + suffix + ")";
+}
+
 constexpr const char* kMisalignedGemmFix =
     "Pad the odd dimension to a multiple of 64 (a vocabulary: "
     "model.resize_token_embeddings(len(tokenizer), pad_to_multiple_of=64), or config vocab_size "
@@ -363,10 +369,7 @@ void MisalignedGemm(const RuleContext& c, std::vector<Finding>* out) {
     const analyze::OpCostGroup& g = *worst[i].second;
     const std::string n = std::to_string(i + 1);
     f.evidence.push_back(F("gemm_" + n, "GEMM " + n,
-                           Value::Text(render::FormatNumber(g.gemm_m, 0) + "×" +
-                                       render::FormatNumber(g.gemm_n, 0) + "×" +
-                                       render::FormatNumber(g.gemm_k, 0) + " (M×N×K, " +
-                                       std::string(hw::MathPathName(g.path)) + ")")));
+                           Value::Text(GemmShape(g, ", " + std::string(hw::MathPathName(g.path))))));
     f.evidence.push_back(F("gemm_" + n + "_efficiency_share", "efficiency", Value::Share(g.Efficiency())));
   }
   out->push_back(std::move(f));
@@ -411,10 +414,7 @@ void SmallGemm(const RuleContext& c, std::vector<Finding>* out) {
        F("small_gemm_share", "share of the step", ShareOf(per_step, c.step_ns)),
        F("small_gemm_efficiency_share", "of their roofline (time-weighted)", Value::Share(roof / time)),
        F("small_gemms", "distinct shapes", Count(groups)),
-       F("largest_small_gemm", "largest",
-         Value::Text(render::FormatNumber(biggest->gemm_m, 0) + "×" +
-                     render::FormatNumber(biggest->gemm_n, 0) + "×" +
-                     render::FormatNumber(biggest->gemm_k, 0) + " (M×N×K)"))});
+       F("largest_small_gemm", "largest", Value::Text(GemmShape(*biggest, "")))});
   out->push_back(std::move(f));
 }
 
