@@ -121,8 +121,7 @@ bool PredictPrecision(const RuleContext& c, PrecisionPrediction* p) {
   const analyze::OpCosts* o = c.in.op_costs;
   if (!o || !o->shapes || !o->peaks) return false;
   const hw::GpuPeaks& pk = *o->peaks;
-  const double bf16 = pk.Of(hw::MathPath::kBf16).Roof(), tf32 = pk.Of(hw::MathPath::kTf32).Roof();
-  if (!(bf16 > 0)) return false;
+  if (!(pk.Of(hw::MathPath::kBf16).Roof() > 0)) return false;
   double fp32 = 0, to_bf16 = 0, to_tf32 = 0, cuda = 0;
   for (const analyze::OpCostGroup& g : o->groups) {
     if (!g.math || g.unpriced != analyze::Unpriced::kPriced) continue;
@@ -130,14 +129,10 @@ bool PredictPrecision(const RuleContext& c, PrecisionPrediction* p) {
         g.path != hw::MathPath::kTf32x3) {
       continue;
     }
-    const double t = static_cast<double>(g.time_ns), peak = pk.Of(g.path).Roof();
+    const double t = static_cast<double>(g.time_ns);
     fp32 += t;
-    // cuDNN's layout transposes inside a convolution are memory-bound: half the bytes in bf16.
-    const double layout = static_cast<double>(g.layout_ns);
-    to_bf16 += g.compute_bound ? (t - layout) * peak / bf16 + layout * 0.5 : t * 0.5;
-    const bool tf32_changes = g.path == hw::MathPath::kFp32Cuda &&
-                              g.family != analyze::OpFamily::kAttention && tf32 > 0;
-    to_tf32 += tf32_changes && g.compute_bound ? t * peak / tf32 : t;
+    to_bf16 += analyze::Bf16TimeNs(g, pk);
+    to_tf32 += analyze::Tf32TimeNs(g, pk);
     if (g.path == hw::MathPath::kFp32Cuda) cuda += t;
   }
   if (!(fp32 > 0)) return false;
@@ -934,6 +929,73 @@ std::string Verdict(const std::vector<Finding>& ranked) {
   return kComputeBound;
 }
 
+// The verdict from the critical path: what bounds the step (the largest group of its time).
+std::string PathVerdict(const analyze::CriticalPath& cp, const analyze::OpCosts* o) {
+  using analyze::PathCategory;
+  auto at = [&cp](PathCategory c) { return cp.total_ns[static_cast<size_t>(c)]; };
+  const std::pair<int64_t, const char*> groups[] = {
+      {at(PathCategory::kDataWait), "input-bound"},
+      {at(PathCategory::kHostCompute) + at(PathCategory::kLaunchOverhead), "host-bound"},
+      {at(PathCategory::kSync), "sync-bound"},
+      {at(PathCategory::kGpuCompute), "GPU-bound"},
+      {at(PathCategory::kCommunication), "communication-bound"},
+      {at(PathCategory::kCopy), "copy-bound"},
+      {at(PathCategory::kGpuIdle), "stalled: the GPU waits on something the trace does not record"},
+  };
+  const auto* best = &groups[0];
+  int64_t total = 0;
+  for (const auto& g : groups) {
+    total += g.first;
+    if (g.first > best->first) best = &g;
+  }
+  std::string v = best->second;
+  if (v == "GPU-bound" && o && o->steps > 0 && o->mfu_peak_tflops > 0)
+    v = "compute-bound at " + render::FormatShare(o->mfu, 1) + " MFU";
+  return v + " (" + render::FormatShare(Share(best->first, total), 0) + " of the critical path)";
+}
+
+// Savings from the replay: a finding a what-if prices saves its plan increment; the others, in
+// order of their own estimate, at most what the plan leaves of the step.
+void ApplyReplay(const whatif::WhatIfResults& w, int64_t step_ns, std::vector<Finding>* findings) {
+  int64_t claimed = 0;
+  std::vector<Finding*> others;
+  for (Finding& f : *findings) {
+    const whatif::WhatIf* wi = whatif::WhatIfForRule(f.id);
+    if (!wi) {
+      if (f.estimated_saving_ns_per_step > 0) others.push_back(&f);
+      continue;
+    }
+    const whatif::FixResult* fix = w.Fix(wi->id);
+    const whatif::PlanEntry* planned = w.Planned(wi->id);
+    const int64_t alone = fix ? fix->saving_ns : 0;
+    const int64_t increment = planned ? planned->increment_ns : 0;
+    f.estimated_saving_ns_per_step = increment;
+    claimed += increment;
+    const bool first = !w.plan.empty() && planned == &w.plan.front();
+    f.saving_assumption = wi->assumption + " Replayed on the steps' dependency graph" +
+                          (first || !planned ? "." : ", after the fixes ranked above it.");
+    f.evidence.push_back(F("replay_saving_alone_ns", "replayed, this fix alone", Value::Nanos(alone)));
+    if (planned) {
+      f.evidence.push_back(F("replay_step_after_ns", "predicted step after it",
+                             Value::Nanos(planned->step_after_ns)));
+    }
+    f.severity = SeverityFor(Share(increment, step_ns));
+  }
+  std::stable_sort(others.begin(), others.end(), [](const Finding* a, const Finding* b) {
+    return a->estimated_saving_ns_per_step > b->estimated_saving_ns_per_step;
+  });
+  int64_t left = std::max<int64_t>(0, step_ns - claimed);
+  for (Finding* f : others) {
+    if (f->estimated_saving_ns_per_step > left) {
+      f->estimated_saving_ns_per_step = left;
+      f->saving_assumption += " Capped at the step time the replayed fixes leave.";
+      f->severity = SeverityFor(Share(left, step_ns));
+    }
+    left -= f->estimated_saving_ns_per_step;
+  }
+  for (Finding& f : *findings) f.estimated_saving_share = Share(f.estimated_saving_ns_per_step, step_ns);
+}
+
 }  // namespace
 
 const std::vector<Rule>& Rules() {
@@ -1003,6 +1065,7 @@ Advice AdviseRank(const RankInputs& in) {
       f.severity = std::max(f.severity, SeverityFor(f.estimated_saving_share));
     }
   }
+  if (in.whatif && in.whatif->replayed) ApplyReplay(*in.whatif, step_ns, &advice.findings);
   std::stable_sort(advice.findings.begin(), advice.findings.end(),
                    [](const Finding& a, const Finding& b) {
                      return a.estimated_saving_ns_per_step > b.estimated_saving_ns_per_step;
@@ -1025,6 +1088,10 @@ Advice AdviseRank(const RankInputs& in) {
       advice.verdict = "compute-bound at " + render::FormatShare(o->mfu, 1) + " MFU";
     }
   }
+  // With a step graph the verdict names what bounds its critical path (a host-bound loop is
+  // host-bound whatever syncs it has).
+  if (in.critical_path && in.critical_path->built && in.critical_path->window_ns > 0)
+    advice.verdict = PathVerdict(*in.critical_path, o);
   return advice;
 }
 

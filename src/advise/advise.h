@@ -21,10 +21,12 @@
 #include "analyze/memory.h"
 #include "analyze/occupancy.h"
 #include "analyze/op_costs.h"
+#include "analyze/step_graph.h"
 #include "analyze/steps.h"
 #include "analyze/sync_points.h"
 #include "analyze/trace_summary.h"
 #include "render/document.h"
+#include "whatif/whatif.h"
 
 namespace gpuscope::advise {
 
@@ -113,6 +115,12 @@ struct RankInputs {
   // The per-op cost model; optional: rules that can use it (precision) fall back without it or
   // when the trace recorded no shapes.
   const analyze::OpCosts* op_costs = nullptr;
+  // The steady steps' critical path and each fix replayed on their graph (whatif.h). With them a
+  // finding whose rule a what-if prices saves its increment in the replayed plan (so the savings
+  // add up to at most the step), any other finding's saving is capped at what the plan leaves,
+  // and the verdict names what bounds the critical path.
+  const analyze::CriticalPath* critical_path = nullptr;
+  const whatif::WhatIfResults* whatif = nullptr;
   NameResolver name;  // may be empty
 };
 

@@ -25,6 +25,33 @@ const char* UnpricedName(Unpriced u) {
   return "?";
 }
 
+bool IsLayoutTransposeKernel(std::string_view name) {
+  return name.find("nchwToNhwc") != std::string_view::npos ||
+         name.find("nhwcToNchw") != std::string_view::npos;
+}
+
+double Bf16TimeNs(const OpCostGroup& g, const hw::GpuPeaks& peaks) {
+  const double t = static_cast<double>(g.time_ns);
+  const double bf16 = peaks.Of(hw::MathPath::kBf16).Roof(), peak = peaks.Of(g.path).Roof();
+  if (!g.math || g.unpriced != Unpriced::kPriced || !(bf16 > 0) || !(peak > 0)) return t;
+  if (g.path != hw::MathPath::kFp32Cuda && g.path != hw::MathPath::kTf32 &&
+      g.path != hw::MathPath::kTf32x3) {
+    return t;
+  }
+  // cuDNN's layout transposes inside a convolution are memory-bound: half the bytes in bf16.
+  const double layout = static_cast<double>(g.layout_ns);
+  return g.compute_bound ? (t - layout) * peak / bf16 + layout * 0.5 : t * 0.5;
+}
+
+double Tf32TimeNs(const OpCostGroup& g, const hw::GpuPeaks& peaks) {
+  const double t = static_cast<double>(g.time_ns);
+  const double tf32 = peaks.Of(hw::MathPath::kTf32).Roof(), peak = peaks.Of(g.path).Roof();
+  const bool changes = g.math && g.unpriced == Unpriced::kPriced &&
+                       g.path == hw::MathPath::kFp32Cuda && g.family != OpFamily::kAttention &&
+                       g.compute_bound && tf32 > 0 && peak > 0;
+  return changes ? t * peak / tf32 : t;
+}
+
 std::optional<hw::MathPath> PathOfPrecision(MathPrecision p) {
   switch (p) {
     case MathPrecision::kFp32Simt:
@@ -278,6 +305,7 @@ OpCosts AnalyzeOpCosts(const Trace& t, const KernelClasses& classes, const Steps
   };
   std::unordered_map<StringId, bool> is_layout;  // per kernel name: a cuDNN layout transpose
   const GpuActivityTable& g = t.gpu;
+  std::vector<uint32_t> slot_of_row(g.size(), UINT32_MAX);  // the owning op's slot per GPU row
   for (size_t i = 0; i < g.size(); ++i) {
     if (g.kind[i] == GpuKind::kSync || g.launch[i] < 0) continue;
     const int32_t op = launcher[static_cast<size_t>(g.launch[i])];
@@ -286,13 +314,12 @@ OpCosts AnalyzeOpCosts(const Trace& t, const KernelClasses& classes, const Steps
       continue;
     }
     Owned& o = owned_at(owner(static_cast<uint32_t>(op)));
+    slot_of_row[i] = slot_of[owner(static_cast<uint32_t>(op))];
     o.ns += g.dur_ns[i];
     if (g.kind[i] == GpuKind::kKernel) {
       auto [it, added] = is_layout.try_emplace(g.name[i], false);
       if (added) {
-        const std::string_view n = t.Str(g.name[i]);
-        it->second = n.find("nchwToNhwc") != std::string_view::npos ||
-                     n.find("nhwcToNchw") != std::string_view::npos;
+        it->second = IsLayoutTransposeKernel(t.Str(g.name[i]));
       }
       if (it->second) o.layout_ns += g.dur_ns[i];
     }
@@ -537,6 +564,7 @@ OpCosts AnalyzeOpCosts(const Trace& t, const KernelClasses& classes, const Steps
     });
   }
 
+  std::vector<float> slot_scale;  // per slot: its fusion chain run's fused ÷ unfused time
   // 7. Fusion chains: per thread in time order, runs of priced elementwise ops with kernels, of
   //    one output size, with no other op with kernels between them.
   if (out.peaks) {
@@ -556,6 +584,7 @@ OpCosts AnalyzeOpCosts(const Trace& t, const KernelClasses& classes, const Steps
       return best;
     };
     std::vector<double> group_elems(out.groups.size(), -2);  // -2: not computed yet
+    slot_scale.assign(slots.size(), 1.0f);
     auto close = [&] {
       if (run.size() >= 3) {
         std::string key;
@@ -574,7 +603,10 @@ OpCosts AnalyzeOpCosts(const Trace& t, const KernelClasses& classes, const Steps
         FusionChain& f = out.fusion[it->second];
         ++f.chains;
         f.time_ns += static_cast<int64_t>(time);
-        f.fused_ns += largest / out.peaks->hbm_gbps.Roof();
+        const double fused = largest / out.peaks->hbm_gbps.Roof();
+        f.fused_ns += fused;
+        if (time > 0)
+          for (uint32_t op : run) slot_scale[slot_of[op]] = static_cast<float>(std::min(1.0, fused / time));
       }
       run.clear();
       run_elems = -1;
@@ -610,7 +642,11 @@ OpCosts AnalyzeOpCosts(const Trace& t, const KernelClasses& classes, const Steps
     });
   }
 
-  std::sort(out.groups.begin(), out.groups.end(), [&t](const OpCostGroup& a, const OpCostGroup& b) {
+  std::vector<uint32_t> by_time(out.groups.size());
+  for (uint32_t i = 0; i < by_time.size(); ++i) by_time[i] = i;
+  std::sort(by_time.begin(), by_time.end(), [&t, &out](uint32_t ia, uint32_t ib) {
+    const OpCostGroup& a = out.groups[ia];
+    const OpCostGroup& b = out.groups[ib];
     if (a.time_ns != b.time_ns) return a.time_ns > b.time_ns;
     if (a.count != b.count) return a.count > b.count;
     const std::string_view an = t.Str(a.name), bn = t.Str(b.name);
@@ -618,6 +654,23 @@ OpCosts AnalyzeOpCosts(const Trace& t, const KernelClasses& classes, const Steps
     if (t.Str(a.input_dims) != t.Str(b.input_dims)) return t.Str(a.input_dims) < t.Str(b.input_dims);
     return t.Str(a.concrete_inputs) < t.Str(b.concrete_inputs);
   });
+  std::vector<OpCostGroup> sorted;
+  sorted.reserve(by_time.size());
+  std::vector<int32_t> new_index(by_time.size());
+  for (uint32_t i = 0; i < by_time.size(); ++i) {
+    new_index[by_time[i]] = static_cast<int32_t>(i);
+    sorted.push_back(std::move(out.groups[by_time[i]]));
+  }
+  out.groups = std::move(sorted);
+  // 8. Per GPU row: its group and its fusion scale (the what-ifs rescale activities by them).
+  out.activity_group.assign(g.size(), -1);
+  if (!slot_scale.empty()) out.activity_fused_scale.assign(g.size(), 1.0f);
+  for (size_t i = 0; i < g.size(); ++i) {
+    const uint32_t slot = slot_of_row[i];
+    if (slot == UINT32_MAX) continue;
+    out.activity_group[i] = new_index[group_at_slot[slot]];
+    if (!slot_scale.empty()) out.activity_fused_scale[i] = slot_scale[slot];
+  }
   return out;
 }
 

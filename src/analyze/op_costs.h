@@ -145,7 +145,22 @@ struct OpCosts {
   double mfu = 0;
   double hfu = 0;
   double mfu_peak_tflops = 0;  // the dense bf16 datasheet peak MFU divides by
+  // Per Trace::gpu row (empty without shapes): the index in `groups` of the op it was counted
+  // for (-1: none), and, when some fusion chain exists, the fused ÷ unfused time of the chain
+  // run it belongs to (1: in none). The what-ifs rescale activities by these.
+  std::vector<int32_t> activity_group;
+  std::vector<float> activity_fused_scale;
 };
+
+// cuDNN's NCHW↔NHWC transposes (nchwToNhwcKernel, nhwcToNchwKernel): what channels_last removes.
+bool IsLayoutTransposeKernel(std::string_view name);
+// A GEMM/conv/attention group's GPU time under bf16 autocast, ns: on an fp32 path (CUDA cores,
+// TF32, 3xTF32), a compute-bound op keeps its efficiency at the bf16 peak (time × peak ratio,
+// achievable peaks; its layout transposes move half the bytes), a memory-bound one moves half
+// the bytes. Any other group: unchanged. Autocast's casts are not included.
+double Bf16TimeNs(const OpCostGroup& g, const hw::GpuPeaks& peaks);
+// The same with TF32 allowed: only compute-bound GEMM/conv on fp32 CUDA cores change.
+double Tf32TimeNs(const OpCostGroup& g, const hw::GpuPeaks& peaks);
 
 OpCosts AnalyzeOpCosts(const Trace& t, const KernelClasses& classes, const StepsResult& steps,
                        const OpCostOptions& options = {});

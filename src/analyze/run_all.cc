@@ -13,7 +13,8 @@ const char* AnalysisName(AnalysisId id) {
   static constexpr const char* kNames[] = {
       "kernel_classes", "gpu_selection", "steps",     "occupancy", "gpu_time",
       "kernels",        "sync_points",   "idle_gaps", "launches",  "copies",
-      "memory",         "summary",       "monitor",   "rank_facts", "op_shapes", "op_costs"};
+      "memory",         "summary",       "monitor",   "rank_facts", "op_shapes", "op_costs",
+      "step_graph"};
   static_assert(std::size(kNames) == kAnalysisCount);
   return kNames[static_cast<size_t>(id)];
 }
@@ -60,6 +61,12 @@ class RankSchedule : public std::enable_shared_from_this<RankSchedule> {
         s2.Run([](RankSchedule& s3) {
           Timed(s3.r_, AnalysisId::kOpCosts, [&] {
             s3.r_.op_costs = AnalyzeOpCosts(s3.t_, s3.r_.kernel_classes, s3.r_.steps, s3.o_.op_costs);
+          });
+        });
+        s2.Run([](RankSchedule& s3) {
+          Timed(s3.r_, AnalysisId::kStepGraph, [&] {
+            s3.r_.step_graph = BuildStepGraph(s3.t_, s3.r_.kernel_classes, s3.r_.steps);
+            s3.r_.critical_path = FindCriticalPath(s3.r_.step_graph, Replay(s3.r_.step_graph));
           });
         });
         s2.IdleGapInputDone();

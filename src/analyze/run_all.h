@@ -25,6 +25,7 @@
 #include "analyze/occupancy.h"
 #include "analyze/op_costs.h"
 #include "analyze/op_shapes.h"
+#include "analyze/step_graph.h"
 #include "analyze/steps.h"
 #include "analyze/sync_points.h"
 #include "analyze/trace_summary.h"
@@ -50,7 +51,7 @@ struct RunOptions {
 // The analyses RunAll schedules, for their CPU times (`--stats`, bench/).
 enum class AnalysisId : uint8_t {
   kKernelClasses, kGpuSelection, kSteps, kOccupancy, kGpuTime, kKernels, kSyncPoints, kIdleGaps, kLaunches,
-  kCopies, kMemory, kSummary, kMonitor, kRankFacts, kOpShapes, kOpCosts, kCount
+  kCopies, kMemory, kSummary, kMonitor, kRankFacts, kOpShapes, kOpCosts, kStepGraph, kCount
 };
 inline constexpr size_t kAnalysisCount = static_cast<size_t>(AnalysisId::kCount);
 // "kernel_classes", "steps", … (snake case, as --stats prints them).
@@ -76,6 +77,10 @@ struct RankResults {
   OpShapes op_shapes;            // ops per input shape (record_shapes traces)
   OpCosts op_costs;              // every op priced: FLOPs, bytes, roofline, MFU (≥ steps)
   IdleGapStats idle_gaps;        // GPU idle gaps and what the host did (≥ steps, sync)
+  // The steady steps as a dependency graph (≥ steps), what the what-ifs replay, and its
+  // critical path.
+  StepGraph step_graph;
+  CriticalPath critical_path;
   std::optional<MonitorBeside> monitor;  // with RunOptions::monitor
   // ExtractRankFacts(*this) (analyze/job.h), made by RunAll as soon as the steps and GPU time are
   // done, beside the other analyses rather than after them; empty where the results were not made

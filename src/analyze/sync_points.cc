@@ -20,9 +20,9 @@ bool Contains(std::string_view s, std::string_view p) {
   return s.find(p) != std::string_view::npos;
 }
 
-// Category of a runtime call, or nullopt when it is not a sync call. `gpu_row` is the call's first
-// linked GPU activity (-1 if none) for the memory kinds of copies and sets.
-std::optional<SyncCategory> CategoryOf(const Trace& t, size_t call, int32_t gpu_row) {
+}  // namespace
+
+std::optional<SyncCategory> SyncCategoryOfCall(const Trace& t, size_t call, int32_t gpu_row) {
   const std::string_view name = t.Str(t.runtime.name[call]);
   switch (t.runtime.kind[call]) {
     case RuntimeKind::kSync:
@@ -53,6 +53,8 @@ std::optional<SyncCategory> CategoryOf(const Trace& t, size_t call, int32_t gpu_
       return std::nullopt;
   }
 }
+
+namespace {
 
 bool IsPlumbing(std::string_view n) {
   return n == "aten::item" || n == "aten::_local_scalar_dense" || n == "aten::copy_" ||
@@ -136,7 +138,7 @@ SyncStats AnalyzeSyncPoints(const Trace& t) {
   std::map<ThreadKey, std::vector<uint32_t>> blocking_by_thread;
   std::vector<SyncCategory> category_of(t.runtime.size(), SyncCategory::kDeviceSync);
   for (size_t c = 0; c < t.runtime.size(); ++c) {
-    const std::optional<SyncCategory> cat = CategoryOf(t, c, gpu_of_call[c]);
+    const std::optional<SyncCategory> cat = SyncCategoryOfCall(t, c, gpu_of_call[c]);
     if (!cat) continue;
     category_of[c] = *cat;
     SyncApiStats& a = apis[{t.runtime.name[c], *cat}];

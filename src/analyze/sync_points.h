@@ -49,6 +49,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "gpuscope/model.h"
@@ -65,6 +66,9 @@ enum class SyncCategory : uint8_t {
   kSyncMemset,
 };
 const char* SyncCategoryName(SyncCategory c);  // "device_sync", "stream_sync", ...
+// The category of runtime call `call`, or nullopt when it is no sync call. `gpu_row` is the
+// call's first linked GPU activity (-1 if none), for the memory kinds of copies and sets.
+std::optional<SyncCategory> SyncCategoryOfCall(const Trace& t, size_t call, int32_t gpu_row);
 inline constexpr bool SyncCategoryBlocksHost(SyncCategory c) {
   return c != SyncCategory::kStreamWaitEvent;
 }

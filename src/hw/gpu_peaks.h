@@ -41,6 +41,12 @@ struct GpuPeaks {
   // Last-level cache (L2; MI300X: Infinity Cache) in MiB: an op whose bytes fit may be served
   // from it, faster than HBM, so HBM is no roofline for it. 0 when unknown.
   double llc_mib = 0;
+  // Host → device copies from pinned memory, GB/s: the PCIe link's datasheet rate (gpu_table);
+  // achievable where measured (H200: 55.3 of PCIe Gen5's 63).
+  Peak h2d_pinned_gbps;
+  // GPU time a CUDA graph adds per kernel it replays, ns (measured on the H200: 955; about 1 µs
+  // elsewhere, the same order as the driver's per-node work).
+  double graph_kernel_ns = 1000;
   std::string source;        // datasheet source, then what was measured and where
   // Achievable dense bf16 GEMM TFLOP/s of an n×n×n GEMM issued alone, as measured (empty when not
   // measured): the efficiency curve for small shapes. Each point is (n, TFLOP/s).

@@ -59,6 +59,12 @@ Report BuildReport(const std::vector<Trace>& traces, std::vector<Status> failure
   for (size_t i = 0; i < job.ranks.size(); ++i)
     static_cast<analyze::RankResults&>(report.ranks[i]) = std::move(job.ranks[i]);
   for (RankReport& r : report.ranks) AddAnalysisWarnings(&r);
+  {
+    TaskGroup group(pool);
+    for (RankReport& r : report.ranks)
+      group.Run([&r] { r.whatif = whatif::RunWhatIfs(*r.trace, r); });
+    group.Wait();
+  }
   for (RankReport& r : report.ranks) {
     advise::RankInputs in;
     in.summary = &r.summary;
@@ -72,6 +78,8 @@ Report BuildReport(const std::vector<Trace>& traces, std::vector<Status> failure
     in.occupancy = &r.occupancy;
     in.idle_gaps = &r.idle_gaps;
     in.op_costs = &r.op_costs;
+    in.critical_path = &r.critical_path;
+    in.whatif = &r.whatif;
     in.name = [t = r.trace](StringId id) { return t->Str(id); };
     r.advice = advise::AdviseRank(in);
   }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "advise/advise.h"
+#include "whatif/whatif.h"
 #include "analyze/run_all.h"
 #include "base/thread_pool.h"
 #include "gpuscope/model.h"
@@ -16,6 +17,7 @@ namespace gpuscope::report {
 // One rank's analysis results (analyze::RankResults: the trace, summary, GPU time, steps, kernels,
 // launches, copies, sync, memory, occupancy, idle gaps, the monitor beside it) and its advice.
 struct RankReport : analyze::RankResults {
+  whatif::WhatIfResults whatif;  // each fix replayed on the step graph, and the plan
   advise::Advice advice;  // ranked findings and the verdict
 };
 

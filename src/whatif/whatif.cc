@@ -1,0 +1,338 @@
+#include "whatif/whatif.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "analyze/op_costs.h"
+#include "hw/gpu_peaks.h"
+
+namespace gpuscope::whatif {
+
+namespace {
+
+using analyze::EdgeKind;
+using analyze::GraphChange;
+using analyze::NodeKind;
+using analyze::StepGraph;
+
+std::vector<uint8_t>& EdgeOff(const StepGraph& g, GraphChange* ch) {
+  if (ch->edge_off.empty()) ch->edge_off.assign(g.edge_from.size(), 0);
+  return ch->edge_off;
+}
+std::vector<int64_t>& EdgeLag(const StepGraph& g, GraphChange* ch) {
+  if (ch->edge_lag_ns.empty()) ch->edge_lag_ns = g.edge_lag_ns;
+  return ch->edge_lag_ns;
+}
+
+std::optional<hw::GpuPeaks> PeaksOf(const Context& c) {
+  if (c.results.op_costs.peaks) return c.results.op_costs.peaks;
+  for (const DeviceProperties& d : c.trace.devices)
+    if (auto p = hw::PeaksForDevice(d.name)) return p;
+  return std::nullopt;
+}
+
+// Sets node n's duration to `dur` when that changes it; counts the change.
+size_t SetDur(GraphChange* ch, size_t n, int64_t dur) {
+  dur = std::max<int64_t>(dur, 0);
+  if (ch->dur_ns[n] == dur) return 0;
+  ch->dur_ns[n] = dur;
+  return 1;
+}
+
+size_t DataWait(const Context& c, GraphChange* ch) {
+  size_t changed = 0;
+  for (size_t n = 0; n < c.graph.size(); ++n)
+    if (c.graph.kind[n] == NodeKind::kDataWait) changed += SetDur(ch, n, 0);
+  return changed;
+}
+
+size_t SyncsAsync(const Context& c, GraphChange* ch) {
+  const StepGraph& g = c.graph;
+  size_t changed = 0;
+  for (size_t k = 0; k < g.edge_from.size(); ++k) {
+    if (g.edge_kind[k] != EdgeKind::kSync) continue;
+    std::vector<uint8_t>& off = EdgeOff(g, ch);
+    if (!off[k]) {
+      off[k] = 1;
+      ++changed;
+    }
+  }
+  return changed;
+}
+
+bool PageableHtoD(const Trace& t, const StepGraph& g, size_t n) {
+  if (g.kind[n] != NodeKind::kMemcpy) return false;
+  const size_t r = static_cast<size_t>(g.row[n]);
+  return t.gpu.copy_direction[r] == CopyDirection::kHtoD && t.gpu.src_kind[r] == MemoryKind::kPageable;
+}
+
+size_t PinnedCopies(const Context& c, GraphChange* ch) {
+  const StepGraph& g = c.graph;
+  const std::optional<hw::GpuPeaks> peaks = PeaksOf(c);
+  const double pinned = peaks ? peaks->h2d_pinned_gbps.Roof() : 0;  // B/ns
+  size_t changed = 0;
+  for (size_t n = 0; n < g.size(); ++n) {
+    if (!PageableHtoD(c.trace, g, n)) continue;
+    const int64_t bytes = c.trace.gpu.bytes[static_cast<size_t>(g.row[n])];
+    const double now = static_cast<double>(ch->dur_ns[n]);
+    const double at_pinned = bytes > 0 && pinned > 0 ? static_cast<double>(bytes) / pinned
+                                                     : now / kPageableOverPinnedTime;
+    changed += SetDur(ch, n, static_cast<int64_t>(std::min(now, at_pinned)));
+  }
+  // non_blocking: the host no longer waits for them.
+  for (size_t k = 0; k < g.edge_from.size(); ++k) {
+    if (g.edge_kind[k] != EdgeKind::kSync || !PageableHtoD(c.trace, g, g.edge_from[k])) continue;
+    std::vector<uint8_t>& off = EdgeOff(g, ch);
+    if (!off[k]) {
+      off[k] = 1;
+      ++changed;
+    }
+  }
+  return changed;
+}
+
+// Rescales the GPU nodes of GEMM/conv/attention groups by `time(group) / group time`; autocast's
+// casts (bf16 only) spread over the rescaled nodes by their traced time.
+size_t Precision(const Context& c, GraphChange* ch, bool bf16) {
+  const analyze::OpCosts& o = c.results.op_costs;
+  const StepGraph& g = c.graph;
+  if (!o.shapes || !o.peaks || o.activity_group.empty()) return 0;
+  std::vector<double> factor(o.groups.size(), 1.0);
+  bool any = false;
+  for (size_t i = 0; i < o.groups.size(); ++i) {
+    const analyze::OpCostGroup& gr = o.groups[i];
+    if (!gr.math || gr.time_ns <= 0) continue;
+    const double t = bf16 ? analyze::Bf16TimeNs(gr, *o.peaks) : analyze::Tf32TimeNs(gr, *o.peaks);
+    factor[i] = t / static_cast<double>(gr.time_ns);
+    any = any || factor[i] < 1.0;
+  }
+  if (!any) return 0;
+  double traced = 0;  // the rescaled nodes' traced time in the window
+  for (size_t n = 0; n < g.size(); ++n) {
+    if (!analyze::IsGpuNode(g.kind[n])) continue;
+    const int32_t gr = o.activity_group[static_cast<size_t>(g.row[n])];
+    if (gr >= 0 && factor[static_cast<size_t>(gr)] < 1.0) traced += static_cast<double>(g.dur_ns[n]);
+  }
+  const double casts = bf16 && o.peaks->hbm_gbps.Roof() > 0
+                           ? o.fp32_forward_math_input_bytes_per_step * kAutocastCastTraffic /
+                                 o.peaks->hbm_gbps.Roof() * static_cast<double>(g.steps.size())
+                           : 0;
+  size_t changed = 0;
+  for (size_t n = 0; n < g.size(); ++n) {
+    if (!analyze::IsGpuNode(g.kind[n])) continue;
+    const int32_t gr = o.activity_group[static_cast<size_t>(g.row[n])];
+    if (gr < 0 || !(factor[static_cast<size_t>(gr)] < 1.0)) continue;
+    const double d = static_cast<double>(ch->dur_ns[n]);
+    const double cast = traced > 0 ? casts * static_cast<double>(g.dur_ns[n]) / traced : 0;
+    changed += SetDur(ch, n, static_cast<int64_t>(d * factor[static_cast<size_t>(gr)] + cast));
+  }
+  return changed;
+}
+size_t Bf16(const Context& c, GraphChange* ch) { return Precision(c, ch, true); }
+size_t Tf32(const Context& c, GraphChange* ch) { return Precision(c, ch, false); }
+
+size_t ChannelsLast(const Context& c, GraphChange* ch) {
+  const StepGraph& g = c.graph;
+  size_t changed = 0;
+  for (size_t n = 0; n < g.size(); ++n) {
+    if (g.kind[n] != NodeKind::kKernel) continue;
+    if (!analyze::IsLayoutTransposeKernel(c.trace.Str(c.trace.gpu.name[static_cast<size_t>(g.row[n])]))) continue;
+    changed += SetDur(ch, n, 0);
+    for (uint32_t k = g.first_edge[n]; k < g.first_edge[n + 1]; ++k)  // and its launch
+      if (g.edge_kind[k] == EdgeKind::kLaunch) changed += SetDur(ch, g.edge_from[k], 0);
+  }
+  return changed;
+}
+
+size_t Fusion(const Context& c, GraphChange* ch) {
+  const analyze::OpCosts& o = c.results.op_costs;
+  const StepGraph& g = c.graph;
+  if (o.activity_fused_scale.empty()) return 0;
+  size_t changed = 0;
+  for (size_t n = 0; n < g.size(); ++n) {
+    if (!analyze::IsGpuNode(g.kind[n])) continue;
+    const float scale = o.activity_fused_scale[static_cast<size_t>(g.row[n])];
+    if (scale < 1.0f)
+      changed += SetDur(ch, n, static_cast<int64_t>(static_cast<double>(ch->dur_ns[n]) * scale));
+  }
+  return changed;
+}
+
+size_t CudaGraphs(const Context& c, GraphChange* ch) {
+  const StepGraph& g = c.graph;
+  const std::optional<hw::GpuPeaks> peaks = PeaksOf(c);
+  const int64_t per_kernel = static_cast<int64_t>(peaks ? peaks->graph_kernel_ns : 1000);
+  size_t changed = 0;
+  for (size_t n = 0; n < g.size(); ++n) {
+    const NodeKind k = g.kind[n];
+    if (g.step[n] >= 0 && (k == NodeKind::kHostCompute || k == NodeKind::kLaunch || k == NodeKind::kRuntime)) {
+      changed += SetDur(ch, n, 0);
+    } else if (analyze::IsGpuNode(k) && ch->dur_ns[n] < per_kernel) {
+      changed += SetDur(ch, n, per_kernel);
+    }
+  }
+  // Back to back on the GPU: no launch latency, no gap between kernels (the per-kernel cost is in
+  // the kernels' time above).
+  std::vector<int64_t>& lag = EdgeLag(g, ch);
+  std::vector<uint8_t>& off = EdgeOff(g, ch);
+  for (size_t k = 0; k < g.edge_from.size(); ++k) {
+    if (g.edge_kind[k] == EdgeKind::kQueue && !off[k]) {  // one graph launch per step: no queue
+      off[k] = 1;
+      ++changed;
+    }
+    if (g.edge_kind[k] != EdgeKind::kLaunch && g.edge_kind[k] != EdgeKind::kStream) continue;
+    if (lag[k] > 0) {
+      lag[k] = 0;
+      ++changed;
+    }
+  }
+  return changed;
+}
+
+size_t CommOverlap(const Context& c, GraphChange* ch) {
+  size_t changed = 0;
+  for (size_t n = 0; n < c.graph.size(); ++n)
+    if (c.graph.kind[n] == NodeKind::kCommunication) changed += SetDur(ch, n, 0);
+  return changed;
+}
+
+GraphChange Unchanged(const StepGraph& g) {
+  GraphChange ch;
+  ch.dur_ns = g.dur_ns;
+  return ch;
+}
+
+}  // namespace
+
+const std::vector<WhatIf>& WhatIfs() {
+  static const std::vector<WhatIf> kTable = {
+      {"data_wait", "input_pipeline_stall", "DataLoader workers and prefetch",
+       "DataLoader workers (num_workers > 0, prefetch) prepare the next batch while the step runs: "
+       "the main process no longer waits inside the DataLoader; everything else as traced.",
+       DataWait},
+      {"syncs_async", "sync_points", "no host-blocking syncs in the step",
+       "Every host-blocking call (.item(), .cpu(), print(tensor), torch.cuda.synchronize(), "
+       "blocking copies) is made asynchronous or moved out of the step: the host no longer waits "
+       "for the GPU there; the GPU's work is unchanged.",
+       SyncsAsync},
+      {"pinned_copies", "pageable_copies", "pinned, non_blocking host→device copies",
+       "Host→device copies from pageable memory come from pinned memory at the GPU's pinned "
+       "bandwidth (H200: 55.3 GB/s measured, against 17.2 pageable) with non_blocking=True: the "
+       "host does not wait for them.",
+       PinnedCopies},
+      {"bf16", "fp32_math", "bf16 autocast",
+       "Under bf16 autocast each GEMM/conv/attention op on an fp32 path keeps its efficiency at "
+       "the bf16 peak (compute-bound) or moves half its bytes (memory-bound); autocast's casts "
+       "(3× the fp32 inputs of forward GEMM/conv ops at HBM bandwidth) are added to them; the "
+       "host's launches are unchanged.",
+       Bf16},
+      {"tf32", "", "TF32 allowed for fp32 matmuls",
+       "With TF32 allowed, compute-bound GEMMs and convolutions on fp32 CUDA cores keep their "
+       "efficiency at the TF32 peak; everything else as traced.",
+       Tf32, "bf16"},
+      {"channels_last", "nchw_layout", "channels_last",
+       "channels_last removes cuDNN's NCHW↔NHWC transpose kernels and their launches; the "
+       "convolutions themselves run as traced.",
+       ChannelsLast},
+      {"fusion", "unfused_elementwise", "fused elementwise chains",
+       "Each chain of elementwise kernels runs as one fused kernel (the chain's largest op's bytes "
+       "at HBM bandwidth); the host's launches are unchanged.",
+       Fusion},
+      {"cuda_graphs", "launch_bound", "the step captured in a CUDA graph",
+       "The step's kernels replay from one CUDA graph: no launch calls and no Python or framework "
+       "time between them, the kernels back to back, each at least the graph's per-kernel cost "
+       "(H200: 0.96 µs measured); data loading and host-blocking syncs stay, they cannot be "
+       "captured.",
+       CudaGraphs},
+      {"comm_overlap", "exposed_communication", "communication overlapped with compute",
+       "Collectives are hidden entirely behind compute (bucketing, overlap with backward): an "
+       "upper bound.",
+       CommOverlap},
+  };
+  return kTable;
+}
+
+const WhatIf* FindWhatIf(std::string_view id) {
+  for (const WhatIf& w : WhatIfs())
+    if (w.id == id) return &w;
+  return nullptr;
+}
+
+const WhatIf* WhatIfForRule(std::string_view rule) {
+  if (rule.empty()) return nullptr;
+  for (const WhatIf& w : WhatIfs())
+    if (w.rule == rule) return &w;
+  return nullptr;
+}
+
+const FixResult* WhatIfResults::Fix(std::string_view id) const {
+  for (const FixResult& f : fixes)
+    if (f.id == id) return &f;
+  return nullptr;
+}
+
+const PlanEntry* WhatIfResults::Planned(std::string_view id) const {
+  for (const PlanEntry& p : plan)
+    if (p.id == id) return &p;
+  return nullptr;
+}
+
+WhatIfResults RunWhatIfs(const Trace& trace, const analyze::RankResults& results) {
+  WhatIfResults out;
+  const StepGraph& g = results.step_graph;
+  if (g.empty()) return out;
+  const Context ctx{trace, results, g};
+  out.replayed = true;
+  out.step_ns = analyze::Replay(g).mean_step_ns;
+  for (const WhatIf& w : WhatIfs()) {
+    GraphChange ch = Unchanged(g);
+    const size_t changed = w.apply(ctx, &ch);
+    if (changed == 0) continue;
+    const int64_t step = analyze::Replay(g, ch).mean_step_ns;
+    out.fixes.push_back({w.id, changed, step, out.step_ns - step});
+  }
+  // The plan: by saving alone, each applied on top of those before it.
+  std::vector<const FixResult*> order;
+  const double min_saving = kMinPlanShare * static_cast<double>(out.step_ns);
+  auto candidate = [&](const FixResult& f) { return static_cast<double>(f.saving_ns) > min_saving; };
+  for (const FixResult& f : out.fixes) {
+    if (!candidate(f)) continue;
+    const std::string& other = FindWhatIf(f.id)->alternative_of;
+    const FixResult* preferred = other.empty() ? nullptr : out.Fix(other);
+    if (preferred && candidate(*preferred)) continue;
+    order.push_back(&f);
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [](const FixResult* a, const FixResult* b) { return a->saving_ns > b->saving_ns; });
+  GraphChange plan = Unchanged(g);
+  int64_t step = out.step_ns;
+  analyze::ReplayResult last = analyze::Replay(g);
+  for (const FixResult* f : order) {
+    GraphChange before = plan;
+    FindWhatIf(f->id)->apply(ctx, &plan);
+    analyze::ReplayResult r = analyze::Replay(g, plan);
+    if (r.mean_step_ns >= step) {  // adds nothing once the fixes before it are in
+      plan = std::move(before);
+      continue;
+    }
+    out.plan.push_back({f->id, r.mean_step_ns, step - r.mean_step_ns});
+    step = r.mean_step_ns;
+    last = std::move(r);
+  }
+  out.planned_step_ns = step;
+  out.bound_after = analyze::FindCriticalPath(g, last, plan).bound_by;
+  return out;
+}
+
+int64_t PredictStep(const Trace& trace, const analyze::RankResults& results,
+                    const std::vector<std::string>& ids) {
+  const StepGraph& g = results.step_graph;
+  if (g.empty()) return 0;
+  const Context ctx{trace, results, g};
+  GraphChange ch = Unchanged(g);
+  for (const std::string& id : ids)
+    if (const WhatIf* w = FindWhatIf(id)) w->apply(ctx, &ch);
+  return analyze::Replay(g, ch).mean_step_ns;
+}
+
+}  // namespace gpuscope::whatif

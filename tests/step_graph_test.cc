@@ -1,0 +1,228 @@
+// The step graph, its replay and critical path (analyze/step_graph.h), and each fix replayed on it
+// (whatif/whatif.h), on real traces:
+//  * every real trace with steady steps: the unchanged graph replays to steps.h's steps to the ns,
+//    and the critical path's parts sum to the steps;
+//  * the H200 lab pairs with step times measured without the profiler: the fixes of A1 → A2
+//    (input pipeline) and B1 → B2 (bf16) predict the fixed run's step within ±25 %, relative to
+//    each trace's own step; C1 is host-bound and its .item() syncs save nothing (measured: C2
+//    does 128× the work in the same time);
+//  * every report's findings save at most the step together;
+//  * synthetic traces: the planted step is replayed within 1 %, and removing the planted
+//    DataLoader stall saves it.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <numeric>
+
+#include "analyze/step_graph.h"
+#include "gpuscope/ingest.h"
+#include "gpuscope/synth.h"
+#include "report/report.h"
+#include "test_util.h"
+#include "whatif/whatif.h"
+
+namespace gpuscope {
+namespace {
+
+using analyze::CriticalPath;
+using analyze::PathCategory;
+
+report::Report Analyze(const std::string& path, std::vector<Trace>* keep) {
+  Result<Trace> t = LoadTrace(path);
+  EXPECT_TRUE(t.ok()) << path << ": " << t.status().message();
+  keep->push_back(std::move(t.value()));
+  return report::BuildReport(*keep, {}, 2);
+}
+
+std::map<std::string, std::string> LabTraces() {
+  std::map<std::string, std::string> file;
+  const std::string dir = testing::SharedDir() + "/traces/gpu_lab_h200";
+  if (!std::filesystem::exists(dir)) return file;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    const std::string n = e.path().filename().string();
+    if (n.ends_with(".pt.trace.json.gz")) file[n.substr(0, n.find('.'))] = e.path().string();
+  }
+  return file;
+}
+
+// The measured step of a gpu_lab_h200 case, ms (truth.json: "median_ms").
+double MeasuredMs(const std::string& name) {
+  std::ifstream in(testing::SharedDir() + "/traces/gpu_lab_h200/truth.json");
+  const std::string truth((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t at = truth.find("\"" + name + "\"");
+  const size_t m = truth.find("\"median_ms\":", at);
+  return std::stod(truth.substr(m + 12));
+}
+
+int64_t Sum(const analyze::PathArray& a) { return std::accumulate(a.begin(), a.end(), int64_t{0}); }
+
+// The replay's invariants on one analysed rank.
+void CheckReplay(const std::string& name, const report::RankReport& r) {
+  const CriticalPath& cp = r.critical_path;
+  if (!cp.built) return;
+  const analyze::StepGraph& g = r.step_graph;
+  const analyze::ReplayResult replay = analyze::Replay(g);
+  // Every node ends where the trace says, so every step is steps.h's.
+  for (size_t n = 0; n < g.size(); ++n) ASSERT_EQ(replay.end_ns[n], g.end_ns(n)) << name << " node " << n;
+  int64_t steps = 0;
+  for (size_t k = 0; k < g.steps.size(); ++k) {
+    const auto& s = *std::find_if(r.steps.steps.begin(), r.steps.steps.end(),
+                                  [&](const analyze::StepBreakdown& b) { return b.step == g.steps[k].step; });
+    EXPECT_EQ(replay.step_start_ns[k], s.start_ns) << name << " step " << s.step;
+    EXPECT_EQ(replay.step_end_ns[k], s.end_ns) << name << " step " << s.step;
+    steps += s.duration_ns;
+  }
+  EXPECT_EQ(cp.replayed_step_ns, cp.observed_step_ns) << name;
+  EXPECT_EQ(r.whatif.step_ns, cp.replayed_step_ns) << name;
+  // The critical path covers each step exactly once.
+  EXPECT_EQ(Sum(cp.total_ns), steps) << name;
+  for (size_t i = 1; i < cp.segments.size(); ++i) EXPECT_LE(cp.segments[i - 1].end_ns, cp.segments[i].start_ns) << name;
+  // The plan's increments add up to the replayed step minus the planned one.
+  int64_t increments = 0;
+  for (const whatif::PlanEntry& p : r.whatif.plan) {
+    EXPECT_GT(p.increment_ns, 0) << name << " " << p.id;
+    increments += p.increment_ns;
+  }
+  EXPECT_EQ(increments, r.whatif.step_ns - r.whatif.planned_step_ns) << name;
+  // Together the findings save at most the step.
+  int64_t saved = 0;
+  for (const advise::Finding& f : r.advice.findings) saved += f.estimated_saving_ns_per_step;
+  EXPECT_LE(saved, r.steps.mean_steady_step_ns) << name;
+}
+
+TEST(StepGraph, UnchangedReplayReproducesEveryRealTraceAndTheCriticalPathCoversTheSteps) {
+  GPUSCOPE_REQUIRE_SHARED();
+  testing::RealParts parts;
+  int built = 0;
+  for (const std::string rel :
+       {"hta/ns_resolution_V100_rank0.pt.trace.json.gz", "hta/trace_diff_control_A100_rank3of8.json.gz",
+        "hta/nccl_parser_config_A100_rank0of2.json.gz", "hta/cuda_event_sync.json.gz",
+        "hta/negative_queue_length_A100-80GB_rank0of16.json.gz", "hta/sampled_rank-0.json.gz",
+        "tracelens/Falconsai_nsfw_image_detection__1016002.json.gz",
+        "kineto_tb_plugin/resnet50_num_workers_0.worker0.1623143089861.pt.trace.json.gz",
+        "kineto_tb_plugin/resnet50_num_workers_4.worker0.1623212756351.pt.trace.json.gz"}) {
+    if (!parts.Have({"traces/" + rel})) continue;
+    std::vector<Trace> keep;
+    const report::Report r = Analyze(testing::RealTrace(rel), &keep);
+    CheckReplay(rel, r.ranks[0]);
+    built += r.ranks[0].critical_path.built;
+  }
+  for (const auto& [name, path] : LabTraces()) {
+    std::vector<Trace> keep;
+    const report::Report r = Analyze(path, &keep);
+    ASSERT_TRUE(r.ranks[0].critical_path.built) << name;
+    CheckReplay(name, r.ranks[0]);
+    ++built;
+  }
+  GPUSCOPE_SKIP_IF_NONE_RAN(parts);
+  EXPECT_GE(built, 6);
+}
+
+// Predicted after-fix step ÷ the traced step against measured after ÷ measured before.
+void ExpectPairWithin25(const std::string& before, const std::string& after,
+                        const std::vector<std::string>& fixes) {
+  const std::map<std::string, std::string> lab = LabTraces();
+  std::vector<Trace> keep;
+  const report::Report r = Analyze(lab.at(before), &keep);
+  const report::RankReport& rr = r.ranks[0];
+  const int64_t predicted = whatif::PredictStep(keep[0], rr, fixes);
+  ASSERT_GT(predicted, 0);
+  const double predicted_ratio = static_cast<double>(predicted) / static_cast<double>(rr.whatif.step_ns);
+  const double measured_ratio = MeasuredMs(after) / MeasuredMs(before);
+  EXPECT_NEAR(predicted_ratio / measured_ratio, 1.0, 0.25)
+      << before << " → " << after << ": predicted " << predicted * 1e-6 << " ms of traced "
+      << rr.whatif.step_ns * 1e-6 << " ms; measured " << MeasuredMs(after) << " of " << MeasuredMs(before);
+}
+
+TEST(WhatIf, InputPipelinePairA1ToA2Within25Percent) {
+  GPUSCOPE_REQUIRE_SHARED();
+  if (LabTraces().size() < 6) GTEST_SKIP() << "gpu_lab_h200 not found";
+  // A2: workers + prefetch, pinned non_blocking copies, no .item().
+  ExpectPairWithin25("A1_resnet_input_bound", "A2_resnet_workers_pinned",
+                     {"data_wait", "pinned_copies", "syncs_async"});
+}
+
+TEST(WhatIf, PrecisionPairB1ToB2Within25Percent) {
+  GPUSCOPE_REQUIRE_SHARED();
+  if (LabTraces().size() < 6) GTEST_SKIP() << "gpu_lab_h200 not found";
+  ExpectPairWithin25("B1_gpt2m_fp32", "B2_gpt2m_bf16", {"bf16"});
+}
+
+TEST(WhatIf, LabVerdictsFollowTheCriticalPath) {
+  GPUSCOPE_REQUIRE_SHARED();
+  const std::map<std::string, std::string> lab = LabTraces();
+  if (lab.size() < 6) GTEST_SKIP() << "gpu_lab_h200 not found";
+  auto analyze = [&lab](const std::string& name, std::vector<Trace>* keep) { return Analyze(lab.at(name), keep); };
+  {
+    // A1: the DataLoader bounds the step; the syncs add little once it is gone (A2 removed both).
+    std::vector<Trace> keep;
+    const report::Report r = analyze("A1_resnet_input_bound", &keep);
+    const report::RankReport& rr = r.ranks[0];
+    EXPECT_TRUE(rr.advice.verdict.starts_with("input-bound")) << rr.advice.verdict;
+    EXPECT_EQ(rr.critical_path.bound_by, PathCategory::kDataWait);
+    ASSERT_FALSE(rr.whatif.plan.empty());
+    EXPECT_EQ(rr.whatif.plan[0].id, "data_wait");
+    ASSERT_FALSE(rr.advice.findings.empty());
+    EXPECT_EQ(rr.advice.findings[0].id, "input_pipeline_stall");
+    const advise::Finding* sync = nullptr;
+    for (const advise::Finding& f : rr.advice.findings)
+      if (f.id == "sync_points") sync = &f;
+    ASSERT_NE(sync, nullptr);
+    EXPECT_LT(sync->estimated_saving_share, 0.02) << "the GPU idles after a sync because the host then loads";
+  }
+  {
+    // C1: host-bound; its .item() syncs save nothing; a CUDA graph is what helps.
+    std::vector<Trace> keep;
+    const report::Report r = analyze("C1_mlp_launch_bound_item", &keep);
+    const report::RankReport& rr = r.ranks[0];
+    EXPECT_TRUE(rr.advice.verdict.starts_with("host-bound")) << rr.advice.verdict;
+    const whatif::FixResult* syncs = rr.whatif.Fix("syncs_async");
+    ASSERT_NE(syncs, nullptr);
+    EXPECT_LT(static_cast<double>(syncs->saving_ns), 0.02 * static_cast<double>(rr.whatif.step_ns));
+    ASSERT_FALSE(rr.whatif.plan.empty());
+    EXPECT_EQ(rr.whatif.plan[0].id, "cuda_graphs");
+    // The host, not the GPU: C2 (128× the work per kernel) keeps C1's step.
+    const double host = static_cast<double>(rr.critical_path.total_ns[static_cast<size_t>(PathCategory::kHostCompute)] +
+                                            rr.critical_path.total_ns[static_cast<size_t>(PathCategory::kLaunchOverhead)]);
+    EXPECT_GT(host / static_cast<double>(Sum(rr.critical_path.total_ns)), 0.9);
+  }
+  {
+    // B1 and B2: GPU-bound.
+    for (const std::string name : {"B1_gpt2m_fp32", "B2_gpt2m_bf16", "A2_resnet_workers_pinned"}) {
+      std::vector<Trace> keep;
+      const report::Report r = analyze(name, &keep);
+      EXPECT_EQ(r.ranks[0].critical_path.bound_by, PathCategory::kGpuCompute) << name;
+      EXPECT_TRUE(r.ranks[0].advice.verdict.starts_with("compute-bound")) << name << ": " << r.ranks[0].advice.verdict;
+    }
+  }
+}
+
+TEST(WhatIf, SynthPlantedStepReplayedWithinOnePercent) {
+  SynthOptions o;
+  o.steps = 8;
+  o.dataloader_stall_fraction = 0.3;
+  o.sync_points_per_step = 2;
+  o.pageable_copies = true;
+  const std::string path = testing::TempPath("whatif_planted.json");
+  Result<SynthTruth> truth = WriteSynthTrace(o, 0, path);
+  ASSERT_TRUE(truth.ok()) << truth.status().message();
+  std::vector<Trace> keep;
+  const report::Report r = Analyze(path, &keep);
+  std::filesystem::remove(path);
+  const report::RankReport& rr = r.ranks[0];
+  ASSERT_TRUE(rr.critical_path.built);
+  CheckReplay("synth", rr);
+  EXPECT_NEAR(static_cast<double>(rr.whatif.step_ns) / static_cast<double>(truth->step_ns), 1.0, 0.01);
+  const whatif::FixResult* data = rr.whatif.Fix("data_wait");
+  ASSERT_NE(data, nullptr);
+  EXPECT_NEAR(static_cast<double>(data->saving_ns) / static_cast<double>(truth->dataloader_wait_ns_per_step), 1.0, 0.05);
+  // The stall is on the critical path, all of it.
+  EXPECT_NEAR(static_cast<double>(rr.critical_path.per_step_ns[static_cast<size_t>(PathCategory::kDataWait)]) /
+                  static_cast<double>(truth->dataloader_wait_ns_per_step),
+              1.0, 0.05);
+}
+
+}  // namespace
+}  // namespace gpuscope
