@@ -162,8 +162,15 @@ void Fp32Math(const RuleContext& c, std::vector<Finding>* out) {
   if (PredictPrecision(c, &p) && cc >= 8) {
     const int64_t math_per_step = p.math_ns;
     if (!(Share(p.fp32_ns, math_per_step) > kFp32MathShare)) return;
-    const int64_t saving = p.fp32_ns - p.bf16_ns - p.casts_ns;
-    const int64_t tf32_saving = p.fp32_ns - p.tf32_ns;
+    int64_t saving = p.fp32_ns - p.bf16_ns - p.casts_ns;
+    int64_t tf32_saving = p.fp32_ns - p.tf32_ns;
+    // The replay, where there is one: the same costs on the step's dependency graph.
+    if (const whatif::WhatIfResults* w = c.in.whatif; w && w->replayed) {
+      const whatif::FixResult* bf16 = w->Fix("bf16");
+      const whatif::FixResult* tf32 = w->Fix("tf32");
+      saving = bf16 ? bf16->saving_ns : 0;
+      tf32_saving = tf32 ? tf32->saving_ns : 0;
+    }
     Finding f = Found(
         p.cuda_cores ? "Matrix math runs in fp32 on CUDA cores, not on tensor cores"
                      : "Matrix math runs in fp32 (TF32) where bf16 tensor cores are faster",
@@ -929,7 +936,8 @@ std::string Verdict(const std::vector<Finding>& ranked) {
   return kComputeBound;
 }
 
-// The verdict from the critical path: what bounds the step (the largest group of its time).
+// The verdict from the critical path: what bounds the step (the largest group of its time; the
+// report's critical_path row gives every share).
 std::string PathVerdict(const analyze::CriticalPath& cp, const analyze::OpCosts* o) {
   using analyze::PathCategory;
   auto at = [&cp](PathCategory c) { return cp.total_ns[static_cast<size_t>(c)]; };
@@ -943,15 +951,12 @@ std::string PathVerdict(const analyze::CriticalPath& cp, const analyze::OpCosts*
       {at(PathCategory::kGpuIdle), "stalled: the GPU waits on something the trace does not record"},
   };
   const auto* best = &groups[0];
-  int64_t total = 0;
-  for (const auto& g : groups) {
-    total += g.first;
+  for (const auto& g : groups)
     if (g.first > best->first) best = &g;
-  }
   std::string v = best->second;
   if (v == "GPU-bound" && o && o->steps > 0 && o->mfu_peak_tflops > 0)
     v = "compute-bound at " + render::FormatShare(o->mfu, 1) + " MFU";
-  return v + " (" + render::FormatShare(Share(best->first, total), 0) + " of the critical path)";
+  return v;
 }
 
 // Savings from the replay: a finding a what-if prices saves its plan increment; the others, in

@@ -69,6 +69,11 @@ constexpr int64_t kDefaultLaunchLatencyNs = 2000;
 // A launch call longer than this and 10× the median launch waited for room in the launch queue.
 constexpr int64_t kBlockedLaunchNs = 50'000;
 constexpr size_t kMinBlockedLaunches = 8;
+// A GPU node that starts this long after all it waits for in the graph waited for something
+// else; another stream's node ending within the window before its start is taken for it (an
+// event wait runs the next kernel about 1-3 µs after the event's kernel ends).
+constexpr int64_t kCrossStreamWaitNs = 5'000;
+constexpr int64_t kCrossStreamWindowNs = 5'000;
 
 // The median of `v` (0 when empty); reorders v.
 int64_t Median(std::vector<int64_t>* v) {
@@ -380,6 +385,46 @@ StepGraph BuildStepGraph(const Trace& t, const KernelClasses& classes, const Ste
     g.stream_gap_ns = gap.size() >= kMinLagSamples ? Median(&gap) : 0;
   }
 
+  // Cross-stream waits (event record → stream wait; NCCL streams): the trace does not record them
+  // (cuda_sync records are not read yet), so they are found where they show: a GPU node that
+  // starts more than kCrossStreamWaitNs after everything it waits for in the graph, within
+  // kCrossStreamWindowNs of another stream's node ending, waited for that node.
+  {
+    auto typical_of = [&g](EdgeKind k) {
+      return k == EdgeKind::kLaunch ? g.launch_latency_ns : k == EdgeKind::kStream ? g.stream_gap_ns : int64_t{0};
+    };
+    std::vector<int64_t> ready_by(g.size(), kNone);
+    for (const Edge& e : edges) {
+      const int64_t r = (e.from == kRootNode ? e.floor_ns : g.end_ns(e.from)) + typical_of(e.kind);
+      ready_by[e.to] = std::max(ready_by[e.to], r);
+    }
+    std::vector<uint32_t> by_end;  // GPU nodes by end time
+    for (size_t n = 0; n < g.size(); ++n)
+      if (IsGpuNode(g.kind[n])) by_end.push_back(static_cast<uint32_t>(n));
+    std::sort(by_end.begin(), by_end.end(), [&g](uint32_t a, uint32_t b) { return g.end_ns(a) < g.end_ns(b); });
+    std::vector<uint32_t> stream_at(g.size(), UINT32_MAX);
+    for (size_t sidx = 0; sidx < stream_nodes.size(); ++sidx)
+      for (uint32_t n : stream_nodes[sidx]) stream_at[n] = static_cast<uint32_t>(sidx);
+    const size_t before = edges.size();
+    for (size_t n = 0; n < g.size(); ++n) {
+      if (!IsGpuNode(g.kind[n]) || ready_by[n] == kNone || g.start_ns[n] - ready_by[n] <= kCrossStreamWaitNs) continue;
+      const int64_t s = g.start_ns[n];
+      // The latest node of another stream, launched before n, ending in [s − window, s].
+      auto it = std::upper_bound(by_end.begin(), by_end.end(), s,
+                                 [&g](int64_t t, uint32_t m) { return t < g.end_ns(m); });
+      while (it != by_end.begin()) {
+        --it;
+        const uint32_t m = *it;
+        if (g.end_ns(m) < s - kCrossStreamWindowNs) break;
+        if (m < n && stream_at[m] != stream_at[n]) {
+          edges.push_back({static_cast<uint32_t>(n), m, EdgeKind::kCrossStream, 0});
+          break;
+        }
+      }
+    }
+    g.cross_stream_edges = static_cast<uint32_t>(edges.size() - before);
+  }
+
   // CSR by target; lags: each edge its kind's typical lag, the binding one exactly the observed
   // start (so the unchanged graph replays to the trace).
   const size_t n_nodes = g.size();
@@ -478,6 +523,7 @@ CriticalPath FindCriticalPath(const StepGraph& g, const ReplayResult& replay,
   cp.launch_latency_ns = g.launch_latency_ns;
   cp.stream_gap_ns = g.stream_gap_ns;
   cp.queue_depth = g.queue_depth;
+  cp.cross_stream_edges = g.cross_stream_edges;
   cp.replayed_step_ns = replay.mean_step_ns;
   int64_t observed = 0;
   for (const StepGraph::Step& s : g.steps) observed += s.observed_ns;
@@ -538,6 +584,8 @@ CriticalPath FindCriticalPath(const StepGraph& g, const ReplayResult& replay,
       } else if (ek == EdgeKind::kRoot) {
         // Work of the steps before the window still running on the stream.
         add(ready, cursor, IsGpuNode(g.kind[n]) ? PathCategory::kGpuCompute : PathCategory::kHostCompute);
+      } else if (ek == EdgeKind::kCrossStream) {
+        add(ready, cursor, PathCategory::kGpuIdle);
       } else if (ek == EdgeKind::kQueue) {
         add(ready, cursor, PathCategory::kLaunchOverhead);
       } else if (ek == EdgeKind::kStream) {
@@ -552,6 +600,8 @@ CriticalPath FindCriticalPath(const StepGraph& g, const ReplayResult& replay,
   }
   // Time order; each step's parts (steps tile the window when each starts where the last ended).
   cp.segments.assign(rev.rbegin(), rev.rend());
+  cp.step_ns.assign(g.steps.size(), PathArray{});
+  for (const StepGraph::Step& st : g.steps) cp.step_numbers.push_back(st.step);
   size_t step = 0;
   for (const PathSegment& s : cp.segments) {
     for (int64_t a = s.start_ns; a < s.end_ns;) {
@@ -559,7 +609,10 @@ CriticalPath FindCriticalPath(const StepGraph& g, const ReplayResult& replay,
       if (step >= g.steps.size()) break;
       const int64_t b = std::min(s.end_ns, replay.step_end_ns[step]);
       const int64_t from = std::max(a, replay.step_start_ns[step]);
-      if (b > from) cp.total_ns[static_cast<size_t>(s.category)] += b - from;
+      if (b > from) {
+        cp.total_ns[static_cast<size_t>(s.category)] += b - from;
+        cp.step_ns[step][static_cast<size_t>(s.category)] += b - from;
+      }
       a = b;
     }
   }

@@ -12,6 +12,10 @@
 //    node that waits for the GPU work it blocks on.
 //  * GPU lanes: each stream's kernels, copies and sets launched from the window (launch → node),
 //    in order on the stream. A stream's first node waits for the stream's earlier work (fixed).
+//  * Cross-stream waits: the trace does not say which event a stream waits for, so a GPU node
+//    that starts more than 5 µs after all it waits for in the graph, within 5 µs of another
+//    stream's node ending, is taken to wait for that node (an NCCL kernel for its gradients, the
+//    optimizer for the all-reduce).
 //  * Waits: a stream/device/event synchronize waits for each stream's last node launched before
 //    it (the trace does not say which stream a stream sync names: every stream is assumed; exact
 //    on one stream); a blocking copy or set waits for its own activity.
@@ -64,7 +68,8 @@ inline bool IsGpuNode(NodeKind k) { return k >= NodeKind::kKernel && k < NodeKin
 
 // kQueue: a launch that found CUDA's launch queue full returns when the GPU has finished the work
 // queued `queue_depth` launches before it.
-enum class EdgeKind : uint8_t { kRoot, kHost, kLaunch, kStream, kSync, kQueue };
+// kCrossStream: a node waits for another stream's node (see Cross-stream waits above).
+enum class EdgeKind : uint8_t { kRoot, kHost, kLaunch, kStream, kSync, kQueue, kCrossStream };
 
 // Where critical-path time goes (what bounds the step).
 enum class PathCategory : uint8_t {
@@ -111,6 +116,7 @@ struct StepGraph {
   int64_t launch_latency_ns = 0;
   int64_t stream_gap_ns = 0;
   uint32_t queue_depth = 0;  // 0: no launch found the queue full
+  uint32_t cross_stream_edges = 0;
 
   size_t size() const { return start_ns.size(); }
   bool empty() const { return steps.empty(); }
@@ -154,10 +160,13 @@ struct CriticalPath {
   int64_t observed_step_ns = 0;
   PathArray total_ns{};         // per category, the window
   PathArray per_step_ns{};      // the same divided over the steps
+  std::vector<int32_t> step_numbers;    // N of each ProfilerStep#N of the window
+  std::vector<PathArray> step_ns;       // per step, per category (sums to the step)
   std::vector<PathSegment> segments;  // in time order, adjacent ones of one category merged
   int64_t launch_latency_ns = 0;
   int64_t stream_gap_ns = 0;
   uint32_t queue_depth = 0;
+  uint32_t cross_stream_edges = 0;
   PathCategory bound_by = PathCategory::kHostCompute;  // its largest category
 };
 

@@ -8,6 +8,7 @@
 
 #include "analyze/gpu_time.h"
 #include "analyze/kernel_class.h"
+#include "whatif/whatif.h"
 
 namespace gpuscope::diff {
 
@@ -583,6 +584,22 @@ RankDiff CompareRank(const RankReport& b, const RankReport& a, const DiffOptions
   for (auto* v : {&resolved, &fresh, &persisting}) {
     std::stable_sort(v->begin(), v->end(), by_saving);
     d.findings.insert(d.findings.end(), v->begin(), v->end());
+  }
+  // The calibration ledger: the resolved findings' fixes replayed on the before trace.
+  if (b.whatif.replayed && b.trace != nullptr) {
+    std::vector<std::string> fixes;
+    for (const FindingDelta& f : resolved) {
+      const whatif::WhatIf* w = whatif::WhatIfForRule(f.id);
+      if (!w) continue;
+      const whatif::FixResult* alone = b.whatif.Fix(w->id);
+      d.calibration.rows.push_back({f.id, w->id, alone ? alone->saving_ns : 0, f.before_saving_ns});
+      fixes.push_back(w->id);
+    }
+    if (!fixes.empty()) {
+      d.calibration.before_step_ns = b.whatif.step_ns;
+      d.calibration.predicted_step_ns = whatif::PredictStep(*b.trace, b, fixes);
+      d.calibration.after_step_ns = a.steps.mean_steady_step_ns;
+    }
   }
   // Memory.
   if (const analyze::DeviceMemory* m = analyze::RankDevice(b.memory)) {

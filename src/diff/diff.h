@@ -135,6 +135,27 @@ struct FindingDelta {
   double after_saving_pct = 0;
 };
 
+// The calibration ledger: for the findings the after trace resolved, what the before trace's
+// replay (whatif.h) predicted beside what the after trace measured.
+struct CalibrationRow {
+  std::string finding;                 // the resolved finding's id
+  std::string fix;                     // its what-if's id
+  int64_t predicted_alone_ns = 0;      // the before trace replayed with that fix alone
+  int64_t predicted_increment_ns = 0;  // its saving in the before report (the plan's increment)
+};
+struct Calibration {
+  std::vector<CalibrationRow> rows;  // empty: nothing resolved that the replay prices
+  int64_t before_step_ns = 0;        // the before trace's replayed (= traced) mean steady step
+  int64_t predicted_step_ns = 0;     // the same replayed with every fix of `rows` applied together
+  int64_t after_step_ns = 0;         // the after trace's measured mean steady step
+  // predicted_step ÷ after_step − 1: both traced under the profiler, so its host overhead is on
+  // both sides (0 when not known).
+  double error() const {
+    if (after_step_ns <= 0 || predicted_step_ns <= 0) return 0;
+    return static_cast<double>(predicted_step_ns) / static_cast<double>(after_step_ns) - 1.0;
+  }
+};
+
 struct MemoryDelta {
   bool before_known = false, after_known = false;  // the side has [memory] events
   int32_t before_device = -1, after_device = -1;
@@ -160,6 +181,7 @@ struct RankDiff {
   NameTableDiff ops;      // CPU side: ops, annotations, runtime calls
   std::string before_verdict, after_verdict;
   std::vector<FindingDelta> findings;  // resolved, new, persisting; by |saving| within each
+  Calibration calibration;
   MemoryDelta memory;
 };
 

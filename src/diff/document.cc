@@ -91,6 +91,21 @@ void AddSummary(const RankDiff& r, const DiffOptions& o, Section& s) {
   }
   if (resolved.fields.empty()) resolved.note = "none";
   if (fresh.fields.empty()) fresh.note = "none";
+  // The calibration ledger: what the before trace's replay predicted for what was resolved.
+  const Calibration& c = r.calibration;
+  if (!c.rows.empty() && c.predicted_step_ns > 0) {
+    Row& cal = s.AddRow("calibration", "predicted");
+    cal.fields = {F("predicted_step_ns", "step after the resolved fixes", Ns(c.predicted_step_ns)),
+                  F("measured_step_ns", "measured", Ns(c.after_step_ns)),
+                  F("error_share", "error", Value::Signed(Value::Share(c.error()))),
+                  Detail("before_step_ns", "before (replayed)", Ns(c.before_step_ns))};
+    cal.note = "from the before trace's replay";
+    Table& t = s.AddTable("calibration_ledger", "calibration: each resolved finding's predicted saving",
+                          {{"finding", "finding"}, {"fix", "fix"}, {"predicted_alone_ns", "alone"},
+                           {"predicted_saving_ns", "as reported"}});
+    for (const CalibrationRow& row : c.rows)
+      t.rows.push_back({Text(row.finding), Text(row.fix), Ns(row.predicted_alone_ns), Ns(row.predicted_increment_ns)});
+  }
   const char* unit = o.selection == Selection::kHtaFirstIteration ? "first iteration" : "per step";
   auto names = [&](const char* key, const char* label, const NameTableDiff& t) {
     Row& row = s.AddRow(key, label);

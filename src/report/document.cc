@@ -1,6 +1,7 @@
 #include "report/document.h"
 
 #include <algorithm>
+#include <numeric>
 
 #include "render/build.h"
 #include "render/format.h"
@@ -657,6 +658,89 @@ void AddIdleGaps(const RankReport& rr, Section& s) {
     steps.rows.push_back({Value::Count(st.step), Value::Bool(st.steady), Ns(st.idle_ns), Count(st.long_gaps), Ns(st.unexplained_ns)});
 }
 
+// The steady steps' critical path (analyze/step_graph.h) and each fix replayed on their graph
+// (whatif/whatif.h): what bounds the step, per step and per category, then what each fix saves
+// alone and in the plan.
+constexpr const char* kPathLabels[] = {"host",  "launches", "data wait", "sync",
+                                       "GPU compute", "communication", "copies", "GPU waiting"};
+static_assert(std::size(kPathLabels) == analyze::kPathCategoryCount);
+
+void AddCriticalPath(const RankReport& rr, Section& s) {
+  const analyze::CriticalPath& cp = rr.critical_path;
+  if (!cp.built) return;
+  const int64_t total = std::accumulate(cp.total_ns.begin(), cp.total_ns.end(), int64_t{0});
+  Row& head = s.AddRow("critical_path", "critical path");
+  head.fields.push_back(F("bound_by", "bound by",
+                          Text(kPathLabels[static_cast<size_t>(cp.bound_by)])));
+  for (size_t c = 0; c < analyze::kPathCategoryCount; ++c) {
+    const std::string name = analyze::PathCategoryName(static_cast<analyze::PathCategory>(c));
+    head.fields.push_back(F(name + "_share", kPathLabels[c], ShareOf(cp.total_ns[c], total)));
+  }
+  for (size_t c = 0; c < analyze::kPathCategoryCount; ++c) {
+    const std::string name = analyze::PathCategoryName(static_cast<analyze::PathCategory>(c));
+    head.fields.push_back(Detail(name + "_per_step_ns", kPathLabels[c], Ns(cp.per_step_ns[c])));
+  }
+  head.fields.push_back(Detail("graph_nodes", "graph nodes", Count(cp.nodes)));
+  head.fields.push_back(Detail("graph_edges", "graph edges", Count(cp.edges)));
+  head.fields.push_back(Detail("steps", "steps", Count(cp.steps)));
+  head.fields.push_back(Detail("launch_latency_ns", "launch → start (typical)", Ns(cp.launch_latency_ns)));
+  head.fields.push_back(Detail("stream_gap_ns", "kernel → kernel (typical)", Ns(cp.stream_gap_ns)));
+  head.fields.push_back(Detail("launch_queue_depth", "launch queue depth (0: never full)", Count(cp.queue_depth)));
+  head.fields.push_back(Detail("replayed_step_ns", "unchanged replay's step", Ns(cp.replayed_step_ns)));
+  std::vector<Column> cols = {{"step", "step"}, {"duration_ns", "duration"}};
+  for (size_t c = 0; c < analyze::kPathCategoryCount; ++c)
+    cols.push_back({std::string(analyze::PathCategoryName(static_cast<analyze::PathCategory>(c))) + "_ns", kPathLabels[c]});
+  Table& steps = s.AddTable("critical_path_steps", "critical path per step", cols);
+  steps.text_rows = 0;
+  render::Chart& chart = s.AddChart("critical_path_chart", "critical path per step, by what bounds it",
+                                    render::Chart::Kind::kStackedBars, Unit::kNanos);
+  for (size_t c = 0; c < analyze::kPathCategoryCount; ++c)
+    chart.series.push_back({analyze::PathCategoryName(static_cast<analyze::PathCategory>(c)), kPathLabels[c], {}});
+  for (size_t k = 0; k < cp.step_ns.size(); ++k) {
+    const analyze::PathArray& a = cp.step_ns[k];
+    std::vector<Value> row = {Value::Count(cp.step_numbers[k]),
+                              Ns(std::accumulate(a.begin(), a.end(), int64_t{0}))};
+    for (size_t c = 0; c < analyze::kPathCategoryCount; ++c) {
+      row.push_back(Ns(a[c]));
+      chart.series[c].values.push_back(static_cast<double>(a[c]));
+    }
+    steps.rows.push_back(std::move(row));
+    chart.categories.push_back("ProfilerStep#" + std::to_string(cp.step_numbers[k]));
+  }
+
+  const whatif::WhatIfResults& w = rr.whatif;
+  if (!w.replayed) return;
+  Row& plan = s.AddRow("whatif_plan", "what-if");
+  plan.fields = {F("step_ns", "step", Ns(w.step_ns)),
+                 F("planned_step_ns", "after the plan", Ns(w.planned_step_ns)),
+                 F("planned_saving_share", "saves", ShareOf(w.step_ns - w.planned_step_ns, w.step_ns)),
+                 F("fixes", "fixes", Count(w.plan.size())),
+                 F("bound_after", "then bound by", Text(kPathLabels[static_cast<size_t>(w.bound_after)]))};
+  plan.note = "(replayed on the steps' dependency graph)";
+  Table& t = s.AddTable("whatif", "each fix replayed (alone, and in the plan by value)",
+                        {{"fix", "fix"}, {"change", "change"}, {"saving_alone_ns", "alone"},
+                         {"saving_alone_share", "of step"}, {"plan_order", "plan #"},
+                         {"increment_ns", "in the plan"}, {"step_after_ns", "step after"},
+                         {"finding", "finding", true}, {"assumption", "assumption", true, true}});
+  for (const whatif::FixResult& f : w.fixes) {
+    const whatif::WhatIf* wi = whatif::FindWhatIf(f.id);
+    const whatif::PlanEntry* p = w.Planned(f.id);
+    const int64_t order = p ? (p - w.plan.data()) + 1 : 0;
+    t.rows.push_back({Text(f.id), Text(wi->fix), Ns(f.saving_ns), ShareOf(f.saving_ns, w.step_ns),
+                      p ? Value::Count(order) : Value::Na(Unit::kCount),
+                      p ? Ns(p->increment_ns) : Value::Na(Unit::kNanos),
+                      p ? Ns(p->step_after_ns) : Value::Na(Unit::kNanos), Text(wi->rule),
+                      Text(wi->assumption)});
+  }
+  // In plan order first, then the rest by saving alone.
+  std::stable_sort(t.rows.begin(), t.rows.end(), [](const std::vector<Value>& a, const std::vector<Value>& b) {
+    const bool pa = !a[4].is_na(), pb = !b[4].is_na();
+    if (pa != pb) return pa;
+    if (pa) return a[4].i < b[4].i;
+    return a[2].i > b[2].i;
+  });
+}
+
 void AddAdvice(const advise::Advice& a, Section& s) {
   s.AddRow("verdict", "verdict").fields = {F("verdict", "", Text(a.verdict))};
   for (const advise::Finding& f : a.findings) s.items.emplace_back(advise::ToDocumentFinding(f));
@@ -684,6 +768,7 @@ render::Section BuildRankSection(const RankReport& rr, size_t index) {
     return g;
   };
   AddAdvice(rr.advice, group("findings", "verdict and findings"));
+  AddCriticalPath(rr, group("critical_path", "critical path and what-if"));
   AddInputs(r, group("inputs", "inputs"));
   AddCapture(r, group("capture", "what this capture can tell"));
   AddGpuTime(rr.gpu_time, group("gpu_time", "GPU time"));

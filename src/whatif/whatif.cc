@@ -172,17 +172,21 @@ size_t CudaGraphs(const Context& c, GraphChange* ch) {
     }
   }
   // Back to back on the GPU: no launch latency, no gap between kernels (the per-kernel cost is in
-  // the kernels' time above).
+  // the kernels' time above). A wait longer than its edge's typical lag is for something the
+  // trace does not record, and a graph does not remove it: only the typical part goes.
   std::vector<int64_t>& lag = EdgeLag(g, ch);
   std::vector<uint8_t>& off = EdgeOff(g, ch);
   for (size_t k = 0; k < g.edge_from.size(); ++k) {
-    if (g.edge_kind[k] == EdgeKind::kQueue && !off[k]) {  // one graph launch per step: no queue
+    const EdgeKind kind = g.edge_kind[k];
+    if (kind == EdgeKind::kQueue && !off[k]) {  // one graph launch per step: no queue
       off[k] = 1;
       ++changed;
     }
-    if (g.edge_kind[k] != EdgeKind::kLaunch && g.edge_kind[k] != EdgeKind::kStream) continue;
-    if (lag[k] > 0) {
-      lag[k] = 0;
+    if (kind != EdgeKind::kLaunch && kind != EdgeKind::kStream) continue;
+    const int64_t typical = std::max<int64_t>(kind == EdgeKind::kLaunch ? g.launch_latency_ns : g.stream_gap_ns, 0);
+    const int64_t now = lag[k] > typical ? lag[k] - typical : std::min<int64_t>(lag[k], 0);
+    if (now != lag[k]) {
+      lag[k] = now;
       ++changed;
     }
   }
