@@ -226,29 +226,3 @@ TEST(WhatIf, SynthPlantedStepReplayedWithinOnePercent) {
 
 }  // namespace
 }  // namespace gpuscope
-namespace gpuscope {
-namespace {
-TEST(StepGraphDebug, DISABLED_Segments) {
-  const char* f = std::getenv("GS_TRACE");
-  if (!f) GTEST_SKIP();
-  std::vector<Trace> keep;
-  const report::Report r = Analyze(f, &keep);
-  const auto& cp = r.ranks[0].critical_path;
-  const auto& g = r.ranks[0].step_graph;
-  std::vector<analyze::PathSegment> seg = cp.segments;
-  std::sort(seg.begin(), seg.end(), [](auto& a, auto& b) { return a.end_ns - a.start_ns > b.end_ns - b.start_ns; });
-  for (size_t i = 0; i < 15 && i < seg.size(); ++i) {
-    // the node ending at or starting at seg end
-    std::string what;
-    for (size_t n = 0; n < g.size(); ++n)
-      if (g.start_ns[n] == seg[i].end_ns && analyze::IsGpuNode(g.kind[n])) {
-        what = std::string(analyze::NodeKindName(g.kind[n])) + " " + std::string(keep[0].Str(keep[0].gpu.name[g.row[n]])).substr(0, 60) + " stream " + std::to_string(keep[0].gpu.tid[g.row[n]]);
-        for (uint32_t k = g.first_edge[n]; k < g.first_edge[n + 1]; ++k)
-          what += " | e" + std::to_string((int)g.edge_kind[k]) + " lag " + std::to_string(g.edge_lag_ns[k]) + " from " + (g.edge_from[k] == analyze::kRootNode ? std::string("root") : analyze::NodeKindName(g.kind[g.edge_from[k]]));
-        break;
-      }
-    std::printf("%s %.3f ms at %.3f: %s\n", analyze::PathCategoryName(seg[i].category), (seg[i].end_ns - seg[i].start_ns) / 1e6, (seg[i].start_ns - g.origin_ns) / 1e6, what.c_str());
-  }
-}
-}  // namespace
-}  // namespace gpuscope

@@ -188,6 +188,16 @@ StepGraph BuildStepGraph(const Trace& t, const KernelClasses& classes, const Ste
     return static_cast<uint32_t>(g.start_ns.size() - 1);
   };
 
+  // Per stream (device pid, stream tid): its GPU nodes in launch order.
+  std::unordered_map<uint64_t, uint32_t> stream_index;
+  std::vector<std::vector<uint32_t>> stream_nodes;
+  auto stream_of = [&](size_t r) {
+    const uint64_t key = (static_cast<uint64_t>(gpu.pid[r]) * 0x9E3779B97F4A7C15ull) ^
+                         static_cast<uint64_t>(gpu.tid[r]);
+    auto [it, added] = stream_index.try_emplace(key, static_cast<uint32_t>(stream_nodes.size()));
+    if (added) stream_nodes.emplace_back();
+    return it->second;
+  };
   // The host lane.
   int64_t cursor = host_begin;
   uint32_t prev = kRootNode;
@@ -232,16 +242,6 @@ StepGraph BuildStepGraph(const Trace& t, const KernelClasses& classes, const Ste
     }
   };
 
-  // Per stream (device pid, stream tid): its GPU nodes in launch order.
-  std::unordered_map<uint64_t, uint32_t> stream_index;
-  std::vector<std::vector<uint32_t>> stream_nodes;
-  auto stream_of = [&](size_t r) {
-    const uint64_t key = (static_cast<uint64_t>(gpu.pid[r]) * 0x9E3779B97F4A7C15ull) ^
-                         static_cast<uint64_t>(gpu.tid[r]);
-    auto [it, added] = stream_index.try_emplace(key, static_cast<uint32_t>(stream_nodes.size()));
-    if (added) stream_nodes.emplace_back();
-    return it->second;
-  };
   auto gpu_kind = [&](size_t r) {
     switch (gpu.kind[r]) {
       case GpuKind::kMemcpy: return NodeKind::kMemcpy;
