@@ -7,6 +7,7 @@
 #include "gpuscope/synth.h"
 #include "report/report.h"
 #include "test_util.h"
+#include "whatif/whatif.h"
 
 namespace gpuscope {
 namespace {
@@ -47,7 +48,10 @@ const render::Field* Evidence(const advise::Finding& f, const std::string& key) 
 
 std::string Shared(const std::string& relative) { return testing::RealTrace(relative); }
 
-TEST(Advise, ResNetWithoutWorkersIsInputBoundAndTheSavingMatchesTheFixedRun) {
+// ResNet-50 on a V100 (2021), num_workers=0: its critical path is 53 % host (Python and launches
+// between kernels) and 38 % DataLoader, so the verdict is host-bound; the input-pipeline finding's
+// fix, replayed alone, predicts the num_workers=4 run's step.
+TEST(Advise, ResNetWithoutWorkersIsHostBoundAndTheInputFixMatchesTheFixedRun) {
   GPUSCOPE_REQUIRE_REAL(
       "traces/kineto_tb_plugin/resnet50_num_workers_0.worker0.1623143089861.pt.trace.json.gz",
       "traces/kineto_tb_plugin/resnet50_num_workers_4.worker0.1623212756351.pt.trace.json.gz");
@@ -57,23 +61,20 @@ TEST(Advise, ResNetWithoutWorkersIsInputBoundAndTheSavingMatchesTheFixedRun) {
       Shared("kineto_tb_plugin/resnet50_num_workers_4.worker0.1623212756351.pt.trace.json.gz"));
   const report::RankReport& before = nw0.report.ranks[0];
   const report::RankReport& after = nw4.report.ranks[0];
-  EXPECT_EQ(before.advice.verdict, "input-bound");
-  ASSERT_FALSE(before.advice.findings.empty());
-  const advise::Finding& top = before.advice.findings.front();
-  EXPECT_EQ(top.id, "input_pipeline_stall");
-  EXPECT_NE(top.fix.find("num_workers"), std::string::npos);
+  EXPECT_EQ(before.advice.verdict, "host-bound");
+  const advise::Finding* stall = Find(before, "input_pipeline_stall");
+  ASSERT_NE(stall, nullptr);
+  EXPECT_NE(stall->fix.find("num_workers"), std::string::npos);
   // Negative: with 4 workers the stall is gone.
   EXPECT_EQ(Find(after, "input_pipeline_stall"), nullptr);
   EXPECT_NE(after.advice.verdict, "input-bound");
-  // Predicted step after the fix vs the step measured in the fixed run.
-  const double predicted =
-      static_cast<double>(before.steps.mean_steady_step_ns - top.estimated_saving_ns_per_step);
+  // Predicted step after the fix (the replay, data wait removed) vs the fixed run's step.
+  const double predicted = static_cast<double>(whatif::PredictStep(nw0.traces[0], before, {"data_wait"}));
   const double measured = static_cast<double>(after.steps.mean_steady_step_ns);
   const double ratio = predicted / measured;
   std::printf(
       "ResNet-50 input stall: step %.1f ms, predicted after fix %.1f ms, measured with "
-      "num_workers=4 "
-      "%.1f ms, ratio %.3f\n",
+      "num_workers=4 %.1f ms, ratio %.3f\n",
       before.steps.mean_steady_step_ns / 1e6, predicted / 1e6, measured / 1e6, ratio);
   RecordProperty("predicted_over_measured", std::to_string(ratio));
   EXPECT_NEAR(ratio, 1.0, 0.25);
@@ -105,7 +106,8 @@ TEST(Advise, NcclTraceGetsACommunicationFindingWithTheOverlap) {
   const Analysed a = AnalyseFile(Shared("hta/trace_diff_control_A100_rank3of8.json.gz"));
   const advise::Finding* comm = Find(a.report.ranks[0], "exposed_communication");
   ASSERT_NE(comm, nullptr);
-  EXPECT_EQ(a.report.ranks[0].advice.verdict, "communication-bound");
+  // Its critical path: host 56 %, GPU 21 %, collectives 17 % (HTA: cpu_bound 66.6 %).
+  EXPECT_EQ(a.report.ranks[0].advice.verdict, "host-bound");
   const render::Field* overlap = Evidence(*comm, "comm_compute_overlap_share");
   ASSERT_NE(overlap, nullptr);
   EXPECT_NE(overlap->label.find("overlap"), std::string::npos);
@@ -113,19 +115,20 @@ TEST(Advise, NcclTraceGetsACommunicationFindingWithTheOverlap) {
 }
 
 // Every real trace with NCCL kernels gets a communication finding that quotes HTA's overlap
-// figure, whether or not communication is the top finding there.
+// figure, whether or not communication is the top finding there. Its saving is the replay's:
+// overlapping collectives saves nothing where the host bounds the step.
 TEST(Advise, EveryNcclTraceGetsACommunicationFinding) {
   testing::RealParts parts;
   const std::pair<const char*, const char*> cases[] = {
-      {"hta/trace_diff_control_A100_rank3of8.json.gz", "communication-bound"},
+      {"hta/trace_diff_control_A100_rank3of8.json.gz", "host-bound"},
       {"hta/trace_diff_test_V100_rank1of2.json.gz", nullptr},
-      // HTA's trace_filter samples: host gaps (idle_gaps, 44 %) rank above communication (26 %).
       {"hta/sampled_rank-0.json.gz", "host-bound"},
       {"hta/sampled_rank-1.json.gz", "host-bound"},
-      {"hta/negative_queue_length_A100-80GB_rank0of16.json.gz", "communication-bound"},
-      {"hta/df_index_resolver_V100_rank1of2_memevents.json.gz", "communication-bound"},
-      // 6 % exposed communication on a CPU-bound job: a finding, but not the verdict.
-      {"hta/nccl_parser_config_A100_rank0of2.json.gz", "launch-bound"},
+      // Stream 7 idles 64 ms with launched work pending and nothing else running, every step.
+      {"hta/negative_queue_length_A100-80GB_rank0of16.json.gz",
+       "stalled: the GPU waits on something the trace does not record"},
+      {"hta/df_index_resolver_V100_rank1of2_memevents.json.gz", "host-bound"},
+      {"hta/nccl_parser_config_A100_rank0of2.json.gz", "host-bound"},
   };
   for (const auto& [file, verdict] : cases) {
     if (!parts.Have({"traces/" + std::string(file)})) continue;
@@ -134,15 +137,19 @@ TEST(Advise, EveryNcclTraceGetsACommunicationFinding) {
     EXPECT_GT(a.report.ranks[0].summary.counts.nccl_kernels, 0u) << file;
     const advise::Finding* comm = Find(a.report.ranks[0], "exposed_communication");
     ASSERT_NE(comm, nullptr) << file;
-    EXPECT_GT(comm->estimated_saving_share, 0.02) << file;
+    const render::Field* exposed = Evidence(*comm, "exposed_comm_share");
+    ASSERT_NE(exposed, nullptr) << file;
+    EXPECT_GT(exposed->value.AsDouble(), 0.02) << file;
+    EXPECT_LE(comm->estimated_saving_share, exposed->value.AsDouble() + 1e-9) << file;
     const render::Field* overlap = Evidence(*comm, "comm_compute_overlap_share");
     ASSERT_NE(overlap, nullptr) << file;
     EXPECT_NE(overlap->label.find("HTA overlap"), std::string::npos) << file;
     if (verdict) {
       EXPECT_EQ(a.report.ranks[0].advice.verdict, verdict) << file;
     }
-    std::printf("%-55s exposed communication %5.1f %% of the step, verdict %s\n", file,
-                100 * comm->estimated_saving_share, a.report.ranks[0].advice.verdict.c_str());
+    std::printf("%-55s exposed communication %5.1f %% of the step, replayed saving %5.1f %%, verdict %s\n", file,
+                100 * exposed->value.AsDouble(), 100 * comm->estimated_saving_share,
+                a.report.ranks[0].advice.verdict.c_str());
   }
   GPUSCOPE_SKIP_IF_NONE_RAN(parts);
 }
@@ -154,7 +161,13 @@ TEST(Advise, PlantedCommunicationStallAndSync) {
   const Analysed comm = AnalyseSynth(o, "advise_comm.json");
   const advise::Finding* c = Find(comm.report.ranks[0], "exposed_communication");
   ASSERT_NE(c, nullptr);
-  EXPECT_NEAR(c->estimated_saving_share, 0.20, 0.02);
+  // The planted exposure is measured; the saving is the replay's, and the generator's host idles
+  // between steps with no recorded wait, which the replay reads as host time: the collectives
+  // are not on the critical path of the synthetic loop (docs/advice.md, "Known limits").
+  const render::Field* exposed = Evidence(*c, "exposed_comm_share");
+  ASSERT_NE(exposed, nullptr);
+  EXPECT_NEAR(exposed->value.AsDouble(), 0.20, 0.02);
+  EXPECT_LE(c->estimated_saving_share, exposed->value.AsDouble());
   EXPECT_EQ(Find(comm.report.ranks[0], "input_pipeline_stall"), nullptr);
 
   o = SynthOptions();
@@ -174,7 +187,12 @@ TEST(Advise, PlantedCommunicationStallAndSync) {
   const Analysed sync = AnalyseSynth(o, "advise_sync.json");
   const advise::Finding* y = Find(sync.report.ranks[0], "sync_points");
   ASSERT_NE(y, nullptr);
-  EXPECT_NEAR(y->estimated_saving_share, 0.10, 0.02);
+  // The planted idle after the syncs is measured; removing the syncs saves what the replay says
+  // (the Python work after each sync stays on the host's critical path).
+  const render::Field* idle = Evidence(*y, "gpu_idle_after_sync_per_step_ns");
+  ASSERT_NE(idle, nullptr);
+  EXPECT_NEAR(idle->value.AsDouble() / static_cast<double>(sync.report.ranks[0].steps.mean_steady_step_ns), 0.10, 0.02);
+  EXPECT_LE(y->estimated_saving_share, 0.10);
   EXPECT_NE(y->fix.find(".item()"), std::string::npos);
 
   o = SynthOptions();
@@ -258,9 +276,11 @@ TEST(Advise, IdleGapsPlantedAndReal) {
   const Analysed cpu_bound = AnalyseFile(Shared("hta/nccl_parser_config_A100_rank0of2.json.gz"));
   const advise::Finding* s = Find(cpu_bound.report.ranks[0], "idle_gaps");
   ASSERT_NE(s, nullptr);
-  EXPECT_NEAR(s->estimated_saving_share, 0.203, 0.005);
+  // Not replayed (no what-if prices it): capped at what the replayed plan leaves of the step.
+  EXPECT_GT(s->estimated_saving_share, 0.1);
+  EXPECT_LE(s->estimated_saving_share, 0.203 + 0.005);
   EXPECT_NE(s->fix.find("## forward ##"), std::string::npos);
-  EXPECT_EQ(cpu_bound.report.ranks[0].advice.verdict, "launch-bound");
+  EXPECT_EQ(cpu_bound.report.ranks[0].advice.verdict, "host-bound");
   // Critical, real: seconds-long pauses in the AlexNet benchmark (Nsight's gpu_gaps > 500 ms).
   const Analysed alexnet = AnalyseFile(Shared("hta/critical_path_alexnet_A100_cuda_sync.json.gz"));
   const advise::Finding* a = Find(alexnet.report.ranks[0], "idle_gaps");
@@ -270,7 +290,7 @@ TEST(Advise, IdleGapsPlantedAndReal) {
   const Analysed nw0 = AnalyseFile(
       Shared("kineto_tb_plugin/resnet50_num_workers_0.worker0.1623143089861.pt.trace.json.gz"));
   EXPECT_EQ(Find(nw0.report.ranks[0], "idle_gaps"), nullptr);
-  EXPECT_EQ(nw0.report.ranks[0].advice.verdict, "input-bound");
+  EXPECT_NE(Find(nw0.report.ranks[0], "input_pipeline_stall"), nullptr);
 }
 
 TEST(Advise, LowOccupancyPlantedAndReal) {
@@ -285,7 +305,8 @@ TEST(Advise, LowOccupancyPlantedAndReal) {
   EXPECT_LE(f->confidence, 0.3);
   EXPECT_NE(f->fix.find("torch.compile"), std::string::npos);
   // A low-confidence upper bound never names the verdict: with tiny grids planted beside a 15 %
-  // DataLoader stall, low_occupancy's bound is the larger saving but the job is input-bound.
+  // DataLoader stall, low_occupancy's bound is the larger saving but the verdict is the critical
+  // path's (the generator's host, idle between steps with no recorded wait, reads as host time).
   {
     SynthOptions both = o;
     both.tiny_grid_fraction = 0.85;
@@ -293,7 +314,7 @@ TEST(Advise, LowOccupancyPlantedAndReal) {
     const Analysed a = AnalyseSynth(both, "advise_tiny_grids_and_stall.json");
     ASSERT_FALSE(a.report.ranks[0].advice.findings.empty());
     EXPECT_EQ(a.report.ranks[0].advice.findings.front().id, "low_occupancy");
-    EXPECT_EQ(a.report.ranks[0].advice.verdict, "input-bound");
+    EXPECT_EQ(a.report.ranks[0].advice.verdict, "host-bound");
   }
   // Negative, planted: the default loop (24 % tiny grids, 23 % occupancy).
   o.tiny_grid_fraction = 0;

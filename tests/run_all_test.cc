@@ -78,6 +78,8 @@ std::string JsonOfAnalysesAlone(const std::vector<Trace>& traces) {
     r.idle_gaps = AnalyzeIdleGaps(t, r.steps, r.sync);
     r.op_shapes = AnalyzeOpShapes(t);
     r.op_costs = AnalyzeOpCosts(t, BuildKernelClasses(t), r.steps);
+    r.step_graph = BuildStepGraph(t, BuildKernelClasses(t), r.steps);
+    r.critical_path = FindCriticalPath(r.step_graph, Replay(r.step_graph));
   }
   return JsonOf(std::move(ranks));
 }

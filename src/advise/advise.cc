@@ -1108,8 +1108,17 @@ Advice AdviseRank(const RankInputs& in) {
   }
   // With a step graph the verdict names what bounds its critical path (a host-bound loop is
   // host-bound whatever syncs it has).
-  if (in.critical_path && in.critical_path->built && in.critical_path->window_ns > 0)
-    advice.verdict = PathVerdict(*in.critical_path, o);
+  // Where kernels bound it, a kernel-side finding that names a verdict refines it
+  // (precision-bound, fusion-bound, layout-bound, shape-bound).
+  if (in.critical_path && in.critical_path->built && in.critical_path->window_ns > 0) {
+    const std::string path = PathVerdict(*in.critical_path, o);
+    const bool kernels = path == "GPU-bound" || path.starts_with("compute-bound");
+    static constexpr std::string_view kKernelSide[] = {"precision-bound", "fusion-bound",
+                                                       "layout-bound", "shape-bound"};
+    const bool refined = kernels && std::find(std::begin(kKernelSide), std::end(kKernelSide),
+                                              advice.verdict) != std::end(kKernelSide);
+    if (!refined) advice.verdict = path;
+  }
   return advice;
 }
 
