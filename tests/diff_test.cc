@@ -202,6 +202,20 @@ TEST(DiffResnet, DataLoaderFixIsReported) {
       const diff::FindingDelta* f = FindingOf(r, "input_pipeline_stall");
       ASSERT_NE(f, nullptr);
       EXPECT_EQ(f->status, diff::FindingStatus::kResolved);
+      // The calibration ledger: the DataLoader fix was applied (the after trace's data wait is
+      // gone), CUDA graphs were not (its host time is still there); the before trace replayed
+      // without its DataLoader wait predicts the after trace's step within ±25 %.
+      const diff::Calibration& cal = r.calibration;
+      ASSERT_FALSE(cal.rows.empty());
+      EXPECT_EQ(cal.rows[0].finding, "input_pipeline_stall");
+      EXPECT_EQ(cal.rows[0].fix, "data_wait");
+      EXPECT_GT(cal.rows[0].predicted_alone_ns, 0);
+      EXPECT_EQ(cal.before_step_ns, before.report.ranks[0].steps.mean_steady_step_ns);
+      EXPECT_EQ(cal.after_step_ns, after.report.ranks[0].steps.mean_steady_step_ns);
+      EXPECT_LT(cal.predicted_step_ns, cal.before_step_ns);
+      EXPECT_NEAR(cal.error(), 0.0, 0.25);
+      std::printf("calibration: predicted %.1f ms, measured %.1f ms, error %+.1f %%\n", cal.predicted_step_ns / 1e6,
+                  cal.after_step_ns / 1e6, 100 * cal.error());
       // Step time with its spread on both sides.
       EXPECT_GE(r.step_time.before.n(), 2u);
       EXPECT_GE(r.step_time.after.n(), 2u);

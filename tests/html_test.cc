@@ -484,7 +484,8 @@ TEST(HtmlBrowser, DiffPageRenders) {
   for (const char* h : {"step breakdown (mean of steady steps)", "kernels: top movers", "CPU ops: top movers",
                         "findings (estimated saving per step)", "<th>allocated</th>"})
     EXPECT_NE(dom.find(h), std::string::npos) << h;
-  EXPECT_NE(dom.find("input-bound"), std::string::npos);
+  // The synthetic loop's verdict (its host idles between steps: the critical path reads host).
+  EXPECT_NE(dom.find("host-bound"), std::string::npos);
   EXPECT_GE(Count(dom, "<svg class=\"bars\""), 2u);
   const std::string png = TempPath("diff.png");
   RunChromium(chromium, "--window-size=1200,1600 --screenshot=" + png + " file://" + html,
@@ -509,9 +510,13 @@ TEST(HtmlBrowser, RealTraceReport) {
   const std::string dom = RunChromium(chromium, "--dump-dom file://" + html, "resnet");
   // One rank without a rank id: its section is input_0, and there is no across-ranks section.
   for (const char* id : {"input_0-findings", "input_0-steps", "input_0-kernels", "input_0-gpu_time",
-                         "input_0-memory", "input_0-copies", "input_0-launches", "input_0-inputs"})
+                         "input_0-memory", "input_0-copies", "input_0-launches", "input_0-inputs",
+                         "input_0-critical_path"})
     EXPECT_NE(dom.find(std::string("<section id=\"") + id + "\">"), std::string::npos) << id;
-  EXPECT_NE(dom.find("<b>input-bound</b>"), std::string::npos);
+  // Its critical path: host 53 %, DataLoader 38 %; the per-step chart and the what-if table.
+  EXPECT_NE(dom.find("<b>host-bound</b>"), std::string::npos);
+  EXPECT_NE(dom.find("critical path per step, by what bounds it"), std::string::npos);
+  EXPECT_NE(dom.find("each fix replayed"), std::string::npos);
   EXPECT_NE(dom.find("num_workers"), std::string::npos);
   EXPECT_NE(dom.find("Tesla V100"), std::string::npos);
 }

@@ -17,6 +17,7 @@
 #include <numeric>
 
 #include "analyze/step_graph.h"
+#include "diff/diff.h"
 #include "gpuscope/ingest.h"
 #include "gpuscope/synth.h"
 #include "report/report.h"
@@ -142,6 +143,28 @@ TEST(WhatIf, InputPipelinePairA1ToA2Within25Percent) {
   // A2: workers + prefetch, pinned non_blocking copies, no .item().
   ExpectPairWithin25("A1_resnet_input_bound", "A2_resnet_workers_pinned",
                      {"data_wait", "pinned_copies", "syncs_async"});
+}
+
+// diff closes the loop: A1 → A2's ledger names the fixes A2 applied and predicts its step.
+TEST(WhatIf, DiffLedgerOfA1ToA2) {
+  GPUSCOPE_REQUIRE_SHARED();
+  const std::map<std::string, std::string> lab = LabTraces();
+  if (lab.size() < 6) GTEST_SKIP() << "gpu_lab_h200 not found";
+  std::vector<Trace> before_keep, after_keep;
+  const report::Report before = Analyze(lab.at("A1_resnet_input_bound"), &before_keep);
+  const report::Report after = Analyze(lab.at("A2_resnet_workers_pinned"), &after_keep);
+  const diff::DiffReport d = diff::Diff(before, after);
+  ASSERT_EQ(d.ranks.size(), 1u);
+  const diff::Calibration& c = d.ranks[0].calibration;
+  std::vector<std::string> fixes;
+  for (const diff::CalibrationRow& row : c.rows) fixes.push_back(row.fix);
+  EXPECT_NE(std::find(fixes.begin(), fixes.end(), "data_wait"), fixes.end());
+  EXPECT_NE(std::find(fixes.begin(), fixes.end(), "syncs_async"), fixes.end());
+  // Not applied in A2: still fp32, still NCHW.
+  EXPECT_EQ(std::find(fixes.begin(), fixes.end(), "bf16"), fixes.end());
+  EXPECT_EQ(std::find(fixes.begin(), fixes.end(), "channels_last"), fixes.end());
+  EXPECT_NEAR(c.error(), 0.0, 0.25) << "predicted " << c.predicted_step_ns * 1e-6 << " ms, A2 traced "
+                                    << c.after_step_ns * 1e-6 << " ms";
 }
 
 TEST(WhatIf, PrecisionPairB1ToB2Within25Percent) {

@@ -585,14 +585,21 @@ RankDiff CompareRank(const RankReport& b, const RankReport& a, const DiffOptions
     std::stable_sort(v->begin(), v->end(), by_saving);
     d.findings.insert(d.findings.end(), v->begin(), v->end());
   }
-  // The calibration ledger: the resolved findings' fixes replayed on the before trace.
+  // The calibration ledger: the fixes the after trace applied (their cause gone: the after
+  // trace's own replay of the fix saves at most kAppliedResidualShare of what the before trace's
+  // did), replayed together on the before trace. A finding that merely fell under its threshold
+  // is not a fix applied.
   if (b.whatif.replayed && b.trace != nullptr) {
     std::vector<std::string> fixes;
-    for (const FindingDelta& f : resolved) {
+    for (const FindingDelta& f : d.findings) {
+      if (f.status == FindingStatus::kNew) continue;
       const whatif::WhatIf* w = whatif::WhatIfForRule(f.id);
-      if (!w) continue;
-      const whatif::FixResult* alone = b.whatif.Fix(w->id);
-      d.calibration.rows.push_back({f.id, w->id, alone ? alone->saving_ns : 0, f.before_saving_ns});
+      const whatif::FixResult* before_fix = w ? b.whatif.Fix(w->id) : nullptr;
+      if (!before_fix || before_fix->saving_ns <= 0) continue;
+      const whatif::FixResult* after_fix = a.whatif.replayed ? a.whatif.Fix(w->id) : nullptr;
+      const int64_t residual = after_fix ? after_fix->saving_ns : 0;
+      if (static_cast<double>(residual) > kAppliedResidualShare * static_cast<double>(before_fix->saving_ns)) continue;
+      d.calibration.rows.push_back({f.id, w->id, before_fix->saving_ns, f.before_saving_ns, residual});
       fixes.push_back(w->id);
     }
     if (!fixes.empty()) {

@@ -135,18 +135,23 @@ struct FindingDelta {
   double after_saving_pct = 0;
 };
 
-// The calibration ledger: for the findings the after trace resolved, what the before trace's
-// replay (whatif.h) predicted beside what the after trace measured.
+// The calibration ledger: for the fixes the after trace applied, what the before trace's replay
+// (whatif.h) predicted beside what the after trace measured.
+// A fix counts as applied when the after trace's replay of it saves at most this share of what the
+// before trace's did.
+inline constexpr double kAppliedResidualShare = 0.25;
+
 struct CalibrationRow {
-  std::string finding;                 // the resolved finding's id
+  std::string finding;                 // the before report's finding whose fix was applied
   std::string fix;                     // its what-if's id
   int64_t predicted_alone_ns = 0;      // the before trace replayed with that fix alone
   int64_t predicted_increment_ns = 0;  // its saving in the before report (the plan's increment)
+  int64_t after_alone_ns = 0;          // the same fix replayed on the after trace (what is left)
 };
 struct Calibration {
-  std::vector<CalibrationRow> rows;  // empty: nothing resolved that the replay prices
+  std::vector<CalibrationRow> rows;  // empty: no fix the replay prices was applied
   int64_t before_step_ns = 0;        // the before trace's replayed (= traced) mean steady step
-  int64_t predicted_step_ns = 0;     // the same replayed with every fix of `rows` applied together
+  int64_t predicted_step_ns = 0;     // the same replayed with every fix of `rows` together
   int64_t after_step_ns = 0;         // the after trace's measured mean steady step
   // predicted_step ÷ after_step − 1: both traced under the profiler, so its host overhead is on
   // both sides (0 when not known).

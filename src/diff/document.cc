@@ -95,16 +95,17 @@ void AddSummary(const RankDiff& r, const DiffOptions& o, Section& s) {
   const Calibration& c = r.calibration;
   if (!c.rows.empty() && c.predicted_step_ns > 0) {
     Row& cal = s.AddRow("calibration", "predicted");
-    cal.fields = {F("predicted_step_ns", "step after the resolved fixes", Ns(c.predicted_step_ns)),
+    cal.fields = {F("predicted_step_ns", "step after the fixes applied", Ns(c.predicted_step_ns)),
                   F("measured_step_ns", "measured", Ns(c.after_step_ns)),
                   F("error_share", "error", Value::Signed(Value::Share(c.error()))),
                   Detail("before_step_ns", "before (replayed)", Ns(c.before_step_ns))};
     cal.note = "from the before trace's replay";
-    Table& t = s.AddTable("calibration_ledger", "calibration: each resolved finding's predicted saving",
+    Table& t = s.AddTable("calibration_ledger", "calibration: each fix applied, as the before trace predicted it",
                           {{"finding", "finding"}, {"fix", "fix"}, {"predicted_alone_ns", "alone"},
-                           {"predicted_saving_ns", "as reported"}});
+                           {"predicted_saving_ns", "as reported"}, {"after_alone_ns", "left after"}});
     for (const CalibrationRow& row : c.rows)
-      t.rows.push_back({Text(row.finding), Text(row.fix), Ns(row.predicted_alone_ns), Ns(row.predicted_increment_ns)});
+      t.rows.push_back({Text(row.finding), Text(row.fix), Ns(row.predicted_alone_ns), Ns(row.predicted_increment_ns),
+                        Ns(row.after_alone_ns)});
   }
   const char* unit = o.selection == Selection::kHtaFirstIteration ? "first iteration" : "per step";
   auto names = [&](const char* key, const char* label, const NameTableDiff& t) {
