@@ -6,7 +6,8 @@
 // one thread, in dependency order, each on the results its inputs need, and prints per analysis
 // the fastest run's thread CPU milliseconds and nanoseconds per event of the trace. A flat ns/event
 // from a 256 MB to a 4 GB trace is what "linear" means; a column that grows is the analysis to
-// look at. --only NAME runs that analysis alone (for perf record). The last line is RunAll itself on the same thread count as `gpuscope analyze -j 1`
+// look at. step_graph and whatif (issue 31) are the replay's parts, reported also as a share of
+// RunAll on one thread. --only NAME runs that analysis alone (for perf record). The last line is RunAll itself on the same thread count as `gpuscope analyze -j 1`
 // (fastest of K) and on all cores. Each analysis also prints its peak heap: the most bytes it had
 // allocated at once above what was allocated before it ran (operator new counted in this binary),
 // results included — what it adds to the process's peak RSS while it runs.
@@ -26,6 +27,7 @@
 #include "base/malloc_tuning.h"
 #include "base/thread_pool.h"
 #include "gpuscope/ingest.h"
+#include "whatif/whatif.h"
 
 // Heap bytes in use and their peak, counted by operator new/delete (the analyses allocate through
 // std containers).
@@ -173,10 +175,35 @@ int main(int argc, char** argv) {
   timed("copies", [&] { (void)AnalyzeCopies(t, copy_options); });
   timed("memory", [&] { (void)AnalyzeMemory(t); });
   timed("summary", [&] { (void)SummarizeTrace(t); });
+  timed("op_costs", [&] { (void)AnalyzeOpCosts(t, classes, steps); });
+  // Issue 31: the step graph, its critical path and every what-if with the plan, against the
+  // rest of analyze (RunAll on one thread, below).
+  double replay = 0, last = 0;
+  const auto replay_timed = [&](const char* name, auto&& f) {
+    const double before = sum;
+    timed(name, f);
+    last = sum - before;
+    replay += last;
+  };
+  replay_timed("step_graph", [&] {
+    const StepGraph g = BuildStepGraph(t, classes, steps);
+    (void)FindCriticalPath(g, Replay(g));
+  });
+  RankResults results;
+  results.trace = &t;
+  results.steps = steps;
+  results.op_costs = AnalyzeOpCosts(t, classes, steps);
+  results.step_graph = BuildStepGraph(t, classes, steps);
+  replay_timed("whatif", [&] { (void)whatif::RunWhatIfs(t, results); });
+  const double whatifs = last;  // analyze runs them after RunAll (report/report.cc)
   row("sum", sum);
   if (!only.empty()) return 0;
   ThreadPool one(1);
-  row("RunAll -j 1", Fastest(repeat, WallSeconds, [&] { (void)RunAll(t, RunOptions{}, one); }));
+  const double run_all = Fastest(repeat, WallSeconds, [&] { (void)RunAll(t, RunOptions{}, one); });
+  row("RunAll -j 1", run_all);
+  std::printf("  step graph + critical path + what-ifs: %.1f %% of analyze's (RunAll -j 1 + what-ifs) "
+              "(graph nodes %zu, edges %zu)\n",
+              100 * replay / (run_all + whatifs), results.step_graph.size(), results.step_graph.edge_from.size());
   ThreadPool all(0);
   char label[32];
   std::snprintf(label, sizeof label, "RunAll -j %zu", static_cast<size_t>(all.threads()));

@@ -252,8 +252,10 @@ def v2_value(v2, p, v1_ids={}):
         else:
             key, it = findings[rest[1]]
         if rest[2] == "confidence": return it["confidence"], 1
-        if rest[2] == "estimated_saving_ns_per_step": return (it["saving_ns"] or 0), 1
-        if rest[2] == "estimated_saving_pct": return (it["saving_share"] or 0), 100
+        # A finding's saving is a prediction: since issue 31 the replay on the step graph prices
+        # it (docs/advice.md), so v2 keeps the key, not v1's number.
+        if rest[2] == "estimated_saving_ns_per_step": return (it["saving_ns"] or 0), "text"
+        if rest[2] == "estimated_saving_pct": return (it["saving_share"] or 0), "text"
     raise KeyError("/".join(map(str, p)))
 
 

@@ -245,6 +245,20 @@ class Report:
         return self._tables({"ops": None})
 
     @property
+    def critical_path(self):
+        """The steady steps' critical path per rank: one row per ProfilerStep with its duration
+        and what bounds it (ns per category: host_compute, launch_overhead, data_wait, sync,
+        gpu_compute, communication, copy, gpu_idle; each row sums to the step; docs/metrics.md)."""
+        return self._tables({"critical_path_steps": None})
+
+    @property
+    def whatif(self):
+        """Each fix replayed on the step's dependency graph, per rank: saving alone, its place and
+        increment in the plan of fixes, the step after it, the finding it prices and its
+        assumption (docs/advice.md)."""
+        return self._tables({"whatif": None})
+
+    @property
     def steps(self):
         """One row per ProfilerStep per rank: duration and its breakdown (ns)."""
         return self._tables({"per_step": None})

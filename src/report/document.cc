@@ -718,10 +718,10 @@ void AddCriticalPath(const RankReport& rr, Section& s) {
                  F("bound_after", "then bound by", Text(kPathLabels[static_cast<size_t>(w.bound_after)]))};
   plan.note = "(replayed on the steps' dependency graph)";
   Table& t = s.AddTable("whatif", "each fix replayed (alone, and in the plan by value)",
-                        {{"fix", "fix"}, {"change", "change"}, {"saving_alone_ns", "alone"},
+                        {{"fix", "fix"}, {"change", "change", true}, {"saving_alone_ns", "alone"},
                          {"saving_alone_share", "of step"}, {"plan_order", "plan #"},
                          {"increment_ns", "in the plan"}, {"step_after_ns", "step after"},
-                         {"finding", "finding", true}, {"assumption", "assumption", true, true}});
+                         {"finding", "finding", true}, {"assumption", "assumption", true}});
   for (const whatif::FixResult& f : w.fixes) {
     const whatif::WhatIf* wi = whatif::FindWhatIf(f.id);
     const whatif::PlanEntry* p = w.Planned(f.id);

@@ -79,6 +79,16 @@ if have_pandas:
     check(len(fc) == 1 and float(fc["flops"].iloc[0]) == 2 * 32 * 2048 * 1000 + 32 * 1000,
           ".ops: the classifier's addmm priced 2·M·N·K + M·N")
     check(float(ops["time_ns"].sum()) > 0 and (ops["time_ns"] >= 0).all(), ".ops: GPU time")
+    # The critical path per step (each row sums to its step) and each fix replayed.
+    cp = report.critical_path
+    parts = ["host_compute_ns", "launch_overhead_ns", "data_wait_ns", "sync_ns", "gpu_compute_ns",
+             "communication_ns", "copy_ns", "gpu_idle_ns"]
+    check(len(cp) == 5 and all(int(r["duration_ns"]) == sum(int(r[p]) for p in parts)
+                               for _, r in cp.iterrows()),
+          ".critical_path: the 5 steady steps, parts summing to each step")
+    wi = report.whatif
+    check(list(wi["fix"])[0] == "data_wait" and int(wi["plan_order"].iloc[0]) == 1,
+          ".whatif: the DataLoader fix first in the plan")
 html = report.to_html()
 check(html.lstrip().lower().startswith("<!doctype html"), ".to_html() is a page")
 check("<iframe" in report._repr_html_(), "_repr_html_ shows the page in a notebook cell")
