@@ -3,7 +3,9 @@
 //
 // Definitions (times ns; docs/metrics.md "Critical path" has the worked example):
 //  * Window: the steady-state steps of steps.h, from the first one's host start to the last one's
-//    host end, as one graph (a step's work that runs into the next step stays connected to it).
+//    host end, as one graph (a step's work that runs into the next step stays connected to it);
+//    the middle kMaxGraphSteps of them when there are more (steady steps are alike; the graph
+//    and every replay then cost the same on a 1 GB trace as on a small one).
 //  * Host lane: every runtime/driver call that starts in the window, all threads, in start order
 //    (PyTorch's forward and its autograd thread take turns: the host is one chain). The time
 //    between two calls is a host node: data wait inside a DataLoader op (is_dataloader), else host
@@ -49,6 +51,8 @@
 #include "gpuscope/model.h"
 
 namespace gpuscope::analyze {
+
+inline constexpr size_t kMaxGraphSteps = 16;
 
 enum class NodeKind : uint8_t {
   kMarker,       // zero length: a steady step's host start or host end
