@@ -218,6 +218,26 @@ void CheckOpCosts(const OpCosts& o, Checker& c) {
   c.Equal("op_costs groups sum to op_ns", sum, o.op_ns);
 }
 
+// The step graph: the unchanged replay reproduces the steps it covers, and the critical path's
+// parts sum to each of them (step_graph.h).
+void CheckCriticalPath(const CriticalPath& cp, Checker& c) {
+  if (!cp.built) return;
+  c.Equal("critical_path replayed step = observed step", cp.replayed_step_ns, cp.observed_step_ns);
+  int64_t total = 0;
+  for (size_t k = 0; k < kPathCategoryCount; ++k) {
+    c.NonNegative("critical_path.total_ns", cp.total_ns[k]);
+    total += cp.total_ns[k];
+  }
+  int64_t steps = 0;
+  for (const PathArray& a : cp.step_ns)
+    for (int64_t v : a) steps += v;
+  c.Equal("critical_path steps sum to its total", steps, total);
+  for (size_t i = 0; i < cp.segments.size(); ++i) {
+    c.NonNegative("critical_path.segment length", cp.segments[i].end_ns - cp.segments[i].start_ns);
+    if (i > 0) c.AtMost("critical_path segments in time order", cp.segments[i - 1].end_ns, cp.segments[i].start_ns);
+  }
+}
+
 }  // namespace
 
 AnalysesView ViewOf(const RankResults& r) {
@@ -231,6 +251,7 @@ AnalysesView ViewOf(const RankResults& r) {
   v.occupancy = &r.occupancy;
   v.idle_gaps = &r.idle_gaps;
   v.op_costs = &r.op_costs;
+  v.critical_path = &r.critical_path;
   return v;
 }
 
@@ -246,6 +267,7 @@ std::vector<std::string> CheckInvariants(const AnalysesView& a) {
   if (a.occupancy) CheckOccupancy(*a.occupancy, c);
   if (a.idle_gaps) CheckIdleGaps(*a.idle_gaps, c);
   if (a.op_costs) CheckOpCosts(*a.op_costs, c);
+  if (a.critical_path) CheckCriticalPath(*a.critical_path, c);
   return out;
 }
 

@@ -34,6 +34,7 @@ struct AnalysesView {
   const OccupancyStats* occupancy = nullptr;
   const IdleGapStats* idle_gaps = nullptr;
   const OpCosts* op_costs = nullptr;
+  const CriticalPath* critical_path = nullptr;
 };
 
 // Every analysis of one rank's results (RunAll's, or a report's rank).

@@ -1,7 +1,8 @@
 // Every analysis of a rank, run once, in dependency order, as tasks on the program's thread pool.
 //
 // Order (an arrow: needs the result of):
-//   kernel classes ← GPU time, steps, kernels;   steps ← occupancy, op costs;   steps, sync points ← idle gaps
+//   kernel classes ← GPU time, steps, kernels;   steps ← occupancy, op costs, step graph;
+//   steps, sync points ← idle gaps
 //   GPU selection (HTA's rows, sorted) ← GPU time, launches, copies
 //   steps, GPU time ← the rank's facts (ExtractRankFacts, for the job level and summary files)
 //   summary, sync points, memory, the monitor beside the trace: independent.

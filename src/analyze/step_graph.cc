@@ -284,8 +284,9 @@ StepGraph BuildStepGraph(const Trace& t, const KernelClasses& classes, const Ste
     if (issues) {
       issuer = add_host(NodeKind::kLaunch, s, blocks ? s : e, static_cast<int32_t>(c));
       if (!blocks) launch_at.push_back({issuer, static_cast<uint32_t>(gpu_seq.size())});
+    } else if (!blocks) {
+      add_host(NodeKind::kRuntime, s, e, static_cast<int32_t>(c));
     }
-    else if (!blocks) add_host(NodeKind::kRuntime, s, e, static_cast<int32_t>(c));
     std::vector<uint32_t> waits;
     for (uint32_t k = gbegin; k < gend; ++k) {
       const size_t r = gpu_rows[k];
