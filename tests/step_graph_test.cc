@@ -291,6 +291,49 @@ TEST(WhatIf, LabVerdictsFollowTheCriticalPath) {
   }
 }
 
+// Twice the batch: priced per today's batch where twice the peak allocated memory fits; never
+// where it would not fit, nor where the trace has no memory events to tell.
+TEST(WhatIf, LargerBatchWhereItFits) {
+  GPUSCOPE_REQUIRE_SHARED();
+  const std::map<std::string, std::string> lab = LabTraces();
+  if (lab.size() < 6) GTEST_SKIP() << "gpu_lab_h200 not found";
+  {
+    // B2 (GPT-2 medium bf16, 26 of 141 GB): GPU-bound, so twice the batch takes about twice the
+    // time; what it saves per today's batch is the host time and the GEMMs' better efficiency.
+    std::vector<Trace> keep;
+    const report::Report r = Analyze(lab.at("B2_gpt2m_bf16"), &keep);
+    const whatif::FixResult* batch = r.ranks[0].whatif.Fix("batch_x2");
+    ASSERT_NE(batch, nullptr);
+    EXPECT_GT(batch->saving_ns, 0);
+    EXPECT_LT(static_cast<double>(batch->saving_ns), 0.25 * static_cast<double>(r.ranks[0].whatif.step_ns));
+    const advise::Finding* mem = nullptr;
+    for (const advise::Finding& f : r.ranks[0].advice.findings)
+      if (f.id == "memory_underused") mem = &f;
+    ASSERT_NE(mem, nullptr);
+    const whatif::PlanEntry* planned = r.ranks[0].whatif.Planned("batch_x2");
+    ASSERT_NE(planned, nullptr);
+    EXPECT_EQ(mem->estimated_saving_ns_per_step, planned->increment_ns);
+  }
+  {
+    // C1 recorded no memory events: whether it fits is unknown, so no claim.
+    std::vector<Trace> keep;
+    const report::Report r = Analyze(lab.at("C1_mlp_launch_bound_item"), &keep);
+    EXPECT_EQ(r.ranks[0].whatif.Fix("batch_x2"), nullptr);
+  }
+  {
+    // A 3.5 GiB device the loop fills to 3.4 GB: twice would not fit.
+    SynthOptions o;
+    o.steps = 4;
+    o.device_memory_bytes = int64_t{3600} << 20;
+    const std::string path = testing::TempPath("whatif_small_gpu.json");
+    ASSERT_TRUE(WriteSynthTrace(o, 0, path).ok());
+    std::vector<Trace> keep;
+    const report::Report r = Analyze(path, &keep);
+    std::filesystem::remove(path);
+    EXPECT_EQ(r.ranks[0].whatif.Fix("batch_x2"), nullptr);
+  }
+}
+
 TEST(WhatIf, SynthPlantedStepReplayedWithinOnePercent) {
   SynthOptions o;
   o.steps = 8;

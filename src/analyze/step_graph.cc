@@ -515,7 +515,9 @@ ReplayResult Replay(const StepGraph& g, const GraphChange& change) {
     out.step_end_ns[k] = std::max(end[s.host_end], gpu_end[k]);
     total += out.step_end_ns[k] - out.step_start_ns[k];
   }
-  out.mean_step_ns = n_steps > 0 ? total / static_cast<int64_t>(n_steps) : 0;
+  out.mean_step_ns = n_steps > 0 ? static_cast<int64_t>(static_cast<double>(total / static_cast<int64_t>(n_steps)) /
+                                                       change.step_scale)
+                                  : 0;
   return out;
 }
 

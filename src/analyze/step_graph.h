@@ -135,13 +135,16 @@ struct GraphChange {
   std::vector<int64_t> dur_ns;      // per node
   std::vector<uint8_t> edge_off;    // per edge: 1 removes it
   std::vector<int64_t> edge_lag_ns;  // per edge
+  // Samples per step relative to the trace's: a what-if that grows the batch replays steps of
+  // this many of today's batches, and the mean step is divided by it (time per today's batch).
+  double step_scale = 1.0;
 };
 
 struct ReplayResult {
   std::vector<int64_t> end_ns;          // per node
   std::vector<int64_t> step_start_ns;   // per graph step
   std::vector<int64_t> step_end_ns;
-  int64_t mean_step_ns = 0;             // mean of the steps' durations
+  int64_t mean_step_ns = 0;             // mean of the steps' durations ÷ GraphChange::step_scale
 };
 
 // Recomputes every node's end with the change applied, O(V + E).

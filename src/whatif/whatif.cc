@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "analyze/memory.h"
 #include "analyze/op_costs.h"
 #include "hw/gpu_peaks.h"
 
@@ -222,6 +223,52 @@ size_t CudaGraphs(const Context& c, GraphChange* ch) {
   return changed;
 }
 
+// Twice the samples per step: kernels rescaled by the cost model (a bf16/fp16 GEMM by the
+// measured efficiency curve at twice its FLOPs, any other kernel's time above kKernelFloorNs
+// doubled), copies and the DataLoader's work doubled; collectives and optimizer kernels (sized by
+// the parameters) and the host's launches unchanged. The step is then per today's batch.
+size_t BatchX2(const Context& c, GraphChange* ch) {
+  const StepGraph& g = c.graph;
+  const analyze::DeviceMemory* m = analyze::RankDevice(c.results.memory);
+  if (!m || m->total_bytes <= 0 || m->peak_allocated_bytes <= 0) return 0;  // cannot check it fits
+  if (kBatchFactor * static_cast<double>(m->peak_allocated_bytes) >
+      kBatchMemoryShare * static_cast<double>(m->total_bytes)) {
+    return 0;
+  }
+  const analyze::OpCosts& o = c.results.op_costs;
+  const bool groups = !o.activity_group.empty();
+  size_t changed = 0;
+  auto grow = [](double t) {  // the time above the floor grows with the work
+    const double floor = std::min(t, static_cast<double>(kKernelFloorNs));
+    return floor + kBatchFactor * (t - floor);
+  };
+  for (size_t n = 0; n < g.size(); ++n) {
+    const NodeKind k = g.kind[n];
+    const double t = static_cast<double>(ch->dur_ns[n]);
+    if (k == NodeKind::kDataWait || k == NodeKind::kMemcpy || k == NodeKind::kMemset) {
+      changed += SetDur(ch, n, static_cast<int64_t>(t * kBatchFactor));
+      continue;
+    }
+    if (k != NodeKind::kKernel) continue;  // collectives: the gradients do not grow
+    const int32_t gi = groups ? o.activity_group[static_cast<size_t>(g.row[n])] : -1;
+    double scaled = grow(t);
+    if (gi >= 0) {
+      const analyze::OpCostGroup& gr = o.groups[static_cast<size_t>(gi)];
+      if (gr.family == analyze::OpFamily::kOptimizer) continue;  // the parameters do not grow
+      const bool curve = o.peaks && o.peaks->has_curve && gr.flops > 0 &&
+                         (gr.path == hw::MathPath::kBf16 || gr.path == hw::MathPath::kFp16) &&
+                         (gr.family == analyze::OpFamily::kGemm);
+      if (curve) {
+        scaled = t * kBatchFactor * o.peaks->Bf16GemmAchievable(gr.flops) /
+                 o.peaks->Bf16GemmAchievable(kBatchFactor * gr.flops);
+      }
+    }
+    changed += SetDur(ch, n, static_cast<int64_t>(scaled));
+  }
+  if (changed > 0) ch->step_scale *= kBatchFactor;
+  return changed;
+}
+
 size_t CommOverlap(const Context& c, GraphChange* ch) {
   size_t changed = 0;
   for (size_t n = 0; n < c.graph.size(); ++n)
@@ -277,6 +324,13 @@ const std::vector<WhatIf>& WhatIfs() {
        "cost (H200: 0.96 µs measured); data loading, host-blocking syncs and the host time next "
        "to them stay, they cannot be captured.",
        CudaGraphs, ""},
+      {"batch_x2", "memory_underused", "twice the batch (time per today's batch)",
+       "Twice the samples per step, where twice today's peak allocated memory fits in 90 % of the "
+       "device: GEMMs at the bf16 efficiency curve's throughput for twice their FLOPs, other "
+       "kernels' time above 2 µs doubled, copies and the DataLoader's work doubled, collectives, "
+       "optimizer kernels and the host's launches unchanged; the saving is per today's batch "
+       "(throughput), and the learning rate schedule needs retuning.",
+       BatchX2, ""},
       {"comm_overlap", "exposed_communication", "communication overlapped with compute",
        "Collectives are hidden entirely behind compute (bucketing, overlap with backward): an "
        "upper bound.",

@@ -24,6 +24,14 @@ inline constexpr double kMinPlanShare = 0.005;
 // bf16 autocast casts each fp32 input of a forward GEMM/conv to bf16 (read 4 B, write 2 B per
 // element) and casts its gradient back in backward (the same again): 3× the fp32 input bytes.
 inline constexpr double kAutocastCastTraffic = 3.0;
+// A larger batch: this many samples per step, when twice the peak allocated memory fits in this
+// share of the device (activations grow with the batch; weights, gradients and optimizer states
+// do not, so doubling all of it is conservative).
+inline constexpr double kBatchFactor = 2.0;
+inline constexpr double kBatchMemoryShare = 0.9;
+// A kernel's time that does not grow with its work, ns: the shortest kernels of the H200 lab's
+// launch-bound MLP (C1, batch 32) take 2-3 µs whatever they compute.
+inline constexpr int64_t kKernelFloorNs = 2000;
 // Pageable host→device copies over pinned ones where the GPU has no measured pinned rate and the
 // trace no pinned copy: measured on the H200 at 17.2 vs 55.3 GB/s (microbench_h200.json).
 inline constexpr double kPageableOverPinnedTime = 55.3 / 17.2;
