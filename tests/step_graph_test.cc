@@ -196,6 +196,9 @@ void ExpectPairWithin25(const std::string& before, const std::string& after,
   ASSERT_GT(predicted, 0);
   const double predicted_ratio = static_cast<double>(predicted) / static_cast<double>(rr.whatif.step_ns);
   const double measured_ratio = MeasuredMs(after) / MeasuredMs(before);
+  std::printf("%s → %s: predicted %.2f ms of traced %.2f ms (%.4f); measured %.2f of %.2f ms (%.4f); error %+.1f %%\n",
+              before.c_str(), after.c_str(), predicted * 1e-6, rr.whatif.step_ns * 1e-6, predicted_ratio,
+              MeasuredMs(after), MeasuredMs(before), measured_ratio, 100 * (predicted_ratio / measured_ratio - 1));
   EXPECT_NEAR(predicted_ratio / measured_ratio, 1.0, 0.25)
       << before << " → " << after << ": predicted " << predicted * 1e-6 << " ms of traced "
       << rr.whatif.step_ns * 1e-6 << " ms; measured " << MeasuredMs(after) << " of " << MeasuredMs(before);
