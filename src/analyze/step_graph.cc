@@ -215,11 +215,20 @@ StepGraph BuildStepGraph(const Trace& t, const KernelClasses& classes, const Ste
     prev = n;
     return n;
   };
-  auto emit_markers = [&](int64_t until) {  // markers at or before `until`, at the cursor
+  // Markers at or before `until`. One at the cursor joins the lane; one a call ran past (or one
+  // after the lane's end) is a leaf at its own time off the lane's last node, so the replay puts
+  // it where the trace does.
+  auto emit_markers = [&](int64_t until) {
     while (next_marker < markers.size() && markers[next_marker].ns <= until) {
       const Marker& m = markers[next_marker++];
       if (m.end == 0) current_step = static_cast<int32_t>(m.step);
-      const uint32_t n = add_host(NodeKind::kMarker, cursor, cursor, -1);
+      uint32_t n;
+      if (m.ns == cursor) {
+        n = add_host(NodeKind::kMarker, cursor, cursor, -1);
+      } else {
+        n = add_node(NodeKind::kMarker, m.ns, 0, -1, current_step);
+        edges.push_back({n, prev, prev == kRootNode ? EdgeKind::kRoot : EdgeKind::kHost, m.ns});
+      }
       StepGraph::Step& s = g.steps[m.step];
       (m.end ? s.host_end : s.host_begin) = n;
       if (m.end && current_step == static_cast<int32_t>(m.step)) current_step = -1;
@@ -418,7 +427,7 @@ StepGraph BuildStepGraph(const Trace& t, const KernelClasses& classes, const Ste
       const int64_t s = g.start_ns[n];
       // The latest node of another stream, launched before n, ending in [s − window, s].
       auto it = std::upper_bound(by_end.begin(), by_end.end(), s,
-                                 [&g](int64_t t, uint32_t m) { return t < g.end_ns(m); });
+                                 [&g](int64_t at, uint32_t m) { return at < g.end_ns(m); });
       while (it != by_end.begin()) {
         --it;
         const uint32_t m = *it;
