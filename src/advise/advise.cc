@@ -975,6 +975,10 @@ std::string PathVerdict(const analyze::CriticalPath& cp, const analyze::OpCosts*
 // Savings from the replay: a finding a what-if prices saves its plan increment; the others, in
 // order of their own estimate, at most what the plan leaves of the step.
 void ApplyReplay(const whatif::WhatIfResults& w, int64_t step_ns, std::vector<Finding>* findings) {
+  // The replay's steps (the middle kMaxGraphSteps of a long trace) against the mean steady step:
+  // the plan's share of its step applied to this one, so the savings still add up to at most it.
+  const double scale = w.step_ns > 0 ? static_cast<double>(step_ns) / static_cast<double>(w.step_ns) : 1.0;
+  auto scaled = [scale](int64_t ns) { return scale == 1.0 ? ns : static_cast<int64_t>(static_cast<double>(ns) * scale); };
   int64_t claimed = 0;
   std::vector<Finding*> others;
   for (Finding& f : *findings) {
@@ -985,9 +989,10 @@ void ApplyReplay(const whatif::WhatIfResults& w, int64_t step_ns, std::vector<Fi
     }
     const whatif::FixResult* fix = w.Fix(wi->id);
     const whatif::PlanEntry* planned = w.Planned(wi->id);
-    const int64_t alone = fix ? fix->saving_ns : 0;
-    const int64_t increment = planned ? planned->increment_ns : 0;
+    const int64_t alone = fix ? scaled(fix->saving_ns) : 0;
+    const int64_t increment = planned ? scaled(planned->increment_ns) : 0;
     f.estimated_saving_ns_per_step = increment;
+    f.replayed = true;
     claimed += increment;
     const bool first = !w.plan.empty() && planned == &w.plan.front();
     f.saving_assumption = wi->assumption + " Replayed on the steps' dependency graph" +
@@ -995,7 +1000,7 @@ void ApplyReplay(const whatif::WhatIfResults& w, int64_t step_ns, std::vector<Fi
     f.evidence.push_back(F("replay_saving_alone_ns", "replayed, this fix alone", Value::Nanos(alone)));
     if (planned) {
       f.evidence.push_back(F("replay_step_after_ns", "predicted step after it",
-                             Value::Nanos(planned->step_after_ns)));
+                             Value::Nanos(scaled(planned->step_after_ns))));
     }
     f.severity = SeverityFor(Share(increment, step_ns));
   }
@@ -1128,7 +1133,7 @@ render::Finding ToDocumentFinding(const Finding& f) {
   d.title = f.title;
   d.severity = f.severity;
   // A rule that estimates no time (memory findings, occupancy alone) gives n/a, not "0 ns".
-  const bool saves = f.estimated_saving_ns_per_step > 0;
+  const bool saves = f.estimated_saving_ns_per_step > 0 || f.replayed;
   d.saving = saves ? Value::Nanos(f.estimated_saving_ns_per_step) : Value::Na(Unit::kNanos);
   d.saving_share = saves ? Value::Share(f.estimated_saving_share) : Value::Na(Unit::kShare);
   d.saving_assumption = f.saving_assumption;

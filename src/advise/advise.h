@@ -93,6 +93,8 @@ struct Finding {
   std::vector<render::Field> evidence;
   std::string fix;
   double confidence = 0.5;  // 0-1
+  // Its saving comes from the replay (whatif.h): 0 then means "saves nothing", not "no estimate".
+  bool replayed = false;
 };
 
 // Resolves an interned name (idle-gap host ops) to its text; the report passes the trace's
