@@ -168,8 +168,8 @@ void Fp32Math(const RuleContext& c, std::vector<Finding>* out) {
     if (const whatif::WhatIfResults* w = c.in.whatif; w && w->replayed) {
       const whatif::FixResult* bf16 = w->Fix("bf16");
       const whatif::FixResult* tf32 = w->Fix("tf32");
-      saving = bf16 ? bf16->saving_ns : 0;
-      tf32_saving = tf32 ? tf32->saving_ns : 0;
+      if (bf16) saving = bf16->saving_ns;
+      if (tf32) tf32_saving = tf32->saving_ns;
     }
     Finding f = Found(
         p.cuda_cores ? "Matrix math runs in fp32 on CUDA cores, not on tensor cores"
@@ -982,14 +982,16 @@ void ApplyReplay(const whatif::WhatIfResults& w, int64_t step_ns, std::vector<Fi
   int64_t claimed = 0;
   std::vector<Finding*> others;
   for (Finding& f : *findings) {
+    // A rule no what-if prices, or whose what-if found nothing to change in this trace (bf16
+    // without recorded shapes): its own estimate, capped below.
     const whatif::WhatIf* wi = whatif::WhatIfForRule(f.id);
-    if (!wi) {
+    const whatif::FixResult* fix = wi ? w.Fix(wi->id) : nullptr;
+    if (!fix) {
       if (f.estimated_saving_ns_per_step > 0) others.push_back(&f);
       continue;
     }
-    const whatif::FixResult* fix = w.Fix(wi->id);
     const whatif::PlanEntry* planned = w.Planned(wi->id);
-    const int64_t alone = fix ? scaled(fix->saving_ns) : 0;
+    const int64_t alone = scaled(fix->saving_ns);
     const int64_t increment = planned ? scaled(planned->increment_ns) : 0;
     f.estimated_saving_ns_per_step = increment;
     f.replayed = true;

@@ -38,7 +38,7 @@ inline constexpr double kInputStallShare = 0.05;  // tb_plugin's DataLoader rule
 inline constexpr double kExposedCommShare = 0.02;
 inline constexpr double kFp32MathShare = 0.20;            // fp32 CUDA-core share of GEMM/conv time
 // Only where neither shapes nor the GPU's peaks are known; otherwise the cost model decides.
-inline constexpr double kAssumedTensorCoreSpeedup = 2.0;  // conservative; peak ratios are 8-16x
+inline constexpr double kAssumedTensorCoreSpeedup = whatif::kAssumedTensorCoreSpeedup;
 // bf16 autocast casts each fp32 input of a forward GEMM/conv to bf16 (read 4 B, write 2 B per
 // element) and casts its gradient back in backward (the same again): 3× the fp32 input bytes.
 inline constexpr double kAutocastCastTraffic = 3.0;

@@ -24,6 +24,10 @@ inline constexpr double kMinPlanShare = 0.005;
 // bf16 autocast casts each fp32 input of a forward GEMM/conv to bf16 (read 4 B, write 2 B per
 // element) and casts its gradient back in backward (the same again): 3× the fp32 input bytes.
 inline constexpr double kAutocastCastTraffic = 3.0;
+// Where the cost model cannot price the math (no recorded shapes, or a GPU with no bf16 peak in
+// the table, such as a V100's fp16 tensor cores), fp32 CUDA-core GEMM/conv kernels are assumed to
+// run at least this much faster on tensor cores (conservative; the peak ratios are 8-16×).
+inline constexpr double kAssumedTensorCoreSpeedup = 2.0;
 // A larger batch: this many samples per step, when twice the peak allocated memory fits in this
 // share of the device (activations grow with the batch; weights, gradients and optimizer states
 // do not, so doubling all of it is conservative).
