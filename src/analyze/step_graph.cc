@@ -524,9 +524,11 @@ ReplayResult Replay(const StepGraph& g, const GraphChange& change) {
     out.step_end_ns[k] = std::max(end[s.host_end], gpu_end[k]);
     total += out.step_end_ns[k] - out.step_start_ns[k];
   }
-  out.mean_step_ns = n_steps > 0 ? static_cast<int64_t>(static_cast<double>(total / static_cast<int64_t>(n_steps)) /
-                                                       change.step_scale)
-                                  : 0;
+  // Integer unless a what-if scaled the batch (a double holds 53 bits: a fuzzed trace's step of
+  // 1.7e18 ns would change).
+  out.mean_step_ns = n_steps > 0 ? total / static_cast<int64_t>(n_steps) : 0;
+  if (change.step_scale != 1.0)
+    out.mean_step_ns = static_cast<int64_t>(static_cast<double>(out.mean_step_ns) / change.step_scale);
   return out;
 }
 
