@@ -197,10 +197,11 @@ StepGraph BuildStepGraph(const Trace& t, const KernelClasses& classes, const Ste
   // Per stream (device pid, stream tid): its GPU nodes in launch order.
   std::unordered_map<uint64_t, uint32_t> stream_index;
   std::vector<std::vector<uint32_t>> stream_nodes;
+  auto stream_key = [&gpu](size_t r) {  // (device pid, stream tid) of GPU row r
+    return (static_cast<uint64_t>(gpu.pid[r]) * 0x9E3779B97F4A7C15ull) ^ static_cast<uint64_t>(gpu.tid[r]);
+  };
   auto stream_of = [&](size_t r) {
-    const uint64_t key = (static_cast<uint64_t>(gpu.pid[r]) * 0x9E3779B97F4A7C15ull) ^
-                         static_cast<uint64_t>(gpu.tid[r]);
-    auto [it, added] = stream_index.try_emplace(key, static_cast<uint32_t>(stream_nodes.size()));
+    auto [it, added] = stream_index.try_emplace(stream_key(r), static_cast<uint32_t>(stream_nodes.size()));
     if (added) stream_nodes.emplace_back();
     return it->second;
   };
@@ -330,9 +331,7 @@ StepGraph BuildStepGraph(const Trace& t, const KernelClasses& classes, const Ste
     for (uint32_t n : stream_nodes[s]) first_start[s] = std::min(first_start[s], g.start_ns[n]);
   for (size_t r = 0; r < gpu.size(); ++r) {
     if (gpu.kind[r] == GpuKind::kSync || is_node[r]) continue;
-    const uint64_t key = (static_cast<uint64_t>(gpu.pid[r]) * 0x9E3779B97F4A7C15ull) ^
-                         static_cast<uint64_t>(gpu.tid[r]);
-    auto it = stream_index.find(key);
+    auto it = stream_index.find(stream_key(r));
     if (it == stream_index.end() || gpu.start_ns[r] >= first_start[it->second]) continue;
     floor[it->second] = std::max(floor[it->second], gpu.start_ns[r] + gpu.dur_ns[r]);
   }
@@ -406,12 +405,9 @@ StepGraph BuildStepGraph(const Trace& t, const KernelClasses& classes, const Ste
   // starts more than kCrossStreamWaitNs after everything it waits for in the graph, within
   // kCrossStreamWindowNs of another stream's node ending, waited for that node.
   {
-    auto typical_of = [&g](EdgeKind k) {
-      return k == EdgeKind::kLaunch ? g.launch_latency_ns : k == EdgeKind::kStream ? g.stream_gap_ns : int64_t{0};
-    };
     std::vector<int64_t> ready_by(g.size(), kNone);
     for (const Edge& e : edges) {
-      const int64_t r = (e.from == kRootNode ? e.floor_ns : g.end_ns(e.from)) + typical_of(e.kind);
+      const int64_t r = (e.from == kRootNode ? e.floor_ns : g.end_ns(e.from)) + g.TypicalLag(e.kind);
       ready_by[e.to] = std::max(ready_by[e.to], r);
     }
     std::vector<uint32_t> by_end;  // GPU nodes by end time
@@ -460,20 +456,13 @@ StepGraph BuildStepGraph(const Trace& t, const KernelClasses& classes, const Ste
       ready[k] = e.from == kRootNode ? e.floor_ns : g.end_ns(e.from);
     }
   }
-  auto typical = [&g](EdgeKind k) {
-    switch (k) {
-      case EdgeKind::kLaunch: return g.launch_latency_ns;
-      case EdgeKind::kStream: return g.stream_gap_ns;
-      default: return int64_t{0};
-    }
-  };
   for (size_t n = 0; n < n_nodes; ++n) {
     const uint32_t b = g.first_edge[n], e = g.first_edge[n + 1];
     const int64_t s = g.start_ns[n];
     int64_t best = std::numeric_limits<int64_t>::min();
     uint32_t binding = b;
     for (uint32_t k = b; k < e; ++k) {
-      g.edge_lag_ns[k] = typical(g.edge_kind[k]);
+      g.edge_lag_ns[k] = g.TypicalLag(g.edge_kind[k]);
       const int64_t r = ready[k] + g.edge_lag_ns[k];
       if (r > s) g.edge_lag_ns[k] = s - ready[k];  // overshoots: binds at the observed start
       if (r > best) {
@@ -595,7 +584,7 @@ CriticalPath FindCriticalPath(const StepGraph& g, const ReplayResult& replay,
     if (cursor > ready) {
       const EdgeKind ek = g.edge_kind[binding];
       if (ek == EdgeKind::kLaunch) {
-        const int64_t typical = std::max<int64_t>(g.launch_latency_ns, 0);
+        const int64_t typical = std::max<int64_t>(g.TypicalLag(EdgeKind::kLaunch), 0);
         const int64_t split = std::min(cursor, ready + typical);
         add(split, cursor, PathCategory::kGpuIdle);
         add(ready, split, PathCategory::kLaunchOverhead);

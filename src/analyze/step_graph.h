@@ -124,6 +124,11 @@ struct StepGraph {
 
   size_t size() const { return start_ns.size(); }
   bool empty() const { return steps.empty(); }
+  // The lag an edge of this kind gets when it does not bind: launch latency, the gap between
+  // queued kernels, 0 for the rest.
+  int64_t TypicalLag(EdgeKind k) const {
+    return k == EdgeKind::kLaunch ? launch_latency_ns : k == EdgeKind::kStream ? stream_gap_ns : 0;
+  }
   int64_t end_ns(size_t n) const { return start_ns[n] + dur_ns[n]; }
 };
 

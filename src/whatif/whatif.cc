@@ -25,6 +25,14 @@ std::vector<int64_t>& EdgeLag(const StepGraph& g, GraphChange* ch) {
   return ch->edge_lag_ns;
 }
 
+// Takes edge k away when it is still there; counts the change (as SetDur does for a node).
+size_t SetEdgeOff(const StepGraph& g, GraphChange* ch, size_t k) {
+  std::vector<uint8_t>& off = EdgeOff(g, ch);
+  if (off[k]) return 0;
+  off[k] = 1;
+  return 1;
+}
+
 std::optional<hw::GpuPeaks> PeaksOf(const Context& c) {
   if (c.results.op_costs.peaks) return c.results.op_costs.peaks;
   for (const DeviceProperties& d : c.trace.devices)
@@ -51,12 +59,7 @@ size_t SyncsAsync(const Context& c, GraphChange* ch) {
   const StepGraph& g = c.graph;
   size_t changed = 0;
   for (size_t k = 0; k < g.edge_from.size(); ++k) {
-    if (g.edge_kind[k] != EdgeKind::kSync) continue;
-    std::vector<uint8_t>& off = EdgeOff(g, ch);
-    if (!off[k]) {
-      off[k] = 1;
-      ++changed;
-    }
+    if (g.edge_kind[k] == EdgeKind::kSync) changed += SetEdgeOff(g, ch, k);
   }
   return changed;
 }
@@ -82,12 +85,8 @@ size_t PinnedCopies(const Context& c, GraphChange* ch) {
   }
   // non_blocking: the host no longer waits for them.
   for (size_t k = 0; k < g.edge_from.size(); ++k) {
-    if (g.edge_kind[k] != EdgeKind::kSync || !PageableHtoD(c.trace, g, g.edge_from[k])) continue;
-    std::vector<uint8_t>& off = EdgeOff(g, ch);
-    if (!off[k]) {
-      off[k] = 1;
-      ++changed;
-    }
+    if (g.edge_kind[k] == EdgeKind::kSync && PageableHtoD(c.trace, g, g.edge_from[k]))
+      changed += SetEdgeOff(g, ch, k);
   }
   return changed;
 }
@@ -224,15 +223,11 @@ size_t CudaGraphs(const Context& c, GraphChange* ch) {
   // the kernels' time above). A wait longer than its edge's typical lag is for something the
   // trace does not record, and a graph does not remove it: only the typical part goes.
   std::vector<int64_t>& lag = EdgeLag(g, ch);
-  std::vector<uint8_t>& off = EdgeOff(g, ch);
   for (size_t k = 0; k < g.edge_from.size(); ++k) {
     const EdgeKind kind = g.edge_kind[k];
-    if (kind == EdgeKind::kQueue && !off[k]) {  // one graph launch per step: no queue
-      off[k] = 1;
-      ++changed;
-    }
+    if (kind == EdgeKind::kQueue) changed += SetEdgeOff(g, ch, k);  // one graph launch per step: no queue
     if (kind != EdgeKind::kLaunch && kind != EdgeKind::kStream) continue;
-    const int64_t typical = std::max<int64_t>(kind == EdgeKind::kLaunch ? g.launch_latency_ns : g.stream_gap_ns, 0);
+    const int64_t typical = std::max<int64_t>(g.TypicalLag(kind), 0);
     const int64_t now = lag[k] > typical ? lag[k] - typical : std::min<int64_t>(lag[k], 0);
     if (now != lag[k]) {
       lag[k] = now;
@@ -390,7 +385,8 @@ WhatIfResults RunWhatIfs(const Trace& trace, const analyze::RankResults& results
   if (g.empty()) return out;
   const Context ctx{trace, results, g};
   out.replayed = true;
-  out.step_ns = analyze::Replay(g).mean_step_ns;
+  analyze::ReplayResult last = analyze::Replay(g);  // the unchanged step; then the plan's latest
+  out.step_ns = last.mean_step_ns;
   for (const WhatIf& w : WhatIfs()) {
     GraphChange ch = Unchanged(g);
     const size_t changed = w.apply(ctx, &ch);
@@ -413,7 +409,6 @@ WhatIfResults RunWhatIfs(const Trace& trace, const analyze::RankResults& results
                    [](const FixResult* a, const FixResult* b) { return a->saving_ns > b->saving_ns; });
   GraphChange plan = Unchanged(g);
   int64_t step = out.step_ns;
-  analyze::ReplayResult last = analyze::Replay(g);
   for (const FixResult* f : order) {
     GraphChange before = plan;
     FindWhatIf(f->id)->apply(ctx, &plan);
