@@ -1,8 +1,13 @@
 #include "api/diff.h"
 
+#include <optional>
+
+#include "analyze/memory_snapshot.h"
 #include "base/thread_pool.h"
 #include "diff/diff.h"
+#include "diff/snapshot_diff.h"
 #include "gpuscope/ingest.h"
+#include "ingest/registry.h"
 #include "report/report.h"
 
 namespace gpuscope::api {
@@ -11,6 +16,26 @@ namespace {
 Status Side(const char* side, const Status& s) {
   return Status::Error(s.code(), std::string(side) + ": " + s.message());
 }
+}  // namespace
+
+namespace {
+
+// One side, read once: a folder of ranks, a trace, or a memory snapshot. (A side read twice —
+// sniffed, then read — would find a pipe or a FIFO empty the second time, or wait on it.)
+struct SideInputs {
+  LoadedInputs loaded;
+  std::optional<snapshot::Snapshot> snapshot;
+};
+
+Result<SideInputs> LoadSide(const char* side, const std::string& path, const LoadOptions& lo) {
+  SideInputs out;
+  // A recording or a log is refused by name (the reader's "is a …, not a profiler trace").
+  auto loaded = ingest::LoadInputs(path, lo, nullptr, &out.snapshot);
+  if (!loaded.ok()) return Side(side, loaded.status());
+  out.loaded = std::move(*loaded);
+  return out;
+}
+
 }  // namespace
 
 Result<Diffed> DiffInputs(const std::string& before_path, const std::string& after_path,
@@ -22,12 +47,30 @@ Result<Diffed> DiffInputs(const std::string& before_path, const std::string& aft
   lo.threads = o.threads;
   lo.pool = &pool;
   // One side after the other: each load already uses every core.
-  auto before = LoadInputs(before_path, lo);
-  if (!before.ok()) return Side("before", before.status());
-  auto after = LoadInputs(after_path, lo);
-  if (!after.ok()) return Side("after", after.status());
-  const report::Report rb = report::BuildReport(before->traces, before->failures, pool);
-  const report::Report ra = report::BuildReport(after->traces, after->failures, pool);
+  auto before = LoadSide("before", before_path, lo);
+  if (!before.ok()) return before.status();
+  auto after = LoadSide("after", after_path, lo);
+  if (!after.ok()) return after.status();
+  if (before->snapshot.has_value() != after->snapshot.has_value()) {
+    const bool first = before->snapshot.has_value();
+    return Status::Error(StatusCode::kInvalidInput,
+                         std::string(first ? "after: " : "before: ") +
+                             (first ? after_path : before_path) +
+                             ": is a trace, not a memory snapshot (hint: diff compares two "
+                             "traces or two snapshots)");
+  }
+  if (before->snapshot) {  // two CUDA memory snapshots (docs/memory-snapshot.md)
+    const analyze::SnapshotAnalysis a = analyze::AnalyzeSnapshot(*before->snapshot);
+    const analyze::SnapshotAnalysis b = analyze::AnalyzeSnapshot(*after->snapshot);
+    Diffed out;
+    out.document = diff::BuildSnapshotDiffDocument({*before->snapshot, a, before_path},
+                                                   {*after->snapshot, b, after_path});
+    return out;
+  }
+  LoadedInputs& bl = before->loaded;
+  LoadedInputs& al = after->loaded;
+  const report::Report rb = report::BuildReport(bl.traces, bl.failures, pool);
+  const report::Report ra = report::BuildReport(al.traces, al.failures, pool);
   diff::DiffOptions options;
   if (o.hta) {
     options.selection = diff::Selection::kHtaFirstIteration;
@@ -40,8 +83,8 @@ Result<Diffed> DiffInputs(const std::string& before_path, const std::string& aft
   d.after_label = after_path;
   Diffed out;
   out.document = diff::BuildDocument(d);
-  for (const Status& f : before->failures) out.failures.push_back(Side("before", f));
-  for (const Status& f : after->failures) out.failures.push_back(Side("after", f));
+  for (const Status& f : bl.failures) out.failures.push_back(Side("before", f));
+  for (const Status& f : al.failures) out.failures.push_back(Side("after", f));
   return out;
 }
 

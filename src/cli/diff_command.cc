@@ -1,59 +1,11 @@
 #include "cli/diff_command.h"
 
-#include <unistd.h>
-
 #include <cstdio>
 
-#include <fstream>
-
-#include "advise/snapshot_rules.h"
-#include "analyze/memory_snapshot.h"
 #include "api/diff.h"
-#include "base/thread_pool.h"
-#include "diff/snapshot_diff.h"
-#include "ingest/registry.h"
-#include "ingest/torch_snapshot/snapshot_reader.h"
 #include "cli/output.h"
 
 namespace gpuscope::cli {
-
-namespace {
-
-// Whether `path` is a file that starts like a pickle (a memory snapshot); stdin and folders are not
-// looked at (they are read once, as traces).
-bool IsPickleFile(const std::string& path) {
-  if (path == "-") return false;
-  std::ifstream in(path, std::ios::binary);
-  char head[2] = {0, 0};
-  if (!in.read(head, 2)) return false;
-  return ingest::LooksLikePickle(std::string_view(head, 2));
-}
-
-// Two CUDA memory snapshots (docs/memory-snapshot.md).
-int DiffSnapshots(const DiffCliOptions& o) {
-  std::optional<snapshot::Snapshot> snaps[2];
-  const std::string* paths[2] = {&o.before, &o.after};
-  for (int k = 0; k < 2; ++k) {
-    auto in = ingest::ReadInput(*paths[k]);
-    const char* side = k == 0 ? "before: " : "after: ";
-    if (!in.ok()) {
-      PrintError(side + in.status().message());
-      return ExitCodeFor(in.status());
-    }
-    if (in->kind != ingest::ModelKind::kSnapshot) {
-      PrintError(std::string(side) + *paths[k] + ": is a " + ingest::FormatName(in->format) +
-                 ", not a memory snapshot (hint: diff compares two traces or two snapshots)");
-      return kExitBadInput;
-    }
-    snaps[k] = std::move(*in->snapshot);
-  }
-  const analyze::SnapshotAnalysis a = analyze::AnalyzeSnapshot(*snaps[0]);
-  const analyze::SnapshotAnalysis b = analyze::AnalyzeSnapshot(*snaps[1]);
-  return Emit(diff::BuildSnapshotDiffDocument({*snaps[0], a, o.before}, {*snaps[1], b, o.after}),
-              o.out);
-}
-
-}  // namespace
 
 CLI::App* AddDiffCommand(CLI::App& app, DiffCliOptions* o) {
   auto* cmd = app.add_subcommand(
@@ -81,7 +33,6 @@ CLI::App* AddDiffCommand(CLI::App& app, DiffCliOptions* o) {
 }
 
 int RunDiffCommand(const DiffCliOptions& o) {
-  if (IsPickleFile(o.before) || IsPickleFile(o.after)) return DiffSnapshots(o);
   api::DiffOptions options;
   options.threads = o.threads;
   options.hta = o.hta;

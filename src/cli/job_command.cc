@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <map>
 
+#include "base/output_file.h"
+#include "base/sanitize.h"
 #include "base/thread_pool.h"
 #include "cli/output.h"
 #include "gpuscope/ingest.h"
@@ -116,6 +118,12 @@ int RunMapCommand(const MapCliOptions& o) {
   }
 
   const bool to_folder = EndsWith(o.out, "/") || std::filesystem::is_directory(o.out);
+  if (!to_folder) {  // refused before the work, not after it
+    if (auto target = CheckReplaceablePath(o.out, "-o", nullptr); !target.ok()) {
+      PrintError(target.status());
+      return ExitCodeFor(target.status());
+    }
+  }
   std::vector<std::string> outputs;
   if (to_folder) {
     // One file per trace, named after it: two traces of one name would overwrite each other.
@@ -164,13 +172,14 @@ int RunMapCommand(const MapCliOptions& o) {
   job::Mapped mapped = job::MapTraces(traces, options, pool);
   int rc = 0;
   if (!to_folder && !mapped.ranks.empty()) {
-    if (Status s = store::WriteSummaryFile(o.out, mapped.ranks); !s.ok()) {
+    std::string note;
+    if (Status s = store::WriteSummaryFile(o.out, mapped.ranks, &note); !s.ok()) {
       PrintError(s.message());
       rc = ExitCodeFor(s);
     } else {
       summary_bytes = static_cast<uint64_t>(SizeOf(o.out));
-      std::printf("wrote %s (%zu rank%s, %s)\n", o.out.c_str(), mapped.ranks.size(),
-                  mapped.ranks.size() == 1 ? "" : "s",
+      std::printf("wrote %s%s (%zu rank%s, %s)\n", SanitizeText(o.out).c_str(), note.c_str(),
+                  mapped.ranks.size(), mapped.ranks.size() == 1 ? "" : "s",
                   render::FormatBytes(static_cast<double>(summary_bytes)).c_str());
     }
   }

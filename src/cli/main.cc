@@ -319,7 +319,9 @@ int RunAnalyze(const AnalyzeArgs& args) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+namespace {
+
+int Main(int argc, char** argv) {
   TuneMalloc();
   CLI::App app{
       "gpuscope: why your GPU training job under-uses the GPU, and what to change.\n"
@@ -562,4 +564,11 @@ int main(int argc, char** argv) {
     return kExitOk;
   }
   return kExitInternal;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  gpuscope::cli::ReserveStandardStreams();
+  return gpuscope::cli::CheckStdout(Main(argc, argv));
 }

@@ -1,5 +1,6 @@
 #include "cli/output.h"
 
+#include <fcntl.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -9,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "base/output_file.h"
 #include "base/sanitize.h"
 #include "render/csv.h"
 #include "render/html.h"
@@ -34,6 +36,29 @@ void PrintError(const std::string& message) {
 
 void PrintError(const Status& s) { PrintError(s.message()); }
 
+int CheckStdout(int rc) {
+  errno = 0;
+  const bool flushed = std::fflush(stdout) == 0;
+  const int error = errno;
+  if (flushed && !std::ferror(stdout)) return rc;
+  PrintError(std::string("the report could not be written to standard output") +
+             (error != 0 ? std::string(": ") + std::strerror(error) : std::string()) +
+             " (hint: check the disk has space and that standard output is open)");
+  return rc == kExitOk ? kExitBadInput : rc;
+}
+
+void ReserveStandardStreams() {
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+    // Read-only: a write to it fails (EBADF), so CheckStdout still says the output was lost.
+    const int opened = open("/dev/null", O_RDONLY);
+    if (opened >= 0 && opened != fd) {
+      dup2(opened, fd);
+      close(opened);
+    }
+  }
+}
+
 namespace {
 // A terminal narrower than this still gets 100-column lines: below it, wrapping hurts more.
 constexpr size_t kMinWrapColumns = 60;
@@ -44,36 +69,26 @@ size_t TerminalColumns(int fd) {
   if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= kMinWrapColumns) return ws.ws_col;
   return kDefaultColumns;
 }
-// Every table as DIR/<key>.csv. A path that exists and is not a regular file (a folder, a FIFO,
-// a device) is never written to.
+// Every table as DIR/<key>.csv, each file through the one output check (base/output_file.h).
 int WriteCsv(const render::Document& doc, const std::string& dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (!fs::is_directory(dir, ec)) {
     std::fprintf(stderr, "gpuscope: error: cannot write CSV tables to %s: not a folder (hint: "
-                 "--csv takes a folder; it is made if missing)\n", dir.c_str());
+                 "--csv takes a folder; it is made if missing)\n", SanitizeText(dir).c_str());
     return 2;
   }
   size_t written = 0;
   for (const auto& [key, text] : render::CsvTables(doc)) {
     const fs::path path = fs::path(dir) / (key + ".csv");
-    if (fs::exists(path, ec) && !fs::is_regular_file(path, ec)) {
-      std::fprintf(stderr, "gpuscope: error: %s exists and is not a regular file; not written\n",
-                   path.c_str());
-      return 2;
-    }
-    std::FILE* f = std::fopen(path.c_str(), "wb");
-    bool ok = f && std::fwrite(text.data(), 1, text.size(), f) == text.size();
-    if (f && std::fclose(f) != 0) ok = false;
-    if (!ok) {
-      std::fprintf(stderr, "gpuscope: error: cannot write %s: %s (hint: check the folder is "
-                   "writable)\n", path.c_str(), std::strerror(errno));
-      return 2;
+    if (const Status s = WriteOutputFile(path.string(), text, "--csv"); !s.ok()) {
+      PrintError(s);
+      return ExitCodeFor(s);
     }
     ++written;
   }
-  std::fprintf(stderr, "gpuscope: wrote %zu CSV tables to %s\n", written, dir.c_str());
+  std::fprintf(stderr, "gpuscope: wrote %zu CSV tables to %s\n", written, SanitizeText(dir).c_str());
   return 0;
 }
 
@@ -98,24 +113,21 @@ void AddOutputFlags(CLI::App* app, OutputArgs* args) {
 }
 
 int Emit(const render::Document& doc, const OutputArgs& args) {
+  std::string html_note;
   if (!args.html_path.empty()) {
     const std::string page = render::RenderHtml(doc, {args.verbose});
-    std::FILE* f = std::fopen(args.html_path.c_str(), "wb");
-    bool ok = f && std::fwrite(page.data(), 1, page.size(), f) == page.size();
-    if (f && std::fclose(f) != 0) ok = false;
-    if (!ok) {
-      std::fprintf(stderr,
-                   "gpuscope: error: cannot write HTML report to %s: %s (hint: check the folder "
-                   "exists and is writable)\n",
-                   args.html_path.c_str(), std::strerror(errno));
-      return 2;
+    if (const Status s = WriteOutputFile(args.html_path, page, "--html", &html_note); !s.ok()) {
+      PrintError(s);
+      return ExitCodeFor(s);
     }
   }
   if (!args.csv_dir.empty()) {
     if (int rc = WriteCsv(doc, args.csv_dir); rc != 0) return rc;
   }
+  errno = 0;
+  bool put = true;
   if (args.json) {
-    std::fputs(render::ToJson(doc).c_str(), stdout);
+    put = std::fputs(render::ToJson(doc).c_str(), stdout) >= 0;
   } else {
     const int fd = args.text_to_stderr ? STDERR_FILENO : STDOUT_FILENO;
     std::FILE* stream = args.text_to_stderr ? stderr : stdout;
@@ -124,11 +136,22 @@ int Emit(const render::Document& doc, const OutputArgs& args) {
     text.verbose = args.verbose;
     text.color = args.color == "always" || (args.color == "auto" && tty);
     text.width = args.width >= 0 ? static_cast<size_t>(args.width) : tty ? TerminalColumns(fd) : 0;
-    std::fputs(render::RenderText(doc, text).c_str(), stream);
+    put = std::fputs(render::RenderText(doc, text).c_str(), stream) >= 0;
   }
-  std::fflush(stdout);
+  // The report itself lost (a full disk, /dev/full, a closed stdout) is an error, said with the
+  // reason the first failed write gave.
+  const int put_errno = errno;
+  if (!put || std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    const int e = put_errno != 0 ? put_errno : errno;
+    PrintError(std::string("the report could not be written to standard output") +
+               (e != 0 ? std::string(": ") + std::strerror(e) : std::string()) +
+               " (hint: check the disk has space and that standard output is open)");
+    std::clearerr(stdout);  // said once: CheckStdout at exit finds nothing more
+    return kExitBadInput;
+  }
   if (!args.html_path.empty())
-    std::fprintf(stderr, "gpuscope: wrote HTML report %s\n", args.html_path.c_str());
+    std::fprintf(stderr, "gpuscope: wrote HTML report %s%s\n", SanitizeText(args.html_path).c_str(),
+                 html_note.c_str());
   return 0;
 }
 

@@ -38,6 +38,13 @@ int ExitCodeFor(const Status& s);
 void PrintError(const std::string& message);
 void PrintError(const Status& s);
 
+// Every subcommand's exit goes through this: standard output is flushed and checked, so a report
+// lost to a full disk, /dev/full or a closed stdout is an error (exit 2), never a silent exit 0.
+int CheckStdout(int rc);
+// At start: a standard stream the caller closed (`>&-`) is held by /dev/null opened read-only, so
+// no file gpuscope opens takes its number (a report would land in it) and writes to it still fail.
+void ReserveStandardStreams();
+
 // Adds --json, --html FILE, --csv DIR, -v/--verbose, --color and --width to a subcommand.
 void AddOutputFlags(CLI::App* app, OutputArgs* args);
 

@@ -5,9 +5,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 
 #include "api/plan.h"
+#include "base/output_file.h"
+#include "base/sanitize.h"
 #include "hw/gpu_table.h"
 #include "plan/planner.h"
 #include "plan/render.h"
@@ -30,17 +31,16 @@ Status WriteConfigs(const plan::PlanRequest& r, const plan::ParallelConfig& c, c
   for (const plan::ConfigSnippet& sn : plan::Snippets(r, c)) {
     if (sn.text.empty()) continue;
     const std::filesystem::path path = std::filesystem::path(dir) / sn.file;
-    std::ofstream f(path, std::ios::binary | std::ios::trunc);
-    f << sn.text;
-    f.close();
-    if (!f) return Status::Error(StatusCode::kIoError, path.string() + ": cannot write");
+    std::string note;
+    if (Status s = WriteOutputFile(path.string(), sn.text, "--write-configs", &note); !s.ok())
+      return s;
     if (path.extension() == ".sh") {  // a script with its #! line: runnable as ./name.sh
       namespace fs = std::filesystem;
       fs::permissions(path, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
                       fs::perm_options::add, ec);
       if (ec) return Status::Error(StatusCode::kIoError, path.string() + ": chmod +x: " + ec.message());
     }
-    std::fprintf(stderr, "wrote %s\n", path.c_str());
+    std::fprintf(stderr, "wrote %s%s\n", SanitizeText(path.string()).c_str(), note.c_str());
   }
   return Status::Ok();
 }

@@ -4,9 +4,9 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 
 #include "advise/monitor_rules.h"
+#include "base/output_file.h"
 #include "analyze/monitor_stats.h"
 #include "base/sanitize.h"
 #include "cli/output.h"
@@ -33,7 +33,7 @@ CLI::App* AddRunCommand(CLI::App& app, RunCliOptions* o) {
       "Run a command and watch it: GPU (NVML) and CPU of its process tree (/proc), a live line,\n"
       "an optional record, and a verdict at the end: text on stderr (the command keeps stdout),\n"
       "--json on stdout after the command's own output, --html FILE. Exits with the command's\n"
-      "code.");
+      "code (2 when it succeeded but the verdict could not be written).");
   run->add_option("--interval", o->interval, "Sampling interval, e.g. 100ms (default), 1s");
   run->add_option("--record", o->record,
                   "Record samples: FILE.jsonl (default format), FILE.csv, or FILE.json "
@@ -77,18 +77,20 @@ int RunRunCommand(const RunCliOptions& o) {
   const render::Document doc = RunDocument(outcome->recording);
   OutputArgs out = o.out;
   out.text_to_stderr = true;  // the command's stdout stays its own
-  Emit(doc, out);  // an unwritable --html is said; the exit code stays the command's
+  // A report that could not be written is said; the exit code is the command's when it failed,
+  // else 2 (a lost report is never an exit 0).
+  int lost = Emit(doc, out);
   if (!o.report_json.empty()) {
-    std::ofstream file(o.report_json, std::ios::binary);
-    file << render::ToJson(doc);
-    if (!file)
-      std::fprintf(stderr, "gpuscope: error: cannot write %s\n",
-                   SanitizeText(o.report_json).c_str());
+    if (const Status s = WriteOutputFile(o.report_json, render::ToJson(doc), "--report-json");
+        !s.ok()) {
+      PrintError(s);
+      lost = ExitCodeFor(s);
+    }
   }
   // After a failed write the verdict's notes say what happened; "recorded" would be a lie.
   if (!o.record.empty() && !outcome->record_failed)
     std::fprintf(stderr, "recorded    %s\n", SanitizeText(o.record).c_str());
-  return outcome->exit_code;
+  return outcome->exit_code != 0 ? outcome->exit_code : lost;
 }
 
 int EmitMonitorVerdict(const monitor::Recording& rec, const OutputArgs& out) {

@@ -114,22 +114,20 @@ Result<LoadedInputs> ingest::LoadInputs(const std::string& path, const LoadOptio
     auto listed = ListTraceFiles(path);
     if (!listed.ok()) return listed.status();
     files = std::move(*listed);
-  } else if (recording != nullptr) {
-    // One file: whatever the registry makes of it, a monitor input included.
+  } else if (recording != nullptr || snapshot != nullptr) {
+    // One file, read once: whatever the registry makes of it, a monitor input or a snapshot
+    // included where the caller takes it.
     auto in = ReadInput(path, options);
     if (!in.ok()) return in.status();
     LoadedInputs out;
-    if (in->kind == ModelKind::kMonitor)
+    if (in->kind == ModelKind::kMonitor && recording != nullptr)
       *recording = std::move(*in->recording);
     else if (in->kind == ModelKind::kSnapshot && snapshot != nullptr)
       *snapshot = std::move(*in->snapshot);
-    else if (in->kind == ModelKind::kSnapshot)
-      return Status::Error(StatusCode::kInvalidInput,
-                           io::DisplayName(path) + ": is a " + FormatName(in->format) +
-                               ", not a profiler trace (hint: `gpuscope analyze " + path +
-                               "` reports on it alone)");
+    else if (auto trace = TraceOnly(std::move(in), io::DisplayName(path)); trace.ok())
+      out.traces.push_back(std::move(*trace));
     else
-      out.traces.push_back(std::move(*in->trace));
+      return trace.status();
     return out;
   } else {
     files.push_back(path);

@@ -1,10 +1,13 @@
 #include "monitor/recorder.h"
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstring>
 
+#include "base/output_file.h"
 #include "base/sanitize.h"
 #include "render/json_writer.h"
 
@@ -201,10 +204,15 @@ std::string SampleToJsonLine(const Sample& s) {
 }
 
 Result<std::unique_ptr<Recorder>> Recorder::Open(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "wbe");  // e: O_CLOEXEC, not inherited by the command
-  if (!f)
+  // O_CLOEXEC (OpenOutputFile's): not inherited by the command.
+  auto out = OpenOutputFile(path, "--record");
+  if (!out.ok()) return out.status();
+  std::FILE* f = fdopen(out->fd, "wb");
+  if (!f) {
+    close(out->fd);
     return Status::Error(StatusCode::kIoError, "cannot write --record file " + SanitizeText(path) +
                                                    ": " + std::strerror(errno));
+  }
   std::unique_ptr<Recorder> r(new Recorder());
   r->path_ = path;
   r->file_ = f;

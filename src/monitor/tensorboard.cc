@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "analyze/monitor_stats.h"
+#include "base/output_file.h"
 
 namespace gpuscope::monitor {
 
@@ -133,9 +134,14 @@ Result<std::unique_ptr<TensorBoardWriter>> TensorBoardWriter::Open(const std::st
   const std::string path = dir + "/events.out.tfevents." +
                            std::to_string(static_cast<long long>(std::time(nullptr))) + "." +
                            host + ".gpuscope";
-  std::FILE* f = std::fopen(path.c_str(), "wbe");  // e: O_CLOEXEC, not inherited by the command
-  if (!f)
+  // O_CLOEXEC (OpenOutputFile's): not inherited by the command.
+  auto out = OpenOutputFile(path, "--tensorboard");
+  if (!out.ok()) return out.status();
+  std::FILE* f = fdopen(out->fd, "wb");
+  if (!f) {
+    close(out->fd);
     return Status::Error(StatusCode::kIoError, "cannot write " + path + ": " + std::strerror(errno));
+  }
   std::unique_ptr<TensorBoardWriter> w(new TensorBoardWriter());
   w->path_ = path;
   w->file_ = f;

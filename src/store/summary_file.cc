@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "base/output_file.h"
 #include "base/sanitize.h"
 #include "gpuscope/version.h"
 #include "render/json.h"
@@ -759,9 +760,13 @@ Result<std::vector<report::RankSummary>> ReadSummaryFile(const std::string& path
   return Reader(db.get(), path).Read();
 }
 
-Status WriteSummaryFile(const std::string& path, const std::vector<report::RankSummary>& ranks) {
+Status WriteSummaryFile(const std::string& named, const std::vector<report::RankSummary>& ranks,
+                        std::string* note) {
   auto bytes = SerializeSummaries(ranks);
   if (!bytes.ok()) return bytes.status();
+  auto target = CheckReplaceablePath(named, "-o", note);
+  if (!target.ok()) return target.status();
+  const std::string& path = *target;
   // A temporary file beside the target, renamed over it once complete: a reader (or a job that
   // crashed half-way) never sees half a summary. The name is unique per process and call.
   static std::atomic<uint64_t> counter{0};

@@ -12,8 +12,11 @@ namespace gpuscope::store {
 
 inline constexpr int kSummaryFormatVersion = 1;
 
-// Writes the summaries to `path` (replacing it), atomically (a temporary file renamed).
-Status WriteSummaryFile(const std::string& path, const std::vector<report::RankSummary>& ranks);
+// Writes the summaries to `path` (replacing it), atomically (a temporary file renamed). Only a
+// regular file is replaced (base/output_file.h): a symbolic link to one is followed and `*note`
+// says so; a FIFO, device, folder or dangling link is refused.
+Status WriteSummaryFile(const std::string& path, const std::vector<report::RankSummary>& ranks,
+                        std::string* note = nullptr);
 // Reads every summary in `path`; a file that is not a summary, or of a newer version, is an error
 // naming the file and what it is.
 Result<std::vector<report::RankSummary>> ReadSummaryFile(const std::string& path);

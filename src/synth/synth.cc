@@ -20,6 +20,9 @@
 //   sync stall         S = Σ all-streams idle gap around each .item() sync's end     = f_sync * P
 #include "gpuscope/synth.h"
 
+#include "base/output_file.h"
+
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -727,13 +730,15 @@ class Output {
 
   Status Open(const std::string& path, bool gzip) {
     path_ = path;
+    auto out = OpenOutputFile(path, "-o");
+    if (!out.ok()) return out.status();
     if (gzip) {
-      gz_ = gzopen(path.c_str(), "wb1");
-      if (gz_ == nullptr) return OpenError();
+      gz_ = gzdopen(out->fd, "wb1");
+      if (gz_ == nullptr) return OpenError(out->fd);
       gzbuffer(gz_, 256 * 1024);
     } else {
-      file_ = std::fopen(path.c_str(), "wb");
-      if (file_ == nullptr) return OpenError();
+      file_ = fdopen(out->fd, "wb");
+      if (file_ == nullptr) return OpenError(out->fd);
     }
     return Status::Ok();
   }
@@ -805,9 +810,11 @@ class Output {
   }
 
  private:
-  Status OpenError() {
+  Status OpenError(int fd) {
+    const int e = errno;
+    close(fd);
     return Status::Error(StatusCode::kIoError,
-                         path_ + ": cannot open for writing: " + std::strerror(errno));
+                         path_ + ": cannot open for writing: " + std::strerror(e));
   }
   void Flush() {
     if (pos_ == 0) return;

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/output_file.h"
 #include "base/sanitize.h"
 #include "render/json_writer.h"
 
@@ -268,11 +269,9 @@ Result<std::unique_ptr<ResultsWriter>> ResultsWriter::Open(const std::string& pa
                                                            bool starts_mid_line) {
   auto w = std::make_unique<ResultsWriter>();
   w->path_ = path;
-  w->fd_ = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (w->fd_ < 0)
-    return Status::Error(StatusCode::kIoError,
-                         "cannot write the results file " + path + ": " + std::strerror(errno) +
-                             " (hint: --results FILE in a writable folder)");
+  auto out = OpenOutputFile(path, "--results", OutputOpen::kAppend);
+  if (!out.ok()) return out.status();
+  w->fd_ = out->fd;
   if (starts_mid_line && write(w->fd_, "\n", 1) != 1)
     return Status::Error(StatusCode::kIoError,
                          "cannot write the results file " + path + ": " + std::strerror(errno));

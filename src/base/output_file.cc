@@ -1,0 +1,149 @@
+#include "base/output_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "base/sanitize.h"
+
+namespace gpuscope {
+
+namespace {
+
+const char* KindOf(mode_t mode) {
+  if (S_ISDIR(mode)) return "a folder";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  return "not a regular file";
+}
+
+Status Refused(const std::string& path, const char* option, const std::string& what,
+               const std::string& hint) {
+  return Status::Error(StatusCode::kUsage, std::string(option) + " " + SanitizeText(path) + ": " +
+                                               what + " (hint: " + hint + ")");
+}
+
+std::string LinkTarget(const std::string& path) {
+  char buf[4096];
+  const ssize_t n = readlink(path.c_str(), buf, sizeof buf);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string("?");
+}
+
+std::string LinkNote(const std::string& path) {
+  return " (through the symbolic link " + SanitizeText(path) + " → " +
+         SanitizeText(LinkTarget(path)) + ")";
+}
+
+// Where a folder, block device or socket is; the message and hint every writer gives.
+Status NotWritable(const std::string& path, const char* option, mode_t mode) {
+  return Refused(path, option, std::string("exists and is ") + KindOf(mode) + "; not written",
+                 S_ISDIR(mode) ? "this option takes a file name; give one inside the folder"
+                               : "give the path of a file to write");
+}
+
+bool WritableInto(mode_t mode) { return S_ISREG(mode) || S_ISFIFO(mode) || S_ISCHR(mode); }
+
+}  // namespace
+
+Result<OutputFile> OpenOutputFile(const std::string& path, const char* option, OutputOpen mode) {
+  OutputFile out;
+  struct stat st {};
+  if (lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+    if (stat(path.c_str(), &st) != 0)
+      return Refused(path, option,
+                     "is a symbolic link to " + SanitizeText(LinkTarget(path)) + ", which " +
+                         (errno == ENOENT ? std::string("does not exist")
+                                          : std::string("cannot be reached: ") + std::strerror(errno)) +
+                         "; not followed",
+                     "give the path of the file to create itself");
+    out.note = LinkNote(path);
+  } else if (stat(path.c_str(), &st) != 0) {
+    st.st_mode = 0;  // nothing there yet: created below
+  }
+  if (st.st_mode != 0 && !WritableInto(st.st_mode)) return NotWritable(path, option, st.st_mode);
+
+  const int flags =
+      O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY | (mode == OutputOpen::kAppend ? O_APPEND : 0);
+  const int fd = open(path.c_str(), flags, 0666);
+  if (fd < 0)
+    return Status::Error(StatusCode::kIoError,
+                         std::string(option) + " " + SanitizeText(path) + ": cannot write: " +
+                             std::strerror(errno) +
+                             " (hint: check the folder exists and is writable)");
+  // Again on what was opened: the path may have changed between the check and the open.
+  if (fstat(fd, &st) != 0 || !WritableInto(st.st_mode)) {
+    close(fd);
+    return NotWritable(path, option, st.st_mode);
+  }
+  if (S_ISREG(st.st_mode) && mode == OutputOpen::kTruncate && ftruncate(fd, 0) != 0) {
+    const int e = errno;
+    close(fd);
+    return Status::Error(StatusCode::kIoError, std::string(option) + " " + SanitizeText(path) +
+                                                   ": cannot truncate: " + std::strerror(e));
+  }
+  out.fd = fd;
+  return out;
+}
+
+Status WriteOutputFile(const std::string& path, std::string_view bytes, const char* option,
+                       std::string* note) {
+  auto file = OpenOutputFile(path, option);
+  if (!file.ok()) return file.status();
+  if (note != nullptr) *note = file->note;
+  size_t done = 0;
+  int error = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = write(file->fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      error = n < 0 ? errno : EIO;
+      break;
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (close(file->fd) != 0 && error == 0) error = errno;
+  if (error != 0)
+    return Status::Error(StatusCode::kIoError,
+                         std::string(option) + " " + SanitizeText(path) + ": cannot write: " +
+                             std::strerror(error) +
+                             " (hint: check the disk has space and the folder is writable)");
+  return Status::Ok();
+}
+
+Result<std::string> CheckReplaceablePath(const std::string& path, const char* option,
+                                         std::string* note) {
+  struct stat st {};
+  if (lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return path;
+    return Status::Error(StatusCode::kIoError, std::string(option) + " " + SanitizeText(path) +
+                                                   ": " + std::strerror(errno));
+  }
+  if (S_ISREG(st.st_mode)) return path;
+  if (!S_ISLNK(st.st_mode))
+    return Refused(path, option,
+                   std::string("exists and is ") + KindOf(st.st_mode) + "; not replaced",
+                   S_ISDIR(st.st_mode) ? "this option takes a file name; give one inside the folder"
+                                       : "give the path of a file to write");
+  std::error_code ec;
+  const std::filesystem::path target = std::filesystem::canonical(path, ec);
+  if (ec || stat(target.c_str(), &st) != 0)
+    return Refused(path, option,
+                   "is a symbolic link to " + SanitizeText(LinkTarget(path)) +
+                       ", which does not exist; not followed",
+                   "give the path of the file to create itself");
+  if (!S_ISREG(st.st_mode))
+    return Refused(path, option,
+                   "is a symbolic link to " + SanitizeText(target.string()) + ", which is " +
+                       KindOf(st.st_mode) + "; not replaced",
+                   "give the path of a file to write");
+  if (note != nullptr) *note = LinkNote(path);
+  return target.string();
+}
+
+}  // namespace gpuscope

@@ -1,0 +1,170 @@
+// Never destroy, never lose (issue 36, items 1–3): every output option leaves a FIFO, a device,
+// a folder and a symbolic link as they were; a report lost on standard output is an error; diff
+// reads each side once, so pipes and FIFOs work as inputs.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "test_util.h"
+
+namespace gpuscope {
+namespace {
+
+using testing::ReadFile;
+using testing::RunGpuscope;
+using testing::TempPath;
+using testing::WriteFile;
+
+std::string Example() {
+  return std::string(GPUSCOPE_SOURCE_DIR) + "/examples/train_input_bound.pt.trace.json.gz";
+}
+
+// `script` run by bash (process substitution and `>&-` need it); stderr captured, stdout as the
+// script redirects it. GPUSCOPE in the script is the binary.
+testing::CommandResult Bash(const std::string& script) {
+  const std::string file = TempPath("script.sh"), err = TempPath("script_err");
+  WriteFile(file, "GPUSCOPE=" + std::string(GPUSCOPE_BINARY) + "\n" + script + "\n");
+  const int status = std::system(("timeout 120 bash " + file + " 2>" + err).c_str());
+  testing::CommandResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.err = ReadFile(err);
+  unlink(file.c_str());
+  unlink(err.c_str());
+  return r;
+}
+
+mode_t TypeOf(const std::string& path) {
+  struct stat st {};
+  return lstat(path.c_str(), &st) == 0 ? (st.st_mode & S_IFMT) : 0;
+}
+
+TEST(Outputs, MapNeverRenamesOverAFifoADeviceOrALink) {
+  const std::string fifo = TempPath("summary.fifo");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  auto r = RunGpuscope("map " + Example() + " -o " + fifo);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("-o " + fifo + ": exists and is a FIFO; not replaced"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(TypeOf(fifo), S_IFIFO);
+  unlink(fifo.c_str());
+
+  // -o /dev/null: before, a SQLite file would have replaced the device (as root).
+  r = RunGpuscope("map " + Example() + " -o /dev/null");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("is a character device; not replaced"), std::string::npos) << r.err;
+  EXPECT_EQ(TypeOf("/dev/null"), S_IFCHR);
+
+  const std::string dangling = TempPath("dangling.db");
+  ASSERT_EQ(symlink(TempPath("nowhere.db").c_str(), dangling.c_str()), 0);
+  r = RunGpuscope("map " + Example() + " -o " + dangling);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("which does not exist; not followed"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(TempPath("nowhere.db")));
+  unlink(dangling.c_str());
+
+  // A link to a regular file: the file is rewritten, the link stays, and the output says so.
+  const std::string target = TempPath("job.db"), link = TempPath("latest.db");
+  WriteFile(target, "old");
+  ASSERT_EQ(symlink(target.c_str(), link.c_str()), 0);
+  r = RunGpuscope("map " + Example() + " -o " + link);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("wrote " + link + " (through the symbolic link " + link + " → " + target),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(TypeOf(link), S_IFLNK);
+  EXPECT_EQ(ReadFile(target).substr(0, 15), "SQLite format 3");
+  unlink(link.c_str());
+  unlink(target.c_str());
+}
+
+TEST(Outputs, EveryOutputOptionRefusesAFolderAndWritesIntoADevice) {
+  const std::string dir = TempPath("a_folder");
+  std::filesystem::create_directory(dir);
+  // Each option given a path that is a folder: refused by name, exit 2, the folder untouched.
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"analyze " + Example() + " --html " + dir, "--html"},
+      {"synth --steps 2 -o " + dir, "-o"},
+      {"tune --results " + dir + " --param bs=1 --metric 'x([0-9]+)' -- true", "--results"},
+      {"run --record " + dir + " -- true", "--record"},
+  };
+  for (const auto& [args, option] : cases) {
+    auto r = RunGpuscope(args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
+    EXPECT_NE(r.err.find(option + " " + dir + ": exists and is a folder"), std::string::npos)
+        << args << "\n" << r.err;
+    EXPECT_TRUE(std::filesystem::is_directory(dir));
+  }
+  // A CSV table whose file name is taken by a folder.
+  const std::string csv = TempPath("csv");
+  std::filesystem::create_directories(csv + "/per_step.csv");
+  auto r = RunGpuscope("analyze " + Example() + " --csv " + csv);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--csv " + csv + "/per_step.csv: exists and is a folder"), std::string::npos)
+      << r.err;
+  std::filesystem::remove_all(csv);
+  // --write-configs: the same for a snippet's name.
+  std::filesystem::create_directories(dir + "/megatron_args.sh");
+  r = RunGpuscope(
+      "plan --model llama-2-7b --gpu h100-sxm --gpus 8 --global-batch 64 --seq-len 4096 "
+      "--write-configs " +
+      dir);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--write-configs " + dir + "/megatron_args.sh: exists and is a folder"),
+            std::string::npos)
+      << r.err;
+  std::filesystem::remove_all(dir);
+
+  // A character device is written into, never replaced: --html /dev/null discards the page.
+  r = RunGpuscope("analyze " + Example() + " --html /dev/null");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(TypeOf("/dev/null"), S_IFCHR);
+}
+
+TEST(Outputs, AReportLostOnStandardOutputIsAnError) {
+  for (const std::string args :
+       {"analyze --json " + Example(), "analyze " + Example(), "diff " + Example() + " " + Example(),
+        std::string(
+            "plan --model llama-2-7b --gpu h100-sxm --gpus 8 --global-batch 64 --seq-len 4096")}) {
+    auto r = Bash("$GPUSCOPE " + args + " >/dev/full");
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
+    EXPECT_NE(r.err.find("could not be written to standard output: No space left on device"),
+              std::string::npos)
+        << args << "\n" << r.err;
+  }
+  // Standard output closed: no file gpuscope opens takes its place, and the loss is said.
+  const std::string html = TempPath("closed.html");
+  auto r = Bash("$GPUSCOPE analyze --json " + Example() + " --html " + html + " >&-");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("Bad file descriptor"), std::string::npos) << r.err;
+  EXPECT_EQ(ReadFile(html).substr(0, 15), "<!doctype html>");
+  unlink(html.c_str());
+  // run: the command's exit code would be 0; the lost --json report makes it 2.
+  r = Bash("$GPUSCOPE run --json --interval 50ms -- true >/dev/full");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+}
+
+TEST(Outputs, DiffReadsEachSideOnceSoPipesAndFifosWork) {
+  const std::string plain = TempPath("plain.json");
+  WriteFile(plain, testing::Gunzip(Example()));
+  // Before: "empty input" (the pipe was sniffed, then read again).
+  auto r = Bash("$GPUSCOPE diff --json <(cat " + plain + ") " + plain + " >" +
+                TempPath("out.json"));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(ReadFile(TempPath("out.json")).find("\"schema\": \"gpuscope.diff\""),
+            std::string::npos);
+  // Before: "not a JSON trace" (gzip undone only on the second open).
+  r = Bash("$GPUSCOPE diff <(gzip -c " + plain + ") " + Example() + " >/dev/null");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  // Before: a hang (the FIFO's writer was gone after the sniff).
+  const std::string fifo = TempPath("trace.fifo");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  r = Bash("cat " + plain + " >" + fifo + " & $GPUSCOPE diff " + fifo + " " + plain +
+           " >/dev/null; rc=$?; wait; exit $rc");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  for (const std::string& f : {plain, fifo, TempPath("out.json")}) unlink(f.c_str());
+}
+
+}  // namespace
+}  // namespace gpuscope
