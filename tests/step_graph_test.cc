@@ -20,6 +20,7 @@
 #include "diff/diff.h"
 #include "gpuscope/ingest.h"
 #include "gpuscope/synth.h"
+#include "report/document.h"
 #include "report/report.h"
 #include "test_util.h"
 #include "whatif/whatif.h"
@@ -340,6 +341,172 @@ TEST(WhatIf, LargerBatchWhereItFits) {
     const report::Report r = Analyze(path, &keep);
     std::filesystem::remove(path);
     EXPECT_EQ(r.ranks[0].whatif.Fix("batch_x2"), nullptr);
+  }
+}
+
+// cuda_sync records (Kineto ≥ 2.4) say which event a wait is for. Per step: kernel A, an event
+// recorded after it, kernel C on the same stream; stream 20 waits for the event, then runs B; the
+// host synchronizes on the event. B waits for A (not C), and the host's return for A only.
+std::string RecordedWaitTrace(bool with_records) {
+  std::string ev;
+  auto add = [&ev](const std::string& e) { ev += (ev.empty() ? "" : ",\n") + e; };
+  auto call = [&](const char* name, int64_t ts, int64_t dur, int corr) {
+    add(R"({"ph":"X","cat":"cuda_runtime","name":")" + std::string(name) + R"(","pid":1,"tid":1,"ts":)" +
+        std::to_string(ts) + R"(,"dur":)" + std::to_string(dur) + R"(,"args":{"correlation":)" +
+        std::to_string(corr) + "}}");
+  };
+  auto kernel = [&](const char* name, int stream, int64_t ts, int64_t dur, int corr) {
+    add(R"({"ph":"X","cat":"kernel","name":")" + std::string(name) + R"(","pid":0,"tid":)" +
+        std::to_string(stream) + R"(,"ts":)" + std::to_string(ts) + R"(,"dur":)" + std::to_string(dur) +
+        R"(,"args":{"device":0,"stream":)" + std::to_string(stream) + R"(,"correlation":)" +
+        std::to_string(corr) + "}}");
+  };
+  auto sync = [&](const char* kind, int stream, int64_t ts, int corr, int record) {
+    add(R"({"ph":"X","cat":"cuda_sync","name":")" + std::string(kind) + R"(","pid":0,"tid":)" +
+        std::to_string(stream < 0 ? 7 : stream) + R"(,"ts":)" + std::to_string(ts) +
+        R"(,"dur":1,"args":{"cuda_sync_kind":")" + kind + R"(","wait_on_stream":7,"wait_on_cuda_event_record_corr_id":)" +
+        std::to_string(record) + R"(,"stream":)" + std::to_string(stream) + R"(,"correlation":)" +
+        std::to_string(corr) + R"(,"device":0}})");
+  };
+  for (int k = 0; k < 4; ++k) {
+    const int64_t o = 1000 + 1000 * k;
+    const int c = 100 + 10 * k;
+    add(R"({"ph":"X","cat":"user_annotation","name":"ProfilerStep#)" + std::to_string(k) +
+        R"(","pid":1,"tid":1,"ts":)" + std::to_string(o) + R"(,"dur":400})");
+    call("cudaLaunchKernel", o + 10, 5, c);
+    kernel("kernel_A", 7, o + 20, 100, c);
+    call("cudaEventRecord", o + 16, 2, c + 1);
+    call("cudaLaunchKernel", o + 19, 3, c + 2);
+    kernel("kernel_C", 7, o + 120, 100, c + 2);
+    call("cudaStreamWaitEvent", o + 23, 2, c + 3);
+    if (with_records) sync("Stream Wait Event", 20, o + 24, c + 3, c + 1);
+    call("cudaLaunchKernel", o + 26, 3, c + 4);
+    kernel("kernel_B", 20, o + 122, 50, c + 4);
+    call("cudaEventSynchronize", o + 30, 92, c + 5);
+    if (with_records) sync("Event Sync", -1, o + 121, c + 5, c + 1);
+  }
+  return R"({"traceEvents":[)" + ev + "]}";
+}
+
+TEST(StepGraph, CrossStreamWaitsAreReadFromCudaSyncRecords) {
+  std::vector<Trace> keep;
+  Result<Trace> t = LoadTraceFromBytes(RecordedWaitTrace(true), "recorded_waits.json");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  ASSERT_EQ(t->sync_waits.size(), 8u);
+  keep.push_back(std::move(t.value()));
+  const report::Report r = report::BuildReport(keep, {}, 1);
+  const report::RankReport& rr = r.ranks[0];
+  ASSERT_TRUE(rr.critical_path.built);
+  CheckReplay("recorded waits", rr);
+  const analyze::StepGraph& g = rr.step_graph;
+  const Trace& tr = keep[0];
+  auto name_of = [&](uint32_t n) { return std::string(tr.Str(tr.gpu.name[static_cast<size_t>(g.row[n])])); };
+  EXPECT_EQ(g.cross_stream_edges, 0u);  // nothing inferred where the trace says
+  EXPECT_EQ(g.recorded_waits, 2u * g.steps.size());
+  size_t b_nodes = 0, sync_returns = 0;
+  for (size_t n = 0; n < g.size(); ++n) {
+    std::vector<std::string> cross, sync;
+    for (uint32_t k = g.first_edge[n]; k < g.first_edge[n + 1]; ++k) {
+      if (g.edge_kind[k] == analyze::EdgeKind::kCrossStream) cross.push_back(name_of(g.edge_from[k]));
+      if (g.edge_kind[k] == analyze::EdgeKind::kSync) sync.push_back(name_of(g.edge_from[k]));
+    }
+    if (g.kind[n] == analyze::NodeKind::kKernel && name_of(static_cast<uint32_t>(n)) == "kernel_B") {
+      ++b_nodes;
+      EXPECT_EQ(cross, std::vector<std::string>{"kernel_A"});
+    }
+    if (g.kind[n] == analyze::NodeKind::kSyncReturn) {
+      ++sync_returns;
+      EXPECT_EQ(sync, std::vector<std::string>{"kernel_A"});  // not kernel_C, launched before it too
+    }
+  }
+  EXPECT_EQ(b_nodes, g.steps.size());
+  EXPECT_EQ(sync_returns, g.steps.size());
+  // Kernel A 50 µs shorter: B, waiting for A's event, still starts 2 µs after A ends, and the
+  // host's return from the event sync moves with A (the whole step is 50 µs shorter).
+  analyze::GraphChange change;
+  change.dur_ns = g.dur_ns;
+  std::map<int32_t, uint32_t> a_of_step, b_of_step;
+  for (size_t n = 0; n < g.size(); ++n) {
+    if (g.kind[n] != analyze::NodeKind::kKernel) continue;
+    const std::string name = name_of(static_cast<uint32_t>(n));
+    if (name == "kernel_A") {
+      change.dur_ns[n] -= 50'000;
+      a_of_step[g.step[n]] = static_cast<uint32_t>(n);
+    }
+    if (name == "kernel_B") b_of_step[g.step[n]] = static_cast<uint32_t>(n);
+  }
+  const analyze::ReplayResult replay = analyze::Replay(g, change);
+  ASSERT_EQ(a_of_step.size(), g.steps.size());
+  for (const auto& [step, a] : a_of_step) {
+    const uint32_t b = b_of_step.at(step);
+    EXPECT_EQ(replay.end_ns[b] - replay.end_ns[a], g.end_ns(b) - g.end_ns(a)) << "step " << step;
+    EXPECT_EQ(replay.end_ns[a], g.end_ns(a) - 50'000 * (step + 1)) << "step " << step;
+  }
+
+  // The same trace without the records: the wait is inferred, and the event sync waits for every
+  // stream's last node (kernel C and kernel B).
+  std::vector<Trace> bare;
+  Result<Trace> bare_trace = LoadTraceFromBytes(RecordedWaitTrace(false), "bare.json");
+  ASSERT_TRUE(bare_trace.ok());
+  bare.push_back(std::move(bare_trace.value()));
+  const report::Report rb = report::BuildReport(bare, {}, 1);
+  EXPECT_EQ(rb.ranks[0].step_graph.recorded_waits, 0u);
+  EXPECT_EQ(rb.ranks[0].step_graph.cross_stream_edges, rb.ranks[0].step_graph.steps.size());
+}
+
+TEST(StepGraph, RecordedWaitsOfRealTraces) {
+  GPUSCOPE_REQUIRE_REAL("traces/hta/critical_path_alexnet_A100_cuda_sync.json.gz",
+                        "traces/hta/cuda_event_sync_multi_stream.json.gz");
+  for (const char* f : {"hta/critical_path_alexnet_A100_cuda_sync.json.gz", "hta/cuda_event_sync_multi_stream.json.gz"}) {
+    std::vector<Trace> keep;
+    const report::Report r = Analyze(testing::RealTrace(f), &keep);
+    ASSERT_FALSE(keep[0].sync_waits.empty()) << f;
+    const analyze::CriticalPath& cp = r.ranks[0].critical_path;
+    ASSERT_TRUE(cp.built) << f;
+    CheckReplay(f, r.ranks[0]);
+    EXPECT_GT(cp.recorded_waits, 0u) << f;
+    EXPECT_EQ(cp.cross_stream_edges, 0u) << f;
+  }
+}
+
+// The critical path as a timeline (HTML): each lane tiles its step from 0 to the step's replayed
+// duration with no gap or overlap, its time per category within the merge's resolution of the
+// exact per-step table, and the chart stays small on a launch-bound trace.
+TEST(StepGraph, CriticalPathTimelineTilesEachStep) {
+  GPUSCOPE_REQUIRE_SHARED();
+  const std::map<std::string, std::string> lab = LabTraces();
+  if (lab.empty()) GTEST_SKIP() << "gpu_lab_h200 not in the shared folder";
+  for (const char* name : {"A1_resnet_input_bound", "C1_mlp_launch_bound_item"}) {
+    std::vector<Trace> keep;
+    const report::Report r = Analyze(lab.at(name), &keep);
+    const CriticalPath& cp = r.ranks[0].critical_path;
+    const render::Section s = report::BuildRankSection(r.ranks[0], 0);
+    const render::Chart* chart = nullptr;
+    for (const render::Section& sub : s.sections)
+      for (const render::Item& item : sub.items)
+        if (const auto* c = std::get_if<render::Chart>(&item); c && c->key == "critical_path_timeline") chart = c;
+    ASSERT_NE(chart, nullptr) << name;
+    EXPECT_EQ(chart->kind, render::Chart::Kind::kTimeline);
+    ASSERT_EQ(chart->categories.size(), std::min<size_t>(8, cp.step_ns.size())) << name;
+    std::vector<double> cursor(chart->categories.size(), 0);
+    std::vector<analyze::PathArray> by_lane(chart->categories.size(), analyze::PathArray{});
+    for (const render::Segment& seg : chart->segments) {
+      ASSERT_LT(seg.lane, cursor.size());
+      EXPECT_EQ(seg.start, cursor[seg.lane]) << name << " lane " << seg.lane;  // no gap, no overlap
+      EXPECT_GT(seg.end, seg.start);
+      cursor[seg.lane] = seg.end;
+      by_lane[seg.lane][seg.series] += static_cast<int64_t>(seg.end - seg.start);
+    }
+    for (size_t k = 0; k < cursor.size(); ++k) {
+      const int64_t step = Sum(cp.step_ns[k]);
+      EXPECT_EQ(cursor[k], static_cast<double>(step)) << name << " lane " << k;
+      for (size_t c = 0; c < analyze::kPathCategoryCount; ++c)  // merged slivers move ≤ 2 % a lane
+        EXPECT_NEAR(static_cast<double>(by_lane[k][c]), static_cast<double>(cp.step_ns[k][c]), 0.02 * static_cast<double>(step))
+            << name << " lane " << k << " " << analyze::PathCategoryName(static_cast<PathCategory>(c));
+    }
+    EXPECT_LE(chart->segments.size(), chart->categories.size() * 1000) << name;
+    std::printf("%s: %zu timeline segments over %zu lanes (critical path: %zu segments)\n", name,
+                chart->segments.size(), chart->categories.size(), cp.segments.size());
   }
 }
 

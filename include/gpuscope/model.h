@@ -178,6 +178,17 @@ struct CollectiveInfo {
   int64_t seq = -1;
 };
 
+// What a cuda_sync record says it waits for (Kineto ≥ 2.4 writes it on "Stream Wait Event" and
+// "Event Sync" records): the event recorded by the cudaEventRecord call of correlation
+// `record_correlation` on stream `wait_on_stream`, i.e. that stream's work launched before that
+// call. A "Stream Sync" record names its stream in GpuActivityTable::stream. One entry per sync
+// row that carries either field.
+struct SyncWaitInfo {
+  uint32_t gpu_index = 0;           // row in GpuActivityTable (a kSync row)
+  int64_t wait_on_stream = -1;      // args.wait_on_stream; -1 absent
+  int64_t record_correlation = -1;  // args.wait_on_cuda_event_record_corr_id; -1 absent
+};
+
 enum class RuntimeKind : uint8_t {
   kKernelLaunch,  // cudaLaunchKernel(ExC), cuLaunchKernel(Ex), hipLaunchKernel,
                   // hipExtModuleLaunchKernel
@@ -409,6 +420,7 @@ struct Trace {
   StringPool strings;
   GpuActivityTable gpu;
   std::vector<CollectiveInfo> collectives;
+  std::vector<SyncWaitInfo> sync_waits;
   RuntimeCallTable runtime;
   CpuOpTable cpu;
   MemoryEventTable memory;

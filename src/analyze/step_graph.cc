@@ -83,6 +83,13 @@ int64_t Median(std::vector<int64_t>* v) {
   return *mid;
 }
 
+// Whether the trace's cuda_sync records say which event each wait is for (Kineto ≥ 2.4).
+bool RecordsStreamWaits(const Trace& t) {
+  for (const SyncWaitInfo& w : t.sync_waits)
+    if (w.record_correlation >= 0) return true;
+  return false;
+}
+
 struct Edge {
   uint32_t to, from;
   EdgeKind kind;
@@ -140,7 +147,20 @@ StepGraph BuildStepGraph(const Trace& t, const KernelClasses& classes, const Ste
       if (p >= 0) gpu_rows[fill[static_cast<size_t>(p)]++] = static_cast<uint32_t>(r);
     }
   }
+  // cuda_sync records (Kineto ≥ 2.4): each call's sync row, and what it says it waits for.
+  std::vector<int32_t> sync_row_of(calls.size(), -1);
+  for (size_t r = 0; r < gpu.size(); ++r) {
+    if (gpu.kind[r] != GpuKind::kSync || gpu.launch[r] < 0) continue;
+    const int32_t p = pos_of_call[static_cast<size_t>(gpu.launch[r])];
+    if (p >= 0) sync_row_of[static_cast<size_t>(p)] = static_cast<int32_t>(r);
+  }
   pos_of_call = {};
+  std::unordered_map<uint32_t, const SyncWaitInfo*> wait_of_row;
+  std::unordered_map<int64_t, uint32_t> record_mark;  // event record's correlation → g.size() then
+  for (const SyncWaitInfo& w : t.sync_waits) {
+    wait_of_row.emplace(w.gpu_index, &w);
+    if (w.record_correlation >= 0) record_mark.emplace(w.record_correlation, UINT32_MAX);
+  }
 
   // DataLoader spans in the window, merged.
   std::vector<std::pair<int64_t, int64_t>> loader;
@@ -200,11 +220,27 @@ StepGraph BuildStepGraph(const Trace& t, const KernelClasses& classes, const Ste
   auto stream_key = [&gpu](size_t r) {  // (device pid, stream tid) of GPU row r
     return (static_cast<uint64_t>(gpu.pid[r]) * 0x9E3779B97F4A7C15ull) ^ static_cast<uint64_t>(gpu.tid[r]);
   };
+  // The same streams by (args.device, args.stream), as cuda_sync records name them.
+  auto number_key = [](int64_t device, int64_t stream) {
+    return (static_cast<uint64_t>(device) << 40) ^ static_cast<uint64_t>(stream);
+  };
+  std::unordered_map<uint64_t, uint32_t> stream_by_number;
   auto stream_of = [&](size_t r) {
     auto [it, added] = stream_index.try_emplace(stream_key(r), static_cast<uint32_t>(stream_nodes.size()));
     if (added) stream_nodes.emplace_back();
+    if (gpu.stream[r] >= 0) stream_by_number.emplace(number_key(gpu.device[r], gpu.stream[r]), it->second);
     return it->second;
   };
+  // The last node of stream (device, stream) created before node count `mark`; kRootNode if none.
+  auto last_before = [&](int64_t device, int64_t stream, uint32_t mark) {
+    auto it = stream_by_number.find(number_key(device, stream));
+    if (it == stream_by_number.end()) return kRootNode;
+    const std::vector<uint32_t>& sn = stream_nodes[it->second];
+    auto at = std::lower_bound(sn.begin(), sn.end(), mark);
+    return at == sn.begin() ? kRootNode : *(at - 1);
+  };
+  // Recorded stream waits not yet met: the waiting stream's next node waits for these.
+  std::unordered_map<uint64_t, std::vector<uint32_t>> pending_waits;
   // The host lane.
   int64_t cursor = host_begin;
   uint32_t prev = kRootNode;
@@ -290,6 +326,29 @@ StepGraph BuildStepGraph(const Trace& t, const KernelClasses& classes, const Ste
       const StepBreakdown& st = steps.steps[first + static_cast<size_t>(current_step)];
       if (cs >= st.host_start_ns && ce <= st.host_end_ns) launch_step = current_step;
     }
+    // What a cuda_sync record says this call waits for: an event's work (kRootNode: the event
+    // was recorded before the window, or on no stream of it), or one stream's last node.
+    std::optional<uint32_t> recorded_wait;
+    const int32_t sync_row = sync_row_of[i];
+    if (sync_row >= 0) {
+      const size_t sr = static_cast<size_t>(sync_row);
+      auto w = wait_of_row.find(static_cast<uint32_t>(sr));
+      if (w != wait_of_row.end() && w->second->record_correlation >= 0 && w->second->wait_on_stream >= 0) {
+        auto mark = record_mark.find(w->second->record_correlation);
+        recorded_wait = mark == record_mark.end() || mark->second == UINT32_MAX
+                            ? kRootNode
+                            : last_before(gpu.device[sr], w->second->wait_on_stream, mark->second);
+      } else if (gpu.sync_kind[sr] == SyncKind::kStreamSync && gpu.stream[sr] >= 0) {
+        recorded_wait = last_before(gpu.device[sr], gpu.stream[sr], static_cast<uint32_t>(g.size()));
+      }
+      if (recorded_wait && gpu.sync_kind[sr] == SyncKind::kStreamWaitEvent && gpu.stream[sr] >= 0) {
+        if (*recorded_wait != kRootNode)
+          pending_waits[number_key(gpu.device[sr], gpu.stream[sr])].push_back(*recorded_wait);
+        recorded_wait.reset();  // a stream waits, not the host
+      }
+    }
+    if (auto mark = record_mark.find(rt.correlation[c]); mark != record_mark.end())
+      mark->second = static_cast<uint32_t>(g.size());
     uint32_t issuer = kRootNode;
     if (issues) {
       issuer = add_host(NodeKind::kLaunch, s, blocks ? s : e, static_cast<int32_t>(c));
@@ -303,11 +362,22 @@ StepGraph BuildStepGraph(const Trace& t, const KernelClasses& classes, const Ste
       const uint32_t n = add_node(gpu_kind(r), gpu.start_ns[r], gpu.dur_ns[r], static_cast<int32_t>(r), launch_step);
       edges.push_back({n, issuer, EdgeKind::kLaunch, 0});
       stream_nodes[stream_of(r)].push_back(n);
+      if (gpu.stream[r] >= 0 && !pending_waits.empty()) {
+        auto p = pending_waits.find(number_key(gpu.device[r], gpu.stream[r]));
+        if (p != pending_waits.end()) {
+          for (uint32_t from : p->second) edges.push_back({n, from, EdgeKind::kCrossStream, 0});
+          g.recorded_waits += static_cast<uint32_t>(p->second.size());
+          pending_waits.erase(p);
+        }
+      }
       gpu_seq.push_back(n);
       if (blocks) waits.push_back(n);
     }
     if (blocks) {
-      if (!issues) {  // a synchronize: every stream's last node launched before it
+      if (!issues && recorded_wait) {  // the event or stream its cuda_sync record names
+        if (*recorded_wait != kRootNode) waits.push_back(*recorded_wait);
+        ++g.recorded_waits;
+      } else if (!issues) {  // a synchronize: every stream's last node launched before it
         for (const std::vector<uint32_t>& sn : stream_nodes)
           if (!sn.empty()) waits.push_back(sn.back());
       }
@@ -400,11 +470,11 @@ StepGraph BuildStepGraph(const Trace& t, const KernelClasses& classes, const Ste
     g.stream_gap_ns = gap.size() >= kMinLagSamples ? Median(&gap) : 0;
   }
 
-  // Cross-stream waits (event record → stream wait; NCCL streams): the trace does not record them
-  // (cuda_sync records are not read yet), so they are found where they show: a GPU node that
-  // starts more than kCrossStreamWaitNs after everything it waits for in the graph, within
-  // kCrossStreamWindowNs of another stream's node ending, waited for that node.
-  {
+  // Cross-stream waits not recorded (a trace without cuda_sync records' wait fields) are found
+  // where they show: a GPU node that starts more than kCrossStreamWaitNs after everything it
+  // waits for in the graph, within kCrossStreamWindowNs of another stream's node ending, waited
+  // for that node. A trace that records its waits is taken at its word.
+  if (!RecordsStreamWaits(t)) {
     std::vector<int64_t> ready_by(g.size(), kNone);
     for (const Edge& e : edges) {
       const int64_t r = (e.from == kRootNode ? e.floor_ns : g.end_ns(e.from)) + g.TypicalLag(e.kind);
@@ -533,6 +603,7 @@ CriticalPath FindCriticalPath(const StepGraph& g, const ReplayResult& replay,
   cp.stream_gap_ns = g.stream_gap_ns;
   cp.queue_depth = g.queue_depth;
   cp.cross_stream_edges = g.cross_stream_edges;
+  cp.recorded_waits = g.recorded_waits;
   cp.replayed_step_ns = replay.mean_step_ns;
   int64_t observed = 0;
   for (const StepGraph::Step& s : g.steps) observed += s.observed_ns;
@@ -611,6 +682,8 @@ CriticalPath FindCriticalPath(const StepGraph& g, const ReplayResult& replay,
   cp.segments.assign(rev.rbegin(), rev.rend());
   cp.step_ns.assign(g.steps.size(), PathArray{});
   for (const StepGraph::Step& st : g.steps) cp.step_numbers.push_back(st.step);
+  cp.step_start_ns = replay.step_start_ns;
+  cp.step_end_ns = replay.step_end_ns;
   size_t step = 0;
   for (const PathSegment& s : cp.segments) {
     for (int64_t a = s.start_ns; a < s.end_ns;) {

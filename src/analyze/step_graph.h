@@ -14,13 +14,16 @@
 //    node that waits for the GPU work it blocks on.
 //  * GPU lanes: each stream's kernels, copies and sets launched from the window (launch → node),
 //    in order on the stream. A stream's first node waits for the stream's earlier work (fixed).
-//  * Cross-stream waits: the trace does not say which event a stream waits for, so a GPU node
-//    that starts more than 5 µs after all it waits for in the graph, within 5 µs of another
-//    stream's node ending, is taken to wait for that node (an NCCL kernel for its gradients, the
-//    optimizer for the all-reduce).
-//  * Waits: a stream/device/event synchronize waits for each stream's last node launched before
-//    it (the trace does not say which stream a stream sync names: every stream is assumed; exact
-//    on one stream); a blocking copy or set waits for its own activity.
+//  * Cross-stream waits, read where the trace records them: a cuda_sync "Stream Wait Event" record
+//    (Kineto ≥ 2.4) names the cudaEventRecord call (by correlation) and the stream it recorded on;
+//    the waiting stream's next node waits for that stream's last node launched before the record.
+//    A trace without them: a GPU node that starts more than 5 µs after all it waits for in the
+//    graph, within 5 µs of another stream's node ending, is taken to wait for that node (an NCCL
+//    kernel for its gradients, the optimizer for the all-reduce).
+//  * Waits: an event synchronize whose record names its event waits for that event's node; a
+//    stream synchronize whose record names its stream, for that stream's last node; any other
+//    synchronize, for each stream's last node launched before it; a blocking copy or set waits
+//    for its own activity.
 //  * Launch queue: a launch call returns only when CUDA's queue has room; a host far ahead of
 //    the GPU sits in launch calls (B1 in the H200 lab: 1 ms each). Where launches block (longer
 //    than kBlockedLaunchNs and 10× the median launch), the queue's depth is measured (the median
@@ -120,7 +123,8 @@ struct StepGraph {
   int64_t launch_latency_ns = 0;
   int64_t stream_gap_ns = 0;
   uint32_t queue_depth = 0;  // 0: no launch found the queue full
-  uint32_t cross_stream_edges = 0;
+  uint32_t cross_stream_edges = 0;  // inferred (a trace without cuda_sync wait records)
+  uint32_t recorded_waits = 0;      // waits read from cuda_sync records
 
   size_t size() const { return start_ns.size(); }
   bool empty() const { return steps.empty(); }
@@ -174,11 +178,13 @@ struct CriticalPath {
   PathArray per_step_ns{};      // the same divided over the steps
   std::vector<int32_t> step_numbers;    // N of each ProfilerStep#N of the window
   std::vector<PathArray> step_ns;       // per step, per category (sums to the step)
+  std::vector<int64_t> step_start_ns, step_end_ns;  // per step, replayed (trace clock)
   std::vector<PathSegment> segments;  // in time order, adjacent ones of one category merged
   int64_t launch_latency_ns = 0;
   int64_t stream_gap_ns = 0;
   uint32_t queue_depth = 0;
   uint32_t cross_stream_edges = 0;
+  uint32_t recorded_waits = 0;
   PathCategory bound_by = PathCategory::kHostCompute;  // its largest category
 };
 

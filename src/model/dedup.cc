@@ -166,6 +166,13 @@ uint64_t DedupGpu(Trace* t, std::vector<uint8_t>* dup) {
     kept.push_back(c);
   }
   t->collectives = std::move(kept);
+  std::vector<SyncWaitInfo> waits;
+  for (SyncWaitInfo w : t->sync_waits) {
+    if (w.gpu_index >= g.size() || (*dup)[w.gpu_index]) continue;
+    w.gpu_index = new_index[w.gpu_index];
+    waits.push_back(w);
+  }
+  t->sync_waits = std::move(waits);
   Compact(g.kind, *dup);
   Compact(g.start_ns, *dup);
   Compact(g.dur_ns, *dup);

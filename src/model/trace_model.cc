@@ -221,7 +221,7 @@ size_t Trace::TableBytes() const {
        VecBytes(gpu.shared_memory_bytes) + VecBytes(gpu.blocks_per_sm) +
        VecBytes(gpu.warps_per_sm) + VecBytes(gpu.est_occupancy_pct) + VecBytes(gpu.bytes) +
        VecBytes(gpu.bandwidth_gbps) + VecBytes(gpu.copy_direction) + VecBytes(gpu.src_kind) +
-       VecBytes(gpu.dst_kind) + VecBytes(gpu.sync_kind) + VecBytes(collectives);
+       VecBytes(gpu.dst_kind) + VecBytes(gpu.sync_kind) + VecBytes(collectives) + VecBytes(sync_waits);
   n += VecBytes(runtime.start_ns) + VecBytes(runtime.dur_ns) + VecBytes(runtime.name) +
        VecBytes(runtime.pid) + VecBytes(runtime.tid) + VecBytes(runtime.correlation) +
        VecBytes(runtime.external_id) + VecBytes(runtime.cbid) + VecBytes(runtime.kind) +
@@ -269,6 +269,7 @@ void ReserveTables(Trace* t, double factor) {
   ReserveFor(g.dst_kind, factor);
   ReserveFor(g.sync_kind, factor);
   ReserveFor(t->collectives, factor);
+  ReserveFor(t->sync_waits, factor);
   RuntimeCallTable& r = t->runtime;
   for (auto* v : {&r.start_ns, &r.dur_ns, &r.correlation, &r.external_id}) ReserveFor(*v, factor);
   for (auto* v : {&r.pid, &r.tid}) ReserveFor(*v, factor);
@@ -337,6 +338,10 @@ std::vector<StringId> AppendTrace(Trace* dst, Trace&& src) {
     c.process_group_desc = remap[c.process_group_desc];
     c.process_group_ranks = remap[c.process_group_ranks];
     dst->collectives.push_back(c);
+  }
+  for (SyncWaitInfo w : src.sync_waits) {
+    w.gpu_index += gpu_base;
+    dst->sync_waits.push_back(w);
   }
 
   RuntimeCallTable& r = dst->runtime;

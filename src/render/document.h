@@ -122,10 +122,22 @@ struct Series {
   bool operator==(const Series& other) const;  // NaN equals NaN: a gap in a line is a gap
 };
 
+// A timeline's stretch: [start, end) of lane `lane` (an index into Chart::categories), coloured
+// as series `series` (an index into Chart::series), in the chart's x_unit.
+struct Segment {
+  uint32_t lane = 0;
+  uint32_t series = 0;
+  double start = 0;
+  double end = 0;
+  bool operator==(const Segment&) const = default;
+};
+
 struct Chart {
   // kHeatmap: one row of cells per series, one column per x (the start of the cell's interval);
   // the colour is the value, from 0 to the largest value (1 for shares). A NaN cell has no data.
-  enum class Kind : uint8_t { kStackedBars, kLines, kHeatmap };
+  // kTimeline: one lane per category, each a run of segments coloured by their series (the
+  // series carry the legend; their values are empty). x counts from each lane's own start.
+  enum class Kind : uint8_t { kStackedBars, kLines, kHeatmap, kTimeline };
   std::string key;
   std::string title;
   Kind kind = Kind::kStackedBars;
@@ -135,6 +147,7 @@ struct Chart {
   std::vector<double> x;                // lines, heatmap: shared x values
   std::vector<Series> series;
   std::vector<Field> reference_lines;   // e.g. device capacity, drawn as a dashed line
+  std::vector<Segment> segments;        // timeline: in lane order, then time order
   bool operator==(const Chart&) const = default;
 };
 

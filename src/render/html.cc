@@ -312,6 +312,52 @@ struct Page {
     out += "</svg>\n";
   }
 
+  // One lane per category on a shared x axis (from 0 to the longest lane's end), its segments
+  // coloured by series; each segment says what it is and how long on hover.
+  void Timeline(const Chart& c) {
+    constexpr int kLabelW = 200, kPlotW = 720, kRight = 100, kRowH = 20, kBarH = 14, kTop = 4, kAxisH = 22;
+    double span = 0;
+    for (const Segment& s : c.segments) span = std::max(span, s.end);
+    if (c.categories.empty() || c.segments.empty() || !(span > 0)) {
+      out += "<p class=\"muted\">No data.</p>\n";
+      return;
+    }
+    Legend(c.series);
+    const int height = kTop + kRowH * static_cast<int>(c.categories.size()) + kAxisH;
+    out += fmt::format(
+        "<svg class=\"timeline\" viewBox=\"0 0 {0} {1}\" width=\"{0}\" height=\"{1}\" role=\"img\" "
+        "aria-label=\"{2}\">\n",
+        kLabelW + kPlotW + kRight, height, HtmlEscape(c.title));
+    std::vector<double> lane_end(c.categories.size(), 0);
+    for (size_t lane = 0; lane < c.categories.size(); ++lane)
+      out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>", kLabelW - 6,
+                         kTop + kRowH * static_cast<int>(lane) + kBarH - 3,
+                         HtmlEscape(Ellipsize(c.categories[lane], 32)));
+    for (const Segment& s : c.segments) {
+      if (s.lane >= c.categories.size() || s.series >= c.series.size() || !(s.end > s.start)) continue;
+      lane_end[s.lane] = std::max(lane_end[s.lane], s.end);
+      const double x = kLabelW + kPlotW * s.start / span, w = kPlotW * (s.end - s.start) / span;
+      out += fmt::format(
+          "<rect x=\"{:.2f}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\" fill=\"{}\"><title>{}</title></rect>",
+          x, kTop + kRowH * static_cast<int>(s.lane), std::max(w, 0.3), kBarH, Color(s.series),
+          HtmlEscape(c.categories[s.lane] + " · " + c.series[s.series].label + ": " +
+                     TickLabel(s.start, c.x_unit) + " → " + TickLabel(s.end, c.x_unit) + " (" +
+                     FormatValue(ChartValue(s.end - s.start, c.x_unit)) + ")"));
+    }
+    for (size_t lane = 0; lane < c.categories.size(); ++lane)
+      out += fmt::format("<text x=\"{:.2f}\" y=\"{}\">{}</text>\n",
+                         kLabelW + kPlotW * lane_end[lane] / span + 6,
+                         kTop + kRowH * static_cast<int>(lane) + kBarH - 3,
+                         HtmlEscape(FormatValue(ChartValue(lane_end[lane], c.x_unit))));
+    const int y = kTop + kRowH * static_cast<int>(c.categories.size()) + 15;
+    for (double t : NiceTicks(span)) {
+      if (t > span * 1.0001) break;
+      out += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
+                         kLabelW + kPlotW * t / span, y, HtmlEscape(TickLabel(t, c.x_unit)));
+    }
+    out += "</svg>\n";
+  }
+
   void FindingItem(const Finding& f, int number) {
     out += std::string("<div class=\"finding ") + SeverityName(f.severity) + "\" id=\"" +
            HtmlEscape(id_ + "-" + f.key) + "\">\n<h4>" +
@@ -352,6 +398,7 @@ struct Page {
         if (!c->title.empty()) out += "<h4>" + HtmlEscape(c->title) + "</h4>\n";
         if (c->kind == Chart::Kind::kLines) Lines(*c);
         else if (c->kind == Chart::Kind::kHeatmap) Heatmap(*c);
+        else if (c->kind == Chart::Kind::kTimeline) Timeline(*c);
         else Bars(*c);
       } else if (const Finding* f = std::get_if<Finding>(&item)) {
         if (IsMinor(*f) && finding_number > 0) minor.push_back(f);

@@ -112,6 +112,8 @@ const char* ChartKindName(Chart::Kind kind) {
       return "lines";
     case Chart::Kind::kHeatmap:
       return "heatmap";
+    case Chart::Kind::kTimeline:
+      return "timeline";
     case Chart::Kind::kStackedBars:
       break;
   }
@@ -142,6 +144,24 @@ void WriteItem(const Chart& c, JsonWriter* w) {
   }
   w->EndArray();
   WriteFields("reference_lines", c.reference_lines, w);
+  if (c.kind == Chart::Kind::kTimeline) {  // [lane, series, start, end]: compact, there are many
+    w->Key("segments").BeginArray();
+    // Whole numbers (ns) as integers; anything else as the shortest double.
+    auto number = [w](double v) {
+      if (v == std::trunc(v) && std::fabs(v) <= static_cast<double>(JsonWriter::kMaxExactInteger))
+        w->Int(static_cast<int64_t>(v));
+      else
+        w->ShortestDouble(v);
+    };
+    for (const Segment& s : c.segments) {
+      w->BeginArray(true);
+      w->Int(s.lane).Int(s.series);
+      number(s.start);
+      number(s.end);
+      w->EndArray();
+    }
+    w->EndArray();
+  }
 }
 
 void WriteItem(const Finding& f, JsonWriter* w) {
@@ -398,9 +418,10 @@ struct Reader {
     if (!OptStr(o, "kind", path, &kind) || !OptStr(o, "title", path, &c.title) ||
         !OptStr(o, "unit", path, &unit) || !OptStr(o, "x_unit", path, &x_unit))
       return false;
-    c.kind = kind == "lines"     ? Chart::Kind::kLines
-             : kind == "heatmap" ? Chart::Kind::kHeatmap
-                                 : Chart::Kind::kStackedBars;
+    c.kind = kind == "lines"      ? Chart::Kind::kLines
+             : kind == "heatmap"  ? Chart::Kind::kHeatmap
+             : kind == "timeline" ? Chart::Kind::kTimeline
+                                  : Chart::Kind::kStackedBars;
     if (!UnitFromName(unit, &c.unit) || !UnitFromName(x_unit, &c.x_unit))
       return Fail(path, "unknown unit");
     simdjson::dom::array cats, series;
@@ -422,6 +443,24 @@ struct Reader {
       c.series.push_back(std::move(s));
     }
     if (!Fields(o, "reference_lines", path, &c.reference_lines)) return false;
+    simdjson::dom::array segments;
+    if (c.kind == Chart::Kind::kTimeline && !o["segments"].get(segments)) {
+      for (element e : segments) {
+        simdjson::dom::array quad;
+        double v[4];
+        size_t n = 0;
+        if (e.get(quad)) return Fail(path + ".segments", "expected [lane, series, start, end]");
+        for (element x : quad) {
+          if (n == 4) return Fail(path + ".segments", "expected [lane, series, start, end]");
+          if (!Num(x, path + ".segments", &v[n])) return false;
+          ++n;
+        }
+        if (n != 4 || v[0] < 0 || v[1] < 0 || v[0] >= static_cast<double>(c.categories.size()) ||
+            v[1] >= static_cast<double>(c.series.size()))
+          return Fail(path + ".segments", "expected [lane, series, start, end] of a lane and a series");
+        c.segments.push_back({static_cast<uint32_t>(v[0]), static_cast<uint32_t>(v[1]), v[2], v[3]});
+      }
+    }
     *out = std::move(c);
     return true;
   }

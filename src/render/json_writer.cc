@@ -50,8 +50,13 @@ void JsonWriter::BeforeValue() {
     return;
   }
   if (!stack_.empty()) {
-    if (!stack_.back().first) out_.push_back(',');
+    const bool first = stack_.back().first;
     stack_.back().first = false;
+    if (stack_.back().one_line) {
+      if (!first) out_.append(indent_ > 0 ? ", " : ",");
+      return;
+    }
+    if (!first) out_.push_back(',');
     Newline();
   }
 }
@@ -72,17 +77,17 @@ JsonWriter& JsonWriter::EndObject() {
   return *this;
 }
 
-JsonWriter& JsonWriter::BeginArray() {
+JsonWriter& JsonWriter::BeginArray(bool one_line) {
   BeforeValue();
   out_.push_back('[');
-  stack_.push_back({false, true});
+  stack_.push_back({false, true, one_line});
   return *this;
 }
 
 JsonWriter& JsonWriter::EndArray() {
-  const bool empty = stack_.back().first;
+  const bool empty = stack_.back().first, one_line = stack_.back().one_line;
   stack_.pop_back();
-  if (!empty) Newline();
+  if (!empty && !one_line) Newline();
   out_.push_back(']');
   return *this;
 }

@@ -14,7 +14,9 @@ class JsonWriter {
   explicit JsonWriter(int indent = 2) : indent_(indent) {}
   JsonWriter& BeginObject();
   JsonWriter& EndObject();
-  JsonWriter& BeginArray();
+  // one_line: the elements on one line ("[0, 4, 0, 1520000]"), for short tuples of which a
+  // document holds many.
+  JsonWriter& BeginArray(bool one_line = false);
   JsonWriter& EndArray();
   JsonWriter& Key(std::string_view key);
   JsonWriter& String(std::string_view value);
@@ -55,6 +57,7 @@ class JsonWriter {
   struct Level {
     bool is_object;
     bool first;
+    bool one_line = false;
   };
   std::vector<Level> stack_;
   bool after_key_ = false;

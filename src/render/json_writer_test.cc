@@ -39,6 +39,15 @@ TEST(JsonWriter, EscapesAnyBytesIntoValidJson) {
   EXPECT_EQ(n, -3);
 }
 
+TEST(JsonWriter, OneLineArraysInsideIndentedOnes) {
+  JsonWriter w;
+  w.BeginArray().BeginArray(true).Int(0).Int(4).EndArray().BeginArray(true).EndArray().EndArray();
+  EXPECT_EQ(w.str(), "[\n  [0, 4],\n  []\n]");
+  JsonWriter compact(0);
+  compact.BeginArray(true).Int(1).Int(2).EndArray();
+  EXPECT_EQ(compact.str(), "[1,2]");
+}
+
 TEST(JsonWriter, EmptyContainers) {
   JsonWriter w(0);
   w.BeginObject().Key("a").BeginArray().EndArray().Key("b").BeginObject().EndObject().EndObject();

@@ -195,6 +195,47 @@ TEST(Html, HeatmapDrawsOneCellPerValueAndRoundTrips) {
   EXPECT_EQ(RenderText(doc, {}).find("rank 0"), std::string::npos);
 }
 
+// A timeline: lanes of segments coloured by series; it reads back as written, the page draws one
+// rect per segment in its series' colour on a shared axis, and a segment naming no lane or series
+// is refused when read.
+TEST(Html, TimelineDrawsOneRectPerSegmentAndRoundTrips) {
+  Document doc;
+  doc.schema = "gpuscope.report";
+  Chart& c = doc.AddSection("cp", "cp").AddChart("path", "critical path", Chart::Kind::kTimeline, Unit::kNanos);
+  c.x_unit = Unit::kNanos;
+  c.categories = {"ProfilerStep#1", "ProfilerStep#<2>"};
+  c.series = {{"host_compute", "host", {}}, {"gpu_compute", "GPU compute", {}}};
+  c.segments = {{0, 0, 0, 2e6}, {0, 1, 2e6, 10e6}, {1, 1, 0, 9e6}};
+  const std::string json = ToJson(doc);
+  EXPECT_NE(json.find("\"kind\": \"timeline\""), std::string::npos);
+  EXPECT_NE(json.find("\"segments\": [\n            [0, 0, 0, 2000000],\n            [0, 1, 2000000, 10000000],\n"
+                      "            [1, 1, 0, 9000000]\n          ]"),
+            std::string::npos)
+      << json;
+  Result<Document> back = FromJson(json, "mem");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(*back, doc);
+  const std::string html = RenderHtml(doc);
+  const size_t svg = html.find("<svg class=\"timeline\"");
+  ASSERT_NE(svg, std::string::npos);
+  const std::string body = html.substr(svg, html.find("</svg>", svg) - svg);
+  size_t rects = 0;
+  for (size_t at = body.find("<rect "); at != std::string::npos; at = body.find("<rect ", at + 1)) ++rects;
+  EXPECT_EQ(rects, 3u);
+  // The longest lane spans the plot (720 px from x = 200): the 2 ms host stretch is 144 px.
+  EXPECT_NE(body.find("<rect x=\"200.00\" y=\"4\" width=\"144.00\" height=\"14\" fill=\"#0072B2\">"
+                      "<title>ProfilerStep#1 · host: 0 ns → 2.000 ms (2.000 ms)</title>"),
+            std::string::npos)
+      << body;
+  EXPECT_NE(body.find("fill=\"#E69F00\"><title>ProfilerStep#&lt;2&gt; · GPU compute"), std::string::npos) << body;
+  EXPECT_EQ(body.find("ProfilerStep#<2>"), std::string::npos);
+  // A segment of a lane that does not exist.
+  std::string bad = json;
+  bad.replace(bad.find("[1, 1, 0, 9000000]"), 18, "[7, 1, 0, 9000000]");
+  EXPECT_NE(bad.find("[7, 1, 0, 9000000]"), std::string::npos);
+  EXPECT_FALSE(FromJson(bad, "mem").ok());
+}
+
 TEST(Html, NiceTicksAreRound) {
   EXPECT_EQ(NiceTicks(3.4e9), (std::vector<double>{0, 1e9, 2e9, 3e9, 4e9}));
   EXPECT_EQ(NiceTicks(100), (std::vector<double>{0, 25, 50, 75, 100}));

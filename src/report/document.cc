@@ -665,6 +665,64 @@ constexpr const char* kPathLabels[] = {"host",  "launches", "data wait", "sync",
                                        "GPU compute", "communication", "copies", "GPU waiting"};
 static_assert(std::size(kPathLabels) == analyze::kPathCategoryCount);
 
+// The critical path of each step as a timeline (HTML draws it): at most kTimelineLanes steps,
+// each lane from the step's start; stretches shorter than 1/kTimelineResolution of the step are
+// merged, runs of them drawn in the category that has most of their time (a launch-bound step
+// alternates host and launch every few µs: thousands of slivers no eye tells apart). The
+// per-step table keeps the exact sums.
+constexpr size_t kTimelineLanes = 8;
+constexpr int64_t kTimelineResolution = 500;
+
+void AddCriticalPathTimeline(const analyze::CriticalPath& cp, Section& s) {
+  render::Chart& chart = s.AddChart("critical_path_timeline", "critical path of each step, in time",
+                                    render::Chart::Kind::kTimeline, Unit::kNanos);
+  chart.x_unit = Unit::kNanos;
+  for (size_t c = 0; c < analyze::kPathCategoryCount; ++c)
+    chart.series.push_back({analyze::PathCategoryName(static_cast<analyze::PathCategory>(c)), kPathLabels[c], {}});
+  size_t seg = 0;
+  const size_t lanes = std::min(kTimelineLanes, cp.step_start_ns.size());
+  for (size_t k = 0; k < lanes; ++k) {
+    const int64_t begin = cp.step_start_ns[k], end = cp.step_end_ns[k];
+    const uint32_t lane = static_cast<uint32_t>(chart.categories.size());
+    chart.categories.push_back("ProfilerStep#" + std::to_string(cp.step_numbers[k]));
+    const int64_t res = std::max<int64_t>(1, (end - begin) / kTimelineResolution);
+    analyze::PathArray run{};  // a run of short stretches: time per category
+    int64_t run_start = 0, run_end = 0;
+    auto emit = [&](int64_t a, int64_t b, size_t category) {
+      if (!chart.segments.empty() && chart.segments.back().lane == lane &&
+          chart.segments.back().series == category && chart.segments.back().end == static_cast<double>(a - begin)) {
+        chart.segments.back().end = static_cast<double>(b - begin);
+        return;
+      }
+      chart.segments.push_back({lane, static_cast<uint32_t>(category), static_cast<double>(a - begin),
+                                static_cast<double>(b - begin)});
+    };
+    auto flush = [&] {
+      if (run_end <= run_start) return;
+      emit(run_start, run_end, static_cast<size_t>(std::max_element(run.begin(), run.end()) - run.begin()));
+      run.fill(0);
+      run_start = run_end;
+    };
+    while (seg < cp.segments.size() && cp.segments[seg].end_ns <= begin) ++seg;
+    for (size_t i = seg; i < cp.segments.size() && cp.segments[i].start_ns < end; ++i) {
+      const int64_t a = std::max(cp.segments[i].start_ns, begin), b = std::min(cp.segments[i].end_ns, end);
+      if (b <= a) continue;
+      const size_t category = static_cast<size_t>(cp.segments[i].category);
+      if (b - a >= res) {
+        flush();
+        emit(a, b, category);
+        run_start = run_end = b;
+        continue;
+      }
+      if (run_end <= run_start) run_start = a;
+      run[category] += b - a;
+      run_end = b;
+      if (run_end - run_start >= res) flush();
+    }
+    flush();
+  }
+}
+
 void AddCriticalPath(const RankReport& rr, Section& s) {
   const analyze::CriticalPath& cp = rr.critical_path;
   if (!cp.built) return;
@@ -686,6 +744,9 @@ void AddCriticalPath(const RankReport& rr, Section& s) {
   head.fields.push_back(Detail("launch_latency_ns", "launch → start (typical)", Ns(cp.launch_latency_ns)));
   head.fields.push_back(Detail("stream_gap_ns", "kernel → kernel (typical)", Ns(cp.stream_gap_ns)));
   head.fields.push_back(Detail("launch_queue_depth", "launch queue depth (0: never full)", Count(cp.queue_depth)));
+  head.fields.push_back(Detail("recorded_waits", "waits read from cuda_sync records", Count(cp.recorded_waits)));
+  head.fields.push_back(Detail("inferred_cross_stream_waits", "cross-stream waits inferred (no records)",
+                               Count(cp.cross_stream_edges)));
   head.fields.push_back(Detail("replayed_step_ns", "unchanged replay's step", Ns(cp.replayed_step_ns)));
   std::vector<Column> cols = {{"step", "step"}, {"duration_ns", "duration"}};
   for (size_t c = 0; c < analyze::kPathCategoryCount; ++c)
@@ -707,6 +768,7 @@ void AddCriticalPath(const RankReport& rr, Section& s) {
     steps.rows.push_back(std::move(row));
     chart.categories.push_back("ProfilerStep#" + std::to_string(cp.step_numbers[k]));
   }
+  AddCriticalPathTimeline(cp, s);
 
   const whatif::WhatIfResults& w = rr.whatif;
   if (!w.replayed) return;

@@ -258,6 +258,7 @@ struct RawEvent {
   int64_t seq = -1;  // "Seq"
   bool has_seq = false;
   std::string_view sync_kind;
+  int64_t wait_on_stream = -1, wait_record_correlation = -1;  // cuda_sync records
   int64_t device_type = -1, device_id = -1, mem_bytes = 0;
   bool has_mem_bytes = false;
   int64_t total_allocated = -1, total_reserved = -1;
@@ -745,7 +746,12 @@ sj::error_code ReadArgs(od::value& v, Context& ctx, RawEvent* ev) {
           e = ReadInt(val, ctx, &ev->device_id);
         break;
       case 'w':
-        if (KeyIs(raw, "warps per SM")) e = ReadDouble(val, ctx, &ev->warps_per_sm);
+        if (KeyIs(raw, "warps per SM"))
+          e = ReadDouble(val, ctx, &ev->warps_per_sm);
+        else if (KeyIs(raw, "wait_on_stream"))
+          e = ReadInt(val, ctx, &ev->wait_on_stream);
+        else if (KeyIs(raw, "wait_on_cuda_event_record_corr_id"))
+          e = ReadInt(val, ctx, &ev->wait_record_correlation);
         break;
       case 'I':
         if (KeyIs(raw, "In msg nelems"))
@@ -1013,6 +1019,12 @@ void CommitGpu(const RawEvent& ev, GpuKind kind, Context& ctx) {
   g.src_kind.push_back(src);
   g.dst_kind.push_back(dst);
   g.sync_kind.push_back(kind == GpuKind::kSync ? SyncKindFromText(ev.sync_kind) : SyncKind::kNone);
+  // -1 (and the 2^32−1 some versions write for "none") carry nothing.
+  auto known = [](int64_t v) { return v >= 0 && v < 0xFFFFFFFFll; };
+  if (kind == GpuKind::kSync && (known(ev.wait_on_stream) || known(ev.wait_record_correlation)))
+    t.sync_waits.push_back({static_cast<uint32_t>(g.size() - 1),
+                            known(ev.wait_on_stream) ? ev.wait_on_stream : -1,
+                            known(ev.wait_record_correlation) ? ev.wait_record_correlation : -1});
   // A kernel is a collective when Kineto copied record_param_comms' metadata onto it: the
   // collective's name, or (when the name was left out) its process group or sequence number.
   if (kind == GpuKind::kKernel && (ev.has_collective || ev.has_process_group || ev.has_seq)) {
