@@ -16,6 +16,8 @@
 #include "base/thread_pool.h"
 #include "gpuscope/ingest.h"
 #include "gpuscope/synth.h"
+#include "report/report.h"
+#include "report/summary.h"
 #include "test_util.h"
 
 namespace gpuscope {
@@ -161,6 +163,49 @@ TEST(AnalyzeJob, MatchesBySeqAndNamesTheRankTheOthersWaitFor) {
     EXPECT_FALSE(c.applied);
   }
   EXPECT_TRUE(a.clocks_alignable);
+}
+
+// The job's what-if: ranks 0 and 1 wait 3 ms a step for rank 2 at their collective, so their own
+// work is 7 ms of the 10 ms step and rank 2's all 10 ms. A fix saves the job what it saves on the
+// rank that is then slowest: 2 ms on ranks 0 and 1 and 1 ms on rank 2 saves the job 1 ms; 4 ms on
+// rank 2 alone saves 3 ms (ranks 0 and 1 then bound it at 7 ms); 1 ms on rank 0 alone, nothing.
+TEST(AnalyzeJob, FixesReplayedForTheJobAreBoundByTheSlowestRank) {
+  std::vector<RankFacts> f = {MadeRank(0, 3), MadeRank(1, 3), MadeRank(2, 3)};
+  for (int k = 0; k < 4; ++k) {
+    const int64_t t = kT0 + k * 10 * kMs + 5 * kMs;
+    f[0].collectives.push_back(Coll(10 + k, t, t + 3'500 * kUs, k));
+    f[1].collectives.push_back(Coll(10 + k, t, t + 3'500 * kUs, k));
+    f[2].collectives.push_back(Coll(10 + k, t + 3 * kMs, t + 3'500 * kUs, k));
+  }
+  for (RankFacts& r : f) {
+    SetOrdinals(&r);
+    r.replayed_step_ns = 10 * kMs;
+  }
+  f[0].fixes = {{"data_wait", 2 * kMs}, {"solo", 1 * kMs}};
+  f[1].fixes = {{"data_wait", 2 * kMs}};
+  f[2].fixes = {{"data_wait", 1 * kMs}, {"bf16", 4 * kMs}};
+  const JobAnalysis a = AnalyzeJob(Ptrs(f));
+  ASSERT_EQ(a.steps, 4);
+  EXPECT_EQ(a.ranks[0].wait_suffered_ns_per_step, 3 * kMs);
+  EXPECT_EQ(a.own_step_ns, 10 * kMs);
+  EXPECT_EQ(a.own_step_rank, 2);
+  ASSERT_EQ(a.fixes.size(), 3u);
+  EXPECT_EQ(a.fixes[0].fix, "bf16");
+  EXPECT_EQ(a.fixes[0].saving_ns, 3 * kMs);
+  EXPECT_EQ(a.fixes[0].bound_by_rank, 0);
+  EXPECT_EQ(a.fixes[0].rank_saving_min_ns, 0);
+  EXPECT_EQ(a.fixes[0].rank_saving_max_ns, 4 * kMs);
+  EXPECT_EQ(a.fixes[1].fix, "data_wait");
+  EXPECT_EQ(a.fixes[1].saving_ns, 1 * kMs);
+  EXPECT_EQ(a.fixes[1].bound_by_rank, 2);
+  EXPECT_EQ(a.fixes[1].rank_saving_min_ns, 1 * kMs);
+  EXPECT_EQ(a.fixes[1].rank_saving_max_ns, 2 * kMs);
+  EXPECT_EQ(a.fixes[2].fix, "solo");
+  EXPECT_EQ(a.fixes[2].saving_ns, 0);
+  EXPECT_EQ(a.fixes[2].bound_by_rank, 2);
+  // One rank without a replay: the job is not replayed.
+  f[1].replayed_step_ns = 0;
+  EXPECT_TRUE(AnalyzeJob(Ptrs(f)).fixes.empty());
 }
 
 // Ranks that captured different steps (0–4 and 1–5): waits can only accrue in the 4 steps both
@@ -824,6 +869,52 @@ TEST(SynthJob, LateRankBesideOtherBottlenecks) {
   o.exposed_comm_fraction = 0.1;
   const auto j = MakeJob(o);
   ExpectLateRankFound(o, *j, /*as_planted=*/false);
+}
+
+// The job's what-if on a generated job whose rank 1 is 2 ms late to each collective, every rank
+// also waiting for its DataLoader: each rank's replay fills its facts (SummarizeRank), and every
+// fix's job saving is what the late rank saves (the others' own work is shorter by their waits,
+// so the late rank stays the slowest): never more than the late rank's own saving.
+TEST(SynthJob, JobWhatIfIsBoundByTheLateRank) {
+  SynthOptions o;
+  o.ranks = 4;
+  o.steps = 6;
+  o.layers = 4;
+  o.late_rank = 1;
+  o.late_ns = 2 * kMs;
+  o.dataloader_stall_fraction = 0.2;
+  testing::ScopedTempDir dir;
+  ASSERT_TRUE(WriteSynthTraces(o, dir.path()).ok());
+  auto in = LoadInputs(dir.path());
+  ASSERT_TRUE(in.ok()) << in.status().message();
+  const report::Report r = report::BuildReport(in->traces, {}, 2);
+  std::vector<RankFacts> f;
+  for (size_t i = 0; i < r.ranks.size(); ++i) f.push_back(report::SummarizeRank(r.ranks[i], i).facts);
+  for (const RankFacts& x : f) {
+    EXPECT_GT(x.replayed_step_ns, 0);
+    ASSERT_FALSE(x.fixes.empty());
+  }
+  const JobAnalysis a = AnalyzeJob(Ptrs(f));
+  ASSERT_TRUE(a.straggler.has_value());
+  EXPECT_EQ(a.own_step_rank, 1);
+  ASSERT_FALSE(a.fixes.empty());
+  const RankFacts& late = f[1];
+  ASSERT_EQ(late.identity.rank, 1);
+  bool data_wait = false;
+  for (const analyze::JobFix& j : a.fixes) {
+    int64_t late_saving = 0;
+    for (const model::FixSaving& s : late.fixes)
+      if (s.fix == j.fix) late_saving = s.saving_ns;
+    EXPECT_EQ(j.bound_by_rank, 1) << j.fix;
+    EXPECT_EQ(j.saving_ns, late_saving) << j.fix;
+    EXPECT_LE(j.saving_ns, j.rank_saving_max_ns) << j.fix;
+    EXPECT_GE(j.saving_ns, 0) << j.fix;
+    if (j.fix == "data_wait") {
+      data_wait = true;
+      EXPECT_GT(j.saving_ns, a.own_step_ns / 10);  // the planted stall: 20 % of the step
+    }
+  }
+  EXPECT_TRUE(data_wait);
 }
 
 // Coupled ranks with nobody late: ranks arrive within the 1 µs jitter; no straggler, and the

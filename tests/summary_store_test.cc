@@ -46,6 +46,8 @@ report::RankSummary FullSummary(int32_t rank) {
   f.exposed_communication_ns = 50'000'003;
   f.idle_ns = 40'000'005;
   f.verdict = "communication-bound";
+  f.replayed_step_ns = 120'000'001;
+  f.fixes = {{"comm_overlap", 40'000'003}, {"bf16", 7'000'011}};
   for (int32_t k = 0; k < 3; ++k) {
     const int64_t step_ns = 1'000'000'007;
     f.steps.push_back(
@@ -158,6 +160,7 @@ TEST(SummaryFile, MetaNamesFormatVersionAndGenerator) {
   EXPECT_EQ(value("SELECT value FROM meta WHERE key='created'").size(),
             20u);  // 2026-11-24T11:52:38Z
   EXPECT_EQ(value("PRAGMA user_version"), "1");
+  EXPECT_EQ(value("SELECT saving_ns FROM fixes WHERE fix = 'bf16'"), "7000011");
   EXPECT_EQ(value("PRAGMA application_id"), std::to_string(0x47505355));
   // What a standard tool sees: one row per rank, one per collective, groups stored once.
   EXPECT_EQ(value("SELECT count(*) FROM ranks"), "1");
@@ -257,6 +260,30 @@ TEST(SummaryFile, NewerFormatVersionIsRefusedNamingBoth) {
   ExpectReadError(path,
                   "gpuscope summary format version 2 (written by gpuscope 9.0.0); this gpuscope");
   ExpectReadError(path, "reads versions up to 1");
+}
+
+// A summary written before the replay was stored (no table `fixes`, no column
+// `replayed_step_ns`) still reads: its ranks read as not replayed, with no fixes.
+TEST(SummaryFile, OlderFileReadsWithoutTheReplay) {
+  ScopedTempDir dir;
+  const std::string path = dir.File("v1.db");
+  ASSERT_TRUE(store::WriteSummaryFile(path, {FullSummary(1)}).ok());
+  Alter(path,
+        "DROP TABLE fixes; ALTER TABLE ranks DROP COLUMN replayed_step_ns;");
+  auto back = store::ReadSummaryFile(path);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  report::RankSummary want = AsRead(FullSummary(1));
+  want.facts.replayed_step_ns = 0;
+  want.facts.fixes.clear();
+  EXPECT_EQ(back->at(0).facts, want.facts);
+  // The table, but a view: refused by kind, as every table.
+  ASSERT_TRUE(store::WriteSummaryFile(path, {FullSummary(1)}).ok());
+  Alter(path, "DROP TABLE fixes; CREATE VIEW fixes AS SELECT 0 AS rank_index;");
+  ExpectReadError(path, "`fixes` is a view, not a table");
+  // A saving larger than the rank's step is not one we wrote.
+  ASSERT_TRUE(store::WriteSummaryFile(path, {FullSummary(1)}).ok());
+  Alter(path, "UPDATE fixes SET saving_ns = 999999999999 WHERE fix = 'bf16';");
+  ExpectReadError(path, "table fixes: rank_index 0: a fix with bad values");
 }
 
 TEST(SummaryFile, MissingTableOrViewInsteadIsDamaged) {

@@ -695,6 +695,48 @@ bool Overlaps(const model::RankIdentity& a, const model::RankIdentity& b) {
          b.trace_start_ns <= a.trace_end_ns + kSameJobStartWindowNs;
 }
 
+// JobFix (job.h): each rank's own work per step (its mean step less its waits at collectives), and
+// for each fix the longest own work once every rank saves what its replay of the fix saves.
+void ReplayJobFixes(const std::vector<const model::RankFacts*>& ranks, JobAnalysis* out) {
+  if (ranks.size() < 2 || out->ranks.size() != ranks.size()) return;
+  for (const model::RankFacts* f : ranks)
+    if (f->replayed_step_ns <= 0) return;  // a rank without a replay: the job cannot be replayed
+  std::vector<int64_t> own(ranks.size());
+  for (size_t m = 0; m < ranks.size(); ++m) {
+    own[m] = std::max<int64_t>(0, ranks[m]->mean_step_ns - out->ranks[m].wait_suffered_ns_per_step);
+    if (own[m] > out->own_step_ns) {
+      out->own_step_ns = own[m];
+      out->own_step_rank = ranks[m]->identity.rank;
+    }
+  }
+  std::vector<std::string> ids;  // every fix some rank replayed, in first-seen order
+  for (const model::RankFacts* f : ranks)
+    for (const model::FixSaving& s : f->fixes)
+      if (std::find(ids.begin(), ids.end(), s.fix) == ids.end()) ids.push_back(s.fix);
+  for (const std::string& id : ids) {
+    JobFix j;
+    j.fix = id;
+    j.rank_saving_min_ns = INT64_MAX;
+    int64_t after = -1;
+    for (size_t m = 0; m < ranks.size(); ++m) {
+      int64_t saving = 0;  // a fix that does not apply to a rank saves nothing there
+      for (const model::FixSaving& s : ranks[m]->fixes)
+        if (s.fix == id) saving = s.saving_ns;
+      j.rank_saving_min_ns = std::min(j.rank_saving_min_ns, saving);
+      j.rank_saving_max_ns = std::max(j.rank_saving_max_ns, saving);
+      const int64_t left = std::max<int64_t>(0, own[m] - saving);
+      if (left > after) {
+        after = left;
+        j.bound_by_rank = ranks[m]->identity.rank;
+      }
+    }
+    j.saving_ns = out->own_step_ns - after;
+    out->fixes.push_back(std::move(j));
+  }
+  std::stable_sort(out->fixes.begin(), out->fixes.end(),
+                   [](const JobFix& a, const JobFix& b) { return a.saving_ns > b.saving_ns; });
+}
+
 }  // namespace
 
 JobAnalysis AnalyzeJob(const std::vector<const model::RankFacts*>& ranks) {
@@ -972,6 +1014,7 @@ JobAnalysis AnalyzeJob(const std::vector<const model::RankFacts*>& ranks) {
       out.straggler = s;
     }
   }
+  ReplayJobFixes(ranks, &out);
   return out;
 }
 

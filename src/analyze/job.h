@@ -88,6 +88,21 @@ struct Straggler {
 // step and the clock uncertainty.
 inline constexpr double kStragglerMinShare = 0.01;
 
+// A fix applied on every rank (the same code runs on each), replayed for the job. Ranks meet at
+// every collective, so a step of the job lasts as long as its slowest rank's own work: each rank's
+// mean step less the time it waited at collectives for a later rank (RankWait's
+// wait_suffered_ns_per_step). A fix shortens each rank's own work by what its replay saves there
+// (RankFacts::fixes), and the job's step after it is the longest of those. A rank that only waits
+// gains nothing until the rank it waits for does. Per step, not per collective: where ranks take
+// turns at being last, the job's gain is overstated (the waits in between are not replayed).
+struct JobFix {
+  std::string fix;                   // the what-if id
+  int64_t saving_ns = 0;             // per job step: own work now − own work after, slowest ranks
+  int64_t rank_saving_min_ns = 0;    // the fix alone on the ranks, their least …
+  int64_t rank_saving_max_ns = 0;    // … and most
+  int32_t bound_by_rank = -1;        // the rank whose own work is longest after it
+};
+
 struct JobAnalysis {
   std::vector<MatchedCollective> collectives;  // in first-arrival order
   uint64_t unmatched = 0;                      // records seen on fewer ranks than their group
@@ -99,6 +114,10 @@ struct JobAnalysis {
   int64_t mean_step_ns = 0;      // median over ranks of their mean steady step
   int64_t steps = 0;             // steps the per-step figures divide by: those every member profiled
   std::optional<Straggler> straggler;  // the rank the others wait for, or none
+  // The job's what-if (JobFix): empty unless every member was replayed.
+  int64_t own_step_ns = 0;   // the longest own work of a rank per step (the job's step as modelled)
+  int32_t own_step_rank = -1;
+  std::vector<JobFix> fixes;  // by job saving, largest first
 };
 
 // `ranks` are the members of one JobGroup.

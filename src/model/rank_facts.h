@@ -83,6 +83,14 @@ struct BusyTimeline {
 };
 inline constexpr size_t kMaxBusyBins = 512;
 
+// One fix replayed on the rank's steps (whatif/whatif.h), for the job's what-if: what the fix
+// alone saves per mean steady step of this rank.
+struct FixSaving {
+  std::string fix;  // the what-if's id ("bf16", "data_wait", …)
+  int64_t saving_ns = 0;
+  bool operator==(const FixSaving&) const = default;
+};
+
 struct RankFacts {
   RankIdentity identity;
   // Headline numbers (the same values as the rank's section), for the job summary and the spread
@@ -94,6 +102,10 @@ struct RankFacts {
   int64_t exposed_communication_ns = 0;
   int64_t idle_ns = 0;
   std::string verdict;  // advise verdict id ("input-bound", ...)
+  // The replay (set by the report stage, like the verdict): the unchanged replay's mean step, 0
+  // when the rank has no steady steps with GPU work to replay; and every fix replayed on it.
+  int64_t replayed_step_ns = 0;
+  std::vector<FixSaving> fixes;
   std::vector<StepSpan> steps;
   std::vector<CollectiveRecord> collectives;  // in start order
   BusyTimeline busy;

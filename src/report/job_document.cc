@@ -344,6 +344,32 @@ void AddRanksTable(const std::vector<Member>& members, Section& s) {
   }
 }
 
+// The job's what-if (analyze::JobFix): each fix on every rank, the job's step the slowest rank's
+// own work after it.
+void AddJobWhatIf(const analyze::JobAnalysis& a, Section& s) {
+  if (a.fixes.empty()) return;
+  // One line in text (the job summary stays one screen): the best fix; the table in -v, JSON, HTML.
+  const analyze::JobFix& best = a.fixes.front();
+  Row& row = s.AddRow("job_whatif", "job what-if");
+  row.fields = {F("best_fix", "best fix", Text(best.fix)),
+                F("best_saving_ns", "saves the job", Ns(best.saving_ns)),
+                F("best_saving_share", "", ShareOf(static_cast<double>(best.saving_ns),
+                                                   static_cast<double>(a.own_step_ns))),
+                F("best_bound_by_rank", "then bound by rank", RankValue(best.bound_by_rank)),
+                Detail("own_step_ns", "slowest rank's own work", Ns(a.own_step_ns)),
+                Detail("own_step_rank", "rank", RankValue(a.own_step_rank))};
+  row.note = "(on every rank; the job goes at its slowest rank's own work)";
+  Table& t = s.AddTable("job_whatif_fixes", "each fix on every rank, replayed for the job",
+                        {{"fix", "fix"}, {"saving_ns", "job saves"}, {"saving_share", "of step"},
+                         {"rank_saving_min_ns", "ranks: least"}, {"rank_saving_max_ns", "most"},
+                         {"bound_by_rank", "then bound by rank"}});
+  t.text_rows = 0;
+  for (const analyze::JobFix& f : a.fixes)
+    t.rows.push_back({Text(f.fix), Ns(f.saving_ns),
+                      ShareOf(static_cast<double>(f.saving_ns), static_cast<double>(a.own_step_ns)),
+                      Ns(f.rank_saving_min_ns), Ns(f.rank_saving_max_ns), RankValue(f.bound_by_rank)});
+}
+
 void AddSkewTable(const analyze::JobAnalysis& a, Section& s) {
   Table& t = s.AddTable("collective_skew", "collectives with the largest arrival skew",
                         {{"group", "group"}, {"type", "type"}, {"seq", "seq"}, {"matched_by", "matched by"},
@@ -546,6 +572,7 @@ void AddJob(const AnalysedJob& job, size_t number, std::vector<Member>& members,
   AddSpread(s, "exposed_communication", "exposed comm", Unit::kShare, comm);
   AddSpread(s, "idle", "idle", Unit::kShare, idle);
   AddClocks(a, members, s);
+  AddJobWhatIf(a, s);
   for (size_t i = 0; i < job.group.notes.size(); ++i) s.AddRow("note_" + std::to_string(i), "note").note = job.group.notes[i];
 
   Section& findings = s.AddSection("findings", "finding");

@@ -4,6 +4,7 @@
 #include "report/document.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace gpuscope::report {
 
@@ -13,6 +14,17 @@ RankSummary SummarizeRank(const RankReport& rank, size_t index) {
   // The advice is a stage after the facts (ExtractRankFacts leaves the verdict empty): the job
   // summary counts the ranks' verdicts without their sections.
   s.facts.verdict = rank.advice.verdict;
+  // The what-if too (whatif runs after the facts): each fix's saving alone, scaled from the
+  // replayed window's mean step to the rank's mean steady step, as the findings state it.
+  const whatif::WhatIfResults& w = rank.whatif;
+  if (w.replayed && w.step_ns > 0) {
+    s.facts.replayed_step_ns = w.step_ns;
+    const double scale = static_cast<double>(s.facts.mean_step_ns) / static_cast<double>(w.step_ns);
+    for (const whatif::FixResult& f : w.fixes)
+      s.facts.fixes.push_back(
+          {f.id, std::clamp<int64_t>(std::llround(static_cast<double>(f.saving_ns) * scale), 0,
+                                     s.facts.mean_step_ns)});
+  }
   s.section = BuildRankSection(rank, index);
   return s;
 }

@@ -41,6 +41,11 @@ constexpr int kPageSize = 1024;
 // file could run any query).
 constexpr const char* kTables[] = {
     "meta", "ranks", "rank_process_groups", "steps", "comm_groups", "collectives", "busy_bins"};
+// More fixes than any gpuscope has what-ifs is not a file we wrote.
+constexpr size_t kMaxFixesPerRank = 64;
+// Added since (format_version stays: adding is not a change a reader can misread; see
+// docs/summary-format.md): a file without them, from an older gpuscope, reads as not replayed.
+constexpr const char* kOptionalTables[] = {"fixes"};
 
 constexpr char kSchemaSql[] = R"sql(
 CREATE TABLE meta(
@@ -69,8 +74,16 @@ CREATE TABLE ranks(
   verdict TEXT NOT NULL,
   busy_first_bin_start_ns INTEGER NOT NULL,
   busy_bin_ns INTEGER NOT NULL,
-  section_json TEXT NOT NULL
+  section_json TEXT NOT NULL,
+  replayed_step_ns INTEGER NOT NULL
 );
+CREATE TABLE fixes(
+  rank_index INTEGER NOT NULL,
+  position INTEGER NOT NULL,
+  fix TEXT NOT NULL,
+  saving_ns INTEGER NOT NULL,
+  PRIMARY KEY(rank_index, position)
+) WITHOUT ROWID;
 CREATE TABLE rank_process_groups(
   rank_index INTEGER NOT NULL,
   position INTEGER NOT NULL,
@@ -224,13 +237,14 @@ Status FillDatabase(sqlite3* db, const std::vector<report::RankSummary>& ranks) 
   auto meta = w.Prepare("INSERT INTO meta(key, value) VALUES (?, ?)");
   auto rank_row = w.Prepare(
       "INSERT INTO ranks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-      "?)");
+      "?, ?)");
+  auto fix = w.Prepare("INSERT INTO fixes VALUES (?, ?, ?, ?)");
   auto pg = w.Prepare("INSERT INTO rank_process_groups VALUES (?, ?, ?)");
   auto step = w.Prepare("INSERT INTO steps VALUES (?, ?, ?, ?, ?, ?)");
   auto group = w.Prepare("INSERT INTO comm_groups VALUES (?, ?, ?, ?, ?, ?)");
   auto coll = w.Prepare("INSERT INTO collectives VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   auto bin = w.Prepare("INSERT INTO busy_bins VALUES (?, ?, ?)");
-  for (auto* r : {&meta, &rank_row, &pg, &step, &group, &coll, &bin})
+  for (auto* r : {&meta, &rank_row, &pg, &step, &group, &coll, &bin, &fix})
     if (!r->ok()) return r->status();
 
   const std::pair<const char*, std::string> meta_rows[] = {
@@ -253,8 +267,11 @@ Status FillDatabase(sqlite3* db, const std::vector<report::RankSummary>& ranks) 
         int64_t{id.world_size}, id.backend, id.base_time_ns, int64_t{id.absolute_clock},
         id.trace_start_ns, id.trace_end_ns, id.device_name, id.hostname, f.mean_step_ns,
         f.steady_steps, f.span_ns, f.compute_ns, f.exposed_communication_ns, f.idle_ns, f.verdict,
-        f.busy.first_bin_start_ns, f.busy.bin_ns, SectionJson(ranks[i].section));
+        f.busy.first_bin_start_ns, f.busy.bin_ns, SectionJson(ranks[i].section), f.replayed_step_ns);
     if (!s.ok()) return s;
+    for (size_t k = 0; k < f.fixes.size(); ++k)
+      if (s = w.Insert(fix->get(), ri, static_cast<int64_t>(k), f.fixes[k].fix, f.fixes[k].saving_ns); !s.ok())
+        return s;
     for (size_t p = 0; p < id.process_groups.size(); ++p)
       if (s = w.Insert(pg->get(), ri, static_cast<int64_t>(p), id.process_groups[p]); !s.ok())
         return s;
@@ -304,6 +321,8 @@ class Reader {
     if (Status s = ReadSteps(&ranks); !s.ok()) return s;
     if (Status s = ReadCollectives(&ranks); !s.ok()) return s;
     if (Status s = ReadBusyBins(&ranks); !s.ok()) return s;
+    if (has_replay_)
+      if (Status s = ReadFixes(&ranks); !s.ok()) return s;
     return ranks;
   }
 
@@ -446,7 +465,11 @@ class Reader {
                                " (hint: reduce with the gpuscope that wrote it, or map the trace "
                                "again with this one)");
     }
-    for (const char* table : kTables) {
+    std::vector<const char*> needed(std::begin(kTables), std::end(kTables));
+    for (const char* table : kOptionalTables)
+      if (types.count(table)) needed.push_back(table);
+    has_replay_ = types.count("fixes") > 0;
+    for (const char* table : needed) {
       auto it = types.find(table);
       if (it == types.end()) return Damaged(std::string("table `") + table + "` is missing");
       if (it->second != "table")
@@ -475,11 +498,13 @@ class Reader {
   }
 
   Status ReadRanks(std::vector<report::RankSummary>* ranks) {
-    auto st = Prepare(
+    const std::string sql =
         "SELECT rank_index, path, rank, rank_source, world_size, backend, base_time_ns, "
         "absolute_clock, trace_start_ns, trace_end_ns, device_name, hostname, mean_step_ns, "
         "steady_steps, span_ns, compute_ns, exposed_communication_ns, idle_ns, verdict, "
-        "busy_first_bin_start_ns, busy_bin_ns, section_json FROM ranks ORDER BY rank_index");
+        "busy_first_bin_start_ns, busy_bin_ns, section_json, " +
+        std::string(has_replay_ ? "replayed_step_ns" : "0") + " FROM ranks ORDER BY rank_index";
+    auto st = Prepare(sql.c_str());
     if (!st.ok()) return st.status();
     sqlite3_stmt* s = st->get();
     return ForEachRow(s, "ranks", [&](std::string* why) {
@@ -503,7 +528,8 @@ class Reader {
           !Int(s, 13, &f.steady_steps) || !Int(s, 14, &f.span_ns) || !Int(s, 15, &f.compute_ns) ||
           !Int(s, 16, &f.exposed_communication_ns) || !Int(s, 17, &f.idle_ns) ||
           !Text(s, 18, &f.verdict) || !Int(s, 19, &f.busy.first_bin_start_ns) ||
-          !Int(s, 20, &f.busy.bin_ns) || !RawText(s, 21, &json)) {
+          !Int(s, 20, &f.busy.bin_ns) || !RawText(s, 21, &json) || !Int(s, 22, &f.replayed_step_ns) ||
+          f.replayed_step_ns < 0) {
         *why =
             "rank_index " + std::to_string(index) + ": a value of the wrong type or out of range";
         return false;
@@ -670,8 +696,30 @@ class Reader {
     });
   }
 
+  Status ReadFixes(std::vector<report::RankSummary>* ranks) {
+    auto st = Prepare("SELECT rank_index, position, fix, saving_ns FROM fixes ORDER BY rank_index, position");
+    if (!st.ok()) return st.status();
+    sqlite3_stmt* s = st->get();
+    return ForEachRow(s, "fixes", [&](std::string* why) {
+      const int64_t ri = sqlite3_column_int64(s, 0);
+      const size_t due = ri >= 0 && static_cast<uint64_t>(ri) < ranks->size()
+                             ? (*ranks)[static_cast<size_t>(ri)].facts.fixes.size()
+                             : 0;
+      size_t r = 0;
+      if (!Position(s, *ranks, due, &r, why)) return false;
+      model::FixSaving f;
+      // A saving is at most the rank's step: a larger one is not ours.
+      if (due >= kMaxFixesPerRank || !Text(s, 2, &f.fix) || f.fix.empty() || !Int(s, 3, &f.saving_ns) ||
+          f.saving_ns < 0 || f.saving_ns > (*ranks)[r].facts.mean_step_ns)
+        return (*why = "rank_index " + std::to_string(ri) + ": a fix with bad values", false);
+      (*ranks)[r].facts.fixes.push_back(std::move(f));
+      return true;
+    });
+  }
+
   sqlite3* db_;
   const std::string& name_;
+  bool has_replay_ = false;  // written by a gpuscope that stores the replay (table `fixes`)
 };
 
 // A connection that refuses what a hostile file could ask of it: no writes through the schema,
