@@ -616,6 +616,35 @@ TEST_F(IngestTest, NoControlSequenceFromAnInputReachesTheTerminal) {
   EXPECT_EQ(t->diagnostics.count[static_cast<size_t>(Diag::kControlCharacter)], 1u);
 }
 
+// Characters that reorder or break the text after them (Trojan Source): bidirectional overrides
+// and isolates, marks, line and paragraph separators, in a kernel name and an nvidia-smi GPU
+// name, never reach the report (issue 36 item 5).
+TEST_F(IngestTest, BidiControlsFromInputsAreReplaced) {
+  const char* kLayout[] = {"\u202e", "\u202a", "\u2066", "\u2069", "\u2028", "\u2029", "\u200f", "\u061c"};
+  const char* kRaw[] = {"\xE2\x80\xAE", "\xE2\x80\xAA", "\xE2\x81\xA6", "\xE2\x81\xA9",
+                        "\xE2\x80\xA8", "\xE2\x80\xA9", "\xE2\x80\x8F", "\xD8\x9C"};
+  std::string escaped_name = "gemm", raw_name = "GPU";
+  for (const char* c : kLayout) escaped_name += c;
+  for (const char* c : kRaw) raw_name += c;
+  WriteFile(Path("t.json"),
+            "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"" + escaped_name +
+                "x\", \"pid\": 0, \"tid\": 7, \"ts\": 1, \"dur\": 5, \"args\": {\"device\": 0, "
+                "\"stream\": 7}}]}");
+  WriteFile(Path("smi.csv"), "index, name, utilization.gpu [%]\n0, " + raw_name + "x, 50 %\n0, " +
+                                 raw_name + "x, 60 %\n");
+  for (const char* file : {"t.json", "smi.csv"}) {
+    Outcome r = Run({"analyze", "-v", Path(file)});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find(std::string(file[0] == 't' ? "gemm" : "GPU") + "        x"), std::string::npos)
+        << r.out;
+    for (const char* c : kRaw) EXPECT_EQ(r.out.find(c), std::string::npos) << file << " " << r.out;
+  }
+  auto t = LoadTrace(Path("t.json"));
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->Str(t->gpu.name[0]), "gemm        x");
+  EXPECT_EQ(t->diagnostics.count[static_cast<size_t>(Diag::kControlCharacter)], 1u);
+}
+
 // --- Recordings cut short (issue 19 item 12) ----------------------------------------------------
 
 TEST_F(IngestTest, RecordingCutShortSaysSoAndExitsZero) {

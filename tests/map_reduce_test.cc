@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 #include <simdjson.h>
+#include <sqlite3.h>
 
 #include <filesystem>
 #include <string>
@@ -231,6 +232,33 @@ TEST(JobCli, ReduceOfMapOutputsIsAnalyzeOfTheFolderOnTbPluginTraces) {
 }
 
 // `--monitor` applies to each rank of a folder, and a map with it reduces to the same report.
+// A summary file is an input: the labels of its section (column labels included) reach the
+// terminal only through the sanitiser, never as ESC, OSC or BEL (issue 36 item 5).
+TEST(JobCli, ReducePrintsNoControlSequenceFromASummary) {
+  testing::ScopedTempDir out;
+  const std::string db = out.File("s.db");
+  ASSERT_EQ(RunGpuscope("map " + std::string(GPUSCOPE_SOURCE_DIR) +
+                        "/examples/train_input_bound.pt.trace.json.gz -o " + db)
+                .exit_code,
+            0);
+  sqlite3* h = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
+  // The JSON text \u001b]0;owned\u0007 in a column label and a row label.
+  const char* sql =
+      "UPDATE ranks SET section_json = replace(replace(section_json, '\"label\":\"count\"', "
+      "'\"label\":\"co\\u001b]0;owned\\u0007\\u202eunt\"'), '\"label\":\"verdict\"', "
+      "'\"label\":\"\\u001b[2Jverdict\"');";
+  char* err = nullptr;
+  ASSERT_EQ(sqlite3_exec(h, sql, nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
+  sqlite3_close(h);
+  const auto r = RunGpuscope("reduce -v " + db);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("co\xEF\xBF\xBD]0;owned\xEF\xBF\xBD\xEF\xBF\xBDunt"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos);
+  EXPECT_EQ(r.out.find('\x07'), std::string::npos);
+  EXPECT_EQ(r.out.find("\xE2\x80\xAE"), std::string::npos);
+}
+
 TEST(JobCli, MonitorBesideEveryRankOfAFolderAndThroughMapReduce) {
   ScopedTempDir dir, out;
   WriteRanks(dir.path(), 2);

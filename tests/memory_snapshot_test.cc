@@ -420,6 +420,38 @@ TEST(SnapshotAnalysis, KnownSnapshotGivesItsNumbersAndFindings) {
   EXPECT_NE(ReadFile(page).find("allocated and reserved over the trace"), std::string::npos);
 }
 
+// Sizes no device holds (negative, 2^62 B) are counted and their entries left out, with a note;
+// they never reach a sum ("allocated 4,611,686 TB in 0 B reserved"; issue 36 item 4).
+TEST(SnapshotAnalysis, ImpossibleSizesAreLeftOutAndSaid) {
+  const std::string path = PythonPickle(
+      "sizes",
+      "{'segments': [{'device': 0, 'address': 0, 'total_size': 1 << 20, 'allocated_size': 0, "
+      "  'active_size': 0, 'requested_size': 0, 'stream': 0, 'segment_type': 'small', 'blocks': ["
+      "    {'address': 0, 'size': -4096, 'requested_size': 0, 'state': 'active_allocated', 'frames': []}]},"
+      "  {'device': 0, 'address': 1 << 30, 'total_size': 1 << 62, 'allocated_size': 0, 'active_size': 0,"
+      "   'requested_size': 0, 'stream': 0, 'segment_type': 'large', 'blocks': []}],"
+      " 'device_traces': [["
+      "   {'action': 'segment_alloc', 'addr': 0, 'size': 1 << 20, 'stream': 0, 'time_us': 1, 'frames': []},"
+      "   {'action': 'alloc', 'addr': 0, 'size': 4096, 'stream': 0, 'time_us': 2, 'frames': []},"
+      "   {'action': 'alloc', 'addr': 8192, 'size': 1 << 62, 'stream': 0, 'time_us': 3, 'frames': []},"
+      "   {'action': 'alloc', 'addr': 16384, 'size': -5, 'stream': 0, 'time_us': 4, 'frames': []}]]}",
+      4);
+  REQUIRE_PICKLE(path);
+  const snapshot::Snapshot snap = Load(path);
+  ASSERT_EQ(snap.segments.size(), 1u);            // the 2^62 B segment left out
+  EXPECT_TRUE(snap.segments[0].blocks.empty());   // the −4096 B block left out
+  ASSERT_EQ(snap.devices.size(), 1u);
+  EXPECT_EQ(snap.devices[0].events.size(), 2u);   // the 2^62 B and −5 B allocs left out
+  ASSERT_EQ(snap.notes.size(), 1u);
+  EXPECT_EQ(snap.notes[0].rfind("4 segment, block or event sizes below 0 or above 256 TiB", 0), 0u) << snap.notes[0];
+  const analyze::SnapshotAnalysis a = analyze::AnalyzeSnapshot(snap);
+  EXPECT_EQ(a.devices[0].peak_allocated_bytes, 4096);
+  EXPECT_EQ(a.devices[0].peak_reserved_bytes, 1 << 20);
+  const auto r = RunGpuscope("analyze " + path);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("above 256 TiB"), std::string::npos) << r.out;
+}
+
 TEST(SnapshotRegistry, PickleIsReadAsASnapshotNotRefused) {
   const std::string path = PythonPickle("reg", "{'segments': [], 'device_traces': [[]]}", 2);
   REQUIRE_PICKLE(path);

@@ -445,6 +445,31 @@ TEST(NsysSqlite, UnknownSchemaReadsWhatItCanOrSaysWhatIsMissing) {
       << r.err;
 }
 
+// SQLite keeps what a column is given: TEXT in a kernel's integer column read as 0 before, and the
+// report said every event was read. Such a row is malformed: counted and skipped, and the report
+// says so (issue 36 item 4).
+TEST(NsysSqlite, TextInAnIntegerColumnIsAMalformedRow) {
+  REQUIRE_NSYS(kH100a);
+  ScopedTempDir dir;
+  const std::string path = dir.File("typed.sqlite");
+  Copy(RealTrace(kH100a), path);
+  {
+    RwDb db(path);
+    db.Exec("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET streamId = 'seven' WHERE rowid = "
+            "(SELECT min(rowid) FROM CUPTI_ACTIVITY_KIND_KERNEL)");
+    db.Exec("UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET correlationId = 1.5 WHERE rowid = "
+            "(SELECT min(rowid) FROM CUPTI_ACTIVITY_KIND_RUNTIME)");
+  }
+  auto trace = LoadTrace(path);
+  ASSERT_TRUE(trace.ok()) << trace.status().message();
+  EXPECT_EQ(CountGpu(*trace).kernels, 18);  // of 19
+  EXPECT_EQ(trace->diagnostics.count[static_cast<size_t>(Diag::kWrongColumnType)], 2u);
+  auto r = RunGpuscope("analyze " + path);
+  EXPECT_EQ(r.exit_code, 0) << r.err;  // counted and skipped, as a bad trace event
+  EXPECT_NE(r.out.find("wrong_column_type  rows skipped: an integer column holds text"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("2 events or fields could not be read"), std::string::npos) << r.out;
+}
+
 // Schema 2.x kept its metadata in EXPORT_META_DATA: a known schema, read without a note.
 TEST(NsysSqlite, OldMetadataTableIsKnown) {
   REQUIRE_NSYS(kH100a);

@@ -153,6 +153,22 @@ void ExpectBadInput(const std::string& args, const std::vector<std::string>& nee
     EXPECT_NE(r.err.find(n), std::string::npos) << args << "\nmissing \"" << n << "\" in:\n" << r.err;
 }
 
+// Sizes past the planner's limits are refused by name (issue 36: --seq-len 1e9 printed a step of
+// −9,223,372,036 s); at the limit the plan runs and every time it prints is positive or n/a.
+TEST(PlanCli, HugeSequenceOrBatchIsRefusedNeverWrapped) {
+  ExpectBadInput("plan --model llama-2-7b --gpu h100-sxm --gpus 8 --global-batch 64 --seq-len 1000000000",
+                 {"--seq-len 1000000000 is above the planner's limit of 16777216 tokens"});
+  ExpectBadInput("plan --model llama-2-7b --gpu h100-sxm --gpus 8 --global-batch 99999999999 --seq-len 4096",
+                 {"--global-batch 99999999999 is above the planner's limit of 16777216 sequences"});
+  // At the limits nothing fits (exit 2, said), and the step, 1.4e12 s, is beyond int64 ns: n/a.
+  const CommandResult r = RunGpuscope(
+      "plan --model llama-2-7b --gpu h100-sxm --gpus 8 --global-batch 16777216 --seq-len 16777216");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("no configuration fits"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("step time n/a"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("-9223372036"), std::string::npos) << r.out;
+}
+
 TEST(PlanCli, UnknownGpu) {
   ExpectBadInput("plan --model llama-2-7b --gpu h800-pcie --gpus 8 --global-batch 64 --seq-len 4096",
                  {"unknown GPU \"h800-pcie\"", "known: a100-40gb-sxm", "h100-sxm", "--gpu-spec"});

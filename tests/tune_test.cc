@@ -396,6 +396,31 @@ TEST(TuneResults, ARecordReadsBackAsWritten) {
   EXPECT_FALSE(HasThroughput(oom_back->outcome));
 }
 
+// Huge but finite values average to a finite mean (a plain sum overflowed to inf, and that trial
+// won); a negative number is no throughput: counted as unparsed, left out (issue 36 item 4).
+TEST(TuneMetric, HugeValuesStayFiniteAndNegativeOnesAreNotThroughputs) {
+  MetricSpec spec{MetricKind::kRegex, "(-?[0-9.e+]+) samples/s", Warmup{0, 0}};
+  auto meter = LineMeter::Make(spec);
+  ASSERT_TRUE(meter.ok());
+  for (const char* l : {"1e308 samples/s", "1.5e308 samples/s", "-5 samples/s", "-1e308 samples/s"})
+    meter->OnLine(l, 1'000'000'000);
+  const Measurement m = meter->Measure();
+  ASSERT_TRUE(m.ok);
+  EXPECT_EQ(m.samples, (std::vector<double>{1e308, 1.5e308}));
+  EXPECT_TRUE(std::isfinite(m.value));
+  EXPECT_DOUBLE_EQ(m.value, 1.25e308);
+  EXPECT_EQ(meter->unparsed(), 2u);
+  EXPECT_DOUBLE_EQ(MeanOf({1.7e308, 1.7e308, 1.7e308}), 1.7e308);
+  EXPECT_EQ(MeanOf({}), 0);
+  // A results file with a negative throughput or sample is not ours.
+  TrialRecord r = SampleRecord();
+  r.throughput = -3;
+  EXPECT_FALSE(ParseTrialRecord(TrialRecordJson(r)).ok());
+  r = SampleRecord();
+  r.samples = {1, -2};
+  EXPECT_FALSE(ParseTrialRecord(TrialRecordJson(r)).ok());
+}
+
 TEST(TuneResults, BadAndCutLinesAreReportedWithFileAndLineAndSkipped) {
   const std::string good = TrialRecordJson(SampleRecord());
   const std::string text = good + "\n{\"type\":\"something else\"}\n\n" + good + "\n" +

@@ -339,10 +339,13 @@ enum class Diag : uint8_t {
   kDuplicateGpuEvent,
   kDuplicateRuntimeCall,
   kDuplicateCpuEvent,
+  // Nsight Systems exports: a row whose integer column holds TEXT or a REAL; skipped.
+  kWrongColumnType,
   kCount
 };
 const char* DiagName(Diag d);         // stable snake_case id, used in JSON
 const char* DiagDescription(Diag d);  // human sentence
+bool DiagLosesData(Diag d);           // see Diagnostics::lost
 
 struct Diagnostics {
   std::array<uint64_t, static_cast<size_t>(Diag::kCount)> count{};
@@ -356,6 +359,9 @@ struct Diagnostics {
   }
   void Merge(const Diagnostics& other);
   uint64_t total() const;
+  // Events or fields lost (skipped, or a field ignored) — not those repaired or removed as
+  // identical duplicates, which lose nothing.
+  uint64_t lost() const;
 };
 
 struct LinkStats {

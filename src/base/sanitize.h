@@ -7,6 +7,10 @@
 //
 //   * C0 controls (U+0000–U+001F, including TAB and newline: a newline in a name would forge a line
 //     of the report), DEL (U+007F) and C1 controls (U+0080–U+009F) become a space;
+//   * so do the characters that reorder or break what follows them on screen (Trojan Source,
+//     CVE-2021-42574): the bidirectional embeddings, overrides and isolates U+202A–U+202E and
+//     U+2066–U+2069, the marks U+200E, U+200F and U+061C, and the line and paragraph separators
+//     U+2028 and U+2029;
 //   * bytes that are not valid UTF-8 become U+FFFD;
 //   * everything else (printable ASCII, valid UTF-8) is kept as it is.
 #pragma once
@@ -18,6 +22,15 @@
 #include "base/utf8.h"
 
 namespace gpuscope {
+
+// Whether the `len`-byte UTF-8 character at in[i] is one of the layout controls above.
+inline bool IsLayoutControl(std::string_view in, size_t i, size_t len) {
+  const auto b = [&in, i](size_t k) { return static_cast<unsigned char>(in[i + k]); };
+  if (len == 2) return b(0) == 0xD8 && b(1) == 0x9C;  // U+061C
+  if (len != 3 || b(0) != 0xE2) return false;
+  if (b(1) == 0x80) return b(2) == 0x8E || b(2) == 0x8F || (b(2) >= 0xA8 && b(2) <= 0xAE);
+  return b(1) == 0x81 && b(2) >= 0xA6 && b(2) <= 0xA9;  // U+2066–U+2069
+}
 
 // What a sanitising pass replaced (the trace reader counts each kind as a diagnostic).
 struct SanitizeFixes {
@@ -47,10 +60,11 @@ inline size_t AppendSanitizedChar(std::string_view in, size_t i, std::string* ou
     return 1;
   }
   // U+0080–U+009F are encoded C2 80 … C2 9F.
-  if (len == 2 && c == 0xC2 && static_cast<unsigned char>(in[i + 1]) <= 0x9F) {
+  if ((len == 2 && c == 0xC2 && static_cast<unsigned char>(in[i + 1]) <= 0x9F) ||
+      IsLayoutControl(in, i, len)) {
     out->push_back(' ');
     fixes->control = true;
-    return 2;
+    return len;
   }
   out->append(in.data() + i, len);
   return len;
@@ -81,24 +95,30 @@ inline bool NeedsSanitizing(std::string_view in) {
       continue;
     }
     const size_t len = Utf8SequenceLength(in, i);
-    if (len == 0 || (len == 2 && c == 0xC2 && static_cast<unsigned char>(in[i + 1]) <= 0x9F))
+    if (len == 0 || (len == 2 && c == 0xC2 && static_cast<unsigned char>(in[i + 1]) <= 0x9F) ||
+        IsLayoutControl(in, i, len))
       return true;
     i += len;
   }
   return false;
 }
 
-// For text already known to be valid UTF-8 (simdjson validated it): any C0, DEL or C1 control?
-// A branch-light first pass, since the trace reader asks it of every string it keeps.
+// For text already known to be valid UTF-8 (simdjson validated it): any C0, DEL or C1 control,
+// or layout control? A branch-light first pass, since the trace reader asks it of every string
+// it keeps.
 inline bool HasControlCharacter(std::string_view in) {
   const unsigned char* p = reinterpret_cast<const unsigned char*>(in.data());
   const size_t n = in.size();
   bool maybe = false;
-  for (size_t i = 0; i < n; ++i) maybe |= p[i] < 0x20 || p[i] == 0x7F || p[i] == 0xC2;
+  for (size_t i = 0; i < n; ++i)
+    maybe |= p[i] < 0x20 || p[i] == 0x7F || p[i] == 0xC2 || p[i] == 0xE2 || p[i] == 0xD8;
   if (!maybe) return false;
   for (size_t i = 0; i < n; ++i) {
     if (p[i] < 0x20 || p[i] == 0x7F) return true;
     if (p[i] == 0xC2 && i + 1 < n && p[i + 1] <= 0x9F) return true;
+    if ((p[i] == 0xE2 && i + 2 < n && IsLayoutControl(in, i, 3)) ||
+        (p[i] == 0xD8 && i + 1 < n && IsLayoutControl(in, i, 2)))
+      return true;
   }
   return false;
 }

@@ -51,6 +51,8 @@ const char* DiagName(Diag d) {
       return "duplicate_runtime_call";
     case Diag::kDuplicateCpuEvent:
       return "duplicate_cpu_event";
+    case Diag::kWrongColumnType:
+      return "wrong_column_type";
     case Diag::kCount:
       break;
   }
@@ -105,6 +107,8 @@ const char* DiagDescription(Diag d) {
       return "identical duplicate runtime calls removed";
     case Diag::kDuplicateCpuEvent:
       return "identical duplicate CPU events removed (ProfilerStep ranges, ops, annotations)";
+    case Diag::kWrongColumnType:
+      return "rows skipped: an integer column holds text or a real number";
     case Diag::kCount:
       break;
   }
@@ -116,6 +120,34 @@ void Diagnostics::Merge(const Diagnostics& other) {
     if (other.count[i] == 0) continue;
     Add(static_cast<Diag>(i), other.first_offset[i], other.count[i]);
   }
+}
+
+bool DiagLosesData(Diag d) {
+  switch (d) {
+    case Diag::kMalformedEvent:
+    case Diag::kNotAnObject:
+    case Diag::kMissingPhase:
+    case Diag::kUnknownPhase:
+    case Diag::kMissingTimestamp:
+    case Diag::kMissingDuration:
+    case Diag::kNegativeDuration:
+    case Diag::kBadNumber:
+    case Diag::kIntegerOutOfRange:
+    case Diag::kUnmatchedBegin:
+    case Diag::kUnmatchedEnd:
+    case Diag::kMalformedHeader:
+    case Diag::kWrongColumnType:
+      return true;
+    default:
+      return false;
+  }
+}
+
+uint64_t Diagnostics::lost() const {
+  uint64_t n = 0;
+  for (size_t i = 0; i < count.size(); ++i)
+    if (DiagLosesData(static_cast<Diag>(i))) n += count[i];
+  return n;
 }
 
 uint64_t Diagnostics::total() const {

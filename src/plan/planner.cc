@@ -558,6 +558,15 @@ Status ValidateRequest(const PlanRequest& r) {
                  std::to_string(kMaxGpus) + " GPUs (2^20)");
   if (r.global_batch <= 0) return usage("--global-batch must be a positive integer");
   if (r.seq_len <= 0) return usage("--seq-len must be a positive integer");
+  // Far beyond any run (the longest trained contexts are a few M tokens), and they keep every
+  // token, FLOP and byte count of the formulas within range.
+  if (r.seq_len > kMaxSeqLen)
+    return usage("--seq-len " + std::to_string(r.seq_len) + " is above the planner's limit of " +
+                 std::to_string(kMaxSeqLen) + " tokens (2^24)");
+  if (r.global_batch > kMaxGlobalBatch)
+    return usage("--global-batch " + std::to_string(r.global_batch) +
+                 " is above the planner's limit of " + std::to_string(kMaxGlobalBatch) +
+                 " sequences (2^24)");
   if (r.tp && *r.tp <= 0) return usage("--tp must be a positive integer");
   if (r.pp && *r.pp <= 0) return usage("--pp must be a positive integer");
   if (r.vpp && *r.vpp <= 0) return usage("--vpp must be a positive integer");

@@ -234,6 +234,8 @@ Status ValidateRequest(const PlanRequest& r);
 // Upper bound on --gpus (2^20 = 1,048,576): above it the request is a usage error. Keeps the search
 // and the "more GPUs" suggestions (up to 64×) fast and every product of degrees exact in int64.
 inline constexpr int64_t kMaxGpus = int64_t{1} << 20;
+inline constexpr int64_t kMaxSeqLen = int64_t{1} << 24;
+inline constexpr int64_t kMaxGlobalBatch = int64_t{1} << 24;
 
 // Enumerates, evaluates and ranks (§9). Errors only for invalid requests; "nothing fits" is a
 // report with no feasible configuration and suggestions.

@@ -30,12 +30,15 @@ using render::Table;
 using render::Unit;
 using render::Value;
 
-// A duration in ns. Fractional ns (a mean) are rounded to the nearest ns.
+// A duration in ns. Fractional ns (a mean) are rounded to the nearest ns; one beyond int64 (±292
+// years: a computed time gone wrong) is n/a, never a wrapped negative.
 template <typename T>
 Value Ns(T ns) {
   static_assert(std::is_arithmetic_v<T>);
   if constexpr (std::is_floating_point_v<T>) {
-    return std::isfinite(ns) ? Value::Nanos(std::llround(ns)) : Value::Na(Unit::kNanos);
+    constexpr double kLimit = 9.2e18;  // just below 2^63
+    return std::isfinite(ns) && std::fabs(ns) < kLimit ? Value::Nanos(std::llround(ns))
+                                                       : Value::Na(Unit::kNanos);
   } else {
     return Value::Nanos(static_cast<int64_t>(ns));
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "base/sanitize.h"
 #include "base/utf8.h"
 #include "render/format.h"
 
@@ -93,7 +94,12 @@ struct Writer {
     std::vector<std::vector<std::string>> cells;
     std::vector<size_t> widths(t.columns.size(), 0);
     std::vector<bool> numeric(t.columns.size(), true);
-    for (size_t c = 0; c < t.columns.size(); ++c) widths[c] = DisplayWidth(t.columns[c].label);
+    // Column labels too: a document read from a file (a summary) carries its own.
+    std::vector<std::string> labels;
+    for (size_t c = 0; c < t.columns.size(); ++c) {
+      labels.push_back(SanitizeForTerminal(t.columns[c].label));
+      widths[c] = DisplayWidth(labels[c]);
+    }
     for (size_t r = 0; r < shown; ++r) {
       std::vector<std::string> row;
       for (size_t c = 0; c < t.columns.size(); ++c) {
@@ -128,7 +134,7 @@ struct Writer {
       std::string header(indent + 2, ' ');
       for (size_t c : block) {
         if (c != block.front()) header += "  ";
-        header += numeric[c] ? PadLeft(t.columns[c].label, widths[c]) : Pad(t.columns[c].label, widths[c]);
+        header += numeric[c] ? PadLeft(labels[c], widths[c]) : Pad(labels[c], widths[c]);
       }
       while (!header.empty() && header.back() == ' ') header.pop_back();
       out += opt.color ? std::string(kBold) + header + kReset : header;
@@ -268,10 +274,11 @@ std::string SanitizeForTerminal(std::string_view s) {
           o->push_back(static_cast<char>(c));
       },
       [](std::string_view seq, std::string* o) {
-        // C1 controls (U+0080–U+009F, UTF-8 C2 80–C2 9F) act as escapes on some terminals.
+        // C1 controls (U+0080–U+009F, UTF-8 C2 80–C2 9F) act as escapes on some terminals;
+        // bidirectional overrides and line separators reorder or break what follows.
         const bool c1 = seq.size() == 2 && static_cast<unsigned char>(seq[0]) == 0xC2 &&
                         static_cast<unsigned char>(seq[1]) < 0xA0;
-        o->append(c1 ? kUtf8Replacement : seq);
+        o->append(c1 || IsLayoutControl(seq, 0, seq.size()) ? kUtf8Replacement : seq);
       });
   return out;
 }

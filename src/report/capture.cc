@@ -50,11 +50,13 @@ std::string DeviceProperties(const analyze::TraceSummary& r) {
   return "no device properties: the GPU's memory and SM count are unknown, so memory headroom "
          "and occupancy are not estimated";
 }
+// Only what was lost: characters replaced and identical duplicates removed lose nothing (the
+// diagnostics table lists them), and the hint (a complete file) would not fit them.
 std::string EveryEventRead(const analyze::TraceSummary& r) {
-  const uint64_t skipped = r.diagnostics.total();
-  if (skipped == 0) return "";
-  return std::to_string(skipped) +
-         " events could not be read and were skipped or repaired (the diagnostics table says "
+  const uint64_t lost = r.diagnostics.lost();
+  if (lost == 0) return "";
+  return std::to_string(lost) +
+         " events or fields could not be read and were skipped (the diagnostics table says "
          "which): figures that need them undercount";
 }
 
@@ -84,7 +86,7 @@ constexpr CaptureCheck kChecks[] = {
      "the export's TARGET_INFO_GPU table (nsys ≥ 2021)"},
     {"every_event_read", "every event read", EveryEventRead,
      "a complete file: let the profiler finish writing before copying it, and check the copy",
-     "a complete export: let nsys finish and export the whole report"},
+     "a complete, unedited export: let nsys finish, then nsys export --type sqlite again"},
 };
 
 }  // namespace

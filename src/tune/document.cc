@@ -27,9 +27,8 @@ Value Throughput(double v) { return Value::Number(v, 2); }
 
 double StdDev(const std::vector<double>& v) {
   if (v.size() < 2) return NAN;
-  double mean = 0, var = 0;
-  for (double x : v) mean += x;
-  mean /= static_cast<double>(v.size());
+  const double mean = MeanOf(v);
+  double var = 0;
   for (double x : v) var += (x - mean) * (x - mean);
   return std::sqrt(var / static_cast<double>(v.size() - 1));
 }

@@ -32,18 +32,20 @@ void Measurement::Scale(double factor) {
   for (double& s : samples) s *= factor;
 }
 
+double MeanOf(const std::vector<double>& v) {
+  double mean = 0;
+  for (size_t k = 0; k < v.size(); ++k) mean += (v[k] - mean) / static_cast<double>(k + 1);
+  return mean;
+}
+
 Measurement MeasureValues(const std::vector<TimedValue>& values, const Warmup& warmup) {
   Measurement m;
   m.seen = values.size();
   const size_t from = WarmupEnd(values, warmup, [](const TimedValue& v) { return v.t_ns; });
   m.warmup = from;
   if (from >= values.size()) return m;
-  double sum = 0;
-  for (size_t i = from; i < values.size(); ++i) {
-    sum += values[i].value;
-    m.samples.push_back(values[i].value);
-  }
-  m.value = sum / static_cast<double>(values.size() - from);
+  for (size_t i = from; i < values.size(); ++i) m.samples.push_back(values[i].value);
+  m.value = MeanOf(m.samples);
   m.ok = true;
   return m;
 }
@@ -119,7 +121,8 @@ void LineMeter::OnLine(std::string_view line, int64_t t_ns) {
       match[1].matched ? head.substr(static_cast<size_t>(match[1].first - head.begin()),
                                      static_cast<size_t>(match[1].length()))
                        : std::string_view();
-  if (group.empty() || ParseDouble(group, &v) != NumberError::kOk || !std::isfinite(v)) {
+  // A throughput is a finite number ≥ 0: a negative one is not a throughput (counted, left out).
+  if (group.empty() || ParseDouble(group, &v) != NumberError::kOk || !std::isfinite(v) || v < 0) {
     ++unparsed_;
     return;
   }

@@ -49,6 +49,10 @@ struct Measurement {
   void Scale(double factor);  // steps/s × batch = samples/s
 };
 
+// The mean of throughputs (finite, ≥ 0) as a running mean: a sum of huge finite values (1e308)
+// would overflow to inf, and an inf trial would win. 0 for none.
+double MeanOf(const std::vector<double>& v);
+
 Measurement MeasureValues(const std::vector<TimedValue>& values, const Warmup& warmup);
 Measurement MeasureSteps(const std::vector<int64_t>& times_ns, const Warmup& warmup);
 // Profiler steps (start on the trace's clock, duration), in time order.

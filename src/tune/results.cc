@@ -184,7 +184,10 @@ Result<TrialRecord> ParseTrialRecord(std::string_view line) {
   n = 0;
   check(GetInt(o, "exit_code", -1, 255 + 128, &n, false));
   r.exit_code = static_cast<int>(n);
-  if (s.ok() && HasThroughput(r.outcome)) check(GetNumber(o, "throughput", &r.throughput, true));
+  if (s.ok() && HasThroughput(r.outcome)) {
+    check(GetNumber(o, "throughput", &r.throughput, true));
+    if (s.ok() && r.throughput < 0) s = Bad("\"throughput\" is negative: not a throughput");
+  }
   check(GetString(o, "unit", &r.unit, false));
   simdjson::dom::array samples;
   if (o["samples"].get_array().get(samples) == simdjson::SUCCESS) {
@@ -196,6 +199,7 @@ Result<TrialRecord> ParseTrialRecord(std::string_view line) {
         v = static_cast<double>(i);
       }
       if (!std::isfinite(v)) return Bad("\"samples\" holds a value that is not finite");
+      if (v < 0) return Bad("\"samples\" holds a negative value: not a throughput");
       if (r.samples.size() >= kMaxSamples) return Bad("\"samples\" holds too many values");
       r.samples.push_back(v);
     }

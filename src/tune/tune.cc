@@ -457,17 +457,16 @@ void Summarise(TuneResult* r) {
     s->samples.insert(s->samples.end(), t.samples.begin(), t.samples.end());
   }
   for (SettingSummary& s : r->settings) {
-    double sum = 0;
-    int n = 0;
+    std::vector<double> throughputs;
     for (size_t i : s.trials)
-      if (HasThroughput(r->trials[i].outcome)) sum += r->trials[i].throughput, ++n;
+      if (HasThroughput(r->trials[i].outcome)) throughputs.push_back(r->trials[i].throughput);
+    const size_t n = throughputs.size();
     s.has_throughput = n > 0 && s.outcome == kOutcomeOk;
     if (n == 0 && s.outcome == kOutcomeOk) s.outcome = kOutcomeInterrupted;  // no trial ended
-    if (n > 0) s.throughput = sum / n;
+    if (n > 0) s.throughput = MeanOf(throughputs);
     if (s.samples.size() >= 2) {
-      double mean = 0, var = 0;
-      for (double x : s.samples) mean += x;
-      mean /= static_cast<double>(s.samples.size());
+      const double mean = MeanOf(s.samples);
+      double var = 0;  // inf for values near DBL_MAX: the spread is then n/a
       for (double x : s.samples) var += (x - mean) * (x - mean);
       s.spread = std::sqrt(var / static_cast<double>(s.samples.size() - 1));
     }

@@ -385,6 +385,22 @@ size_t Reader::AddGpuRow(GpuKind kind, int64_t start, int64_t end, StringId name
   return g.size() - 1;
 }
 
+// Every column of an event row but `text_col` holds an integer (times, ids, sizes, StringIds):
+// SQLite keeps whatever a column is given, and a TEXT or REAL where an integer belongs would read
+// as 0 (or a truncated number). Such a row is malformed: counted, and skipped.
+bool WellTyped(sqlite3_stmt* s, Diagnostics* d, int text_col = -1) {
+  const int n = sqlite3_column_count(s);
+  for (int c = 0; c < n; ++c) {
+    if (c == text_col) continue;
+    const int type = sqlite3_column_type(s, c);
+    if (type != SQLITE_INTEGER && type != SQLITE_NULL) {
+      d->Add(Diag::kWrongColumnType, -1);
+      return false;
+    }
+  }
+  return true;
+}
+
 // NULL → fallback.
 int64_t Int(sqlite3_stmt* s, int col, int64_t fallback) {
   return sqlite3_column_type(s, col) == SQLITE_NULL ? fallback : sqlite3_column_int64(s, col);
@@ -438,6 +454,7 @@ Status Reader::ReadKernels() {
   if (!s.ok()) return s.status();
   sqlite3_stmt* q = s->get();
   while (Step(q, "reading kernels")) {
+    if (!WellTyped(q, &t_.diagnostics)) continue;
     int64_t start = 0, end = 0;
     if (!Times(q, &t_.diagnostics, &start, &end)) continue;
     StringId name = kEmptyString;
@@ -539,6 +556,7 @@ Status Reader::ReadCopies(bool memset) {
   if (!s.ok()) return s.status();
   sqlite3_stmt* q = s->get();
   while (Step(q, "reading copies")) {
+    if (!WellTyped(q, &t_.diagnostics)) continue;
     int64_t start = 0, end = 0;
     if (!Times(q, &t_.diagnostics, &start, &end)) continue;
     // Named as Kineto names them: "Memcpy HtoD (Pageable -> Device)", "Memset (Device)".
@@ -577,6 +595,7 @@ Status Reader::ReadSyncs() {
   if (!s.ok()) return s.status();
   sqlite3_stmt* q = s->get();
   while (Step(q, "reading synchronisations")) {
+    if (!WellTyped(q, &t_.diagnostics)) continue;
     int64_t start = 0, end = 0;
     if (!Times(q, &t_.diagnostics, &start, &end)) continue;
     SyncKind kind = SyncKind::kOther;
@@ -636,6 +655,7 @@ Status Reader::ReadRuntime() {
   std::unordered_map<int64_t, std::pair<StringId, bool>> names;  // nameId → name, is driver
   RuntimeCallTable& r = t_.runtime;
   while (Step(q, "reading CUDA API calls")) {
+    if (!WellTyped(q, &t_.diagnostics)) continue;
     int64_t start = 0, end = 0;
     if (!Times(q, &t_.diagnostics, &start, &end)) continue;
     const int64_t name_id = Int(q, 4, -1);
@@ -678,6 +698,7 @@ Status Reader::ReadNvtx() {
   CpuOpTable& c = t_.cpu;
   uint64_t open_ranges = 0;
   while (Step(q, "reading NVTX ranges")) {
+    if (!WellTyped(q, &t_.diagnostics, /*text_col=*/3)) continue;
     // Ranges only (ENUM_NSYS_EVENT_TYPE): push/pop and start/end, of NVTX and NVTXT; marks and
     // domain or thread naming events are not ranges.
     const int64_t type = Int(q, 5, 59);

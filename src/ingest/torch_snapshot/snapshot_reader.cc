@@ -1,6 +1,7 @@
 #include "ingest/torch_snapshot/snapshot_reader.h"
 
 #include <algorithm>
+#include <cmath>
 #include <unordered_map>
 
 #include "base/sanitize.h"
@@ -11,6 +12,9 @@ namespace gpuscope::ingest {
 namespace {
 
 using pickle::Kind;
+
+// 256 TiB: above any device's memory; a size beyond it is damage, not a measurement.
+constexpr int64_t kMaxPlausibleBytes = int64_t{1} << 48;
 
 class Converter {
  public:
@@ -35,8 +39,18 @@ class Converter {
     if (n < 0) return otherwise;
     const pickle::Node& node = v_.at(static_cast<uint32_t>(n));
     if ((node.kind == Kind::kInt && !node.big) || node.kind == Kind::kBool) return node.i;
-    if (node.kind == Kind::kFloat) return static_cast<int64_t>(node.f);
+    // A float beyond int64 (or NaN) would be undefined to convert: not a number we can use.
+    if (node.kind == Kind::kFloat && std::isfinite(node.f) && std::fabs(node.f) < 9.2e18)
+      return static_cast<int64_t>(node.f);
     return otherwise;
+  }
+  // A size in bytes, 0 ≤ size ≤ kMaxPlausibleBytes; anything else (negative, 2^62 B) is counted
+  // and the entry holding it left out, never summed ("allocated 4,611,686 TB in 0 B reserved").
+  bool Size(uint32_t dict, std::string_view key, int64_t* out) {
+    *out = Int(dict, key, 0);
+    if (*out >= 0 && *out <= kMaxPlausibleBytes) return true;
+    ++bad_sizes_;
+    return false;
   }
   std::string Str(uint32_t dict, std::string_view key) const {
     const int64_t n = v_.Get(dict, key);
@@ -60,6 +74,7 @@ class Converter {
   uint64_t used_ = 0;
   snapshot::Snapshot snap_;
   std::unordered_map<std::string, int32_t> stack_ids_;
+  uint64_t bad_sizes_ = 0;
 };
 
 Status OverBudget(const std::string& name) {
@@ -155,10 +170,9 @@ Result<snapshot::Snapshot> Converter::Run() {
     snapshot::Segment seg;
     seg.device = Int(s, "device", 0);
     seg.address = Int(s, "address", 0);
-    seg.total_size = std::max<int64_t>(0, Int(s, "total_size", 0));
-    seg.allocated_size = Int(s, "allocated_size", 0);
-    seg.active_size = Int(s, "active_size", 0);
-    seg.requested_size = Int(s, "requested_size", 0);
+    if (!Size(s, "total_size", &seg.total_size) || !Size(s, "allocated_size", &seg.allocated_size) ||
+        !Size(s, "active_size", &seg.active_size) || !Size(s, "requested_size", &seg.requested_size))
+      continue;
     seg.stream = Int(s, "stream", 0);
     seg.segment_type = Str(s, "segment_type");
     seg.is_expandable = Int(s, "is_expandable", 0) != 0;
@@ -168,8 +182,8 @@ Result<snapshot::Snapshot> Converter::Run() {
         if (!Spend()) return OverBudget(name_);
         snapshot::Block block;
         block.address = Int(b, "address", 0);
-        block.size = std::max<int64_t>(0, Int(b, "size", 0));
-        block.requested_size = Int(b, "requested_size", 0);
+        if (!Size(b, "size", &block.size) || !Size(b, "requested_size", &block.requested_size))
+          continue;
         const std::string state = Str(b, "state");
         block.active_allocated = state == "active_allocated";
         block.active_pending_free = state == "active_pending_free";
@@ -209,7 +223,7 @@ Result<snapshot::Snapshot> Converter::Run() {
           ++it->second;
       }
       ev.addr = Int(e, "addr", 0);
-      ev.size = std::max<int64_t>(0, Int(e, "size", 0));
+      if (!Size(e, "size", &ev.size)) continue;
       ev.stream = Int(e, "stream", 0);
       ev.time_us = Int(e, "time_us", -1);
       ev.device_free = Int(e, "device_free", -1);
@@ -232,6 +246,10 @@ Result<snapshot::Snapshot> Converter::Run() {
   }
   if (const auto* ann = List(root, "external_annotations"))
     snap_.external_annotations = static_cast<int64_t>(ann->size());
+  if (bad_sizes_ > 0)
+    snap_.notes.push_back(std::to_string(bad_sizes_) +
+                          " segment, block or event sizes below 0 or above 256 TiB: those entries "
+                          "were left out (a damaged or edited snapshot; no device holds that much)");
   return std::move(snap_);
 }
 
