@@ -166,5 +166,31 @@ TEST(Outputs, DiffReadsEachSideOnceSoPipesAndFifosWork) {
   for (const std::string& f : {plain, fifo, TempPath("out.json")}) unlink(f.c_str());
 }
 
+// A FIFO, a device or a dangling link with a trace's name inside a folder of ranks: named, never
+// read (a FIFO would wait for a writer), the other ranks analysed, exit 2 (before: skipped
+// silently, exit 0; issue 36 item 6). The same for analyze, map and reduce.
+TEST(Outputs, FolderEntriesThatAreNotFilesAreNamedNotSkippedSilently) {
+  testing::ScopedTempDir dir;
+  ASSERT_EQ(std::system(("cp " + Example() + " " + dir.File("rank0.pt.trace.json.gz")).c_str()), 0);
+  ASSERT_EQ(mkfifo(dir.File("rank1.pt.trace.json").c_str(), 0600), 0);
+  ASSERT_EQ(symlink(dir.File("gone.json").c_str(), dir.File("rank2.json.gz").c_str()), 0);
+  ASSERT_EQ(symlink("/dev/zero", dir.File("rank3.json").c_str()), 0);
+  std::filesystem::create_directory(dir.File("logs"));  // a folder: no input, not named
+  testing::ScopedTempDir out;
+  for (const std::string args :
+       {"analyze " + dir.path(), "map " + dir.path() + " -o " + out.path() + "/", "reduce " + dir.path()}) {
+    const auto r = RunGpuscope(args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
+    EXPECT_NE(r.err.find("rank1.pt.trace.json: a FIFO, not a trace file; skipped"), std::string::npos)
+        << args << "\n" << r.err;
+    EXPECT_NE(r.err.find("rank2.json.gz: a dangling symbolic link, not a trace file"), std::string::npos)
+        << args << "\n" << r.err;
+    EXPECT_NE(r.err.find("rank3.json: a character device, not a trace file"), std::string::npos)
+        << args << "\n" << r.err;
+    EXPECT_EQ(r.err.find("logs"), std::string::npos) << args << "\n" << r.err;
+  }
+  EXPECT_TRUE(std::filesystem::exists(out.File("rank0.gpuscope.db")));
+}
+
 }  // namespace
 }  // namespace gpuscope

@@ -68,7 +68,11 @@ Result<Trace> LoadTraceFromBytes(std::string_view bytes, const std::string& name
                                  const LoadOptions& options = {});
 
 // Trace files in a folder: regular files named *.json or *.json.gz (also *.pt.trace.json*), sorted.
-Result<std::vector<std::string>> ListTraceFiles(const std::string& dir);
+// An entry with a trace's name that is no regular file (a FIFO, a device, a dangling link) is
+// never read (a FIFO would wait for a writer): with `skipped`, each is added to it as an error
+// naming it, and a folder holding only such entries lists none without an error.
+Result<std::vector<std::string>> ListTraceFiles(const std::string& dir,
+                                                std::vector<Status>* skipped = nullptr);
 
 // Rank from a file name ("rank3", "rank-3", "rank_3", "rank3of8" → 3), or -1.
 int RankFromFileName(std::string_view file_name);

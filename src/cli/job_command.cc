@@ -97,10 +97,11 @@ int RunMapCommand(const MapCliOptions& o) {
 
   // The traces: files as given, folders listed as `analyze FOLDER` lists them.
   std::vector<std::string> traces;
+  std::vector<Status> skipped;  // a folder's FIFOs, devices and dangling links: said at the end
   for (const std::string& in : o.inputs) {
     std::error_code ec;
     if (in != "-" && std::filesystem::is_directory(in, ec)) {
-      auto listed = ListTraceFiles(in);
+      auto listed = ListTraceFiles(in, &skipped);
       if (!listed.ok()) {
         PrintError(listed.status().message());
         return ExitCodeFor(listed.status());
@@ -193,6 +194,10 @@ int RunMapCommand(const MapCliOptions& o) {
     std::printf("summary: %s of the trace's %s of JSON\n",
                 Share(summary_bytes, mapped.stats.json_bytes).c_str(), json.c_str());
   for (const Status& f : mapped.failures) {
+    PrintError(f.message());
+    rc = std::max(rc, ExitCodeFor(f));
+  }
+  for (const Status& f : skipped) {
     PrintError(f.message());
     rc = std::max(rc, ExitCodeFor(f));
   }

@@ -54,7 +54,26 @@ int RankFromFileName(std::string_view file) {
   return -1;
 }
 
-Result<std::vector<std::string>> ListTraceFiles(const std::string& dir) {
+Status ingest::NotARegularTraceFile(const std::filesystem::directory_entry& entry) {
+  const std::string name = entry.path().filename().string();
+  const bool trace_name = name.ends_with(".json") || name.ends_with(".json.gz") ||
+                          name.ends_with(".sqlite") || name.ends_with(".db");
+  std::error_code ec;
+  const std::filesystem::file_status st = entry.status(ec);  // follows links
+  if (!trace_name || st.type() == std::filesystem::file_type::directory) return Status::Ok();
+  const char* what = st.type() == std::filesystem::file_type::not_found ? "a dangling symbolic link"
+                     : st.type() == std::filesystem::file_type::fifo    ? "a FIFO"
+                     : st.type() == std::filesystem::file_type::character ? "a character device"
+                     : st.type() == std::filesystem::file_type::block   ? "a block device"
+                     : st.type() == std::filesystem::file_type::socket  ? "a socket"
+                                                                         : "not a regular file";
+  return Status::Error(StatusCode::kInvalidInput,
+                       entry.path().string() + ": " + what +
+                           ", not a trace file; skipped (hint: a folder of ranks is read file "
+                           "by file; pass a FIFO or a pipe on its own, e.g. gpuscope analyze FIFO)");
+}
+
+Result<std::vector<std::string>> ListTraceFiles(const std::string& dir, std::vector<Status>* skipped) {
   std::error_code ec;
   std::vector<std::string> files;
   std::filesystem::directory_iterator it(dir, ec);
@@ -62,16 +81,16 @@ Result<std::vector<std::string>> ListTraceFiles(const std::string& dir) {
     return Status::Error(StatusCode::kNotFound, dir + ": cannot list folder: " + ec.message());
   }
   for (const auto& entry : it) {
-    if (!entry.is_regular_file(ec)) continue;
     const std::string name = entry.path().filename().string();
     if (name.empty() || name[0] == '.') continue;
-    auto ends_with = [&](std::string_view suffix) {
-      return name.size() >= suffix.size() &&
-             name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
-    };
-    if (ends_with(".json") || ends_with(".json.gz")) files.push_back(entry.path().string());
+    if (!entry.is_regular_file(ec)) {
+      if (Status s = ingest::NotARegularTraceFile(entry); !s.ok() && skipped) skipped->push_back(s);
+      continue;
+    }
+    if (name.ends_with(".json") || name.ends_with(".json.gz")) files.push_back(entry.path().string());
   }
   std::sort(files.begin(), files.end());
+  if (files.empty() && skipped && !skipped->empty()) return files;  // the caller says why
   if (files.empty()) {
     return Status::Error(StatusCode::kInvalidInput,
                          dir +
@@ -110,8 +129,9 @@ Result<LoadedInputs> ingest::LoadInputs(const std::string& path, const LoadOptio
                                   : ""));
   }
   std::vector<std::string> files;
+  std::vector<Status> skipped;  // a folder's FIFOs, devices and dangling links, named
   if (status.type() == std::filesystem::file_type::directory) {
-    auto listed = ListTraceFiles(path);
+    auto listed = ListTraceFiles(path, &skipped);
     if (!listed.ok()) return listed.status();
     files = std::move(*listed);
   } else if (recording != nullptr || snapshot != nullptr) {
@@ -158,6 +178,8 @@ Result<LoadedInputs> ingest::LoadInputs(const std::string& path, const LoadOptio
   }
 
   LoadedInputs out;
+  const size_t inputs = files.size() + skipped.size();
+  out.failures = std::move(skipped);
   for (auto& r : results) {
     if (r->ok()) {
       out.traces.push_back(std::move(r->value()));
@@ -169,7 +191,7 @@ Result<LoadedInputs> ingest::LoadInputs(const std::string& path, const LoadOptio
     if (out.failures.size() == 1) return out.failures.front();
     return Status::Error(
         StatusCode::kInvalidInput,
-        path + ": none of the " + std::to_string(files.size()) +
+        path + ": none of the " + std::to_string(inputs) +
             " trace files could be read; first error: " + out.failures.front().message());
   }
   std::stable_sort(out.traces.begin(), out.traces.end(), [](const Trace& a, const Trace& b) {

@@ -10,6 +10,7 @@
 // Adding a format is one entry in InputFormats() (registry.cc) plus its folder under src/ingest/.
 #pragma once
 
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -100,6 +101,11 @@ Result<monitor::Recording> ReadMonitorInput(const std::string& path,
 Result<LoadedInputs> LoadInputs(const std::string& path, const LoadOptions& options,
                                 std::optional<monitor::Recording>* recording,
                                 std::optional<snapshot::Snapshot>* snapshot = nullptr);
+
+// A folder's entry that is not a regular file: an error naming it and what it is when its name is
+// a trace's (*.json, *.json.gz, *.sqlite, *.db), else Ok (a folder, or a file of another name, is
+// no input). ListTraceFiles and the job's folder listing use it.
+Status NotARegularTraceFile(const std::filesystem::directory_entry& entry);
 
 // Human name of a format ("gpuscope run recording (JSONL)").
 const char* FormatName(InputFormat format);

@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "ingest/nsys_sqlite/nsys_reader.h"
+#include "ingest/registry.h"
 #include "render/json.h"
 #include "report/report.h"
 #include "store/summary_file.h"
@@ -103,6 +104,7 @@ bool StartsAsSqlite(const std::string& path) {
 struct Inputs {
   std::vector<std::string> traces;
   std::vector<std::string> summaries;
+  std::vector<Status> skipped;  // entries of a folder that are not regular files, named
 };
 
 // A folder's inputs: traces by name (*.json, *.json.gz, as `analyze FOLDER` has always taken
@@ -114,16 +116,21 @@ Status ListFolder(const std::string& dir, Inputs* out) {
     return Status::Error(StatusCode::kNotFound, dir + ": cannot list folder: " + ec.message());
   std::vector<std::string> traces, summaries;
   for (const auto& entry : it) {
-    if (!entry.is_regular_file(ec)) continue;
     const std::string name = entry.path().filename().string();
     if (name.empty() || name[0] == '.') continue;
     const std::string path = entry.path().string();
+    if (!entry.is_regular_file(ec)) {
+      // A trace's name on a FIFO, a device or a dangling link: said, never read (a FIFO would
+      // wait for a writer), never silently dropped. Folders and other names are not inputs.
+      if (Status s = ingest::NotARegularTraceFile(entry); !s.ok()) out->skipped.push_back(s);
+      continue;
+    }
     if (EndsWith(name, ".json") || EndsWith(name, ".json.gz"))
       traces.push_back(path);
     else if (StartsAsSqlite(path))  // an Nsight Systems export is a trace, any other a summary
       (ingest::IsNsysExportFile(path) ? traces : summaries).push_back(path);
   }
-  if (traces.empty() && summaries.empty())
+  if (traces.empty() && summaries.empty() && out->skipped.empty())
     return Status::Error(
         StatusCode::kInvalidInput,
         dir +
@@ -298,7 +305,7 @@ Result<Mapped> ReadSummaries(const std::vector<std::string>& paths, const MapOpt
   } else {
     out = MapTraces(inputs.traces, no_sink, pool);
   }
-  std::vector<Status> failures;
+  std::vector<Status> failures = std::move(inputs.skipped);
   for (auto& r : read) {
     if (!r->ok()) {
       failures.push_back(r->status());
