@@ -606,6 +606,32 @@ std::vector<JobGroup> GroupJobs(const std::vector<const model::RankFacts*>& rank
         }
       }
     }
+    // Ranks of the world size with no trace or summary given: named, so that a job of 1 rank of
+    // 8 (a summary overwritten by another writer, ranks not mapped) is never taken for the job.
+    if (!dr.sessions && head.world_size > 1 && head.world_size <= (int32_t{1} << 24)) {
+      std::string absent;
+      int32_t count = 0, ranges = 0;
+      for (int32_t k = 0; k < head.world_size;) {
+        if (seen.count(k)) {
+          ++k;
+          continue;
+        }
+        int32_t e = k;
+        while (e + 1 < head.world_size && !seen.count(e + 1)) ++e;
+        count += e - k + 1;
+        if (++ranges <= kMaxAbsentRanges)
+          absent += (absent.empty() ? "" : ", ") + std::to_string(k) +
+                    (e > k ? (e == k + 1 ? ", " : "–") + std::to_string(e) : std::string());
+        else if (ranges == kMaxAbsentRanges + 1)
+          absent += ", …";
+        k = e + 1;
+      }
+      if (count > 0)
+        g.notes.push_back(std::to_string(count) + " of world size " + std::to_string(head.world_size) +
+                          " absent: rank" + (count == 1 ? " " : "s ") + absent +
+                          " (no trace or summary of them was given: job figures cover the " +
+                          std::to_string(seen.size()) + " present)");
+    }
     out.push_back(std::move(g));
   }
   return out;

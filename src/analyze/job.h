@@ -31,6 +31,9 @@ struct JobGroup {
 // kSameJobStartWindowNs of each other, rank ids distinct. Files of different runs (a TensorBoard
 // log folder) become separate jobs. Order: by earliest trace start.
 inline constexpr int64_t kSameJobStartWindowNs = int64_t{120} * 1'000'000'000;  // 2 min
+// A job whose ranks do not cover its world size gets a note naming the absent ones (at most this
+// many ranges of consecutive ranks, then "…").
+inline constexpr int32_t kMaxAbsentRanges = 16;
 std::vector<JobGroup> GroupJobs(const std::vector<const model::RankFacts*>& ranks);
 
 // ---- Collectives across ranks ----------------------------------------------------------------

@@ -651,7 +651,17 @@ render::Document Build(const std::vector<RankSummary>& ranks, std::vector<RankSu
     for (const Member& m : members) add_rank(m.input, m.shown_in_text);
   for (size_t i = 0; i < ranks.size(); ++i)
     if (!placed[i]) add_rank(i, true);
-  if (!kept.empty() && single) doc.sections.push_back(std::move(jobs_section));
+  if (!kept.empty() && single) {
+    // The job section is JSON only here; the ranks its world size has and the input lacks are
+    // said in text too (a summary of rank 0 of 8 is not the job).
+    for (const std::string& note : kept.front()->group.notes)
+      if (note.find(" absent: rank") != std::string::npos) {
+        render::Section& n = doc.AddSection("absent_ranks", "");
+        n.text_inline = true;
+        n.AddRow("absent_ranks", "note").note = note;
+      }
+    doc.sections.push_back(std::move(jobs_section));
+  }
   if (!failures.empty()) {
     render::Section& f = doc.AddSection("failures", "inputs that could not be read");
     for (size_t i = 0; i < failures.size(); ++i)
