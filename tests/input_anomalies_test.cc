@@ -133,6 +133,18 @@ class InputAnomalies : public ::testing::Test {
   std::string json_;
 };
 
+// Every duration 0 ("step time 0 ns" with no word of why): a warning says no time can be measured
+// (issue 36 item 6).
+TEST_F(InputAnomalies, AllZeroDurationsAreSaid) {
+  const std::string path = Write("zero.json", TraceOf({Step(1, 1000, 0), Kernel(1000, 0), Step(2, 2000, 0),
+                                                       Kernel(2000, 0, "gemm_kernel", -1, 7)}));
+  const simdjson::dom::element rank = AnalyzeJson(path);
+  EXPECT_NE(Warnings(rank).find("every one of the 4 events has a duration of 0"), std::string::npos)
+      << Warnings(rank);
+  const std::string ok = Write("nonzero.json", TraceOf({Step(1, 1000, 5), Kernel(1000, 0)}));
+  EXPECT_EQ(Warnings(AnalyzeJson(ok)).find("duration of 0"), std::string::npos);
+}
+
 // Issue 19 item 1: a kernel written 1,000 times at the same ts (identical events) gave "stream 7:
 // −499.500 ms idle". The copies are removed at import and counted; the stream's idle is the one
 // real 500 µs gap.

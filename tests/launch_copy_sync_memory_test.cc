@@ -207,6 +207,23 @@ TEST(Launches, EveryRowMatchesHtaPerLaunchRows) {
   GPUSCOPE_SKIP_IF_NONE_RAN(parts);
 }
 
+// A kernel timestamped 500 ms before its launch call (clocks, or a wrong link): impossible, counted
+// and left out of the median launch latency, which was −500 ms (issue 36 item 6).
+TEST(Launches, GpuWorkBeforeItsLaunchIsCountedNotAveraged) {
+  auto t = LoadTraceFromBytes(
+      R"({"traceEvents":[)"
+      R"({"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":1000000,"dur":5,"args":{"correlation":1}},)"
+      R"({"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":500000,"dur":10,"args":{"device":0,"stream":7,"correlation":1}},)"
+      R"({"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":1000100,"dur":5,"args":{"correlation":2}},)"
+      R"({"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1000110,"dur":10,"args":{"device":0,"stream":7,"correlation":2}}]})",
+      "made.json");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  const analyze::LaunchStats s = analyze::AnalyzeLaunches(*t);
+  EXPECT_EQ(s.all.n, 2u);
+  EXPECT_EQ(s.all.started_before_launch, 1u);
+  EXPECT_DOUBLE_EQ(s.all.median_launch_latency_ns, 10'000);
+}
+
 TEST(Launches, GraphReplaysAndApis) {
   testing::RealParts parts;
   auto api = [](const Trace& t, const analyze::LaunchStats& s, std::string_view name) {

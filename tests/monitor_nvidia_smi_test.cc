@@ -167,6 +167,18 @@ TEST(NvidiaSmiCsv, ThrottleReasonsInHex) {
   EXPECT_EQ(r.samples[0].gpus[0].throttle_reasons.value_or(0), kThrottleHwThermal);
 }
 
+// Hex is a bit mask, never a measurement: "0x50 %" was read as 80 % (issue 36 item 6).
+TEST(NvidiaSmiCsv, HexWithAUnitIsNotANumber) {
+  const Recording r = Parse(
+      "timestamp, index, utilization.gpu [%], clocks_throttle_reasons.active\n"
+      "2024/01/15 10:00:00.000, 0, 0x50 %, 0x4\n"
+      "2024/01/15 10:00:01.000, 0, 50 %, 0x4\n");
+  EXPECT_EQ(r.samples.size(), 1u);
+  EXPECT_EQ(r.malformed_lines, 1u);
+  ASSERT_EQ(r.malformed_examples.size(), 1u);
+  EXPECT_EQ(r.malformed_examples[0], "log.csv:2: utilization.gpu: \"0x50 %\" is not a number");
+}
+
 TEST(NvidiaSmiCsv, NotALogIsAnError) {
   EXPECT_EQ(DetectNvidiaSmiLog("a,b,c\n1,2,3\n"), NvidiaSmiFormat::kNone);
   EXPECT_EQ(DetectNvidiaSmiLog("{\"traceEvents\": []}"), NvidiaSmiFormat::kNone);

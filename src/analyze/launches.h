@@ -80,7 +80,10 @@ struct LaunchSummary {
   double median_gpu_duration_ns = 0;
   double median_launch_delay_ns = 0;  // clipped at 0
   double p95_launch_delay_ns = 0;     // clipped at 0
+  // Launch call start → GPU start, of the launches whose kernel starts after its call does; one
+  // that starts before (clocks, or a wrong link) is impossible: counted, left out of the median.
   double median_launch_latency_ns = 0;
+  uint64_t started_before_launch = 0;
   int64_t total_cpu_duration_ns = 0;
 };
 

@@ -161,6 +161,18 @@ TraceSummary SummarizeTrace(const Trace& t) {
         "torch.profiler with activities=[ProfilerActivity.CPU] only) or on a CPU-only run; "
         "GPU analyses need ProfilerActivity.CUDA");
   }
+  // Every duration 0: nothing can be timed, and "step time 0 ns" would read as a measurement.
+  {
+    const auto any = [](const std::vector<int64_t>& d) {
+      return std::any_of(d.begin(), d.end(), [](int64_t v) { return v != 0; });
+    };
+    const size_t events = t.gpu.size() + t.cpu.size() + t.runtime.size();
+    if (events > 0 && !any(t.gpu.dur_ns) && !any(t.cpu.dur_ns) && !any(t.runtime.dur_ns))
+      s.warnings.push_back("every one of the " + std::to_string(events) +
+                           " events has a duration of 0: no time can be measured, and every "
+                           "duration below reads 0 (a trace written without \"dur\", or rounded "
+                           "to 0; record it again with torch.profiler)");
+  }
   if (s.steps.empty() && t.gpu.size() > 0) {
     s.warnings.push_back(
         "no ProfilerStep#N annotations: per-step results will use the whole span "

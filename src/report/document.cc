@@ -285,7 +285,10 @@ std::vector<render::Field> LaunchSummaryFields(const analyze::LaunchSummary& l, 
           Detail("negative_launch_delays", "negative launch delays", Count(l.negative_launch_delays)),
           Detail("median_cpu_duration_ns", "median launch call", q(l.median_cpu_duration_ns)),
           Detail("median_gpu_duration_ns", "median kernel", q(l.median_gpu_duration_ns)),
-          Detail("median_launch_latency_ns", "median launch latency", q(l.median_launch_latency_ns))};
+          Detail("median_launch_latency_ns", "median launch latency",
+                 l.n > l.started_before_launch ? Ns(l.median_launch_latency_ns) : Value::Na(Unit::kNanos)),
+          Detail("started_before_launch", "GPU work starting before its launch call (left out)",
+                 Count(l.started_before_launch))};
 }
 
 void AddLaunches(const RankReport& rr, Section& s) {
@@ -438,9 +441,10 @@ void AddOccupancy(const analyze::OccupancyStats& o, Section& s) {
                   o.achieved_occupancy_pct >= 0 ? Value::Number(o.achieved_occupancy_pct, 1, Unit::kPercent) : Value::Na(Unit::kPercent)),
                 Detail("available", "SM efficiency available", Value::Bool(o.available)),
                 Detail("occupancy_available", "occupancy available", Value::Bool(o.occupancy_available)),
-                Detail("device", "device", Value::Count(o.device)),
-                Detail("range_start_ns", "from", Value::Int(o.range_start_ns, Unit::kCount)),
-                Detail("range_end_ns", "to", Value::Int(o.range_end_ns, Unit::kCount))};
+                // No kernels: no device and no range (n/a, never a sentinel −1 in the JSON).
+                Detail("device", "device", o.device >= 0 ? Value::Count(o.device) : Value::Na(Unit::kCount)),
+                Detail("range_start_ns", "from", o.device >= 0 ? Value::Int(o.range_start_ns, Unit::kCount) : Value::Na(Unit::kCount)),
+                Detail("range_end_ns", "to", o.device >= 0 ? Value::Int(o.range_end_ns, Unit::kCount) : Value::Na(Unit::kCount))};
   row.detail = !o.available && !o.occupancy_available;
   Row& tiny = s.AddRow("tiny_grids", "");
   tiny.fields = {F("tiny_grid_share", "tiny grids (fewer blocks than SMs)", Value::Share(o.tiny_grid_share)),

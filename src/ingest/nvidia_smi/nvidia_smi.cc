@@ -69,12 +69,15 @@ std::optional<double> ParseNumber(const std::string& value, std::string* unit_ou
   const char* begin = value.c_str();
   char* end = nullptr;
   double v = 0;
-  if (value.size() > 2 && value[0] == '0' && (value[1] == 'x' || value[1] == 'X'))
+  const bool hex = value.size() > 2 && value[0] == '0' && (value[1] == 'x' || value[1] == 'X');
+  if (hex)
     v = static_cast<double>(std::strtoull(begin, &end, 16));
   else
     v = std::strtod(begin, &end);
   if (end == begin || !std::isfinite(v)) return std::nullopt;
   const std::string rest = Trim(end);
+  // Hex is a bit mask (clocks_throttle_reasons.active), never a measurement: "0x50 %" is no 80 %.
+  if (hex && !rest.empty()) return std::nullopt;
   if (!rest.empty()) {
     for (char c : rest)
       if (!std::isalpha(static_cast<unsigned char>(c)) && c != '%' && c != '/') return std::nullopt;
