@@ -342,6 +342,16 @@ class Reader {
                                ") (hint: pass a file written by `gpuscope map`)");
     if (code == SQLITE_NOMEM)
       return Status::Error(StatusCode::kInternal, name_ + ": out of memory reading the summary");
+    // Before `meta` was read the file is only some SQLite database: cut short, it could as well
+    // be an Nsight Systems export (one whose schema pages survived is told apart before this).
+    if (!identity_known_)
+      return Status::Error(StatusCode::kInvalidInput,
+                           name_ + ": a damaged SQLite database, unreadable as a gpuscope summary "
+                                   "or an Nsight Systems export: " +
+                               sqlite3_errmsg(db_) +
+                               " (hint: the file may be cut short; a summary: write it again with "
+                               "`gpuscope map TRACE -o FILE`; an export: nsys export --type sqlite "
+                               "again)");
     return Damaged(std::string("SQLite: ") + sqlite3_errmsg(db_));
   }
   Status NotASummary(const std::string& what) const {
@@ -469,6 +479,7 @@ class Reader {
     for (const char* table : kOptionalTables)
       if (types.count(table)) needed.push_back(table);
     has_replay_ = types.count("fixes") > 0;
+    identity_known_ = true;
     for (const char* table : needed) {
       auto it = types.find(table);
       if (it == types.end()) return Damaged(std::string("table `") + table + "` is missing");
@@ -720,6 +731,7 @@ class Reader {
   sqlite3* db_;
   const std::string& name_;
   bool has_replay_ = false;  // written by a gpuscope that stores the replay (table `fixes`)
+  bool identity_known_ = false;  // `meta` says it is a summary
 };
 
 // A connection that refuses what a hostile file could ask of it: no writes through the schema,

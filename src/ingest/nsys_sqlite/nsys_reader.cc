@@ -923,18 +923,29 @@ bool IsNsysExportFile(const std::string& path) {
   std::fclose(f);
   if (!LooksLikeSqlite(std::string_view(head, n))) return false;
   auto db = OpenPath(path, path);
-  if (!db.ok()) return false;
   sqlite3_stmt* raw = nullptr;
-  if (sqlite3_prepare_v2(db->get(),
+  if (db.ok() &&
+      sqlite3_prepare_v2(db->get(),
                          "SELECT 1 FROM sqlite_master WHERE type = 'table' AND (name IN "
                          "('META_DATA_EXPORT', 'EXPORT_META_DATA', 'NVTX_EVENTS', "
                          "'TARGET_INFO_GPU') OR name LIKE 'CUPTI_ACTIVITY_KIND_%') LIMIT 1",
-                         -1, &raw, nullptr) != SQLITE_OK) {
+                         -1, &raw, nullptr) == SQLITE_OK) {
+    StmtPtr s(raw);
+    const int rc = sqlite3_step(s.get());
+    if (rc == SQLITE_ROW || rc == SQLITE_DONE) return rc == SQLITE_ROW;
+  } else {
     sqlite3_finalize(raw);
-    return false;
   }
-  StmtPtr s(raw);
-  return sqlite3_step(s.get()) == SQLITE_ROW;
+  // SQLite cannot read its schema (a cut-short or damaged file): the schema's text is still in
+  // the first pages. An export names its CUPTI tables there; a gpuscope summary never does. So a
+  // damaged export is called one, not "a damaged gpuscope summary".
+  std::FILE* raw_file = std::fopen(path.c_str(), "rb");
+  if (raw_file == nullptr) return false;
+  std::string bytes(size_t{1} << 20, '\0');
+  bytes.resize(std::fread(bytes.data(), 1, bytes.size(), raw_file));
+  std::fclose(raw_file);
+  return bytes.find("CUPTI_ACTIVITY_KIND_") != std::string::npos ||
+         bytes.find("TARGET_INFO_GPU") != std::string::npos;
 }
 
 }  // namespace gpuscope::ingest
