@@ -474,6 +474,20 @@ TEST(NsysSqlite, TextInAnIntegerColumnIsAMalformedRow) {
   EXPECT_NE(r.out.find("2 events or fields could not be read"), std::string::npos) << r.out;
 }
 
+// Kernel rows written twice (every column equal) are removed and counted, as the Kineto reader
+// removes identical events (issue 36 item 6): before, each kernel counted twice.
+TEST(NsysSqlite, IdenticalDuplicateRowsAreRemoved) {
+  REQUIRE_NSYS(kH100a);
+  ScopedTempDir dir;
+  const std::string path = dir.File("twice.sqlite");
+  Copy(RealTrace(kH100a), path);
+  { RwDb db(path); db.Exec("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL SELECT * FROM CUPTI_ACTIVITY_KIND_KERNEL"); }
+  auto trace = LoadTrace(path);
+  ASSERT_TRUE(trace.ok()) << trace.status().message();
+  EXPECT_EQ(CountGpu(*trace).kernels, 19);
+  EXPECT_EQ(trace->diagnostics.count[static_cast<size_t>(Diag::kDuplicateGpuEvent)], 19u);
+}
+
 // Schema 2.x kept its metadata in EXPORT_META_DATA: a known schema, read without a note.
 TEST(NsysSqlite, OldMetadataTableIsKnown) {
   REQUIRE_NSYS(kH100a);

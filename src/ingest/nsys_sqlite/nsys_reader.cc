@@ -16,6 +16,7 @@
 #include "base/sanitize.h"
 #include "ingest/common/linker.h"
 #include "ingest/kineto_json/event_parser.h"
+#include "model/dedup.h"
 
 namespace gpuscope::ingest {
 
@@ -886,6 +887,13 @@ Status Reader::Read() {
          "torch.cuda.nvtx.range_push(\"ProfilerStep#N\") per step)");
   ScopeCorrelations();
   t_.info.events_total = t_.gpu.size() + t_.runtime.size() + t_.cpu.size();
+  // Identical rows (every column equal: an export merged twice, a table written twice) are
+  // removed and counted as the Kineto reader does, after the correlations are scoped and before
+  // linking, so no analysis sees a kernel twice.
+  const model::DuplicateCounts dups = model::RemoveDuplicateEvents(&t_);
+  if (dups.gpu > 0) t_.diagnostics.Add(Diag::kDuplicateGpuEvent, -1, dups.gpu);
+  if (dups.runtime > 0) t_.diagnostics.Add(Diag::kDuplicateRuntimeCall, -1, dups.runtime);
+  if (dups.cpu > 0) t_.diagnostics.Add(Diag::kDuplicateCpuEvent, -1, dups.cpu);
   LinkLaunches(&t_);
   return Status::Ok();
 }
