@@ -73,6 +73,26 @@ TEST(Cli, TruncatedJson) {
                    "events, inside a string");
 }
 
+// One '}' missing inside an event makes every later event part of it: the error names that event's
+// start, not the end of the file (issue 36 item 6: it said "unbalanced '}'" 46 bytes before EOF).
+TEST(Cli, MissingBraceIsLocatedAtItsEvent) {
+  std::string json = R"({"traceEvents": [)";
+  size_t broken_at = 0;
+  for (int i = 0; i < 40; ++i) {
+    if (i) json += ", ";
+    if (i == 10) broken_at = json.size();
+    json += R"({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": )" + std::to_string(1000 + 10 * i) +
+            R"(, "dur": 5, "args": {"device": 0, "stream": 7})" + (i == 10 ? "" : "}");
+  }
+  json += "]}";
+  const std::string path = TempPath("missing_brace.json");
+  WriteFile(path, json);
+  ExpectInputError(RunGpuscope("analyze " + path), path,
+                   "at byte " + std::to_string(broken_at) +
+                       ": the traceEvents element starting here is closed by the ']' at byte " +
+                       std::to_string(json.size() - 2) + ": a '}' is missing inside it");
+}
+
 TEST(Cli, TruncatedGzip) {
   const std::string full = testing::ReadFile(Example());
   const std::string path = TempPath("truncated.json.gz");

@@ -78,6 +78,12 @@ Status Scanner::Fail(size_t p, const std::string& what, const std::string& hint)
                             hint);
 }
 
+void Scanner::NoteMismatch(size_t close) {
+  if (mismatch_start_ >= 0) return;  // the first one is the cause
+  mismatch_start_ = std::max<int64_t>(0, Absolute(element_start_));
+  mismatch_close_ = std::max<int64_t>(0, Absolute(close));
+}
+
 void Scanner::EndElement(size_t end, std::vector<ScannedElement>* out) {
   out->push_back({element_start_, end, element_is_object_});
   element_start_ = SIZE_MAX;
@@ -260,6 +266,7 @@ __attribute__((always_inline)) inline size_t Scanner::FastScanWith(
       } else {
         --depth_;
         if (depth_ == events_depth_) {
+          if (block[bit] != '}') NoteMismatch(pos);  // fast path: object elements only
           EndElement(pos + 1, out);
           gap_from = pos + 1;
         }
@@ -448,6 +455,16 @@ Status Scanner::Scan(const char* b, size_t size, std::vector<ScannedElement>* ou
       }
       if (c == '}') {
         pos_ = p;
+        // A brace missing inside an element makes every later element part of it, until the
+        // array's ']' closes it: that element is where the brace is missing, not here.
+        if (mismatch_start_ >= 0)
+          return Status::InputError(
+              file_, static_cast<uint64_t>(mismatch_start_),
+              "the traceEvents element starting here is closed by the ']' at byte " +
+                  std::to_string(mismatch_close_) +
+                  ": a '}' is missing inside it, and the elements after it ran into it",
+              "look for the missing '}' in the first event from here (`tail -c +" +
+                  std::to_string(mismatch_start_ + 1) + " FILE | head -c 400`)");
         return Fail(p, "unbalanced '}' inside traceEvents", "the JSON is malformed");
       }
       // Start of a scalar (non-object) element.
@@ -471,7 +488,10 @@ Status Scanner::Scan(const char* b, size_t size, std::vector<ScannedElement>* ou
         ++depth_;
       } else {  // '}' or ']'
         --depth_;
-        if (depth_ == events_depth_) EndElement(p + 1, out);
+        if (depth_ == events_depth_) {
+          if ((c == '}') != element_is_object_) NoteMismatch(p);
+          EndElement(p + 1, out);
+        }
       }
       ++p;
       continue;

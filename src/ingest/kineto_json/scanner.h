@@ -79,6 +79,9 @@ class Scanner {
   Status Fail(size_t p, const std::string& what, const std::string& hint) const;
   std::string ShowBytesHint(size_t p) const;
   void EndElement(size_t end, std::vector<ScannedElement>* out);
+  // An element closed by the other kind of bracket ('{' … ']'): remembered (absolute offsets),
+  // so that the error it causes later names the element, not the end of the file.
+  void NoteMismatch(size_t close);
   // Inside traceEvents: 64 bytes at a time with bitmasks (strings and escapes resolved without
   // branches, as in simdjson's stage 1); only braces and brackets outside strings are visited.
   // Returns where it stopped: near the end of the buffer, or where the byte-at-a-time path must
@@ -112,6 +115,7 @@ class Scanner {
   size_t element_start_ = SIZE_MAX;
   bool element_is_object_ = false;
   uint64_t elements_ = 0;
+  int64_t mismatch_start_ = -1, mismatch_close_ = -1;
   // Object form, depth 1 members.
   enum class Member : uint8_t {
     kExpectKey,
