@@ -341,6 +341,25 @@ TEST_F(IngestTest, DamagedGzipHeaderIsCorruptNotAnOverflow) {
   }
 }
 
+// A flipped byte of the trailer's ISIZE: the data and its CRC are intact, only the length field
+// changed; both inflaters say so instead of "CRC mismatch" (issue 36 item 6). A flipped CRC byte
+// is still a checksum mismatch.
+TEST_F(IngestTest, FlippedTrailerLengthIsNotCalledACrcMismatch) {
+  const std::string gz = StoredGzip(SmallTrace(30));
+  for (Inflater inflater : {Inflater::kZlib, Inflater::kIsal}) {
+    LoadOptions o;
+    o.inflater = inflater;
+    std::string size_flipped = gz, crc_flipped = gz;
+    size_flipped[gz.size() - 2] ^= 0x01;
+    crc_flipped[gz.size() - 6] ^= 0x01;
+    std::string m = LoadError(size_flipped, o).message();
+    EXPECT_NE(m.find("the length in the gzip trailer (ISIZE) does not match"), std::string::npos) << m;
+    EXPECT_EQ(m.find("CRC-32 checksum does not match"), std::string::npos) << m;
+    m = LoadError(crc_flipped, o).message();
+    EXPECT_NE(m.find("the CRC-32 checksum does not match"), std::string::npos) << m;
+  }
+}
+
 TEST_F(IngestTest, FlippedByteInsideDeflateSaysTheGzipIsCorruptNotTheJson) {
   const std::string json = SmallTrace(30);
   const std::string gz = StoredGzip(json);

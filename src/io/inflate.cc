@@ -77,6 +77,15 @@ class GzipSourceBase : public ByteSource {
         "the CRC-32 checksum does not match the decompressed data (bytes changed in storage or "
         "transfer; byte offset is in the compressed file)");
   }
+  // The CRC matched; the trailer's ISIZE (the length mod 2^32) did not: one of those four bytes
+  // changed, or the data was cut and recompressed. Not called a checksum mismatch: the data is
+  // what was compressed.
+  Status LengthMismatch() const {
+    return Corrupt(
+        "the length in the gzip trailer (ISIZE) does not match the decompressed length, though "
+        "its CRC-32 does (the trailer's last 4 bytes changed; byte offset is in the compressed "
+        "file)");
+  }
   Status TrailingData() const {
     return Status::InputError(
         name_, compressed_offset(),
@@ -158,9 +167,9 @@ class ZlibSource : public GzipSourceBase {
         continue;
       }
       if (rc == Z_BUF_ERROR && used == 0 && zs_.avail_out > 0) continue;  // needs more input
-      if (rc == Z_DATA_ERROR && zs_.msg &&
-          (std::strcmp(zs_.msg, "incorrect data check") == 0 ||
-           std::strcmp(zs_.msg, "incorrect length check") == 0))
+      if (rc == Z_DATA_ERROR && zs_.msg && std::strcmp(zs_.msg, "incorrect length check") == 0)
+        return LengthMismatch();  // zlib checks the CRC first: it matched
+      if (rc == Z_DATA_ERROR && zs_.msg && std::strcmp(zs_.msg, "incorrect data check") == 0)
         return ChecksumMismatch();
       if (rc != Z_OK && rc != Z_BUF_ERROR) {
         return Corrupt(zs_.msg ? zs_.msg : "inflate error " + std::to_string(rc));
@@ -227,7 +236,20 @@ class IsalSource : public GzipSourceBase {
       next_ += used;
       avail_ -= used;
       if (rc < 0) {
-        if (rc == ISAL_INCORRECT_CHECKSUM) return ChecksumMismatch();
+        if (rc == ISAL_INCORRECT_CHECKSUM) {
+          // isa-l reports the CRC and the length alike: the trailer it just read tells which.
+          if (next_ - buf_.data() >= 8) {
+            const auto le32 = [](const char* p) {
+              uint32_t v = 0;
+              for (int k = 3; k >= 0; --k) v = (v << 8) | static_cast<unsigned char>(p[k]);
+              return v;
+            };
+            if (le32(next_ - 8) == state_.crc &&
+                le32(next_ - 4) != static_cast<uint32_t>(state_.total_out))
+              return LengthMismatch();
+          }
+          return ChecksumMismatch();
+        }
         return Corrupt("invalid deflate data (isa-l code " + std::to_string(rc) + ")");
       }
       if (used == 0 && out_before == state_.avail_out && state_.block_state != ISAL_BLOCK_FINISH) {
