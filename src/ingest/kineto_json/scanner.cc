@@ -637,9 +637,12 @@ std::string Scanner::ShowBytesHint(size_t p) const {
 Status Scanner::TooLarge(size_t cap_bytes) const {
   const size_t start = open_start();
   const std::string cap = ByteSize(cap_bytes);
+  // Which of the two it is cannot be told before the element ends, so both are said: a valid
+  // element larger than the cap is no profiler event either.
   const std::string why =
-      " (the cap on one element; real events are a few KB): an unterminated string (a missing "
-      "'\"') or a missing '}' makes the rest of the file look like one element";
+      " (the cap on one element; real events are a few KB): either one element that large, "
+      "which no profiler writes, or an unterminated string (a missing '\"') or a missing '}' "
+      "that makes the rest of the file look like one element";
   const std::string hint = ShowBytesHint(start);
   if (events_depth_ >= 0)
     return Fail(start, "the traceEvents element starting here is still open after " + cap + why,
