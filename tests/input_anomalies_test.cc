@@ -133,6 +133,39 @@ class InputAnomalies : public ::testing::Test {
   std::string json_;
 };
 
+// Two profiling windows that reuse step numbers (#0–#2 twice, 1 s apart) were read as 3 steps over
+// 1 s with a 972 ms gap "in step 2"; all steps named #5 gave "1 step" beside "mean over 4 steps".
+// Now: every range is a step, the windows are said, and the time between them is in no step
+// (issue 36 item 4).
+TEST_F(InputAnomalies, RepeatedStepNumbersAreWindowsNotOneLongStep) {
+  std::vector<std::string> ev;
+  for (int64_t base : {int64_t{0}, int64_t{1'000'000}})
+    for (int n = 0; n < 3; ++n) {
+      ev.push_back(Step(n, base + n * 10'000, 9'000));
+      ev.push_back(Kernel(base + n * 10'000 + 200, 8'000));
+    }
+  const simdjson::dom::element rank = AnalyzeJson(Write("windows.json", TraceOf(ev)));
+  EXPECT_NE(Warnings(rank).find("ProfilerStep numbers repeat: 6 ranges in 2 profiling windows (the "
+                                "first #0–#2; the second starts 971.000 ms after it ends)"),
+            std::string::npos)
+      << Warnings(rank);
+  EXPECT_EQ(std::string_view(Field(rank, "inputs", "steps", "range")),
+            "6 ProfilerStep ranges, numbered #0–#2 (numbers repeat)");
+  // The 972 ms between the windows is no idle gap of the steps.
+  EXPECT_LT(int64_t(Field(rank, "idle_gaps", "idle_gaps", "idle_ns")), 20'000'000);
+
+  std::vector<std::string> same;
+  for (int n = 0; n < 5; ++n) {
+    same.push_back(Step(5, n * 10'000, 9'000));
+    same.push_back(Kernel(n * 10'000 + 200, 8'000));
+  }
+  const simdjson::dom::element one = AnalyzeJson(Write("same.json", TraceOf(same)));
+  EXPECT_NE(Warnings(one).find("every one of the 5 ProfilerStep ranges is numbered #5"), std::string::npos)
+      << Warnings(one);
+  EXPECT_EQ(std::string_view(Field(one, "inputs", "steps", "range")),
+            "5 ProfilerStep ranges, numbered #5 (numbers repeat)");
+}
+
 // Every duration 0 ("step time 0 ns" with no word of why): a warning says no time can be measured
 // (issue 36 item 6).
 TEST_F(InputAnomalies, AllZeroDurationsAreSaid) {

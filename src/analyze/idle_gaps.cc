@@ -164,10 +164,26 @@ IdleGapStats AnalyzeIdleGaps(const Trace& trace, const StepsResult& steps, const
   // The idle time [lo, hi) − busy: since lo and hi lie within the busy span, its gaps are those
   // between consecutive busy intervals, clipped to [lo, hi) — walked in place, not stored (one
   // interval per GPU gap: as many as there are busy intervals).
+  // Only the parts inside a profiling window: between two windows (step numbers that repeat)
+  // the GPU idles in no step, and that time is no gap of the steps (it read as "972 ms in step
+  // 2"). Within a window, gaps run across step boundaries as they always did.
+  std::vector<Interval> in_steps;
+  for (const auto& [a, b] : steps.window_spans) in_steps.push_back({a, b});
+  in_steps = Merge(std::move(in_steps));
   const auto for_each_idle = [&](auto&& f) {
+    size_t w = 0;
     for (size_t i = 1; i < busy.size(); ++i) {
       const Interval iv{std::max(busy[i - 1].end, lo), std::min(busy[i].start, hi)};
-      if (iv.start < iv.end) f(iv);
+      if (iv.start >= iv.end) continue;
+      if (in_steps.empty()) {
+        f(iv);
+        continue;
+      }
+      while (w < in_steps.size() && in_steps[w].end <= iv.start) ++w;
+      for (size_t k = w; k < in_steps.size() && in_steps[k].start < iv.end; ++k) {
+        const Interval part{std::max(iv.start, in_steps[k].start), std::min(iv.end, in_steps[k].end)};
+        if (part.start < part.end) f(part);
+      }
     }
   };
 

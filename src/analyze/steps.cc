@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <numeric>
+#include <set>
 #include <string_view>
 #include <unordered_set>
 
@@ -398,6 +399,21 @@ StepsResult AnalyzeSteps(const Trace& t, const KernelClasses& classes,
     }
     if (steps[i].end > host_end) host_end = steps[i].end, host_end_index = i;
   }
+  std::vector<uint8_t> opens_window(steps.size(), 0);
+  {
+    std::set<int32_t> seen;
+    for (size_t i = 0; i < steps.size(); ++i) {
+      if (i == 0 || steps[i].step <= steps[i - 1].step) {
+        opens_window[i] = 1;
+        if (++out.windows == 2) {
+          out.first_window_gap_ns = steps[i].start - steps[i - 1].end;
+          out.first_window.second = steps[i - 1].step;
+        }
+        if (i == 0) out.first_window.first = steps[0].step;
+      }
+      if (!seen.insert(steps[i].step).second) ++out.repeated_step_numbers;
+    }
+  }
   if (steps.empty()) {
     out.whole_span_fallback = true;
     int64_t lo = 0, hi = 0;
@@ -429,6 +445,10 @@ StepsResult AnalyzeSteps(const Trace& t, const KernelClasses& classes,
     s.start_ns = start;
     s.end_ns = end;
     s.duration_ns = std::max<int64_t>(0, end - start);
+    if (i >= opens_window.size() || opens_window[i] || out.window_spans.empty())
+      out.window_spans.push_back({start, end});
+    else
+      out.window_spans.back().second = std::max(out.window_spans.back().second, end);
   }
 
   // 3. Incomplete trailing steps (_update_steps_duration; the 0.8 rule is

@@ -129,6 +129,15 @@ struct StepsResult {
   // Identical duplicate events are removed when the trace is read, so these differ in time or
   // thread. Nonzero means the step times above are unreliable (the report warns).
   size_t overlapping_steps = 0;
+  // Profiling windows: the profiler numbers steps upward, so a range numbered no higher than the
+  // one before it starts a new window (a schedule that repeats, two recordings merged).
+  size_t windows = 0;
+  size_t repeated_step_numbers = 0;  // ranges whose number an earlier range had
+  int64_t first_window_gap_ns = 0;   // from the first window's last range to the second's first
+  std::pair<int32_t, int32_t> first_window{-1, -1};  // its first and last step numbers
+  // Each window's span, first step's start to last step's end (one for most traces; the
+  // whole-span pseudo-step is one too). Idle time between windows belongs to no step.
+  std::vector<std::pair<int64_t, int64_t>> window_spans;
   std::pair<int32_t, int32_t> first_overlap{-1, -1};  // (earlier step N, overlapping step N)
 };
 

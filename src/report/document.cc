@@ -17,15 +17,19 @@ namespace {
 
 using namespace render::build;  // the document-builder vocabulary
 
-std::string StepRange(const std::vector<int32_t>& steps) {
+// `steps`: the distinct numbers; `ranges`: the ProfilerStep ranges (more when numbers repeat: two
+// profiling windows, or every step given one number; each range is a step).
+std::string StepRange(const std::vector<int32_t>& steps, uint64_t ranges) {
   if (steps.empty()) return "none found";
-  std::string s = std::to_string(steps.size()) + " ProfilerStep" + (steps.size() == 1 ? "" : "s") +
-                  ": #" + std::to_string(steps.front());
+  std::string numbers = "#" + std::to_string(steps.front());
   if (steps.size() > 1) {
     const bool contiguous = steps.back() - steps.front() + 1 == static_cast<int32_t>(steps.size());
-    s += (contiguous ? "–#" : " … #") + std::to_string(steps.back());
+    numbers += (contiguous ? "–#" : " … #") + std::to_string(steps.back());
   }
-  return s;
+  if (ranges > steps.size())
+    return std::to_string(ranges) + " ProfilerStep ranges, numbered " + numbers + " (numbers repeat)";
+  return std::to_string(steps.size()) + " ProfilerStep" + (steps.size() == 1 ? "" : "s") + ": " +
+         numbers;
 }
 
 std::string Name(const Trace* t, StringId id) { return t ? std::string(t->Str(id)) : std::string(); }
@@ -70,7 +74,9 @@ void AddInputs(const analyze::TraceSummary& r, Section& s) {
                      Detail("end_ns", "to", Value::Int(r.cpu_end_ns, Unit::kCount))};
   cpu_span.detail = r.cpu_end_ns <= r.cpu_start_ns;
   Row& steps = s.AddRow("steps", "steps");
-  steps.fields = {F("range", "", Text(StepRange(r.steps))), Detail("count", "found", Count(r.steps.size())),
+  steps.fields = {F("range", "", Text(StepRange(r.steps, r.counts.profiler_steps))),
+                  Detail("count", "found", Count(r.steps.size())),
+                  Detail("ranges", "ranges", Count(r.counts.profiler_steps)),
                   Detail("first", "first", r.steps.empty() ? Value::Na(Unit::kCount) : Value::Count(r.steps.front())),
                   Detail("last", "last", r.steps.empty() ? Value::Na(Unit::kCount) : Value::Count(r.steps.back()))};
   s.AddRow("gpu_events", "GPU").fields = {

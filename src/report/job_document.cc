@@ -653,13 +653,13 @@ render::Document Build(const std::vector<RankSummary>& ranks, std::vector<RankSu
     if (!placed[i]) add_rank(i, true);
   if (!kept.empty() && single) {
     // The job section is JSON only here; the ranks its world size has and the input lacks are
-    // said in text too (a summary of rank 0 of 8 is not the job).
+    // said in the rank's inputs too, beside its warnings (a summary of rank 0 of 8 is not the job).
     for (const std::string& note : kept.front()->group.notes)
-      if (note.find(" absent: rank") != std::string::npos) {
-        render::Section& n = doc.AddSection("absent_ranks", "");
-        n.text_inline = true;
-        n.AddRow("absent_ranks", "note").note = note;
-      }
+      if (note.find(" absent: rank") != std::string::npos)
+        for (render::Section& sec : doc.sections)
+          if (sec.key == keys[0])
+            for (render::Section& sub : sec.sections)
+              if (sub.key == "inputs") sub.AddRow("absent_ranks", "note").note = note;
     doc.sections.push_back(std::move(jobs_section));
   }
   if (!failures.empty()) {

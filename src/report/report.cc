@@ -31,6 +31,22 @@ void AddAnalysisWarnings(RankReport* r) {
         "mis-timed; per-stream idle counts only time when none of them runs");
   }
   const analyze::StepsResult& st = r->steps;
+  if (st.repeated_step_numbers > 0 || st.windows > 1) {
+    const size_t ranges = r->summary.counts.profiler_steps;
+    if (r->summary.steps.size() == 1)
+      r->summary.warnings.push_back(
+          "every one of the " + render::GroupDigits(ranges) + " ProfilerStep ranges is numbered #" +
+          std::to_string(r->summary.steps.front()) +
+          ": each range is taken as a step, in time order (a loop that names every step alike?)");
+    else
+      r->summary.warnings.push_back(
+          "ProfilerStep numbers repeat: " + render::GroupDigits(ranges) + " ranges in " +
+          render::GroupDigits(st.windows) + " profiling windows (the first #" +
+          std::to_string(st.first_window.first) + "–#" + std::to_string(st.first_window.second) +
+          "; the second starts " + render::FormatDuration(std::max<int64_t>(0, st.first_window_gap_ns)) +
+          " after it ends): each range is a step, in time order, and the time between windows "
+          "is in no step");
+  }
   if (st.overlapping_steps > 0) {
     r->summary.warnings.push_back(
         render::GroupDigits(st.overlapping_steps) +
