@@ -297,6 +297,23 @@ TEST(SummaryFile, MissingTableOrViewInsteadIsDamaged) {
   ExpectReadError(path, "`busy_bins` is a view, not a table");
 }
 
+// Numbers no analysis gives are refused at the border (issue 36 item 5): a span's part larger than
+// the span (a job share of 10^16 %), or a share of 1e14 in the section.
+TEST(SummaryFile, ImplausibleNumbersAreDamaged) {
+  ScopedTempDir dir;
+  const std::string path = dir.File("s.db");
+  report::RankSummary one = FullSummary(1);
+  one.section.AddRow("gpu_time", "GPU time").fields = {
+      render::F("compute_share", "compute", render::Value::Share(0.64))};
+  ASSERT_TRUE(store::WriteSummaryFile(path, {one}).ok());
+  ASSERT_TRUE(store::ReadSummaryFile(path).ok());
+  Alter(path, "UPDATE ranks SET compute_ns = span_ns * 1000;");
+  ExpectReadError(path, "rank_index 0: a value of the wrong type or out of range");
+  ASSERT_TRUE(store::WriteSummaryFile(path, {one}).ok());
+  Alter(path, "UPDATE ranks SET section_json = replace(section_json, '\"value\":0.64', '\"value\":1e14');");
+  ExpectReadError(path, "rank_index 0: section_json: row gpu_time: compute_share is out of range");
+}
+
 TEST(SummaryFile, InconsistentRowsAreDamaged) {
   ScopedTempDir dir;
   const std::string path = dir.File("s.db");

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cmath>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -540,7 +541,7 @@ class Reader {
           !Int(s, 16, &f.exposed_communication_ns) || !Int(s, 17, &f.idle_ns) ||
           !Text(s, 18, &f.verdict) || !Int(s, 19, &f.busy.first_bin_start_ns) ||
           !Int(s, 20, &f.busy.bin_ns) || !RawText(s, 21, &json) || !Int(s, 22, &f.replayed_step_ns) ||
-          f.replayed_step_ns < 0) {
+          f.replayed_step_ns < 0 || !PlausibleFacts(f)) {
         *why =
             "rank_index " + std::to_string(index) + ": a value of the wrong type or out of range";
         return false;
@@ -567,6 +568,10 @@ class Reader {
         return false;
       }
       r.section = std::move(normal->sections.front());
+      if (const std::string bad = ImplausibleValue(r.section); !bad.empty()) {
+        *why = "rank_index " + std::to_string(index) + ": section_json: " + bad;
+        return false;
+      }
       ranks->push_back(std::move(r));
       return true;
     });
@@ -705,6 +710,43 @@ class Reader {
       (*ranks)[r].facts.busy.busy_ns.push_back(busy);
       return true;
     });
+  }
+
+  // The headline numbers as a trace gives them: durations ≥ 0, the span's parts within the span
+  // (a job's shares are parts over the span: 1e14 would print as a share of 10^16 %).
+  static bool PlausibleFacts(const model::RankFacts& f) {
+    return f.mean_step_ns >= 0 && f.steady_steps >= 0 && f.span_ns >= 0 && f.compute_ns >= 0 &&
+           f.exposed_communication_ns >= 0 && f.idle_ns >= 0 && f.compute_ns <= f.span_ns &&
+           f.exposed_communication_ns <= f.span_ns && f.idle_ns <= f.span_ns &&
+           f.busy.bin_ns >= 0;
+  }
+  // A share or a percentage no analysis gives (beyond ±1,000, i.e. 100,000 %), anywhere in the
+  // section: named, or "" when every one is in range.
+  static std::string ImplausibleValue(const render::Section& s) {
+    constexpr double kMaxShare = 1e3;
+    auto bad = [&](const render::Value& v) {
+      if (v.kind != render::Value::Kind::kDouble && v.kind != render::Value::Kind::kInt) return false;
+      const double x = v.AsDouble();
+      return (v.unit == render::Unit::kShare && std::fabs(x) > kMaxShare) ||
+             (v.unit == render::Unit::kPercent && std::fabs(x) > 100 * kMaxShare);
+    };
+    for (const render::Item& item : s.items) {
+      if (const auto* row = std::get_if<render::Row>(&item)) {
+        for (const render::Field& f : row->fields)
+          if (bad(f.value)) return "row " + row->key + ": " + f.key + " is out of range";
+      } else if (const auto* t = std::get_if<render::Table>(&item)) {
+        for (const auto& cells : t->rows)
+          for (size_t c = 0; c < cells.size(); ++c)
+            if (bad(cells[c]))
+              return "table " + t->key + ": " + (c < t->columns.size() ? t->columns[c].key : "?") +
+                     " is out of range";
+      } else if (const auto* f = std::get_if<render::Finding>(&item)) {
+        if (bad(f->saving_share)) return "finding " + f->key + ": saving_share is out of range";
+      }
+    }
+    for (const render::Section& sub : s.sections)
+      if (std::string b = ImplausibleValue(sub); !b.empty()) return b;
+    return "";
   }
 
   Status ReadFixes(std::vector<report::RankSummary>* ranks) {
