@@ -192,5 +192,29 @@ TEST(Outputs, FolderEntriesThatAreNotFilesAreNamedNotSkippedSilently) {
   EXPECT_TRUE(std::filesystem::exists(out.File("rank0.gpuscope.db")));
 }
 
+// Two map jobs given one -o file: the later one no longer replaces what the other wrote while it
+// ran (its ranks were lost, and reduce showed 1 rank of 8); it writes beside it and says so, exit 2
+// (issue 36 item 4). The FIFO holds map at its --monitor read while "the other writer" writes.
+TEST(Outputs, MapDoesNotReplaceASummaryAnotherProcessWroteMeanwhile) {
+  testing::ScopedTempDir dir;
+  const std::string out = dir.File("job.db"), fifo = dir.File("monitor.fifo");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const std::string recording = std::string(GPUSCOPE_SOURCE_DIR) + "/fuzz/seeds/monitor/recording.jsonl";
+  auto r = Bash("( sleep 1; $GPUSCOPE map " + Example() + " -o " + out + " >/dev/null; cat " + recording +
+                " > " + fifo + " ) & $GPUSCOPE map " + Example() + " -o " + out + " --monitor " + fifo +
+                " >" + dir.File("stdout") + "; rc=$?; wait; exit $rc");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("was written by another process while this map ran"), std::string::npos) << r.err;
+  const std::string stdout_text = ReadFile(dir.File("stdout"));
+  const size_t at = stdout_text.find("wrote " + out + ".");
+  ASSERT_NE(at, std::string::npos) << stdout_text;
+  // Both summaries are there; reduce reads both.
+  EXPECT_EQ(ReadFile(out).substr(0, 15), "SQLite format 3");
+  size_t summaries = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path()))
+    summaries += e.path().filename().string().rfind("job.db", 0) == 0;
+  EXPECT_EQ(summaries, 2u);
+}
+
 }  // namespace
 }  // namespace gpuscope

@@ -146,4 +146,16 @@ Result<std::string> CheckReplaceablePath(const std::string& path, const char* op
   return target.string();
 }
 
+FileStamp StampOf(const std::string& path) {
+  FileStamp s;
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) return s;
+  s.exists = true;
+  s.device = static_cast<uint64_t>(st.st_dev);
+  s.inode = static_cast<uint64_t>(st.st_ino);
+  s.size = static_cast<int64_t>(st.st_size);
+  s.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+  return s;
+}
+
 }  // namespace gpuscope

@@ -48,4 +48,14 @@ Status WriteOutputFile(const std::string& path, std::string_view bytes, const ch
 Result<std::string> CheckReplaceablePath(const std::string& path, const char* option,
                                          std::string* note);
 
+// What a path holds, to tell whether another process changed it meanwhile (two `map -o` writers of
+// one file): absent, or device, inode, size and modification time.
+struct FileStamp {
+  bool exists = false;
+  uint64_t device = 0, inode = 0;
+  int64_t size = 0, mtime_ns = 0;
+  bool operator==(const FileStamp&) const = default;
+};
+FileStamp StampOf(const std::string& path);
+
 }  // namespace gpuscope

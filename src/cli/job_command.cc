@@ -1,6 +1,7 @@
 #include "cli/job_command.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -119,11 +120,13 @@ int RunMapCommand(const MapCliOptions& o) {
   }
 
   const bool to_folder = EndsWith(o.out, "/") || std::filesystem::is_directory(o.out);
+  FileStamp out_before;  // what -o held when this map started
   if (!to_folder) {  // refused before the work, not after it
     if (auto target = CheckReplaceablePath(o.out, "-o", nullptr); !target.ok()) {
       PrintError(target.status());
       return ExitCodeFor(target.status());
     }
+    out_before = StampOf(o.out);
   }
   std::vector<std::string> outputs;
   if (to_folder) {
@@ -174,12 +177,22 @@ int RunMapCommand(const MapCliOptions& o) {
   int rc = 0;
   if (!to_folder && !mapped.ranks.empty()) {
     std::string note;
-    if (Status s = store::WriteSummaryFile(o.out, mapped.ranks, &note); !s.ok()) {
+    // Another process wrote -o while this one mapped (two map jobs given one file): replacing it
+    // would lose its ranks, silently. This summary goes beside it instead, and that is said.
+    std::string target = o.out;
+    if (!(StampOf(o.out) == out_before)) {
+      target = o.out + "." + std::to_string(getpid());
+      PrintError(SanitizeText(o.out) + " was written by another process while this map ran; this "
+                 "summary goes to " + SanitizeText(target) + " instead, so neither is lost (hint: "
+                 "reduce both; give each map its own file, or one folder: -o DIR/)");
+      rc = 2;
+    }
+    if (Status s = store::WriteSummaryFile(target, mapped.ranks, &note); !s.ok()) {
       PrintError(s.message());
       rc = ExitCodeFor(s);
     } else {
-      summary_bytes = static_cast<uint64_t>(SizeOf(o.out));
-      std::printf("wrote %s%s (%zu rank%s, %s)\n", SanitizeText(o.out).c_str(), note.c_str(),
+      summary_bytes = static_cast<uint64_t>(SizeOf(target));
+      std::printf("wrote %s%s (%zu rank%s, %s)\n", SanitizeText(target).c_str(), note.c_str(),
                   mapped.ranks.size(), mapped.ranks.size() == 1 ? "" : "s",
                   render::FormatBytes(static_cast<double>(summary_bytes)).c_str());
     }
