@@ -93,6 +93,43 @@ TEST(Cli, MissingBraceIsLocatedAtItsEvent) {
                        std::to_string(json.size() - 2) + ": a '}' is missing inside it");
 }
 
+// Error paths a new user met (issue 32 item 7).
+TEST(Cli, ErrorPathsSayWhatToDo) {
+  // A long option with one dash read as -j "son": "--threads: Value son not in range".
+  auto r = RunGpuscope("analyze -json " + Example());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("\"-json\" is not an option: long options take two dashes (hint: --json)"),
+            std::string::npos)
+      << r.err;
+  // Nsight's own report format: export it first.
+  const std::string rep = TempPath("profile.nsys-rep");
+  WriteFile(rep, std::string("\x7f\x01NSYS binary report") + std::string(100, '\0'));
+  ExpectInputError(RunGpuscope("analyze " + rep), rep, "this is an Nsight Systems report");
+  EXPECT_NE(RunGpuscope("analyze " + rep).err.find("nsys export --type sqlite"), std::string::npos);
+  // JSON that holds no event object is no trace (was exit 0, "no GPU work").
+  const std::string arr = TempPath("numbers.json");
+  WriteFile(arr, "[1,2,3]");
+  ExpectInputError(RunGpuscope("analyze " + arr), arr,
+                   "not a JSON trace: the top-level array holds 3 elements, none of them an event object");
+  // The generic refusal names every input gpuscope reads.
+  const std::string text = TempPath("notes.txt");
+  WriteFile(text, "hello");
+  r = RunGpuscope("analyze " + text);
+  EXPECT_NE(r.err.find("Nsight Systems SQLite exports"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("CUDA memory snapshots"), std::string::npos) << r.err;
+  // run: outputs written at the end are checked before the command starts.
+  const std::string dir = TempPath("a_folder");
+  std::filesystem::create_directory(dir);
+  for (const char* option : {"--html", "--report-json"}) {
+    r = RunGpuscope(std::string("run ") + option + " " + dir + " -- sh -c 'echo started'");
+    EXPECT_EQ(r.exit_code, 2) << option << r.err;
+    EXPECT_EQ(r.out.find("started"), std::string::npos) << option << ": the command ran";
+    EXPECT_NE(r.err.find(std::string(option) + " " + dir + ": exists and is a folder"), std::string::npos) << r.err;
+  }
+  std::filesystem::remove(dir);
+  for (const std::string& f : {rep, arr, text}) std::filesystem::remove(f);
+}
+
 TEST(Cli, TruncatedGzip) {
   const std::string full = testing::ReadFile(Example());
   const std::string path = TempPath("truncated.json.gz");

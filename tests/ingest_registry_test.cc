@@ -640,6 +640,20 @@ TEST_F(IngestTest, NoControlSequenceFromAnInputReachesTheTerminal) {
   EXPECT_EQ(t->diagnostics.count[static_cast<size_t>(Diag::kControlCharacter)], 1u);
 }
 
+// A recording written again by Python's json.dumps ("type": "header", a space after each ':') is
+// still a recording (issue 32 item 7).
+TEST_F(IngestTest, RecordingRewrittenByPythonIsStillARecording) {
+  WriteFile(Path("redump.jsonl"),
+            "{\"type\": \"header\", \"format\": \"gpuscope-monitor\", \"version\": 1, \"command\": [\"python\"], "
+            "\"interval_ns\": 100000000, \"start_ns\": 1700000000000000000, \"root_pid\": 10, \"gpus\": "
+            "[{\"index\": 0, \"name\": \"A100\"}]}\n"
+            "{\"type\": \"sample\", \"t_ns\": 1700000000100000000, \"gpus\": [{\"index\": 0, \"sm_util_pct\": 50}]}\n"
+            "{\"type\": \"end\", \"end_ns\": 1700000000200000000, \"exit_code\": 0}\n");
+  auto in = ingest::ReadInput(Path("redump.jsonl"));
+  ASSERT_TRUE(in.ok()) << in.status().message();
+  EXPECT_EQ(in->kind, ingest::ModelKind::kMonitor);
+}
+
 // Characters that reorder or break the text after them (Trojan Source): bidirectional overrides
 // and isolates, marks, line and paragraph separators, in a kernel name and an nvidia-smi GPU
 // name, never reach the report (issue 36 item 5).

@@ -91,6 +91,30 @@ Result<OutputFile> OpenOutputFile(const std::string& path, const char* option, O
   return out;
 }
 
+Status CheckOutputFile(const std::string& path, const char* option) {
+  struct stat st {};
+  if (lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode) && stat(path.c_str(), &st) != 0)
+    return Refused(path, option,
+                   "is a symbolic link to " + SanitizeText(LinkTarget(path)) +
+                       ", which does not exist; not followed",
+                   "give the path of the file to create itself");
+  if (stat(path.c_str(), &st) == 0) {
+    if (!WritableInto(st.st_mode)) return NotWritable(path, option, st.st_mode);
+    if (access(path.c_str(), W_OK) != 0)
+      return Status::Error(StatusCode::kIoError, std::string(option) + " " + SanitizeText(path) +
+                                                     ": cannot write: " + std::strerror(errno));
+    return Status::Ok();
+  }
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  const std::string dir = parent.empty() ? "." : parent.string();
+  if (access(dir.c_str(), W_OK) != 0)
+    return Status::Error(StatusCode::kIoError,
+                         std::string(option) + " " + SanitizeText(path) + ": cannot write into " +
+                             SanitizeText(dir) + ": " + std::strerror(errno) +
+                             " (hint: check the folder exists and is writable)");
+  return Status::Ok();
+}
+
 Status WriteOutputFile(const std::string& path, std::string_view bytes, const char* option,
                        std::string* note) {
   auto file = OpenOutputFile(path, option);

@@ -38,6 +38,10 @@ struct OutputFile {
 Result<OutputFile> OpenOutputFile(const std::string& path, const char* option,
                                   OutputOpen mode = OutputOpen::kTruncate);
 
+// The checks OpenOutputFile makes, without opening or creating anything, plus a folder that exists
+// and is writable: for outputs written at the end of a long run (`run --html`), said before it.
+Status CheckOutputFile(const std::string& path, const char* option);
+
 // Opens, writes all of `bytes` and closes; an error names the path, errno and a hint. `note`, when
 // given, receives OutputFile::note.
 Status WriteOutputFile(const std::string& path, std::string_view bytes, const char* option,

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 
 #include "advise/monitor_rules.h"
 #include "base/output_file.h"
@@ -59,6 +60,24 @@ int RunRunCommand(const RunCliOptions& o) {
                              "--interval \"" + o.interval +
                                  "\" is not a duration (hint: e.g. 100ms, 0.5s, 2s; between 10ms "
                                  "and 1h)"));
+    return kExitBadInput;
+  }
+  // Outputs written when the command ends are checked before it starts: an hour's run must not
+  // end in "cannot write" (and --report-json used to exit 0 then).
+  for (const auto& [path, option] : {std::pair{o.out.html_path, "--html"},
+                                     std::pair{o.report_json, "--report-json"},
+                                     std::pair{o.record, "--record"}}) {
+    if (path.empty()) continue;
+    if (const Status s = CheckOutputFile(path, option); !s.ok()) {
+      PrintError(s);
+      return ExitCodeFor(s);
+    }
+  }
+  if (!o.out.csv_dir.empty() && std::filesystem::exists(o.out.csv_dir) &&
+      !std::filesystem::is_directory(o.out.csv_dir)) {
+    PrintError(Status::Error(StatusCode::kUsage, "--csv " + o.out.csv_dir +
+                                                     ": exists and is not a folder (hint: --csv "
+                                                     "takes a folder; it is made if missing)"));
     return kExitBadInput;
   }
   monitor::RunOptions options;

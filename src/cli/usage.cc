@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 
 namespace gpuscope::cli {
@@ -151,6 +152,20 @@ std::string UnknownOptionMessage(const CLI::App& app, const std::string& where,
 std::optional<std::string> ExplainUsageError(const CLI::App& app,
                                              const std::vector<std::string>& args,
                                              const CLI::ParseError& error) {
+  // A long option given one dash: `analyze -json` reads as -j "son" ("--threads: Value son not in
+  // range"). Said for what it is, before anything else (up to a command's "--").
+  for (const std::string& a : args) {
+    if (a == "--") break;
+    if (a.size() < 3 || a[0] != '-' || a[1] == '-' || !std::isalpha(static_cast<unsigned char>(a[1])))
+      continue;
+    const std::string name = "--" + a.substr(1, a.find('=') == std::string::npos ? std::string::npos : a.find('=') - 1);
+    std::vector<const CLI::App*> apps = {&app};
+    for (const CLI::App* s : app.get_subcommands([](const CLI::App*) { return true; })) apps.push_back(s);
+    for (const CLI::App* s : apps)
+      if (s->get_option_no_throw(name) != nullptr)
+        return Quoted(a) + " is not an option: long options take two dashes (hint: " + name +
+               (a.find('=') == std::string::npos ? "" : a.substr(a.find('='))) + ")";
+  }
   // "Missing" messages only when CLI11 missed something: `run --live bogus` is a bad value.
   const bool missing = dynamic_cast<const CLI::RequiredError*>(&error) != nullptr;
   const std::vector<std::string> commands = CommandNames(app);

@@ -231,6 +231,13 @@ Result<const FormatEntry*> SniffFormat(std::string_view head, const std::string&
     if (score > best_score) best = &f, best_score = score;
   }
   GPUSCOPE_CHECK(best != nullptr);  // the Kineto reader claims everything with at least 1
+  // Nsight Systems' own report format is not documented: named by its extension, only when the
+  // bytes are no input gpuscope knows (the Kineto reader's catch-all score of 1).
+  if (best_score <= 1 && (name.ends_with(".nsys-rep") || name.ends_with(".qdrep")))
+    return Status::InputError(
+        name, 0, "this is an Nsight Systems report, whose format gpuscope does not read",
+        "export it first: nsys export --type sqlite --output report.sqlite " + name +
+            ", then gpuscope analyze report.sqlite");
   return best;
 }
 

@@ -358,8 +358,8 @@ class Reader {
   Status NotASummary(const std::string& what) const {
     return Status::Error(StatusCode::kInvalidInput,
                          name_ + ": an SQLite database, but not a gpuscope summary: " + what +
-                             " (hint: gpuscope reads the summaries `gpuscope map` writes, and "
-                             "PyTorch profiler traces; it does not read Nsight Systems exports)");
+                             " (hint: of SQLite files gpuscope reads the summaries `gpuscope map` "
+                             "writes and Nsight Systems exports (nsys export --type sqlite))");
   }
 
   Result<StmtPtr> Prepare(const char* sql) {

@@ -554,6 +554,17 @@ Result<Trace> ReadKinetoJsonOnce(io::ByteSource& source, const std::string& name
     return failure;
   }
 
+  // JSON whose events array holds elements, none of them an object ([1,2,3]): not a trace with
+  // every event skipped, but no trace at all.
+  const uint64_t not_objects = trace.diagnostics.count[static_cast<size_t>(Diag::kNotAnObject)];
+  if (not_objects > 0 && not_objects == merger.events())
+    return Status::InputError(
+        name, 0,
+        std::string("not a JSON trace: ") +
+            (scanner.is_bare_array() ? "the top-level array" : "its traceEvents array") + " holds " +
+            std::to_string(not_objects) + " elements, none of them an event object",
+        "gpuscope reads PyTorch profiler (Kineto) Chrome-trace JSON: {\"traceEvents\": [{\"ph\": "
+        "\"X\", \"name\": …}, …]}");
   PairBeginEnd(merger.begin_end(), &trace);
   ParseHeader(scanner.header_members(), &trace);
   trace.info.format =

@@ -391,7 +391,9 @@ Status Scanner::Scan(const char* b, size_t size, std::vector<ScannedElement>* ou
                     "not a JSON trace: expected '{' or '[' but found " +
                         ByteForMessage(static_cast<unsigned char>(c)),
                     "gpuscope reads PyTorch profiler (Kineto) Chrome-trace JSON (plain or gzip), "
-                    "gpuscope run recordings and nvidia-smi logs with their header line");
+                    "Nsight Systems SQLite exports (nsys export --type sqlite), CUDA memory "
+                    "snapshots (torch.cuda.memory._dump_snapshot), gpuscope run recordings and "
+                    "summaries, and nvidia-smi and DCGM logs with their header line");
       }
       ++p;
       continue;

@@ -562,10 +562,25 @@ class CsvRecordingParser {
 // ---------------------------------------------------------------------------------------------
 // Sniffers.
 
+// Whether `line` has "key": "value", with any whitespace around the colon (a recording that
+// Python's json.dumps wrote again has "type": "header").
+static bool HasStringMember(std::string_view line, std::string_view key, std::string_view value) {
+  const std::string quoted_key = "\"" + std::string(key) + "\"";
+  for (size_t at = line.find(quoted_key); at != std::string_view::npos;
+       at = line.find(quoted_key, at + 1)) {
+    size_t p = at + quoted_key.size();
+    while (p < line.size() && (line[p] == ' ' || line[p] == '\t')) ++p;
+    if (p >= line.size() || line[p] != ':') continue;
+    ++p;
+    while (p < line.size() && (line[p] == ' ' || line[p] == '\t')) ++p;
+    if (line.substr(p, value.size() + 2) == "\"" + std::string(value) + "\"") return true;
+  }
+  return false;
+}
+
 bool LooksLikeJsonlRecording(std::string_view head) {
   const std::string_view first = FirstLine(head);
-  return first.find("\"type\":\"header\"") != std::string_view::npos &&
-         first.find(kFormatName) != std::string_view::npos;
+  return HasStringMember(first, "type", "header") && HasStringMember(first, "format", kFormatName);
 }
 
 bool LooksLikeCsvRecording(std::string_view head) {
