@@ -166,6 +166,31 @@ TEST_F(InputAnomalies, RepeatedStepNumbersAreWindowsNotOneLongStep) {
             "5 ProfilerStep ranges, numbered #5 (numbers repeat)");
 }
 
+// Hopper's programmatic dependent launch starts a kernel a few µs before its predecessor on the
+// stream ends, by design: on sm_90 such overlaps are counted apart and raise no "duplicated or
+// mis-timed" warning; on sm_80, or overlapping by more than 5 µs, they still do (issue 32 item 3).
+TEST_F(InputAnomalies, HopperEarlyStartsAreNotDuplicates) {
+  auto trace_for = [&](int major, int64_t early_us) {
+    std::vector<std::string> ev = {Kernel(1000, 100), Kernel(1100 - early_us, 100), Kernel(1300, 100)};
+    std::string json = TraceOf(ev);
+    json.insert(1, "\"deviceProperties\": [{\"id\": 0, \"name\": \"GPU\", \"computeMajor\": " +
+                       std::to_string(major) + ", \"computeMinor\": 0, \"numSms\": 132}],");
+    return json;
+  };
+  const simdjson::dom::element h200 = AnalyzeJson(Write("h200.json", trace_for(9, 2)));
+  const simdjson::dom::element s = StreamIdle(h200, 7);
+  EXPECT_EQ(uint64_t(s["pdl_overlaps"]), 1u);
+  EXPECT_EQ(int64_t(s["pdl_overlap_ns"]), 2'000);
+  EXPECT_EQ(uint64_t(s["overlapping_events"]), 0u);
+  EXPECT_EQ(Warnings(h200).find("duplicated or mis-timed"), std::string::npos) << Warnings(h200);
+  const simdjson::dom::element a100 = AnalyzeJson(Write("a100.json", trace_for(8, 2)));
+  EXPECT_EQ(uint64_t(StreamIdle(a100, 7)["overlapping_events"]), 1u);
+  EXPECT_NE(Warnings(a100).find("duplicated or mis-timed"), std::string::npos);
+  const simdjson::dom::element far = AnalyzeJson(Write("far.json", trace_for(9, 50)));
+  EXPECT_EQ(uint64_t(StreamIdle(far, 7)["overlapping_events"]), 1u);
+  EXPECT_EQ(uint64_t(StreamIdle(far, 7)["pdl_overlaps"]), 0u);
+}
+
 // Every duration 0 ("step time 0 ns" with no word of why): a warning says no time can be measured
 // (issue 36 item 6).
 TEST_F(InputAnomalies, AllZeroDurationsAreSaid) {

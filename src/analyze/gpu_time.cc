@@ -233,6 +233,14 @@ GpuTime AnalyzeGpuTimeOf(const Trace& t, const KernelClasses& kernel_classes,
     int64_t max_end = 0;
     int64_t prev_end = 0;  // the previous event's end (HTA's gap start)
     bool seen = false;
+    bool max_end_kernel = false;  // the event that ends last so far is a kernel
+  };
+  // Compute capability major per device id (programmatic dependent launch needs sm_90).
+  std::map<int32_t, int32_t> major_of;
+  for (const DeviceProperties& d : t.devices) major_of[d.id] = d.compute_major;
+  const auto pdl_capable = [&](size_t row) {
+    auto it = major_of.find(t.gpu.device[row]);
+    return it != major_of.end() && it->second >= 9;
   };
   std::map<int64_t, size_t> slot_of;  // stream → index into `streams` (streams in id order below)
   std::vector<StreamState> streams;
@@ -252,9 +260,11 @@ GpuTime AnalyzeGpuTimeOf(const Trace& t, const KernelClasses& kernel_classes,
     }
     StreamState& st = streams[last_slot];
     const int64_t start = sel.start_ns[k], end = sel.end_ns[k];
+    const bool kernel = t.gpu.kind[row] == GpuKind::kKernel;
     if (!st.seen) {
       st.seen = true;
       st.max_end = st.prev_end = end;
+      st.max_end_kernel = kernel;
       continue;
     }
     StreamIdle& si = st.idle;
@@ -265,10 +275,17 @@ GpuTime AnalyzeGpuTimeOf(const Trace& t, const KernelClasses& kernel_classes,
     const bool overlaps = start < st.max_end;
     if (overlaps) {
       // Starts while earlier work on its stream still runs (ns of that overlap).
-      ++si.overlapping_events;
-      si.overlap_ns += std::max<int64_t>(0, std::min(end, st.max_end) - start);
+      const int64_t overlap = std::max<int64_t>(0, std::min(end, st.max_end) - start);
+      if (kernel && st.max_end_kernel && st.max_end - start <= kPdlMaxOverlapNs && pdl_capable(row)) {
+        ++si.pdl_overlaps;
+        si.pdl_overlap_ns += overlap;
+      } else {
+        ++si.overlapping_events;
+        si.overlap_ns += overlap;
+      }
     }
     const int64_t prev_end = hta_gaps ? st.prev_end : st.max_end;
+    if (end > st.max_end) st.max_end_kernel = kernel;
     st.max_end = std::max(st.max_end, end);
     st.prev_end = end;
     if (overlaps && !hta_gaps) continue;  // no gap before it

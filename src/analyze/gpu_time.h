@@ -99,7 +99,13 @@ struct StreamIdle {
   // that earlier work (ns, each instant counted once per overlapping event).
   uint64_t overlapping_events = 0;
   int64_t overlap_ns = 0;
+  // Hopper's programmatic dependent launch (sm_90+): a kernel may start up to a few µs before the
+  // kernel before it on its stream ends, by design. Such overlaps (a kernel after a kernel, within
+  // kPdlMaxOverlapNs, on a device of compute capability 9 or more) are counted here, not above.
+  uint64_t pdl_overlaps = 0;
+  int64_t pdl_overlap_ns = 0;
 };
+inline constexpr int64_t kPdlMaxOverlapNs = 5'000;
 
 struct GpuTime {
   GpuSelection selection;

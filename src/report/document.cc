@@ -170,7 +170,9 @@ void AddGpuTime(const analyze::GpuTime& g, Section& s) {
                             {"kernel_wait_share", "kernel wait"}, {"other_share", "other"}, {"gaps", "gaps"},
                             {"host_wait_ns", "host wait", true}, {"kernel_wait_ns", "kernel wait", true},
                             {"other_ns", "other", true}, {"overlapping_events", "overlapping events", true},
-                            {"overlap_ns", "overlapped", true}});
+                            {"overlap_ns", "overlapped", true},
+                            {"pdl_overlaps", "early starts (Hopper PDL)", true},
+                            {"pdl_overlap_ns", "overlapped by design", true}});
   idle.text_rows = 4;
   for (const analyze::StreamIdle& st : g.idle_by_stream) {
     const int64_t total = st.host_wait_ns + st.kernel_wait_ns + st.other_ns;
@@ -178,7 +180,7 @@ void AddGpuTime(const analyze::GpuTime& g, Section& s) {
     idle.rows.push_back({Value::Count(st.stream), Ns(total), ShareOf(st.host_wait_ns, tot, 0),
                          ShareOf(st.kernel_wait_ns, tot, 0), ShareOf(st.other_ns, tot, 0), Count(st.gaps),
                          Ns(st.host_wait_ns), Ns(st.kernel_wait_ns), Ns(st.other_ns), Count(st.overlapping_events),
-                         Ns(st.overlap_ns)});
+                         Ns(st.overlap_ns), Count(st.pdl_overlaps), Ns(st.pdl_overlap_ns)});
   }
   if (idle.rows.empty()) return;
   render::Chart& chart = s.AddChart("idle_by_stream_chart", "idle time per stream, by cause",
