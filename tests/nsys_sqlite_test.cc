@@ -9,6 +9,7 @@
 #include <string>
 
 #include "analyze/invariants.h"
+#include "analyze/trace_summary.h"
 #include "gpuscope/ingest.h"
 #include "report/report.h"
 #include "ingest/registry.h"
@@ -472,6 +473,25 @@ TEST(NsysSqlite, TextInAnIntegerColumnIsAMalformedRow) {
   EXPECT_EQ(r.exit_code, 0) << r.err;  // counted and skipped, as a bad trace event
   EXPECT_NE(r.out.find("wrong_column_type  rows skipped: an integer column holds text"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("2 events or fields could not be read"), std::string::npos) << r.out;
+}
+
+// Synchronisation rows are no GPU work: the GPU span runs from the first kernel, copy or set to the
+// last one's end, whatever event syncs on CUPTI's invalid stream (2^32−1) do (issue 32 item 5).
+TEST(NsysSqlite, GpuSpanLeavesSynchronisationRowsOut) {
+  REQUIRE_NSYS(kH200);
+  const std::string path = RealTrace(kH200);
+  Db db(path);
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  for (const char* table : {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"}) {
+    if (!db.HasTable(table) || db.Rows(table) == 0) continue;
+    lo = std::min(lo, db.Int(std::string("SELECT min(start) FROM ") + table));
+    hi = std::max(hi, db.Int(std::string("SELECT max(end) FROM ") + table));
+  }
+  ASSERT_GT(db.Int("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION WHERE streamId = 4294967295"), 0);
+  auto trace = LoadTrace(path);
+  ASSERT_TRUE(trace.ok());
+  const analyze::TraceSummary s = analyze::SummarizeTrace(*trace);
+  EXPECT_EQ(s.gpu_end_ns - s.gpu_start_ns, hi - lo);
 }
 
 // Kernel rows written twice (every column equal) are removed and counted, as the Kineto reader
