@@ -527,6 +527,25 @@ TEST(StepGraph, HopperEarlyStartsOnTheRealH200Trace) {
   for (const std::string& w : r.ranks[0].summary.warnings) EXPECT_EQ(w.find("mis-timed"), std::string::npos) << w;
 }
 
+// A real A100 trace without steps whose host spends 29.9 s in cudaDeviceGetStreamPriorityRange
+// (context creation), 6 s in cudaFree and 3 s in its first cudaLaunchKernel (module loading): the
+// driver's one-time work is host time, not launch overhead, and CUDA graphs do not remove it (they
+// were credited with 98 % of the 43 s "step"; issue 32 item 5).
+TEST(WhatIf, OneTimeDriverWorkIsNotLaunchOverhead) {
+  GPUSCOPE_REQUIRE_REAL("traces/hta/critical_path_alexnet_A100_cuda_sync.json.gz");
+  std::vector<Trace> keep;
+  const report::Report r = Analyze(testing::RealTrace("hta/critical_path_alexnet_A100_cuda_sync.json.gz"), &keep);
+  const report::RankReport& rr = r.ranks[0];
+  ASSERT_TRUE(rr.critical_path.built);
+  EXPECT_EQ(rr.critical_path.bound_by, PathCategory::kHostCompute);
+  const analyze::PathArray& t = rr.critical_path.total_ns;
+  EXPECT_LT(static_cast<double>(t[static_cast<size_t>(PathCategory::kLaunchOverhead)]),
+            0.01 * static_cast<double>(Sum(t)));
+  const whatif::FixResult* graphs = rr.whatif.Fix("cuda_graphs");
+  if (graphs) EXPECT_LT(static_cast<double>(graphs->saving_ns), 0.01 * static_cast<double>(rr.whatif.step_ns));
+  EXPECT_NE(rr.advice.verdict, "launch-bound");
+}
+
 TEST(WhatIf, SynthPlantedStepReplayedWithinOnePercent) {
   SynthOptions o;
   o.steps = 8;

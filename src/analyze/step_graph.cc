@@ -635,7 +635,10 @@ CriticalPath FindCriticalPath(const StepGraph& g, const ReplayResult& replay,
   int64_t cursor = end[n];
   while (cursor > window_start) {
     const int64_t start = end[n] - dur[n];
-    add(start, std::min(end[n], cursor), CategoryOfNode(g.kind[n]));
+    // A call that long is the driver's one-time work, not launch overhead (see kOneTimeCallNs).
+    const bool one_time = (g.kind[n] == NodeKind::kLaunch || g.kind[n] == NodeKind::kRuntime) &&
+                          dur[n] > kOneTimeCallNs;
+    add(start, std::min(end[n], cursor), one_time ? PathCategory::kHostCompute : CategoryOfNode(g.kind[n]));
     cursor = std::min(cursor, start);
     // The binding edge: the latest-ready one (the first of equals).
     uint32_t binding = UINT32_MAX;

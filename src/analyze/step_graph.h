@@ -56,6 +56,12 @@
 namespace gpuscope::analyze {
 
 inline constexpr size_t kMaxGraphSteps = 16;
+// A runtime call longer than this (launches cost µs; a launch blocked by a full queue is modelled
+// by the queue) is the driver's one-time work: context creation (cudaDeviceGetStreamPriorityRange
+// 29.9 s on a real A100 trace), lazy module loading (a 3 s first cudaLaunchKernel), memory from
+// the OS (cudaMalloc, cudaFree). On the critical path it is host time, not launch overhead, and a
+// CUDA graph does not remove it.
+inline constexpr int64_t kOneTimeCallNs = 1'000'000;
 
 enum class NodeKind : uint8_t {
   kMarker,       // zero length: a steady step's host start or host end

@@ -199,6 +199,7 @@ size_t CudaGraphs(const Context& c, GraphChange* ch) {
   // A call a graph replays: a launch that is not a blocking copy's issue, or a non-blocking call.
   auto captured_call = [&](uint32_t n) {
     if (n == analyze::kRootNode) return false;
+    if (g.dur_ns[n] > analyze::kOneTimeCallNs) return false;  // the driver's one-time work stays
     if (g.kind[n] == NodeKind::kRuntime) return true;
     if (g.kind[n] != NodeKind::kLaunch) return false;
     const uint32_t next = skip_markers(next_host, next_host[n]);
@@ -208,7 +209,7 @@ size_t CudaGraphs(const Context& c, GraphChange* ch) {
   for (size_t n = 0; n < n_nodes; ++n) {
     const NodeKind k = g.kind[n];
     if (g.step[n] < 0 && !analyze::IsGpuNode(k)) continue;
-    if (k == NodeKind::kLaunch || k == NodeKind::kRuntime) {
+    if ((k == NodeKind::kLaunch || k == NodeKind::kRuntime) && g.dur_ns[n] <= analyze::kOneTimeCallNs) {
       changed += SetDur(ch, n, 0);
     } else if (k == NodeKind::kHostCompute) {
       if (captured_call(skip_markers(prev_host, prev_host[n])) &&
