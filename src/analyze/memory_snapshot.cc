@@ -1,6 +1,7 @@
 #include "analyze/memory_snapshot.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <unordered_map>
 
@@ -248,9 +249,11 @@ SnapshotDevice AnalyzeDevice(const snapshot::Snapshot& snap, int device,
     d.inconsistent = true;
     // Said as measured: the cause is not in the file (a guess — "a synthetic snapshot?" — was
     // wrong on most real snapshots where this happens).
+    char over[32];
+    std::snprintf(over, sizeof over, "%.2f GiB", static_cast<double>(most_over_reserved) / (1 << 30));
     d.notes.push_back("at some point the trace allocates more than its segment events reserve (by up "
-                      "to " + std::to_string(most_over_reserved) +
-                      " B): the segment events do not account for all reserved memory, so the "
+                      "to " + std::string(over) +
+                      "): the segment events do not account for all reserved memory, so the "
                       "reserved line is as recorded, not the device's");
   }
 
