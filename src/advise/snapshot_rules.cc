@@ -64,6 +64,24 @@ void Fragmentation(const SnapshotContext& c, const SnapshotRule& rule,
   out->push_back(std::move(f));
 }
 
+// An allocation failed while the driver reported more free memory than it asked for: the device
+// was not full, so a limit of the process stopped it (torch.cuda.set_per_process_memory_fraction
+// makes the caching allocator refuse before cudaMalloc; "16.78 GiB allowed" with 131 GB free).
+void ProcessCap(const SnapshotContext& c, const SnapshotRule& rule, std::vector<render::Finding>* out) {
+  const SnapshotDevice& d = c.device;
+  const analyze::OomEvent* oom = nullptr;
+  for (const auto& o : d.ooms)
+    if (o.device_free_bytes >= 0 && o.device_free_bytes > o.requested_bytes) oom = &o;
+  if (oom == nullptr) return;
+  render::Finding f = Start(c, rule,
+                            "An allocation failed while the device had more memory free than it "
+                            "asked for: a limit of the process, not the device, was hit");
+  f.evidence.push_back(F("oom_requested_bytes", "failed request", Bytes(oom->requested_bytes)));
+  f.evidence.push_back(F("device_free_bytes", "free on the device then", Bytes(oom->device_free_bytes)));
+  f.evidence.push_back(F("peak_reserved_bytes", "peak reserved", Bytes(d.peak_reserved_bytes)));
+  out->push_back(std::move(f));
+}
+
 void Activations(const SnapshotContext& c, const SnapshotRule& rule,
                  std::vector<render::Finding>* out) {
   const SnapshotDevice& d = c.device;
@@ -124,6 +142,15 @@ const std::vector<SnapshotRule>& SnapshotRules() {
        "Let the allocator grow segments instead of splitting them: "
        "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (set before the first CUDA allocation).",
        Fragmentation},
+      {"snapshot_process_cap",
+       "an oom event whose request is smaller than the memory the driver reported free on the "
+       "device at that moment",
+       0.8, render::Severity::kCritical,
+       "The process's own limit was hit: raise or remove "
+       "torch.cuda.set_per_process_memory_fraction(...) (PyTorch's message says \"… GiB allowed\"), "
+       "or check what else caps this process's memory (another framework's memory fraction, a MIG "
+       "slice); the device itself had room.",
+       ProcessCap},
       {"snapshot_activations_dominate", "activations ≥ 50 % of the peak allocated", 0.5,
        render::Severity::kWarning,
        "Trade compute for memory with activation checkpointing "
