@@ -48,8 +48,9 @@ void ReserveStandardStreams();
 // Adds --json, --html FILE, --csv DIR, -v/--verbose, --color and --width to a subcommand.
 void AddOutputFlags(CLI::App* app, OutputArgs* args);
 
-// Writes the views the flags ask for. Returns 0, or 2 when the HTML file or a CSV file cannot be
-// written (the error is printed). Text wraps to the terminal's width only when its stream is a terminal.
+// Writes the views the flags ask for. Returns 0, or 2 when the HTML file, a CSV file or the report
+// on standard output cannot be written (the error is printed; outputs go through
+// base/output_file.h, so nothing an output path names is replaced or damaged). Text wraps to the terminal's width only when its stream is a terminal.
 int Emit(const render::Document& doc, const OutputArgs& args);
 
 }  // namespace gpuscope::cli
