@@ -595,6 +595,18 @@ class Reader {
     return true;
   }
 
+  // Position of a child row (steps, collectives, …) of the rank in column 0, whose children so
+  // far number count(facts): the rank (`*rank`) and that count (`*due`), or why not.
+  template <typename Count>
+  bool ChildPosition(sqlite3_stmt* s, const std::vector<report::RankSummary>& ranks, Count count,
+                     size_t* rank, size_t* due, std::string* why) {
+    const int64_t ri = sqlite3_column_int64(s, 0);
+    *due = ri >= 0 && static_cast<uint64_t>(ri) < ranks.size()
+               ? count(ranks[static_cast<size_t>(ri)].facts)
+               : 0;
+    return Position(s, ranks, *due, rank, why);
+  }
+
   Status ReadProcessGroups(std::vector<report::RankSummary>* ranks) {
     auto st = Prepare(
         "SELECT rank_index, position, process_group FROM rank_process_groups "
@@ -602,13 +614,10 @@ class Reader {
     if (!st.ok()) return st.status();
     sqlite3_stmt* s = st->get();
     return ForEachRow(s, "rank_process_groups", [&](std::string* why) {
-      int64_t ri = sqlite3_column_int64(s, 0);
-      size_t r = 0;
-      const size_t due =
-          ri >= 0 && static_cast<uint64_t>(ri) < ranks->size()
-              ? (*ranks)[static_cast<size_t>(ri)].facts.identity.process_groups.size()
-              : 0;
-      if (!Position(s, *ranks, due, &r, why)) return false;
+      size_t r = 0, due = 0;
+      if (!ChildPosition(s, *ranks, [](const model::RankFacts& f) { return f.identity.process_groups.size(); },
+                         &r, &due, why))
+        return false;
       std::string pg;
       if (!Text(s, 2, &pg)) return (*why = "process_group is not text", false);
       (*ranks)[r].facts.identity.process_groups.push_back(std::move(pg));
@@ -623,16 +632,13 @@ class Reader {
     if (!st.ok()) return st.status();
     sqlite3_stmt* s = st->get();
     return ForEachRow(s, "steps", [&](std::string* why) {
-      const int64_t ri = sqlite3_column_int64(s, 0);
-      const size_t due = ri >= 0 && static_cast<uint64_t>(ri) < ranks->size()
-                             ? (*ranks)[static_cast<size_t>(ri)].facts.steps.size()
-                             : 0;
-      size_t r = 0;
-      if (!Position(s, *ranks, due, &r, why)) return false;
+      size_t r = 0, due = 0;
+      if (!ChildPosition(s, *ranks, [](const model::RankFacts& f) { return f.steps.size(); }, &r, &due, why))
+        return false;
       model::StepSpan step;
       if (!Int32(s, 2, &step.step) || !Int(s, 3, &step.start_ns) || !Int(s, 4, &step.end_ns) ||
           !Bool(s, 5, &step.steady) || step.end_ns < step.start_ns)
-        return (*why = "rank_index " + std::to_string(ri) + ": a step with bad values", false);
+        return (*why = "rank_index " + std::to_string(r) + ": a step with bad values", false);
       (*ranks)[r].facts.steps.push_back(step);
       return true;
     });
@@ -657,7 +663,7 @@ class Reader {
         model::CollectiveRecord g;
         if (!Text(s, 2, &g.group) || !Text(s, 3, &g.group_desc) || !Text(s, 4, &g.group_ranks) ||
             !Int32(s, 5, &g.group_size))
-          return (*why = "rank_index " + std::to_string(ri) + ": a group with bad values", false);
+          return (*why = "rank_index " + std::to_string(r) + ": a group with bad values", false);
         groups[r].push_back(std::move(g));
         return true;
       });
@@ -669,20 +675,17 @@ class Reader {
     if (!st.ok()) return st.status();
     sqlite3_stmt* s = st->get();
     return ForEachRow(s, "collectives", [&](std::string* why) {
-      const int64_t ri = sqlite3_column_int64(s, 0);
-      const size_t due = ri >= 0 && static_cast<uint64_t>(ri) < ranks->size()
-                             ? (*ranks)[static_cast<size_t>(ri)].facts.collectives.size()
-                             : 0;
-      size_t r = 0;
-      if (!Position(s, *ranks, due, &r, why)) return false;
+      size_t r = 0, due = 0;
+      if (!ChildPosition(s, *ranks, [](const model::RankFacts& f) { return f.collectives.size(); }, &r, &due, why))
+        return false;
       int64_t gi = -1;
       if (!Int(s, 2, &gi) || gi < 0 || static_cast<uint64_t>(gi) >= groups[r].size())
-        return (*why = "rank_index " + std::to_string(ri) + ": a collective of no group", false);
+        return (*why = "rank_index " + std::to_string(r) + ": a collective of no group", false);
       model::CollectiveRecord c = groups[r][static_cast<size_t>(gi)];
       if (!Int(s, 3, &c.seq) || !Int(s, 4, &c.ordinal) || !Text(s, 5, &c.type) ||
           !Int(s, 6, &c.bytes) || !Text(s, 7, &c.dtype) || !Int(s, 8, &c.start_ns) ||
           !Int(s, 9, &c.end_ns) || !Int32(s, 10, &c.step) || c.end_ns < c.start_ns)
-        return (*why = "rank_index " + std::to_string(ri) + ": a collective with bad values",
+        return (*why = "rank_index " + std::to_string(r) + ": a collective with bad values",
                 false);
       (*ranks)[r].facts.collectives.push_back(std::move(c));
       return true;
@@ -694,19 +697,16 @@ class Reader {
     if (!st.ok()) return st.status();
     sqlite3_stmt* s = st->get();
     return ForEachRow(s, "busy_bins", [&](std::string* why) {
-      const int64_t ri = sqlite3_column_int64(s, 0);
-      const size_t due = ri >= 0 && static_cast<uint64_t>(ri) < ranks->size()
-                             ? (*ranks)[static_cast<size_t>(ri)].facts.busy.busy_ns.size()
-                             : 0;
-      size_t r = 0;
-      if (!Position(s, *ranks, due, &r, why)) return false;
+      size_t r = 0, due = 0;
+      if (!ChildPosition(s, *ranks, [](const model::RankFacts& f) { return f.busy.busy_ns.size(); }, &r, &due, why))
+        return false;
       int64_t busy = 0;
       if (due >= model::kMaxBusyBins)
-        return (*why = "rank_index " + std::to_string(ri) + ": more than " +
+        return (*why = "rank_index " + std::to_string(r) + ": more than " +
                        std::to_string(model::kMaxBusyBins) + " busy bins",
                 false);
       if (!Int(s, 2, &busy) || busy < 0)
-        return (*why = "rank_index " + std::to_string(ri) + ": a busy bin with a bad value", false);
+        return (*why = "rank_index " + std::to_string(r) + ": a busy bin with a bad value", false);
       (*ranks)[r].facts.busy.busy_ns.push_back(busy);
       return true;
     });
@@ -754,17 +754,14 @@ class Reader {
     if (!st.ok()) return st.status();
     sqlite3_stmt* s = st->get();
     return ForEachRow(s, "fixes", [&](std::string* why) {
-      const int64_t ri = sqlite3_column_int64(s, 0);
-      const size_t due = ri >= 0 && static_cast<uint64_t>(ri) < ranks->size()
-                             ? (*ranks)[static_cast<size_t>(ri)].facts.fixes.size()
-                             : 0;
-      size_t r = 0;
-      if (!Position(s, *ranks, due, &r, why)) return false;
+      size_t r = 0, due = 0;
+      if (!ChildPosition(s, *ranks, [](const model::RankFacts& f) { return f.fixes.size(); }, &r, &due, why))
+        return false;
       model::FixSaving f;
       // A saving is at most the rank's step: a larger one is not ours.
       if (due >= kMaxFixesPerRank || !Text(s, 2, &f.fix) || f.fix.empty() || !Int(s, 3, &f.saving_ns) ||
           f.saving_ns < 0 || f.saving_ns > (*ranks)[r].facts.mean_step_ns)
-        return (*why = "rank_index " + std::to_string(ri) + ": a fix with bad values", false);
+        return (*why = "rank_index " + std::to_string(r) + ": a fix with bad values", false);
       (*ranks)[r].facts.fixes.push_back(std::move(f));
       return true;
     });
