@@ -49,10 +49,11 @@ Status NotWritable(const std::string& path, const char* option, mode_t mode) {
 
 bool WritableInto(mode_t mode) { return S_ISREG(mode) || S_ISFIFO(mode) || S_ISCHR(mode); }
 
-}  // namespace
-
-Result<OutputFile> OpenOutputFile(const std::string& path, const char* option, OutputOpen mode) {
-  OutputFile out;
+// What `path` names now, under the rules of output_file.h: nothing, or something written into
+// (`*exists`), through a symbolic link (said in `*note`); a dangling link, a folder, a block device
+// or a socket is refused.
+Status CheckExisting(const std::string& path, const char* option, std::string* note,
+                     bool* exists = nullptr) {
   struct stat st {};
   if (lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
     if (stat(path.c_str(), &st) != 0)
@@ -62,12 +63,22 @@ Result<OutputFile> OpenOutputFile(const std::string& path, const char* option, O
                                           : std::string("cannot be reached: ") + std::strerror(errno)) +
                          "; not followed",
                      "give the path of the file to create itself");
-    out.note = LinkNote(path);
+    *note = LinkNote(path);
   } else if (stat(path.c_str(), &st) != 0) {
-    st.st_mode = 0;  // nothing there yet: created below
+    if (exists) *exists = false;  // nothing there yet
+    return Status::Ok();
   }
-  if (st.st_mode != 0 && !WritableInto(st.st_mode)) return NotWritable(path, option, st.st_mode);
+  if (!WritableInto(st.st_mode)) return NotWritable(path, option, st.st_mode);
+  if (exists) *exists = true;
+  return Status::Ok();
+}
 
+}  // namespace
+
+Result<OutputFile> OpenOutputFile(const std::string& path, const char* option, OutputOpen mode) {
+  OutputFile out;
+  if (Status s = CheckExisting(path, option, &out.note); !s.ok()) return s;
+  struct stat st {};
   const int flags =
       O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY | (mode == OutputOpen::kAppend ? O_APPEND : 0);
   const int fd = open(path.c_str(), flags, 0666);
@@ -92,14 +103,10 @@ Result<OutputFile> OpenOutputFile(const std::string& path, const char* option, O
 }
 
 Status CheckOutputFile(const std::string& path, const char* option) {
-  struct stat st {};
-  if (lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode) && stat(path.c_str(), &st) != 0)
-    return Refused(path, option,
-                   "is a symbolic link to " + SanitizeText(LinkTarget(path)) +
-                       ", which does not exist; not followed",
-                   "give the path of the file to create itself");
-  if (stat(path.c_str(), &st) == 0) {
-    if (!WritableInto(st.st_mode)) return NotWritable(path, option, st.st_mode);
+  std::string note;
+  bool exists = false;
+  if (Status s = CheckExisting(path, option, &note, &exists); !s.ok()) return s;
+  if (exists) {
     if (access(path.c_str(), W_OK) != 0)
       return Status::Error(StatusCode::kIoError, std::string(option) + " " + SanitizeText(path) +
                                                      ": cannot write: " + std::strerror(errno));
