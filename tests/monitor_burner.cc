@@ -7,6 +7,10 @@
 //                                       missed under load)
 //   monitor_burner --cpu-ms MS          burns MS milliseconds of its own CPU time (not wall time:
 //                                       the same work however loaded the machine is) and exits
+//   monitor_burner --busy-workers W SECONDS
+//                                       an input-bound trainer: forks W workers (named
+//                                       "burn_worker") that burn CPU for SECONDS while the main
+//                                       process sleeps, waiting for them
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -47,6 +51,25 @@ int main(int argc, char** argv) {
     volatile unsigned long x = 0;
     while (cpu_s() - start < budget_s)
       for (int i = 0; i < 10000; ++i) x = x + static_cast<unsigned long>(i) * 2654435761u;
+    return 0;
+  }
+  if (argc == 4 && std::string_view(argv[1]) == "--busy-workers") {
+    const int workers = std::atoi(argv[2]);
+    const double seconds = std::atof(argv[3]);
+    std::vector<pid_t> children;
+    for (int i = 0; i < workers; ++i) {
+      const pid_t pid = fork();
+      if (pid == 0) {
+        prctl(PR_SET_NAME, "burn_worker");
+        const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+        volatile unsigned long x = 0;
+        while (std::chrono::steady_clock::now() < end)
+          for (int k = 0; k < 100000; ++k) x = x + static_cast<unsigned long>(k) * 2654435761u;
+        _exit(0);
+      }
+      children.push_back(pid);
+    }
+    for (pid_t c : children) waitpid(c, nullptr, 0);
     return 0;
   }
   if (argc != 4) return 2;

@@ -259,6 +259,52 @@ TEST(Run, ProcessAndGpuNamesCannotDriveTheTerminal) {
   for (const std::string& path : {script, report, record}) std::filesystem::remove(path);
 }
 
+// Issue 32 item 1, live: an input-bound trainer under a shell whose two workers burn a core each
+// while it sleeps. NVML (the fake) lists the trainer among its compute processes: the record
+// says so per process (gpu_bytes), and the report names the trainer with its 2 workers, not a
+// worker as "main" with none. Without NVML the tree rule (first non-wrapper above the busy
+// processes) names it too.
+TEST(Run, TheTrainerIsTheProcessWithTheCudaContextNotItsBusyWorkers) {
+  const std::string script = TempPath("trainer_nvml"), record = TempPath("trainer.jsonl");
+  testing::WriteFile(script, "gpus 1\nutil 0 30 5\nprocmem 0 1000000\nprocname monitor_burner\n");
+  const std::string cmd = std::string(GPUSCOPE_BURNER) + " --busy-workers 2 1.5; true";
+  for (bool nvml : {true, false}) {
+    auto r = testing::RunGpuscopeArgs(
+        {"run", "--interval", "100ms", "--record", record, "--", "sh", "-c", cmd},
+        nvml ? std::vector<std::pair<std::string, std::string>>{
+                   {"GPUSCOPE_NVML_LIBRARY", GPUSCOPE_FAKE_NVML},
+                   {"GPUSCOPE_FAKE_NVML_SCRIPT", script}}
+             : kNoNvml);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto rec = ingest::ReadMonitorInput(record);
+    ASSERT_TRUE(rec.ok()) << rec.status().message();
+    int32_t trainer = 0;
+    uint64_t trainer_cpu = 0, worker_cpu = 0;
+    bool any_gpu = false;
+    for (const Sample& s : rec->samples)
+      for (const ProcessSample& p : s.processes) {
+        if (p.name == "monitor_burner" && p.ppid == rec->root_pid) {
+          trainer = p.pid, trainer_cpu = std::max(trainer_cpu, p.cpu_time_ns);
+          any_gpu = any_gpu || p.gpu_bytes.has_value();
+        } else if (p.name == "burn_worker") {
+          worker_cpu = std::max(worker_cpu, p.cpu_time_ns);
+          EXPECT_FALSE(p.gpu_bytes.has_value());
+        }
+      }
+    ASSERT_NE(trainer, 0) << "no sample saw the trainer";
+    EXPECT_EQ(any_gpu, nvml);
+    EXPECT_GT(worker_cpu, trainer_cpu);  // the busiest process is a worker
+    const analyze::MonitorStats st = analyze::ComputeMonitorStats(*rec);
+    ASSERT_TRUE(st.cpu.has_value());
+    EXPECT_EQ(st.cpu->main_pid, trainer) << (nvml ? "with" : "without") << " NVML\n" << r.err;
+    EXPECT_EQ(st.cpu->main_name, "monitor_burner");
+    EXPECT_NE(r.err.find("main monitor_burner (pid " + std::to_string(trainer) + ")"),
+              std::string::npos)
+        << r.err;
+  }
+  for (const std::string& path : {script, record}) std::filesystem::remove(path);
+}
+
 TEST(Run, DropEveryOtherSampleKeepsTheEvenOnesIntact) {
   std::vector<Sample> samples(5);
   for (int i = 0; i < 5; ++i) {

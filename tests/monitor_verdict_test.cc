@@ -9,6 +9,7 @@
 
 #include "advise/monitor_rules.h"
 #include "analyze/monitor_stats.h"
+#include "ingest/registry.h"
 #include "render/json.h"
 #include "render/text.h"
 #include "report/monitor_document.h"
@@ -187,6 +188,108 @@ TEST(Verdict, SingleThreadedInputPipeline) {
       << v.text;
 }
 
+// Issue 32 item 1: the training process is not the busiest one. A process tree as (pid, ppid,
+// name, % of a core, holds a CUDA context), sampled for `seconds` at 1 s; the GPU at 40 %.
+struct Proc {
+  int32_t pid, ppid;
+  std::string name;
+  double pct;
+  bool gpu = false;
+};
+Recording Tree(int32_t root, const std::vector<Proc>& procs, int seconds = 30) {
+  Recording r;
+  r.root_pid = root;
+  r.has_process_data = true;
+  r.interval_ns = kSecond;
+  r.start_ns = kT0;
+  for (int i = 0; i < seconds; ++i) {
+    Sample s;
+    s.time_ns = kT0 + i * kSecond;
+    GpuSample g;
+    g.sm_util_pct = 40;
+    s.gpus.push_back(g);
+    for (const Proc& p : procs) {
+      ProcessSample ps{p.pid, p.ppid, p.name, p.pct, 1'000'000'000, 0,
+                       static_cast<uint64_t>(p.pct * 1e7) * (i + 1)};
+      if (p.gpu) ps.gpu_bytes = 2'000'000'000;
+      s.processes.push_back(ps);
+    }
+    r.samples.push_back(s);
+  }
+  r.end_ns = r.samples.back().time_ns;
+  return r;
+}
+
+int32_t MainPid(const Recording& r) {
+  const MonitorStats st = ComputeMonitorStats(r);
+  return st.cpu ? st.cpu->main_pid : -1;
+}
+
+TEST(TrainerPid, TheProcessHoldingTheCudaContextNotTheBusiestWorker) {
+  // H200 ResNet-50 with 12 saturated workers: each worker burns more CPU than the trainer.
+  std::vector<Proc> procs = {{10, 1, "bash", 0}, {11, 10, "python3", 35, true}};
+  for (int w = 0; w < 12; ++w) procs.push_back({100 + w, 11, "pt_data_worker", 99});
+  const Verdict v = Judge(Tree(10, procs));
+  ASSERT_TRUE(v.stats.cpu.has_value());
+  EXPECT_EQ(v.stats.cpu->main_pid, 11);
+  EXPECT_EQ(v.stats.cpu->main_name, "python3");
+  EXPECT_EQ(v.stats.cpu->workers.size(), 12u);
+  EXPECT_FALSE(Has(v, "input_single_threaded")) << v.text;  // the opposite of the truth before
+  EXPECT_NE(v.text.find("main python3 (pid 11)"), std::string::npos) << v.text;
+}
+
+TEST(TrainerPid, WithoutGpuDataTheFirstNonWrapperAboveTheBusyWorkers) {
+  // sh -c "python3 train.py": workers named anything (burn_worker here) under the trainer.
+  EXPECT_EQ(MainPid(Tree(10, {{10, 1, "sh", 0}, {11, 10, "python3", 4},
+                              {20, 11, "burn_worker", 100}, {21, 11, "burn_worker", 100}})),
+            11);
+  // The trainer is the root itself.
+  EXPECT_EQ(MainPid(Tree(11, {{11, 1, "python3", 4}, {20, 11, "pt_data_worker", 100}})), 11);
+  // torchrun → ranks, no GPU data: the busiest rank's branch, below the launcher.
+  EXPECT_EQ(MainPid(Tree(10, {{10, 1, "torchrun", 1}, {11, 10, "python3", 90},
+                              {12, 10, "python3", 95}, {30, 12, "pt_data_worker", 100}})),
+            12);
+  // Wrappers only (a shell loop doing the work itself): the root.
+  EXPECT_EQ(MainPid(Tree(10, {{10, 1, "bash", 80}})), 10);
+}
+
+// A real recording (tests/data/monitor/run_cpu_busy_workers.jsonl, how it was made in
+// tests/data/README.md): torch 2.13 on CPU, 2 DataLoader workers burning a core each, the loop
+// waiting 93.6 % of its time for a batch (its own timers). Before, the busiest worker was "main"
+// with no workers and the verdict "input pipeline is single-threaded".
+TEST(TrainerPid, RealCpuRunWithBusyDataLoaderWorkers) {
+  const std::string path = std::string(GPUSCOPE_SOURCE_DIR) + "/tests/data/monitor/run_cpu_busy_workers.jsonl";
+  auto rec = ingest::ReadMonitorInput(path);
+  ASSERT_TRUE(rec.ok()) << rec.status().message();
+  const Verdict v = Judge(*rec);
+  ASSERT_TRUE(v.stats.cpu.has_value());
+  EXPECT_EQ(v.stats.cpu->main_pid, 20308);
+  EXPECT_EQ(v.stats.cpu->main_name, "python");
+  ASSERT_EQ(v.stats.cpu->workers.size(), 2u);
+  for (const auto& w : v.stats.cpu->workers) {
+    EXPECT_EQ(w.name, "pt_data_worker");
+    EXPECT_GT(w.cpu_mean_pct, 80);  // each saturated a core
+  }
+  EXPECT_FALSE(Has(v, "input_single_threaded")) << v.text;
+  EXPECT_TRUE(Has(v, "workers_saturated")) << v.text;
+  EXPECT_NE(v.text.find("main python (pid 20308)"), std::string::npos) << v.text;
+}
+
+TEST(TrainerPid, RanksUnderALauncherAndAWorkerThatTouchedCuda) {
+  // Two ranks hold contexts: the busier one; a worker that initialised CUDA stays a worker.
+  EXPECT_EQ(MainPid(Tree(10, {{10, 1, "python3", 1}, {11, 10, "python3", 60, true},
+                              {12, 10, "python3", 80, true}, {30, 12, "pt_data_worker", 100, true}})),
+            12);
+  // A context held by a short-lived process (seen in under half of the samples) is no trainer.
+  Recording r = Tree(10, {{10, 1, "sh", 0}, {11, 10, "python3", 30}});
+  for (size_t i = 0; i < 5; ++i) {
+    ProcessSample probe{50, 10, "nvidia-smi", 100, 1'000'000, 0, 900'000'000};
+    probe.gpu_bytes = 0;
+    r.samples[i].processes.push_back(probe);
+  }
+  EXPECT_EQ(MainPid(r), 11);
+}
+
 TEST(Verdict, WarmupIsSeparatedFromSteadyState) {
   Shape s;
   s.gpu_util = 95;
@@ -196,15 +299,39 @@ TEST(Verdict, WarmupIsSeparatedFromSteadyState) {
   EXPECT_DOUBLE_EQ(v.stats.gpus[0].util_mean_pct.value_or(0), 95);
   EXPECT_DOUBLE_EQ(v.stats.gpus[0].util_mean_warmup_pct.value_or(0), 9.5);
   EXPECT_NE(v.advice.verdict.find("GPU well used"), std::string::npos) << v.advice.verdict;
-  EXPECT_NE(v.text.find("util 95 % · warm-up 10 %"), std::string::npos) << v.text;  // 9.5 → 10
+  EXPECT_NE(v.text.find("util 95 % · whole run 86 % · warm-up 10 %"), std::string::npos)
+      << v.text;  // 9.5 → 10
   EXPECT_NE(v.text.find("warm-up 10.000 s"), std::string::npos) << v.text;
 }
 
-TEST(Verdict, WarmupIsCappedAtAThirdOfTheRun) {
+// Issue 32 item 2: the steady phase ends where the GPU's work ends; startup and teardown are
+// reported beside it (the whole run's mean), not averaged into the verdict. A long warm-up is
+// not cut at a fixed share of the run: 80 s of loading before 20 s of training is 20 s steady.
+TEST(Verdict, SteadyPhaseLeavesOutStartupAndTeardown) {
   Shape s;
   s.gpu_util = 95;
-  const MonitorStats r = ComputeMonitorStats(Series(s, 100, 80));
-  EXPECT_LE(r.warmup_ns, static_cast<int64_t>(analyze::kWarmupMaxFraction * 99 * kSecond));
+  Recording r = Series(s, 100, 80);
+  for (size_t i = 90; i < r.samples.size(); ++i) r.samples[i].gpus[0].sm_util_pct = 0;  // teardown
+  const Verdict v = Judge(r);
+  EXPECT_EQ(v.stats.warmup_ns, 80 * kSecond);
+  EXPECT_EQ(v.stats.steady_ns, 9 * kSecond);      // samples 80-89 s
+  EXPECT_EQ(v.stats.teardown_ns, 10 * kSecond);  // from the last steady sample to the end (99 s)
+  ASSERT_EQ(v.stats.gpus.size(), 1u);
+  EXPECT_DOUBLE_EQ(v.stats.gpus[0].util_mean_pct.value_or(0), 95);
+  EXPECT_DOUBLE_EQ(v.stats.gpus[0].util_mean_run_pct.value_or(0), (80 * 9.5 + 10 * 95) / 100.0);
+  EXPECT_DOUBLE_EQ(v.stats.gpus[0].util_mean_warmup_pct.value_or(0), 9.5);
+  EXPECT_NE(v.advice.verdict.find("GPU well used"), std::string::npos) << v.advice.verdict;
+  EXPECT_NE(v.text.find("warm-up 80.000 s · steady 9.000 s · teardown 10.000 s"), std::string::npos)
+      << v.text;
+  EXPECT_NE(v.text.find("util 95 % · whole run 17 % · warm-up 10 %"), std::string::npos) << v.text;
+  // Too few busy samples for a phase: the whole run is steady.
+  Recording blip = Series(s, 50);
+  for (size_t i = 0; i < blip.samples.size(); ++i)
+    blip.samples[i].gpus[0].sm_util_pct = i == 20 || i == 21 ? 90 : 0;
+  const MonitorStats b = ComputeMonitorStats(blip);
+  EXPECT_EQ(b.warmup_ns, 0);
+  EXPECT_EQ(b.teardown_ns, 0);
+  EXPECT_EQ(b.steady_ns, b.duration_ns);
 }
 
 TEST(Verdict, BusyAtLowPowerForMinutesIsProbablyHung) {

@@ -379,7 +379,9 @@ TEST(NsysSqlite, TruncatedExportIsAClearError) {
     // Never called what it is not (issue 36 item 6): a cut export whose schema pages survived is
     // a damaged export; one cut before them is a damaged SQLite database of unknown kind.
     EXPECT_EQ(r.err.find("damaged gpuscope summary"), std::string::npos) << r.err;
-    if (n >= 65536) EXPECT_NE(r.err.find("nsys export"), std::string::npos) << r.err;
+    if (n >= 65536) {
+      EXPECT_NE(r.err.find("nsys export"), std::string::npos) << r.err;
+    }
   }
   const std::string last = dir.File("cut_" + std::to_string(bytes.size() - 4096) + ".sqlite");
   const std::string m = LoadTrace(last).status().message();

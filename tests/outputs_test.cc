@@ -123,7 +123,7 @@ TEST(Outputs, EveryOutputOptionRefusesAFolderAndWritesIntoADevice) {
 }
 
 TEST(Outputs, AReportLostOnStandardOutputIsAnError) {
-  for (const std::string args :
+  for (const std::string& args :
        {"analyze --json " + Example(), "analyze " + Example(), "diff " + Example() + " " + Example(),
         std::string(
             "plan --model llama-2-7b --gpu h100-sxm --gpus 8 --global-batch 64 --seq-len 4096")}) {
@@ -177,7 +177,7 @@ TEST(Outputs, FolderEntriesThatAreNotFilesAreNamedNotSkippedSilently) {
   ASSERT_EQ(symlink("/dev/zero", dir.File("rank3.json").c_str()), 0);
   std::filesystem::create_directory(dir.File("logs"));  // a folder: no input, not named
   testing::ScopedTempDir out;
-  for (const std::string args :
+  for (const std::string& args :
        {"analyze " + dir.path(), "map " + dir.path() + " -o " + out.path() + "/", "reduce " + dir.path()}) {
     const auto r = RunGpuscope(args);
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;

@@ -542,7 +542,9 @@ TEST(WhatIf, OneTimeDriverWorkIsNotLaunchOverhead) {
   EXPECT_LT(static_cast<double>(t[static_cast<size_t>(PathCategory::kLaunchOverhead)]),
             0.01 * static_cast<double>(Sum(t)));
   const whatif::FixResult* graphs = rr.whatif.Fix("cuda_graphs");
-  if (graphs) EXPECT_LT(static_cast<double>(graphs->saving_ns), 0.01 * static_cast<double>(rr.whatif.step_ns));
+  if (graphs) {
+    EXPECT_LT(static_cast<double>(graphs->saving_ns), 0.01 * static_cast<double>(rr.whatif.step_ns));
+  }
   EXPECT_NE(rr.advice.verdict, "launch-bound");
 }
 

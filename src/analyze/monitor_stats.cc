@@ -4,6 +4,8 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <string>
+#include <string_view>
 
 namespace gpuscope::analyze {
 
@@ -43,22 +45,80 @@ std::set<int32_t> DescendantsOf(const Sample& s, int32_t main_pid) {
   return out;
 }
 
-// The main process of the whole run: most CPU time at its last sample.
-int32_t PickMainPid(const Recording& r) {
+// Launchers and shells that start the training process but are not it (/proc/PID/comm, at most
+// 15 characters). `python -m torch.distributed.run` is a "python3" like its ranks: without GPU
+// data it reads as the trainer (docs/monitor.md says so).
+bool IsWrapper(std::string_view name) {
+  static constexpr std::string_view kWrappers[] = {
+      "sh",      "bash",   "dash",     "zsh",    "ksh",     "fish",      "env",      "nohup",
+      "timeout", "time",   "stdbuf",   "nice",   "ionice",  "taskset",   "numactl",  "xargs",
+      "srun",    "mpirun", "mpiexec",  "orterun", "prterun", "torchrun", "accelerate",
+      "deepspeed", "tini", "dumb-init", "sudo",  "su",      "uv",        "conda",    "make"};
+  return std::find(std::begin(kWrappers), std::end(kWrappers), name) != std::end(kWrappers);
+}
+
+// PyTorch 2.x names its DataLoader worker processes (torch.utils.data's _worker_loop).
+bool IsDataLoaderWorker(std::string_view name) { return name.starts_with("pt_data_worker"); }
+
+// The training process of the whole run. It is not simply the busiest process: in an
+// input-bound job the DataLoader workers burn more CPU than the trainer that waits for them.
+//  1. A process of the tree that holds a CUDA context (NVML's compute processes, gpu_bytes) is a
+//     trainer; of several (ranks under torchrun), the top-level ones (no GPU-holding ancestor:
+//     a worker that touched CUDA stays a worker) and of those the one with the most CPU time.
+//  2. Without GPU data: the first process on the way from the root down to the busiest process
+//     that is neither a wrapper (shell, torchrun, …) nor a DataLoader worker; its children are
+//     its workers, whatever their names. A root of wrappers only (a shell loop) is the root.
+// Candidates are the root and processes present in at least half of the samples: a short-lived
+// child (one of 200 a shell loop starts) may have burnt more CPU than its shell, but it is a
+// worker, not the job.
+// Over `count` samples from `samples` of a tree rooted at `root_pid`.
+int32_t PickMainPid(const Sample* samples, size_t count, int32_t root_pid) {
   std::map<int32_t, uint64_t> cpu_ns;
   std::map<int32_t, size_t> seen;  // samples a process is in
-  for (const Sample& s : r.samples)
-    for (const ProcessSample& p : s.processes) cpu_ns[p.pid] = p.cpu_time_ns, ++seen[p.pid];
-  // The main process lives through the run: a short-lived child (one of 200 a shell loop starts)
-  // may have burnt more CPU than its shell, but it is a worker, not the job. Candidates are the
-  // root and processes present in at least half of the samples.
-  int32_t best = r.root_pid;
-  uint64_t best_ns = 0;
-  for (auto [pid, ns] : cpu_ns) {
-    if (pid != r.root_pid && 2 * seen[pid] < r.samples.size()) continue;
-    if (ns > best_ns || (ns == best_ns && pid == r.root_pid)) best = pid, best_ns = ns;
+  std::map<int32_t, int32_t> parent;
+  std::map<int32_t, std::string> name;
+  std::set<int32_t> on_gpu;
+  for (const Sample* s = samples; s != samples + count; ++s)
+    for (const ProcessSample& p : s->processes) {
+      cpu_ns[p.pid] = p.cpu_time_ns, ++seen[p.pid];
+      parent[p.pid] = p.ppid;
+      name[p.pid] = p.name;
+      if (p.gpu_bytes) on_gpu.insert(p.pid);
+    }
+  auto candidate = [&](int32_t pid) { return pid == root_pid || 2 * seen[pid] >= count; };
+  // The chain from `pid` up to the root (or as far as the sampled tree goes), pid first.
+  auto chain = [&](int32_t pid) {
+    std::vector<int32_t> up = {pid};
+    std::set<int32_t> visited = {pid};  // a recording's ppid links may loop
+    while (up.back() != root_pid) {
+      auto it = parent.find(up.back());
+      if (it == parent.end() || !visited.insert(it->second).second || !parent.count(it->second))
+        break;
+      up.push_back(it->second);
+    }
+    return up;
+  };
+  auto busier = [&](int32_t a, int32_t b) {  // a beats b (the root on a tie)
+    return cpu_ns[a] > cpu_ns[b] || (cpu_ns[a] == cpu_ns[b] && a == root_pid);
+  };
+  int32_t best = 0;
+  for (int32_t pid : on_gpu) {
+    if (!candidate(pid)) continue;
+    const std::vector<int32_t> up = chain(pid);
+    if (std::any_of(up.begin() + 1, up.end(), [&](int32_t a) { return on_gpu.count(a) > 0; }))
+      continue;  // under another GPU holder
+    if (best == 0 || busier(pid, best)) best = pid;
   }
-  return best;
+  if (best != 0) return best;
+  int32_t busiest = root_pid;
+  for (const auto& [pid, ns] : cpu_ns)
+    if (candidate(pid) && busier(pid, busiest)) busiest = pid;
+  if (!cpu_ns.count(busiest)) return busiest;
+  std::vector<int32_t> down = chain(busiest);
+  std::reverse(down.begin(), down.end());
+  for (int32_t pid : down)
+    if (!IsWrapper(name[pid]) && !IsDataLoaderWorker(name[pid])) return pid;
+  return busiest;
 }
 
 std::optional<double> MeanGpuUtil(const Sample& s) {
@@ -92,38 +152,46 @@ void AddTiming(const Recording& r, MonitorStats* out) {
   }
 }
 
-// The warm-up: the signal reaches kWarmupReachFraction of its 90th percentile. Returns the unix
-// ns where the steady state starts and sets out->warmup_ns; `gpu_signal` says whether any sample
-// had a GPU utilisation.
-int64_t WarmupEnd(const Recording& r, int32_t main_pid, bool gpu_signal, MonitorStats* out) {
+// The steady phase: from the first to the last sample whose mean GPU utilisation reaches
+// kWarmupReachFraction of the 90th percentile of the active samples. Before it the warm-up
+// (model load, compilation, the first batches), after it the teardown (saving, evaluation,
+// exit). A phase that would hold fewer than kSteadyMinSamples samples is no phase, and without
+// a GPU signal there is none either: the trainer's CPU is highest while it imports and builds
+// the model and low while it waits for its workers, so it cannot tell training from startup.
+// Every sample is steady then. Sets out's warm-up, steady and teardown lengths and returns
+// which samples are steady.
+std::vector<bool> SteadyPhase(const Recording& r, bool gpu_signal, MonitorStats* out) {
+  const size_t n = r.samples.size();
   std::vector<std::optional<double>> signal;
-  for (const Sample& s : r.samples) {
-    if (gpu_signal)
-      signal.push_back(MeanGpuUtil(s));
-    else if (r.has_process_data)
-      signal.push_back(SplitTreeCpu(s, main_pid).main_pct);
-    else
-      signal.push_back(std::nullopt);
-  }
-  std::vector<double> present;
+  for (const Sample& s : r.samples) signal.push_back(gpu_signal ? MeanGpuUtil(s) : std::nullopt);
+  // The 90th percentile of the active samples (above kStallUtilPct): idle startup and teardown
+  // samples do not pull it down, so a steady phase shorter than a tenth of the run is found.
+  std::vector<double> active;
   for (const auto& v : signal)
-    if (v) present.push_back(*v);
-  const double p90 = Percentile(present, 0.9);
-  int64_t warmup_end_ns = r.samples.front().time_ns;
+    if (v && *v > kStallUtilPct) active.push_back(*v);
+  const double p90 = Percentile(active, 0.9);
+  size_t first = n, last = 0;
   if (p90 > 0) {
-    for (size_t i = 0; i < signal.size(); ++i)
+    for (size_t i = 0; i < n; ++i)
       if (signal[i] && *signal[i] >= kWarmupReachFraction * p90) {
-        warmup_end_ns = r.samples[i].time_ns;
-        break;
+        first = std::min(first, i);
+        last = i;
       }
   }
-  warmup_end_ns = std::min<int64_t>(
-      warmup_end_ns, out->start_ns + static_cast<int64_t>(kWarmupMaxFraction * out->duration_ns));
+  if (first == n || last + 1 - first < std::min(n, kSteadyMinSamples)) {  // no phases
+    out->warmup_ns = out->teardown_ns = 0;
+    out->steady_ns = out->duration_ns;
+    return std::vector<bool>(n, true);
+  }
+  std::vector<bool> in_steady(n, false);
+  for (size_t i = first; i <= last; ++i) in_steady[i] = true;
   // Steady from the first sample: no warm-up (the first sample comes a few µs after the start).
-  out->warmup_ns = warmup_end_ns <= r.samples.front().time_ns
-                       ? 0
-                       : std::max<int64_t>(0, warmup_end_ns - out->start_ns);
-  return warmup_end_ns;
+  // The teardown runs from the last steady sample to the end: none when that is the last sample.
+  const int64_t end_ns = out->start_ns + out->duration_ns;
+  out->warmup_ns = first == 0 ? 0 : std::max<int64_t>(0, r.samples[first].time_ns - out->start_ns);
+  out->teardown_ns = last + 1 == n ? 0 : std::max<int64_t>(0, end_ns - r.samples[last].time_ns);
+  out->steady_ns = std::max<int64_t>(0, out->duration_ns - out->warmup_ns - out->teardown_ns);
+  return in_steady;
 }
 
 // The longest stretch of samples in which GPU `index` was busy at low power. A sample without the
@@ -205,12 +273,14 @@ void AddGpus(const Recording& r, const std::vector<bool>& in_steady, MonitorStat
     gpus[g.index].power_limit_w = g.power_limit_w;
   }
   struct Series {
-    std::vector<double> util, util_warmup, mem_util, power, clock;
+    std::vector<double> util, util_warmup, util_run, mem_util, power, clock;
     std::vector<double> sm_active, sm_occupancy, tensor, dram;
     std::vector<std::pair<int64_t, double>> timed_util;  // steady (unix ns, util)
     size_t throttled = 0, throttle_known = 0;
   };
   std::map<int32_t, Series> series;
+  const size_t first_steady =
+      static_cast<size_t>(std::find(in_steady.begin(), in_steady.end(), true) - in_steady.begin());
   for (size_t i = 0; i < r.samples.size(); ++i) {
     for (const GpuSample& g : r.samples[i].gpus) {
       MonitorGpu& sum = gpus[g.index];
@@ -225,8 +295,9 @@ void AddGpus(const Recording& r, const std::vector<bool>& in_steady, MonitorStat
       if (g.power_limit_w) sum.power_limit_w = g.power_limit_w;
       if (g.temperature_c)
         sum.temperature_max_c = std::max(sum.temperature_max_c.value_or(-1e9), *g.temperature_c);
+      if (g.sm_util_pct) ser.util_run.push_back(*g.sm_util_pct);
       if (!in_steady[i]) {
-        if (g.sm_util_pct) ser.util_warmup.push_back(*g.sm_util_pct);
+        if (g.sm_util_pct && i < first_steady) ser.util_warmup.push_back(*g.sm_util_pct);
         continue;
       }
       if (g.sm_util_pct) ser.util.push_back(*g.sm_util_pct);
@@ -249,6 +320,7 @@ void AddGpus(const Recording& r, const std::vector<bool>& in_steady, MonitorStat
     const Series& ser = series[index];
     sum.util_mean_pct = MeanOf(ser.util);
     sum.util_mean_warmup_pct = MeanOf(ser.util_warmup);
+    sum.util_mean_run_pct = MeanOf(ser.util_run);
     sum.mem_util_mean_pct = MeanOf(ser.mem_util);
     sum.power_mean_w = MeanOf(ser.power);
     sum.sm_clock_mean_mhz = MeanOf(ser.clock);
@@ -410,11 +482,9 @@ PeriodicStall FindPeriodicStall(const std::vector<std::pair<int64_t, double>>& s
 
 TreeCpu SplitTreeCpu(const Sample& s, int32_t main_pid) {
   TreeCpu t;
-  if (main_pid == 0) {
-    uint64_t best = 0;
-    for (const ProcessSample& p : s.processes)
-      if (main_pid == 0 || p.cpu_time_ns > best) main_pid = p.pid, best = p.cpu_time_ns;
-  }
+  // Chosen from this sample alone (the live line, TensorBoard): the same rule as the run's.
+  if (main_pid == 0 && !s.processes.empty())
+    main_pid = PickMainPid(&s, 1, s.processes.front().pid);
   t.main_pid = main_pid;
   const std::set<int32_t> workers = DescendantsOf(s, main_pid);
   for (const ProcessSample& p : s.processes) {
@@ -458,17 +528,12 @@ MonitorStats ComputeMonitorStats(const Recording& r) {
   AddTiming(r, &out);
   if (r.samples.empty()) return out;
 
-  const int32_t main_pid = r.has_process_data ? PickMainPid(r) : 0;
+  const int32_t main_pid =
+      r.has_process_data ? PickMainPid(r.samples.data(), r.samples.size(), r.root_pid) : 0;
   bool gpu_signal = false;
   for (const Sample& s : r.samples)
     if (MeanGpuUtil(s)) gpu_signal = true;
-  const int64_t warmup_end_ns = WarmupEnd(r, main_pid, gpu_signal, &out);
-  // Steady: from the end of the warm-up on; every sample when none is that late.
-  std::vector<bool> in_steady(r.samples.size());
-  bool any_steady = false;
-  for (size_t i = 0; i < r.samples.size(); ++i)
-    any_steady |= in_steady[i] = r.samples[i].time_ns >= warmup_end_ns;
-  if (!any_steady) in_steady.assign(r.samples.size(), true);
+  const std::vector<bool> in_steady = SteadyPhase(r, gpu_signal, &out);
 
   AddGpus(r, in_steady, &out);
   out.has_gpu = gpu_signal || std::any_of(out.gpus.begin(), out.gpus.end(),

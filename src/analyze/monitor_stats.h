@@ -4,12 +4,19 @@
 // The rules that turn these into findings and the verdict are in advise/monitor_rules.h.
 //
 // Definitions (docs/monitor.md lists the same with examples):
-//  * main process: the process of the watched tree with the most CPU time at the end (for a
-//    `python train.py` run that is python, not a wrapper shell or launcher); its descendants are
-//    its workers (DataLoader workers are forked from it), other tree processes are "other".
-//  * warm-up: from the start to the first sample where the signal (mean GPU utilisation, or the
-//    main process's CPU % without a GPU) reaches kWarmupReachFraction of its 90th percentile,
-//    capped at kWarmupMaxFraction of the run. Steady state is the rest; averages are over it.
+//  * main process (the trainer): a process of the watched tree that holds a CUDA context (NVML's
+//    compute processes; of several, a top-level one with the most CPU time); without GPU data,
+//    the first process on the way from the root to the busiest one that is neither a wrapper
+//    (sh, bash, torchrun, accelerate, …) nor a DataLoader worker (pt_data_worker). Not the
+//    busiest process: an input-bound job's workers burn more CPU than the trainer. Its
+//    descendants are its workers, whatever their names; other tree processes are "other".
+//  * steady phase: from the first to the last sample where the mean GPU utilisation reaches
+//    kWarmupReachFraction of the 90th percentile of its active samples (those above
+//    kStallUtilPct); before it the warm-up (model load, compilation, first batches), after it
+//    the teardown (saving, evaluation, exit). Averages and the verdict are over the steady
+//    phase; the whole-run utilisation is reported beside it. Fewer than kSteadyMinSamples such
+//    samples, or no GPU utilisation at all: the whole run is steady (the trainer's CPU peaks
+//    while it imports and builds the model, so it does not mark training).
 //  * busy at low power: SM utilisation ≥ kHangUtilPct while the power draw is below
 //    kHangPowerFraction of the power limit (a kernel that spins without doing arithmetic).
 //  * periodic stall: over the steady state, spans of consecutive samples with utilisation ≤
@@ -36,7 +43,7 @@ namespace gpuscope::analyze {
 
 // Thresholds of the statistics, with units. Percentages are 0–100; CPU % is of one core.
 inline constexpr double kWarmupReachFraction = 0.8;  // of the 90th percentile
-inline constexpr double kWarmupMaxFraction = 0.3;    // of the run's duration
+inline constexpr size_t kSteadyMinSamples = 3;       // a shorter "phase" is noise
 inline constexpr double kHangUtilPct = 95;           // "busy" for the busy-at-low-power stretch
 inline constexpr double kHangPowerFraction = 0.5;    // "low power": of the power limit
 inline constexpr double kStallUtilPct = 5;             // "near 0 %": a stalled sample
@@ -56,7 +63,7 @@ struct TreeCpu {
   double workers_ended_pct = 0;
   double tree_pct = 0;  // whole tree, with the CPU of its processes that ended
 };
-// `main_pid` 0 → the process with the most CPU time in this sample.
+// `main_pid` 0 → the trainer as this sample alone shows it (the run's rule, over one sample).
 TreeCpu SplitTreeCpu(const monitor::Sample& sample, int32_t main_pid = 0);
 
 // The samples within [from_ns, to_ns] (unix ns); header data kept, the exit code dropped.
@@ -87,6 +94,7 @@ struct MonitorGpu {
   size_t samples = 0;
   std::optional<double> util_mean_pct;         // steady state
   std::optional<double> util_mean_warmup_pct;  // warm-up
+  std::optional<double> util_mean_run_pct;     // every sample of the run
   std::optional<double> mem_util_mean_pct;
   std::optional<uint64_t> mem_used_peak_bytes;
   std::optional<uint64_t> mem_total_bytes;
@@ -153,7 +161,9 @@ struct MonitorStats {
   int64_t duration_ns = 0;
   int64_t interval_ns = 0;  // requested, or the median gap between samples in a log
   size_t samples = 0;
-  int64_t warmup_ns = 0;  // warm-up length from the start
+  int64_t warmup_ns = 0;    // warm-up length from the start
+  int64_t steady_ns = 0;    // the steady phase (the whole run without one)
+  int64_t teardown_ns = 0;  // teardown length to the end
   bool has_gpu = false;
   std::string gpu_unavailable;
   std::vector<MonitorGpu> gpus;

@@ -63,6 +63,10 @@ struct ProcessSample {
   // samples already counted while they were alive. Short-lived processes that no sample saw, and
   // the last part of every child's life, are here. Part of the tree's CPU, not of this process's.
   double reaped_cpu_pct = 0;
+  // GPU memory NVML attributes to this process, summed over the GPUs whose compute-process list
+  // holds it: present exactly when the process holds a CUDA context (0 when NVML does not know
+  // the amount). The training process is the one that holds it (analyze::PickMainPid).
+  std::optional<uint64_t> gpu_bytes;
 };
 
 struct Sample {

@@ -190,7 +190,8 @@ bool NvmlSampler::Check(size_t gpu, Metric metric, int nvml_return) {
   return false;
 }
 
-std::vector<GpuSample> NvmlSampler::Sample(const std::set<int32_t>& tree_pids) {
+std::vector<GpuSample> NvmlSampler::Sample(const std::set<int32_t>& tree_pids,
+                                          std::map<int32_t, uint64_t>* on_gpu) {
   const Api& a = *api_;
   std::vector<GpuSample> out;
   out.reserve(devices_.size());
@@ -228,29 +229,37 @@ std::vector<GpuSample> NvmlSampler::Sample(const std::set<int32_t>& tree_pids) {
       // Ask with room for 64 processes; INSUFFICIENT_SIZE means more than that: ask again bigger.
       unsigned int n = 64;
       uint64_t tree_bytes = 0;
+      std::map<int32_t, uint64_t> listed;  // this GPU's tree processes; kept on success only
+      auto take = [&](uint32_t pid, unsigned long long used) {
+        const int32_t p = static_cast<int32_t>(pid);
+        if (!tree_pids.count(p)) return;
+        const uint64_t bytes = used != kNvmlValueNotAvailable ? used : 0;
+        tree_bytes += bytes;
+        listed[p] += bytes;
+      };
       nvmlReturn_t r = kNvmlSuccess;
       for (int attempt = 0; attempt < 2; ++attempt) {
+        listed.clear();
+        tree_bytes = 0;
         if (a.get_procs_v2) {
           std::vector<nvmlProcessInfo_v2_t> infos(n);
           r = a.get_procs_v2(d, &n, infos.data());
           if (r == kNvmlSuccess)
-            for (unsigned int i = 0; i < n; ++i)
-              if (tree_pids.count(static_cast<int32_t>(infos[i].pid)) &&
-                  infos[i].usedGpuMemory != kNvmlValueNotAvailable)
-                tree_bytes += infos[i].usedGpuMemory;
+            for (unsigned int i = 0; i < n; ++i) take(infos[i].pid, infos[i].usedGpuMemory);
         } else {
           std::vector<nvmlProcessInfo_v1_t> infos(n);
           r = a.get_procs_v1(d, &n, infos.data());
           if (r == kNvmlSuccess)
-            for (unsigned int i = 0; i < n; ++i)
-              if (tree_pids.count(static_cast<int32_t>(infos[i].pid)) &&
-                  infos[i].usedGpuMemory != kNvmlValueNotAvailable)
-                tree_bytes += infos[i].usedGpuMemory;
+            for (unsigned int i = 0; i < n; ++i) take(infos[i].pid, infos[i].usedGpuMemory);
         }
         if (r != kNvmlInsufficientSize) break;
         n += 16;
       }
-      if (Check(g, kProcesses, r)) s.tree_mem_bytes = tree_bytes;
+      if (Check(g, kProcesses, r)) {
+        s.tree_mem_bytes = tree_bytes;
+        if (on_gpu)
+          for (const auto& [pid, bytes] : listed) (*on_gpu)[pid] += bytes;
+      }
     }
     out.push_back(std::move(s));
   }

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -39,8 +40,11 @@ class NvmlSampler {
   NvmlSampler& operator=(const NvmlSampler&) = delete;
 
   const std::vector<GpuInfo>& gpus() const { return gpus_; }
-  // One sample per GPU. `tree_pids` selects whose GPU memory counts as the watched tree's.
-  std::vector<GpuSample> Sample(const std::set<int32_t>& tree_pids);
+  // One sample per GPU. `tree_pids` selects whose GPU memory counts as the watched tree's; each of
+  // them that holds a compute context on some GPU gets its bytes (summed over GPUs) in
+  // `*on_gpu` (0 when NVML does not know the amount).
+  std::vector<GpuSample> Sample(const std::set<int32_t>& tree_pids,
+                                std::map<int32_t, uint64_t>* on_gpu = nullptr);
   // Metrics disabled after a mid-run error, one line each ("GPU 0 power: GPU is lost"); taken.
   std::vector<std::string> TakeNotes();
 

@@ -188,6 +188,7 @@ std::string SampleToJsonLine(const Sample& s) {
           .Key("rss_bytes")
           .Uint(p.rss_bytes);
       Opt(w, "read_bytes", p.read_bytes);
+      Opt(w, "gpu_bytes", p.gpu_bytes);  // only a process that holds a CUDA context
       // Only when some child ended: files of runs without short-lived processes stay as they were.
       if (p.reaped_cpu_pct > 0) w.Key("reaped_cpu_pct").Double(p.reaped_cpu_pct, kCpuPctDecimals);
       w.EndObject();
@@ -328,6 +329,7 @@ void Recorder::WriteSample(const Sample& s) {
         row("proc", id, "rss_bytes", Number(p.rss_bytes));
         row("proc", id, "cpu_time_ns", Number(p.cpu_time_ns));
         if (p.read_bytes) row("proc", id, "read_bytes", Number(*p.read_bytes));
+        if (p.gpu_bytes) row("proc", id, "gpu_bytes", Number(*p.gpu_bytes));
       }
       for (size_t c = 0; c < s.core_busy_pct.size(); ++c)
         row("core", std::to_string(c), "busy_pct", Number(s.core_busy_pct[c]));

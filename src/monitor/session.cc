@@ -16,6 +16,7 @@
 #include <cstring>
 #include <ctime>
 #include <memory>
+#include <map>
 #include <set>
 
 #include "analyze/monitor_stats.h"
@@ -493,7 +494,10 @@ Result<RunOutcome> RunAndMonitor(const RunOptions& options) {
     if (nvml) {
       std::set<int32_t> pids;
       for (const ProcessSample& p : s.processes) pids.insert(p.pid);
-      s.gpus = nvml->Sample(pids);
+      std::map<int32_t, uint64_t> on_gpu;
+      s.gpus = nvml->Sample(pids, &on_gpu);
+      for (ProcessSample& p : s.processes)
+        if (auto it = on_gpu.find(p.pid); it != on_gpu.end()) p.gpu_bytes = it->second;
       for (std::string& note : nvml->TakeNotes()) {
         if (live_shown) std::fputs("\r\033[K", stderr), live_shown = false;
         std::fprintf(stderr, "gpuscope: %s\n", note.c_str());

@@ -64,14 +64,22 @@ void AddRunRows(const MonitorStats& s, Section* out) {
                  s.interval_ns > 0 ? F("interval_ns", "every", Value::Nanos(s.interval_ns))
                                    : Detail("interval_ns", "every", Value::Na(Unit::kNanos)),
                  F("warmup_ns", "warm-up", Value::Nanos(s.warmup_ns)),
+                 F("steady_ns", "steady", Value::Nanos(s.steady_ns)),
+                 s.teardown_ns > 0 ? F("teardown_ns", "teardown", Value::Nanos(s.teardown_ns))
+                                   : Detail("teardown_ns", "teardown", Value::Nanos(0)),
                  Detail("start_ns", "start (unix ns)", Value::Int(s.start_ns, Unit::kCount))};
 }
 
-void AddGpuRow(const MonitorGpu& g, bool warmup, Section* out) {
+// `phases`: the run has a warm-up or a teardown, so the steady utilisation and the whole run's
+// differ; `warmup`: it has a warm-up.
+void AddGpuRow(const MonitorGpu& g, bool phases, bool warmup, Section* out) {
   Row& row = out->AddRow("gpu_" + std::to_string(g.index), "GPU " + std::to_string(g.index));
   if (!g.name.empty()) row.fields.push_back(F("name", "", Value::Text(g.name)));
   row.fields.push_back(g.util_mean_pct ? F("util_mean_pct", "util", Percent(*g.util_mean_pct))
                                        : F("util_mean_pct", "util", Value::Na(Unit::kPercent)));
+  Field run = Opt("util_mean_run_pct", "whole run", g.util_mean_run_pct, Unit::kPercent);
+  run.detail = run.detail || !phases;
+  row.fields.push_back(std::move(run));
   Field warm = Opt("util_mean_warmup_pct", "warm-up", g.util_mean_warmup_pct, Unit::kPercent);
   warm.detail = warm.detail || !warmup;
   row.fields.push_back(std::move(warm));
@@ -203,7 +211,8 @@ void AddMonitorItems(const MonitorStats& s, const advise::MonitorAdvice& advice,
     out->AddRow("gpu_none", "GPU").fields = {
         F("gpu_unavailable", "none —",
           Value::Text(s.gpu_unavailable.empty() ? "no GPU samples" : s.gpu_unavailable))};
-  for (const MonitorGpu& g : s.gpus) AddGpuRow(g, s.warmup_ns > 0, out);
+  for (const MonitorGpu& g : s.gpus)
+    AddGpuRow(g, s.warmup_ns > 0 || s.teardown_ns > 0, s.warmup_ns > 0, out);
   AddBalanceAndEnergy(s, out);
   if (s.cpu) AddCpuRows(*s.cpu, out);
   Row& verdict = out->AddRow("verdict", "verdict");

@@ -11,6 +11,8 @@
 //   throttle G BITS
 //   procmem G BYTES             reported for every child process of the caller (the watched
 //                               command is gpuscope's child), so the tree's memory is known
+//   procname NAME               instead: for every descendant of the caller named NAME
+//                               (/proc/PID/comm), like a trainer under a shell or launcher
 //   METRIC G not_supported      METRIC ∈ util memory power clock temperature pcie throttle
 //                               procmem → NVML_ERROR_NOT_SUPPORTED (3)
 //   fail G METRIC AFTER CODE    after AFTER successful calls, METRIC returns CODE (mid-run error)
@@ -44,10 +46,12 @@ struct Gpu {
 
 std::vector<Gpu> g_gpus;
 int g_init_fail = 0;
+std::string g_procname;  // empty: the caller's children hold the contexts
 
 void Load() {
   g_gpus.assign(1, Gpu());
   g_init_fail = 0;
+  g_procname.clear();
   const char* path = std::getenv("GPUSCOPE_FAKE_NVML_SCRIPT");
   if (!path) return;
   std::ifstream in(path);
@@ -64,6 +68,10 @@ void Load() {
     }
     if (cmd == "init_fail") {
       words >> g_init_fail;
+      continue;
+    }
+    if (cmd == "procname") {
+      words >> g_procname;
       continue;
     }
     size_t gpu = 0;
@@ -105,10 +113,10 @@ int Get(void* device, const char* metric, std::vector<unsigned long long>* out) 
   return 0;
 }
 
-std::vector<unsigned int> ChildrenOfCaller() {
+std::vector<unsigned int> ChildrenOf(unsigned int parent) {
   std::vector<unsigned int> out;
   char path[64];
-  std::snprintf(path, sizeof path, "/proc/%d/task", static_cast<int>(getpid()));
+  std::snprintf(path, sizeof path, "/proc/%u/task", parent);
   DIR* dir = opendir(path);
   if (!dir) return out;
   while (dirent* e = readdir(dir)) {
@@ -118,6 +126,22 @@ std::vector<unsigned int> ChildrenOfCaller() {
     while (in >> pid) out.push_back(pid);
   }
   closedir(dir);
+  return out;
+}
+
+// The processes holding a "CUDA context": the caller's children, or (procname) its descendants
+// of that name.
+std::vector<unsigned int> ContextHolders() {
+  std::vector<unsigned int> children = ChildrenOf(static_cast<unsigned int>(getpid()));
+  if (g_procname.empty()) return children;
+  std::vector<unsigned int> out;
+  for (size_t i = 0; i < children.size(); ++i) {  // grows as it goes: breadth first
+    const unsigned int pid = children[i];
+    std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
+    std::string name;
+    if (std::getline(comm, name) && name == g_procname) out.push_back(pid);
+    for (unsigned int c : ChildrenOf(pid)) children.push_back(c);
+  }
   return out;
 }
 
@@ -225,7 +249,7 @@ int nvmlDeviceGetCurrentClocksThrottleReasons(void* device, unsigned long long* 
 int nvmlDeviceGetComputeRunningProcesses_v3(void* device, unsigned int* count, ProcessInfo* infos) {
   std::vector<unsigned long long> v;
   if (int r = Get(device, "procmem", &v)) return r;
-  const std::vector<unsigned int> pids = ChildrenOfCaller();
+  const std::vector<unsigned int> pids = ContextHolders();
   if (pids.size() > *count) {
     *count = static_cast<unsigned int>(pids.size());
     return 7;  // INSUFFICIENT_SIZE

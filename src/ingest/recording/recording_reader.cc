@@ -185,6 +185,7 @@ class Builder {
         Get(p, "rss_bytes", &u);
         ps.rss_bytes = u.value_or(0);
         Get(p, "read_bytes", &ps.read_bytes);
+        Get(p, "gpu_bytes", &ps.gpu_bytes);
         cpu.reset();
         Get(p, "reaped_cpu_pct", &cpu);
         ps.reaped_cpu_pct = cpu.value_or(0);
@@ -460,12 +461,15 @@ class CsvRecordingParser {
     } else if (metric == "ppid") {
       if (!integral || u > INT32_MAX) return b_->Bad(line, "ppid \"" + text + "\" is not a pid");
       p.ppid = static_cast<int32_t>(u);
-    } else if (metric == "rss_bytes" || metric == "read_bytes" || metric == "cpu_time_ns") {
+    } else if (metric == "rss_bytes" || metric == "read_bytes" || metric == "cpu_time_ns" ||
+               metric == "gpu_bytes") {
       if (!integral) return b_->Bad(line, metric + ": \"" + text + "\" is not a count");
       if (metric == "rss_bytes")
         p.rss_bytes = u;
       else if (metric == "read_bytes")
         p.read_bytes = u;
+      else if (metric == "gpu_bytes")
+        p.gpu_bytes = u;
       else
         p.cpu_time_ns = u, saw_cpu_time_ = true;
     } else {
