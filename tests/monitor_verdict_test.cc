@@ -2,6 +2,7 @@
 // functions over synthetic sample series with known answers, and the run document they make.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -10,9 +11,11 @@
 #include "advise/monitor_rules.h"
 #include "analyze/monitor_stats.h"
 #include "ingest/registry.h"
+#include "monitor/recorder.h"
 #include "render/json.h"
 #include "render/text.h"
 #include "report/monitor_document.h"
+#include "test_util.h"
 
 namespace gpuscope::monitor {
 namespace {
@@ -186,6 +189,48 @@ TEST(Verdict, SingleThreadedInputPipeline) {
                         "main process used 100 %; workers 4; each worker used 2 %"),
             std::string::npos)
       << v.text;
+}
+
+// Issue 32 item 2, on a `run` recording (JSONL, read back like any recording): 5 s of startup at
+// 0 %, 20 s of training that alternates 1.2 s at 100 % with 0.8 s near 0 % (a loader that runs
+// dry), 7 s of teardown at 0 %. The whole run averages 37.5 %; the verdict reads the steady phase
+// (62.5 %: from the first burst to the end of the last), and the stalls are found in it.
+TEST(Verdict, RunRecordingSteadyPhaseAndPeriodicStalls) {
+  std::string jsonl = "{\"type\":\"header\",\"format\":\"gpuscope-monitor\",\"version\":1,"
+                      "\"command\":[\"python3\",\"train.py\"],\"interval_ns\":100000000,"
+                      "\"start_ns\":" + std::to_string(kT0) + ",\"root_pid\":100,"
+                      "\"gpus\":[{\"index\":0,\"name\":\"NVIDIA H200\"}]}\n";
+  constexpr int64_t kTick = kSecond / 10;
+  for (int i = 0; i < 320; ++i) {
+    Sample smp;
+    smp.time_ns = kT0 + i * kTick;
+    GpuSample g;
+    const bool training = i >= 50 && i < 250;
+    g.sm_util_pct = training && (i - 50) % 20 < 12 ? 100 : 0;
+    smp.gpus.push_back(g);
+    ProcessSample p{100, 1, "python3", 100, 1'000'000'000, 0, static_cast<uint64_t>(i) * kTick};
+    p.gpu_bytes = 1'000'000'000;
+    smp.processes.push_back(p);
+    jsonl += SampleToJsonLine(smp) + "\n";
+  }
+  jsonl += "{\"type\":\"end\",\"end_ns\":" + std::to_string(kT0 + 319 * kTick) +
+           ",\"exit_code\":0,\"notes\":[]}\n";
+  const std::string path = testing::TempPath("stalls.jsonl");
+  { std::ofstream(path) << jsonl; }
+  auto rec = ingest::ReadMonitorInput(path);
+  std::filesystem::remove(path);
+  ASSERT_TRUE(rec.ok()) << rec.status().message();
+  const Verdict v = Judge(*rec);
+  EXPECT_EQ(v.stats.warmup_ns, 5 * kSecond);
+  EXPECT_EQ(v.stats.steady_ns, 191 * kTick);  // from the first to the last 100 % sample
+  const analyze::MonitorGpu& gpu = v.stats.gpus.at(0);
+  EXPECT_NEAR(gpu.util_mean_run_pct.value_or(0), 37.5, 0.01);
+  EXPECT_NEAR(gpu.util_mean_pct.value_or(0), 62.5, 0.01);  // 10 bursts of 12 samples in 192
+  EXPECT_EQ(gpu.periodic_stall.period_ns, 2 * kSecond);
+  EXPECT_EQ(gpu.periodic_stall.stall_ns, 8 * kTick);
+  ASSERT_TRUE(Has(v, "periodic_stall")) << v.text;
+  EXPECT_EQ(v.text.find("cut short"), std::string::npos) << v.text;
+  EXPECT_NE(v.text.find("util 62 % · whole run 38 %"), std::string::npos) << v.text;
 }
 
 // Issue 32 item 1: the training process is not the busiest one. A process tree as (pid, ppid,
