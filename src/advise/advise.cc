@@ -591,6 +591,19 @@ std::string IdleGapsFix(const RankInputs& in, const analyze::IdleGapStats& g,
         "Checkpoint every N steps and asynchronously "
         "(torch.distributed.checkpoint.async_save). ";
   }
+  auto any_name = [&](bool (*pred)(std::string_view)) {
+    for (const analyze::IdleHostOp& h : g.host_ops)
+      if (in.name && pred(in.name(h.name))) return true;
+    return false;
+  };
+  if (any_name(analyze::IsAllocatorCall)) {
+    fix += "Keep the caching allocator's memory (no torch.cuda.empty_cache() in the loop; "
+           "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True). ";
+  }
+  if (any_name(analyze::IsCompileName)) {
+    fix += "Compile before the measured steps and keep shapes static (TORCH_LOGS=recompiles "
+           "names what recompiles). ";
+  }
   if (any_op({"aten::to", "aten::copy_", "aten::_to_copy", "aten::cpu", "aten::item"})) {
     fix +=
         "Make copies asynchronous: pinned memory and .to(device, non_blocking=True); keep "
@@ -638,6 +651,115 @@ void IdleGaps(const RuleContext& c, std::vector<Finding>* out) {
     f.severity = render::Severity::kCritical;  // whatever its share
   }
   f.fix = IdleGapsFix(c.in, g, kIdleGapsFix);
+  out->push_back(std::move(f));
+}
+
+// ---- Host work that is not the step's: the driver's memory calls, JIT compilation, and time no
+// recorded op covers (analyze/host_work.h). Each is priced by its what-if. ----
+
+// "cudaFree ×12 (31.4 ms)" for the first `keep` names.
+std::string NamedTimes(const std::vector<analyze::NamedTime>& names, size_t keep) {
+  std::string out;
+  for (size_t i = 0; i < names.size() && i < keep; ++i)
+    out += (out.empty() ? "" : ", ") + names[i].name + " ×" + render::FormatCount(names[i].count) +
+           " (" + render::FormatDurationApprox(static_cast<double>(names[i].ns)) + ")";
+  return out;
+}
+
+constexpr const char* kAllocatorChurnFix =
+    "Keep the caching allocator's memory: take torch.cuda.empty_cache() (and gc.collect() that "
+    "frees CUDA tensors) out of the loop; set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True "
+    "(ROCm: PYTORCH_HIP_ALLOC_CONF) so changing shapes grow one segment instead of asking the "
+    "driver again; when memory is nearly full the allocator frees its cache and retries every "
+    "step, and a smaller micro-batch stops that.";
+constexpr const char* kAllocatorChurnEvidence =
+    "allocator_calls_per_step, allocator_per_step_ns, allocator_calls (text: name ×count (time)), "
+    "driver_init_ns (calls over 100 ms, left out)";
+
+// The caching allocator goes to the driver inside the steady steps.
+void AllocatorChurn(const RuleContext& c, std::vector<Finding>* out) {
+  const analyze::HostWork& h = *c.in.host_work;
+  if (h.allocator_calls == 0 || h.windows == 0) return;
+  const int64_t per_step = h.allocator_ns / h.windows;
+  if (!(Share(per_step, c.step_ns) > kHostChurnShare)) return;
+  Finding f = Found(
+      "The step asks the driver for memory (cudaMalloc / cudaFree) instead of the caching "
+      "allocator's cache", per_step,
+      "Without the driver's memory calls the step loses their host time; cudaFree's implicit "
+      "device synchronisation is not counted, so the real saving can be larger.",
+      {F("allocator_calls_per_step", "driver memory calls per step",
+         Value::Number(static_cast<double>(h.allocator_calls) / h.windows, 1)),
+       F("allocator_per_step_ns", "their time per step", Value::Nanos(per_step)),
+       F("allocator_calls", "calls", Value::Text(NamedTimes(h.allocator_names, 4)))});
+  if (h.driver_init_calls > 0) {
+    f.evidence.push_back(F("driver_init_ns", "left out: driver initialisation (calls > " +
+                                                 render::FormatDurationApprox(analyze::kDriverInitCallNs) + ")",
+                           Value::Nanos(h.driver_init_ns)));
+  }
+  out->push_back(std::move(f));
+}
+
+constexpr const char* kJitCompileFix =
+    "Compile before the steps you train or measure, once: run warm-up steps first (profile with "
+    "torch.profiler.schedule(wait=1, warmup=2, active=3)); if it compiles again every few "
+    "steps, shapes or guards change: pad inputs to a few fixed sizes or mark the dynamic "
+    "dimension (torch._dynamo.mark_dynamic), and find the cause with TORCH_LOGS=recompiles; "
+    "keep the compile cache between runs (TORCHINDUCTOR_CACHE_DIR, TRITON_CACHE_DIR).";
+constexpr const char* kJitCompileEvidence =
+    "compile_per_step_ns, compile_share, compile_ops (text: name ×count (time)), "
+    "recompiled_regions (torch.compile regions compiled again)";
+
+// JIT compilation or autotuning inside the steady steps.
+void JitCompile(const RuleContext& c, std::vector<Finding>* out) {
+  const analyze::HostWork& h = *c.in.host_work;
+  if (h.compile_ns <= 0 || h.windows == 0) return;
+  const int64_t per_step = h.compile_ns / h.windows;
+  if (!(Share(per_step, c.step_ns) > kHostChurnShare)) return;
+  Finding f = Found(
+      "Code is compiled inside the step", per_step,
+      "Compiled once before the steps (or found in the cache), the compile and autotune time "
+      "leaves the step; the compiled code runs as traced.",
+      {F("compile_per_step_ns", "compiling per step", Value::Nanos(per_step)),
+       F("compile_share", "share of the step", ShareOf(per_step, c.step_ns)),
+       F("compile_ops", "compile ops", Value::Text(NamedTimes(h.compile_names, 3)))});
+  if (h.recompiled_regions > 0)
+    f.evidence.push_back(F("recompiled_regions", "torch.compile regions compiled again",
+                           Count(h.recompiled_regions)));
+  out->push_back(std::move(f));
+}
+
+constexpr const char* kUnrecordedHostTimeFix =
+    "Find what the host does there: if these are the first steps (torch.compile compiles on the "
+    "first call, cuDNN autotunes, CUDA and the allocator initialise lazily), profile later "
+    "steps: torch.profiler.schedule(wait=1, warmup=2, active=3); if every step has it, it is "
+    "Python outside torch ops (data preparation, a tokenizer, logging): profile with "
+    "with_stack=True or py-spy to name it, then move it off the step (DataLoader workers, every "
+    "N steps).";
+constexpr const char* kUnrecordedHostTimeEvidence =
+    "unrecorded_per_step_ns, unrecorded_share, steady_steps, torch_compile (text, when its "
+    "regions are in the trace)";
+
+// Most of the step is host time no recorded op covers.
+void UnrecordedHostTime(const RuleContext& c, std::vector<Finding>* out) {
+  const analyze::HostWork& h = *c.in.host_work;
+  if (h.windows == 0) return;
+  const int64_t per_step = h.unrecorded_ns / h.windows;
+  if (!(Share(per_step, c.step_ns) > kUnrecordedShare)) return;
+  Finding f = Found(
+      "Most of the step is host time no recorded op covers", per_step,
+      "If that time is one-time warm-up or Python that can leave the step, the step loses it "
+      "where it is on the critical path; the trace cannot tell which.",
+      {F("unrecorded_per_step_ns", "host time outside any recorded op, per step",
+         Value::Nanos(per_step)),
+       F("unrecorded_share", "share of the step", ShareOf(per_step, c.step_ns)),
+       F("steady_steps", "steady steps", Count(h.windows))});
+  if (h.torch_compile) {
+    f.evidence.push_back(F("torch_compile", "torch.compile",
+                           Value::Text(h.windows <= 2 ? "in the trace, and only " +
+                                                            std::to_string(h.windows) +
+                                                            " steady step(s): likely its compile step"
+                                                      : "in the trace")));
+  }
   out->push_back(std::move(f));
 }
 
@@ -884,6 +1006,27 @@ std::vector<Rule> MakeRules() {
        "that unexplained idle per steady step (the DataLoader-covered part and gaps after syncs "
        "are input_pipeline_stall's and sync_points')",
        0.5, "host-bound", kVerdictMinShare, kIdleGapsFix, kIdleGapsEvidence, IdleGaps},
+      {"allocator_churn", kInHostWork | kInSteps,
+       "driver memory calls (cudaMalloc, cudaFree, hipFree, pinned-host allocations; one over " +
+           Ms(analyze::kDriverInitCallNs) + " is the driver initialising, `analyze::kDriverInitCallNs`) in the "
+       "steady steps > " + Pct(kHostChurnShare) + " of the step (`kHostChurnShare`)",
+       "replayed: the step without those calls (what-if allocator_cached); their time per step "
+       "without a step graph",
+       0.6, "host-bound", kVerdictMinShare, kAllocatorChurnFix, kAllocatorChurnEvidence,
+       AllocatorChurn},
+      {"jit_compile", kInHostWork | kInSteps,
+       "compile and autotune ops (TorchInductor, Triton, nvFuser, NVRTC, module loads) in the "
+       "steady steps > " + Pct(kHostChurnShare) + " of the step (`kHostChurnShare`)",
+       "replayed: the step without their host time (what-if compile_ahead); their time per step "
+       "without a step graph",
+       0.6, "host-bound", kVerdictMinShare, kJitCompileFix, kJitCompileEvidence, JitCompile},
+      {"unrecorded_host_time", kInHostWork | kInSteps,
+       "host time in the steady steps that no recorded op, annotation or runtime call covers > " +
+           Pct(kUnrecordedShare) + " of the step (`kUnrecordedShare`)",
+       "replayed alone, never in the plan (what-if unrecorded_removed: a condition the trace "
+       "cannot confirm), capped at what the plan leaves",
+       0.3, "host-bound", kVerdictMinShare, kUnrecordedHostTimeFix, kUnrecordedHostTimeEvidence,
+       UnrecordedHostTime},
       {"low_occupancy", kInOccupancy | kInSteps,
        "kernels with fewer blocks than SMs ≥ " + Pct(kTinyGridKernelShare) +
            " of compute-kernel time (`kTinyGridKernelShare`), or est. achieved occupancy < " +
@@ -915,7 +1058,7 @@ bool HasInputs(const RankInputs& in, uint32_t reads) {
       {kInSummary, in.summary},    {kInGpuTime, in.gpu_time},  {kInSteps, in.steps},
       {kInKernels, in.kernels},    {kInLaunches, in.launches}, {kInCopies, in.copies},
       {kInSync, in.sync},          {kInMemory, in.memory},     {kInOccupancy, in.occupancy},
-      {kInIdleGaps, in.idle_gaps}, {kInOpCosts, in.op_costs},
+      {kInIdleGaps, in.idle_gaps}, {kInOpCosts, in.op_costs},  {kInHostWork, in.host_work},
   };
   for (const auto& [bit, ptr] : inputs)
     if ((reads & bit) && !ptr) return false;
@@ -990,8 +1133,17 @@ void ApplyReplay(const whatif::WhatIfResults& w, int64_t step_ns, std::vector<Fi
       if (f.estimated_saving_ns_per_step > 0) others.push_back(&f);
       continue;
     }
-    const whatif::PlanEntry* planned = w.Planned(wi->id);
     const int64_t alone = scaled(fix->saving_ns);
+    if (wi->conditional) {  // never in the plan: its alone saving, capped below like the others
+      f.estimated_saving_ns_per_step = std::max<int64_t>(alone, 0);
+      f.replayed = true;
+      f.saving_assumption = wi->assumption + " Replayed alone on the steps' dependency graph.";
+      f.evidence.push_back(F("replay_saving_alone_ns", "replayed, this fix alone", Value::Nanos(alone)));
+      f.severity = SeverityFor(Share(f.estimated_saving_ns_per_step, step_ns));
+      others.push_back(&f);
+      continue;
+    }
+    const whatif::PlanEntry* planned = w.Planned(wi->id);
     const int64_t increment = planned ? scaled(planned->increment_ns) : 0;
     f.estimated_saving_ns_per_step = increment;
     f.replayed = true;
@@ -1039,7 +1191,7 @@ std::string InputNames(uint32_t inputs) {
       {kInSummary, "summary"},    {kInGpuTime, "gpu_time"},  {kInSteps, "steps"},
       {kInKernels, "kernels"},    {kInLaunches, "launches"}, {kInCopies, "copies"},
       {kInSync, "sync_points"},   {kInMemory, "memory"},     {kInOccupancy, "occupancy"},
-      {kInIdleGaps, "idle_gaps"}, {kInOpCosts, "op_costs"},
+      {kInIdleGaps, "idle_gaps"}, {kInOpCosts, "op_costs"},  {kInHostWork, "host_work"},
   };
   std::string out;
   for (const auto& [bit, name] : kNames)
@@ -1125,6 +1277,18 @@ Advice AdviseRank(const RankInputs& in) {
     const bool refined = kernels && std::find(std::begin(kKernelSide), std::end(kKernelSide),
                                               advice.verdict) != std::end(kKernelSide);
     if (!refined) advice.verdict = path;
+    // A host-bound step whose largest finding names the host work says which (issue 32 item 4:
+    // a compile step is not "compute-bound", and not just "host-bound" either).
+    static constexpr std::pair<std::string_view, const char*> kHostWork[] = {
+        {"allocator_churn", "host-bound: the driver's memory calls"},
+        {"jit_compile", "host-bound: compiling inside the step"},
+        {"unrecorded_host_time", "host-bound: time outside any recorded op (a warm-up step, or unprofiled Python)"}};
+    if (advice.verdict == "host-bound" && !advice.findings.empty()) {
+      for (const auto& [id, verdict] : kHostWork)
+        if (advice.findings.front().id == id &&
+            advice.findings.front().estimated_saving_share >= kVerdictMinShare)
+          advice.verdict = verdict;
+    }
   }
   return advice;
 }

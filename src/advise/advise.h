@@ -15,6 +15,7 @@
 
 #include "analyze/copies.h"
 #include "analyze/gpu_time.h"
+#include "analyze/host_work.h"
 #include "analyze/idle_gaps.h"
 #include "analyze/kernels.h"
 #include "analyze/launches.h"
@@ -69,6 +70,11 @@ inline constexpr double kTinyCopiesPerStep = 10;  // memcpys under kTinyCopyByte
 // the steady step (as tb_plugin's DataLoader rule: > 5 %). A single such gap longer than
 // analyze::kNsightGpuGapNs (500 ms, Nsight's gpu_gaps) fires it as critical whatever the share.
 inline constexpr double kIdleGapShare = 0.05;
+// The driver's memory calls (cudaMalloc, cudaFree, …) or JIT compilation inside the steady steps,
+// of the step: one such call per step already costs tens of µs to ms of host time, and cudaFree
+// synchronises the device.
+inline constexpr double kHostChurnShare = 0.01;
+inline constexpr double kUnrecordedShare = analyze::kUnrecordedShare;  // (host_work.h)
 // Kernels with fewer thread blocks than SMs, of compute-kernel time. Measured: 5.7-5.8 % on the
 // ResNet-50 samples, 19.2 % on trace_diff_control, 23.9 % on the default synthetic trace (a
 // 32-CTA GEMM on 108 SMs); 30 % keeps the finding for traces where small grids dominate.
@@ -117,6 +123,7 @@ struct RankInputs {
   // The per-op cost model; optional: rules that can use it (precision) fall back without it or
   // when the trace recorded no shapes.
   const analyze::OpCosts* op_costs = nullptr;
+  const analyze::HostWork* host_work = nullptr;
   // The steady steps' critical path and each fix replayed on their graph (whatif.h). With them a
   // finding whose rule a what-if prices saves its increment in the replayed plan (so the savings
   // add up to at most the step), any other finding's saving is capped at what the plan leaves,
@@ -147,6 +154,7 @@ enum Input : uint32_t {
   kInOccupancy = 1u << 8,
   kInIdleGaps = 1u << 9,
   kInOpCosts = 1u << 10,
+  kInHostWork = 1u << 11,
 };
 std::string InputNames(uint32_t inputs);  // "steps, gpu_time"
 

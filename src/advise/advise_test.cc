@@ -30,6 +30,7 @@ struct Planted {
   analyze::MemoryStats memory;
   analyze::OccupancyStats occupancy;
   analyze::IdleGapStats idle_gaps;
+  analyze::HostWork host_work;
   analyze::OpCosts op_costs;  // only with AddOpCosts()
 
   // The per-op cost model's results on an H100, made so that its four rules fire: 4 steps hold
@@ -159,6 +160,22 @@ struct Planted {
 
   static constexpr StringId kOptimizerName = 7;
 
+  // Host work of 4 steady steps of 100 ms: 8 ms of cudaFree/cudaMalloc, 5 ms of compiling and
+  // 40 ms outside any recorded op per step, and one 2 s driver initialisation.
+  void AddHostWork() {
+    host_work.windows = 4;
+    host_work.allocator_calls = 12;
+    host_work.allocator_ns = 32 * kMs;
+    host_work.allocator_names = {{"cudaFree", 8, 24 * kMs}, {"cudaMalloc", 4, 8 * kMs}};
+    host_work.driver_init_calls = 1;
+    host_work.driver_init_ns = 2000 * kMs;
+    host_work.compile_ns = 20 * kMs;
+    host_work.compile_names = {{"FusionExecutor::compileFusion", 4, 20 * kMs}};
+    host_work.recompiled_regions = 2;
+    host_work.unrecorded_ns = 160 * kMs;
+    host_work.torch_compile = true;
+  }
+
   RankInputs Inputs() const {
     RankInputs in;
     in.summary = &summary;
@@ -171,6 +188,7 @@ struct Planted {
     in.memory = &memory;
     in.occupancy = &occupancy;
     in.idle_gaps = &idle_gaps;
+    if (host_work.windows > 0) in.host_work = &host_work;
     if (op_costs.shapes) in.op_costs = &op_costs;
     in.name = [](StringId id) -> std::string_view {
       return id == kOptimizerName ? "Optimizer.step#AdamW.step" : "?";
@@ -306,7 +324,10 @@ TEST(AdviseRules, EveryRuleFiresOnPlantedResultsWithTypedEvidence) {
   Planted costed;  // with the per-op cost model's results
   costed.AddOpCosts();
   const Advice c = AdviseRank(costed.Inputs());
-  for (const Advice* advice : {&a, &b, &c}) {
+  Planted hosted;  // with host work: driver memory calls, compiling, unrecorded time
+  hosted.AddHostWork();
+  const Advice d = AdviseRank(hosted.Inputs());
+  for (const Advice* advice : {&a, &b, &c, &d}) {
     for (const Finding& f : advice->findings) {
       fired.insert(f.id);
       const Rule* rule = FindRule(f.id);

@@ -14,7 +14,7 @@ const char* AnalysisName(AnalysisId id) {
       "kernel_classes", "gpu_selection", "steps",     "occupancy", "gpu_time",
       "kernels",        "sync_points",   "idle_gaps", "launches",  "copies",
       "memory",         "summary",       "monitor",   "rank_facts", "op_shapes", "op_costs",
-      "step_graph"};
+      "step_graph",     "host_work"};
   static_assert(std::size(kNames) == kAnalysisCount);
   return kNames[static_cast<size_t>(id)];
 }
@@ -68,6 +68,10 @@ class RankSchedule : public std::enable_shared_from_this<RankSchedule> {
             s3.r_.step_graph = BuildStepGraph(s3.t_, s3.r_.kernel_classes, s3.r_.steps);
             s3.r_.critical_path = FindCriticalPath(s3.r_.step_graph, Replay(s3.r_.step_graph));
           });
+        });
+        s2.Run([](RankSchedule& s3) {
+          Timed(s3.r_, AnalysisId::kHostWork,
+                [&] { s3.r_.host_work = AnalyzeHostWork(s3.t_, s3.r_.steps); });
         });
         s2.IdleGapInputDone();
         s2.FactsInputDone();

@@ -17,6 +17,7 @@
 
 #include "analyze/copies.h"
 #include "analyze/gpu_time.h"
+#include "analyze/host_work.h"
 #include "analyze/idle_gaps.h"
 #include "analyze/kernel_class.h"
 #include "analyze/kernels.h"
@@ -52,7 +53,7 @@ struct RunOptions {
 // The analyses RunAll schedules, for their CPU times (`--stats`, bench/).
 enum class AnalysisId : uint8_t {
   kKernelClasses, kGpuSelection, kSteps, kOccupancy, kGpuTime, kKernels, kSyncPoints, kIdleGaps, kLaunches,
-  kCopies, kMemory, kSummary, kMonitor, kRankFacts, kOpShapes, kOpCosts, kStepGraph, kCount
+  kCopies, kMemory, kSummary, kMonitor, kRankFacts, kOpShapes, kOpCosts, kStepGraph, kHostWork, kCount
 };
 inline constexpr size_t kAnalysisCount = static_cast<size_t>(AnalysisId::kCount);
 // "kernel_classes", "steps", … (snake case, as --stats prints them).
@@ -78,6 +79,7 @@ struct RankResults {
   OpShapes op_shapes;            // ops per input shape (record_shapes traces)
   OpCosts op_costs;              // every op priced: FLOPs, bytes, roofline, MFU (≥ steps)
   IdleGapStats idle_gaps;        // GPU idle gaps and what the host did (≥ steps, sync)
+  HostWork host_work;            // allocator calls, JIT compiles, unrecorded host time (≥ steps)
   // The steady steps as a dependency graph (≥ steps), what the what-ifs replay, and its
   // critical path.
   StepGraph step_graph;

@@ -94,6 +94,7 @@ Report BuildReport(const std::vector<Trace>& traces, std::vector<Status> failure
     in.occupancy = &r.occupancy;
     in.idle_gaps = &r.idle_gaps;
     in.op_costs = &r.op_costs;
+    in.host_work = &r.host_work;
     in.critical_path = &r.critical_path;
     in.whatif = &r.whatif;
     in.name = [t = r.trace](StringId id) { return t->Str(id); };

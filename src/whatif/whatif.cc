@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "analyze/host_work.h"
 #include "analyze/memory.h"
 #include "analyze/op_costs.h"
 #include "hw/gpu_peaks.h"
@@ -205,16 +206,22 @@ size_t CudaGraphs(const Context& c, GraphChange* ch) {
     const uint32_t next = skip_markers(next_host, next_host[n]);
     return next == analyze::kRootNode || g.kind[next] != NodeKind::kSyncReturn;
   };
+  // Compilation is not captured: a graph replays compiled kernels, and code that compiles every
+  // step (changing shapes) compiles, and captures again, with graphs too. compile_ahead prices it.
+  const analyze::Spans& compile = c.results.host_work.compile_spans;
+  auto compiling = [&](size_t n) {
+    return std::min(ch->dur_ns[n], analyze::OverlapNs(compile, g.start_ns[n], g.end_ns(n)));
+  };
   size_t changed = 0;
   for (size_t n = 0; n < n_nodes; ++n) {
     const NodeKind k = g.kind[n];
     if (g.step[n] < 0 && !analyze::IsGpuNode(k)) continue;
     if ((k == NodeKind::kLaunch || k == NodeKind::kRuntime) && g.dur_ns[n] <= analyze::kOneTimeCallNs) {
-      changed += SetDur(ch, n, 0);
+      changed += SetDur(ch, n, compiling(n));
     } else if (k == NodeKind::kHostCompute) {
       if (captured_call(skip_markers(prev_host, prev_host[n])) &&
           captured_call(skip_markers(next_host, next_host[n]))) {
-        changed += SetDur(ch, n, 0);
+        changed += SetDur(ch, n, compiling(n));
       }
     } else if (analyze::IsGpuNode(k) && ch->dur_ns[n] < per_kernel) {
       changed += SetDur(ch, n, per_kernel);
@@ -291,6 +298,54 @@ size_t CommOverlap(const Context& c, GraphChange* ch) {
   return changed;
 }
 
+// Takes the time of `spans` (analyze::HostWork's, sorted and disjoint) out of the host nodes
+// that overlap them: host compute, and with `calls` also runtime calls and launches (a compile
+// op's own driver calls, cuModuleLoadData). Fixes applied before may have shortened a node
+// already: the cut is taken from what is left.
+size_t CutHostTime(const Context& c, GraphChange* ch, const analyze::Spans& spans, bool calls) {
+  const StepGraph& g = c.graph;
+  size_t changed = 0;
+  if (spans.empty()) return 0;
+  for (size_t n = 0; n < g.size(); ++n) {
+    const NodeKind k = g.kind[n];
+    if (k != NodeKind::kHostCompute && !(calls && (k == NodeKind::kRuntime || k == NodeKind::kLaunch)))
+      continue;
+    const int64_t cut = analyze::OverlapNs(spans, g.start_ns[n], g.end_ns(n));
+    if (cut > 0) changed += SetDur(ch, n, ch->dur_ns[n] - cut);
+  }
+  return changed;
+}
+
+// The driver's memory calls (cudaMalloc, cudaFree, hipFree, …) cost nothing: the caching
+// allocator keeps its blocks. A call longer than analyze::kDriverInitCallNs is the driver
+// initialising (context creation), which no allocator setting removes: it stays.
+size_t AllocatorCached(const Context& c, GraphChange* ch) {
+  const StepGraph& g = c.graph;
+  size_t changed = 0;
+  for (size_t n = 0; n < g.size(); ++n) {
+    if (g.kind[n] != NodeKind::kRuntime && g.kind[n] != NodeKind::kSyncReturn) continue;
+    if (g.row[n] < 0 || g.dur_ns[n] > analyze::kDriverInitCallNs) continue;  // initialisation stays
+    if (analyze::IsAllocatorCall(c.trace.Str(c.trace.runtime.name[static_cast<size_t>(g.row[n])])))
+      changed += SetDur(ch, n, 0);
+  }
+  return changed;
+}
+
+size_t CompileAhead(const Context& c, GraphChange* ch) {
+  return CutHostTime(c, ch, c.results.host_work.compile_spans, true);
+}
+
+// Only where the unrecorded time is most of the step (analyze::kUnrecordedShare): below, it is
+// the Python every step runs between ops, which no change of the user's removes.
+size_t UnrecordedRemoved(const Context& c, GraphChange* ch) {
+  const analyze::HostWork& h = c.results.host_work;
+  const int64_t step = c.results.steps.mean_steady_step_ns;
+  if (h.windows == 0 || step <= 0 ||
+      !(static_cast<double>(h.unrecorded_ns) / h.windows > analyze::kUnrecordedShare * static_cast<double>(step)))
+    return 0;
+  return CutHostTime(c, ch, h.unrecorded_spans, false);
+}
+
 GraphChange Unchanged(const StepGraph& g) {
   GraphChange ch;
   ch.dur_ns = g.dur_ns;
@@ -351,6 +406,23 @@ const std::vector<WhatIf>& WhatIfs() {
        "Collectives are hidden entirely behind compute (bucketing, overlap with backward): an "
        "upper bound.",
        CommOverlap, ""},
+      {"allocator_cached", "allocator_churn", "the caching allocator keeps its memory",
+       "The driver's memory calls in the step (cudaMalloc, cudaFree, hipFree, pinned-host "
+       "allocations) are gone: the caching allocator reuses its blocks; their host time leaves "
+       "the step. cudaFree's implicit device synchronisation is not modelled, so the real saving "
+       "can be larger.",
+       AllocatorCached, ""},
+      {"compile_ahead", "jit_compile", "compilation before the measured steps",
+       "The host time of compile and autotune ops in the step (TorchInductor, Triton, nvFuser, "
+       "NVRTC, module loads) is gone: compiled once before, shapes kept static, the cache kept; "
+       "the compiled code runs as traced.",
+       CompileAhead, ""},
+      {"unrecorded_removed", "unrecorded_host_time", "the unrecorded host time off the step",
+       "The host time in the step that no recorded op or runtime call covers is gone: it is "
+       "one-time warm-up (compilation, autotuning, lazy initialisation) that later steps do not "
+       "have, or Python that can move off the step. The trace cannot tell which: a condition, "
+       "never part of the plan.",
+       UnrecordedRemoved, "", true},
   };
   return kTable;
 }
@@ -400,7 +472,7 @@ WhatIfResults RunWhatIfs(const Trace& trace, const analyze::RankResults& results
   const double min_saving = kMinPlanShare * static_cast<double>(out.step_ns);
   auto candidate = [&](const FixResult& f) { return static_cast<double>(f.saving_ns) > min_saving; };
   for (const FixResult& f : out.fixes) {
-    if (!candidate(f)) continue;
+    if (!candidate(f) || FindWhatIf(f.id)->conditional) continue;
     const std::string& other = FindWhatIf(f.id)->alternative_of;
     const FixResult* preferred = other.empty() ? nullptr : out.Fix(other);
     if (preferred && candidate(*preferred)) continue;

@@ -60,6 +60,10 @@ struct WhatIf {
   // Another fix this one is a lesser alternative to (TF32 to bf16): it enters the plan only when
   // that one does not.
   std::string alternative_of;
+  // A fix whose premise the trace cannot confirm (the host time no op records is removable):
+  // replayed alone and shown, never part of the plan; its finding saves at most what the plan
+  // leaves.
+  bool conditional = false;
 };
 const std::vector<WhatIf>& WhatIfs();
 const WhatIf* FindWhatIf(std::string_view id);

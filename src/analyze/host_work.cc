@@ -1,0 +1,195 @@
+#include "analyze/host_work.h"
+
+#include <algorithm>
+#include <map>
+
+namespace gpuscope::analyze {
+
+namespace {
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return out;
+}
+
+// Sorts and merges overlapping or touching spans in place.
+void Merge(Spans* spans) {
+  std::sort(spans->begin(), spans->end());
+  size_t out = 0;
+  for (const auto& s : *spans) {
+    if (s.second <= s.first) continue;
+    if (out > 0 && s.first <= (*spans)[out - 1].second) {
+      (*spans)[out - 1].second = std::max((*spans)[out - 1].second, s.second);
+    } else {
+      (*spans)[out++] = s;
+    }
+  }
+  spans->resize(out);
+}
+
+// `spans` ∩ `windows` (both sorted and disjoint).
+Spans Clip(const Spans& spans, const Spans& windows) {
+  Spans out;
+  size_t w = 0;
+  for (const auto& s : spans) {
+    while (w < windows.size() && windows[w].second <= s.first) ++w;
+    for (size_t k = w; k < windows.size() && windows[k].first < s.second; ++k) {
+      const int64_t a = std::max(s.first, windows[k].first), b = std::min(s.second, windows[k].second);
+      if (b > a) out.emplace_back(a, b);
+    }
+  }
+  return out;
+}
+
+int64_t Total(const Spans& spans) {
+  int64_t ns = 0;
+  for (const auto& s : spans) ns += s.second - s.first;
+  return ns;
+}
+
+// `windows` minus `covered` (both sorted and disjoint).
+Spans Uncovered(const Spans& windows, const Spans& covered) {
+  Spans out;
+  size_t c = 0;
+  for (const auto& w : windows) {
+    int64_t at = w.first;
+    while (c < covered.size() && covered[c].second <= at) ++c;
+    for (size_t k = c; k < covered.size() && covered[k].first < w.second; ++k) {
+      if (covered[k].first > at) out.emplace_back(at, covered[k].first);
+      at = std::max(at, covered[k].second);
+    }
+    if (at < w.second) out.emplace_back(at, w.second);
+  }
+  return out;
+}
+
+std::vector<NamedTime> ByTime(const std::map<std::string, NamedTime>& by_name, size_t keep) {
+  std::vector<NamedTime> out;
+  for (const auto& [name, t] : by_name) out.push_back(t);
+  std::stable_sort(out.begin(), out.end(), [](const NamedTime& a, const NamedTime& b) { return a.ns > b.ns; });
+  if (out.size() > keep) out.resize(keep);
+  return out;
+}
+
+}  // namespace
+
+bool IsAllocatorCall(std::string_view name) {
+  static constexpr std::string_view kCalls[] = {
+      "cudaMalloc",    "cudaFree",     "cuMemAlloc",    "cuMemAlloc_v2",  "cuMemFree",
+      "cuMemFree_v2",  "hipMalloc",    "hipFree",       "cudaHostAlloc",  "cudaMallocHost",
+      "cudaFreeHost",  "hipHostMalloc", "hipHostFree",  "cuMemHostAlloc", "cuMemFreeHost",
+      "hipExtMallocWithFlags"};
+  return std::find(std::begin(kCalls), std::end(kCalls), name) != std::end(kCalls);
+}
+
+bool IsCompileName(std::string_view name) {
+  const std::string n = Lower(name);
+  auto has = [&n](std::string_view w) { return n.find(w) != std::string::npos; };
+  if (has("compiled")) return false;  // running compiled code: Torch-Compiled Region, CompiledFunction
+  return has("compile") || has("nvrtc") || has("hiprtc") || has("autotun") ||
+         has("cumoduleload") || has("culibraryload") || has("hipmoduleload");
+}
+
+int64_t OverlapNs(const Spans& spans, int64_t start, int64_t end) {
+  if (end <= start || spans.empty()) return 0;
+  auto it = std::upper_bound(spans.begin(), spans.end(), std::make_pair(start, INT64_MAX));
+  if (it != spans.begin()) --it;
+  int64_t ns = 0;
+  for (; it != spans.end() && it->first < end; ++it)
+    ns += std::max<int64_t>(0, std::min(end, it->second) - std::max(start, it->first));
+  return ns;
+}
+
+HostWork AnalyzeHostWork(const Trace& t, const StepsResult& steps) {
+  HostWork out;
+  Spans windows;
+  for (const StepBreakdown& s : steps.steps) {
+    if (!s.steady_state || s.host_end_ns <= s.host_start_ns) continue;
+    windows.emplace_back(s.host_start_ns, s.host_end_ns);
+    ++out.windows;
+  }
+  Merge(&windows);
+  out.window_ns = Total(windows);
+  auto in_window = [&windows](int64_t ns) {
+    auto it = std::upper_bound(windows.begin(), windows.end(), std::make_pair(ns, INT64_MAX));
+    return it != windows.begin() && ns < std::prev(it)->second;
+  };
+
+  Spans covered, compile;
+  std::map<std::string, NamedTime> alloc_names;
+  std::vector<std::pair<std::pair<int64_t, int64_t>, StringId>> compile_ops;
+  const RuntimeCallTable& rt = t.runtime;
+  for (size_t r = 0; r < rt.size(); ++r) {
+    const int64_t s = rt.start_ns[r], e = s + std::max<int64_t>(rt.dur_ns[r], 0);
+    covered.emplace_back(s, e);
+    const std::string_view name = t.Str(rt.name[r]);
+    if (IsCompileName(name)) compile_ops.push_back({{s, e}, rt.name[r]});
+    if (!IsAllocatorCall(name) || !in_window(s)) continue;
+    if (e - s > kDriverInitCallNs) {
+      ++out.driver_init_calls;
+      out.driver_init_ns += e - s;
+      continue;
+    }
+    ++out.allocator_calls;
+    out.allocator_ns += e - s;
+    NamedTime& n = alloc_names[std::string(name)];
+    n.name = name;
+    ++n.count;
+    n.ns += e - s;
+  }
+  const CpuOpTable& cpu = t.cpu;
+  for (size_t i = 0; i < cpu.size(); ++i) {
+    const CpuKind k = cpu.kind[i];
+    const std::string_view name = t.Str(cpu.name[i]);
+    if (k == CpuKind::kUserAnnotation || k == CpuKind::kCpuOp) {
+      if (name.starts_with("Torch-Compiled Region") || name == "TorchDynamo Cache Lookup") {
+        out.torch_compile = true;
+        // "Torch-Compiled Region: F/N": N > 0 is a recompile of frame F.
+        const size_t slash = name.rfind('/');
+        if (slash != std::string_view::npos && slash + 1 < name.size() && name.substr(slash + 1) != "0")
+          ++out.recompiled_regions;
+      }
+    }
+    if (k == CpuKind::kGpuUserAnnotation || k == CpuKind::kProfilerRange) continue;
+    const int64_t s = cpu.start_ns[i], e = s + std::max<int64_t>(cpu.dur_ns[i], 0);
+    if (IsCompileName(name)) compile_ops.push_back({{s, e}, cpu.name[i]});
+    // The step's own range covers all of it; Python functions (with_stack) cover the script's
+    // whole life. Neither says what the host did.
+    if (k == CpuKind::kPythonFunction || cpu.step[i] >= 0) continue;
+    covered.emplace_back(s, e);
+  }
+  Merge(&covered);
+  out.unrecorded_spans = Uncovered(windows, covered);
+  out.unrecorded_ns = Total(out.unrecorded_spans);
+
+  // Outermost compile ops: sorted by start, longest first on a tie; an op inside the previous
+  // outermost one is part of it.
+  std::sort(compile_ops.begin(), compile_ops.end(), [](const auto& a, const auto& b) {
+    if (a.first.first != b.first.first) return a.first.first < b.first.first;
+    return a.first.second > b.first.second;
+  });
+  std::map<std::string, NamedTime> compile_names;
+  int64_t outer_end = INT64_MIN;
+  for (const auto& [span, name] : compile_ops) {
+    compile.push_back(span);
+    if (span.first < outer_end) continue;
+    outer_end = span.second;
+    const Spans one = Clip({span}, windows);
+    const int64_t ns = Total(one);
+    if (ns <= 0) continue;
+    NamedTime& n = compile_names[std::string(t.Str(name))];
+    n.name = t.Str(name);
+    ++n.count;
+    n.ns += ns;
+  }
+  Merge(&compile);
+  out.compile_spans = Clip(compile, windows);
+  out.compile_ns = Total(out.compile_spans);
+  out.compile_names = ByTime(compile_names, 3);
+  out.allocator_names = ByTime(alloc_names, 4);
+  return out;
+}
+
+}  // namespace gpuscope::analyze
