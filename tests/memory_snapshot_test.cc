@@ -483,6 +483,47 @@ TEST(SnapshotAnalysis, OomUnderAProcessCapNamesTheCap) {
   EXPECT_NE(r.out.find("set_per_process_memory_fraction"), std::string::npos) << r.out;
 }
 
+// A KV cache built during training (transformers' use_cache left on): 96 MiB live at the peak
+// from DynamicCache.update in cache_utils.py, beside 416 MiB of other activations. The finding
+// gives its bytes and the one-line fix (issue 32 item 6); a stack that only passes through a file
+// named like it elsewhere (my_cache_utils.py) is not a KV cache.
+TEST(SnapshotAnalysis, KvCacheDuringTrainingIsAFindingWithItsBytes) {
+  const std::string frames_kv =
+      "[{'name': 'update', 'filename': '/venv/lib/python3.11/site-packages/transformers/cache_utils.py', 'line': 1234},"
+      " {'name': 'forward', 'filename': '/venv/lib/python3.11/site-packages/transformers/models/gpt2/modeling_gpt2.py', 'line': 210}]";
+  const std::string frames_act =
+      "[{'name': 'gelu', 'filename': '/t/torch/nn/functional.py', 'line': 1}, {'name': 'forward', 'filename': '/work/my_cache_utils.py', 'line': 5}]";
+  const std::string path = PythonPickle(
+      "kv",
+      "(lambda M: {'segments': [{'device': 0, 'address': 0, 'total_size': 512 * M, 'allocated_size': 512 * M, "
+      "  'active_size': 512 * M, 'requested_size': 512 * M, 'stream': 0, 'segment_type': 'large', 'blocks': []}],"
+      " 'device_traces': [["
+      "   {'action': 'segment_alloc', 'addr': 0, 'size': 512 * M, 'stream': 0, 'time_us': 1, 'frames': []},"
+      "   {'action': 'alloc', 'addr': 0, 'size': 32 * M, 'stream': 0, 'time_us': 2, 'frames': " + frames_kv + "},"
+      "   {'action': 'alloc', 'addr': 32 * M, 'size': 64 * M, 'stream': 0, 'time_us': 3, 'frames': " + frames_kv + "},"
+      "   {'action': 'alloc', 'addr': 96 * M, 'size': 416 * M, 'stream': 0, 'time_us': 4, 'frames': " + frames_act + "}]]})(1 << 20)",
+      4);
+  REQUIRE_PICKLE(path);
+  const snapshot::Snapshot snap = Load(path);
+  const analyze::SnapshotAnalysis a = analyze::AnalyzeSnapshot(snap);
+  ASSERT_EQ(a.devices.size(), 1u);
+  constexpr int64_t M = int64_t{1} << 20;
+  EXPECT_EQ(a.devices[0].kv_cache_at_peak_bytes, 96 * M);
+  EXPECT_EQ(a.devices[0].kv_cache_at_peak_count, 2);
+  EXPECT_EQ(a.devices[0].kv_cache_frame,
+            "update (/venv/lib/python3.11/site-packages/transformers/cache_utils.py:1234)");
+  const auto findings = advise::AdviseSnapshot(a);
+  const render::Finding* kv = nullptr;
+  for (const auto& f : findings)
+    if (f.key == "snapshot_kv_cache") kv = &f;
+  ASSERT_NE(kv, nullptr);
+  EXPECT_NE(kv->fix.find("use_cache = False"), std::string::npos);
+  const auto r = RunGpuscope("analyze " + path);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("A KV cache is built during training and held at the peak"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("KV cache at the peak 100.7 MB"), std::string::npos) << r.out;
+}
+
 TEST(SnapshotRegistry, PickleIsReadAsASnapshotNotRefused) {
   const std::string path = PythonPickle("reg", "{'segments': [], 'device_traces': [[]]}", 2);
   REQUIRE_PICKLE(path);

@@ -736,8 +736,8 @@ constexpr const char* kUnrecordedHostTimeFix =
     "with_stack=True or py-spy to name it, then move it off the step (DataLoader workers, every "
     "N steps).";
 constexpr const char* kUnrecordedHostTimeEvidence =
-    "unrecorded_per_step_ns, unrecorded_share, steady_steps, torch_compile (text, when its "
-    "regions are in the trace)";
+    "unrecorded_per_step_ns, unrecorded_share, unrecorded_before_first_launch_per_step_ns, "
+    "steady_steps, torch_compile (text, when its regions are in the trace)";
 
 // Most of the step is host time no recorded op covers.
 void UnrecordedHostTime(const RuleContext& c, std::vector<Finding>* out) {
@@ -752,6 +752,8 @@ void UnrecordedHostTime(const RuleContext& c, std::vector<Finding>* out) {
       {F("unrecorded_per_step_ns", "host time outside any recorded op, per step",
          Value::Nanos(per_step)),
        F("unrecorded_share", "share of the step", ShareOf(per_step, c.step_ns)),
+       F("unrecorded_before_first_launch_per_step_ns", "of it before the step's first kernel launch",
+         Value::Nanos(h.unrecorded_before_first_launch_ns / h.windows)),
        F("steady_steps", "steady steps", Count(h.windows))});
   if (h.torch_compile) {
     f.evidence.push_back(F("torch_compile", "torch.compile",

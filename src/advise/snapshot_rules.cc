@@ -82,6 +82,23 @@ void ProcessCap(const SnapshotContext& c, const SnapshotRule& rule, std::vector<
   out->push_back(std::move(f));
 }
 
+// A KV cache live at the peak: transformers builds one in every forward while use_cache is on,
+// which training never reads.
+void KvCache(const SnapshotContext& c, const SnapshotRule& rule, std::vector<render::Finding>* out) {
+  const SnapshotDevice& d = c.device;
+  if (d.kv_cache_at_peak_bytes <= 0 || d.peak_allocated_bytes <= 0 ||
+      static_cast<double>(d.kv_cache_at_peak_bytes) < kKvCacheShare * static_cast<double>(d.peak_allocated_bytes))
+    return;
+  render::Finding f = Start(c, rule, "A KV cache is built during training and held at the peak");
+  f.evidence.push_back(F("kv_cache_bytes", "KV cache at the peak", Bytes(d.kv_cache_at_peak_bytes)));
+  f.evidence.push_back(F("kv_cache_share", "of the peak",
+                         ShareOf(static_cast<double>(d.kv_cache_at_peak_bytes),
+                                 static_cast<double>(d.peak_allocated_bytes))));
+  f.evidence.push_back(F("kv_cache_allocations", "allocations", Count(d.kv_cache_at_peak_count)));
+  f.evidence.push_back(F("kv_cache_frame", "allocated in", Value::Text(d.kv_cache_frame)));
+  out->push_back(std::move(f));
+}
+
 void Activations(const SnapshotContext& c, const SnapshotRule& rule,
                  std::vector<render::Finding>* out) {
   const SnapshotDevice& d = c.device;
@@ -151,6 +168,13 @@ const std::vector<SnapshotRule>& SnapshotRules() {
        "or check what else caps this process's memory (another framework's memory fraction, a MIG "
        "slice); the device itself had room.",
        ProcessCap},
+      {"snapshot_kv_cache",
+       "allocations live at the peak whose stack passes through transformers' cache_utils.py "
+       "(DynamicCache.update) ≥ 1 % of the peak allocated",
+       0.8, render::Severity::kWarning,
+       "Training does not read a KV cache: model.config.use_cache = False (or pass "
+       "use_cache=False to the model's forward); it saves the bytes shown at the peak.",
+       KvCache},
       {"snapshot_activations_dominate", "activations ≥ 50 % of the peak allocated", 0.5,
        render::Severity::kWarning,
        "Trade compute for memory with activation checkpointing "

@@ -21,6 +21,9 @@ inline constexpr int64_t kFragmentedMinBytes = int64_t{512} << 20;  // … and a
 inline constexpr double kActivationsDominate = 0.5;  // activations' share of the peak
 inline constexpr double kOptimizerDominates = 0.35;  // optimizer state's share of the peak
 inline constexpr double kHeadroomShare = 0.5;        // peak reserved below this share of the device
+// A KV cache live at the peak (transformers' cache_utils.py frames) of at least this share of the
+// peak allocated: training does not read it, so it is all saving.
+inline constexpr double kKvCacheShare = 0.01;
 
 struct SnapshotContext {
   const analyze::SnapshotAnalysis& analysis;

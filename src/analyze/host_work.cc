@@ -163,6 +163,19 @@ HostWork AnalyzeHostWork(const Trace& t, const StepsResult& steps) {
   Merge(&covered);
   out.unrecorded_spans = Uncovered(windows, covered);
   out.unrecorded_ns = Total(out.unrecorded_spans);
+  // Each window's first kernel launch (INT64_MAX: none).
+  std::vector<int64_t> first_launch(windows.size(), INT64_MAX);
+  for (size_t r = 0; r < rt.size(); ++r) {
+    if (rt.kind[r] != RuntimeKind::kKernelLaunch && rt.kind[r] != RuntimeKind::kGraphLaunch) continue;
+    const int64_t s = rt.start_ns[r];
+    auto it = std::upper_bound(windows.begin(), windows.end(), std::make_pair(s, INT64_MAX));
+    if (it == windows.begin() || s >= std::prev(it)->second) continue;
+    const size_t w = static_cast<size_t>(std::prev(it) - windows.begin());
+    first_launch[w] = std::min(first_launch[w], s);
+  }
+  for (size_t w = 0; w < windows.size(); ++w)
+    out.unrecorded_before_first_launch_ns +=
+        OverlapNs(out.unrecorded_spans, windows[w].first, std::min(first_launch[w], windows[w].second));
 
   // Outermost compile ops: sorted by start, longest first on a tie; an op inside the previous
   // outermost one is part of it.

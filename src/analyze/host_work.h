@@ -65,6 +65,9 @@ struct HostWork {
 
   Spans unrecorded_spans;  // in the windows, no recorded host event of any thread
   int64_t unrecorded_ns = 0;
+  // The part of it before each window's first kernel launch (the GPU has nothing to do yet:
+  // Python preparing the step's input, a tokenizer, a warm-up).
+  int64_t unrecorded_before_first_launch_ns = 0;
   int64_t window_ns = 0;  // Σ window lengths
 
   // torch.compile's marks: "Torch-Compiled Region: F/N" (frame F, its Nth compile) and

@@ -77,6 +77,15 @@ StackClass ClassifyStack(const std::vector<snapshot::Frame>& stack) {
   return {MemoryCategory::kUnknown, "no rule matched"};
 }
 
+const snapshot::Frame* KvCacheFrame(const std::vector<snapshot::Frame>& stack) {
+  for (const auto& f : stack) {
+    const std::string_view file = f.filename;
+    if (file.ends_with("cache_utils.py") && (file.size() == 14 || file[file.size() - 15] == '/'))
+      return &f;
+  }
+  return nullptr;
+}
+
 namespace {
 
 struct Live {
@@ -94,6 +103,11 @@ bool EndsAllocation(Action a, bool from_requested) {
 SnapshotDevice AnalyzeDevice(const snapshot::Snapshot& snap, int device,
                              const snapshot::DeviceTrace* trace,
                              const std::vector<StackClass>& classes) {
+  auto kv_frame = [&snap](int32_t stack) -> const snapshot::Frame* {
+    return stack >= 0 && static_cast<size_t>(stack) < snap.stacks.size()
+               ? KvCacheFrame(snap.stacks[static_cast<size_t>(stack)])
+               : nullptr;
+  };
   SnapshotDevice d;
   d.device = device;
   static constexpr int64_t kMiB = int64_t{1} << 20;
@@ -287,6 +301,12 @@ SnapshotDevice AnalyzeDevice(const snapshot::Snapshot& snap, int device,
       g.rule = classes[static_cast<size_t>(stack)].rule;
     } else {
       g.rule = "no frames recorded";
+    }
+    if (const snapshot::Frame* f = kv_frame(stack)) {
+      d.kv_cache_at_peak_bytes += g.bytes;
+      d.kv_cache_at_peak_count += g.count;
+      if (d.kv_cache_frame.empty())
+        d.kv_cache_frame = f->name + " (" + f->filename + ":" + std::to_string(f->line) + ")";
     }
     d.live_at_peak.push_back(g);
   }

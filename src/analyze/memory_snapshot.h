@@ -33,6 +33,9 @@ struct StackClass {
 };
 // The first rule (in docs/memory-snapshot.md's order) that a frame of the stack matches.
 StackClass ClassifyStack(const std::vector<snapshot::Frame>& stack);
+// A frame of the stack is in transformers' cache_utils.py (DynamicCache.update and the other
+// Cache classes): the allocation holds past keys and values. Returns that frame, or null.
+const snapshot::Frame* KvCacheFrame(const std::vector<snapshot::Frame>& stack);
 
 // Allocations live at the peak with the same stack, together.
 struct LiveGroup {
@@ -101,6 +104,11 @@ struct SnapshotDevice {
   int64_t min_allocated_bytes = 0;       // never negative (a note says when it would be)
   std::vector<LiveGroup> live_at_peak;   // largest first
   std::array<CategoryBytes, kMemoryCategoryCount> categories_at_peak{};
+  // Live at the peak from a stack through transformers' cache_utils.py (IsKvCacheStack): a KV
+  // cache, which training does not need (use_cache left on).
+  int64_t kv_cache_at_peak_bytes = 0;
+  int64_t kv_cache_at_peak_count = 0;
+  std::string kv_cache_frame;  // "update (…/transformers/cache_utils.py:123)", the first one seen
   std::vector<OomEvent> ooms;
   std::vector<std::string> notes;
 };
