@@ -181,5 +181,31 @@ TEST(HostWork, TheRealCompileStepIsTimeOutsideAnyRecordedOp) {
   EXPECT_EQ(rr.whatif.planned_step_ns, rr.whatif.step_ns);
 }
 
+// A real Nsight Systems export of an nvFuser benchmark on an H200: FusionKernelRuntime::compileFusionParallel
+// and module loads inside the profiled range. It was given the generic "move logging out of the
+// step" fix; now compiling is the finding and the verdict, with the compile ops named.
+TEST(HostWork, RealNsightExportCompilingInsideTheStep) {
+  GPUSCOPE_REQUIRE_REAL("traces/nsys/fuser_h200_ee4fcf3_report1.sqlite");
+  std::vector<Trace> keep;
+  Result<Trace> t = LoadTrace(testing::RealTrace("nsys/fuser_h200_ee4fcf3_report1.sqlite"));
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  keep.push_back(std::move(t.value()));
+  const report::Report r = report::BuildReport(keep, {}, 1);
+  const report::RankReport& rr = r.ranks[0];
+  ASSERT_FALSE(rr.advice.findings.empty());
+  const advise::Finding& f = rr.advice.findings.front();
+  EXPECT_EQ(f.id, "jit_compile");
+  EXPECT_TRUE(f.replayed);
+  EXPECT_GT(f.estimated_saving_share, 0.5);
+  bool named = false;
+  for (const render::Field& e : f.evidence)
+    if (e.key == "compile_ops") named = e.value.text.find("compileFusion") != std::string::npos;
+  EXPECT_TRUE(named);
+  EXPECT_EQ(rr.advice.verdict, "host-bound: compiling inside the step");
+  double saved = 0;
+  for (const advise::Finding& x : rr.advice.findings) saved += x.estimated_saving_share;
+  EXPECT_LE(saved, 1.0 + 1e-9);  // savings never add up to more than the step
+}
+
 }  // namespace
 }  // namespace gpuscope
