@@ -66,7 +66,7 @@ struct ProcessSample {
   // GPU memory NVML attributes to this process, summed over the GPUs whose compute-process list
   // holds it: present exactly when the process holds a CUDA context (0 when NVML does not know
   // the amount). The training process is the one that holds it (analyze::PickMainPid).
-  std::optional<uint64_t> gpu_bytes;
+  std::optional<uint64_t> gpu_bytes = std::nullopt;
 };
 
 struct Sample {
