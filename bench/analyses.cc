@@ -176,6 +176,7 @@ int main(int argc, char** argv) {
   timed("memory", [&] { (void)AnalyzeMemory(t); });
   timed("summary", [&] { (void)SummarizeTrace(t); });
   timed("op_costs", [&] { (void)AnalyzeOpCosts(t, classes, steps); });
+  timed("host_work", [&] { (void)AnalyzeHostWork(t, steps); });
   // Issue 31: the step graph, its critical path and every what-if with the plan, against the
   // rest of analyze (RunAll on one thread, below).
   double replay = 0, last = 0;
@@ -194,6 +195,7 @@ int main(int argc, char** argv) {
   results.steps = steps;
   results.op_costs = AnalyzeOpCosts(t, classes, steps);
   results.step_graph = BuildStepGraph(t, classes, steps);
+  results.host_work = AnalyzeHostWork(t, steps);  // the what-ifs read its spans
   replay_timed("whatif", [&] { (void)whatif::RunWhatIfs(t, results); });
   const double whatifs = last;  // analyze runs them after RunAll (report/report.cc)
   row("sum", sum);

@@ -1,6 +1,9 @@
 #include "analyze/host_work.h"
 
+#include "analyze/step_graph.h"
+
 #include <algorithm>
+#include <cstddef>
 #include <map>
 
 namespace gpuscope::analyze {
@@ -104,13 +107,24 @@ int64_t OverlapNs(const Spans& spans, int64_t start, int64_t end) {
 
 HostWork AnalyzeHostWork(const Trace& t, const StepsResult& steps) {
   HostWork out;
-  Spans windows;
-  for (const StepBreakdown& s : steps.steps) {
-    if (!s.steady_state || s.host_end_ns <= s.host_start_ns) continue;
-    windows.emplace_back(s.host_start_ns, s.host_end_ns);
-    ++out.windows;
+  // The steady steps; of a long trace the middle kMaxGraphSteps, as the step graph takes them:
+  // its steady steps are alike, and a 1 GB trace then costs what a small one does (only the
+  // events inside the span are sorted).
+  std::vector<const StepBreakdown*> steady;
+  for (const StepBreakdown& s : steps.steps)
+    if (s.steady_state && s.host_end_ns > s.host_start_ns) steady.push_back(&s);
+  if (steady.size() > kMaxGraphSteps) {
+    const size_t first = (steady.size() - kMaxGraphSteps) / 2;
+    steady = std::vector<const StepBreakdown*>(steady.begin() + static_cast<std::ptrdiff_t>(first),
+                                               steady.begin() + static_cast<std::ptrdiff_t>(first + kMaxGraphSteps));
   }
+  Spans windows;
+  for (const StepBreakdown* s : steady) windows.emplace_back(s->host_start_ns, s->host_end_ns);
+  out.windows = static_cast<uint32_t>(windows.size());
   Merge(&windows);
+  const int64_t span_start = windows.empty() ? 0 : windows.front().first;
+  const int64_t span_end = windows.empty() ? 0 : windows.back().second;
+  auto in_span = [&](int64_t s, int64_t e) { return e > span_start && s < span_end; };
   out.window_ns = Total(windows);
   auto in_window = [&windows](int64_t ns) {
     auto it = std::upper_bound(windows.begin(), windows.end(), std::make_pair(ns, INT64_MAX));
@@ -123,6 +137,7 @@ HostWork AnalyzeHostWork(const Trace& t, const StepsResult& steps) {
   const RuntimeCallTable& rt = t.runtime;
   for (size_t r = 0; r < rt.size(); ++r) {
     const int64_t s = rt.start_ns[r], e = s + std::max<int64_t>(rt.dur_ns[r], 0);
+    if (!in_span(s, e)) continue;
     covered.emplace_back(s, e);
     const std::string_view name = t.Str(rt.name[r]);
     if (IsCompileName(name)) compile_ops.push_back({{s, e}, rt.name[r]});
@@ -154,6 +169,7 @@ HostWork AnalyzeHostWork(const Trace& t, const StepsResult& steps) {
     }
     if (k == CpuKind::kGpuUserAnnotation || k == CpuKind::kProfilerRange) continue;
     const int64_t s = cpu.start_ns[i], e = s + std::max<int64_t>(cpu.dur_ns[i], 0);
+    if (!in_span(s, e)) continue;
     if (IsCompileName(name)) compile_ops.push_back({{s, e}, cpu.name[i]});
     // The step's own range covers all of it; Python functions (with_stack) cover the script's
     // whole life. Neither says what the host did.

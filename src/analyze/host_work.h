@@ -6,7 +6,9 @@
 // unrecorded_host_time) with its own fix, priced by replaying the step without it (whatif).
 //
 // Definitions (docs/advice.md has them with the rules):
-//  * window: a steady step's host span [ProfilerStep start, end] (StepBreakdown::host_*).
+//  * window: a steady step's host span [ProfilerStep start, end] (StepBreakdown::host_*); of a
+//    trace with more than kMaxGraphSteps steady steps, the middle kMaxGraphSteps, as the step
+//    graph takes them (their per-step figures stand for all; a 1 GB trace costs a small one's).
 //  * allocator call: a runtime or driver call that asks the driver for device or pinned memory
 //    or gives it back: cudaMalloc, cudaFree, cuMemAlloc(_v2), cuMemFree(_v2), hipMalloc, hipFree,
 //    cudaHostAlloc, cudaMallocHost, cudaFreeHost, hipHostMalloc, hipHostFree, cuMemHostAlloc,
@@ -51,7 +53,7 @@ struct NamedTime {
 };
 
 struct HostWork {
-  uint32_t windows = 0;  // steady steps looked at
+  uint32_t windows = 0;  // steady steps looked at (at most kMaxGraphSteps)
 
   uint64_t allocator_calls = 0;
   int64_t allocator_ns = 0;                // Σ their durations
