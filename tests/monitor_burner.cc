@@ -25,6 +25,30 @@
 #include <string_view>
 #include <vector>
 
+// Forks `n` worker processes named "burn_worker" that each run `work` and exit.
+template <typename Work>
+std::vector<pid_t> ForkWorkers(int n, Work work) {
+  std::vector<pid_t> children;
+  for (int i = 0; i < n; ++i) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      prctl(PR_SET_NAME, "burn_worker");
+      work();
+      _exit(0);
+    }
+    children.push_back(pid);
+  }
+  return children;
+}
+
+// Keeps one core busy for `seconds` of wall time.
+void BurnFor(double seconds) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  volatile unsigned long x = 0;
+  while (std::chrono::steady_clock::now() < end)
+    for (int k = 0; k < 100000; ++k) x = x + static_cast<unsigned long>(k) * 2654435761u;
+}
+
 int main(int argc, char** argv) {
   if (argc == 4 && std::string_view(argv[1]) == "--trap") {
     const int sig = std::atoi(argv[2]);
@@ -54,37 +78,15 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (argc == 4 && std::string_view(argv[1]) == "--busy-workers") {
-    const int workers = std::atoi(argv[2]);
     const double seconds = std::atof(argv[3]);
-    std::vector<pid_t> children;
-    for (int i = 0; i < workers; ++i) {
-      const pid_t pid = fork();
-      if (pid == 0) {
-        prctl(PR_SET_NAME, "burn_worker");
-        const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-        volatile unsigned long x = 0;
-        while (std::chrono::steady_clock::now() < end)
-          for (int k = 0; k < 100000; ++k) x = x + static_cast<unsigned long>(k) * 2654435761u;
-        _exit(0);
-      }
-      children.push_back(pid);
-    }
-    for (pid_t c : children) waitpid(c, nullptr, 0);
+    for (pid_t c : ForkWorkers(std::atoi(argv[2]), [seconds] { BurnFor(seconds); })) waitpid(c, nullptr, 0);
     return 0;
   }
   if (argc != 4) return 2;
   const int threads = std::atoi(argv[1]), workers = std::atoi(argv[2]);
   const double seconds = std::atof(argv[3]);
-  std::vector<pid_t> children;
-  for (int i = 0; i < workers; ++i) {
-    const pid_t pid = fork();
-    if (pid == 0) {
-      prctl(PR_SET_NAME, "burn_worker");
-      usleep(static_cast<useconds_t>(seconds * 1e6));
-      _exit(0);
-    }
-    children.push_back(pid);
-  }
+  const std::vector<pid_t> children =
+      ForkWorkers(workers, [seconds] { usleep(static_cast<useconds_t>(seconds * 1e6)); });
   const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   std::atomic<unsigned long> sink{0};
   auto burn = [&] {
