@@ -51,6 +51,14 @@ report::Report Build(const std::string& json, std::vector<Trace>* keep) {
   return report::BuildReport(*keep, {}, 1);
 }
 
+// The report of a real trace (tests/data or shared/, relative to traces/).
+report::Report BuildReal(const std::string& path, std::vector<Trace>* keep) {
+  Result<Trace> t = LoadTrace(testing::RealTrace(path));
+  EXPECT_TRUE(t.ok()) << t.status().message();
+  if (t.ok()) keep->push_back(std::move(t.value()));
+  return report::BuildReport(*keep, {}, 1);
+}
+
 const advise::Finding* FindingOf(const report::RankReport& r, const std::string& id) {
   for (const advise::Finding& f : r.advice.findings)
     if (f.id == id) return &f;
@@ -157,10 +165,8 @@ TEST(HostWork, AnOrdinaryStepHasNone) {
 TEST(HostWork, TheRealCompileStepIsTimeOutsideAnyRecordedOp) {
   GPUSCOPE_REQUIRE_REAL("traces/hta/triton_example.json.gz");
   std::vector<Trace> keep;
-  Result<Trace> t = LoadTrace(testing::RealTrace("hta/triton_example.json.gz"));
-  ASSERT_TRUE(t.ok()) << t.status().message();
-  keep.push_back(std::move(t.value()));
-  const report::Report r = report::BuildReport(keep, {}, 1);
+  const report::Report r = BuildReal("hta/triton_example.json.gz", &keep);
+  ASSERT_EQ(r.ranks.size(), 1u);
   const report::RankReport& rr = r.ranks[0];
   const analyze::HostWork& h = rr.host_work;
   EXPECT_EQ(h.windows, 1u);
@@ -187,10 +193,8 @@ TEST(HostWork, TheRealCompileStepIsTimeOutsideAnyRecordedOp) {
 TEST(HostWork, RealNsightExportCompilingInsideTheStep) {
   GPUSCOPE_REQUIRE_REAL("traces/nsys/fuser_h200_ee4fcf3_report1.sqlite");
   std::vector<Trace> keep;
-  Result<Trace> t = LoadTrace(testing::RealTrace("nsys/fuser_h200_ee4fcf3_report1.sqlite"));
-  ASSERT_TRUE(t.ok()) << t.status().message();
-  keep.push_back(std::move(t.value()));
-  const report::Report r = report::BuildReport(keep, {}, 1);
+  const report::Report r = BuildReal("nsys/fuser_h200_ee4fcf3_report1.sqlite", &keep);
+  ASSERT_EQ(r.ranks.size(), 1u);
   const report::RankReport& rr = r.ranks[0];
   ASSERT_FALSE(rr.advice.findings.empty());
   const advise::Finding& f = rr.advice.findings.front();
