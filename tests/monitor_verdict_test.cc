@@ -233,6 +233,24 @@ TEST(Verdict, RunRecordingSteadyPhaseAndPeriodicStalls) {
   EXPECT_NE(v.text.find("util 62 % · whole run 38 %"), std::string::npos) << v.text;
 }
 
+// The real H200 recording of the lab's A1 (15 ResNet-50 steps, single-threaded input): 9.1 s of
+// startup at ~1 %, 3.7 s of training, 1.5 s of teardown. The whole run averages 5.6 %; the steady
+// phase 18.4 %, and the verdict (right before, per the issue) stays "single-threaded".
+TEST(Verdict, RealH200RecordingSteadyPhase) {
+  GPUSCOPE_REQUIRE_REAL("traces/gpu_lab_h200/run_A1.jsonl");
+  auto rec = ingest::ReadMonitorInput(testing::RealTrace("gpu_lab_h200/run_A1.jsonl"));
+  ASSERT_TRUE(rec.ok()) << rec.status().message();
+  const Verdict v = Judge(*rec);
+  EXPECT_NEAR(static_cast<double>(v.stats.warmup_ns), 9.10e9, 0.01e9);
+  EXPECT_NEAR(static_cast<double>(v.stats.steady_ns), 3.70e9, 0.01e9);
+  EXPECT_NEAR(static_cast<double>(v.stats.teardown_ns), 1.54e9, 0.01e9);
+  const analyze::MonitorGpu& gpu = v.stats.gpus.at(0);
+  EXPECT_NEAR(gpu.util_mean_pct.value_or(0), 18.42, 0.01);
+  EXPECT_NEAR(gpu.util_mean_run_pct.value_or(0), 5.61, 0.01);
+  EXPECT_EQ(v.stats.cpu->main_pid, 1080);
+  EXPECT_TRUE(Has(v, "input_single_threaded")) << v.text;
+}
+
 // Issue 32 item 1: the training process is not the busiest one. A process tree as (pid, ppid,
 // name, % of a core, holds a CUDA context), sampled for `seconds` at 1 s; the GPU at 40 %.
 struct Proc {
