@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <map>
+#include <set>
 
 namespace gpuscope::analyze {
 
@@ -155,16 +156,17 @@ HostWork AnalyzeHostWork(const Trace& t, const StepsResult& steps) {
     n.ns += e - s;
   }
   const CpuOpTable& cpu = t.cpu;
+  std::set<StringId> recompiled;
   for (size_t i = 0; i < cpu.size(); ++i) {
     const CpuKind k = cpu.kind[i];
     const std::string_view name = t.Str(cpu.name[i]);
     if (k == CpuKind::kUserAnnotation || k == CpuKind::kCpuOp) {
       if (name.starts_with("Torch-Compiled Region") || name == "TorchDynamo Cache Lookup") {
         out.torch_compile = true;
-        // "Torch-Compiled Region: F/N": N > 0 is a recompile of frame F.
+        // "Torch-Compiled Region: F/N": N > 0 is a recompile of frame F; each such region once.
         const size_t slash = name.rfind('/');
         if (slash != std::string_view::npos && slash + 1 < name.size() && name.substr(slash + 1) != "0")
-          ++out.recompiled_regions;
+          recompiled.insert(cpu.name[i]);
       }
     }
     if (k == CpuKind::kGpuUserAnnotation || k == CpuKind::kProfilerRange) continue;
@@ -176,6 +178,7 @@ HostWork AnalyzeHostWork(const Trace& t, const StepsResult& steps) {
     if (k == CpuKind::kPythonFunction || cpu.step[i] >= 0) continue;
     covered.emplace_back(s, e);
   }
+  out.recompiled_regions = static_cast<uint32_t>(recompiled.size());
   Merge(&covered);
   out.unrecorded_spans = Uncovered(windows, covered);
   out.unrecorded_ns = Total(out.unrecorded_spans);
