@@ -133,6 +133,7 @@ PYBIND11_MODULE(_gpuscope, m) {
         Set(options, "inter_node_gbps", &o.inter_node_gbps);
         Set(options, "top", &o.top);
         Set(options, "from_trace", &o.from_trace);
+        Set(options, "exact_from", &o.exact_from);
         std::optional<Result<api::Planned>> r;
         {
           py::gil_scoped_release release;

@@ -108,7 +108,7 @@ TEST(Outputs, EveryOutputOptionRefusesAFolderAndWritesIntoADevice) {
   std::filesystem::create_directories(dir + "/megatron_args.sh");
   r = RunGpuscope(
       "plan --model llama-2-7b --gpu h100-sxm --gpus 8 --global-batch 64 --seq-len 4096 "
-      "--write-configs " +
+      "--framework megatron --write-configs " +
       dir);
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("--write-configs " + dir + "/megatron_args.sh: exists and is a folder"),

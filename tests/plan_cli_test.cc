@@ -259,8 +259,8 @@ TEST(PlanCli, ImpossibleRequestSaysWhatWouldFit) {
                        "recompute=full bf16 adam\n"),
             std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("\n  peak        Σ counted terms 154.17 GiB · budget 71.68 GiB · capacity "
-                       "79.65 GiB → DOES NOT FIT\n"),
+  EXPECT_NE(r.out.find("\n  peak        Σ counted terms 154.17 GiB · allocated 153.17 GiB · budget 71.68 GiB · "
+                       "capacity 79.65 GiB → DOES NOT FIT\n"),
             std::string::npos)
       << r.out;
   // One configuration given: no search and no table of one in text, but JSON has the working.

@@ -314,13 +314,16 @@ def plan(*, model: str, gpu: Optional[str] = None, gpus: int, global_batch: int,
     (or gpu_spec="NAME:MEM_GIB:BF16_TFLOPS:HBM_GBPS"). Further options are the CLI's flags with
     underscores: precision, optimizer, framework, zero, fsdp, hybrid, grad_reduce_in_bf16, tp, pp,
     vpp, sp, mbs, recompute, offload, efficiency, context_gib, headroom, inter_node_gbps, no_flash,
-    no_dropout, top, from_trace. When nothing fits, raises gpuscope.Error with the CLI's message;
-    the plan document (with the suggestions) is the exception's ``report``.
+    no_dropout, top, from_trace, exact, exact_from. ``exact=True`` measures the step in this
+    process (gpuscope.exact: the model's own code on fake tensors; needs torch >= 2 and
+    transformers) and plans from it, as `gpuscope plan --exact`. When nothing fits, raises
+    gpuscope.Error with the CLI's message; the plan document (with the suggestions) is the
+    exception's ``report``.
     """
     known = {"gpu_spec", "precision", "optimizer", "zero", "recompute", "offload", "framework",
              "fsdp", "hybrid", "grad_reduce_in_bf16", "sp", "no_flash", "no_dropout", "tp", "pp",
              "vpp", "mbs", "efficiency", "context_gib", "headroom", "inter_node_gbps", "top",
-             "from_trace"}
+             "from_trace", "exact", "exact_from"}
     unknown = sorted(set(options) - known)
     if unknown:
         raise TypeError("plan() got unexpected option(s): " + ", ".join(unknown))
@@ -332,13 +335,50 @@ def plan(*, model: str, gpu: Optional[str] = None, gpus: int, global_batch: int,
     opts.update(model=_os.fspath(model), gpus=gpus, global_batch=global_batch, seq_len=seq_len)
     if gpu is not None:
         opts["gpu"] = gpu
-    doc, does_not_fit = _gpuscope.plan(opts)
+    if opts.get("exact_from") is not None:
+        opts["exact_from"] = _os.fspath(opts["exact_from"])
+    if opts.pop("exact", False):
+        if opts.get("exact_from"):
+            raise TypeError("plan(): exact and exact_from exclude each other")
+        opts["exact_from"] = _measure_exact(opts)
+        try:
+            doc, does_not_fit = _gpuscope.plan(opts)
+        finally:
+            _os.unlink(opts["exact_from"])
+    else:
+        doc, does_not_fit = _gpuscope.plan(opts)
     report = Report(doc)
     if does_not_fit is not None:
         error = Error(does_not_fit)
         error.report = report
         raise error
     return report
+
+
+def _measure_exact(opts: Dict[str, Any]) -> str:
+    """Runs exact mode in this process; returns the path of a temporary file with its JSON."""
+    import tempfile
+    from . import exact as _exact
+    model = opts["model"]
+    if not _os.path.isfile(model):
+        raise Error(f"exact mode needs model to be a Hugging Face config.json file ({model} is not "
+                    "a file)")
+    per_gpu = max(1, opts["global_batch"] // max(1, opts["gpus"]))
+    precision = opts.get("precision") or "bf16"
+    recompute = opts.get("recompute") or "none"
+    if recompute not in ("none", "full"):
+        raise Error("exact mode measures recompute none or full (Hugging Face gradient "
+                    "checkpointing)")
+    try:
+        result = _exact.measure(model, int(opts.get("mbs") or per_gpu), int(opts["seq_len"]),
+                                precision, recompute,
+                                "sgd" if opts.get("optimizer") == "sgd" else "adam")
+    except _exact.ExactError as e:
+        raise Error(f"exact mode: {e}") from None
+    fd, path = tempfile.mkstemp(prefix="gpuscope-exact-", suffix=".json")
+    with _os.fdopen(fd, "w") as f:
+        _json.dump(result, f)
+    return path
 
 
 def diff(before: str, after: str, *, threads: int = 0, names: Optional[str] = None,

@@ -61,9 +61,16 @@ _GEMM = {"mm", "addmm", "bmm", "baddbmm", "_addmm_activation", "convolution",
          "convolution_backward", "_convolution", "cudnn_convolution", "_scaled_mm"}
 
 
+class ExactError(Exception):
+    """The step could not be measured: `code` 3 = torch/transformers missing, 2 = bad input."""
+
+    def __init__(self, code: int, message: str):
+        super().__init__(message)
+        self.code = code
+
+
 def _fail(code: int, message: str) -> "NoReturn":  # noqa: F821
-    print(json.dumps({"schema": SCHEMA, "error": message}))
-    sys.exit(code)
+    raise ExactError(code, message)
 
 
 def _import_torch():
@@ -388,6 +395,7 @@ def measure(config_path: str, batch: int, seq_len: int, precision: str = "bf16",
         ids = torch.randint(0, int(config.vocab_size), (batch, seq_len))
 
         tracker = _tracker(torch)(tf32)
+        cast_keys = set()
         param_storages = {p.untyped_storage()._cdata for p in model.parameters()}
         saved = collections.defaultdict(dict)   # layer index → storage key → bytes
         blocks = _layers(model, layers)
@@ -422,6 +430,7 @@ def measure(config_path: str, batch: int, seq_len: int, precision: str = "bf16",
                 with torch.autocast("cpu", dtype=half or torch.bfloat16,
                                     enabled=half is not None):
                     out = model(input_ids=ids, labels=ids)
+                cast_keys = tracker.serials([cast for _, cast in _Autocast.cache.values()])
                 _Autocast.cache.clear()
                 loss = out.loss
                 del out
@@ -439,6 +448,8 @@ def measure(config_path: str, batch: int, seq_len: int, precision: str = "bf16",
 
     at = {"parameters": at_peak(param_keys) + at_peak(buffer_keys),
           "optimizer_states": at_peak(state_keys), "gradients": at_peak(grad_keys)}
+    # autocast's 16-bit weight copies scale with the parameters, not with the tokens.
+    at["autocast_weight_cache"] = at_peak(cast_keys)
     at["activations_and_temporaries"] = sum(tracker.peak_live.values()) - sum(at.values())
     per_layer = [sum(v.values()) for _, v in sorted(saved.items())]
     ops = [{"op": name, "class": klass, "path": path, "flops": flops, "bytes": nbytes,
@@ -481,9 +492,14 @@ def main(argv=None) -> int:
     parser.add_argument("--optimizer", default="adam", choices=("adam", "sgd"))
     parser.add_argument("--tf32", action="store_true")
     a = parser.parse_args(argv)
-    if a.batch < 1 or a.seq_len < 1:
-        _fail(2, "--batch and --seq-len must be at least 1")
-    result = measure(a.config, a.batch, a.seq_len, a.precision, a.recompute, a.optimizer, a.tf32)
+    try:
+        if a.batch < 1 or a.seq_len < 1:
+            _fail(2, "--batch and --seq-len must be at least 1")
+        result = measure(a.config, a.batch, a.seq_len, a.precision, a.recompute, a.optimizer,
+                         a.tf32)
+    except ExactError as e:
+        print(json.dumps({"schema": SCHEMA, "error": str(e)}))
+        return e.code
     json.dump(result, sys.stdout)
     sys.stdout.write("\n")
     return 0

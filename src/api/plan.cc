@@ -1,10 +1,13 @@
 #include "api/plan.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <memory>
 #include <vector>
 
 #include "gpuscope/ingest.h"
 #include "hw/gpu_table.h"
+#include "io/byte_source.h"
 #include "plan/render.h"
 #include "report/report.h"
 
@@ -60,8 +63,8 @@ Result<Planned> PlanJob(const PlanOptions& o) {
                  "--global-batch 64 --seq-len 4096)");
   }
   // The values the CLI's flag checks allow.
-  if (!o.precision.empty() && !OneOf(o.precision, {"bf16", "fp16", "fp32", "fp8"}))
-    return Usage("--precision: " + o.precision + " not in {bf16, fp16, fp32, fp8}");
+  if (!o.precision.empty() && !OneOf(o.precision, {"bf16", "fp16", "fp32", "tf32", "fp8"}))
+    return Usage("--precision: " + o.precision + " not in {bf16, fp16, fp32, tf32, fp8}");
   if (!OneOf(o.optimizer, {"adam", "adam8bit", "sgd"}))
     return Usage("--optimizer: " + o.optimizer + " not in {adam, adam8bit, sgd}");
   if (!o.framework.empty() && !OneOf(o.framework, {"megatron", "deepspeed", "fsdp", "ddp"}))
@@ -96,6 +99,7 @@ Result<Planned> PlanJob(const PlanOptions& o) {
   a.dropout = !o.no_dropout;
   if (!o.precision.empty())
     r.precision = o.precision == "fp32"   ? hw::Precision::kFp32
+                  : o.precision == "tf32" ? hw::Precision::kTf32
                   : o.precision == "fp16" ? hw::Precision::kFp16
                   : o.precision == "fp8"  ? hw::Precision::kFp8
                                           : hw::Precision::kBf16;
@@ -130,6 +134,39 @@ Result<Planned> PlanJob(const PlanOptions& o) {
   else if (o.tp)
     r.sp = false;  // a given TP without --sp means no sequence parallelism
   if (o.sp && o.tp && *o.tp == 1) return Usage("--sp needs --tp > 1");
+
+  if (o.exact || !o.exact_from.empty()) {
+    if (o.exact && !o.exact_from.empty()) return Usage("--exact and --exact-from exclude each other");
+    if (o.precision == "fp8") return Usage("exact mode measures fp32, tf32, bf16 and fp16, not fp8");
+    if (o.recompute == "selective")
+      return Usage("exact mode measures --recompute none or full (Hugging Face gradient checkpointing)");
+    Result<plan::MeasuredStep> step = Status::Ok();
+    if (o.exact) {
+      plan::ExactRequest x;
+      x.config_path = o.model;
+      if (FILE* f = std::fopen(o.model.c_str(), "rb")) {
+        std::fclose(f);
+      } else {
+        return Usage("--exact needs --model to be a Hugging Face config.json file (" + o.model +
+                     " is not a file)");
+      }
+      const int64_t per_gpu = std::max<int64_t>(1, *o.global_batch / std::max<int64_t>(1, *o.gpus));
+      x.batch = o.mbs.value_or(per_gpu);
+      x.seq_len = *o.seq_len;
+      x.precision = o.precision.empty() ? "bf16" : o.precision;
+      x.recompute = o.recompute == "full" ? "full" : "none";
+      x.optimizer = o.optimizer == "sgd" ? "sgd" : "adam";
+      step = plan::MeasureStep(x);
+    } else {
+      auto source = io::OpenByteSource(o.exact_from);
+      if (!source.ok()) return source.status();
+      auto text = io::ReadHead(**source, size_t{64} << 20);  // a measurement is ~20 KB
+      if (!text.ok()) return text.status();
+      step = plan::ParseMeasuredStep(*text, o.exact_from);
+    }
+    if (!step.ok()) return step.status();
+    a.measured = std::make_shared<const plan::MeasuredStep>(std::move(*step));
+  }
 
   std::optional<plan::Calibration> calibration;
   if (!o.from_trace.empty()) {

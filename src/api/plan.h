@@ -25,6 +25,10 @@ struct PlanOptions {
   double efficiency = 0.45, context_gib = 1.0, headroom = 0.10, inter_node_gbps = 50;
   int top = 5;
   std::string from_trace;
+  // Exact mode: measure the step on fake tensors with a Python that has torch and transformers
+  // (`exact`), or read such a measurement (exact.py's JSON) from a file (`exact_from`).
+  bool exact = false;
+  std::string exact_from;
 };
 
 struct Planned {

@@ -64,8 +64,11 @@ CLI::App* AddPlanCommand(CLI::App& app, PlanCliOptions* o) {
   plan->add_option("--gpus", o->gpus, "Number of GPUs N");
   plan->add_option("--global-batch", o->global_batch, "Sequences per optimizer step (GBS)");
   plan->add_option("--seq-len", o->seq_len, "Sequence length in tokens");
-  plan->add_option("--precision", o->precision, "bf16, fp16, fp32 or fp8 (default: searched)")
-      ->check(CLI::IsMember({"bf16", "fp16", "fp32", "fp8"}));
+  plan->add_option("--precision", o->precision,
+                   "bf16, fp16 (autocast), fp32 (PyTorch's default: matmuls on CUDA cores), tf32 "
+                   "(fp32 with allow_tf32 = True) or fp8 (Transformer Engine; only when asked). "
+                   "Default: bf16 (fp16 where the GPU has no bf16)")
+      ->check(CLI::IsMember({"bf16", "fp16", "fp32", "tf32", "fp8"}));
   plan->add_option("--optimizer", o->optimizer, "adam (default), adam8bit or sgd (with momentum)")
       ->check(CLI::IsMember({"adam", "adam8bit", "sgd"}));
   auto* framework =
@@ -108,6 +111,14 @@ CLI::App* AddPlanCommand(CLI::App& app, PlanCliOptions* o) {
   plan->add_option("--top", o->top, "Configurations shown (default 5)")->check(CLI::Range(1, 1000));
   plan->add_option("--from-trace", o->from_trace,
                    "Calibrate η and memory overhead from a trace of this model and configuration");
+  auto* exact = plan->add_flag(
+      "--exact", o->exact,
+      "Exact mode: run one training step of the config's Hugging Face model on fake tensors (no "
+      "GPU, no weights) with $GPUSCOPE_PYTHON or python3 (torch >= 2 and transformers) to measure "
+      "activation memory and price every op on the roofline (docs/planner.md)");
+  plan->add_option("--exact-from", o->exact_from,
+                   "Exact mode from a saved measurement (the JSON python/gpuscope/exact.py prints)")
+      ->excludes(exact);
   plan->add_option("--write-configs", o->write_configs,
                    "Write the best configuration's snippets as files into this folder "
                    "(megatron_args.sh, ds_config.json, accelerate.yaml, torchrun_trainer.sh)");
@@ -162,6 +173,8 @@ int RunPlanCommand(const PlanCliOptions& o) {
   po.inter_node_gbps = o.inter_node_gbps;
   po.top = o.top;
   po.from_trace = o.from_trace;
+  po.exact = o.exact;
+  po.exact_from = o.exact_from;
   auto planned = api::PlanJob(po);
   if (!planned.ok()) return Fail(planned.status());
   if (const int rc = Emit(planned->document, o.out); rc != 0) return rc;

@@ -25,6 +25,8 @@ struct PlanCliOptions {
   double efficiency = 0.45, context_gib = 1.0, headroom = 0.10, inter_node_gbps = 50;
   int top = 5;
   std::string from_trace;
+  bool exact = false;
+  std::string exact_from;
 };
 
 CLI::App* AddPlanCommand(CLI::App& app, PlanCliOptions* opts);

@@ -59,9 +59,19 @@ struct GpuPeaks {
   double Bf16GemmAchievable(double flops) const;
 };
 
+// Dense datasheet TFLOP/s of a training precision's matmuls, from the same table the per-op cost
+// model prices with: fp32 on CUDA cores (PyTorch's default), tf32/bf16/fp16/fp8 on tensor cores.
+// A GPU of --gpu-spec has no CUDA-core row: fp32 is then taken as tf32 / 8 (A100 19.5 vs 156,
+// H100 67 vs 495), and `assumed` (when given) is set.
+double PlanPeakTflops(const GpuSpec& gpu, Precision p, bool* assumed = nullptr);
+// The math path of a training precision (kFp32 → kFp32Cuda, kTf32 → kTf32, …).
+MathPath PathOfPrecision(Precision p);
+
 // The GPU a trace ran on, from its deviceProperties name ("NVIDIA H200", "NVIDIA H100 80GB HBM3",
 // "NVIDIA A100-SXM4-80GB", "AMD Instinct MI300X"); nullopt for a name no row fits.
 std::optional<GpuPeaks> PeaksForDevice(std::string_view device_name);
+// The peaks of a GPU row (a --gpu-spec GPU too: datasheet figures only, no CUDA-core fp32).
+GpuPeaks PeaksOf(const GpuSpec& gpu);
 // By gpu_table name or alias (for --gpu): nullopt when unknown.
 std::optional<GpuPeaks> PeaksForGpu(std::string_view gpu_name);
 

@@ -12,6 +12,8 @@ std::string_view PrecisionName(Precision p) {
   switch (p) {
     case Precision::kFp32:
       return "fp32";
+    case Precision::kTf32:
+      return "tf32";
     case Precision::kBf16:
       return "bf16";
     case Precision::kFp16:
@@ -25,6 +27,7 @@ std::string_view PrecisionName(Precision p) {
 double GpuSpec::PeakTflops(Precision p) const {
   switch (p) {
     case Precision::kFp32:
+    case Precision::kTf32:
       return tflops_fp32;
     case Precision::kBf16:
       return tflops_bf16;

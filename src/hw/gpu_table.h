@@ -10,7 +10,12 @@
 
 namespace gpuscope::hw {
 
-enum class Precision { kFp32, kBf16, kFp16, kFp8 };
+// The math a training step's matmuls run in. kFp32 is PyTorch's default for fp32 tensors: CUDA
+// cores (torch.backends.cuda.matmul.allow_tf32 is False unless set); kTf32 is fp32 storage with
+// TF32 tensor-core matmuls (allow_tf32=True, or torch.set_float32_matmul_precision("high")).
+enum class Precision { kFp32, kTf32, kBf16, kFp16, kFp8 };
+// fp32 and tf32 keep fp32 weights and gradients (no mixed precision).
+inline bool FullPrecision(Precision p) { return p == Precision::kFp32 || p == Precision::kTf32; }
 
 std::string_view PrecisionName(Precision p);
 
@@ -22,7 +27,8 @@ struct GpuSpec {
   double hbm_gbps = 0;               // HBM bandwidth, GB/s (1e9 B/s)
   // Dense peak TFLOP/s; 0 = the precision is not supported (asking for it is an error). The fp32
   // figure is TF32 tensor-core math where the GPU has it, else plain FP32 (what fp32 training
-  // with torch.backends.cuda.matmul.allow_tf32=True runs at).
+  // with torch.backends.cuda.matmul.allow_tf32=True runs at). The CUDA-core fp32 peak is
+  // hw/gpu_peaks.h's (PlanPeakTflops).
   double tflops_fp32 = 0;
   double tflops_bf16 = 0;
   double tflops_fp16 = 0;
@@ -35,6 +41,8 @@ struct GpuSpec {
   int gpus_per_node = 8;         // TP stays within a node
   std::string source;
 
+  // The tensor-core peak of p (kFp32 and kTf32: tflops_fp32). The planner's peak per math path,
+  // with fp32 on CUDA cores, is hw::PlanPeakTflops.
   double PeakTflops(Precision p) const;
 };
 

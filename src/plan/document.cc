@@ -79,6 +79,7 @@ void AddWorking(const Evaluation& ev, const std::string& key, const std::string&
   // Peak = predicted peak allocated + context; the verdict is the row's note so it reads last.
   Row& peak = s.AddRow("peak", "peak");
   peak.fields = {F("peak_bytes", "Σ counted terms", GiB(mem.peak_bytes)),
+                 F("peak_allocated_bytes", "allocated", GiB(mem.peak_allocated_bytes)),
                  F("budget_bytes", "budget", GiB(mem.budget_bytes)), F("capacity_bytes", "capacity", GiB(mem.capacity_bytes)),
                  Detail("fits", "fits", Value::Bool(mem.fits))};
   peak.note = mem.fits ? "→ fits" : "→ DOES NOT FIT";
@@ -193,7 +194,7 @@ render::Document BuildDocument(const PlanReport& rep, const Calibration* cal) {
   Table& best = search.AddTable("configurations", "best configurations",
                                 {{"rank", "rank"}, {"framework", "framework"}, {"tp", "tp"}, {"pp", "pp"}, {"vpp", "vpp"}, {"dp", "dp"}, {"mbs", "mbs"},
                                  {"grad_accum", "ga"}, {"sharding", "shard"}, {"sp", "sp"}, {"recompute", "recompute"},
-                                 {"precision", "prec"}, {"peak_bytes", "peak"}, {"step_time_ns", "step"},
+                                 {"precision", "prec"}, {"peak_bytes", "peak"}, {"peak_allocated_bytes", "allocated"}, {"step_time_ns", "step"},
                                  {"tokens_per_s", "tokens/s"}, {"tokens_per_gpu_per_s", "per GPU"}, {"mfu_share", "MFU"}});
   best.text_rows = 100;
   const size_t n = std::min<size_t>(rep.feasible.size(), static_cast<size_t>(std::max(1, r.top)));
@@ -202,7 +203,7 @@ render::Document BuildDocument(const PlanReport& rep, const Calibration* cal) {
     const ParallelConfig& c = e.config;
     best.rows.push_back({Count(static_cast<int64_t>(i + 1)), Text(std::string(FrameworkName(c.framework))), Count(c.tp), Count(c.pp), Count(c.vpp), Count(c.dp), Count(c.mbs), Count(c.grad_accum),
                          Text(ShardingLabel(c)), Value::Bool(c.sp), Text(std::string(RecomputeName(c.recompute))),
-                         Text(std::string(hw::PrecisionName(c.precision))), GiB(e.memory.peak_bytes), Seconds(e.time.step_s),
+                         Text(std::string(hw::PrecisionName(c.precision))), GiB(e.memory.peak_bytes), GiB(e.memory.peak_allocated_bytes), Seconds(e.time.step_s),
                          Value::Number(e.time.tokens_per_s, 0, Unit::kPerSecond),
                          Value::Number(e.time.tokens_per_s / static_cast<double>(std::max<int64_t>(1, c.gpus)), 0, Unit::kPerSecond),
                          Value::Share(e.time.mfu)});

@@ -7,7 +7,7 @@ namespace gpuscope::plan {
 
 namespace {
 
-bool Mixed(const ParallelConfig& c) { return c.precision != Precision::kFp32; }
+bool Mixed(const ParallelConfig& c) { return !hw::FullPrecision(c.precision); }
 // The weights' bytes in the compute dtype: bf16/fp16 (and fp8's bf16 masters' working copy) 2.
 double ComputeBytes(const ParallelConfig& c) { return Mixed(c) ? 2 : 4; }
 StaticTerm OptimizerTerm(const ParallelConfig& c, bool sharded) {
@@ -183,11 +183,16 @@ std::string DdpRefuses(const ParallelConfig& c) {
   if (std::string r = HfRecompute(c, "DDP (through the HF Trainer or Accelerate)"); !r.empty()) return r;
   return "";
 }
+// On one GPU the plan is plain single-process PyTorch: no DDP wrapper, so no buckets.
 std::vector<StaticTerm> DdpTerms(const ParallelConfig& c) {
-  return {{"fp32 weights (autocast computes in the 16-bit dtype)", 4, false, Part::kWeights},
-          {"fp32 gradients", 4, false, Part::kGrads},
-          {"DDP gradient buckets (gradient_as_bucket_view=False)", 4, false, Part::kGrads},
-          OptimizerTerm(c, false)};
+  std::vector<StaticTerm> t = {
+      {Mixed(c) ? "fp32 weights (autocast computes in the 16-bit dtype)" : "fp32 weights", 4, false,
+       Part::kWeights},
+      {"fp32 gradients", 4, false, Part::kGrads}};
+  if (c.gpus > 1)
+    t.push_back({"DDP gradient buckets (gradient_as_bucket_view=False)", 4, false, Part::kGrads});
+  t.push_back(OptimizerTerm(c, false));
+  return t;
 }
 double DdpReduce(const ParallelConfig&) { return 4; }
 

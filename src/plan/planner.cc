@@ -105,6 +105,7 @@ constexpr double kMiB = 1024.0 * 1024;
 
 // 3,369,340,928
 std::string Int(double v) { return render::FormatCount(std::llround(v)); }
+std::string Dur(double seconds) { return render::FormatDuration(std::llround(seconds * 1e9)); }
 // 4 significant digits: 0.4167, 1.124e+16
 std::string Num(double v) {
   char buf[32];
@@ -122,11 +123,11 @@ std::string GiB(double bytes) {
   return buf;
 }
 
-double WeightBytes(Precision p) { return p == Precision::kFp32 ? 4 : 2; }
+double WeightBytes(Precision p) { return hw::FullPrecision(p) ? 4 : 2; }
 double GradBytes(Precision p, bool fp32_grads) {
-  return p == Precision::kFp32 || fp32_grads ? 4 : 2;
+  return hw::FullPrecision(p) || fp32_grads ? 4 : 2;
 }
-double MasterBytes(Precision p) { return p == Precision::kFp32 ? 0 : 4; }
+double MasterBytes(Precision p) { return hw::FullPrecision(p) ? 0 : 4; }
 bool IsPipelineDivisible(int64_t layers, int64_t pp, int64_t vpp) {
   return layers % (pp * vpp) == 0;
 }
@@ -298,6 +299,20 @@ Evaluation Evaluate(const ModelConfig& m, const hw::GpuSpec& gpu, const Parallel
   // the weights (and with --offload params the weights too) to host memory.
   const int64_t per_node = as.gpus_per_node > 0 ? as.gpus_per_node : gpu.gpus_per_node;
   const FrameworkRules& rules = RulesFor(c.framework);
+  // Exact mode's measured step, when it measured this configuration's precision and recompute.
+  const MeasuredStep* ms = as.measured.get();
+  if (ms && (ms->precision != hw::PrecisionName(c.precision) ||
+             (ms->recompute == "full") != (c.recompute == Recompute::kFull) ||
+             (ms->recompute != "full" && c.recompute != Recompute::kNone) || ms->Tokens() <= 0 ||
+             ms->parameters <= 0))
+    ms = nullptr;
+  mem.measured = ms != nullptr;
+  // Plain PyTorch frees the gradients every step (zero_grad(set_to_none=True)): only those alive
+  // at the measured peak count.
+  const double grads_alive =
+      ms && c.framework == Framework::kDdp && ms->gradient_bytes > 0
+          ? std::clamp(ms->peak_gradients / ms->gradient_bytes, 0.0, 1.0)
+          : 1.0;
   const double shard_d = static_cast<double>(ShardGroup(c, per_node));
   const bool off_opt = c.offload != Offload::kNone, off_par = c.offload == Offload::kParams;
   // The optimizer step per parameter of its shard: reads the gradients, reads and writes the
@@ -305,10 +320,12 @@ Evaluation Evaluate(const ModelConfig& m, const hw::GpuSpec& gpu, const Parallel
   double step_state_bytes = 0, step_grad_bytes = 0, state_div = 1, cpu = 0;
   for (const StaticTerm& term : rules.static_terms(c)) {
     const double div = term.sharded ? shard_d : 1;
-    const double bytes = term.bytes_per_param * P / div;
+    const double alive = term.part == Part::kGrads ? grads_alive : 1.0;
+    const double bytes = term.bytes_per_param * P / div * alive;
     const bool offloaded = off_par || (off_opt && term.part != Part::kWeights);
     add(term.name + (offloaded ? " (offloaded)" : ""),
-        Num(term.bytes_per_param) + " B × " + Pn + (div > 1 ? " / d=" + Int(div) : ""),
+        Num(term.bytes_per_param) + " B × " + Pn + (div > 1 ? " / d=" + Int(div) : "") +
+            (alive < 1 ? " × " + Num(alive * 100) + " % alive at the peak (measured)" : ""),
         offloaded ? 0 : bytes, TermKind::kStatic);
     if (offloaded) cpu += bytes;
     if (term.part == Part::kState) {
@@ -328,44 +345,64 @@ Evaluation Evaluate(const ModelConfig& m, const hw::GpuSpec& gpu, const Parallel
   }
   const double wb = WeightBytes(c.precision);  // compute-dtype weight bytes
 
-  // §3 activations on the first stage.
-  const double per_layer = ActivationBytesPerLayer(m, s, b, c.tp, c.sp, c.recompute,
-                                                   as.flash_attention, as.dropout);
+  // Tokens of one micro-batch over the measured step's (exact mode scales by it).
+  const double token_ratio = ms ? b * s / ms->Tokens() : 1;
   const double in_flight = LayersInFlight(m.layers, c.pp, c.vpp, c.grad_accum);
-  const char* layer_formula = nullptr;
-  if (c.recompute == Recompute::kFull)
-    layer_formula = c.sp ? "2·s·b·h/t (layer input only)" : "2·s·b·h (layer input only)";
-  else if (c.sp)
-    layer_formula = "s·b·(R + 4q + 4kv + c·f)/t";
-  else
-    layer_formula = "s·b·(R + (4q + 4kv + c·f)/t)";
-  std::string core_formula;
-  if (c.recompute == Recompute::kNone)
-    core_formula = as.flash_attention ? " + 4·a·s·b/t (flash softmax stats)"
-                   : as.dropout       ? " + 5·a·s²·b/t"
-                                      : " + 4·a·s²·b/t (no dropout)";  // as ActivationBytesPerLayer
-  char buf[256];
-  std::snprintf(buf, sizeof buf, "%s layers × %s%s = %s × %s", Num(in_flight).c_str(), layer_formula,
-                core_formula.c_str(), Num(in_flight).c_str(), MiB(per_layer).c_str());
-  add("activations of transformer layers in flight", buf, in_flight * per_layer,
-      TermKind::kActivation);
-  // Token ids (int64) and the embedding-dropout output, for each micro-batch in flight on stage 0.
-  const double mbs_in_flight = c.pp > 1 ? std::min(mb, p) : 1;
-  const double embed_act = (8 * s * b + (as.dropout ? s * b * h : 0)) * mbs_in_flight / t;
-  add("token ids + embedding dropout",
-      std::string(as.dropout ? "(8·s·b + s·b·h)" : "8·s·b") + "·" + Num(mbs_in_flight) + "/t",
-      embed_act, TermKind::kActivation);
-  if (c.pp == 1) {
-    const double logits = 4 * s * b * h * (1 + V / h) / t;
-    add("final norm + output layer input + fp32 logits", "4·s·b·h·(1 + V/h)/t, V=" + Int(V),
-        logits, TermKind::kActivation);
+  if (ms) {
+    // Measured: the storages each block's forward saved, and what else was alive at the peak
+    // (embedding, logits, loss, the backward's temporaries), both ∝ tokens, ÷ t.
+    const double per_layer = ms->MeanSavedPerLayer() * token_ratio / t;
+    const double layers_at_peak = ms->MeanSavedPerLayer() * static_cast<double>(ms->layers);
+    const double other = std::max(0.0, ms->peak_rest - layers_at_peak) * token_ratio / t;
+    const std::string at = " at b=" + Int(static_cast<double>(ms->batch)) + ", s=" +
+                           Int(static_cast<double>(ms->seq_len));
+    add("saved tensors of transformer layers in flight (measured)",
+        Num(in_flight) + " layers × " + MiB(ms->MeanSavedPerLayer()) + at + " × " +
+            Num(token_ratio) + " tokens/t",
+        in_flight * per_layer, TermKind::kActivation);
+    add("embedding, logits, loss and backward temporaries at the peak (measured)",
+        MiB(std::max(0.0, ms->peak_rest - layers_at_peak)) + at + " × " + Num(token_ratio) +
+            " tokens/t",
+        other, TermKind::kActivation);
+  } else {
+    // §3 activations on the first stage.
+    const double per_layer = ActivationBytesPerLayer(m, s, b, c.tp, c.sp, c.recompute,
+                                                     as.flash_attention, as.dropout);
+    const char* layer_formula = nullptr;
+    if (c.recompute == Recompute::kFull)
+      layer_formula = c.sp ? "2·s·b·h/t (layer input only)" : "2·s·b·h (layer input only)";
+    else if (c.sp)
+      layer_formula = "s·b·(R + 4q + 4kv + c·f)/t";
+    else
+      layer_formula = "s·b·(R + (4q + 4kv + c·f)/t)";
+    std::string core_formula;
+    if (c.recompute == Recompute::kNone)
+      core_formula = as.flash_attention ? " + 4·a·s·b/t (flash softmax stats)"
+                     : as.dropout       ? " + 5·a·s²·b/t"
+                                        : " + 4·a·s²·b/t (no dropout)";  // as ActivationBytesPerLayer
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "%s layers × %s%s = %s × %s", Num(in_flight).c_str(), layer_formula,
+                  core_formula.c_str(), Num(in_flight).c_str(), MiB(per_layer).c_str());
+    add("activations of transformer layers in flight", buf, in_flight * per_layer,
+        TermKind::kActivation);
+    // Token ids (int64) and the embedding-dropout output, for each micro-batch in flight on stage 0.
+    const double mbs_in_flight = c.pp > 1 ? std::min(mb, p) : 1;
+    const double embed_act = (8 * s * b + (as.dropout ? s * b * h : 0)) * mbs_in_flight / t;
+    add("token ids + embedding dropout",
+        std::string(as.dropout ? "(8·s·b + s·b·h)" : "8·s·b") + "·" + Num(mbs_in_flight) + "/t",
+        embed_act, TermKind::kActivation);
+    if (c.pp == 1) {
+      const double logits = 4 * s * b * h * (1 + V / h) / t;
+      add("final norm + output layer input + fp32 logits", "4·s·b·h·(1 + V/h)/t, V=" + Int(V),
+          logits, TermKind::kActivation);
+    }
   }
   for (const MemoryTerm& term : mem.terms)
     if (term.kind == TermKind::kActivation) mem.activation_bytes += term.bytes;
 
   // §4 transients: only the largest counts towards the peak.
   std::vector<MemoryTerm> transients;
-  if (c.recompute == Recompute::kFull) {
+  if (c.recompute == Recompute::kFull && !ms) {
     const double one = ActivationBytesPerLayer(m, s, b, c.tp, c.sp, Recompute::kNone,
                                                as.flash_attention, as.dropout);
     transients.push_back({"one layer's activations during its recompute",
@@ -385,7 +422,13 @@ Evaluation Evaluate(const ModelConfig& m, const hw::GpuSpec& gpu, const Parallel
     transients.push_back({"FSDP unsharded units: 2 blocks gathered + 1 block of grads",
                           "(2·" + Num(wb) + " + " + Num(wb) + ") B × P_block=" + Int(block),
                           3 * wb * block, TermKind::kTransient, true});
-  } else if (c.framework == Framework::kDdp && c.precision != Precision::kFp32) {
+  } else if (c.framework == Framework::kDdp && ms) {
+    if (ms->peak_autocast_cache > 0)
+      transients.push_back({"autocast weight cache at the peak (measured)",
+                            MiB(ms->peak_autocast_cache) + " × P_rank/P",
+                            ms->peak_autocast_cache * P / ms->parameters, TermKind::kTransient,
+                            true});
+  } else if (c.framework == Framework::kDdp && !hw::FullPrecision(c.precision)) {
     // §4: autocast caches a 16-bit copy of every weight for the forward.
     transients.push_back({"autocast weight cache (16-bit copies of the fp32 weights)",
                           "2 B × " + Pn, 2 * P, TermKind::kTransient, true});
@@ -406,6 +449,7 @@ Evaluation Evaluate(const ModelConfig& m, const hw::GpuSpec& gpu, const Parallel
         as.overhead_bytes, TermKind::kOverhead);
   for (const MemoryTerm& term : mem.terms)
     if (term.counted) mem.peak_bytes += term.bytes;
+  mem.peak_allocated_bytes = mem.peak_bytes - as.context_gib * kGiB;
   mem.capacity_bytes = gpu.memory_gib * kGiB;
   mem.budget_bytes = mem.capacity_bytes * (1 - as.headroom);
   mem.fits = mem.peak_bytes <= mem.budget_bytes;
@@ -420,19 +464,44 @@ Evaluation Evaluate(const ModelConfig& m, const hw::GpuSpec& gpu, const Parallel
   if (c.recompute == Recompute::kSelective) extra = 2 * gbs * s * s * q * L;  // core forward again
   if (c.recompute == Recompute::kFull) extra = (st.flops_model - 6 * h * V * tokens) / 3;
   st.flops_hardware = st.flops_model + extra;
-  st.peak_flops = gpu.PeakTflops(c.precision) * 1e12;
+  const double peak_tflops = hw::PlanPeakTflops(gpu, c.precision);
+  st.peak_flops = peak_tflops * 1e12;
   const double mb_tokens = b * s;
   st.efficiency = as.efficiency * mb_tokens / (mb_tokens + as.efficiency_half_tokens);
   const double N = static_cast<double>(c.gpus);
-  const double compute = st.flops_hardware / N / (st.peak_flops * st.efficiency);
-  st.terms.push_back({"compute", "hardware FLOPs " + Num(st.flops_hardware) + " / (N=" + Int(N) +
-                                     " × " + Num(gpu.PeakTflops(c.precision)) + " TFLOP/s × η " +
-                                     Num(st.efficiency) + ")",
-                      compute});
+  double compute = 0;
+  PricedStep priced;
+  if (ms) {
+    // Every op of the measured step priced on the roofline at this micro-batch's size, per
+    // micro-batch; TP splits each op t ways and PP the layers p ways (approximations).
+    st.measured = true;
+    priced = PriceMeasuredOps(*ms, hw::PeaksOf(gpu), as.op_efficiency, token_ratio / t,
+                              P / ms->parameters);
+    const double gpu_mb = priced.gpu_s - priced.optimizer_s;
+    const double host_mb = priced.host_s;
+    compute = std::max(gpu_mb, host_mb) * mb / p;
+    char buf[320];
+    std::snprintf(buf, sizeof buf,
+                  "max(GPU %s, host %s) × m=%s / p: %s kernels per micro-batch (GEMM %s, attention "
+                  "%s, memory-bound %s) on the %s roofline",
+                  Dur(gpu_mb).c_str(), Dur(host_mb).c_str(),
+                  Int(mb).c_str(), Int(static_cast<double>(priced.kernels)).c_str(),
+                  Dur(priced.gemm_s).c_str(),
+                  Dur(priced.attention_s).c_str(),
+                  Dur(priced.memory_s - priced.optimizer_s).c_str(),
+                  gpu.name.c_str());
+    st.terms.push_back({"compute (measured ops priced)", buf, compute});
+  } else {
+    compute = st.flops_hardware / N / (st.peak_flops * st.efficiency);
+    st.terms.push_back({"compute", "hardware FLOPs " + Num(st.flops_hardware) + " / (N=" + Int(N) +
+                                       " × " + Num(peak_tflops) + " TFLOP/s × η " +
+                                       Num(st.efficiency) + ")",
+                        compute});
+  }
 
   const double intra = gpu.intra_node_gbps * 1e9 * as.comm_efficiency;
   const double inter = as.inter_node_gbps * 1e9 * as.comm_efficiency;
-  const double act_bytes = c.precision == Precision::kFp32 ? 4 : 2;
+  const double act_bytes = hw::FullPrecision(c.precision) ? 4 : 2;
   double tp_time = 0, pp_time = 0;
   if (c.tp > 1) {
     // §7: 4 all-reduces of b·s·h per layer and micro-batch (2 fwd + 2 bwd), +2 with full recompute.
@@ -496,7 +565,12 @@ Evaluation Evaluate(const ModelConfig& m, const hw::GpuSpec& gpu, const Parallel
   }
   const double shard = P / state_div;
   const double gb = step_grad_bytes;
-  if (!off_opt) {
+  if (!off_opt && ms) {
+    st.terms.push_back({"optimizer step (measured foreach kernels priced)",
+                        "the measured step's optimizer kernels × P_rank/P = " + Int(shard) +
+                            " / " + Int(ms->parameters) + " params",
+                        priced.optimizer_s});
+  } else if (!off_opt) {
     const double touched = 2 * step_state_bytes + gb + wb;  // read+write states, grads, weights
     st.terms.push_back({"optimizer step (memory-bound)",
                         Num(touched) + " B × " + Int(shard) + " params / " + Num(gpu.hbm_gbps) +
@@ -582,7 +656,7 @@ Status ValidateRequest(const PlanRequest& r) {
   if (!(a.headroom >= 0 && a.headroom < 1)) return usage("--headroom must be in [0, 1)");
   if (!(a.context_gib >= 0)) return usage("--context-gib must be ≥ 0");
   if (!(a.inter_node_gbps > 0)) return usage("--inter-node-gbps must be positive");
-  if (r.precision && r.gpu.PeakTflops(*r.precision) <= 0)
+  if (r.precision && hw::PlanPeakTflops(r.gpu, *r.precision) <= 0)
     return Status::Error(StatusCode::kInvalidInput,
                          "GPU " + r.gpu.name + " (" + r.gpu.description + ") has no " +
                              std::string(hw::PrecisionName(*r.precision)) +
@@ -677,8 +751,8 @@ Result<PlanReport> Plan(const PlanRequest& r) {
   if (r.precision) {
     precs = {*r.precision};
   } else {
+    // fp8 only when asked (--precision fp8): it needs Transformer Engine and convergence checks.
     precs.push_back(r.gpu.tflops_bf16 > 0 ? Precision::kBf16 : Precision::kFp16);
-    if (r.gpu.tflops_fp8 > 0) precs.push_back(Precision::kFp8);
   }
   std::vector<Framework> frameworks;
   if (r.framework) {
@@ -776,7 +850,7 @@ Result<PlanReport> Plan(const PlanRequest& r) {
   A.push_back("static memory by each framework's own rules (docs/planner.md \"Frameworks\"): Megatron "
               "bf16 weights + fp32 main grads (dist-opt shards master + Adam); DeepSpeed 16-bit "
               "weights + grads + fp32 grads, master, Adam by ZeRO stage; FSDP fp32 sharded params, "
-              "grads, Adam; DDP fp32 weights, grads, buckets, Adam");
+              "grads, Adam; DDP fp32 weights, grads, buckets, Adam (one GPU: plain PyTorch, no buckets)");
   A.push_back(std::string(as.flash_attention ? "flash attention (no s² tensors)" : "explicit attention (5as²b)") +
               "; dropout masks " + (as.dropout ? "counted (Megatron convention)" : "not counted") +
               "; SwiGLU stores gate, up and product (c = 6; Megatron's 18 + 4f/h omits 2sbf/t)");
@@ -789,6 +863,29 @@ Result<PlanReport> Plan(const PlanRequest& r) {
               ") for T tokens per micro-batch; links at " + Num(as.comm_efficiency * 100) +
               " % of bandwidth; inter-node " + Num(as.inter_node_gbps) + " GB/s per GPU; " +
               Num(as.dp_overlap * 100) + " % of DP traffic overlaps backward; TP/PP traffic exposed");
+  A.push_back("precision: fp32 = PyTorch's default, matmuls on CUDA cores (" +
+              Num(hw::PlanPeakTflops(r.gpu, Precision::kFp32)) +
+              " TFLOP/s here); tf32 = allow_tf32=True on tensor cores; fp8 only when asked");
+  if (const MeasuredStep* ms = as.measured.get()) {
+    const OpEfficiency& e = as.op_efficiency;
+    A.push_back(fmt::format(
+        "exact mode: one training step of the model's own code (transformers {}, torch {}) run "
+        "on fake tensors at b={}, s={}, {}, recompute {}, {} ({:.1f} s): measured are the "
+        "activations and temporaries alive at the peak, the gradients alive then, autocast's "
+        "weight cache and every kernel-launching op ({} per micro-batch); static memory and "
+        "communication are formulas; a configuration of another precision or recompute is "
+        "formulas only",
+        ms->transformers_version, ms->torch_version, ms->batch, ms->seq_len, ms->precision,
+        ms->recompute, ms->optimizer, ms->seconds, ms->kernels));
+    A.push_back(fmt::format(
+        "measured ops priced on the {} roofline at achievable peaks: GEMMs on their math path × "
+        "the bf16 size curve (× {} when a 16-bit GEMM has a dimension not a multiple of 8), "
+        "attention {} / {} of its path (forward / backward), memory-bound ops at HBM × {} "
+        "(elementwise), {} (norms, softmax, loss), {} (reductions), {} (optimizer foreach); at "
+        "least {} µs per kernel; the host {} µs per op (eager PyTorch); η is not used",
+        r.gpu.name, e.misaligned_gemm, e.attention_forward, e.attention_backward, e.elementwise,
+        e.normalization, e.reduction, e.foreach, e.min_kernel_s * 1e6, e.host_per_op_s * 1e6));
+  }
   for (const std::string& x : m.assumptions) A.push_back("config: " + x);
 
   // Nothing fits → say what would (§9, issue item 8).

@@ -7,12 +7,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "gpuscope/status.h"
 #include "hw/gpu_table.h"
+#include "plan/exact.h"
 #include "plan/model_config.h"
 
 namespace gpuscope::plan {
@@ -83,6 +85,11 @@ struct PlanAssumptions {
   int64_t gpus_per_node = 0;     // 0 = the GPU table's value
   double cpu_adam_params_per_s = 1e9;  // CPU Adam update rate per process with offload (assumed)
   int vocab_divisor = 128;       // Megatron pads V to a multiple of divisor·t when t > 1 (§0)
+  // Exact mode (--exact): the step measured on fake tensors. Configurations of its precision and
+  // recompute take their activation memory and step time from it (scaled to their tokens per
+  // micro-batch); the others, and all static memory and communication, stay formulas.
+  std::shared_ptr<const MeasuredStep> measured;
+  OpEfficiency op_efficiency;  // how measured ops are priced
 };
 
 struct ParamCounts {
@@ -148,9 +155,13 @@ struct MemoryTerm {
 struct MemoryBreakdown {
   double params_on_rank = 0;  // P_rank: first pipeline stage, one TP shard
   std::vector<MemoryTerm> terms;
+  bool measured = false;        // activations from exact mode (the step measured on fake tensors)
   double static_bytes = 0;      // weights + grads + master + optimizer states on the GPU
   double activation_bytes = 0;
-  double peak_bytes = 0;        // Σ counted terms
+  double peak_bytes = 0;        // Σ counted terms: what the device needs (context included)
+  // The prediction of torch.cuda.max_memory_allocated(): the peak without the CUDA context and
+  // workspaces (TermKind::kOverhead), which the caching allocator does not count.
+  double peak_allocated_bytes = 0;
   double cpu_bytes = 0;         // offloaded state in host memory
   double capacity_bytes = 0;
   double budget_bytes = 0;      // capacity × (1 − headroom)
@@ -174,6 +185,7 @@ struct StepTime {
   double mfu = 0;
   double hfu = 0;
   double bubble_fraction = 0;  // (p−1)/(v·m), relative to ideal
+  bool measured = false;       // compute priced from exact mode's ops
 };
 
 struct Evaluation {

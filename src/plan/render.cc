@@ -228,7 +228,7 @@ ConfigSnippet AccelerateConfig(const PlanRequest& r, const ParallelConfig& c) {
   }
   std::string y = "compute_environment: LOCAL_MACHINE\n" + body;
   y += "mixed_precision: " +
-       std::string(c.precision == Precision::kFp32 ? "'no'" : std::string(hw::PrecisionName(c.precision))) + "\n";
+       std::string(hw::FullPrecision(c.precision) ? "'no'" : std::string(hw::PrecisionName(c.precision))) + "\n";
   y += Fmt("num_machines: %" PRId64 "\nnum_processes: %" PRId64 "\n", l.nodes, c.gpus);
   if (l.nodes > 1) {
     // Accelerate's launcher asserts a main process address across machines; a YAML file cannot

@@ -15,7 +15,7 @@ set(build ${WORK_DIR}/build)
 file(REMOVE_RECURSE ${WORK_DIR})
 file(MAKE_DIRECTORY ${tree}/src)
 file(GLOB entries RELATIVE ${SOURCE_DIR} ${SOURCE_DIR}/CMakeLists.txt ${SOURCE_DIR}/include
-  ${SOURCE_DIR}/models ${SOURCE_DIR}/bench)
+  ${SOURCE_DIR}/models ${SOURCE_DIR}/bench ${SOURCE_DIR}/python)
 foreach(entry IN LISTS entries)
   file(CREATE_LINK ${SOURCE_DIR}/${entry} ${tree}/${entry} SYMBOLIC)
 endforeach()
