@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <map>
 
+#include "hw/gpu_peaks.h"
 #include "plan/frameworks.h"
 #include "plan/render.h"
 #include "render/build.h"
@@ -129,7 +130,8 @@ void AddRequest(const PlanReport& rep, render::Document& doc) {
       // "3.35 TB/s", "900 GB/s": the table's digits, no more.
       F("hbm_bytes_per_s", "HBM", Value::Number(r.gpu.hbm_gbps * 1e9, r.gpu.hbm_gbps >= 1000 ? 2 : 0, Unit::kBytesPerSecond)),
       F("tflops_bf16", "dense TFLOP/s bf16", Tflops(r.gpu.tflops_bf16)), F("tflops_fp16", "fp16", Tflops(r.gpu.tflops_fp16)),
-      F("tflops_fp8", "fp8", Tflops(r.gpu.tflops_fp8)), F("tflops_fp32", "fp32", Tflops(r.gpu.tflops_fp32)),
+      F("tflops_fp8", "fp8", Tflops(r.gpu.tflops_fp8)), F("tflops_tf32", "tf32", Tflops(r.gpu.tflops_fp32)),
+      F("tflops_fp32", "fp32 (CUDA cores)", Tflops(hw::PlanPeakTflops(r.gpu, hw::Precision::kFp32))),
       F("intra_node_bytes_per_s", "intra-node", Value::Number(r.gpu.intra_node_gbps * 1e9, 0, Unit::kBytesPerSecond)),
       F("source", "source", Text(r.gpu.source)), Detail("description", "", Text(r.gpu.description))};  // in the title
   s.AddRow("batch", "batch").fields = {F("global_batch", "sequences", Count(r.global_batch)),
