@@ -288,3 +288,45 @@ TEST(PlanDdp, BucketsOnlyWithMoreThanOneGpu) {
 
 }  // namespace
 }  // namespace gpuscope
+
+namespace gpuscope {
+namespace {
+
+// --from-trace fits what scales with tokens (an activation scale, time per token outside
+// GEMM/attention), so the lab's B2 trace at batch 8 predicts batch 16 by scaling, not by adding a
+// constant: the traced batch is reproduced exactly, twice the batch doubles the activations and
+// the time outside GEMM/attention.
+TEST(PlanCalibration, FitsPerTokenTermsThatExtrapolate) {
+  GPUSCOPE_REQUIRE_REAL("traces/gpu_lab_h200/truth.json", "traces/gpu_lab_h200/gpt2-medium.config.json",
+                        "traces/gpu_lab_h200/B2_gpt2m_bf16.1795883130099329806.pt.trace.json.gz");
+  api::PlanOptions o = Gpt2Medium("bf16", "");
+  o.from_trace = testing::RealTrace("gpu_lab_h200/B2_gpt2m_bf16.1795883130099329806.pt.trace.json.gz");
+  auto planned = api::PlanJob(o);
+  ASSERT_TRUE(planned.ok()) << planned.status().message();
+  const plan::PlanAssumptions& a = planned->request.assumptions;
+  EXPECT_GT(a.activation_scale, 1.5);  // HF eager keeps far more than Megatron's formula
+  EXPECT_GT(a.other_s_per_token, 0);
+  EXPECT_EQ(a.overhead_bytes, 0);
+  const auto [max_allocated, step_s] = Truth("B2_gpt2m_bf16");
+  (void)step_s;
+  plan::ParallelConfig c;
+  c.framework = plan::Framework::kDdp;
+  c.precision = hw::Precision::kBf16;
+  c.mbs = 8;
+  const plan::Evaluation b8 = plan::Evaluate(planned->request.model, planned->request.gpu, c, 1024, a);
+  EXPECT_NEAR(b8.memory.peak_allocated_bytes / max_allocated, 1.0, 1e-6);
+  c.mbs = 16;
+  const plan::Evaluation b16 = plan::Evaluate(planned->request.model, planned->request.gpu, c, 1024, a);
+  EXPECT_NEAR(b16.memory.activation_bytes, 2 * b8.memory.activation_bytes, 1);
+  EXPECT_DOUBLE_EQ(b16.memory.static_bytes, b8.memory.static_bytes);
+  auto other = [](const plan::Evaluation& e) {
+    for (const plan::TimeTerm& t : e.time.terms)
+      if (t.name.rfind("outside GEMM/attention", 0) == 0) return t.seconds;
+    return -1.0;
+  };
+  ASSERT_GT(other(b8), 0);
+  EXPECT_NEAR(other(b16), 2 * other(b8), 1e-12);
+}
+
+}  // namespace
+}  // namespace gpuscope

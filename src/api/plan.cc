@@ -31,6 +31,12 @@ Result<plan::TraceMeasurement> MeasureTrace(const std::string& path) {
       m.step_s = step_s;
       m.steps = rr.steps.steady_count;
     }
+    const analyze::OpCosts& oc = rr.op_costs;
+    if (oc.shapes && oc.op_ns > 0) {
+      int64_t math = 0;
+      for (int64_t ns : oc.math_ns) math += ns;
+      m.math_share = static_cast<double>(math) / static_cast<double>(oc.op_ns);
+    }
     for (const analyze::DeviceMemory& d : rr.memory.devices)
       m.peak_allocated_bytes =
           std::max(m.peak_allocated_bytes, static_cast<double>(d.peak_allocated_bytes));
@@ -207,6 +213,8 @@ Result<Planned> PlanJob(const PlanOptions& o) {
     calibration = *cal;
     a.efficiency = cal->efficiency;
     a.overhead_bytes = cal->overhead_bytes;
+    a.activation_scale = cal->activation_scale;
+    a.other_s_per_token = cal->other_s_per_token;
     // Re-plan: the same job size with the layout searched afresh under the fitted constants.
     r.tp.reset();
     r.pp.reset();

@@ -18,6 +18,9 @@ struct TraceMeasurement {
   double peak_allocated_bytes = -1;  // max over ranks and devices; -1 = no memory events
   size_t ranks = 0;
   size_t steps = 0;                  // steady steps behind the mean (slowest rank)
+  // GEMM/conv/attention share of the ops' GPU time (the trace's priced ops); -1 = unknown (no
+  // shapes recorded): then only η is fitted to the whole step.
+  double math_share = -1;
 };
 
 struct Calibration {
@@ -27,15 +30,22 @@ struct Calibration {
   double efficiency = 0;        // fitted
   double prior_efficiency = 0;  // before fitting
   double overhead_bytes = 0;
+  double activation_scale = 1;    // measured ÷ formula activations (memory that scales with tokens)
+  double other_s_per_token = 0;   // GPU time outside GEMM/attention per token
   bool memory_fitted = false;
+  bool time_split = false;        // η fitted to the math time, the rest per token
   std::vector<std::string> notes;
 };
 
-// Fits η so that the predicted step time of `traced` equals the measured one (solved by bisection
-// on the full evaluation: η scales compute and with it the pipeline bubble and the exposed
-// data-parallel time), and the overhead so that predicted peak allocated (peak − CUDA context) equals
-// the measured peak. η is clamped to [0.01, 1]; a measured step outside what that range can
-// predict is reported in notes.
+// Fits the traced configuration to the trace so that it extrapolates to other batches:
+//  * time: with the math share known, η so that compute = the measured GEMM/conv/attention time,
+//    and the rest of the step (elementwise, norms, loss, idle) as time per token; else η alone so
+//    that the whole step matches (bisection on the full evaluation: η scales compute and with it
+//    the pipeline bubble and the exposed data-parallel time). η is clamped to [0.01, 1]; a
+//    measured step outside what that range can predict is reported in notes;
+//  * memory: a scale on the activation terms (∝ tokens) so that predicted peak allocated (peak −
+//    CUDA context) equals the measured peak; a constant overhead when no positive scale in
+//    [0.05, 20] does.
 Result<Calibration> Calibrate(const ModelConfig& m, const hw::GpuSpec& gpu,
                               const ParallelConfig& traced, int64_t seq_len,
                               const PlanAssumptions& a, const TraceMeasurement& measured);

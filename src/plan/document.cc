@@ -165,6 +165,9 @@ void AddCalibration(const PlanRequest& r, const Calibration& cal, render::Docume
   Row& fit = s.AddRow("fit", "fitted");
   fit.fields = {F("efficiency", "η", Value::Number(cal.efficiency, 3)), F("prior_efficiency", "was", Value::Number(cal.prior_efficiency, 3)),
                 F("memory_overhead_bytes", "memory overhead", cal.memory_fitted ? GiB(cal.overhead_bytes) : Value::Na(Unit::kBytes)),
+                F("activation_scale", "activations ×", Value::Number(cal.activation_scale, 3)),
+                F("other_per_token", "outside GEMM/attention, ns per token",
+                  cal.time_split ? Value::Number(cal.other_s_per_token * 1e9, 3) : Value::Na()),
                 Detail("memory_fitted", "memory fitted", Value::Bool(cal.memory_fitted))};
   for (size_t i = 0; i < cal.notes.size(); ++i) s.AddText("note_" + std::to_string(i), "note: " + cal.notes[i]);
 }

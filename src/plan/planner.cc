@@ -397,6 +397,12 @@ Evaluation Evaluate(const ModelConfig& m, const hw::GpuSpec& gpu, const Parallel
           logits, TermKind::kActivation);
     }
   }
+  if (!ms && as.activation_scale != 1.0)
+    for (MemoryTerm& term : mem.terms)
+      if (term.kind == TermKind::kActivation) {
+        term.bytes *= as.activation_scale;
+        term.formula += " × " + Num(as.activation_scale) + " (calibrated, --from-trace)";
+      }
   for (const MemoryTerm& term : mem.terms)
     if (term.kind == TermKind::kActivation) mem.activation_bytes += term.bytes;
 
@@ -497,6 +503,16 @@ Evaluation Evaluate(const ModelConfig& m, const hw::GpuSpec& gpu, const Parallel
                                        " × " + Num(peak_tflops) + " TFLOP/s × η " +
                                        Num(st.efficiency) + ")",
                         compute});
+    if (as.other_s_per_token > 0) {
+      // Per GPU: m micro-batches of b·s tokens, each op split t ways and the layers p ways.
+      const double tokens_per_gpu = b * s * mb / (t * p);
+      const double other = as.other_s_per_token * tokens_per_gpu;
+      st.terms.push_back({"outside GEMM/attention (calibrated, --from-trace)",
+                          Num(as.other_s_per_token * 1e9) + " ns per token × b·s·m/(t·p) = " +
+                              Int(tokens_per_gpu) + " tokens",
+                          other});
+      compute += other;
+    }
   }
 
   const double intra = gpu.intra_node_gbps * 1e9 * as.comm_efficiency;

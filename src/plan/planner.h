@@ -76,7 +76,12 @@ struct PlanAssumptions {
   double efficiency_half_tokens = 256;
   double context_gib = 1.0;    // CUDA context + NCCL + cuBLAS workspaces per GPU (§4: 0.3–2 GiB)
   double headroom = 0.10;      // allocator fragmentation: budget = capacity × (1 − headroom) (§4)
-  double overhead_bytes = 0;   // extra memory measured by --from-trace (calibration), bytes
+  double overhead_bytes = 0;   // extra memory measured by --from-trace (when no scale fits), bytes
+  // Fitted by --from-trace, so that a run measured at one batch predicts another: the measured
+  // ÷ formula activation bytes (activations ∝ tokens), and the GPU time per token outside
+  // GEMM/conv/attention (elementwise, norms, softmax, loss: ∝ tokens), s.
+  double activation_scale = 1.0;
+  double other_s_per_token = 0;
   bool flash_attention = true; // no s² tensors stored (§3)
   bool dropout = true;         // dropout masks counted (Megatron convention, §3)
   double comm_efficiency = 0.8;  // achieved busBW / link bandwidth (derived; Calculon uses 0.65)
