@@ -7,6 +7,7 @@
 #include <simdjson.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -42,6 +43,7 @@ api::PlanOptions Gpt2Medium(const std::string& precision, const std::string& mea
   o.tp = 1;
   o.pp = 1;
   if (!measurement.empty()) o.exact_from = Measurement(measurement);
+  else o.no_exact = true;  // formulas, whatever Python this machine has
   return o;
 }
 
@@ -300,6 +302,7 @@ TEST(PlanCalibration, FitsPerTokenTermsThatExtrapolate) {
   GPUSCOPE_REQUIRE_REAL("traces/gpu_lab_h200/truth.json", "traces/gpu_lab_h200/gpt2-medium.config.json",
                         "traces/gpu_lab_h200/B2_gpt2m_bf16.1795883130099329806.pt.trace.json.gz");
   api::PlanOptions o = Gpt2Medium("bf16", "");
+  o.no_exact = false;  // --from-trace fits the formulas (exact mode does not run with it)
   o.from_trace = testing::RealTrace("gpu_lab_h200/B2_gpt2m_bf16.1795883130099329806.pt.trace.json.gz");
   auto planned = api::PlanJob(o);
   ASSERT_TRUE(planned.ok()) << planned.status().message();
@@ -326,6 +329,44 @@ TEST(PlanCalibration, FitsPerTokenTermsThatExtrapolate) {
   };
   ASSERT_GT(other(b8), 0);
   EXPECT_NEAR(other(b16), 2 * other(b8), 1e-12);
+}
+
+}  // namespace
+}  // namespace gpuscope
+
+namespace gpuscope {
+namespace {
+
+// Auto mode: a config file planned for Hugging Face code, without a Python that has torch, is
+// formulas with a note saying why; --no-exact is formulas without one; never an error.
+TEST(PlanExact, AutoModeWithoutTorchIsFormulasAndSaysWhy) {
+  GPUSCOPE_REQUIRE_REAL("traces/gpu_lab_h200/gpt2-medium.config.json");
+  api::PlanOptions o = Gpt2Medium("bf16", "");
+  o.no_exact = false;
+  const char* before = std::getenv("GPUSCOPE_PYTHON");
+  const std::string saved = before ? before : "";
+  setenv("GPUSCOPE_PYTHON", "/nonexistent/python-for-this-test", 1);
+  auto planned = api::PlanJob(o);
+  ASSERT_TRUE(planned.ok()) << planned.status().message();
+  EXPECT_FALSE(planned->report.feasible.front().memory.measured);
+  bool said = false;
+  for (const std::string& a : planned->report.assumptions)
+    said |= a.find("exact mode: /nonexistent/python-for-this-test has no torch") != std::string::npos;
+  EXPECT_TRUE(said);
+  o.no_exact = true;
+  planned = api::PlanJob(o);
+  ASSERT_TRUE(planned.ok());
+  for (const std::string& a : planned->report.assumptions)
+    EXPECT_EQ(a.find("exact mode"), std::string::npos) << a;
+  // Megatron plans Megatron's kernels: no measurement of the Hugging Face code, no note.
+  o.no_exact = false;
+  o.framework = "megatron";
+  planned = api::PlanJob(o);
+  ASSERT_TRUE(planned.ok()) << planned.status().message();
+  for (const std::string& a : planned->report.assumptions)
+    EXPECT_EQ(a.find("exact mode"), std::string::npos) << a;
+  if (before) setenv("GPUSCOPE_PYTHON", saved.c_str(), 1);
+  else unsetenv("GPUSCOPE_PYTHON");
 }
 
 }  // namespace

@@ -314,16 +314,18 @@ def plan(*, model: str, gpu: Optional[str] = None, gpus: int, global_batch: int,
     (or gpu_spec="NAME:MEM_GIB:BF16_TFLOPS:HBM_GBPS"). Further options are the CLI's flags with
     underscores: precision, optimizer, framework, zero, fsdp, hybrid, grad_reduce_in_bf16, tp, pp,
     vpp, sp, mbs, recompute, offload, efficiency, context_gib, headroom, inter_node_gbps, no_flash,
-    no_dropout, top, from_trace, exact, exact_from. ``exact=True`` measures the step in this
-    process (gpuscope.exact: the model's own code on fake tensors; needs torch >= 2 and
-    transformers) and plans from it, as `gpuscope plan --exact`. When nothing fits, raises
+    no_dropout, top, from_trace, exact, exact_from, no_exact. ``exact=True`` measures the step in
+    this process (gpuscope.exact: the model's own code on fake tensors; needs torch >= 2 and
+    transformers) and plans from it, as `gpuscope plan --exact`; by default a config.json file
+    planned for Hugging Face code is measured by $GPUSCOPE_PYTHON or python3 when it has them, as
+    the CLI does (``no_exact=True``: formulas only). When nothing fits, raises
     gpuscope.Error with the CLI's message; the plan document (with the suggestions) is the
     exception's ``report``.
     """
     known = {"gpu_spec", "precision", "optimizer", "zero", "recompute", "offload", "framework",
              "fsdp", "hybrid", "grad_reduce_in_bf16", "sp", "no_flash", "no_dropout", "tp", "pp",
              "vpp", "mbs", "efficiency", "context_gib", "headroom", "inter_node_gbps", "top",
-             "from_trace", "exact", "exact_from"}
+             "from_trace", "exact", "exact_from", "no_exact"}
     unknown = sorted(set(options) - known)
     if unknown:
         raise TypeError("plan() got unexpected option(s): " + ", ".join(unknown))

@@ -141,13 +141,34 @@ Result<Planned> PlanJob(const PlanOptions& o) {
     r.sp = false;  // a given TP without --sp means no sequence parallelism
   if (o.sp && o.tp && *o.tp == 1) return Usage("--sp needs --tp > 1");
 
+  if (o.exact && o.no_exact) return Usage("--exact and --no-exact exclude each other");
+  if (!o.exact_from.empty() && o.no_exact) return Usage("--exact-from and --no-exact exclude each other");
   if (o.exact || !o.exact_from.empty()) {
     if (o.exact && !o.exact_from.empty()) return Usage("--exact and --exact-from exclude each other");
     if (o.precision == "fp8") return Usage("exact mode measures fp32, tf32, bf16 and fp16, not fp8");
     if (o.recompute == "selective")
       return Usage("exact mode measures --recompute none or full (Hugging Face gradient checkpointing)");
+  }
+  // Auto: a config file planned for Hugging Face code, with a precision and recompute exact mode
+  // measures, when a Python with torch and transformers is there.
+  bool measure = o.exact;
+  if (!o.exact && o.exact_from.empty() && !o.no_exact && o.framework != "megatron" &&
+      o.precision != "fp8" && o.recompute != "selective" && o.from_trace.empty()) {
+    if (FILE* f = std::fopen(o.model.c_str(), "rb")) {
+      std::fclose(f);
+      std::string python;
+      if (plan::ExactModeAvailable("", &python)) {
+        measure = true;
+      } else {
+        a.exact_note = "exact mode: " + python + " has no torch and transformers (set "
+                       "GPUSCOPE_PYTHON to a Python that has them): Hugging Face activations and "
+                       "step time are formulas";
+      }
+    }
+  }
+  if (measure || !o.exact_from.empty()) {
     Result<plan::MeasuredStep> step = Status::Ok();
-    if (o.exact) {
+    if (measure) {
       plan::ExactRequest x;
       x.config_path = o.model;
       if (FILE* f = std::fopen(o.model.c_str(), "rb")) {
@@ -170,8 +191,14 @@ Result<Planned> PlanJob(const PlanOptions& o) {
       if (!text.ok()) return text.status();
       step = plan::ParseMeasuredStep(*text, o.exact_from);
     }
-    if (!step.ok()) return step.status();
-    a.measured = std::make_shared<const plan::MeasuredStep>(std::move(*step));
+    if (step.ok()) {
+      a.measured = std::make_shared<const plan::MeasuredStep>(std::move(*step));
+    } else if (o.exact || !o.exact_from.empty()) {
+      return step.status();
+    } else {
+      // Auto mode never fails the plan: formulas, and the reason.
+      a.exact_note = "exact mode failed, formulas used: " + step.status().message();
+    }
   }
 
   std::optional<plan::Calibration> calibration;

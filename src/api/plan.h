@@ -27,7 +27,10 @@ struct PlanOptions {
   std::string from_trace;
   // Exact mode: measure the step on fake tensors with a Python that has torch and transformers
   // (`exact`), or read such a measurement (exact.py's JSON) from a file (`exact_from`).
+  // Neither: auto — a config.json planned for Hugging Face code (not --framework megatron) is
+  // measured when a Python with torch and transformers is found, else formulas (and a note).
   bool exact = false;
+  bool no_exact = false;
   std::string exact_from;
 };
 

@@ -116,9 +116,15 @@ CLI::App* AddPlanCommand(CLI::App& app, PlanCliOptions* o) {
       "Exact mode: run one training step of the config's Hugging Face model on fake tensors (no "
       "GPU, no weights) with $GPUSCOPE_PYTHON or python3 (torch >= 2 and transformers) to measure "
       "activation memory and price every op on the roofline (docs/planner.md)");
+  auto* no_exact = plan->add_flag(
+      "--no-exact", o->no_exact,
+      "Formulas only. Without --exact or --no-exact, a config.json file planned for Hugging Face "
+      "code (not --framework megatron) is measured when such a Python is found");
+  no_exact->excludes(exact);
   plan->add_option("--exact-from", o->exact_from,
                    "Exact mode from a saved measurement (the JSON python/gpuscope/exact.py prints)")
-      ->excludes(exact);
+      ->excludes(exact)
+      ->excludes(no_exact);
   plan->add_option("--write-configs", o->write_configs,
                    "Write the best configuration's snippets as files into this folder "
                    "(megatron_args.sh, ds_config.json, accelerate.yaml, torchrun_trainer.sh)");
@@ -174,6 +180,7 @@ int RunPlanCommand(const PlanCliOptions& o) {
   po.top = o.top;
   po.from_trace = o.from_trace;
   po.exact = o.exact;
+  po.no_exact = o.no_exact;
   po.exact_from = o.exact_from;
   auto planned = api::PlanJob(po);
   if (!planned.ok()) return Fail(planned.status());

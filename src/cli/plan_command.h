@@ -26,6 +26,7 @@ struct PlanCliOptions {
   int top = 5;
   std::string from_trace;
   bool exact = false;
+  bool no_exact = false;
   std::string exact_from;
 };
 

@@ -160,12 +160,44 @@ std::string Tail(const std::string& text, int lines) {
 
 }  // namespace
 
-Result<MeasuredStep> MeasureStep(const ExactRequest& r) {
-  std::string python = r.python;
-  if (python.empty()) {
-    const char* env = std::getenv("GPUSCOPE_PYTHON");
-    python = env && *env ? env : "python3";
+namespace {
+
+std::string Interpreter(const std::string& python) {
+  if (!python.empty()) return python;
+  const char* env = std::getenv("GPUSCOPE_PYTHON");
+  return env && *env ? env : "python3";
+}
+
+// Runs argv with stdout and stderr to /dev/null; its exit status, -1 when it cannot run.
+int RunQuietly(std::vector<std::string> args) {
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+  pid_t pid = 0;
+  const int rc = posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) return -1;
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+}  // namespace
+
+bool ExactModeAvailable(const std::string& python, std::string* which) {
+  *which = Interpreter(python);
+  return RunQuietly({*which, "-c",
+                     "import importlib.util as u, sys; "
+                     "sys.exit(0 if u.find_spec('torch') and u.find_spec('transformers') else 3)"}) == 0;
+}
+
+Result<MeasuredStep> MeasureStep(const ExactRequest& r) {
+  const std::string python = Interpreter(r.python);
   const char* tmpdir = std::getenv("TMPDIR");
   const std::string dir = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp");
   std::string script = dir + "/gpuscope-exact-XXXXXX";

@@ -60,6 +60,9 @@ struct ExactRequest {
 // effect of the plan stage: a child process and a temporary file). kUnavailable-like failures
 // (no such Python, torch missing) are kInvalidInput with a hint.
 Result<MeasuredStep> MeasureStep(const ExactRequest& r);
+// Whether `python` ("" = $GPUSCOPE_PYTHON, else python3) runs and finds torch and transformers
+// (importlib's find_spec: nothing is imported, ~50 ms). Sets *which to the interpreter asked.
+bool ExactModeAvailable(const std::string& python, std::string* which);
 std::string_view ExactScript();  // python/gpuscope/exact.py, compiled in
 
 // Kernel-class efficiencies of the pricing (shares of the path's achievable roof), with where

@@ -882,6 +882,7 @@ Result<PlanReport> Plan(const PlanRequest& r) {
   A.push_back("precision: fp32 = PyTorch's default, matmuls on CUDA cores (" +
               Num(hw::PlanPeakTflops(r.gpu, Precision::kFp32)) +
               " TFLOP/s here); tf32 = allow_tf32=True on tensor cores; fp8 only when asked");
+  if (!as.exact_note.empty()) A.push_back(as.exact_note);
   if (const MeasuredStep* ms = as.measured.get()) {
     const OpEfficiency& e = as.op_efficiency;
     A.push_back(fmt::format(

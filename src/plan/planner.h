@@ -95,6 +95,7 @@ struct PlanAssumptions {
   // micro-batch); the others, and all static memory and communication, stay formulas.
   std::shared_ptr<const MeasuredStep> measured;
   OpEfficiency op_efficiency;  // how measured ops are priced
+  std::string exact_note;      // why exact mode did not run when it would have (printed)
 };
 
 struct ParamCounts {
