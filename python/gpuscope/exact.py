@@ -107,6 +107,7 @@ class _Autocast:
     """Registers CUDA's autocast policy as the AutocastCPU kernels (once per process)."""
     installed = None  # the Library object keeps the registrations alive
     cache = {}        # id(leaf weight) → (weight, its cast): autocast's weight cache
+    cast_storages = set()  # their storages (scale with the parameters, not with the tokens)
 
     @classmethod
     def install(cls, torch, dtype):
@@ -129,6 +130,7 @@ class _Autocast:
                     hit = cls.cache.get(id(x))
                     if hit is None or hit[0] is not x:
                         hit = cls.cache[id(x)] = (x, x.to(dt))
+                        cls.cast_storages.add(hit[1].untyped_storage()._cdata)
                     return hit[1]
                 return x.to(dt)
             if isinstance(x, (list, tuple)):
@@ -189,16 +191,41 @@ def _patched(torch):
         if torch.is_autocast_enabled("cpu"):
             dt = torch.get_autocast_dtype("cpu")
             q, k, v = q.to(dt), k.to(dt), v.to(dt)
-        if enable_gqa and k.shape[-3] != q.shape[-3]:
-            r = q.shape[-3] // k.shape[-3]
-            k, v = k.repeat_interleave(r, -3), v.repeat_interleave(r, -3)
         if attn_mask is not None and attn_mask.dtype == torch.bool:
             attn_mask = torch.zeros(attn_mask.shape, dtype=q.dtype, device=q.device).masked_fill(
                 ~attn_mask, float("-inf"))
+        if enable_gqa and k.shape[-3] != q.shape[-3]:
+            # CUDA's flash kernel reads grouped K/V in place: keep k and v as they are (the CPU
+            # kernel needs them repeated, only inside forward and backward).
+            return _GroupedFlash.apply(q, k, v, attn_mask, is_causal, scale)
         # CUDA's flash / memory-efficient kernels keep what this CPU flash kernel keeps (q, k, v,
         # output, log-sum-exp) and draw dropout inside the kernel (no mask kept): dropout_p 0.
         return torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
             q, k, v, 0.0, is_causal, attn_mask=attn_mask, scale=scale)[0]
+
+    flash = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu
+    flash_backward = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward
+
+    class _GroupedFlash(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, q, k, v, mask, causal, scale):
+            r = q.shape[-3] // k.shape[-3]
+            out, lse = flash(q, k.repeat_interleave(r, -3), v.repeat_interleave(r, -3), 0.0,
+                             causal, attn_mask=mask, scale=scale)
+            ctx.save_for_backward(q, k, v, out, lse)
+            ctx.mask, ctx.causal, ctx.scale = mask, causal, scale
+            return out
+
+        @staticmethod
+        def backward(ctx, grad):
+            q, k, v, out, lse = ctx.saved_tensors
+            r = q.shape[-3] // k.shape[-3]
+            dq, dk, dv = flash_backward(grad.contiguous(), q, k.repeat_interleave(r, -3),
+                                        v.repeat_interleave(r, -3), out, lse, 0.0, ctx.causal,
+                                        attn_mask=ctx.mask, scale=ctx.scale)
+            fold = (k.shape[-3], r)
+            return (dq, dk.unflatten(-3, fold).sum(-2), dv.unflatten(-3, fold).sum(-2), None,
+                    None, None)
 
     @contextlib.contextmanager
     def ctx():
@@ -411,7 +438,7 @@ def measure(config_path: str, batch: int, seq_len: int, precision: str = "bf16",
         def pack(t):
             if where["layer"] is not None and isinstance(t, torch.Tensor):
                 st = t.untyped_storage()
-                if st._cdata not in param_storages:
+                if st._cdata not in param_storages and st._cdata not in _Autocast.cast_storages:
                     saved[where["layer"]][st._cdata] = st.nbytes()
             return t
 
@@ -432,6 +459,7 @@ def measure(config_path: str, batch: int, seq_len: int, precision: str = "bf16",
                     out = model(input_ids=ids, labels=ids)
                 cast_keys = tracker.serials([cast for _, cast in _Autocast.cache.values()])
                 _Autocast.cache.clear()
+                _Autocast.cast_storages.clear()
                 loss = out.loss
                 del out
             after_forward = tracker.current
