@@ -135,6 +135,7 @@ PYBIND11_MODULE(_gpuscope, m) {
         Set(options, "from_trace", &o.from_trace);
         Set(options, "exact_from", &o.exact_from);
         Set(options, "no_exact", &o.no_exact);
+        Set(options, "impl", &o.impl);
         std::optional<Result<api::Planned>> r;
         {
           py::gil_scoped_release release;

@@ -93,17 +93,48 @@ TEST(PlanExact, LabGpt2MediumWithinTheMeasuredRuns) {
   }
 }
 
-// The formulas alone (no measurement) are the planner's old answer: far under on both. Kept as
-// the reason exact mode exists, and so that a formula change that closes the gap is noticed.
-TEST(PlanExact, FormulasAloneAreUnderOnHuggingFaceEager) {
+// The formulas alone (no measurement, --impl hf by default under DDP): Hugging Face's modules'
+// memory within ±10 % of the H200's; the step time of eager HF is not modelled by the formulas
+// (η × peak): far under. Asserted so that closing that gap is noticed; exact mode and
+// --from-trace are the answer meanwhile.
+TEST(PlanExact, HfFormulasMatchMemoryButNotEagerStepTime) {
   GPUSCOPE_REQUIRE_REAL("traces/gpu_lab_h200/truth.json", "traces/gpu_lab_h200/gpt2-medium.config.json");
-  auto planned = api::PlanJob(Gpt2Medium("bf16", ""));
-  ASSERT_TRUE(planned.ok()) << planned.status().message();
-  const plan::Evaluation& e = planned->report.feasible.front();
-  EXPECT_FALSE(e.memory.measured);
-  const auto [max_allocated, step_s] = Truth("B2_gpt2m_bf16");
-  EXPECT_LT(e.memory.peak_allocated_bytes, 0.75 * max_allocated);
-  EXPECT_LT(e.time.step_s, 0.5 * step_s);
+  for (const auto& [precision, run] : {std::pair{"bf16", "B2_gpt2m_bf16"}, std::pair{"fp32", "B1_gpt2m_fp32"}}) {
+    SCOPED_TRACE(run);
+    auto planned = api::PlanJob(Gpt2Medium(precision, ""));
+    ASSERT_TRUE(planned.ok()) << planned.status().message();
+    const plan::Evaluation& e = planned->report.feasible.front();
+    EXPECT_FALSE(e.memory.measured);
+    ASSERT_NE(Term(e, "activations of transformer layers in flight (Hugging Face modules)"), nullptr);
+    const auto [max_allocated, step_s] = Truth(run);
+    EXPECT_NEAR(e.memory.peak_allocated_bytes / max_allocated, 1.0, 0.10);
+    if (std::string(precision) == "bf16") EXPECT_LT(e.time.step_s, 0.5 * step_s);
+  }
+  // Megatron's kernels (--impl megatron) keep far less: the old answer, 38 % under.
+  api::PlanOptions o = Gpt2Medium("bf16", "");
+  o.impl = "megatron";
+  auto megatron = api::PlanJob(o);
+  ASSERT_TRUE(megatron.ok()) << megatron.status().message();
+  EXPECT_LT(megatron->report.feasible.front().memory.peak_allocated_bytes,
+            0.75 * Truth("B2_gpt2m_bf16").first);
+}
+
+// The HF formulas are the measured step's terms, op by op: each block's saved bytes equal exact
+// mode's measurement of gpt2-medium (bf16 autocast and fp32) to 0.1 %.
+TEST(PlanExact, HfLayerFormulaIsWhatExactModeMeasures) {
+  GPUSCOPE_REQUIRE_REAL("traces/gpu_lab_h200/gpt2-medium.config.json");
+  auto config = plan::LoadModelConfig(testing::RealTrace("gpu_lab_h200/gpt2-medium.config.json"));
+  ASSERT_TRUE(config.ok());
+  for (const auto& [p, file] : {std::pair{hw::Precision::kBf16, "exact_gpt2-medium_b8_s1024_bf16.json"},
+                                std::pair{hw::Precision::kFp32, "exact_gpt2-medium_b8_s1024_fp32.json"}}) {
+    std::ifstream in(Measurement(file));
+    std::stringstream text;
+    text << in.rdbuf();
+    auto m = plan::ParseMeasuredStep(text.str(), file);
+    ASSERT_TRUE(m.ok());
+    const double formula = plan::HfActivationBytesPerLayer(*config, 1024, 8, p, true, plan::Recompute::kNone);
+    EXPECT_NEAR(formula / m->MeanSavedPerLayer(), 1.0, 1e-3) << file;
+  }
 }
 
 // Activations scale with the micro-batch's tokens; static memory and the autocast cache do not.
@@ -307,7 +338,7 @@ TEST(PlanCalibration, FitsPerTokenTermsThatExtrapolate) {
   auto planned = api::PlanJob(o);
   ASSERT_TRUE(planned.ok()) << planned.status().message();
   const plan::PlanAssumptions& a = planned->request.assumptions;
-  EXPECT_GT(a.activation_scale, 1.5);  // HF eager keeps far more than Megatron's formula
+  EXPECT_NEAR(a.activation_scale, 1.0, 0.1);  // the HF formulas are within 10 % already
   EXPECT_GT(a.other_s_per_token, 0);
   EXPECT_EQ(a.overhead_bytes, 0);
   const auto [max_allocated, step_s] = Truth("B2_gpt2m_bf16");

@@ -324,12 +324,14 @@ TEST(PlanInvariant, RecomputeOrdersActivationsAndFlops) {
   auto gpu = hw::FindGpu("h100");
   const ModelConfig m = Llama2_7b();
   ParallelConfig c = Dp(8, Sharding::kZero1);
+  PlanAssumptions a;
+  a.impl = Impl::kMegatron;  // selective recompute is Megatron's
   c.recompute = Recompute::kNone;
-  const Evaluation none = Evaluate(m, *gpu, c, 4096, {});
+  const Evaluation none = Evaluate(m, *gpu, c, 4096, a);
   c.recompute = Recompute::kSelective;
-  const Evaluation sel = Evaluate(m, *gpu, c, 4096, {});
+  const Evaluation sel = Evaluate(m, *gpu, c, 4096, a);
   c.recompute = Recompute::kFull;
-  const Evaluation full = Evaluate(m, *gpu, c, 4096, {});
+  const Evaluation full = Evaluate(m, *gpu, c, 4096, a);
   EXPECT_GT(none.memory.activation_bytes, sel.memory.activation_bytes);
   EXPECT_GT(sel.memory.activation_bytes, full.memory.activation_bytes);
   EXPECT_EQ(none.time.flops_model, full.time.flops_model);

@@ -314,7 +314,7 @@ def plan(*, model: str, gpu: Optional[str] = None, gpus: int, global_batch: int,
     (or gpu_spec="NAME:MEM_GIB:BF16_TFLOPS:HBM_GBPS"). Further options are the CLI's flags with
     underscores: precision, optimizer, framework, zero, fsdp, hybrid, grad_reduce_in_bf16, tp, pp,
     vpp, sp, mbs, recompute, offload, efficiency, context_gib, headroom, inter_node_gbps, no_flash,
-    no_dropout, top, from_trace, exact, exact_from, no_exact. ``exact=True`` measures the step in
+    no_dropout, top, from_trace, impl, exact, exact_from, no_exact. ``exact=True`` measures the step in
     this process (gpuscope.exact: the model's own code on fake tensors; needs torch >= 2 and
     transformers) and plans from it, as `gpuscope plan --exact`; by default a config.json file
     planned for Hugging Face code is measured by $GPUSCOPE_PYTHON or python3 when it has them, as
@@ -325,7 +325,7 @@ def plan(*, model: str, gpu: Optional[str] = None, gpus: int, global_batch: int,
     known = {"gpu_spec", "precision", "optimizer", "zero", "recompute", "offload", "framework",
              "fsdp", "hybrid", "grad_reduce_in_bf16", "sp", "no_flash", "no_dropout", "tp", "pp",
              "vpp", "mbs", "efficiency", "context_gib", "headroom", "inter_node_gbps", "top",
-             "from_trace", "exact", "exact_from", "no_exact"}
+             "from_trace", "exact", "exact_from", "no_exact", "impl"}
     unknown = sorted(set(options) - known)
     if unknown:
         raise TypeError("plan() got unexpected option(s): " + ", ".join(unknown))

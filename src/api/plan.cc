@@ -84,6 +84,8 @@ Result<Planned> PlanJob(const PlanOptions& o) {
   if (o.fsdp && (!o.zero.empty() || !o.framework.empty()))
     return Usage("--fsdp excludes --zero and --framework");
   if (o.top < 1 || o.top > 1000) return Usage("--top: value not in range 1 to 1000");
+  if (!o.impl.empty() && !OneOf(o.impl, {"megatron", "te", "hf"}))
+    return Usage("--impl: " + o.impl + " not in {megatron, te, hf}");
 
   plan::PlanRequest r;
   auto model = plan::LoadModelConfig(o.model);
@@ -141,6 +143,8 @@ Result<Planned> PlanJob(const PlanOptions& o) {
     r.sp = false;  // a given TP without --sp means no sequence parallelism
   if (o.sp && o.tp && *o.tp == 1) return Usage("--sp needs --tp > 1");
 
+  if (!o.impl.empty())
+    a.impl = o.impl == "hf" ? plan::Impl::kHf : o.impl == "te" ? plan::Impl::kTe : plan::Impl::kMegatron;
   if (o.exact && o.no_exact) return Usage("--exact and --no-exact exclude each other");
   if (!o.exact_from.empty() && o.no_exact) return Usage("--exact-from and --no-exact exclude each other");
   if (o.exact || !o.exact_from.empty()) {
@@ -153,6 +157,7 @@ Result<Planned> PlanJob(const PlanOptions& o) {
   // measures, when a Python with torch and transformers is there.
   bool measure = o.exact;
   if (!o.exact && o.exact_from.empty() && !o.no_exact && o.framework != "megatron" &&
+      (o.impl.empty() || o.impl == "hf") &&
       o.precision != "fp8" && o.recompute != "selective" && o.from_trace.empty()) {
     if (FILE* f = std::fopen(o.model.c_str(), "rb")) {
       std::fclose(f);

@@ -31,6 +31,8 @@ struct PlanOptions {
   // measured when a Python with torch and transformers is found, else formulas (and a note).
   bool exact = false;
   bool no_exact = false;
+  // megatron | te | hf; "": Megatron's kernels under --framework megatron, HF's modules otherwise.
+  std::string impl;
   std::string exact_from;
 };
 

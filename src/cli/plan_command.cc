@@ -111,6 +111,11 @@ CLI::App* AddPlanCommand(CLI::App& app, PlanCliOptions* o) {
   plan->add_option("--top", o->top, "Configurations shown (default 5)")->check(CLI::Range(1, 1000));
   plan->add_option("--from-trace", o->from_trace,
                    "Calibrate η and memory overhead from a trace of this model and configuration");
+  plan->add_option("--impl", o->impl,
+                   "Whose modules run the model: megatron (fused kernels), te (Transformer Engine: "
+                   "the same formulas) or hf (Hugging Face's eager modules). Default: megatron "
+                   "under --framework megatron, hf under DeepSpeed, FSDP and DDP")
+      ->check(CLI::IsMember({"megatron", "te", "hf"}));
   auto* exact = plan->add_flag(
       "--exact", o->exact,
       "Exact mode: run one training step of the config's Hugging Face model on fake tensors (no "
@@ -181,6 +186,7 @@ int RunPlanCommand(const PlanCliOptions& o) {
   po.from_trace = o.from_trace;
   po.exact = o.exact;
   po.no_exact = o.no_exact;
+  po.impl = o.impl;
   po.exact_from = o.exact_from;
   auto planned = api::PlanJob(po);
   if (!planned.ok()) return Fail(planned.status());

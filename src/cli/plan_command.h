@@ -27,6 +27,7 @@ struct PlanCliOptions {
   std::string from_trace;
   bool exact = false;
   bool no_exact = false;
+  std::string impl;
   std::string exact_from;
 };
 

@@ -334,6 +334,17 @@ Result<ModelConfig> ParseHfConfig(std::string_view json, const std::string& sour
                             (m.gated_mlp ? "gated MLP (hidden_act silu)" : "plain 2-matrix MLP"));
   }
 
+  // What the Hugging Face code keeps (plan --impl hf).
+  m.use_cache = r.Bool("use_cache") != 0;  // absent: PretrainedConfig's default, true
+  {
+    const double gpt2_default = m.model_type == "gpt2" ? 0.1 : 0.0;  // GPT2Config's resid_pdrop
+    const double p = std::max({r.Number("resid_pdrop", gpt2_default), r.Number("hidden_dropout", 0.0),
+                               r.Number("hidden_dropout_prob", 0.0)});
+    m.hf_dropout = p > 0;
+  }
+  m.fused_qkv = m.model_type == "gpt2" || m.model_type == "gpt_neox" || m.model_type == "gpt_bigcode" ||
+                m.model_type == "falcon" || m.model_type == "phi3" || m.model_type == "bloom";
+
   // FFN size. GPT-2's n_inner may be null, which means 4h by definition of the HF GPT-2 config.
   const char* k_ffn = r.FirstPresent({"intermediate_size", "n_inner", "ffn_dim", "ffn_hidden_size"});
   if (*k_ffn) {

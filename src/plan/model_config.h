@@ -34,6 +34,10 @@ struct ModelConfig {
   int64_t experts_top_k = 0;      // experts per token
   std::string activation;         // hidden_act
   int64_t max_positions = 0;      // max_position_embeddings / n_positions, 0 unknown
+  // What Hugging Face's eager modules keep (docs/planner.md "Implementations"):
+  bool use_cache = true;          // use_cache (HF's default true): GPT-2 copies K and V into a cache
+  bool hf_dropout = false;        // resid_pdrop / hidden_dropout > 0: 1-byte masks per dropout
+  bool fused_qkv = false;         // one QKV projection (GPT-2 c_attn, GPT-NeoX, Falcon, Phi-3)
   std::vector<std::string> assumptions;  // defaults taken for absent keys
 };
 

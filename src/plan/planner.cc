@@ -252,6 +252,67 @@ double ActivationBytesPerLayer(const ModelConfig& m, double s, double b, int64_t
   return (sp ? (replicated + shardable) / t : replicated + shardable / t) + core;
 }
 
+std::string_view ImplName(Impl i) {
+  switch (i) {
+    case Impl::kMegatron:
+      return "megatron";
+    case Impl::kTe:
+      return "te";
+    case Impl::kHf:
+      return "hf";
+  }
+  return "?";
+}
+
+double HfActivationBytesPerLayer(const ModelConfig& m, double s, double b, Precision p,
+                                 bool autocast, Recompute r) {
+  const double h = static_cast<double>(m.hidden), a = static_cast<double>(m.heads),
+               f = static_cast<double>(m.ffn) * (m.experts > 0 ? static_cast<double>(m.experts_top_k) : 1),
+               q = static_cast<double>(m.heads) * static_cast<double>(m.head_dim),
+               kv = static_cast<double>(m.kv_heads) * static_cast<double>(m.head_dim);
+  const double sb = s * b;
+  const bool mixed = !hw::FullPrecision(p);
+  autocast = autocast && mixed;
+  const double e = mixed ? 2 : 4;         // bytes of a matmul's input and output
+  const double res = autocast ? 4 : e;    // the residual stream: fp32 under autocast
+  if (r == Recompute::kFull) return res * h * sb;  // the checkpointed block's input
+  // Two norms a layer. LayerNorm keeps its input. HF's RMSNorm upcasts: with an fp32 residual
+  // it keeps the input and the normalised value (8h); with a 16-bit one, the fp32 copy and the
+  // 16-bit normalised value (6h). Each norm's input is the residual (the layer input, then the
+  // residual after attention), so the residual is counted here.
+  const double norms = 2 * (m.rms_norm ? (res == 4 ? 8 : 6) : res) * h;
+  // Projection inputs: under autocast each projection keeps its own 16-bit copy (one for a fused
+  // QKV, three for q/k/v; one or two for the MLP); otherwise they share the norm's output.
+  const double attn_in = autocast ? (m.fused_qkv ? 1 : 3) * e * h : e * h;
+  const double mlp_in = autocast ? (m.gated_mlp ? 2 : 1) * e * h : e * h;
+  // Q, K, V as attention keeps them, its output, the fp32 log-sum-exp; GPT-2's cache copies.
+  const double attention = e * (q + 2 * kv) + e * q + 4 * a +
+                           (m.use_cache && m.model_type == "gpt2" ? 2 * e * kv : 0);
+  // MLP: gated: gate, up, act(gate), product (the down projection's input); plain: the FC
+  // output (the activation's input) and the activation's output; gelu_new (GELU-tanh written
+  // out) keeps x (under autocast its fp32 copy: pow is an fp32 op), tanh, 1 + tanh and 0.5·x,
+  // then the projection's input.
+  double mlp = 2 * e * f;
+  if (m.gated_mlp) mlp = 4 * e * f;
+  else if (m.activation == "gelu_new" || m.activation == "gelu_fast") mlp = autocast ? (12 + 2 * e) * f : 5 * e * f;
+  const double masks = m.hf_dropout ? 2 * h : 0;  // after attention and after the MLP
+  return sb * (norms + attn_in + mlp_in + attention + mlp + masks);
+}
+
+double HfOutsideLayersBytes(const ModelConfig& m, double s, double b, Precision p, bool autocast) {
+  const double h = static_cast<double>(m.hidden), V = static_cast<double>(m.vocab);
+  const bool mixed = !hw::FullPrecision(p);
+  autocast = autocast && mixed;
+  const double e = mixed ? 2 : 4, res = autocast ? 4 : e;
+  const double sb = s * b;
+  const double final_norm = (m.rms_norm ? (res == 4 ? 8 : 6) : res) * h;
+  const double head_in = e * h;  // the autocast copy, or the norm's output
+  const double mask = m.hf_dropout ? h : 0;
+  // While the loss's backward runs: the logits (16-bit, or fp32), the fp32 log-softmax output
+  // and its gradient (the fp32 copy of 16-bit logits is freed when the loss returns).
+  return sb * (final_norm + head_in + mask + (mixed ? 10 : 12) * V);
+}
+
 double LayersInFlight(int64_t layers, int64_t pp, int64_t vpp, int64_t micro_batches) {
   const double L = static_cast<double>(layers);
   if (pp <= 1) return L;
@@ -307,6 +368,10 @@ Evaluation Evaluate(const ModelConfig& m, const hw::GpuSpec& gpu, const Parallel
              ms->parameters <= 0))
     ms = nullptr;
   mem.measured = ms != nullptr;
+  const bool hf = as.impl ? *as.impl == Impl::kHf : c.framework != Framework::kMegatron;
+  // Plain PyTorch / DDP runs autocast over fp32 weights; DeepSpeed and FSDP hold 16-bit weights
+  // (their own mixed precision), so the HF modules run in 16 bits throughout.
+  const bool autocast = c.framework == Framework::kDdp;
   // Plain PyTorch frees the gradients every step (zero_grad(set_to_none=True)): only those alive
   // at the measured peak count.
   const double grads_alive =
@@ -364,6 +429,21 @@ Evaluation Evaluate(const ModelConfig& m, const hw::GpuSpec& gpu, const Parallel
         MiB(std::max(0.0, ms->peak_rest - layers_at_peak)) + at + " × " + Num(token_ratio) +
             " tokens/t",
         other, TermKind::kActivation);
+  } else if (hf) {
+    // Hugging Face's eager modules (HfActivationBytesPerLayer), no tensor parallelism of their own.
+    const double per_layer = HfActivationBytesPerLayer(m, s, b, c.precision, autocast, c.recompute) / t;
+    add("activations of transformer layers in flight (Hugging Face modules)",
+        Num(in_flight) + " layers × s·b·(norms + projection inputs + Q, K, V, output + MLP" +
+            (m.hf_dropout ? " + dropout masks" : "") + ")" +
+            (c.recompute == Recompute::kFull ? " → the block's input only" : "") +
+            (hw::FullPrecision(c.precision) ? ", fp32" : autocast ? ", autocast over fp32 weights" : ", 16-bit weights") + " = " +
+            Num(in_flight) + " × " + MiB(per_layer),
+        in_flight * per_layer, TermKind::kActivation);
+    if (c.pp == 1)
+      add("final norm, LM-head input and the loss's logits (Hugging Face)",
+          std::string("s·b·(norm + head input") + (m.hf_dropout ? " + mask" : "") + " + " +
+              (hw::FullPrecision(c.precision) ? "12" : "10") + "·V), V=" + Int(static_cast<double>(m.vocab)),
+          HfOutsideLayersBytes(m, s, b, c.precision, autocast) / t, TermKind::kActivation);
   } else {
     // §3 activations on the first stage.
     const double per_layer = ActivationBytesPerLayer(m, s, b, c.tp, c.sp, c.recompute,
@@ -409,8 +489,9 @@ Evaluation Evaluate(const ModelConfig& m, const hw::GpuSpec& gpu, const Parallel
   // §4 transients: only the largest counts towards the peak.
   std::vector<MemoryTerm> transients;
   if (c.recompute == Recompute::kFull && !ms) {
-    const double one = ActivationBytesPerLayer(m, s, b, c.tp, c.sp, Recompute::kNone,
-                                               as.flash_attention, as.dropout);
+    const double one = hf ? HfActivationBytesPerLayer(m, s, b, c.precision, autocast, Recompute::kNone) / t
+                          : ActivationBytesPerLayer(m, s, b, c.tp, c.sp, Recompute::kNone,
+                                                    as.flash_attention, as.dropout);
     transients.push_back({"one layer's activations during its recompute",
                           "per-layer activations without recompute", one, TermKind::kTransient,
                           true});
@@ -879,6 +960,12 @@ Result<PlanReport> Plan(const PlanRequest& r) {
               ") for T tokens per micro-batch; links at " + Num(as.comm_efficiency * 100) +
               " % of bandwidth; inter-node " + Num(as.inter_node_gbps) + " GB/s per GPU; " +
               Num(as.dp_overlap * 100) + " % of DP traffic overlaps backward; TP/PP traffic exposed");
+  A.push_back(std::string("activations: ") +
+              (as.impl ? "--impl " + std::string(ImplName(*as.impl)) + " for every framework"
+                       : "Megatron's fused kernels under Megatron-LM; Hugging Face's eager modules "
+                         "(fp32 norms and residual under autocast, gelu_new's fp32 tensors, "
+                         "fp32 loss) under DeepSpeed, FSDP and DDP") +
+              " (docs/planner.md \"Implementations\")");
   A.push_back("precision: fp32 = PyTorch's default, matmuls on CUDA cores (" +
               Num(hw::PlanPeakTflops(r.gpu, Precision::kFp32)) +
               " TFLOP/s here); tf32 = allow_tf32=True on tensor cores; fp8 only when asked");

@@ -31,6 +31,10 @@ enum class Sharding { kNone, kZero1, kZero2, kZero3 };
 enum class Framework { kMegatron, kDeepSpeed, kFsdp, kDdp };
 enum class Recompute { kNone, kSelective, kFull };
 enum class Offload { kNone, kOptimizer, kParams };
+// Whose modules run the model (what the activations are): Megatron's fused kernels, Transformer
+// Engine's (the same formulas), or Hugging Face's eager modules.
+enum class Impl { kMegatron, kTe, kHf };
+std::string_view ImplName(Impl i);  // "megatron", "te", "hf"
 
 std::string_view OptimizerName(Optimizer o);
 std::string_view ShardingName(Sharding s);
@@ -96,6 +100,9 @@ struct PlanAssumptions {
   std::shared_ptr<const MeasuredStep> measured;
   OpEfficiency op_efficiency;  // how measured ops are priced
   std::string exact_note;      // why exact mode did not run when it would have (printed)
+  // --impl; unset: Megatron's kernels under --framework megatron, Hugging Face's modules under
+  // DeepSpeed, FSDP and DDP (the HF Trainer and Accelerate run the model's own code).
+  std::optional<Impl> impl;
 };
 
 struct ParamCounts {
@@ -130,6 +137,20 @@ double FlopsPalm(const ModelConfig& m, double params, double tokens, double seq)
 // dropout on, g = a, f = 4h and a plain MLP it is Korthikanti's Table 2 row.
 double ActivationBytesPerLayer(const ModelConfig& m, double s, double b, int64_t tp, bool sp,
                                Recompute r, bool flash, bool dropout);
+// Activation bytes of one transformer layer of Hugging Face's eager modules (docs/planner.md
+// "Implementations": each tensor autograd keeps, op by op, as exact mode measures them): fp32
+// residual stream, norms that keep their fp32 input (RMSNorm also its normalised value), one
+// autocast copy per projection input, GELU-tanh written out (gelu_new) keeping four fp32 tensors,
+// GPT-2's K/V cache copies with use_cache, 1-byte dropout masks.
+// `autocast`: 16-bit compute over fp32 weights and an fp32 residual (plain PyTorch, DDP); else the
+// weights are in the precision's dtype (DeepSpeed, FSDP mixed precision) or fp32.
+double HfActivationBytesPerLayer(const ModelConfig& m, double s, double b, Precision p,
+                                 bool autocast, Recompute r);
+// Outside the layers at the peak (HF): embedding-dropout mask, final norm, LM-head input, and the
+// loss's fp32 tensors alive while its backward runs (16-bit logits + fp32 log-softmax + its
+// gradient = 10 B per logit under autocast; fp32 12 B).
+double HfOutsideLayersBytes(const ModelConfig& m, double s, double b, Precision p, bool autocast);
+
 // Layers' worth of activations on the first pipeline stage (§3 "Pipeline"): L for any p with
 // 1F1B and m ≥ p; × min(1, m/p) when m < p; × (1 + (p−1)/(p·v)) interleaved.
 double LayersInFlight(int64_t layers, int64_t pp, int64_t vpp, int64_t micro_batches);
