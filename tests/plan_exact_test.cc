@@ -382,7 +382,8 @@ TEST(PlanExact, AutoModeWithoutTorchIsFormulasAndSaysWhy) {
   EXPECT_FALSE(planned->report.feasible.front().memory.measured);
   bool said = false;
   for (const std::string& a : planned->report.assumptions)
-    said |= a.find("exact mode: /nonexistent/python-for-this-test has no torch") != std::string::npos;
+    said |= a.find("exact mode: no torch and transformers in /nonexistent/python-for-this-test") !=
+            std::string::npos;
   EXPECT_TRUE(said);
   o.no_exact = true;
   planned = api::PlanJob(o);

@@ -224,7 +224,7 @@ def _patched(torch):
                                         v.repeat_interleave(r, -3), out, lse, 0.0, ctx.causal,
                                         attn_mask=ctx.mask, scale=ctx.scale)
             fold = (k.shape[-3], r)
-            return (dq, dk.unflatten(-3, fold).sum(-2), dv.unflatten(-3, fold).sum(-2), None,
+            return (dq, dk.unflatten(-3, fold).sum(-3), dv.unflatten(-3, fold).sum(-3), None,
                     None, None)
 
     @contextlib.contextmanager

@@ -156,18 +156,18 @@ Result<Planned> PlanJob(const PlanOptions& o) {
   // Auto: a config file planned for Hugging Face code, with a precision and recompute exact mode
   // measures, when a Python with torch and transformers is there.
   bool measure = o.exact;
+  std::string exact_python;  // "" = MeasureStep's default ($GPUSCOPE_PYTHON, else python3)
   if (!o.exact && o.exact_from.empty() && !o.no_exact && o.framework != "megatron" &&
       (o.impl.empty() || o.impl == "hf") &&
       o.precision != "fp8" && o.recompute != "selective" && o.from_trace.empty()) {
     if (FILE* f = std::fopen(o.model.c_str(), "rb")) {
       std::fclose(f);
-      std::string python;
-      if (plan::ExactModeAvailable("", &python)) {
+      if (plan::ExactModeAvailable(&exact_python)) {
         measure = true;
       } else {
-        a.exact_note = "exact mode: " + python + " has no torch and transformers (set "
-                       "GPUSCOPE_PYTHON to a Python that has them): Hugging Face activations and "
-                       "step time are formulas";
+        a.exact_note = "exact mode: no torch and transformers in " + exact_python +
+                       " (set GPUSCOPE_PYTHON to a Python that has them): Hugging Face activations "
+                       "and step time are formulas";
       }
     }
   }
@@ -188,6 +188,9 @@ Result<Planned> PlanJob(const PlanOptions& o) {
       x.precision = o.precision.empty() ? "bf16" : o.precision;
       x.recompute = o.recompute == "full" ? "full" : "none";
       x.optimizer = o.optimizer == "sgd" ? "sgd" : "adam";
+      // --exact: the first Python that has torch; none: the default one, whose error says so.
+      if (exact_python.empty() && !plan::ExactModeAvailable(&exact_python)) exact_python.clear();
+      x.python = exact_python;
       step = plan::MeasureStep(x);
     } else {
       auto source = io::OpenByteSource(o.exact_from);

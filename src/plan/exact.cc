@@ -189,11 +189,30 @@ int RunQuietly(std::vector<std::string> args) {
 
 }  // namespace
 
-bool ExactModeAvailable(const std::string& python, std::string* which) {
-  *which = Interpreter(python);
-  return RunQuietly({*which, "-c",
-                     "import importlib.util as u, sys; "
-                     "sys.exit(0 if u.find_spec('torch') and u.find_spec('transformers') else 3)"}) == 0;
+bool ExactModeAvailable(std::string* which) {
+  std::vector<std::string> candidates;
+  if (const char* env = std::getenv("GPUSCOPE_PYTHON"); env && *env) {
+    candidates.push_back(env);
+  } else {
+    if (const char* venv = std::getenv("VIRTUAL_ENV"); venv && *venv)
+      candidates.push_back(std::string(venv) + "/bin/python");
+    candidates.push_back("python3");
+#ifdef GPUSCOPE_PROJECT_VENV_PYTHON
+    if (access(GPUSCOPE_PROJECT_VENV_PYTHON, X_OK) == 0) candidates.push_back(GPUSCOPE_PROJECT_VENV_PYTHON);
+#endif
+  }
+  std::string tried;
+  for (const std::string& python : candidates) {
+    if (RunQuietly({python, "-c",
+                    "import importlib.util as u, sys; "
+                    "sys.exit(0 if u.find_spec('torch') and u.find_spec('transformers') else 3)"}) == 0) {
+      *which = python;
+      return true;
+    }
+    tried += (tried.empty() ? "" : ", ") + python;
+  }
+  *which = tried;
+  return false;
 }
 
 Result<MeasuredStep> MeasureStep(const ExactRequest& r) {

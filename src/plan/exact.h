@@ -60,9 +60,11 @@ struct ExactRequest {
 // effect of the plan stage: a child process and a temporary file). kUnavailable-like failures
 // (no such Python, torch missing) are kInvalidInput with a hint.
 Result<MeasuredStep> MeasureStep(const ExactRequest& r);
-// Whether `python` ("" = $GPUSCOPE_PYTHON, else python3) runs and finds torch and transformers
-// (importlib's find_spec: nothing is imported, ~50 ms). Sets *which to the interpreter asked.
-bool ExactModeAvailable(const std::string& python, std::string* which);
+// A Python that finds torch and transformers (importlib's find_spec: nothing is imported, ~50 ms
+// each): $GPUSCOPE_PYTHON alone when set; else the active virtual environment's
+// ($VIRTUAL_ENV/bin/python), python3 on PATH, then this source tree's project venv (.venv, made
+// by tools/setup.sh --test). True with *which set to it; false with *which = what was tried.
+bool ExactModeAvailable(std::string* which);
 std::string_view ExactScript();  // python/gpuscope/exact.py, compiled in
 
 // Kernel-class efficiencies of the pricing (shares of the path's achievable roof), with where
