@@ -21,12 +21,14 @@
 #                       tables the reader reads and a few rows each (fuzz/nsys_seeds.py, 30-110 KB)
 #   tune_results_fuzz   tune results files: fuzz/seeds/tune (real runs of tests/python/tune_train.py,
 #                       one with a cut last line)
+#   exact_step_fuzz     plan's exact-mode measurements: tests/data/plan/exact_*.json (real runs of
+#                       python/gpuscope/exact.py), each with the three mode bits
 # Corpora grow in build/fuzz/corpus/TARGET; crashes are written to build/fuzz/crashes/.
 set -eu
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 only="${2:-}"
-all="kineto_reader_fuzz monitor_log_fuzz registry_fuzz plan_config_fuzz diff_fuzz summary_fuzz torch_snapshot_fuzz nsys_sqlite_fuzz tune_results_fuzz"
+all="kineto_reader_fuzz monitor_log_fuzz registry_fuzz plan_config_fuzz diff_fuzz summary_fuzz torch_snapshot_fuzz nsys_sqlite_fuzz tune_results_fuzz exact_step_fuzz"
 if [ -n "$only" ]; then
   case " $all " in *" $only "*) ;; *) echo "fuzz: unknown target $only (one of: $all)" >&2; exit 2 ;; esac
 fi
@@ -135,6 +137,15 @@ seed_nsys_sqlite_fuzz() {
 
 seed_tune_results_fuzz() {
   cp fuzz/seeds/tune/* "$1/"
+}
+
+# Byte 0 of an exact_step_fuzz input: bit 0 fp32, bit 1 full recompute, bit 2 a search.
+seed_exact_step_fuzz() {
+  for f in tests/data/plan/exact_*.json; do
+    for m in 000 001 002 004; do
+      { printf "\\$m"; cat "$f"; } >"$1/$(basename "$f" .json).$m"
+    done
+  done
 }
 
 for target in $all; do
