@@ -47,6 +47,17 @@ api::PlanOptions Gpt2Medium(const std::string& precision, const std::string& mea
   return o;
 }
 
+// The bundled Llama-3-8B on 8 GPUs, global batch 64.
+api::PlanOptions Llama3_8b(const char* gpu, int64_t seq_len) {
+  api::PlanOptions o;
+  o.model = "llama-3-8b";
+  o.gpu = gpu;
+  o.gpus = 8;
+  o.global_batch = 64;
+  o.seq_len = seq_len;
+  return o;
+}
+
 // truth.json's case → (max_allocated bytes, median step seconds).
 std::pair<double, double> Truth(const char* run) {
   simdjson::dom::parser parser;
@@ -260,12 +271,7 @@ TEST(PlanPrecision, Fp32IsCudaCoresTf32IsTensorCores) {
   bool assumed = false;
   EXPECT_DOUBLE_EQ(hw::PlanPeakTflops(*custom, hw::Precision::kFp32, &assumed), 400.0 / 8);
   EXPECT_TRUE(assumed);
-  api::PlanOptions o;
-  o.model = "llama-3-8b";
-  o.gpu = "h200";
-  o.gpus = 8;
-  o.global_batch = 64;
-  o.seq_len = 2048;
+  api::PlanOptions o = Llama3_8b("h200", 2048);
   o.framework = "fsdp";
   o.zero = "3";
   o.mbs = 1;
@@ -286,12 +292,7 @@ TEST(PlanPrecision, Fp32IsCudaCoresTf32IsTensorCores) {
 }
 
 TEST(PlanPrecision, Fp8OnlyWhenAsked) {
-  api::PlanOptions o;
-  o.model = "llama-3-8b";
-  o.gpu = "h100";
-  o.gpus = 8;
-  o.global_batch = 64;
-  o.seq_len = 4096;
+  api::PlanOptions o = Llama3_8b("h100", 4096);
   o.top = 1000;
   auto searched = api::PlanJob(o);
   ASSERT_TRUE(searched.ok());
