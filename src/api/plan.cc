@@ -185,7 +185,8 @@ Result<Planned> PlanJob(const PlanOptions& o) {
       const int64_t per_gpu = std::max<int64_t>(1, *o.global_batch / std::max<int64_t>(1, *o.gpus));
       x.batch = o.mbs.value_or(per_gpu);
       x.seq_len = *o.seq_len;
-      x.precision = o.precision.empty() ? "bf16" : o.precision;
+      // The search's default precision: bf16, fp16 where the GPU has no bf16.
+      x.precision = !o.precision.empty() ? o.precision : r.gpu.tflops_bf16 > 0 ? "bf16" : "fp16";
       x.recompute = o.recompute == "full" ? "full" : "none";
       x.optimizer = o.optimizer == "sgd" ? "sgd" : "adam";
       // --exact: the first Python that has torch; none: the default one, whose error says so.
