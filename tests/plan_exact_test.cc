@@ -219,6 +219,16 @@ TEST(PlanExact, BadMeasurementsAreClearErrors) {
   ASSERT_NE(at, std::string::npos);
   bad.insert(at + 9, "-");
   EXPECT_FALSE(plan::ParseMeasuredStep(bad, "m.json").ok());
+  // Found by exact_step_fuzz: a block that saved 7.6e86 bytes planned a memory term the JSON could
+  // not hold exactly. Beyond 2^50 B a number is no measurement: an error naming the field.
+  std::string huge = text.str();
+  const size_t layer = huge.find("\"saved_per_layer_bytes\": [");
+  ASSERT_NE(layer, std::string::npos);
+  huge.insert(layer + 26, "7.5563e+86, ");
+  auto refused = plan::ParseMeasuredStep(huge, "m.json");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("saved_per_layer_bytes outside [0, 2^50]"), std::string::npos)
+      << refused.status().message();
 }
 
 // --exact without a Python that has torch: a clear error naming the interpreter and the hint.

@@ -34,6 +34,12 @@ Status Bad(std::string_view origin, const std::string& what) {
                            " (hint: run python/gpuscope/exact.py by hand to see its output)");
 }
 
+// Bounds of a real measured step: a byte count past 1 PiB, FLOPs past 1e24 per op or a count past
+// 1e12 calls is not a training step (and would not survive the document's exact integers).
+constexpr double kMaxBytes = 1125899906842624.0;  // 2^50
+constexpr double kMaxFlops = 1e24;
+constexpr double kMaxCount = 1e12;
+
 // Reads a number field; false when absent or not a number.
 bool Number(simdjson::dom::object o, const char* key, double* out) {
   simdjson::dom::element e;
@@ -79,15 +85,19 @@ Result<MeasuredStep> ParseMeasuredStep(std::string_view json, std::string_view o
       !Number(o, "optimizer_state_bytes", &m.optimizer_state_bytes) ||
       !Number(o, "gradient_bytes", &m.gradient_bytes))
     return Bad(origin, "a field of the measured step is missing or not a number");
-  if (batch < 1 || seq < 1 || layers < 0 || batch > 1e9 || seq > 1e9 || layers > 1e6 ||
-      m.peak_allocated_bytes < 0)
-    return Bad(origin, "batch, seq_len, layers or the peak out of range");
+  if (batch < 1 || seq < 1 || layers < 0 || batch > 16777216 || seq > 16777216 || layers > 1e6)
+    return Bad(origin, "batch, seq_len or layers out of range");
+  for (double v : {m.peak_allocated_bytes, m.parameter_bytes, m.optimizer_state_bytes, m.gradient_bytes})
+    if (!(v >= 0 && v <= kMaxBytes)) return Bad(origin, "a byte count outside [0, 2^50]");
+  if (!(m.parameters >= 0 && m.parameters <= kMaxBytes)) return Bad(origin, "parameters outside [0, 2^50]");
   m.batch = static_cast<int64_t>(batch);
   m.seq_len = static_cast<int64_t>(seq);
   m.layers = static_cast<int64_t>(layers);
   Number(o, "kernels", &kernels);
   m.kernels = static_cast<int64_t>(kernels);
   Number(o, "seconds", &m.seconds);
+  if (!(m.seconds >= 0 && m.seconds < 1e9)) m.seconds = 0;
+  if (!(kernels >= 0 && kernels <= kMaxCount)) return Bad(origin, "kernels out of range");
   simdjson::dom::object at;
   if (o["at_peak"].get_object().get(at) != simdjson::SUCCESS ||
       !Number(at, "parameters", &m.peak_parameters) ||
@@ -96,6 +106,9 @@ Result<MeasuredStep> ParseMeasuredStep(std::string_view json, std::string_view o
       !Number(at, "activations_and_temporaries", &m.peak_rest))
     return Bad(origin, "at_peak is missing or incomplete");
   Number(at, "autocast_weight_cache", &m.peak_autocast_cache);
+  for (double v : {m.peak_parameters, m.peak_optimizer_states, m.peak_gradients, m.peak_rest,
+                   m.peak_autocast_cache})
+    if (!(v >= 0 && v <= kMaxBytes)) return Bad(origin, "at_peak holds a byte count outside [0, 2^50]");
   simdjson::dom::array layers_saved;
   if (o["saved_per_layer_bytes"].get_array().get(layers_saved) == simdjson::SUCCESS)
     for (simdjson::dom::element e : layers_saved) {
@@ -105,6 +118,7 @@ Result<MeasuredStep> ParseMeasuredStep(std::string_view json, std::string_view o
         if (e.get_int64().get(i) != simdjson::SUCCESS) return Bad(origin, "saved_per_layer_bytes holds a non-number");
         d = static_cast<double>(i);
       }
+      if (!(d >= 0 && d <= kMaxBytes)) return Bad(origin, "saved_per_layer_bytes outside [0, 2^50]");
       m.saved_per_layer_bytes.push_back(d);
     }
   simdjson::dom::array ops;
@@ -117,9 +131,11 @@ Result<MeasuredStep> ParseMeasuredStep(std::string_view json, std::string_view o
     op.klass = Text(x, "class");
     op.path = Text(x, "path");
     double mm = 0, nn = 0, kk = 0, count = 0;
-    if (!Number(x, "flops", &op.flops) || !Number(x, "bytes", &op.bytes) || !Number(x, "count", &count) ||
-        op.flops < 0 || op.bytes < 0 || count < 0 || count > 1e12)
+    if (!Number(x, "flops", &op.flops) || !Number(x, "bytes", &op.bytes) || !Number(x, "count", &count))
       return Bad(origin, "op '" + op.op + "' lacks flops, bytes or count");
+    if (!(op.flops >= 0 && op.flops <= kMaxFlops) || !(op.bytes >= 0 && op.bytes <= kMaxBytes) ||
+        !(count >= 0 && count <= kMaxCount))
+      return Bad(origin, "op '" + op.op + "': flops, bytes or count out of range");
     Number(x, "m", &mm);
     Number(x, "n", &nn);
     Number(x, "k", &kk);
