@@ -119,8 +119,9 @@ CLI::App* AddPlanCommand(CLI::App& app, PlanCliOptions* o) {
   auto* exact = plan->add_flag(
       "--exact", o->exact,
       "Exact mode: run one training step of the config's Hugging Face model on fake tensors (no "
-      "GPU, no weights) with $GPUSCOPE_PYTHON or python3 (torch >= 2 and transformers) to measure "
-      "activation memory and price every op on the roofline (docs/planner.md)");
+      "GPU, no weights) with the first Python that has torch >= 2 and transformers "
+      "($GPUSCOPE_PYTHON alone when set; else the active venv, python3, this tree's .venv) to "
+      "measure activation memory and price every op on the roofline (docs/planner.md)");
   auto* no_exact = plan->add_flag(
       "--no-exact", o->no_exact,
       "Formulas only. Without --exact or --no-exact, a config.json file planned for Hugging Face "
