@@ -174,6 +174,13 @@ TEST(PlanExact, AnotherPrecisionOrRecomputeIsFormulas) {
   auto planned = api::PlanJob(o);
   ASSERT_TRUE(planned.ok());
   EXPECT_FALSE(planned->report.feasible.front().memory.measured);
+  // Plain PyTorch was measured: FSDP (16-bit weights) keeps the formulas.
+  o = Gpt2Medium("bf16", "exact_gpt2-medium_b8_s1024_bf16.json");
+  o.framework = "fsdp";
+  o.zero = "3";
+  planned = api::PlanJob(o);
+  ASSERT_TRUE(planned.ok()) << planned.status().message();
+  EXPECT_FALSE(planned->report.feasible.front().memory.measured);
   o = Gpt2Medium("bf16", "exact_gpt2-medium_b8_s1024_bf16_full.json");
   planned = api::PlanJob(o);
   ASSERT_TRUE(planned.ok());

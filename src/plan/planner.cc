@@ -361,8 +361,10 @@ Evaluation Evaluate(const ModelConfig& m, const hw::GpuSpec& gpu, const Parallel
   const int64_t per_node = as.gpus_per_node > 0 ? as.gpus_per_node : gpu.gpus_per_node;
   const FrameworkRules& rules = RulesFor(c.framework);
   // Exact mode's measured step, when it measured this configuration's precision and recompute.
+  // It ran plain PyTorch (autocast over fp32 weights): DDP's regime; DeepSpeed and FSDP hold
+  // 16-bit weights and Megatron runs its own kernels, so they keep the formulas.
   const MeasuredStep* ms = as.measured.get();
-  if (ms && (ms->precision != hw::PrecisionName(c.precision) ||
+  if (ms && (c.framework != Framework::kDdp || ms->precision != hw::PrecisionName(c.precision) ||
              (ms->recompute == "full") != (c.recompute == Recompute::kFull) ||
              (ms->recompute != "full" && c.recompute != Recompute::kNone) || ms->Tokens() <= 0 ||
              ms->parameters <= 0))
@@ -977,8 +979,8 @@ Result<PlanReport> Plan(const PlanRequest& r) {
         "on fake tensors at b={}, s={}, {}, recompute {}, {} ({:.1f} s): measured are the "
         "activations and temporaries alive at the peak, the gradients alive then, autocast's "
         "weight cache and every kernel-launching op ({} per micro-batch); static memory and "
-        "communication are formulas; a configuration of another precision or recompute is "
-        "formulas only",
+        "communication are formulas; a configuration of another framework than DDP (plain "
+        "PyTorch), precision or recompute is formulas only",
         ms->transformers_version, ms->torch_version, ms->batch, ms->seq_len, ms->precision,
         ms->recompute, ms->optimizer, ms->seconds, ms->kernels));
     A.push_back(fmt::format(
