@@ -165,8 +165,6 @@ class _Autocast:
                 base = full[len("aten::"):]
                 op_name, _, overload = base.partition(".")
                 kind = policy.get((op_name, overload))
-                if kind is None and not overload:
-                    kind = None
                 try:
                     op = getattr(getattr(torch.ops.aten, op_name), overload or "default")
                 except AttributeError:
