@@ -27,6 +27,14 @@ std::string Measurement(const std::string& name) {
   return std::string(GPUSCOPE_SOURCE_DIR) + "/tests/data/plan/" + name;
 }
 
+// The text of a saved measurement.
+std::string ReadMeasurement(const std::string& name) {
+  std::ifstream in(Measurement(name));
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
 api::PlanOptions Gpt2Medium(const std::string& precision, const std::string& measurement,
                             int64_t mbs = 8) {
   api::PlanOptions o;
@@ -140,10 +148,7 @@ TEST(PlanExact, HfLayerFormulaIsWhatExactModeMeasures) {
   ASSERT_TRUE(config.ok());
   for (const auto& [p, file] : {std::pair{hw::Precision::kBf16, "exact_gpt2-medium_b8_s1024_bf16.json"},
                                 std::pair{hw::Precision::kFp32, "exact_gpt2-medium_b8_s1024_fp32.json"}}) {
-    std::ifstream in(Measurement(file));
-    std::stringstream text;
-    text << in.rdbuf();
-    auto m = plan::ParseMeasuredStep(text.str(), file);
+    auto m = plan::ParseMeasuredStep(ReadMeasurement(file), file);
     ASSERT_TRUE(m.ok());
     const double formula = plan::HfActivationBytesPerLayer(*config, 1024, 8, p, true, plan::Recompute::kNone);
     EXPECT_NEAR(formula / m->MeanSavedPerLayer(), 1.0, 1e-3) << file;
@@ -214,23 +219,21 @@ TEST(PlanExact, BadMeasurementsAreClearErrors) {
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.status().code(), StatusCode::kInvalidInput);
   // Every field, then one op with a negative byte count.
-  std::ifstream in(Measurement("exact_gpt2-medium_b8_s1024_bf16.json"));
-  std::stringstream text;
-  text << in.rdbuf();
-  auto good = plan::ParseMeasuredStep(text.str(), "m.json");
+  const std::string text = ReadMeasurement("exact_gpt2-medium_b8_s1024_bf16.json");
+  auto good = plan::ParseMeasuredStep(text, "m.json");
   ASSERT_TRUE(good.ok()) << good.status().message();
   EXPECT_EQ(good->batch, 8);
   EXPECT_EQ(good->layers, 24);
   EXPECT_EQ(good->saved_per_layer_bytes.size(), 24u);
   EXPECT_GT(good->ops.size(), 20u);
-  std::string bad = text.str();
+  std::string bad = text;
   const size_t at = bad.find("\"bytes\": ");
   ASSERT_NE(at, std::string::npos);
   bad.insert(at + 9, "-");
   EXPECT_FALSE(plan::ParseMeasuredStep(bad, "m.json").ok());
   // Found by exact_step_fuzz: a block that saved 7.6e86 bytes planned a memory term the JSON could
   // not hold exactly. Beyond 2^50 B a number is no measurement: an error naming the field.
-  std::string huge = text.str();
+  std::string huge = text;
   const size_t layer = huge.find("\"saved_per_layer_bytes\": [");
   ASSERT_NE(layer, std::string::npos);
   huge.insert(layer + 26, "7.5563e+86, ");

@@ -366,7 +366,7 @@ def _path(torch, dtype, klass, tf32):
 # ---- the step ------------------------------------------------------------------------------------
 
 def _layers(model, count):
-    """The ModuleList of the transformer blocks (the longest one with `count` entries)."""
+    """The ModuleList of the transformer blocks: the first one with `count` entries."""
     import torch
     best = None
     for module in model.modules():

@@ -1,7 +1,7 @@
 #include "api/plan.h"
 
 #include <algorithm>
-#include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <vector>
 
@@ -156,12 +156,15 @@ Result<Planned> PlanJob(const PlanOptions& o) {
   // Auto: a config file planned for Hugging Face code, with a precision and recompute exact mode
   // measures, when a Python with torch and transformers is there.
   bool measure = o.exact;
+  // A config file python can read (not a bundled name; a pipe or FIFO was consumed by the config
+  // reader, and opening a FIFO again would block).
+  std::error_code no_throw;
+  const bool model_is_file = std::filesystem::is_regular_file(o.model, no_throw);
   std::string exact_python;  // "" = MeasureStep's default ($GPUSCOPE_PYTHON, else python3)
   if (!o.exact && o.exact_from.empty() && !o.no_exact && o.framework != "megatron" &&
       (o.impl.empty() || o.impl == "hf") &&
       o.precision != "fp8" && o.recompute != "selective" && o.from_trace.empty()) {
-    if (FILE* f = std::fopen(o.model.c_str(), "rb")) {
-      std::fclose(f);
+    if (model_is_file) {
       if (plan::ExactModeAvailable(&exact_python)) {
         measure = true;
       } else {
@@ -176,12 +179,9 @@ Result<Planned> PlanJob(const PlanOptions& o) {
     if (measure) {
       plan::ExactRequest x;
       x.config_path = o.model;
-      if (FILE* f = std::fopen(o.model.c_str(), "rb")) {
-        std::fclose(f);
-      } else {
+      if (!model_is_file)
         return Usage("--exact needs --model to be a Hugging Face config.json file (" + o.model +
                      " is not a file)");
-      }
       const int64_t per_gpu = std::max<int64_t>(1, *o.global_batch / std::max<int64_t>(1, *o.gpus));
       x.batch = o.mbs.value_or(per_gpu);
       x.seq_len = *o.seq_len;

@@ -144,22 +144,6 @@ double GpuPeaks::Bf16GemmAchievable(double flops) const {
   return roof;
 }
 
-MathPath PathOfPrecision(Precision p) {
-  switch (p) {
-    case Precision::kFp32:
-      return MathPath::kFp32Cuda;
-    case Precision::kTf32:
-      return MathPath::kTf32;
-    case Precision::kBf16:
-      return MathPath::kBf16;
-    case Precision::kFp16:
-      return MathPath::kFp16;
-    case Precision::kFp8:
-      return MathPath::kFp8;
-  }
-  return MathPath::kBf16;
-}
-
 double PlanPeakTflops(const GpuSpec& gpu, Precision p, bool* assumed) {
   if (assumed) *assumed = false;
   if (p != Precision::kFp32) return gpu.PeakTflops(p);

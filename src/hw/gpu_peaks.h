@@ -64,8 +64,6 @@ struct GpuPeaks {
 // A GPU of --gpu-spec has no CUDA-core row: fp32 is then taken as tf32 / 8 (A100 19.5 vs 156,
 // H100 67 vs 495), and `assumed` (when given) is set.
 double PlanPeakTflops(const GpuSpec& gpu, Precision p, bool* assumed = nullptr);
-// The math path of a training precision (kFp32 → kFp32Cuda, kTf32 → kTf32, …).
-MathPath PathOfPrecision(Precision p);
 
 // The GPU a trace ran on, from its deviceProperties name ("NVIDIA H200", "NVIDIA H100 80GB HBM3",
 // "NVIDIA A100-SXM4-80GB", "AMD Instinct MI300X"); nullopt for a name no row fits.

@@ -74,7 +74,9 @@ Result<Calibration> Calibrate(const ModelConfig& m, const hw::GpuSpec& gpu,
     return Evaluate(m, gpu, traced, seq_len, x).time.step_s;
   };
   constexpr double kEtaMin = 0.01, kEtaMax = 1.0;
-  const double fastest = step_at(kEtaMax), slowest = step_at(kEtaMin);
+  // The whole-step fit's bounds, evaluated only when it runs.
+  const double fastest = cal.time_split ? 0 : step_at(kEtaMax);
+  const double slowest = cal.time_split ? 0 : step_at(kEtaMin);
   double eta = a.efficiency;
   if (cal.time_split) {
     eta = cal.efficiency;

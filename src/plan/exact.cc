@@ -40,10 +40,8 @@ constexpr double kMaxBytes = 1125899906842624.0;  // 2^50
 constexpr double kMaxFlops = 1e24;
 constexpr double kMaxCount = 1e12;
 
-// Reads a number field; false when absent or not a number.
-bool Number(simdjson::dom::object o, const char* key, double* out) {
-  simdjson::dom::element e;
-  if (o[key].get(e) != simdjson::SUCCESS) return false;
+// A JSON number (double, int64 or uint64) as a double; false when it is none or not finite.
+bool AsNumber(simdjson::dom::element e, double* out) {
   double d;
   if (e.get_double().get(d) == simdjson::SUCCESS) { *out = d; return std::isfinite(d); }
   int64_t i;
@@ -51,6 +49,12 @@ bool Number(simdjson::dom::object o, const char* key, double* out) {
   uint64_t u;
   if (e.get_uint64().get(u) == simdjson::SUCCESS) { *out = static_cast<double>(u); return true; }
   return false;
+}
+
+// Reads a number field; false when absent or not a number.
+bool Number(simdjson::dom::object o, const char* key, double* out) {
+  simdjson::dom::element e;
+  return o[key].get(e) == simdjson::SUCCESS && AsNumber(e, out);
 }
 std::string Text(simdjson::dom::object o, const char* key) {
   std::string_view v;
@@ -113,11 +117,7 @@ Result<MeasuredStep> ParseMeasuredStep(std::string_view json, std::string_view o
   if (o["saved_per_layer_bytes"].get_array().get(layers_saved) == simdjson::SUCCESS)
     for (simdjson::dom::element e : layers_saved) {
       double d;
-      if (e.get_double().get(d) != simdjson::SUCCESS) {
-        int64_t i;
-        if (e.get_int64().get(i) != simdjson::SUCCESS) return Bad(origin, "saved_per_layer_bytes holds a non-number");
-        d = static_cast<double>(i);
-      }
+      if (!AsNumber(e, &d)) return Bad(origin, "saved_per_layer_bytes holds a non-number");
       if (!(d >= 0 && d <= kMaxBytes)) return Bad(origin, "saved_per_layer_bytes outside [0, 2^50]");
       m.saved_per_layer_bytes.push_back(d);
     }
