@@ -27,7 +27,8 @@ except ImportError as e:
 
 import gpuscope  # noqa: E402
 
-cli, src, shared = sys.argv[1], sys.argv[2], sys.argv[3]
+cli, src = sys.argv[1], sys.argv[2]
+shared = sys.argv[3] if len(sys.argv) > 3 else ""  # may be absent: then the lab check says so
 failures = []
 
 
