@@ -128,6 +128,7 @@ seed_torch_snapshot_fuzz() {
 
 # Byte 0 of an nsys_sqlite_fuzz input: bit 0 reads the database from a file instead of memory.
 seed_nsys_sqlite_fuzz() {
+  cp fuzz/seeds/nsys/* "$1/"  # past findings, byte 0 included
   if ls "$shared"/traces/nsys/*.sqlite >/dev/null 2>&1; then
     python3 fuzz/nsys_seeds.py "$1" "$shared"/traces/nsys/*.sqlite
   else

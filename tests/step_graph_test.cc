@@ -454,6 +454,73 @@ TEST(StepGraph, CrossStreamWaitsAreReadFromCudaSyncRecords) {
   EXPECT_EQ(rb.ranks[0].step_graph.cross_stream_edges, rb.ranks[0].step_graph.steps.size());
 }
 
+// A runtime call on another thread that runs past a step's end (a cudaMalloc on a second thread;
+// fuzz/findings had a mutated Nsight export with one 490,000 s long) moves the host lane's cursor
+// past the calls after it. Their device work still belongs to the step whose host span holds the
+// call (steps.h): the kernel launched at 2,100 µs and ending at 2,600 µs ends step 1 (the first
+// is warm-up), and the unchanged replay reproduces the steady steps. The long call does not hold
+// back the other thread's calls either: removing it (the allocator fix) once replayed the step to
+// −50 µs, a saving of 110 %; CheckReplay asserts the findings save at most the step.
+TEST(StepGraph, DeviceWorkFollowsItsCallPastAnotherThreadsLongCall) {
+  std::string ev;
+  auto add = [&ev](const std::string& e) { ev += (ev.empty() ? "" : ",\n") + e; };
+  auto call = [&](const char* name, int tid, int64_t ts, int64_t dur, int corr) {
+    add(R"({"ph":"X","cat":"cuda_runtime","name":")" + std::string(name) + R"(","pid":1,"tid":)" +
+        std::to_string(tid) + R"(,"ts":)" + std::to_string(ts) + R"(,"dur":)" + std::to_string(dur) +
+        R"(,"args":{"correlation":)" + std::to_string(corr) + "}}");
+  };
+  auto kernel = [&](int64_t ts, int64_t dur, int corr) {
+    add(R"({"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":)" + std::to_string(ts) +
+        R"(,"dur":)" + std::to_string(dur) + R"(,"args":{"device":0,"stream":7,"correlation":)" +
+        std::to_string(corr) + "}}");
+  };
+  for (int k = 0; k < 3; ++k) {
+    const int64_t o = 1000 + 1000 * k;
+    add(R"({"ph":"X","cat":"user_annotation","name":"ProfilerStep#)" + std::to_string(k) +
+        R"(","pid":1,"tid":1,"ts":)" + std::to_string(o) + R"(,"dur":400})");
+    if (k == 1) call("cudaMalloc", 2, o + 10, 1500, 10 * k + 1);
+    call("cudaLaunchKernel", 1, o + 100, 5, 10 * k + 2);
+    kernel(k == 1 ? o + 300 : o + 150, k == 1 ? 300 : 100, 10 * k + 2);
+  }
+  std::vector<Trace> keep;
+  Result<Trace> t = LoadTraceFromBytes(R"({"traceEvents":[)" + ev + "]}", "long_call.json");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  keep.push_back(std::move(t.value()));
+  const report::Report r = report::BuildReport(keep, {}, 1);
+  const report::RankReport& rr = r.ranks[0];
+  ASSERT_EQ(rr.steps.steps.size(), 3u);
+  EXPECT_EQ(rr.steps.steps[1].end_ns, 2'600'000);  // its kernel's end, past the host span
+  ASSERT_TRUE(rr.critical_path.built);
+  const analyze::StepGraph& g = rr.step_graph;
+  size_t kernels = 0;
+  for (size_t n = 0; n < g.size(); ++n) {
+    if (g.kind[n] != analyze::NodeKind::kKernel) continue;
+    ++kernels;
+    ASSERT_GE(g.step[n], 0) << "kernel at " << g.start_ns[n] << " in no step";
+    EXPECT_EQ(g.steps[static_cast<size_t>(g.step[n])].step, g.start_ns[n] < 3'000'000 ? 1 : 2)
+        << "kernel at " << g.start_ns[n];
+  }
+  EXPECT_EQ(kernels, g.steps.size());
+  CheckReplay("long call", rr);
+}
+
+// The Nsight export nsys_sqlite_fuzz found this on (fuzz/seeds/nsys; byte 0 is the target's): the
+// same call 490,000 s long; the replay reproduces the whole-span step.
+TEST(StepGraph, FuzzFoundLongCallInAnNsightExport) {
+  std::ifstream in(std::string(GPUSCOPE_SOURCE_DIR) + "/fuzz/seeds/nsys/long_runtime_call_past_the_step.fuzz",
+                   std::ios::binary);
+  ASSERT_TRUE(in) << "fuzz/seeds/nsys/long_runtime_call_past_the_step.fuzz";
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<Trace> keep;
+  Result<Trace> t = LoadTraceFromBytes(bytes.substr(1), "long_call.sqlite");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  keep.push_back(std::move(t.value()));
+  const report::Report r = report::BuildReport(keep, {}, 1);
+  ASSERT_TRUE(r.ranks[0].critical_path.built);
+  EXPECT_EQ(r.ranks[0].critical_path.observed_step_ns, 7'696'582'927'991);
+  CheckReplay("fuzz finding", r.ranks[0]);
+}
+
 TEST(StepGraph, RecordedWaitsOfRealTraces) {
   GPUSCOPE_REQUIRE_REAL("traces/hta/critical_path_alexnet_A100_cuda_sync.json.gz",
                         "traces/hta/cuda_event_sync_multi_stream.json.gz");

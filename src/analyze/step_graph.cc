@@ -241,20 +241,46 @@ StepGraph BuildStepGraph(const Trace& t, const KernelClasses& classes, const Ste
   };
   // Recorded stream waits not yet met: the waiting stream's next node waits for these.
   std::unordered_map<uint64_t, std::vector<uint32_t>> pending_waits;
-  // The host lane.
+  // The host lane: one chain over all threads (the main thread hands the step to the autograd
+  // thread and back). `cursor` is where the host's work so far ends. A call that starts before it
+  // ran beside the call that set it (another thread): it keeps its own start and waits for the
+  // host work that had ended by then, never for the overlapping call, so that removing one
+  // thread's long call does not move another thread's work (a lag is never negative).
   int64_t cursor = host_begin;
   uint32_t prev = kRootNode;
+  std::vector<uint32_t> lane;          // host nodes in the order added
+  std::vector<int64_t> lane_max_end;   // the latest end among lane[0..i], ns
   int32_t current_step = -1;
   size_t next_marker = 0, next_loader = 0;
+  // The lane node that ended last by `at` (kRootNode if none): `prev` unless something ran past
+  // `at`; then a bounded scan back (overlaps are rare; past the bound, the best found so far).
+  auto waits_for = [&](int64_t at) {
+    if (prev == kRootNode || g.end_ns(prev) <= at) return prev;
+    constexpr size_t kMaxScan = 1024;
+    uint32_t best = kRootNode;
+    int64_t best_end = std::numeric_limits<int64_t>::min();
+    for (size_t i = lane.size(), scanned = 0; i-- > 0 && scanned < kMaxScan; ++scanned) {
+      const int64_t e = g.end_ns(lane[i]);
+      if (e <= at && e > best_end) {
+        best = lane[i];
+        best_end = e;
+      }
+      if (lane_max_end[i] <= at) break;  // nothing earlier ends later than lane[i]'s prefix
+    }
+    return best;
+  };
   auto add_host = [&](NodeKind k, int64_t start, int64_t end, int32_t row) {
+    const uint32_t from = waits_for(start);
     const uint32_t n = add_node(k, start, end - start, row, current_step);
-    edges.push_back({n, prev, prev == kRootNode ? EdgeKind::kRoot : EdgeKind::kHost, start});
+    edges.push_back({n, from, from == kRootNode ? EdgeKind::kRoot : EdgeKind::kHost, start});
+    lane_max_end.push_back(std::max(lane_max_end.empty() ? g.end_ns(n) : lane_max_end.back(), g.end_ns(n)));
+    lane.push_back(n);
     prev = n;
     return n;
   };
   // Markers at or before `until`. One at the cursor joins the lane; one a call ran past (or one
-  // after the lane's end) is a leaf at its own time off the lane's last node, so the replay puts
-  // it where the trace does.
+  // after the lane's end) is a leaf at its own time off the host work ended by then, so the
+  // replay puts it where the trace does.
   auto emit_markers = [&](int64_t until) {
     while (next_marker < markers.size() && markers[next_marker].ns <= until) {
       const Marker& m = markers[next_marker++];
@@ -263,8 +289,9 @@ StepGraph BuildStepGraph(const Trace& t, const KernelClasses& classes, const Ste
       if (m.ns == cursor) {
         n = add_host(NodeKind::kMarker, cursor, cursor, -1);
       } else {
+        const uint32_t from = waits_for(m.ns);
         n = add_node(NodeKind::kMarker, m.ns, 0, -1, current_step);
-        edges.push_back({n, prev, prev == kRootNode ? EdgeKind::kRoot : EdgeKind::kHost, m.ns});
+        edges.push_back({n, from, from == kRootNode ? EdgeKind::kRoot : EdgeKind::kHost, m.ns});
       }
       StepGraph::Step& s = g.steps[m.step];
       (m.end ? s.host_end : s.host_begin) = n;
@@ -272,7 +299,7 @@ StepGraph BuildStepGraph(const Trace& t, const KernelClasses& classes, const Ste
     }
   };
   auto fill_gap = [&](int64_t until) {  // host time from the cursor to `until`
-    emit_markers(cursor);
+    emit_markers(std::min(cursor, until));
     while (cursor < until) {
       int64_t cut = until;
       if (next_marker < markers.size()) cut = std::min(cut, std::max(markers[next_marker].ns, cursor));
@@ -310,21 +337,26 @@ StepGraph BuildStepGraph(const Trace& t, const KernelClasses& classes, const Ste
     uint32_t seq;   // its first GPU node's place in gpu_seq
   };
   std::vector<LaunchAt> launch_at;
+  size_t call_step = 0;  // the graph step the calls (in start order) have reached
   for (size_t i = 0; i < calls.size(); ++i) {
     const uint32_t c = calls[i];
     const int64_t cs = rt.start_ns[c], ce = cs + rt.dur_ns[c];
     fill_gap(cs);
-    const int64_t s = std::max(cs, cursor), e = std::max(ce, s);
+    const int64_t s = cs, e = ce;  // a call beside the lane keeps its times (waits_for)
     const uint32_t gbegin = gpu_first[i], gend = gpu_first[i + 1];
     const int32_t first_gpu = gbegin < gend ? static_cast<int32_t>(gpu_rows[gbegin]) : -1;
     const std::optional<SyncCategory> sync = SyncCategoryOfCall(t, c, first_gpu);
     const bool blocks = sync && SyncCategoryBlocksHost(*sync);
     const bool issues = gbegin < gend;  // launches GPU work
-    // A step's device work: launched by calls inside its host span (steps.h).
+    // A step's device work: launched by calls inside its host span (steps.h), by the call's own
+    // times as steps.cc's merge of calls and steps does, not by the host lane's cursor (a call
+    // recorded as running past the step's end moves the cursor past the calls after it, which
+    // steps.cc still counts in the step).
+    while (call_step < g.steps.size() && cs >= steps.steps[first + call_step].host_end_ns) ++call_step;
     int32_t launch_step = -1;
-    if (current_step >= 0) {
-      const StepBreakdown& st = steps.steps[first + static_cast<size_t>(current_step)];
-      if (cs >= st.host_start_ns && ce <= st.host_end_ns) launch_step = current_step;
+    if (call_step < g.steps.size()) {
+      const StepBreakdown& st = steps.steps[first + call_step];
+      if (cs >= st.host_start_ns && ce <= st.host_end_ns) launch_step = static_cast<int32_t>(call_step);
     }
     // What a cuda_sync record says this call waits for: an event's work (kRootNode: the event
     // was recorded before the window, or on no stream of it), or one stream's last node.
@@ -387,7 +419,7 @@ StepGraph BuildStepGraph(const Trace& t, const KernelClasses& classes, const Ste
       const uint32_t n = add_host(NodeKind::kSyncReturn, ret, e, static_cast<int32_t>(c));
       for (uint32_t w : waits) edges.push_back({n, w, EdgeKind::kSync, 0});
     }
-    cursor = e;
+    cursor = std::max(cursor, e);
   }
   fill_gap(host_end);
   emit_markers(kMax);
