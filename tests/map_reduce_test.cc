@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gpuscope/synth.h"
+#include "ingest/inputs.h"
 #include "store/summary_file.h"
 #include "test_util.h"
 
@@ -154,9 +155,9 @@ TEST(MapReduce, SummaryFilesReadBackAsMapped) {
   auto file = job::ReadSummaries({dir.File("all.gpuscope.db")}, {}, pool);
   ASSERT_TRUE(file.ok()) << file.status().message();
   EXPECT_EQ(file->ranks, mapped.ranks);
-  EXPECT_TRUE(job::IsSummaryFile(dir.File("all.gpuscope.db")));
-  EXPECT_FALSE(job::IsSummaryFile(dir.File("rank0.pt.trace.json")));
-  EXPECT_FALSE(job::IsSummaryFile(dir.path()));
+  EXPECT_TRUE(ingest::IsSummaryFile(dir.File("all.gpuscope.db")));
+  EXPECT_FALSE(ingest::IsSummaryFile(dir.File("rank0.pt.trace.json")));
+  EXPECT_FALSE(ingest::IsSummaryFile(dir.path()));
 }
 
 TEST(MapReduce, SinkGetsEverySummaryAndMappedKeepsNone) {

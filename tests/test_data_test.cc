@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <vector>
 #include <set>
 #include <string>
 
@@ -35,11 +36,14 @@ TEST(TestData, AtMostFiveMegabytes) {
   EXPECT_LE(bytes, 5'000'000u) << "the repository carries at most 5 MB of real traces";
 }
 
-// Every source folder under traces/ has its licence and origin notes, and the origin note names
-// every file in the folder.
+// Every source folder under traces/ (copies of shared/) and derived/ (cut down from shared/) has
+// its licence and origin notes, and the origin note names every file in the folder.
 TEST(TestData, EverySourceHasLicenceAndOrigin) {
   size_t sources = 0, traces = 0;
-  for (const auto& source : fs::directory_iterator(testing::DataDir() + "/traces")) {
+  std::vector<fs::directory_entry> folders;
+  for (const char* top : {"/traces", "/derived"})
+    for (const auto& source : fs::directory_iterator(testing::DataDir() + top)) folders.push_back(source);
+  for (const auto& source : folders) {
     ASSERT_TRUE(source.is_directory()) << source.path();
     ++sources;
     SCOPED_TRACE(source.path().string());
@@ -58,11 +62,12 @@ TEST(TestData, EverySourceHasLicenceAndOrigin) {
           << f.path().filename() << " is not in " << origin;
     }
   }
-  EXPECT_EQ(sources, 2u);
-  EXPECT_EQ(traces, 14u);
+  EXPECT_EQ(sources, 3u);
+  EXPECT_EQ(traces, 15u);
 }
 
-// tests/data is a copy of part of shared/: same relative paths, same bytes.
+// tests/data/traces and reference are a copy of part of shared/: same relative paths, same bytes
+// (derived/ is not: its origin notes say how each file was made from shared/).
 TEST(TestData, VendoredFilesEqualShared) {
   GPUSCOPE_REQUIRE_SHARED();
   size_t compared = 0;

@@ -67,7 +67,9 @@ Result<Trace> LoadTrace(const std::string& path, const LoadOptions& options = {}
 Result<Trace> LoadTraceFromBytes(std::string_view bytes, const std::string& name,
                                  const LoadOptions& options = {});
 
-// Trace files in a folder: regular files named *.json or *.json.gz (also *.pt.trace.json*), sorted.
+// Trace files in a folder: regular files named *.json or *.json.gz (also *.pt.trace.json*) and
+// Nsight Systems SQLite exports, sorted (the folder listing every subcommand uses; a folder of
+// only `gpuscope map` summaries is an error that says so).
 // An entry with a trace's name that is no regular file (a FIFO, a device, a dangling link) is
 // never read (a FIFO would wait for a writer): with `skipped`, each is added to it as an error
 // naming it, and a folder holding only such entries lists none without an error.

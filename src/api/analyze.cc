@@ -1,8 +1,6 @@
 #include "api/analyze.h"
 
-#include "report/snapshot_document.h"
-
-#include <filesystem>
+#include <chrono>
 #include <optional>
 #include <utility>
 
@@ -10,8 +8,8 @@
 #include "analyze/monitor_stats.h"
 #include "base/thread_pool.h"
 #include "gpuscope/ingest.h"
+#include "ingest/inputs.h"
 #include "ingest/registry.h"
-#include "job/map_reduce.h"
 #include "report/monitor_document.h"
 #include "report/snapshot_document.h"
 #include "report/summary.h"
@@ -25,25 +23,39 @@ render::Document MonitorDocument(const monitor::Recording& recording) {
   return report::BuildRunDocument(stats, advise::AdviseMonitor(stats));
 }
 
-}  // namespace
+Status SkippedLines(const std::string& input, size_t lines) {
+  return Status::Error(StatusCode::kInvalidInput,
+                       input + ": " + std::to_string(lines) + " malformed lines skipped");
+}
 
-Result<Analysis> AnalyzeInput(const std::string& input, const AnalyzeOptions& args) {
-  report::JobOptions job_options;
-  if (Status s = report::ParseDetailRanks(args.ranks, &job_options.detail_ranks); !s.ok()) return s;
+Status CheckOptions(const AnalyzeOptions& args) {
   if (args.inflater != "auto" && args.inflater != "isal" && args.inflater != "zlib")
     return Status::Error(StatusCode::kUsage,
                          "inflater \"" + args.inflater + "\" is not one of auto, isal, zlib");
   if (!(args.batch_mb >= 0.01 && args.batch_mb <= 1024))
     return Status::Error(StatusCode::kUsage, "batch_mb must be between 0.01 and 1024");
-  std::error_code ec;
-  const bool many =
-      input != "-" && (std::filesystem::is_directory(input, ec) || job::IsSummaryFile(input));
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<Analysis> AnalyzeInput(const std::string& input, const AnalyzeOptions& args) {
+  report::JobOptions job_options;
+  if (Status s = report::ParseDetailRanks(args.ranks, &job_options.detail_ranks); !s.ok()) return s;
+  if (Status s = CheckOptions(args); !s.ok()) return s;
+  auto kind = ingest::ClassifyPath(input);
+  if (!kind.ok()) return kind.status();
+  // A folder (of traces, of summaries) or a summary: mapped in parallel, a few ranks in memory at
+  // once, and reduced (src/job/); one file or stdin: whatever the registry makes of it.
+  const bool many = *kind == ingest::PathKind::kFolder || *kind == ingest::PathKind::kSummary;
+  // One pool for the whole run: the reader's parse tasks and the analyses share its threads.
   ThreadPool pool(args.threads);
   job::MapOptions map;
   LoadOptions& options = map.load;
   options.threads = args.threads;
   options.pool = &pool;
   options.batch_bytes = static_cast<size_t>(args.batch_mb * 1024 * 1024);
+  options.nvidia_smi_fields = args.smi_fields;
   if (args.inflater == "zlib")
     options.inflater = Inflater::kZlib;
   else if (args.inflater == "isal")
@@ -53,54 +65,65 @@ Result<Analysis> AnalyzeInput(const std::string& input, const AnalyzeOptions& ar
     options.progress = args.progress;
     map.ranks_done = [&args](size_t done, size_t total) { args.progress(done, total); };
   }
+  if (args.ranks_done) map.ranks_done = args.ranks_done;
 
+  // The monitor recording is read before the analyses (the section beside each trace is one of
+  // them); one that cannot be read is a failure after the report.
   std::optional<Result<monitor::Recording>> beside;
   auto read_monitor = [&] {
     if (args.monitor_file.empty()) return;
-    beside.emplace(ingest::ReadMonitorInput(args.monitor_file));
+    LoadOptions monitor_options;
+    monitor_options.nvidia_smi_fields = args.smi_fields;
+    beside.emplace(ingest::ReadMonitorInput(args.monitor_file, monitor_options));
     if (beside->ok()) map.run.monitor = &beside->value();
   };
 
   Analysis out;
+  out.folder = many;
   std::vector<report::RankSummary> ranks;
+  const auto t0 = std::chrono::steady_clock::now();
   if (many) {
     read_monitor();
-    auto mapped = job::ReadSummaries({input}, map, pool);
+    auto mapped = job::ReadSummaries({input}, map, pool, args.mapper);
     if (!mapped.ok()) return mapped.status();
     ranks = std::move(mapped->ranks);
     out.failures = std::move(mapped->failures);
+    out.stats = mapped->stats;
+    if (!args.monitor_file.empty() && out.stats.traces == 0)
+      out.notes.push_back("--monitor applies to traces; summaries were analysed when mapped (hint: "
+                          "gpuscope map TRACE --monitor " + args.monitor_file + " -o DIR/)");
   } else {
     std::optional<monitor::Recording> recording;
     std::optional<snapshot::Snapshot> snap;
     auto loaded = ingest::LoadInputs(input, options, &recording, &snap);
+    out.stats.load_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (!loaded.ok()) return loaded.status();
     if (snap) {  // a CUDA memory snapshot: its own document (docs/memory-snapshot.md)
       out.document = report::SnapshotDocument(*snap);
       return out;
     }
-    if (recording) {
+    if (recording) {  // a recording or an nvidia-smi log: the monitor's verdict (docs/monitor.md)
       out.document = MonitorDocument(*recording);
       out.monitor_input = true;
       if (recording->malformed_lines > 0)
-        out.failures.push_back(Status::Error(
-            StatusCode::kInvalidInput,
-            input + ": " + std::to_string(recording->malformed_lines) + " malformed lines skipped"));
+        out.failures.push_back(SkippedLines(input, recording->malformed_lines));
       return out;
     }
     read_monitor();
+    if (args.analysing) args.analysing();
     for (Trace& trace : loaded->traces)
-      ranks.push_back(job::SummarizeLoadedTrace(std::move(trace), map, pool));
+      ranks.push_back(job::SummarizeLoadedTrace(std::move(trace), map, pool, &out.stats));
     out.failures = std::move(loaded->failures);
   }
+  out.ranks = ranks.size();
+  const auto t1 = std::chrono::steady_clock::now();
   out.document = report::BuildJobDocument(std::move(ranks), out.failures, job_options);
-  if (beside && !beside->ok()) {
+  out.reduce_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+  if (beside && !beside->ok())
     out.failures.push_back(beside->status());
-  } else if (beside && beside->value().malformed_lines > 0) {
-    out.failures.push_back(Status::Error(StatusCode::kInvalidInput,
-                                         args.monitor_file + ": " +
-                                             std::to_string(beside->value().malformed_lines) +
-                                             " malformed lines skipped"));
-  }
+  else if (beside && beside->value().malformed_lines > 0)
+    out.failures.push_back(SkippedLines(args.monitor_file, beside->value().malformed_lines));
   return out;
 }
 

@@ -12,7 +12,7 @@
 #include "base/thread_pool.h"
 #include "cli/output.h"
 #include "gpuscope/ingest.h"
-#include "ingest/nsys_sqlite/nsys_reader.h"
+#include "ingest/inputs.h"
 #include "ingest/registry.h"
 #include "job/map_reduce.h"
 #include "render/format.h"
@@ -40,6 +40,42 @@ std::string Share(uint64_t part, uint64_t whole) {
   std::snprintf(buf, sizeof buf, "%.2f %%",
                 100.0 * static_cast<double>(part) / static_cast<double>(whole));
   return buf;
+}
+
+// A folder's summaries carried into map's output as they are: read (and so checked), then written
+// to DIR/ under their own names (one that is already there, the same file, is left alone), or
+// added to the ranks of the one output file.
+struct Carried {
+  std::vector<report::RankSummary> ranks;  // for the one output file
+  std::vector<Status> failures;
+  size_t files = 0;    // carried
+};
+
+Carried CarrySummaries(const std::vector<std::string>& paths, bool to_folder, const std::string& dir) {
+  Carried out;
+  for (const std::string& path : paths) {
+    auto ranks = store::ReadSummaryFile(path);
+    if (!ranks.ok()) {
+      out.failures.push_back(ranks.status());
+      continue;
+    }
+    ++out.files;
+    if (!to_folder) {
+      for (report::RankSummary& r : *ranks) out.ranks.push_back(std::move(r));
+      continue;
+    }
+    const std::string target = (std::filesystem::path(dir) / std::filesystem::path(path).filename()).string();
+    std::error_code ec;
+    if (std::filesystem::equivalent(path, target, ec)) continue;
+    if (Status s = store::WriteSummaryFile(target, *ranks); !s.ok()) {
+      out.failures.push_back(s);
+      continue;
+    }
+    const int64_t bytes = SizeOf(target);
+    std::printf("wrote %s (%s, carried from %s)\n", SanitizeText(target).c_str(),
+                render::FormatBytes(static_cast<double>(bytes)).c_str(), SanitizeText(path).c_str());
+  }
+  return out;
 }
 
 }  // namespace
@@ -96,19 +132,27 @@ int RunMapCommand(const MapCliOptions& o) {
   if (o.inflater == "isal") options.load.inflater = Inflater::kIsal;
   options.max_ranks_in_memory = o.ranks_in_memory;
 
-  // The traces: files as given, folders listed as `analyze FOLDER` lists them.
-  std::vector<std::string> traces;
+  // The traces: files as given, folders listed as `analyze FOLDER` lists them (ingest/inputs.h).
+  // A folder's summaries are already mapped: carried into the output as they are, so that
+  // `reduce` of the output sees every rank `analyze FOLDER` does.
+  std::vector<std::string> traces, carried;
   std::vector<Status> skipped;  // a folder's FIFOs, devices and dangling links: said at the end
   for (const std::string& in : o.inputs) {
-    std::error_code ec;
-    if (in != "-" && std::filesystem::is_directory(in, ec)) {
-      auto listed = ListTraceFiles(in, &skipped);
-      if (!listed.ok()) {
-        PrintError(listed.status().message());
-        return ExitCodeFor(listed.status());
+    auto kind = ingest::ClassifyPath(in);
+    if (!kind.ok()) {
+      PrintError(kind.status());
+      return ExitCodeFor(kind.status());
+    }
+    if (*kind == ingest::PathKind::kFolder) {
+      ingest::FolderInputs listed;
+      if (Status s = ingest::ListFolderInputs(in, &listed); !s.ok()) {
+        PrintError(s);
+        return ExitCodeFor(s);
       }
-      traces.insert(traces.end(), listed->begin(), listed->end());
-    } else if (job::IsSummaryFile(in) && !ingest::IsNsysExportFile(in)) {
+      traces.insert(traces.end(), listed.traces.begin(), listed.traces.end());
+      carried.insert(carried.end(), listed.summaries.begin(), listed.summaries.end());
+      skipped.insert(skipped.end(), listed.skipped.begin(), listed.skipped.end());
+    } else if (*kind == ingest::PathKind::kSummary) {
       PrintError(in +
                  ": is already a gpuscope summary (hint: combine summaries with `gpuscope "
                  "reduce " +
@@ -143,6 +187,14 @@ int RunMapCommand(const MapCliOptions& o) {
       }
       outputs.push_back(std::move(out));
     }
+    for (const std::string& c : carried) {
+      const std::string out = (std::filesystem::path(o.out) / std::filesystem::path(c).filename()).string();
+      if (auto [it, added] = taken.emplace(out, c); !added) {
+        PrintError(c + " and " + it->second + " would both be written to " + out +
+                   " (hint: map them into separate folders)");
+        return 2;
+      }
+    }
     std::error_code ec;
     std::filesystem::create_directories(o.out, ec);
     if (ec) {
@@ -174,6 +226,9 @@ int RunMapCommand(const MapCliOptions& o) {
     };
   }
   job::Mapped mapped = job::MapTraces(traces, options, pool);
+  Carried kept = CarrySummaries(carried, to_folder, o.out);
+  for (report::RankSummary& r : kept.ranks) mapped.ranks.push_back(std::move(r));
+  if (!kept.ranks.empty()) job::SortSummaries(&mapped.ranks);
   int rc = 0;
   if (!to_folder && !mapped.ranks.empty()) {
     std::string note;
@@ -199,13 +254,19 @@ int RunMapCommand(const MapCliOptions& o) {
   }
   const size_t ok = traces.size() - mapped.failures.size();
   const std::string json = render::FormatBytes(static_cast<double>(mapped.stats.json_bytes));
-  if (traces.size() > 1 || !mapped.failures.empty())
+  if (traces.empty())
+    ;  // only summaries: nothing was mapped
+  else if (traces.size() > 1 || !mapped.failures.empty())
     std::printf("mapped %zu of %zu traces: %s of JSON, %s of summaries (%s)\n", ok, traces.size(),
                 json.c_str(), render::FormatBytes(static_cast<double>(summary_bytes)).c_str(),
                 Share(summary_bytes, mapped.stats.json_bytes).c_str());
   else
     std::printf("summary: %s of the trace's %s of JSON\n",
                 Share(summary_bytes, mapped.stats.json_bytes).c_str(), json.c_str());
+  if (kept.files > 0)
+    std::printf("carried %zu summar%s of the folder as %s\n", kept.files,
+                kept.files == 1 ? "y" : "ies", kept.files == 1 ? "it was" : "they were");
+  mapped.failures.insert(mapped.failures.end(), kept.failures.begin(), kept.failures.end());
   for (const Status& f : mapped.failures) {
     PrintError(f.message());
     rc = std::max(rc, ExitCodeFor(f));

@@ -29,7 +29,8 @@
 #include "gpuscope/ingest.h"
 #include "gpuscope/synth.h"
 #include "gpuscope/version.h"
-#include "ingest/nsys_sqlite/nsys_reader.h"
+#include "api/analyze.h"
+#include "ingest/inputs.h"
 #include "ingest/registry.h"
 #include "job/map_reduce.h"
 #include "job/mpi.h"
@@ -151,27 +152,57 @@ struct AnalyzeArgs {
   std::string smi_fields;    // --smi-fields: the --query-gpu list of a headerless nvidia-smi log
 };
 
+// What --stats prints on stderr after the report (bench/run.sh reads it).
+void PrintStats(const api::Analysis& a, double wall) {
+  const job::MapStats& stats = a.stats;
+  struct rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  // With several ranks the loads and analyses overlap: their seconds are sums over the ranks,
+  // wall_seconds is the whole run, and model_MB the largest rank's model.
+  std::fprintf(
+      stderr,
+      "stats: load_seconds=%.3f analyze_seconds=%.3f file_bytes=%llu json_bytes=%llu events=%llu "
+      "json_MBps=%.1f events_per_s=%.0f peak_rss_MB=%.1f model_MB=%.1f ranks=%zu "
+      "reduce_seconds=%.3f wall_seconds=%.3f\n",
+      stats.load_seconds, stats.analyze_seconds, static_cast<unsigned long long>(stats.file_bytes),
+      static_cast<unsigned long long>(stats.json_bytes),
+      static_cast<unsigned long long>(stats.events), stats.json_bytes / 1e6 / stats.load_seconds,
+      stats.events / stats.load_seconds, usage.ru_maxrss / 1024.0, stats.max_model_bytes / 1e6,
+      a.ranks, a.reduce_seconds, wall);
+  // What each analysis cost, thread CPU seconds summed over ranks.
+  std::string line = "stats: analysis_cpu_seconds";
+  for (size_t i = 0; i < stats.analysis_cpu_seconds.size(); ++i)
+    line += " " + std::string(analyze::AnalysisName(static_cast<analyze::AnalysisId>(i))) + "=" +
+            render::FormatNumber(stats.analysis_cpu_seconds[i], 3);
+  std::fprintf(stderr, "%s\n", line.c_str());
+}
+
+// `gpuscope analyze`: flags → api::AnalyzeInput (the one implementation, shared with Python) →
+// the renderer; what is the CLI's own is MPI, the progress bar, --stats and the exit code.
 int RunAnalyze(const AnalyzeArgs& args) {
-  const std::string& input = args.input;
-  const int threads = args.threads;
-  const std::string& inflater = args.inflater;
-  report::JobOptions job_options;
-  if (Status s = report::ParseDetailRanks(args.ranks, &job_options.detail_ranks); !s.ok()) {
-    PrintError(s);
-    return kExitBadInput;
-  }
-  std::error_code ec;
-  const bool many =
-      input != "-" && (std::filesystem::is_directory(input, ec) ||
-                       (job::IsSummaryFile(input) && !ingest::IsNsysExportFile(input)));
+  api::AnalyzeOptions options;
+  options.threads = args.threads;
+  options.batch_mb = args.batch_mb;
+  options.inflater = args.inflater;
+  options.monitor_file = args.monitor_file;
+  options.smi_fields = args.smi_fields;
+  options.ranks = args.ranks;
+  options.ranks_in_memory = args.ranks_in_memory;
   // Under mpirun every process runs this; MPI starts before any thread and ends after the last
-  // (`world` is destroyed last). Only process 0 reads the monitor file's verdict and prints.
+  // (`world` is destroyed last). Only process 0 prints.
   std::unique_ptr<job::MpiWorld> world;
+  bool mapper_ran = false;
+  Status mpi_status;
   if (args.mpi) {
-    if (!many) {
+    auto kind = ingest::ClassifyPath(args.input);
+    if (!kind.ok()) {
+      PrintError(kind.status());
+      return ExitCodeFor(kind.status());
+    }
+    if (*kind != ingest::PathKind::kFolder && *kind != ingest::PathKind::kSummary) {
       PrintError(Status::Error(StatusCode::kUsage,
-                               "--mpi spreads the traces of a folder over MPI processes; " + input +
-                                   " is not a folder (hint: analyze it without --mpi)"));
+                               "--mpi spreads the traces of a folder over MPI processes; " +
+                                   args.input + " is not a folder (hint: analyze it without --mpi)"));
       return kExitBadInput;
     }
     auto started = job::MpiWorld::Start(nullptr, nullptr);
@@ -180,139 +211,46 @@ int RunAnalyze(const AnalyzeArgs& args) {
       return ExitCodeFor(started.status());
     }
     world = std::move(*started);
+    options.mapper = [&](const std::vector<std::string>& traces, const job::MapOptions& o,
+                         ThreadPool& p) -> Result<job::Mapped> {
+      mapper_ran = true;
+      auto r = job::MapTracesMpi(*world, traces, o, p);
+      if (!r.ok()) mpi_status = r.status();
+      return r;
+    };
   }
   const bool quiet = world && !world->root();
-  // One pool for the whole run: the reader's parse tasks and the analyses share its threads.
-  ThreadPool pool(threads);
-  job::MapOptions map;
-  LoadOptions& options = map.load;
-  options.threads = threads;
-  options.pool = &pool;
-  options.batch_bytes = static_cast<size_t>(args.batch_mb * 1024 * 1024);
-  if (inflater == "zlib")
-    options.inflater = Inflater::kZlib;
-  else if (inflater == "isal")
-    options.inflater = Inflater::kIsal;
-  options.nvidia_smi_fields = args.smi_fields;
-  map.max_ranks_in_memory = args.ranks_in_memory;
   ProgressBar bar;
   if (!quiet) {
     options.progress = [&bar](uint64_t done, uint64_t total) { bar.Update(done, total); };
-    map.ranks_done = [&bar](size_t done, size_t total) { bar.Update(done, total, "mapping"); };
+    options.ranks_done = [&bar](size_t done, size_t total) { bar.Update(done, total, "mapping"); };
+    options.analysing = [&bar] { bar.Analysing(); };
   }
-
-  // The monitor recording is read before the analyses (the section beside each trace is one of
-  // them, and each rank's section of the report); a file that cannot be read is reported after
-  // the report.
-  std::optional<Result<monitor::Recording>> beside;
-  auto read_monitor = [&] {
-    if (args.monitor_file.empty()) return;
-    LoadOptions monitor_options;
-    monitor_options.nvidia_smi_fields = args.smi_fields;
-    beside.emplace(ingest::ReadMonitorInput(args.monitor_file, monitor_options));
-    if (beside->ok()) map.run.monitor = &beside->value();
-  };
-
   const auto t0 = std::chrono::steady_clock::now();
-  std::vector<report::RankSummary> ranks;
-  std::vector<Status> failures;
-  job::MapStats stats;
-  if (many) {
-    // A folder (of traces, of summaries) or a summary: map in parallel, a few ranks in memory at
-    // once, and reduce (src/job/). Under --mpi each process maps its share and process 0 reduces.
-    read_monitor();
-    bool mapper_ran = false;
-    Status mpi_status;
-    job::TraceMapper mpi_mapper;
-    if (world)
-      mpi_mapper = [&](const std::vector<std::string>& traces, const job::MapOptions& o,
-                       ThreadPool& p) -> Result<job::Mapped> {
-        mapper_ran = true;
-        auto r = job::MapTracesMpi(*world, traces, o, p);
-        if (!r.ok()) mpi_status = r.status();
-        return r;
-      };
-    auto mapped = job::ReadSummaries({input}, map, pool, mpi_mapper);
-    if (world && (!mapper_ran || !mpi_status.ok())) {
-      // This process failed before or during the gather: the others would wait for it forever.
-      const Status& why = mapper_ran ? mpi_status : mapped.status();
-      PrintError(why);
-      world->Abort(ExitCodeFor(why));
-    }
-    if (quiet) return kExitOk;  // process 0 reports
-    if (!mapped.ok()) {
-      PrintError(mapped.status());
-      return ExitCodeFor(mapped.status());
-    }
-    ranks = std::move(mapped->ranks);
-    failures = std::move(mapped->failures);
-    stats = mapped->stats;
-    if (!args.monitor_file.empty() && stats.traces == 0)
-      std::fprintf(stderr,
-                   "gpuscope: note: --monitor applies to traces; summaries were analysed when "
-                   "mapped (hint: gpuscope map TRACE --monitor %s -o DIR/)\n",
-                   args.monitor_file.c_str());
-  } else {
-    // One file (or stdin): whatever the registry makes of it, a monitor input included.
-    std::optional<monitor::Recording> recording;
-    std::optional<snapshot::Snapshot> snapshot;
-    auto loaded = ingest::LoadInputs(input, options, &recording, &snapshot);
-    stats.load_seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (!loaded.ok()) {
-      PrintError(loaded.status());
-      return ExitCodeFor(loaded.status());
-    }
-    // Monitor recordings and nvidia-smi logs get the monitor's verdict (docs/monitor.md).
-    if (recording) return cli::EmitMonitorVerdict(*recording, args.out);
-    // CUDA memory snapshots get their own document (docs/memory-snapshot.md).
-    if (snapshot) return cli::EmitSnapshot(*snapshot, args.out);
-    read_monitor();
-    bar.Analysing();
-    for (Trace& trace : loaded->traces)
-      ranks.push_back(job::SummarizeLoadedTrace(std::move(trace), map, pool, &stats));
-    failures = std::move(loaded->failures);
+  Result<api::Analysis> analysis = api::AnalyzeInput(args.input, options);
+  if (world && (!mapper_ran || !mpi_status.ok())) {
+    // This process failed before or during the gather: the others would wait for it forever.
+    const Status& why = mapper_ran ? mpi_status : analysis.status();
+    PrintError(why);
+    world->Abort(ExitCodeFor(why));
   }
-  const auto t1 = std::chrono::steady_clock::now();
-  const size_t rank_count = ranks.size();
-  const render::Document doc = report::BuildJobDocument(std::move(ranks), failures, job_options);
+  if (quiet) return kExitOk;  // process 0 reports
+  if (!analysis.ok()) {
+    PrintError(analysis.status());
+    return ExitCodeFor(analysis.status());
+  }
   cli::OutputArgs out = args.out;
   out.never_terminal = world != nullptr;
-  if (const int rc = cli::Emit(doc, out); rc != 0) return rc;
+  if (const int rc = cli::Emit(analysis->document, out); rc != 0) return rc;
   if (args.stats) {
-    struct rusage usage;
-    getrusage(RUSAGE_SELF, &usage);
-    const auto now = std::chrono::steady_clock::now();
-    const double wall = std::chrono::duration<double>(now - t0).count();
-    const double reduce = std::chrono::duration<double>(now - t1).count();
-    // With several ranks the loads and analyses overlap: their seconds are sums over the ranks,
-    // wall_seconds is the whole run, and model_MB the largest rank's model.
-    std::fprintf(
-        stderr,
-        "stats: load_seconds=%.3f analyze_seconds=%.3f file_bytes=%llu json_bytes=%llu events=%llu "
-        "json_MBps=%.1f events_per_s=%.0f peak_rss_MB=%.1f model_MB=%.1f ranks=%zu "
-        "reduce_seconds=%.3f wall_seconds=%.3f\n",
-        stats.load_seconds, stats.analyze_seconds,
-        static_cast<unsigned long long>(stats.file_bytes),
-        static_cast<unsigned long long>(stats.json_bytes),
-        static_cast<unsigned long long>(stats.events),
-        stats.json_bytes / 1e6 / stats.load_seconds, stats.events / stats.load_seconds,
-        usage.ru_maxrss / 1024.0, stats.max_model_bytes / 1e6, rank_count, reduce, wall);
-    // What each analysis cost, thread CPU seconds summed over ranks (bench/run.sh reads it).
-    std::string line = "stats: analysis_cpu_seconds";
-    for (size_t i = 0; i < stats.analysis_cpu_seconds.size(); ++i)
-      line += " " + std::string(analyze::AnalysisName(static_cast<analyze::AnalysisId>(i))) + "=" +
-              render::FormatNumber(stats.analysis_cpu_seconds[i], 3);
-    std::fprintf(stderr, "%s\n", line.c_str());
+    PrintStats(*analysis, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
-  for (const Status& f : failures) PrintError(f);
-  int rc = failures.empty() ? kExitOk : kExitBadInput;
-  if (beside && !beside->ok()) {
-    PrintError(beside->status());
-    rc = std::max(rc, ExitCodeFor(beside->status()));
-  } else if (beside && beside->value().malformed_lines > 0) {
-    // Skipped lines of the recording are counted in each rank's monitor section.
-    rc = std::max(rc, kExitBadInput);
+  for (const std::string& note : analysis->notes)
+    std::fprintf(stderr, "gpuscope: note: %s\n", note.c_str());
+  int rc = kExitOk;
+  for (const Status& f : analysis->failures) {
+    PrintError(f);
+    rc = std::max(rc, ExitCodeFor(f));
   }
   return rc;
 }

@@ -6,6 +6,7 @@
 
 #include "base/thread_pool.h"
 #include "gpuscope/ingest.h"
+#include "ingest/inputs.h"
 #include "ingest/registry.h"
 #include "io/byte_source.h"
 
@@ -74,30 +75,17 @@ Status ingest::NotARegularTraceFile(const std::filesystem::directory_entry& entr
 }
 
 Result<std::vector<std::string>> ListTraceFiles(const std::string& dir, std::vector<Status>* skipped) {
-  std::error_code ec;
-  std::vector<std::string> files;
-  std::filesystem::directory_iterator it(dir, ec);
-  if (ec) {
-    return Status::Error(StatusCode::kNotFound, dir + ": cannot list folder: " + ec.message());
-  }
-  for (const auto& entry : it) {
-    const std::string name = entry.path().filename().string();
-    if (name.empty() || name[0] == '.') continue;
-    if (!entry.is_regular_file(ec)) {
-      if (Status s = ingest::NotARegularTraceFile(entry); !s.ok() && skipped) skipped->push_back(s);
-      continue;
-    }
-    if (name.ends_with(".json") || name.ends_with(".json.gz")) files.push_back(entry.path().string());
-  }
-  std::sort(files.begin(), files.end());
-  if (files.empty() && skipped && !skipped->empty()) return files;  // the caller says why
-  if (files.empty()) {
+  ingest::FolderInputs listed;
+  if (Status s = ingest::ListFolderInputs(dir, &listed); !s.ok()) return s;
+  if (skipped) skipped->insert(skipped->end(), listed.skipped.begin(), listed.skipped.end());
+  if (listed.traces.empty() && !listed.skipped.empty() && skipped) return listed.traces;  // said
+  if (listed.traces.empty())
     return Status::Error(StatusCode::kInvalidInput,
-                         dir +
-                             ": no trace files in this folder (hint: gpuscope looks for *.json and "
-                             "*.json.gz, e.g. the *.pt.trace.json files torch.profiler writes)");
-  }
-  return files;
+                         dir + ": no trace files in this folder, only " +
+                             std::to_string(listed.summaries.size()) +
+                             " gpuscope summaries (hint: `gpuscope analyze " + dir +
+                             "` or `gpuscope reduce " + dir + "` reads them)");
+  return listed.traces;
 }
 
 Result<LoadedInputs> LoadInputs(const std::string& path, const LoadOptions& options) {
@@ -107,30 +95,11 @@ Result<LoadedInputs> LoadInputs(const std::string& path, const LoadOptions& opti
 Result<LoadedInputs> ingest::LoadInputs(const std::string& path, const LoadOptions& options,
                                         std::optional<monitor::Recording>* recording,
                                         std::optional<snapshot::Snapshot>* snapshot) {
-  std::error_code ec;
-  // "-" is standard input; stat() follows symbolic links, so a loop of them is told apart from a
-  // missing file.
-  const std::filesystem::file_status status =
-      path == "-" ? std::filesystem::file_status(std::filesystem::file_type::unknown)
-                  : std::filesystem::status(path, ec);
-  if (path != "-" && status.type() == std::filesystem::file_type::not_found) {
-    return Status::Error(StatusCode::kNotFound,
-                         path +
-                             ": no such file or folder (hint: pass a trace file, e.g. "
-                             "trace.pt.trace.json.gz, or a folder of per-rank traces)");
-  }
-  if (path != "-" && ec) {
-    return Status::Error(StatusCode::kInvalidInput,
-                         path + ": cannot open: " + ec.message() +
-                             (ec == std::errc::too_many_symbolic_link_levels
-                                  ? " (hint: the symbolic link leads back to itself; check "
-                                    "`readlink -f " +
-                                        path + "`)"
-                                  : ""));
-  }
+  auto kind = ingest::ClassifyPath(path);
+  if (!kind.ok()) return kind.status();
   std::vector<std::string> files;
   std::vector<Status> skipped;  // a folder's FIFOs, devices and dangling links, named
-  if (status.type() == std::filesystem::file_type::directory) {
+  if (*kind == ingest::PathKind::kFolder) {
     auto listed = ListTraceFiles(path, &skipped);
     if (!listed.ok()) return listed.status();
     files = std::move(*listed);

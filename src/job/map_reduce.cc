@@ -11,7 +11,7 @@
 #include <mutex>
 #include <optional>
 
-#include "ingest/nsys_sqlite/nsys_reader.h"
+#include "ingest/inputs.h"
 #include "ingest/registry.h"
 #include "render/json.h"
 #include "report/report.h"
@@ -87,82 +87,16 @@ report::RankSummary Summarize(Trace trace, const MapOptions& options, ThreadPool
   return summary;
 }
 
-bool EndsWith(const std::string& s, std::string_view suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-bool StartsAsSqlite(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return false;
-  char head[16];
-  const size_t n = std::fread(head, 1, sizeof head, f);
-  std::fclose(f);
-  return store::LooksLikeSummaryFile(std::string_view(head, n));
-}
-
-struct Inputs {
-  std::vector<std::string> traces;
-  std::vector<std::string> summaries;
-  std::vector<Status> skipped;  // entries of a folder that are not regular files, named
-};
-
-// A folder's inputs: traces by name (*.json, *.json.gz, as `analyze FOLDER` has always taken
-// them), summaries by content. Hidden files are left out (map's temporary files among them).
-Status ListFolder(const std::string& dir, Inputs* out) {
-  std::error_code ec;
-  std::filesystem::directory_iterator it(dir, ec);
-  if (ec)
-    return Status::Error(StatusCode::kNotFound, dir + ": cannot list folder: " + ec.message());
-  std::vector<std::string> traces, summaries;
-  for (const auto& entry : it) {
-    const std::string name = entry.path().filename().string();
-    if (name.empty() || name[0] == '.') continue;
-    const std::string path = entry.path().string();
-    if (!entry.is_regular_file(ec)) {
-      // A trace's name on a FIFO, a device or a dangling link: said, never read (a FIFO would
-      // wait for a writer), never silently dropped. Folders and other names are not inputs.
-      if (Status s = ingest::NotARegularTraceFile(entry); !s.ok()) out->skipped.push_back(s);
-      continue;
-    }
-    if (EndsWith(name, ".json") || EndsWith(name, ".json.gz"))
-      traces.push_back(path);
-    else if (StartsAsSqlite(path))  // an Nsight Systems export is a trace, any other a summary
-      (ingest::IsNsysExportFile(path) ? traces : summaries).push_back(path);
+// Paths → the traces to map and the summaries to read, as ingest::ClassifyPath says.
+Status Classify(const std::string& path, ingest::FolderInputs* out) {
+  auto kind = ingest::ClassifyPath(path);
+  if (!kind.ok()) return kind.status();
+  switch (*kind) {
+    case ingest::PathKind::kFolder: return ingest::ListFolderInputs(path, out);
+    case ingest::PathKind::kSummary: out->summaries.push_back(path); break;
+    case ingest::PathKind::kStdin:
+    case ingest::PathKind::kFile: out->traces.push_back(path); break;  // the registry says what
   }
-  if (traces.empty() && summaries.empty() && out->skipped.empty())
-    return Status::Error(
-        StatusCode::kInvalidInput,
-        dir +
-            ": no trace files in this folder (hint: gpuscope looks for *.json and *.json.gz, "
-            "e.g. the *.pt.trace.json files torch.profiler writes, for Nsight Systems SQLite "
-            "exports and for summaries that `gpuscope map` writes)");
-  std::sort(traces.begin(), traces.end());
-  std::sort(summaries.begin(), summaries.end());
-  out->traces.insert(out->traces.end(), traces.begin(), traces.end());
-  out->summaries.insert(out->summaries.end(), summaries.begin(), summaries.end());
-  return Status::Ok();
-}
-
-Status Classify(const std::string& path, Inputs* out) {
-  if (path == "-") {
-    out->traces.push_back(path);
-    return Status::Ok();
-  }
-  std::error_code ec;
-  const std::filesystem::file_status status = std::filesystem::status(path, ec);
-  if (status.type() == std::filesystem::file_type::not_found)
-    return Status::Error(StatusCode::kNotFound,
-                         path +
-                             ": no such file or folder (hint: pass a trace file, e.g. "
-                             "trace.pt.trace.json.gz, a summary from `gpuscope map`, or a "
-                             "folder of them)");
-  if (ec) return Status::Error(StatusCode::kInvalidInput, path + ": cannot open: " + ec.message());
-  if (status.type() == std::filesystem::file_type::directory) return ListFolder(path, out);
-  if (IsSummaryFile(path))
-    out->summaries.push_back(path);
-  else
-    out->traces.push_back(path);  // the registry says what it is if it is no trace
   return Status::Ok();
 }
 
@@ -182,12 +116,6 @@ void MapStats::Add(const MapStats& o) {
 
 RankModelCount RankModelsAlive() { return {g_models_alive.load(), g_models_peak.load()}; }
 void ResetRankModelPeak() { g_models_peak.store(g_models_alive.load()); }
-
-bool IsSummaryFile(const std::string& path) {
-  struct stat st;
-  if (path == "-" || stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
-  return StartsAsSqlite(path);
-}
 
 Result<report::RankSummary> MapTrace(const std::string& path, const MapOptions& options,
                                      ThreadPool& pool, MapStats* stats) {
@@ -282,7 +210,7 @@ Mapped MapTraces(const std::vector<std::string>& paths, const MapOptions& option
 
 Result<Mapped> ReadSummaries(const std::vector<std::string>& paths, const MapOptions& options,
                              ThreadPool& pool, const TraceMapper& map_traces) {
-  Inputs inputs;
+  ingest::FolderInputs inputs;
   for (const std::string& p : paths)
     if (Status s = Classify(p, &inputs); !s.ok()) return s;
 

@@ -67,15 +67,11 @@ struct Mapped {
 Mapped MapTraces(const std::vector<std::string>& paths, const MapOptions& options,
                  ThreadPool& pool);
 
-// Summary files and folders of them (or of traces, mapped on the way) → summaries. A folder
-// holds traces (*.json, *.json.gz) and summaries (any file that starts as an SQLite database
-// does). Fails only when nothing could be read.
+// Summary files and folders of them (or of traces, mapped on the way) → summaries; what each path
+// is, and what a folder holds, is ingest::ClassifyPath's and ingest::ListFolderInputs' to say.
+// Fails only when nothing could be read.
 Result<Mapped> ReadSummaries(const std::vector<std::string>& paths, const MapOptions& options,
                              ThreadPool& pool, const TraceMapper& map_traces = {});
-
-// A regular file whose first bytes are an SQLite database's (a pipe or stdin is never one: its
-// bytes cannot be read twice).
-bool IsSummaryFile(const std::string& path);
 
 // Puts summaries in report order: by rank id (none last), then path; a rank without an id gets
 // the key "input_<position>", as the report of a folder of traces has always keyed it.

@@ -1,0 +1,151 @@
+"""Python.FrontDoor: one implementation per subcommand, two shells over it.
+
+front_door_test.py GPUSCOPE_BINARY SOURCE_DIR (run with the test venv's python).
+
+  * gpuscope.analyze / plan / diff and `gpuscope analyze|plan|diff --json` on the same inputs — a
+    Kineto trace, a folder of ranks, an Nsight Systems export, a `gpuscope map` summary, a folder
+    of summaries, a CUDA memory snapshot, a `gpuscope run --record` recording, an nvidia-smi log, a
+    plan, a diff — give equal documents, and inputs read in part give the same failures (the CLI's
+    stderr lines, exit 2) in both;
+  * `gpuscope map DIR` and `gpuscope analyze DIR` accept the same folders (traces, Nsight exports,
+    summaries, a mix), and `reduce` of map's output is `analyze DIR`'s report.
+Inputs are the repository's own (examples/, tests/data, fuzz/seeds): nothing here needs shared/.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import warnings
+
+import gpuscope
+
+cli, src = sys.argv[1], sys.argv[2]
+data = os.path.join(src, "tests", "data")
+example = os.path.join(src, "examples", "train_input_bound.pt.trace.json.gz")
+nsys = os.path.join(data, "derived", "nsys", "fuser_8xh100_report1_cut.sqlite")
+ranks = [os.path.join(data, "traces", "hta", "sampled_rank-%d.json.gz" % r) for r in (0, 1)]
+snapshot = os.path.join(src, "fuzz", "seeds", "snapshot", "snapshot_p4.pickle")
+recording = os.path.join(src, "fuzz", "seeds", "monitor", "recording.jsonl")
+smi_log = os.path.join(data, "monitor", "nvidia_smi_2gpu.csv")
+failures = []
+
+
+def check(ok, what):
+    print(("ok    " if ok else "FAIL  ") + what)
+    if not ok:
+        failures.append(what)
+
+
+def run(*args):
+    return subprocess.run([cli, *args], capture_output=True, text=True)
+
+
+def error_lines(stderr):
+    return [line[len("gpuscope: error: "):] for line in stderr.splitlines()
+            if line.startswith("gpuscope: error: ")]
+
+
+def same(name, py_call, cli_args):
+    """The Python call and the CLI's --json: equal documents, the same failures."""
+    c = run(*cli_args, "--json")
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        try:
+            report = py_call()
+        except gpuscope.Error as e:
+            check(False, "%s: Python raised %s (CLI exit %d: %s)" % (name, e, c.returncode,
+                                                                   c.stderr.strip()[-300:]))
+            return None
+    if c.returncode not in (0, 2) or not c.stdout:
+        check(False, "%s: the CLI failed (exit %d: %s)" % (name, c.returncode, c.stderr[-300:]))
+        return None
+    doc = report.to_dict()
+    check(doc == json.loads(c.stdout), "%s: Python's document equals the CLI's (%s)"
+          % (name, doc.get("schema")))
+    py_failures = [str(f) for f in report.failures] if hasattr(report, "failures") else []
+    check(py_failures == error_lines(c.stderr) and (c.returncode == 2) == bool(py_failures),
+          "%s: the same failures (%d) and exit %d" % (name, len(py_failures), c.returncode))
+    return doc
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    folder = os.path.join(tmp, "ranks")
+    os.mkdir(folder)
+    for r in ranks:
+        shutil.copy(r, folder)
+    nsys_folder = os.path.join(tmp, "nsys")
+    os.mkdir(nsys_folder)
+    shutil.copy(nsys, nsys_folder)
+    mixed = os.path.join(tmp, "mixed")
+    os.mkdir(mixed)
+    for f in (ranks[0], nsys, example):
+        shutil.copy(f, mixed)
+
+    # Summaries: map's output of the folder of ranks, one file per rank and one for all.
+    summaries = os.path.join(tmp, "summaries") + os.sep
+    m = run("map", folder, "-o", summaries)
+    check(m.returncode == 0, "map FOLDER -o DIR/ (%s)" % m.stderr.strip()[-200:])
+    one = os.path.join(tmp, "all.gpuscope.db")
+    m = run("map", folder, "-o", one)
+    check(m.returncode == 0, "map FOLDER -o FILE (%s)" % m.stderr.strip()[-200:])
+    # A recording with a cut last line: read in part, counted, exit 2 in both.
+    cut = os.path.join(tmp, "cut.jsonl")
+    with open(recording) as f, open(cut, "w") as g:
+        g.write(f.read() + '{"t": 1, "gpu_util"\n')
+
+    inputs = [
+        ("a Kineto trace", example),
+        ("a folder of ranks", folder),
+        ("an Nsight Systems export", nsys),
+        ("a folder of Nsight exports", nsys_folder),
+        ("a folder of traces and Nsight exports", mixed),
+        ("a summary", one),
+        ("a folder of summaries", summaries),
+        ("a CUDA memory snapshot", snapshot),
+        ("a recording", recording),
+        ("a recording with a cut line", cut),
+        ("an nvidia-smi log", smi_log),
+    ]
+    docs = {}
+    for name, path in inputs:
+        docs[name] = same("analyze " + name, lambda p=path: gpuscope.analyze(p), ["analyze", path])
+    check(docs["a CUDA memory snapshot"] is not None
+          and docs["a CUDA memory snapshot"]["schema"] == "gpuscope.snapshot",
+          "a snapshot is the gpuscope.snapshot document")
+    check(docs["a recording"] is not None and docs["a recording"]["schema"] == "gpuscope.run",
+          "a recording is the gpuscope.run document")
+    check(docs["an Nsight Systems export"] is not None
+          and docs["an Nsight Systems export"]["schema"] == "gpuscope.report",
+          "an Nsight export is a report in Python too (it was refused as a damaged summary)")
+    # analyze with --monitor beside a trace, and --ranks.
+    same("analyze TRACE --monitor", lambda: gpuscope.analyze(example, monitor=recording),
+         ["analyze", example, "--monitor", recording])
+    same("analyze FOLDER --ranks all", lambda: gpuscope.analyze(folder, ranks="all"),
+         ["analyze", folder, "--ranks", "all"])
+    same("plan", lambda: gpuscope.plan(model="llama-3-8b", gpu="h100-sxm", gpus=8,
+                                       global_batch=64, seq_len=4096),
+         ["plan", "--model", "llama-3-8b", "--gpu", "h100-sxm", "--gpus", "8", "--global-batch",
+          "64", "--seq-len", "4096"])
+    same("diff", lambda: gpuscope.diff(ranks[0], ranks[1]), ["diff", ranks[0], ranks[1]])
+    same("diff FOLDER FOLDER", lambda: gpuscope.diff(folder, folder), ["diff", folder, folder])
+
+    # map DIR and analyze DIR accept the same folders; reduce of map's output is analyze DIR.
+    for name, path in (("traces", folder), ("Nsight exports", nsys_folder), ("a mix", mixed),
+                       ("summaries", summaries)):
+        a = run("analyze", path, "--json")
+        out = os.path.join(tmp, "mapped-" + name.replace(" ", "_")) + os.sep
+        m = run("map", path, "-o", out)
+        check(a.returncode == 0 and m.returncode == 0,
+              "a folder of %s: analyze exit %d, map exit %d (%s)"
+              % (name, a.returncode, m.returncode, (a.stderr + m.stderr).strip()[-300:]))
+        r = run("reduce", out, "--json")
+        check(r.returncode == 0 and json.loads(r.stdout) == json.loads(a.stdout),
+              "a folder of %s: reduce of map's output equals analyze DIR" % name)
+
+if failures:
+    print("%d check(s) failed" % len(failures))
+    sys.exit(1)
+print("all checks passed")
