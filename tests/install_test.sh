@@ -27,6 +27,8 @@ check_tree() {  # $1: the installed tree holding bin/ and share/
   [ "$(bash -c ". '$comp'; COMP_WORDS=('$root/bin/gpuscope' analyze --js); COMP_CWORD=2; _gpuscope; echo \${COMPREPLY[*]}")" = --json ] ||
     fail "completion of 'analyze --js'"
   [ -f "$root/share/doc/gpuscope/docs/planner.md" ] || fail "docs not installed"
+  grep -q "^License: Apache-2.0" "$root/share/doc/gpuscope/copyright" || fail "no copyright file"
+  grep -q "Apache License" "$root/share/doc/gpuscope/LICENSE" || fail "no LICENSE"
 }
 
 case $mode in
