@@ -13,7 +13,7 @@ set -eu
 cd "$(dirname "$0")/.."
 
 packages="cmake ninja-build g++ libsimdjson-dev libisal-dev zlib1g-dev libcli11-dev libfmt-dev libsqlite3-dev help2man"
-test_packages="googletest libgtest-dev libgmock-dev chromium openmpi-bin libopenmpi-dev man-db dpkg-dev pybind11-dev python3-dev python3-venv"
+test_packages="googletest libgtest-dev libgmock-dev chromium openmpi-bin libopenmpi-dev man-db dpkg-dev pybind11-dev python3-dev python3-venv clang-format"
 venv=""
 for arg in "$@"; do
   case "$arg" in

@@ -35,8 +35,8 @@ struct LoadOptions {
   // call. Not owned.
   ThreadPool* pool = nullptr;
   // Bytes of JSON text per parse batch. Peak memory above the model is about
-  // (2 × threads + 2) × batch_bytes plus the parsers' buffers (simdjson's, about 5 bytes per byte of
-  // a batch, one parser per batch parsed at once).
+  // (2 × threads + 2) × batch_bytes plus the parsers' buffers (simdjson's, about 5 bytes per byte
+  // of a batch, one parser per batch parsed at once).
   size_t batch_bytes = kDefaultBatchBytes;
   Inflater inflater = Inflater::kAuto;
   // See kMaxElementBytes (tests lower it).

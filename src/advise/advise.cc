@@ -171,29 +171,36 @@ void Fp32Math(const RuleContext& c, std::vector<Finding>* out) {
       if (bf16) saving = bf16->saving_ns;
       if (tf32) tf32_saving = tf32->saving_ns;
     }
-    Finding f = Found(
-        p.cuda_cores ? "Matrix math runs in fp32 on CUDA cores, not on tensor cores"
-                     : "Matrix math runs in fp32 (TF32) where bf16 tensor cores are faster",
-        std::max<int64_t>(saving, 0),
-        "Under bf16 autocast each GEMM/conv/attention op that runs on an fp32 path keeps its "
-        "efficiency at the bf16 peak (compute-bound: time × peak ratio, achievable peaks) or "
-        "moves half the bytes (memory-bound); autocast adds its casts (3× the fp32 inputs of "
-        "forward GEMM/conv ops at HBM bandwidth); all other ops unchanged.",
-        {F("fp32_path_math_share", "share of GEMM/conv/attention time on fp32 paths",
-           ShareOf(p.fp32_ns, math_per_step)),
-         F("fp32_path_math_per_step_ns", "that math per step", Value::Nanos(p.fp32_ns)),
-         F("bf16_math_per_step_ns", "the same ops in bf16", Value::Nanos(p.bf16_ns)),
-         F("autocast_casts_per_step_ns", "autocast's casts", Value::Nanos(p.casts_ns)),
-         F("predicted_step_ns", "predicted step in bf16", Value::Nanos(c.step_ns - std::max<int64_t>(saving, 0))),
-         F("tf32_saving_per_step_ns", "TF32 alone would save", Value::Nanos(tf32_saving)),
-         F("tensor_core_math_share", "tensor-core share of math", ShareOf(k.tensor_core_ns, k.math_ns)),
-         F("compute_capability", "compute capability", version())});
-    f.fix = "Train in bf16: with torch.autocast(device_type=\"cuda\", dtype=torch.bfloat16): "
-            "around forward and loss (predicted step " + render::FormatDurationApprox(static_cast<double>(c.step_ns - std::max<int64_t>(saving, 0))) + ").";
+    Finding f =
+        Found(p.cuda_cores ? "Matrix math runs in fp32 on CUDA cores, not on tensor cores"
+                           : "Matrix math runs in fp32 (TF32) where bf16 tensor cores are faster",
+              std::max<int64_t>(saving, 0),
+              "Under bf16 autocast each GEMM/conv/attention op that runs on an fp32 path keeps its "
+              "efficiency at the bf16 peak (compute-bound: time × peak ratio, achievable peaks) or "
+              "moves half the bytes (memory-bound); autocast adds its casts (3× the fp32 inputs of "
+              "forward GEMM/conv ops at HBM bandwidth); all other ops unchanged.",
+              {F("fp32_path_math_share", "share of GEMM/conv/attention time on fp32 paths",
+                 ShareOf(p.fp32_ns, math_per_step)),
+               F("fp32_path_math_per_step_ns", "that math per step", Value::Nanos(p.fp32_ns)),
+               F("bf16_math_per_step_ns", "the same ops in bf16", Value::Nanos(p.bf16_ns)),
+               F("autocast_casts_per_step_ns", "autocast's casts", Value::Nanos(p.casts_ns)),
+               F("predicted_step_ns", "predicted step in bf16",
+                 Value::Nanos(c.step_ns - std::max<int64_t>(saving, 0))),
+               F("tf32_saving_per_step_ns", "TF32 alone would save", Value::Nanos(tf32_saving)),
+               F("tensor_core_math_share", "tensor-core share of math",
+                 ShareOf(k.tensor_core_ns, k.math_ns)),
+               F("compute_capability", "compute capability", version())});
+    f.fix =
+        "Train in bf16: with torch.autocast(device_type=\"cuda\", dtype=torch.bfloat16): "
+        "around forward and loss (predicted step " +
+        render::FormatDurationApprox(
+            static_cast<double>(c.step_ns - std::max<int64_t>(saving, 0))) +
+        ").";
     if (p.cuda_cores && tf32_saving > 0) {
-      f.fix += " One line short of that: torch.backends.cuda.matmul.allow_tf32 = True and "
-               "torch.backends.cudnn.allow_tf32 = True (saves ~" +
-               render::FormatDurationApprox(static_cast<double>(tf32_saving)) + " per step).";
+      f.fix +=
+          " One line short of that: torch.backends.cuda.matmul.allow_tf32 = True and "
+          "torch.backends.cudnn.allow_tf32 = True (saves ~" +
+          render::FormatDurationApprox(static_cast<double>(tf32_saving)) + " per step).";
     }
     out->push_back(std::move(f));
     return;
@@ -242,13 +249,13 @@ void NchwLayout(const RuleContext& c, std::vector<Finding>* out) {
   int64_t conv = 0;
   for (const analyze::OpCostGroup& g : o.groups)
     if (g.family == analyze::OpFamily::kConv) conv += g.time_ns;
-  out->push_back(Found(
-      "Convolutions run in NCHW: cuDNN transposes every tensor to NHWC and back", layout,
-      "channels_last removes cuDNN's NCHW↔NHWC transpose kernels (their measured time); the "
-      "convolutions themselves are left as they are.",
-      {F("layout_transpose_per_step_ns", "layout transposes per step", Value::Nanos(layout)),
-       F("conv_per_step_ns", "convolution time per step (transposes included)",
-         Value::Nanos(conv / c.step_count))}));
+  out->push_back(
+      Found("Convolutions run in NCHW: cuDNN transposes every tensor to NHWC and back", layout,
+            "channels_last removes cuDNN's NCHW↔NHWC transpose kernels (their measured time); the "
+            "convolutions themselves are left as they are.",
+            {F("layout_transpose_per_step_ns", "layout transposes per step", Value::Nanos(layout)),
+             F("conv_per_step_ns", "convolution time per step (transposes included)",
+               Value::Nanos(conv / c.step_count))}));
 }
 
 constexpr const char* kFusionFix =
@@ -275,7 +282,8 @@ void UnfusedElementwise(const RuleContext& c, std::vector<Finding>* out) {
       "One fused kernel per chain reads and writes once: the chain's largest op's bytes at the "
       "measured HBM bandwidth, instead of every kernel's (GPU time of the chains today minus "
       "that).",
-      {F("unfused_per_step_ns", "those chains per step", Value::Nanos(static_cast<int64_t>(time / steps))),
+      {F("unfused_per_step_ns", "those chains per step",
+         Value::Nanos(static_cast<int64_t>(time / steps))),
        F("fused_per_step_ns", "fused", Value::Nanos(static_cast<int64_t>(fused / steps))),
        F("chains", "distinct chains", Count(o.fusion.size()))});
   bool gelu = false;
@@ -284,8 +292,9 @@ void UnfusedElementwise(const RuleContext& c, std::vector<Finding>* out) {
     const std::string n = std::to_string(i + 1);
     f.evidence.push_back(F("chain_" + n, "chain " + n, Value::Text(ch.ops)));
     f.evidence.push_back(F("chain_" + n + "_kernels", "kernels", Count(ch.kernels)));
-    f.evidence.push_back(F("chain_" + n + "_per_step_ns", "per step",
-                           Value::Nanos(static_cast<int64_t>(static_cast<double>(ch.time_ns) / steps))));
+    f.evidence.push_back(
+        F("chain_" + n + "_per_step_ns", "per step",
+          Value::Nanos(static_cast<int64_t>(static_cast<double>(ch.time_ns) / steps))));
     gelu = gelu || (ch.ops.find("aten::tanh") != std::string::npos &&
                     ch.ops.find("aten::pow") != std::string::npos);
   }
@@ -319,8 +328,9 @@ void MisalignedGemm(const RuleContext& c, std::vector<Finding>* out) {
   const analyze::OpCosts& o = *c.in.op_costs;
   if (!o.peaks) return;
   auto aligned = [](const analyze::OpCostGroup& g) {
-    const int e = g.path == hw::MathPath::kFp8 ? 1
-                  : (g.path == hw::MathPath::kBf16 || g.path == hw::MathPath::kFp16) ? 2 : 4;
+    const int e = g.path == hw::MathPath::kFp8                                       ? 1
+                  : (g.path == hw::MathPath::kBf16 || g.path == hw::MathPath::kFp16) ? 2
+                                                                                     : 4;
     const double step = kTensorCoreAlignBytes / e;
     for (double d : {g.gemm_m, g.gemm_n, g.gemm_k})
       if (std::fmod(d, step) != 0) return false;
@@ -358,21 +368,26 @@ void MisalignedGemm(const RuleContext& c, std::vector<Finding>* out) {
   const double steps = static_cast<double>(c.step_count);
   const int64_t saving = static_cast<int64_t>((now - predicted) / steps);
   if (!(Share(saving, c.step_ns) > kMisalignedShare)) return;
-  std::sort(worst.begin(), worst.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::sort(worst.begin(), worst.end(),
+            [](const auto& a, const auto& b) { return a.first > b.first; });
   Finding f = Found(
       "GEMMs with a dimension that is not a multiple of 8 run far below the roofline", saving,
       "Padded to the tensor-core alignment, those GEMMs reach the efficiency this trace's aligned "
       "GEMMs on the same math path reach (time-weighted); the padding's extra FLOPs are ignored "
       "(under 0.1 % for a vocabulary padded to 64).",
-      {F("misaligned_gemm_per_step_ns", "those GEMMs per step", Value::Nanos(static_cast<int64_t>(now / steps))),
+      {F("misaligned_gemm_per_step_ns", "those GEMMs per step",
+         Value::Nanos(static_cast<int64_t>(now / steps))),
        F("predicted_per_step_ns", "aligned", Value::Nanos(static_cast<int64_t>(predicted / steps))),
-       F("reference_efficiency_share", "efficiency of the aligned GEMMs", Value::Share(reference))});
+       F("reference_efficiency_share", "efficiency of the aligned GEMMs",
+         Value::Share(reference))});
   for (size_t i = 0; i < worst.size() && i < 3; ++i) {
     const analyze::OpCostGroup& g = *worst[i].second;
     const std::string n = std::to_string(i + 1);
-    f.evidence.push_back(F("gemm_" + n, "GEMM " + n,
-                           Value::Text(GemmShape(g, ", " + std::string(hw::MathPathName(g.path))))));
-    f.evidence.push_back(F("gemm_" + n + "_efficiency_share", "efficiency", Value::Share(g.Efficiency())));
+    f.evidence.push_back(
+        F("gemm_" + n, "GEMM " + n,
+          Value::Text(GemmShape(g, ", " + std::string(hw::MathPathName(g.path))))));
+    f.evidence.push_back(
+        F("gemm_" + n + "_efficiency_share", "efficiency", Value::Share(g.Efficiency())));
   }
   out->push_back(std::move(f));
 }
@@ -414,7 +429,8 @@ void SmallGemm(const RuleContext& c, std::vector<Finding>* out) {
       "time, so throughput per step rises rather than the step shortening.",
       {F("small_gemm_per_step_ns", "small GEMMs per step", Value::Nanos(per_step)),
        F("small_gemm_share", "share of the step", ShareOf(per_step, c.step_ns)),
-       F("small_gemm_efficiency_share", "of their roofline (time-weighted)", Value::Share(roof / time)),
+       F("small_gemm_efficiency_share", "of their roofline (time-weighted)",
+         Value::Share(roof / time)),
        F("small_gemms", "distinct shapes", Count(groups)),
        F("largest_small_gemm", "largest", Value::Text(GemmShape(*biggest, "")))});
   out->push_back(std::move(f));
@@ -443,14 +459,16 @@ void RooflineGap(const RuleContext& c, std::vector<Finding>* out) {
     lost.emplace_back(l, &g);
   }
   if (lost.empty()) return;
-  std::sort(lost.begin(), lost.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::sort(lost.begin(), lost.end(),
+            [](const auto& a, const auto& b) { return a.first > b.first; });
   const double steps = static_cast<double>(c.step_count);
   Finding f = Found(
-      render::FormatShare(o.mfu, 1) + " MFU: the ops that lose the most time to their roofline",
-      0, "No saving is predicted here: this names where the time goes against the roofline; the "
-         "findings above price the fixes they know.",
+      render::FormatShare(o.mfu, 1) + " MFU: the ops that lose the most time to their roofline", 0,
+      "No saving is predicted here: this names where the time goes against the roofline; the "
+      "findings above price the fixes they know.",
       {F("mfu_share", "MFU", Value::Share(o.mfu)), F("hfu_share", "HFU", Value::Share(o.hfu)),
-       F("model_tflop_per_step", "model TFLOP per step", Value::Number(o.model_flops_per_step / 1e12, 3)),
+       F("model_tflop_per_step", "model TFLOP per step",
+         Value::Number(o.model_flops_per_step / 1e12, 3)),
        F("lost_to_roofline_per_step_ns", "time above the roofline per step",
          Value::Nanos(static_cast<int64_t>(total / steps)))});
   for (size_t i = 0; i < lost.size() && i < 3; ++i) {
@@ -461,7 +479,8 @@ void RooflineGap(const RuleContext& c, std::vector<Finding>* out) {
     f.evidence.push_back(F("op_" + n, "op " + n, Value::Text(name + " " + dims)));
     f.evidence.push_back(F("op_" + n + "_lost_per_step_ns", "lost per step",
                            Value::Nanos(static_cast<int64_t>(lost[i].first / steps))));
-    f.evidence.push_back(F("op_" + n + "_efficiency_share", "of roofline", Value::Share(g.Efficiency())));
+    f.evidence.push_back(
+        F("op_" + n + "_efficiency_share", "of roofline", Value::Share(g.Efficiency())));
   }
   out->push_back(std::move(f));
 }
@@ -602,12 +621,14 @@ std::string IdleGapsFix(const RankInputs& in, const analyze::IdleGapStats& g,
     return ns > 0 && 10 * ns >= host_total;
   };
   if (any_name(analyze::IsAllocatorCall)) {
-    fix += "Keep the caching allocator's memory (no torch.cuda.empty_cache() in the loop; "
-           "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True). ";
+    fix +=
+        "Keep the caching allocator's memory (no torch.cuda.empty_cache() in the loop; "
+        "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True). ";
   }
   if (any_name(analyze::IsCompileName)) {
-    fix += "Compile before the measured steps and keep shapes static (TORCH_LOGS=recompiles "
-           "names what recompiles). ";
+    fix +=
+        "Compile before the measured steps and keep shapes static (TORCH_LOGS=recompiles "
+        "names what recompiles). ";
   }
   if (any_op({"aten::to", "aten::copy_", "aten::_to_copy", "aten::cpu", "aten::item"})) {
     fix +=
@@ -689,7 +710,8 @@ void AllocatorChurn(const RuleContext& c, std::vector<Finding>* out) {
   if (!(Share(per_step, c.step_ns) > kHostChurnShare)) return;
   Finding f = Found(
       "The step asks the driver for memory (cudaMalloc / cudaFree) instead of the caching "
-      "allocator's cache", per_step,
+      "allocator's cache",
+      per_step,
       "Without the driver's memory calls the step loses their host time; cudaFree's implicit "
       "device synchronisation is not counted, so the real saving can be larger.",
       {F("allocator_calls_per_step", "driver memory calls per step",
@@ -697,8 +719,9 @@ void AllocatorChurn(const RuleContext& c, std::vector<Finding>* out) {
        F("allocator_per_step_ns", "their time per step", Value::Nanos(per_step)),
        F("allocator_calls", "calls", Value::Text(NamedTimes(h.allocator_names, 4)))});
   if (h.driver_init_calls > 0) {
-    f.evidence.push_back(F("driver_init_ns", "left out: driver initialisation (calls > " +
-                                                 render::FormatDurationApprox(analyze::kDriverInitCallNs) + ")",
+    f.evidence.push_back(F("driver_init_ns",
+                           "left out: driver initialisation (calls > " +
+                               render::FormatDurationApprox(analyze::kDriverInitCallNs) + ")",
                            Value::Nanos(h.driver_init_ns)));
   }
   out->push_back(std::move(f));
@@ -720,13 +743,13 @@ void JitCompile(const RuleContext& c, std::vector<Finding>* out) {
   if (h.compile_ns <= 0 || h.windows == 0) return;
   const int64_t per_step = h.compile_ns / h.windows;
   if (!(Share(per_step, c.step_ns) > kHostChurnShare)) return;
-  Finding f = Found(
-      "Code is compiled inside the step", per_step,
-      "Compiled once before the steps (or found in the cache), the compile and autotune time "
-      "leaves the step; the compiled code runs as traced.",
-      {F("compile_per_step_ns", "compiling per step", Value::Nanos(per_step)),
-       F("compile_share", "share of the step", ShareOf(per_step, c.step_ns)),
-       F("compile_ops", "compile ops", Value::Text(NamedTimes(h.compile_names, 3)))});
+  Finding f =
+      Found("Code is compiled inside the step", per_step,
+            "Compiled once before the steps (or found in the cache), the compile and autotune time "
+            "leaves the step; the compiled code runs as traced.",
+            {F("compile_per_step_ns", "compiling per step", Value::Nanos(per_step)),
+             F("compile_share", "share of the step", ShareOf(per_step, c.step_ns)),
+             F("compile_ops", "compile ops", Value::Text(NamedTimes(h.compile_names, 3)))});
   if (h.recompiled_regions > 0)
     f.evidence.push_back(F("recompiled_regions", "torch.compile regions compiled again",
                            Count(h.recompiled_regions)));
@@ -750,22 +773,23 @@ void UnrecordedHostTime(const RuleContext& c, std::vector<Finding>* out) {
   if (h.windows == 0) return;
   const int64_t per_step = h.unrecorded_ns / h.windows;
   if (!(Share(per_step, c.step_ns) > kUnrecordedShare)) return;
-  Finding f = Found(
-      "Most of the step is host time no recorded op covers", per_step,
-      "If that time is one-time warm-up or Python that can leave the step, the step loses it "
-      "where it is on the critical path; the trace cannot tell which.",
-      {F("unrecorded_per_step_ns", "host time outside any recorded op, per step",
-         Value::Nanos(per_step)),
-       F("unrecorded_share", "share of the step", ShareOf(per_step, c.step_ns)),
-       F("unrecorded_before_first_launch_per_step_ns", "of it before the step's first kernel launch",
-         Value::Nanos(h.unrecorded_before_first_launch_ns / h.windows)),
-       F("steady_steps", "steady steps", Count(h.windows))});
+  Finding f =
+      Found("Most of the step is host time no recorded op covers", per_step,
+            "If that time is one-time warm-up or Python that can leave the step, the step loses it "
+            "where it is on the critical path; the trace cannot tell which.",
+            {F("unrecorded_per_step_ns", "host time outside any recorded op, per step",
+               Value::Nanos(per_step)),
+             F("unrecorded_share", "share of the step", ShareOf(per_step, c.step_ns)),
+             F("unrecorded_before_first_launch_per_step_ns",
+               "of it before the step's first kernel launch",
+               Value::Nanos(h.unrecorded_before_first_launch_ns / h.windows)),
+             F("steady_steps", "steady steps", Count(h.windows))});
   if (h.torch_compile) {
-    f.evidence.push_back(F("torch_compile", "torch.compile",
-                           Value::Text(h.windows <= 2 ? "in the trace, and only " +
-                                                            std::to_string(h.windows) +
-                                                            " steady step(s): likely its compile step"
-                                                      : "in the trace")));
+    f.evidence.push_back(
+        F("torch_compile", "torch.compile",
+          Value::Text(h.windows <= 2 ? "in the trace, and only " + std::to_string(h.windows) +
+                                           " steady step(s): likely its compile step"
+                                     : "in the trace")));
   }
   out->push_back(std::move(f));
 }
@@ -822,8 +846,8 @@ void LowOccupancy(const RuleContext& c, std::vector<Finding>* out) {
   for (size_t i = 0; i < o.tiny.size() && i < 3; ++i) {
     const analyze::TinyGridKernel& t = o.tiny[i];
     const std::string n = std::to_string(i + 1);
-    f.evidence.push_back(
-        F("tiny_grid_" + n + "_kernel", "tiny grid " + n, Value::Text(std::string(Utf8Prefix(t.name, 60)))));
+    f.evidence.push_back(F("tiny_grid_" + n + "_kernel", "tiny grid " + n,
+                           Value::Text(std::string(Utf8Prefix(t.name, 60)))));
     f.evidence.push_back(F("tiny_grid_" + n + "_count", "launches", Count(t.count)));
     f.evidence.push_back(F("tiny_grid_" + n + "_blocks_per_sm", "blocks/SM",
                            Value::Number(t.mean_blocks_per_sm, 2)));
@@ -945,14 +969,14 @@ std::vector<Rule> MakeRules() {
        kExposedCommunicationFix, kExposedCommunicationEvidence, ExposedCommunication},
       {"fp32_math", kInSummary | kInKernels | kInSteps,
        "compute capability ≥ 7.0 and GEMM/conv/attention on fp32 paths (CUDA cores; with the "
-       "cost model also TF32 and 3xTF32 on 8.0+) > " + Pct(kFp32MathShare) +
-           " of GEMM/conv/attention time (`kFp32MathShare`)",
+       "cost model also TF32 and 3xTF32 on 8.0+) > " +
+           Pct(kFp32MathShare) + " of GEMM/conv/attention time (`kFp32MathShare`)",
        "cost model (docs/cost-model.md): Σ over those ops of time − bf16 time (compute-bound: × "
        "achievable peak ratio; memory-bound: × ½) − autocast casts (" +
            Num(kAutocastCastTraffic) +
            "× their fp32 inputs at HBM bandwidth, `kAutocastCastTraffic`); without shapes: fp32 "
-           "CUDA-core time × (1 − 1/" + Num(kAssumedTensorCoreSpeedup) +
-           ") (`kAssumedTensorCoreSpeedup`)",
+           "CUDA-core time × (1 − 1/" +
+           Num(kAssumedTensorCoreSpeedup) + ") (`kAssumedTensorCoreSpeedup`)",
        0.7, "precision-bound", kVerdictMinShare, kFp32MathFix, kFp32MathEvidence, Fp32Math},
       {"nchw_layout", kInOpCosts | kInSteps,
        "cuDNN NCHW↔NHWC transposes inside convolutions > " + Pct(kLayoutShare) +
@@ -960,17 +984,17 @@ std::vector<Rule> MakeRules() {
        "the transposes' time per step", 0.6, "layout-bound", kVerdictMinShare, kNchwLayoutFix,
        kNchwLayoutEvidence, NchwLayout},
       {"unfused_elementwise", kInOpCosts | kInSteps,
-       "chains of ≥ 3 elementwise kernels over one tensor size, back to back, whose fusion saves > " +
+       "chains of ≥ 3 elementwise kernels over one tensor size, back to back, whose fusion saves "
+       "> " +
            Pct(kFusionShare) + " of the step (`kFusionShare`)",
        "their time − one pass each (the chain's largest op's bytes at achievable HBM bandwidth)",
        0.5, "fusion-bound", kVerdictMinShare, kFusionFix, kFusionEvidence, UnfusedElementwise},
       {"misaligned_gemm", kInOpCosts | kInSteps,
-       "compute-bound GEMMs with a dimension not a multiple of " +
-           Num(kTensorCoreAlignBytes) + " bytes (`kTensorCoreAlignBytes`) below " +
-           Pct(kMisalignedEfficiency) +
+       "compute-bound GEMMs with a dimension not a multiple of " + Num(kTensorCoreAlignBytes) +
+           " bytes (`kTensorCoreAlignBytes`) below " + Pct(kMisalignedEfficiency) +
            " of their roofline (`kMisalignedEfficiency`) and under half the efficiency of the "
-           "trace's aligned GEMMs on the same path, saving > " + Pct(kMisalignedShare) +
-           " of the step (`kMisalignedShare`)",
+           "trace's aligned GEMMs on the same path, saving > " +
+           Pct(kMisalignedShare) + " of the step (`kMisalignedShare`)",
        "their time − their roofline time ÷ the aligned GEMMs' time-weighted efficiency", 0.5,
        "shape-bound", kVerdictMinShare, kMisalignedGemmFix, kMisalignedGemmEvidence,
        MisalignedGemm},
@@ -1015,15 +1039,18 @@ std::vector<Rule> MakeRules() {
        0.5, "host-bound", kVerdictMinShare, kIdleGapsFix, kIdleGapsEvidence, IdleGaps},
       {"allocator_churn", kInHostWork | kInSteps,
        "driver memory calls (cudaMalloc, cudaFree, hipFree, pinned-host allocations; one over " +
-           Ms(analyze::kDriverInitCallNs) + " is the driver initialising, `analyze::kDriverInitCallNs`) in the "
-       "steady steps > " + Pct(kHostChurnShare) + " of the step (`kHostChurnShare`)",
+           Ms(analyze::kDriverInitCallNs) +
+           " is the driver initialising, `analyze::kDriverInitCallNs`) in the "
+           "steady steps > " +
+           Pct(kHostChurnShare) + " of the step (`kHostChurnShare`)",
        "replayed: the step without those calls (what-if allocator_cached); their time per step "
        "without a step graph",
        0.6, "host-bound", kVerdictMinShare, kAllocatorChurnFix, kAllocatorChurnEvidence,
        AllocatorChurn},
       {"jit_compile", kInHostWork | kInSteps,
        "compile and autotune ops (TorchInductor, Triton, nvFuser, NVRTC, module loads) in the "
-       "steady steps > " + Pct(kHostChurnShare) + " of the step (`kHostChurnShare`)",
+       "steady steps > " +
+           Pct(kHostChurnShare) + " of the step (`kHostChurnShare`)",
        "replayed: the step without their host time (what-if compile_ahead); their time per step "
        "without a step graph",
        0.6, "host-bound", kVerdictMinShare, kJitCompileFix, kJitCompileEvidence, JitCompile},
@@ -1127,8 +1154,11 @@ std::string PathVerdict(const analyze::CriticalPath& cp, const analyze::OpCosts*
 void ApplyReplay(const whatif::WhatIfResults& w, int64_t step_ns, std::vector<Finding>* findings) {
   // The replay's steps (the middle kMaxGraphSteps of a long trace) against the mean steady step:
   // the plan's share of its step applied to this one, so the savings still add up to at most it.
-  const double scale = w.step_ns > 0 ? static_cast<double>(step_ns) / static_cast<double>(w.step_ns) : 1.0;
-  auto scaled = [scale](int64_t ns) { return scale == 1.0 ? ns : static_cast<int64_t>(static_cast<double>(ns) * scale); };
+  const double scale =
+      w.step_ns > 0 ? static_cast<double>(step_ns) / static_cast<double>(w.step_ns) : 1.0;
+  auto scaled = [scale](int64_t ns) {
+    return scale == 1.0 ? ns : static_cast<int64_t>(static_cast<double>(ns) * scale);
+  };
   int64_t claimed = 0;
   std::vector<Finding*> others;
   for (Finding& f : *findings) {
@@ -1145,7 +1175,8 @@ void ApplyReplay(const whatif::WhatIfResults& w, int64_t step_ns, std::vector<Fi
       f.estimated_saving_ns_per_step = std::max<int64_t>(alone, 0);
       f.replayed = true;
       f.saving_assumption = wi->assumption + " Replayed alone on the steps' dependency graph.";
-      f.evidence.push_back(F("replay_saving_alone_ns", "replayed, this fix alone", Value::Nanos(alone)));
+      f.evidence.push_back(
+          F("replay_saving_alone_ns", "replayed, this fix alone", Value::Nanos(alone)));
       f.severity = SeverityFor(Share(f.estimated_saving_ns_per_step, step_ns));
       others.push_back(&f);
       continue;
@@ -1158,7 +1189,8 @@ void ApplyReplay(const whatif::WhatIfResults& w, int64_t step_ns, std::vector<Fi
     const bool first = !w.plan.empty() && planned == &w.plan.front();
     f.saving_assumption = wi->assumption + " Replayed on the steps' dependency graph" +
                           (first || !planned ? "." : ", after the fixes ranked above it.");
-    f.evidence.push_back(F("replay_saving_alone_ns", "replayed, this fix alone", Value::Nanos(alone)));
+    f.evidence.push_back(
+        F("replay_saving_alone_ns", "replayed, this fix alone", Value::Nanos(alone)));
     if (planned) {
       f.evidence.push_back(F("replay_step_after_ns", "predicted step after it",
                              Value::Nanos(scaled(planned->step_after_ns))));
@@ -1177,7 +1209,8 @@ void ApplyReplay(const whatif::WhatIfResults& w, int64_t step_ns, std::vector<Fi
     }
     left -= f->estimated_saving_ns_per_step;
   }
-  for (Finding& f : *findings) f.estimated_saving_share = Share(f.estimated_saving_ns_per_step, step_ns);
+  for (Finding& f : *findings)
+    f.estimated_saving_share = Share(f.estimated_saving_ns_per_step, step_ns);
 }
 
 }  // namespace
@@ -1289,7 +1322,8 @@ Advice AdviseRank(const RankInputs& in) {
     static constexpr std::pair<std::string_view, const char*> kHostWork[] = {
         {"allocator_churn", "host-bound: the driver's memory calls"},
         {"jit_compile", "host-bound: compiling inside the step"},
-        {"unrecorded_host_time", "host-bound: time outside any recorded op (a warm-up step, or unprofiled Python)"}};
+        {"unrecorded_host_time",
+         "host-bound: time outside any recorded op (a warm-up step, or unprofiled Python)"}};
     if (advice.verdict == "host-bound" && !advice.findings.empty()) {
       for (const auto& [id, verdict] : kHostWork)
         if (advice.findings.front().id == id &&

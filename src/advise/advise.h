@@ -37,7 +37,7 @@ inline constexpr double kInputStallShare = 0.05;  // tb_plugin's DataLoader rule
 // graded by its size like every finding), so a job whose bottleneck is elsewhere still hears
 // what its collectives cost.
 inline constexpr double kExposedCommShare = 0.02;
-inline constexpr double kFp32MathShare = 0.20;            // fp32 CUDA-core share of GEMM/conv time
+inline constexpr double kFp32MathShare = 0.20;  // fp32 CUDA-core share of GEMM/conv time
 // Only where neither shapes nor the GPU's peaks are known; otherwise the cost model decides.
 inline constexpr double kAssumedTensorCoreSpeedup = whatif::kAssumedTensorCoreSpeedup;
 // bf16 autocast casts each fp32 input of a forward GEMM/conv to bf16 (read 4 B, write 2 B per
@@ -59,8 +59,8 @@ inline constexpr double kMisalignedShare = 0.01;
 inline constexpr double kSmallGemmFlops = 2.0 * 1024 * 1024 * 1024;
 inline constexpr double kSmallGemmEfficiency = 0.25;
 inline constexpr double kSmallGemmShare = 0.05;
-inline constexpr double kSyncIdleShare = 0.01;            // GPU idle after syncs, of the step
-inline constexpr double kShortKernelShare = 0.5;          // kernels shorter than their launch call
+inline constexpr double kSyncIdleShare = 0.01;      // GPU idle after syncs, of the step
+inline constexpr double kShortKernelShare = 0.5;    // kernels shorter than their launch call
 inline constexpr double kLaunchIdleShare = 0.20;    // GPU idle share for a launch-bound verdict
 inline constexpr double kMemoryUnusedShare = 0.50;  // peak reserved below half the device
 inline constexpr double kNearOomShare = 0.90;       // peak reserved above 90 % (tb_plugin rule 7)

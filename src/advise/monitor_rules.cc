@@ -130,8 +130,9 @@ void GpuImbalance(const MonitorContext& c, std::vector<MonitorFinding>* out) {
     f.words += ": " + Gpu(b->least) + " ran almost no kernels and holds " +
                render::FormatBytes(static_cast<double>(*least->mem_used_peak_bytes)) +
                ": no process of the job uses it";
-    f.fix = "Start one process per GPU (torchrun --nproc_per_node=<GPUs>), give each its own "
-            "device (torch.cuda.set_device(local_rank)), and check CUDA_VISIBLE_DEVICES.";
+    f.fix =
+        "Start one process per GPU (torchrun --nproc_per_node=<GPUs>), give each its own "
+        "device (torch.cuda.set_device(local_rank)), and check CUDA_VISIBLE_DEVICES.";
   } else {
     f.title = Gpu(b->least) + " lags behind " + Gpu(b->busiest);
     f.words += ": " + Gpu(b->least) +
@@ -175,9 +176,10 @@ void PeriodicStall(const MonitorContext& c, std::vector<MonitorFinding>* out) {
             (long_period ? "checkpointing or evaluation every N steps"
                          : "data loading that runs dry every few steps, or checkpointing");
   if (long_period)
-    f.fix = "Save checkpoints asynchronously (torch.distributed.checkpoint.async_save, or copy "
-            "the state to CPU and write it in a background thread) and evaluate less often or "
-            "on fewer batches.";
+    f.fix =
+        "Save checkpoints asynchronously (torch.distributed.checkpoint.async_save, or copy "
+        "the state to CPU and write it in a background thread) and evaluate less often or "
+        "on fewer batches.";
   out->push_back(std::move(f));
 }
 
@@ -294,10 +296,11 @@ void WaitsOnWorkers(const MonitorContext& c, std::vector<MonitorFinding>* out) {
             " (off the CPU " + PctText(100 - c.cpu->main_mean_pct) + " of the time) and " +
             WorkerWords(c);
   if (c.workers_idle)
-    f.fix = "The workers are idle too, so each batch waits on something slow inside "
-            "__getitem__ or collate (storage or network reads, a lock, a sleep): time one "
-            "__getitem__, cache or pre-process the data set, and raise num_workers and "
-            "prefetch_factor so more batches are in flight (persistent_workers=True).";
+    f.fix =
+        "The workers are idle too, so each batch waits on something slow inside "
+        "__getitem__ or collate (storage or network reads, a lock, a sleep): time one "
+        "__getitem__, cache or pre-process the data set, and raise num_workers and "
+        "prefetch_factor so more batches are in flight (persistent_workers=True).";
   out->push_back(std::move(f));
 }
 
@@ -326,8 +329,8 @@ void Waiting(const MonitorContext& c, std::vector<MonitorFinding>* out) {
 
 void GpuUnderused(const MonitorContext& c, std::vector<MonitorFinding>* out) {
   if (!Underused(c)) return;
-  for (const char* id :
-       {"input_single_threaded", "workers_saturated", "cpu_saturated", "waits_on_workers", "waiting"})
+  for (const char* id : {"input_single_threaded", "workers_saturated", "cpu_saturated",
+                         "waits_on_workers", "waiting"})
     if (c.Fired(id)) return;
   MonitorFinding f;
   f.title = "GPU under-used, host not visibly the bottleneck";
@@ -556,10 +559,10 @@ const MonitorRule* FindMonitorRule(std::string_view id) {
 
 std::string MonitorInputNames(uint32_t inputs) {
   static constexpr std::pair<MonitorInput, const char*> kNames[] = {
-      {kMonGpuUtil, "gpu_util"},     {kMonBusyAtLowPower, "busy_at_low_power"},
-      {kMonGpuMemory, "gpu_memory"}, {kMonThrottle, "throttle"},
-      {kMonMainCpu, "main_cpu"},     {kMonWorkersCpu, "workers_cpu"},
-      {kMonSystemCpu, "system_cpu"}, {kMonStorageReads, "storage_reads"},
+      {kMonGpuUtil, "gpu_util"},       {kMonBusyAtLowPower, "busy_at_low_power"},
+      {kMonGpuMemory, "gpu_memory"},   {kMonThrottle, "throttle"},
+      {kMonMainCpu, "main_cpu"},       {kMonWorkersCpu, "workers_cpu"},
+      {kMonSystemCpu, "system_cpu"},   {kMonStorageReads, "storage_reads"},
       {kMonGpuBalance, "gpu_balance"}, {kMonPeriodicStall, "periodic_stall"},
   };
   std::string out;

@@ -29,8 +29,8 @@ inline constexpr int64_t kHangMinNs = 60'000'000'000;   // 60 s busy at low powe
 inline constexpr double kMemoryHeadroomFraction = 0.5;  // peak used below this share of total
 inline constexpr double kThrottleShareMin = 0.1;        // share of steady samples slowed down
 inline constexpr double kCpuSaturatedPct = 90;          // mean busy % of all cores
-inline constexpr double kImbalanceSpreadPct = 20;  // busiest − least busy GPU, points
-inline constexpr double kNoWorkUtilPct = 5;        // a lagging GPU below this …
+inline constexpr double kImbalanceSpreadPct = 20;       // busiest − least busy GPU, points
+inline constexpr double kNoWorkUtilPct = 5;             // a lagging GPU below this …
 inline constexpr double kNoWorkMemBytes = 1.0 * (1ull << 30);  // … holding less: no work on it
 inline constexpr double kStallBusyBetweenPct = 30;  // mean util between stalls at least this
 // A stall period above this reads as checkpointing/evaluation rather than data loading.

@@ -36,38 +36,46 @@ render::Finding Start(const SnapshotContext& c, const SnapshotRule& rule, std::s
 void Fragmentation(const SnapshotContext& c, const SnapshotRule& rule,
                    std::vector<render::Finding>* out) {
   const SnapshotDevice& d = c.device;
-  const int64_t reserved_at_peak =
-      d.peak_point >= 0 ? d.reserved_bytes[static_cast<size_t>(d.peak_point)] : d.initial_reserved_bytes;
+  const int64_t reserved_at_peak = d.peak_point >= 0
+                                       ? d.reserved_bytes[static_cast<size_t>(d.peak_point)]
+                                       : d.initial_reserved_bytes;
   const int64_t gap = reserved_at_peak - d.peak_allocated_bytes;
-  const bool gap_fires = reserved_at_peak > 0 && gap >= kFragmentedMinBytes &&
-                         static_cast<double>(gap) >= kFragmentedShare * static_cast<double>(reserved_at_peak);
+  const bool gap_fires =
+      reserved_at_peak > 0 && gap >= kFragmentedMinBytes &&
+      static_cast<double>(gap) >= kFragmentedShare * static_cast<double>(reserved_at_peak);
   const analyze::OomEvent* oom = nullptr;
   for (const auto& o : d.ooms)
-    if (o.requested_bytes <= d.free_in_segments_bytes && o.requested_bytes > d.largest_free_block_bytes)
+    if (o.requested_bytes <= d.free_in_segments_bytes &&
+        o.requested_bytes > d.largest_free_block_bytes)
       oom = &o;
   if (!gap_fires && oom == nullptr) return;
-  render::Finding f = Start(c, rule,
-                            oom ? "An allocation failed although the segments held enough free memory "
-                                  "in pieces"
-                                : "The allocator reserves much more than is allocated at the peak");
-  f.evidence.push_back(F("reserved_at_peak_bytes", "reserved at the peak", Bytes(reserved_at_peak)));
+  render::Finding f =
+      Start(c, rule,
+            oom ? "An allocation failed although the segments held enough free memory "
+                  "in pieces"
+                : "The allocator reserves much more than is allocated at the peak");
+  f.evidence.push_back(
+      F("reserved_at_peak_bytes", "reserved at the peak", Bytes(reserved_at_peak)));
   f.evidence.push_back(F("peak_allocated_bytes", "peak allocated", Bytes(d.peak_allocated_bytes)));
   f.evidence.push_back(F("unused_reserved_share", "reserved but unallocated",
                          ShareOf(static_cast<double>(std::max<int64_t>(0, gap)),
                                  static_cast<double>(reserved_at_peak))));
   f.evidence.push_back(F("largest_free_block_bytes", "largest free block at the snapshot",
                          Bytes(d.largest_free_block_bytes)));
-  if (oom) f.evidence.push_back(F("oom_requested_bytes", "failed request", Bytes(oom->requested_bytes)));
+  if (oom)
+    f.evidence.push_back(F("oom_requested_bytes", "failed request", Bytes(oom->requested_bytes)));
   if (c.analysis.expandable_segments_setting == 1)
-    f.fix = "expandable_segments is already on: free large tensors earlier, or call "
-            "torch.cuda.empty_cache() between phases of different shapes.";
+    f.fix =
+        "expandable_segments is already on: free large tensors earlier, or call "
+        "torch.cuda.empty_cache() between phases of different shapes.";
   out->push_back(std::move(f));
 }
 
 // An allocation failed while the driver reported more free memory than it asked for: the device
 // was not full, so a limit of the process stopped it (torch.cuda.set_per_process_memory_fraction
 // makes the caching allocator refuse before cudaMalloc; "16.78 GiB allowed" with 131 GB free).
-void ProcessCap(const SnapshotContext& c, const SnapshotRule& rule, std::vector<render::Finding>* out) {
+void ProcessCap(const SnapshotContext& c, const SnapshotRule& rule,
+                std::vector<render::Finding>* out) {
   const SnapshotDevice& d = c.device;
   const analyze::OomEvent* oom = nullptr;
   for (const auto& o : d.ooms)
@@ -77,20 +85,24 @@ void ProcessCap(const SnapshotContext& c, const SnapshotRule& rule, std::vector<
                             "An allocation failed while the device had more memory free than it "
                             "asked for: a limit of the process, not the device, was hit");
   f.evidence.push_back(F("oom_requested_bytes", "failed request", Bytes(oom->requested_bytes)));
-  f.evidence.push_back(F("device_free_bytes", "free on the device then", Bytes(oom->device_free_bytes)));
+  f.evidence.push_back(
+      F("device_free_bytes", "free on the device then", Bytes(oom->device_free_bytes)));
   f.evidence.push_back(F("peak_reserved_bytes", "peak reserved", Bytes(d.peak_reserved_bytes)));
   out->push_back(std::move(f));
 }
 
 // A KV cache live at the peak: transformers builds one in every forward while use_cache is on,
 // which training never reads.
-void KvCache(const SnapshotContext& c, const SnapshotRule& rule, std::vector<render::Finding>* out) {
+void KvCache(const SnapshotContext& c, const SnapshotRule& rule,
+             std::vector<render::Finding>* out) {
   const SnapshotDevice& d = c.device;
   if (d.kv_cache_at_peak_bytes <= 0 || d.peak_allocated_bytes <= 0 ||
-      static_cast<double>(d.kv_cache_at_peak_bytes) < kKvCacheShare * static_cast<double>(d.peak_allocated_bytes))
+      static_cast<double>(d.kv_cache_at_peak_bytes) <
+          kKvCacheShare * static_cast<double>(d.peak_allocated_bytes))
     return;
   render::Finding f = Start(c, rule, "A KV cache is built during training and held at the peak");
-  f.evidence.push_back(F("kv_cache_bytes", "KV cache at the peak", Bytes(d.kv_cache_at_peak_bytes)));
+  f.evidence.push_back(
+      F("kv_cache_bytes", "KV cache at the peak", Bytes(d.kv_cache_at_peak_bytes)));
   f.evidence.push_back(F("kv_cache_share", "of the peak",
                          ShareOf(static_cast<double>(d.kv_cache_at_peak_bytes),
                                  static_cast<double>(d.peak_allocated_bytes))));
@@ -108,8 +120,9 @@ void Activations(const SnapshotContext& c, const SnapshotRule& rule,
     return;
   render::Finding f = Start(c, rule, "Activations fill most of the memory at the peak");
   f.evidence.push_back(F("activations_bytes", "activations at the peak", Bytes(act)));
-  f.evidence.push_back(F("activations_share", "of the peak",
-                         ShareOf(static_cast<double>(act), static_cast<double>(d.peak_allocated_bytes))));
+  f.evidence.push_back(
+      F("activations_share", "of the peak",
+        ShareOf(static_cast<double>(act), static_cast<double>(d.peak_allocated_bytes))));
   f.evidence.push_back(F("peak_allocated_bytes", "peak allocated", Bytes(d.peak_allocated_bytes)));
   out->push_back(std::move(f));
 }
@@ -123,8 +136,9 @@ void Optimizer(const SnapshotContext& c, const SnapshotRule& rule,
     return;
   render::Finding f = Start(c, rule, "Optimizer state is a large share of the memory at the peak");
   f.evidence.push_back(F("optimizer_state_bytes", "optimizer state at the peak", Bytes(opt)));
-  f.evidence.push_back(F("optimizer_state_share", "of the peak",
-                         ShareOf(static_cast<double>(opt), static_cast<double>(d.peak_allocated_bytes))));
+  f.evidence.push_back(
+      F("optimizer_state_share", "of the peak",
+        ShareOf(static_cast<double>(opt), static_cast<double>(d.peak_allocated_bytes))));
   out->push_back(std::move(f));
 }
 
@@ -140,11 +154,12 @@ void Headroom(const SnapshotContext& c, const SnapshotRule& rule,
   f.evidence.push_back(F("peak_reserved_bytes", "peak reserved", Bytes(d.peak_reserved_bytes)));
   f.evidence.push_back(F("device_total_bytes", "device memory", Bytes(total)));
   // Activations scale with the batch; the rest does not.
-  f.evidence.push_back(F("batch_growth_ratio", "batch could grow up to",
-                         act > 0 ? Value::Number(static_cast<double>(total - (d.peak_allocated_bytes - act)) /
-                                                     static_cast<double>(act),
-                                                 1, Unit::kRatio)
-                                 : Value::Na(Unit::kRatio)));
+  f.evidence.push_back(
+      F("batch_growth_ratio", "batch could grow up to",
+        act > 0 ? Value::Number(static_cast<double>(total - (d.peak_allocated_bytes - act)) /
+                                    static_cast<double>(act),
+                                1, Unit::kRatio)
+                : Value::Na(Unit::kRatio)));
   out->push_back(std::move(f));
 }
 
@@ -164,7 +179,8 @@ const std::vector<SnapshotRule>& SnapshotRules() {
        "device at that moment",
        0.8, render::Severity::kCritical,
        "The process's own limit was hit: raise or remove "
-       "torch.cuda.set_per_process_memory_fraction(...) (PyTorch's message says \"… GiB allowed\"), "
+       "torch.cuda.set_per_process_memory_fraction(...) (PyTorch's message says \"… GiB "
+       "allowed\"), "
        "or check what else caps this process's memory (another framework's memory fraction, a MIG "
        "slice); the device itself had room.",
        ProcessCap},
@@ -201,8 +217,8 @@ const std::vector<SnapshotRule>& SnapshotRules() {
 std::string SnapshotRulesMarkdown() {
   std::string md = "| rule | fires when | confidence | fix |\n|---|---|---|---|\n";
   for (const SnapshotRule& r : SnapshotRules())
-    md += "| `" + r.id + "` | " + r.threshold + " | " + render::FormatValue(Value::Share(r.confidence, 0)) +
-          " | " + r.fix + " |\n";
+    md += "| `" + r.id + "` | " + r.threshold + " | " +
+          render::FormatValue(Value::Share(r.confidence, 0)) + " | " + r.fix + " |\n";
   return md;
 }
 

@@ -16,7 +16,8 @@
 namespace gpuscope::advise {
 
 // Thresholds.
-inline constexpr double kFragmentedShare = 0.2;   // reserved but unallocated at the peak, of reserved
+inline constexpr double kFragmentedShare =
+    0.2;  // reserved but unallocated at the peak, of reserved
 inline constexpr int64_t kFragmentedMinBytes = int64_t{512} << 20;  // … and at least this much
 inline constexpr double kActivationsDominate = 0.5;  // activations' share of the peak
 inline constexpr double kOptimizerDominates = 0.35;  // optimizer state's share of the peak

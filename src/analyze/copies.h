@@ -131,5 +131,4 @@ CopyStats AnalyzeCopies(const Trace& trace, const CopyOptions& options = {});
 // Launch mode of a copy/set activity (row of Trace::gpu).
 CopyLaunchMode CopyLaunchModeOf(const Trace& trace, uint32_t gpu_row);
 
-
 }  // namespace gpuscope::analyze

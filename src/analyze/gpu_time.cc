@@ -134,7 +134,8 @@ GpuSelection SelectGpuEventsOrAll(const Trace& t, bool hta_selection,
   keyed.reserve(t.gpu.size());
   for (size_t i = 0; i < t.gpu.size(); ++i)
     keyed.emplace_back(t.gpu.start_ns[i], static_cast<uint32_t>(i));
-  FillSorted(t, std::move(keyed), [](int64_t s, int64_t d) { return s + d; }, &sel);
+  FillSorted(
+      t, std::move(keyed), [](int64_t s, int64_t d) { return s + d; }, &sel);
   return sel;
 }
 
@@ -146,8 +147,8 @@ GpuTime AnalyzeGpuTime(const Trace& t, const SelectionOptions& options,
 GpuTime AnalyzeGpuTime(const Trace& t, const KernelClasses& kernel_classes,
                        const SelectionOptions& options, int64_t consecutive_kernel_delay_ns,
                        StreamGapFrom gap_from) {
-  return AnalyzeGpuTime(t, kernel_classes, SelectGpuEvents(t, options),
-                        consecutive_kernel_delay_ns, gap_from);
+  return AnalyzeGpuTime(t, kernel_classes, SelectGpuEvents(t, options), consecutive_kernel_delay_ns,
+                        gap_from);
 }
 
 GpuTime AnalyzeGpuTime(const Trace& t, const KernelClasses& kernel_classes, GpuSelection selection,
@@ -215,8 +216,7 @@ GpuTime AnalyzeGpuTimeOf(const Trace& t, const KernelClasses& kernel_classes,
   const std::vector<Interval> compute_u = compute.Take();
   const std::vector<Interval> comm_u = comm.Take();
   std::vector<Interval> exposed_comm = Subtract(comm_u, compute_u);
-  std::vector<Interval> exposed_memory =
-      Subtract(Subtract(memory.Take(), compute_u), comm_u);
+  std::vector<Interval> exposed_memory = Subtract(Subtract(memory.Take(), compute_u), comm_u);
   ex.span_ns = tb.span_ns;
   ex.idle_ns = tb.idle_ns;
   ex.compute_ns = TotalLength(compute_u);
@@ -276,7 +276,8 @@ GpuTime AnalyzeGpuTimeOf(const Trace& t, const KernelClasses& kernel_classes,
     if (overlaps) {
       // Starts while earlier work on its stream still runs (ns of that overlap).
       const int64_t overlap = std::max<int64_t>(0, std::min(end, st.max_end) - start);
-      if (kernel && st.max_end_kernel && st.max_end - start <= kPdlMaxOverlapNs && pdl_capable(row)) {
+      if (kernel && st.max_end_kernel && st.max_end - start <= kPdlMaxOverlapNs &&
+          pdl_capable(row)) {
         ++si.pdl_overlaps;
         si.pdl_overlap_ns += overlap;
       } else {

@@ -40,7 +40,8 @@ Spans Clip(const Spans& spans, const Spans& windows) {
   for (const auto& s : spans) {
     while (w < windows.size() && windows[w].second <= s.first) ++w;
     for (size_t k = w; k < windows.size() && windows[k].first < s.second; ++k) {
-      const int64_t a = std::max(s.first, windows[k].first), b = std::min(s.second, windows[k].second);
+      const int64_t a = std::max(s.first, windows[k].first),
+                    b = std::min(s.second, windows[k].second);
       if (b > a) out.emplace_back(a, b);
     }
   }
@@ -72,7 +73,8 @@ Spans Uncovered(const Spans& windows, const Spans& covered) {
 std::vector<NamedTime> ByTime(const std::map<std::string, NamedTime>& by_name, size_t keep) {
   std::vector<NamedTime> out;
   for (const auto& [name, t] : by_name) out.push_back(t);
-  std::stable_sort(out.begin(), out.end(), [](const NamedTime& a, const NamedTime& b) { return a.ns > b.ns; });
+  std::stable_sort(out.begin(), out.end(),
+                   [](const NamedTime& a, const NamedTime& b) { return a.ns > b.ns; });
   if (out.size() > keep) out.resize(keep);
   return out;
 }
@@ -81,19 +83,20 @@ std::vector<NamedTime> ByTime(const std::map<std::string, NamedTime>& by_name, s
 
 bool IsAllocatorCall(std::string_view name) {
   static constexpr std::string_view kCalls[] = {
-      "cudaMalloc",    "cudaFree",     "cuMemAlloc",    "cuMemAlloc_v2",  "cuMemFree",
-      "cuMemFree_v2",  "hipMalloc",    "hipFree",       "cudaHostAlloc",  "cudaMallocHost",
-      "cudaFreeHost",  "hipHostMalloc", "hipHostFree",  "cuMemHostAlloc", "cuMemFreeHost",
-      "hipExtMallocWithFlags"};
+      "cudaMalloc",    "cudaFree",       "cuMemAlloc",    "cuMemAlloc_v2",
+      "cuMemFree",     "cuMemFree_v2",   "hipMalloc",     "hipFree",
+      "cudaHostAlloc", "cudaMallocHost", "cudaFreeHost",  "hipHostMalloc",
+      "hipHostFree",   "cuMemHostAlloc", "cuMemFreeHost", "hipExtMallocWithFlags"};
   return std::find(std::begin(kCalls), std::end(kCalls), name) != std::end(kCalls);
 }
 
 bool IsCompileName(std::string_view name) {
   const std::string n = Lower(name);
   auto has = [&n](std::string_view w) { return n.find(w) != std::string::npos; };
-  if (has("compiled")) return false;  // running compiled code: Torch-Compiled Region, CompiledFunction
-  return has("compile") || has("nvrtc") || has("hiprtc") || has("autotun") ||
-         has("cumoduleload") || has("culibraryload") || has("hipmoduleload");
+  if (has("compiled"))
+    return false;  // running compiled code: Torch-Compiled Region, CompiledFunction
+  return has("compile") || has("nvrtc") || has("hiprtc") || has("autotun") || has("cumoduleload") ||
+         has("culibraryload") || has("hipmoduleload");
 }
 
 int64_t OverlapNs(const Spans& spans, int64_t start, int64_t end) {
@@ -116,8 +119,9 @@ HostWork AnalyzeHostWork(const Trace& t, const StepsResult& steps) {
     if (s.steady_state && s.host_end_ns > s.host_start_ns) steady.push_back(&s);
   if (steady.size() > kMaxGraphSteps) {
     const size_t first = (steady.size() - kMaxGraphSteps) / 2;
-    steady = std::vector<const StepBreakdown*>(steady.begin() + static_cast<std::ptrdiff_t>(first),
-                                               steady.begin() + static_cast<std::ptrdiff_t>(first + kMaxGraphSteps));
+    steady = std::vector<const StepBreakdown*>(
+        steady.begin() + static_cast<std::ptrdiff_t>(first),
+        steady.begin() + static_cast<std::ptrdiff_t>(first + kMaxGraphSteps));
   }
   Spans windows;
   for (const StepBreakdown* s : steady) windows.emplace_back(s->host_start_ns, s->host_end_ns);
@@ -165,7 +169,8 @@ HostWork AnalyzeHostWork(const Trace& t, const StepsResult& steps) {
         out.torch_compile = true;
         // "Torch-Compiled Region: F/N": N > 0 is a recompile of frame F; each such region once.
         const size_t slash = name.rfind('/');
-        if (slash != std::string_view::npos && slash + 1 < name.size() && name.substr(slash + 1) != "0")
+        if (slash != std::string_view::npos && slash + 1 < name.size() &&
+            name.substr(slash + 1) != "0")
           recompiled.insert(cpu.name[i]);
       }
     }
@@ -185,7 +190,8 @@ HostWork AnalyzeHostWork(const Trace& t, const StepsResult& steps) {
   // Each window's first kernel launch (INT64_MAX: none).
   std::vector<int64_t> first_launch(windows.size(), INT64_MAX);
   for (size_t r = 0; r < rt.size(); ++r) {
-    if (rt.kind[r] != RuntimeKind::kKernelLaunch && rt.kind[r] != RuntimeKind::kGraphLaunch) continue;
+    if (rt.kind[r] != RuntimeKind::kKernelLaunch && rt.kind[r] != RuntimeKind::kGraphLaunch)
+      continue;
     const int64_t s = rt.start_ns[r];
     auto it = std::upper_bound(windows.begin(), windows.end(), std::make_pair(s, INT64_MAX));
     if (it == windows.begin() || s >= std::prev(it)->second) continue;
@@ -193,8 +199,8 @@ HostWork AnalyzeHostWork(const Trace& t, const StepsResult& steps) {
     first_launch[w] = std::min(first_launch[w], s);
   }
   for (size_t w = 0; w < windows.size(); ++w)
-    out.unrecorded_before_first_launch_ns +=
-        OverlapNs(out.unrecorded_spans, windows[w].first, std::min(first_launch[w], windows[w].second));
+    out.unrecorded_before_first_launch_ns += OverlapNs(
+        out.unrecorded_spans, windows[w].first, std::min(first_launch[w], windows[w].second));
 
   // Outermost compile ops: sorted by start, longest first on a tie; an op inside the previous
   // outermost one is part of it.

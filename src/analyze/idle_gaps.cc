@@ -181,7 +181,8 @@ IdleGapStats AnalyzeIdleGaps(const Trace& trace, const StepsResult& steps, const
       }
       while (w < in_steps.size() && in_steps[w].end <= iv.start) ++w;
       for (size_t k = w; k < in_steps.size() && in_steps[k].start < iv.end; ++k) {
-        const Interval part{std::max(iv.start, in_steps[k].start), std::min(iv.end, in_steps[k].end)};
+        const Interval part{std::max(iv.start, in_steps[k].start),
+                            std::min(iv.end, in_steps[k].end)};
         if (part.start < part.end) f(part);
       }
     }
@@ -254,8 +255,7 @@ IdleGapStats AnalyzeIdleGaps(const Trace& trace, const StepsResult& steps, const
   // Per long gap, the GPU op that ends it: the first by (start, row) starting at or after the
   // gap's end. Each op is offered to the last long gap ending at or before its start (the gaps are
   // disjoint and sorted), which keeps the least: one pass, memory per gap, not per op.
-  std::vector<std::pair<int64_t, uint32_t>> op_after(long_idle.size(),
-                                                     {INT64_MAX, UINT32_MAX});
+  std::vector<std::pair<int64_t, uint32_t>> op_after(long_idle.size(), {INT64_MAX, UINT32_MAX});
   if (!long_idle.empty()) {
     for (size_t i = 0; i < g.size(); ++i) {
       if (!is_op(i)) continue;
@@ -263,7 +263,8 @@ IdleGapStats AnalyzeIdleGaps(const Trace& trace, const StepsResult& steps, const
       auto after = std::upper_bound(long_idle.begin(), long_idle.end(), start,
                                     [](int64_t v, const Interval& iv) { return v < iv.end; });
       if (after == long_idle.begin()) continue;
-      std::pair<int64_t, uint32_t>& best = op_after[static_cast<size_t>(after - long_idle.begin()) - 1];
+      std::pair<int64_t, uint32_t>& best =
+          op_after[static_cast<size_t>(after - long_idle.begin()) - 1];
       best = std::min(best, std::make_pair(start, static_cast<uint32_t>(i)));
     }
   }

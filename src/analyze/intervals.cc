@@ -14,7 +14,8 @@ std::vector<Interval> Merge(std::vector<Interval> v) {
           v.end());
   // Most lists arrive in time order (events are written as they end or start), or as a few
   // ordered runs (threads, streams): SortRuns costs O(n) then, O(n log runs) otherwise.
-  SortRuns(v.begin(), v.end(), [](const Interval& a, const Interval& b) { return a.start < b.start; });
+  SortRuns(v.begin(), v.end(),
+           [](const Interval& a, const Interval& b) { return a.start < b.start; });
   // Compacted in place: the merged prefix never overtakes the interval being read.
   size_t w = 0;
   for (size_t r = 0; r < v.size(); ++r) {
@@ -94,9 +95,7 @@ std::vector<int64_t> ExclusiveCoverage(const std::vector<Interval>& windows,
   // Windows by start (steps already are).
   std::vector<uint32_t> order(windows.size());
   std::iota(order.begin(), order.end(), 0u);
-  const auto by_start = [&](uint32_t a, uint32_t b) {
-    return windows[a].start < windows[b].start;
-  };
+  const auto by_start = [&](uint32_t a, uint32_t b) { return windows[a].start < windows[b].start; };
   if (!std::is_sorted(order.begin(), order.end(), by_start))
     std::stable_sort(order.begin(), order.end(), by_start);
 

@@ -55,7 +55,8 @@ std::vector<Interval> RandomIntervals(std::mt19937_64& rng, int max_n, bool sort
     v.push_back({s, s + static_cast<int64_t>(rng() % 20) - 2});
   }
   if (sorted) {
-    std::sort(v.begin(), v.end(), [](const Interval& a, const Interval& b) { return a.start < b.start; });
+    std::sort(v.begin(), v.end(),
+              [](const Interval& a, const Interval& b) { return a.start < b.start; });
     // A few out of place, as a trace's tables have at thread or buffer boundaries.
     if (v.size() > 3 && rng() % 2 == 0) std::swap(v[rng() % v.size()], v[rng() % v.size()]);
   }

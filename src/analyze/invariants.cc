@@ -234,7 +234,9 @@ void CheckCriticalPath(const CriticalPath& cp, Checker& c) {
   c.Equal("critical_path steps sum to its total", steps, total);
   for (size_t i = 0; i < cp.segments.size(); ++i) {
     c.NonNegative("critical_path.segment length", cp.segments[i].end_ns - cp.segments[i].start_ns);
-    if (i > 0) c.AtMost("critical_path segments in time order", cp.segments[i - 1].end_ns, cp.segments[i].start_ns);
+    if (i > 0)
+      c.AtMost("critical_path segments in time order", cp.segments[i - 1].end_ns,
+               cp.segments[i].start_ns);
   }
 }
 

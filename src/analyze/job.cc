@@ -89,14 +89,38 @@ std::string CollectiveTypeFromKernelName(std::string_view name) {
 // unknown.
 int64_t DtypeBytes(std::string_view dtype) {
   static const std::pair<std::string_view, int64_t> kSizes[] = {
-      {"float", 4},         {"double", 8},          {"half", 2},           {"bfloat16", 2},
-      {"complexhalf", 4},   {"complexfloat", 8},    {"complexdouble", 16}, {"byte", 1},
-      {"char", 1},          {"short", 2},           {"int", 4},            {"long", 8},
-      {"bool", 1},          {"float8e4m3fn", 1},    {"float8e5m2", 1},     {"float8e4m3fnuz", 1},
-      {"float8e5m2fnuz", 1}, {"float8e8m0fnu", 1},  {"uint16", 2},         {"uint32", 4},
-      {"uint64", 8},        {"int8", 1},            {"uint8", 1},          {"int16", 2},
-      {"int32", 4},         {"int64", 8},           {"float16", 2},        {"float32", 4},
-      {"float64", 8},       {"bf16", 2},            {"fp16", 2},           {"fp32", 4},
+      {"float", 4},
+      {"double", 8},
+      {"half", 2},
+      {"bfloat16", 2},
+      {"complexhalf", 4},
+      {"complexfloat", 8},
+      {"complexdouble", 16},
+      {"byte", 1},
+      {"char", 1},
+      {"short", 2},
+      {"int", 4},
+      {"long", 8},
+      {"bool", 1},
+      {"float8e4m3fn", 1},
+      {"float8e5m2", 1},
+      {"float8e4m3fnuz", 1},
+      {"float8e5m2fnuz", 1},
+      {"float8e8m0fnu", 1},
+      {"uint16", 2},
+      {"uint32", 4},
+      {"uint64", 8},
+      {"int8", 1},
+      {"uint8", 1},
+      {"int16", 2},
+      {"int32", 4},
+      {"int64", 8},
+      {"float16", 2},
+      {"float32", 4},
+      {"float64", 8},
+      {"bf16", 2},
+      {"fp16", 2},
+      {"fp32", 4},
   };
   const std::string s = Squash(dtype);
   for (const auto& [name, size] : kSizes) {
@@ -251,9 +275,8 @@ model::RankFacts ExtractRankFacts(const RankResults& rank) {
       rows.push_back(static_cast<uint32_t>(i));
     }
   }
-  std::stable_sort(rows.begin(), rows.end(), [&](uint32_t a, uint32_t b) {
-    return t.gpu.start_ns[a] < t.gpu.start_ns[b];
-  });
+  std::stable_sort(rows.begin(), rows.end(),
+                   [&](uint32_t a, uint32_t b) { return t.gpu.start_ns[a] < t.gpu.start_ns[b]; });
   std::set<std::string> groups(t.info.process_groups.begin(), t.info.process_groups.end());
   std::map<std::pair<std::string, std::string>, int64_t> ordinal;
   std::unordered_map<StringId, std::string> type_of_name;  // kernel name → type (no metadata)
@@ -277,8 +300,9 @@ model::RankFacts ExtractRankFacts(const RankResults& rank) {
     if (call < 0 || static_cast<size_t>(call) >= t.runtime.size() || host_steps.empty())
       return std::nullopt;
     const int64_t at = t.runtime.start_ns[static_cast<size_t>(call)];
-    auto it = std::upper_bound(host_steps.begin(), host_steps.end(), at,
-                               [](int64_t v, const StepBreakdown* s) { return v < s->host_start_ns; });
+    auto it =
+        std::upper_bound(host_steps.begin(), host_steps.end(), at,
+                         [](int64_t v, const StepBreakdown* s) { return v < s->host_start_ns; });
     if (it == host_steps.begin()) return -1;
     --it;
     return at < (*it)->host_end_ns ? (*it)->step : -1;
@@ -421,7 +445,8 @@ struct Draft {
 };
 
 // Why `c` cannot join a job whose first member is `g` (and whose ranks are `taken`); "" if it can.
-std::string Incompatibility(const Candidate& c, const Candidate& g, const std::set<int32_t>& taken) {
+std::string Incompatibility(const Candidate& c, const Candidate& g,
+                            const std::set<int32_t>& taken) {
   const model::RankIdentity& a = c.f->identity;
   const model::RankIdentity& b = g.f->identity;
   if (a.world_size > 0 && b.world_size > 0 && a.world_size != b.world_size) {
@@ -563,7 +588,8 @@ std::vector<JobGroup> GroupJobs(const std::vector<const model::RankFacts*>& rank
       std::string what;
       if (head.world_size > 0) what += "world size " + std::to_string(head.world_size);
       if (!head.backend.empty()) what += (what.empty() ? "" : ", ") + head.backend;
-      if (what.empty()) what = std::to_string(g.members.size()) + (g.members.size() == 1 ? " file" : " files");
+      if (what.empty())
+        what = std::to_string(g.members.size()) + (g.members.size() == 1 ? " file" : " files");
       g.label = "job " + n + " (" + what + ", " + started + ")";
     }
     if (drafts.size() > 1) {
@@ -599,9 +625,9 @@ std::vector<JobGroup> GroupJobs(const std::vector<const model::RankFacts*>& rank
           if (q.rank == r.rank && q.world_size == r.world_size && EpochLike(q.trace_start_ns) &&
               EpochLike(r.trace_start_ns) &&
               std::llabs(q.trace_start_ns - r.trace_start_ns) <= kSameJobStartWindowNs) {
-            g.notes.push_back("rank " + std::to_string(r.rank) + " is claimed by two files: " +
-                              r.path + " (here) and " + q.path + " (job " +
-                              std::to_string(e + 1) + "); both kept, never merged");
+            g.notes.push_back("rank " + std::to_string(r.rank) +
+                              " is claimed by two files: " + r.path + " (here) and " + q.path +
+                              " (job " + std::to_string(e + 1) + "); both kept, never merged");
           }
         }
       }
@@ -627,8 +653,9 @@ std::vector<JobGroup> GroupJobs(const std::vector<const model::RankFacts*>& rank
         k = e + 1;
       }
       if (count > 0)
-        g.notes.push_back(std::to_string(count) + " of world size " + std::to_string(head.world_size) +
-                          " absent: rank" + (count == 1 ? " " : "s ") + absent +
+        g.notes.push_back(std::to_string(count) + " of world size " +
+                          std::to_string(head.world_size) + " absent: rank" +
+                          (count == 1 ? " " : "s ") + absent +
                           " (no trace or summary of them was given: job figures cover the " +
                           std::to_string(seen.size()) + " present)");
     }
@@ -904,8 +931,8 @@ JobAnalysis AnalyzeJob(const std::vector<const model::RankFacts*>& ranks) {
     }
     for (size_t m = 0; m < n; ++m) {
       ClockOffset& c = out.clocks[m];
-      c.applied = out.clocks_alignable && c.samples > 0 &&
-                  std::llabs(c.offset_ns) > c.uncertainty_ns;
+      c.applied =
+          out.clocks_alignable && c.samples > 0 && std::llabs(c.offset_ns) > c.uncertainty_ns;
       if (c.applied) correction[m] = c.offset_ns;
     }
   }
@@ -954,7 +981,8 @@ JobAnalysis AnalyzeJob(const std::vector<const model::RankFacts*>& ranks) {
     // Arrivals, latest first; ties keep member order.
     std::vector<std::pair<int64_t, uint32_t>> arr;
     arr.reserve(in.parts.size());
-    for (const Part& p : in.parts) arr.push_back({p.rec->start_ns + correction[p.member], p.member});
+    for (const Part& p : in.parts)
+      arr.push_back({p.rec->start_ns + correction[p.member], p.member});
     std::stable_sort(arr.begin(), arr.end(),
                      [](const auto& a, const auto& b) { return a.first > b.first; });
     const uint32_t last = arr[0].second;
@@ -1025,7 +1053,8 @@ JobAnalysis AnalyzeJob(const std::vector<const model::RankFacts*>& ranks) {
       if (c.samples > 0) clock_bar = std::max(clock_bar, c.uncertainty_ns);
     }
     const RankWait& w = out.ranks[best];
-    const int64_t per_instance = caused[best] / static_cast<int64_t>(std::max<uint64_t>(1, w.times_last));
+    const int64_t per_instance =
+        caused[best] / static_cast<int64_t>(std::max<uint64_t>(1, w.times_last));
     const double share = out.mean_step_ns > 0 ? static_cast<double>(w.wait_caused_ns_per_step) /
                                                     static_cast<double>(out.mean_step_ns)
                                               : 0.0;

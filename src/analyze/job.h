@@ -23,7 +23,8 @@ struct JobGroup {
   std::vector<size_t> members;  // indices into the input, sorted by rank then path
   std::string label;            // "job 1 (world size 8, nccl, started 2021-06-08 09:04:49 UTC)"
   // Why these ranks were set apart from the others, or problems within the job, naming files:
-  // "rank 3 appears twice: a/rank3.json, b/rank3.json (both kept, as ranks 3 and 3′)", "no rank id".
+  // "rank 3 appears twice: a/rank3.json, b/rank3.json (both kept, as ranks 3 and 3′)", "no rank
+  // id".
   std::vector<std::string> notes;
 };
 
@@ -43,8 +44,8 @@ std::vector<JobGroup> GroupJobs(const std::vector<const model::RankFacts*>& rank
 struct MatchedCollective {
   std::string group;
   std::string type;
-  int64_t seq = -1;      // or the ordinal when the trace has no seq
-  bool by_seq = false;   // matched by recorded sequence numbers
+  int64_t seq = -1;     // or the ordinal when the trace has no seq
+  bool by_seq = false;  // matched by recorded sequence numbers
   int64_t bytes = -1;
   int32_t ranks = 0;           // ranks that recorded it
   int32_t expected_ranks = 0;  // group size
@@ -64,9 +65,9 @@ struct MatchedCollective {
 
 struct RankWait {
   int32_t rank = -1;
-  size_t input = 0;  // index into the input
-  uint64_t collectives = 0;   // matched collectives it took part in
-  uint64_t times_last = 0;    // at which it arrived last
+  size_t input = 0;                       // index into the input
+  uint64_t collectives = 0;               // matched collectives it took part in
+  uint64_t times_last = 0;                // at which it arrived last
   int64_t wait_caused_ns_per_step = 0;    // Σ wait_caused_ns where last / steps
   int64_t wait_suffered_ns_per_step = 0;  // Σ (last arrival − its arrival) / steps
   int32_t waits_most_for = -1;            // the rank whose lateness it waited on longest
@@ -99,11 +100,11 @@ inline constexpr double kStragglerMinShare = 0.01;
 // gains nothing until the rank it waits for does. Per step, not per collective: where ranks take
 // turns at being last, the job's gain is overstated (the waits in between are not replayed).
 struct JobFix {
-  std::string fix;                   // the what-if id
-  int64_t saving_ns = 0;             // per job step: own work now − own work after, slowest ranks
-  int64_t rank_saving_min_ns = 0;    // the fix alone on the ranks, their least …
-  int64_t rank_saving_max_ns = 0;    // … and most
-  int32_t bound_by_rank = -1;        // the rank whose own work is longest after it
+  std::string fix;                 // the what-if id
+  int64_t saving_ns = 0;           // per job step: own work now − own work after, slowest ranks
+  int64_t rank_saving_min_ns = 0;  // the fix alone on the ranks, their least …
+  int64_t rank_saving_max_ns = 0;  // … and most
+  int32_t bound_by_rank = -1;      // the rank whose own work is longest after it
 };
 
 struct JobAnalysis {
@@ -114,11 +115,11 @@ struct JobAnalysis {
   std::vector<ClockOffset> clocks;             // one per member; reference = lowest rank
   bool clocks_alignable = true;  // false: end-time spreads too wide to estimate offsets
   int32_t reference_rank = -1;
-  int64_t mean_step_ns = 0;      // median over ranks of their mean steady step
-  int64_t steps = 0;             // steps the per-step figures divide by: those every member profiled
+  int64_t mean_step_ns = 0;  // median over ranks of their mean steady step
+  int64_t steps = 0;         // steps the per-step figures divide by: those every member profiled
   std::optional<Straggler> straggler;  // the rank the others wait for, or none
   // The job's what-if (JobFix): empty unless every member was replayed.
-  int64_t own_step_ns = 0;   // the longest own work of a rank per step (the job's step as modelled)
+  int64_t own_step_ns = 0;  // the longest own work of a rank per step (the job's step as modelled)
   int32_t own_step_rank = -1;
   std::vector<JobFix> fixes;  // by job saving, largest first
 };

@@ -72,7 +72,8 @@ LaunchSummary Summarize(LaunchSamples s, const LaunchOptions& o) {
   // Everything from the median's position on is ≥ it: the 95th percentile is among those.
   const size_t median_lo = s.delay.empty() ? 0 : (s.delay.size() - 1) / 2;
   out.p95_launch_delay_ns = Quantile(&s.delay, 0.95, median_lo);
-  const auto impossible = std::remove_if(s.latency.begin(), s.latency.end(), [](int64_t v) { return v < 0; });
+  const auto impossible =
+      std::remove_if(s.latency.begin(), s.latency.end(), [](int64_t v) { return v < 0; });
   out.started_before_launch = static_cast<uint64_t>(s.latency.end() - impossible);
   s.latency.erase(impossible, s.latency.end());
   out.median_launch_latency_ns = Quantile(&s.latency, 0.5);

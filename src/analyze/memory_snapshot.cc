@@ -17,7 +17,8 @@ bool Contains(std::string_view s, std::string_view part) {
 
 // A path component of a frame's file, either separator ("torch/optim/adam.py", "…\optim\…").
 bool InFolder(std::string_view file, std::string_view folder) {
-  for (size_t at = file.find(folder); at != std::string_view::npos; at = file.find(folder, at + 1)) {
+  for (size_t at = file.find(folder); at != std::string_view::npos;
+       at = file.find(folder, at + 1)) {
     const size_t end = at + folder.size();
     if (at > 0 && end < file.size() && (file[at - 1] == '/' || file[at - 1] == '\\') &&
         (file[end] == '/' || file[end] == '\\'))
@@ -41,12 +42,18 @@ std::string Rule(const snapshot::Frame& f, std::string_view what) {
 
 const char* MemoryCategoryName(MemoryCategory c) {
   switch (c) {
-    case MemoryCategory::kParameters: return "parameters";
-    case MemoryCategory::kGradients: return "gradients";
-    case MemoryCategory::kOptimizerState: return "optimizer_state";
-    case MemoryCategory::kActivations: return "activations";
-    case MemoryCategory::kWorkspace: return "workspace";
-    case MemoryCategory::kUnknown: break;
+    case MemoryCategory::kParameters:
+      return "parameters";
+    case MemoryCategory::kGradients:
+      return "gradients";
+    case MemoryCategory::kOptimizerState:
+      return "optimizer_state";
+    case MemoryCategory::kActivations:
+      return "activations";
+    case MemoryCategory::kWorkspace:
+      return "workspace";
+    case MemoryCategory::kUnknown:
+      break;
   }
   return "unknown";
 }
@@ -54,8 +61,7 @@ const char* MemoryCategoryName(MemoryCategory c) {
 StackClass ClassifyStack(const std::vector<snapshot::Frame>& stack) {
   // Rules in order; each looks at every frame (innermost first) before the next rule is tried.
   for (const auto& f : stack)
-    if (f.name == "zero_grad")
-      return {MemoryCategory::kGradients, Rule(f, "zero_grad")};
+    if (f.name == "zero_grad") return {MemoryCategory::kGradients, Rule(f, "zero_grad")};
   for (const auto& f : stack)
     if (InFolder(f.filename, "optim") || Contains(f.name, "optimizer"))
       return {MemoryCategory::kOptimizerState, Rule(f, "optimizer (torch.optim)")};
@@ -69,8 +75,7 @@ StackClass ClassifyStack(const std::vector<snapshot::Frame>& stack) {
         (f.name == "__init__" && (InFolder(f.filename, "modules") || InFolder(f.filename, "nn"))))
       return {MemoryCategory::kParameters, Rule(f, "module construction or .to()")};
   for (const auto& f : stack)
-    if (Contains(f.name, "workspace"))
-      return {MemoryCategory::kWorkspace, Rule(f, "workspace")};
+    if (Contains(f.name, "workspace")) return {MemoryCategory::kWorkspace, Rule(f, "workspace")};
   for (const auto& f : stack)
     if (f.name == "forward" || f.name == "_call_impl" || f.name == "_wrapped_call_impl")
       return {MemoryCategory::kActivations, Rule(f, "a module's forward")};
@@ -137,7 +142,8 @@ SnapshotDevice AnalyzeDevice(const snapshot::Snapshot& snap, int device,
         }
     }
   }
-  d.free_in_segments_bytes = std::max<int64_t>(0, d.segments_reserved_bytes - d.segments_allocated_bytes);
+  d.free_in_segments_bytes =
+      std::max<int64_t>(0, d.segments_reserved_bytes - d.segments_allocated_bytes);
 
   const std::vector<snapshot::TraceEvent> none;
   const auto& events = trace ? trace->events : none;
@@ -184,8 +190,9 @@ SnapshotDevice AnalyzeDevice(const snapshot::Snapshot& snap, int device,
   }
   if (reserved_start < -reserved_min || reserved_start < 0) {
     d.inconsistent = true;
-    d.notes.push_back("the segments at the snapshot reserve less than the trace's segment events "
-                      "imply: the start is the least that keeps reserved at or above 0");
+    d.notes.push_back(
+        "the segments at the snapshot reserve less than the trace's segment events "
+        "imply: the start is the least that keeps reserved at or above 0");
   }
   d.starts_mid_run = !events.empty() && (d.initial_allocated_bytes > 0 || d.frees_before_trace > 0);
   if (d.starts_mid_run)
@@ -245,7 +252,8 @@ SnapshotDevice AnalyzeDevice(const snapshot::Snapshot& snap, int device,
     d.allocated_bytes.push_back(allocated);
     d.reserved_bytes.push_back(reserved);
     for (int c = 0; c < kMemoryCategoryCount; ++c)
-      d.category_bytes[static_cast<size_t>(c)].push_back(std::max<int64_t>(0, cat[static_cast<size_t>(c)]));
+      d.category_bytes[static_cast<size_t>(c)].push_back(
+          std::max<int64_t>(0, cat[static_cast<size_t>(c)]));
     d.min_allocated_bytes = std::min(d.min_allocated_bytes, allocated);
     d.peak_reserved_bytes = std::max(d.peak_reserved_bytes, reserved);
     if (allocated > reserved) {
@@ -264,11 +272,14 @@ SnapshotDevice AnalyzeDevice(const snapshot::Snapshot& snap, int device,
     // Said as measured: the cause is not in the file (a guess — "a synthetic snapshot?" — was
     // wrong on most real snapshots where this happens).
     char over[32];
-    std::snprintf(over, sizeof over, "%.2f GiB", static_cast<double>(most_over_reserved) / (1 << 30));
-    d.notes.push_back("at some point the trace allocates more than its segment events reserve (by up "
-                      "to " + std::string(over) +
-                      "): the segment events do not account for all reserved memory, so the "
-                      "reserved line is as recorded, not the device's");
+    std::snprintf(over, sizeof over, "%.2f GiB",
+                  static_cast<double>(most_over_reserved) / (1 << 30));
+    d.notes.push_back(
+        "at some point the trace allocates more than its segment events reserve (by up "
+        "to " +
+        std::string(over) +
+        "): the segment events do not account for all reserved memory, so the "
+        "reserved line is as recorded, not the device's");
   }
 
   // Pass 3: replay to the peak and group what is live there.
@@ -343,13 +354,16 @@ SnapshotAnalysis AnalyzeSnapshot(const snapshot::Snapshot& snap) {
     if (s.device >= 0 && s.device < 4096) devices = std::max(devices, s.device + 1);
   }
   for (int dev = 0; dev < devices; ++dev) {
-    const snapshot::DeviceTrace* trace =
-        static_cast<size_t>(dev) < snap.devices.size() ? &snap.devices[static_cast<size_t>(dev)] : nullptr;
-    const bool has_segments = std::any_of(snap.segments.begin(), snap.segments.end(),
-                                          [&](const snapshot::Segment& s) { return s.device == dev; });
+    const snapshot::DeviceTrace* trace = static_cast<size_t>(dev) < snap.devices.size()
+                                             ? &snap.devices[static_cast<size_t>(dev)]
+                                             : nullptr;
+    const bool has_segments =
+        std::any_of(snap.segments.begin(), snap.segments.end(),
+                    [&](const snapshot::Segment& s) { return s.device == dev; });
     if (!has_segments && (trace == nullptr || trace->events.empty())) continue;
     a.devices.push_back(AnalyzeDevice(snap, dev, trace, classes));
-    a.peak_allocated_bytes = std::max(a.peak_allocated_bytes, a.devices.back().peak_allocated_bytes);
+    a.peak_allocated_bytes =
+        std::max(a.peak_allocated_bytes, a.devices.back().peak_allocated_bytes);
   }
   for (const auto& [key, value] : snap.allocator_settings)
     if (key == "expandable_segments") a.expandable_segments_setting = value == "True" ? 1 : 0;

@@ -72,9 +72,9 @@ struct SnapshotDevice {
   int64_t segments = 0;
   int64_t segments_reserved_bytes = 0;   // Σ total_size
   int64_t segments_allocated_bytes = 0;  // Σ allocated_size
-  int64_t active_allocated_bytes = 0;    // Σ size of blocks active_allocated or active_pending_free
-  int64_t free_in_segments_bytes = 0;    // reserved − allocated (Σ total_size − Σ allocated_size)
-  int64_t free_blocks = 0;               // inactive blocks
+  int64_t active_allocated_bytes = 0;  // Σ size of blocks active_allocated or active_pending_free
+  int64_t free_in_segments_bytes = 0;  // reserved − allocated (Σ total_size − Σ allocated_size)
+  int64_t free_blocks = 0;             // inactive blocks
   int64_t largest_free_block_bytes = 0;
   std::vector<FreeBlockBucket> free_buckets;
   int64_t expandable_segments = 0;  // segments with is_expandable
@@ -83,7 +83,7 @@ struct SnapshotDevice {
   int64_t events = 0;
   std::array<int64_t, snapshot::kActionCount> action_counts{};
   std::vector<std::pair<std::string, int64_t>> other_actions;
-  bool frees_from_requested = false;  // no free_completed: free_requested ends an allocation
+  bool frees_from_requested = false;    // no free_completed: free_requested ends an allocation
   int64_t initial_allocated_bytes = 0;  // allocated at the first event
   int64_t initial_reserved_bytes = 0;
   bool starts_mid_run = false;
@@ -96,13 +96,13 @@ struct SnapshotDevice {
   // Per category, the allocated bytes after each timeline point (stacked chart), same length.
   std::array<std::vector<int64_t>, kMemoryCategoryCount> category_bytes;
 
-  int64_t peak_allocated_bytes = 0;      // the largest allocated, initial state included
-  int64_t peak_above_start_bytes = 0;    // peak − initial: what the trace's own events add
+  int64_t peak_allocated_bytes = 0;    // the largest allocated, initial state included
+  int64_t peak_above_start_bytes = 0;  // peak − initial: what the trace's own events add
   int64_t peak_reserved_bytes = 0;
-  int64_t peak_point = -1;               // index into the timeline; -1: at the start
+  int64_t peak_point = -1;  // index into the timeline; -1: at the start
   int64_t peak_time_us = -1;
-  int64_t min_allocated_bytes = 0;       // never negative (a note says when it would be)
-  std::vector<LiveGroup> live_at_peak;   // largest first
+  int64_t min_allocated_bytes = 0;      // never negative (a note says when it would be)
+  std::vector<LiveGroup> live_at_peak;  // largest first
   std::array<CategoryBytes, kMemoryCategoryCount> categories_at_peak{};
   // Live at the peak from a stack through transformers' cache_utils.py (IsKvCacheStack): a KV
   // cache, which training does not need (use_cache left on).

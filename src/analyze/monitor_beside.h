@@ -11,8 +11,8 @@
 
 #include <cstdint>
 
-#include "gpuscope/model.h"
 #include "analyze/monitor_stats.h"
+#include "gpuscope/model.h"
 #include "model/monitor_samples.h"
 
 namespace gpuscope::analyze {

@@ -50,10 +50,11 @@ std::set<int32_t> DescendantsOf(const Sample& s, int32_t main_pid) {
 // data it reads as the trainer (docs/monitor.md says so).
 bool IsWrapper(std::string_view name) {
   static constexpr std::string_view kWrappers[] = {
-      "sh",      "bash",   "dash",     "zsh",    "ksh",     "fish",      "env",      "nohup",
-      "timeout", "time",   "stdbuf",   "nice",   "ionice",  "taskset",   "numactl",  "xargs",
-      "srun",    "mpirun", "mpiexec",  "orterun", "prterun", "torchrun", "accelerate",
-      "deepspeed", "tini", "dumb-init", "sudo",  "su",      "uv",        "conda",    "make"};
+      "sh",       "bash",       "dash",      "zsh",    "ksh",       "fish",    "env",
+      "nohup",    "timeout",    "time",      "stdbuf", "nice",      "ionice",  "taskset",
+      "numactl",  "xargs",      "srun",      "mpirun", "mpiexec",   "orterun", "prterun",
+      "torchrun", "accelerate", "deepspeed", "tini",   "dumb-init", "sudo",    "su",
+      "uv",       "conda",      "make"};
   return std::find(std::begin(kWrappers), std::end(kWrappers), name) != std::end(kWrappers);
 }
 
@@ -348,9 +349,9 @@ void AddGpus(const Recording& r, const std::vector<bool>& in_steady, MonitorStat
     if (!least || *g.util_mean_pct < *least->util_mean_pct) least = &g;
   }
   if (with_util >= 2)
-    out->balance = GpuBalance{busiest->index, *busiest->util_mean_pct, least->index,
-                              *least->util_mean_pct,
-                              *busiest->util_mean_pct - *least->util_mean_pct};
+    out->balance =
+        GpuBalance{busiest->index, *busiest->util_mean_pct, least->index, *least->util_mean_pct,
+                   *busiest->util_mean_pct - *least->util_mean_pct};
   // Energy of all GPUs, per hour of the longest span any GPU's energy covers.
   int64_t span_ns = 0;
   for (const MonitorGpu& g : out->gpus) {
@@ -459,10 +460,10 @@ PeriodicStall FindPeriodicStall(const std::vector<std::pair<int64_t, double>>& s
       gaps.push_back(static_cast<double>(series[b].first - series[stalls[k - 1].first].first));
   }
   const double period = Percentile(gaps, 0.5);
-  const double tolerance = std::max(static_cast<double>(interval_ns), kStallPeriodTolerance * period);
-  const auto regular = std::count_if(gaps.begin(), gaps.end(), [&](double g) {
-    return std::abs(g - period) <= tolerance;
-  });
+  const double tolerance =
+      std::max(static_cast<double>(interval_ns), kStallPeriodTolerance * period);
+  const auto regular = std::count_if(gaps.begin(), gaps.end(),
+                                     [&](double g) { return std::abs(g - period) <= tolerance; });
   if (period <= 0 || static_cast<double>(regular) < kStallRegularShare * gaps.size()) return out;
   // The median length: the middle one (the lower middle of an even count).
   std::sort(lengths.begin(), lengths.end());
@@ -483,8 +484,7 @@ PeriodicStall FindPeriodicStall(const std::vector<std::pair<int64_t, double>>& s
 TreeCpu SplitTreeCpu(const Sample& s, int32_t main_pid) {
   TreeCpu t;
   // Chosen from this sample alone (the live line, TensorBoard): the same rule as the run's.
-  if (main_pid == 0 && !s.processes.empty())
-    main_pid = PickMainPid(&s, 1, s.processes.front().pid);
+  if (main_pid == 0 && !s.processes.empty()) main_pid = PickMainPid(&s, 1, s.processes.front().pid);
   t.main_pid = main_pid;
   const std::set<int32_t> workers = DescendantsOf(s, main_pid);
   for (const ProcessSample& p : s.processes) {

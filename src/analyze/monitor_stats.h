@@ -42,10 +42,10 @@
 namespace gpuscope::analyze {
 
 // Thresholds of the statistics, with units. Percentages are 0–100; CPU % is of one core.
-inline constexpr double kWarmupReachFraction = 0.8;  // of the 90th percentile
-inline constexpr size_t kSteadyMinSamples = 3;       // a shorter "phase" is noise
-inline constexpr double kHangUtilPct = 95;           // "busy" for the busy-at-low-power stretch
-inline constexpr double kHangPowerFraction = 0.5;    // "low power": of the power limit
+inline constexpr double kWarmupReachFraction = 0.8;    // of the 90th percentile
+inline constexpr size_t kSteadyMinSamples = 3;         // a shorter "phase" is noise
+inline constexpr double kHangUtilPct = 95;             // "busy" for the busy-at-low-power stretch
+inline constexpr double kHangPowerFraction = 0.5;      // "low power": of the power limit
 inline constexpr double kStallUtilPct = 5;             // "near 0 %": a stalled sample
 inline constexpr size_t kStallMinCount = 3;            // stalls needed to call them periodic
 inline constexpr double kStallRegularShare = 0.75;     // of the gaps near the period
@@ -113,7 +113,7 @@ struct MonitorGpu {
   PeriodicStall periodic_stall;  // steady state
   // Energy over the run (definition above); nullopt without a counter or power readings.
   std::optional<double> energy_j;
-  int64_t energy_span_ns = 0;      // the time the energy covers
+  int64_t energy_span_ns = 0;  // the time the energy covers
   bool energy_from_counter = false;
 };
 
@@ -172,7 +172,7 @@ struct MonitorStats {
   // Energy of all GPUs together and per hour of the time it covers (the longest GPU's span).
   std::optional<double> energy_j;
   std::optional<double> energy_per_hour_wh;
-  std::optional<MonitorCpu> cpu;        // when the source sampled processes
+  std::optional<MonitorCpu> cpu;  // when the source sampled processes
   std::vector<std::string> notes;
   uint64_t malformed_lines = 0;
   std::vector<std::string> malformed_examples;

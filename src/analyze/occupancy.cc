@@ -105,7 +105,7 @@ OccupancyStats AnalyzeOccupancy(const Trace& trace, const KernelClasses& kernel_
 
   const std::vector<KernelClass>& classes = kernel_classes.row;
   std::vector<uint32_t> grid_kernels;  // with a grid and a length, for the SM efficiency
-  double occupancy_weighted = 0;  // Σ occupancy % × clipped ns
+  double occupancy_weighted = 0;       // Σ occupancy % × clipped ns
   int64_t occupancy_ns = 0;
   struct Acc {
     uint64_t count = 0;

@@ -111,21 +111,30 @@ bool ParseOpArgs(std::string_view dims, std::string_view types, std::string_view
 }
 
 int ElementBytes(std::string_view t) {
-  static const std::unordered_map<std::string_view, int> kBytes = {
-      {"float", 4},          {"double", 8},          {"c10::BFloat16", 2},
-      {"c10::Half", 2},      {"long int", 8},        {"int", 4},
-      {"short int", 2},      {"bool", 1},            {"unsigned char", 1},
-      {"signed char", 1},    {"c10::Float8_e4m3fn", 1}, {"c10::Float8_e5m2", 1},
-      {"c10::Float8_e4m3fnuz", 1}, {"c10::Float8_e5m2fnuz", 1}, {"c10::complex<float>", 8},
-      {"c10::complex<double>", 16}};
+  static const std::unordered_map<std::string_view, int> kBytes = {{"float", 4},
+                                                                   {"double", 8},
+                                                                   {"c10::BFloat16", 2},
+                                                                   {"c10::Half", 2},
+                                                                   {"long int", 8},
+                                                                   {"int", 4},
+                                                                   {"short int", 2},
+                                                                   {"bool", 1},
+                                                                   {"unsigned char", 1},
+                                                                   {"signed char", 1},
+                                                                   {"c10::Float8_e4m3fn", 1},
+                                                                   {"c10::Float8_e5m2", 1},
+                                                                   {"c10::Float8_e4m3fnuz", 1},
+                                                                   {"c10::Float8_e5m2fnuz", 1},
+                                                                   {"c10::complex<float>", 8},
+                                                                   {"c10::complex<double>", 16}};
   const auto it = kBytes.find(t);
   return it == kBytes.end() ? 0 : it->second;
 }
 
 const char* OpFamilyName(OpFamily f) {
-  static constexpr const char* kNames[] = {"gemm", "conv", "attention", "norm", "softmax",
-                                           "elementwise", "reduction", "embedding", "loss",
-                                           "optimizer"};
+  static constexpr const char* kNames[] = {"gemm",    "conv",        "attention", "norm",
+                                           "softmax", "elementwise", "reduction", "embedding",
+                                           "loss",    "optimizer"};
   const size_t i = static_cast<size_t>(f);
   return i < std::size(kNames) ? kNames[i] : "?";
 }
@@ -141,9 +150,7 @@ double Numel(const Shape& s) {
   for (int64_t d : s) n *= static_cast<double>(d);
   return n;
 }
-bool IsTensor(const OpArg& a) {
-  return !a.is_list && ElementBytes(a.type) > 0;
-}
+bool IsTensor(const OpArg& a) { return !a.is_list && ElementBytes(a.type) > 0; }
 // A tensor arg at `i` with `rank` dims (any rank when rank < 0).
 const OpArg* Tensor(const OpArgs& a, size_t i, int rank = -1) {
   if (i >= a.size() || !IsTensor(a.args[i])) return nullptr;
@@ -189,11 +196,27 @@ int ScalarTypeBytes(std::string_view code) {
   const std::vector<int64_t> v = ConcreteInts(code);
   if (v.size() != 1) return 0;
   switch (v[0]) {
-    case 0: case 1: case 11: case 23: case 24: case 25: case 26: return 1;  // u8 i8 bool fp8s
-    case 2: case 5: case 15: return 2;                                      // i16 half bf16
-    case 3: case 6: return 4;                                               // i32 float
-    case 4: case 7: case 9: return 8;                                       // i64 double cfloat
-    default: return 0;
+    case 0:
+    case 1:
+    case 11:
+    case 23:
+    case 24:
+    case 25:
+    case 26:
+      return 1;  // u8 i8 bool fp8s
+    case 2:
+    case 5:
+    case 15:
+      return 2;  // i16 half bf16
+    case 3:
+    case 6:
+      return 4;  // i32 float
+    case 4:
+    case 7:
+    case 9:
+      return 8;  // i64 double cfloat
+    default:
+      return 0;
   }
 }
 void SetMathType(const OpArg& a, OpCost* c) {
@@ -235,7 +258,8 @@ std::optional<OpCost> Bmm(std::string_view, const OpArgs& a, const CostContext&)
   const OpArg *x = Tensor(a, 0, 3), *y = Tensor(a, 1, 3);
   if (!x || !y || x->shape[2] != y->shape[1] || x->shape[0] != y->shape[0]) return std::nullopt;
   const int e = ElementBytes(x->type);
-  OpCost c = Gemm(x->shape[0], x->shape[1], y->shape[2], x->shape[2], e, ElementBytes(y->type), e, 0);
+  OpCost c =
+      Gemm(x->shape[0], x->shape[1], y->shape[2], x->shape[2], e, ElementBytes(y->type), e, 0);
   SetMathType(*x, &c);
   return c;
 }
@@ -289,7 +313,8 @@ std::optional<OpCost> ScaledMm(std::string_view, const OpArgs& a, const CostCont
   const OpArg *x = Tensor(a, 0, 2), *y = Tensor(a, 1, 2);
   if (!x || !y || x->shape[1] != y->shape[0]) return std::nullopt;
   int out = ElementBytes(x->type);
-  if (a.size() > 6 && ScalarTypeBytes(a.args[6].concrete) > 0) out = ScalarTypeBytes(a.args[6].concrete);
+  if (a.size() > 6 && ScalarTypeBytes(a.args[6].concrete) > 0)
+    out = ScalarTypeBytes(a.args[6].concrete);
   const OpArg* bias = Tensor(a, 4);
   OpCost c = Gemm(1, x->shape[0], y->shape[1], x->shape[1], ElementBytes(x->type),
                   ElementBytes(y->type), out, bias ? Numel(bias->shape) : 0);
@@ -297,12 +322,13 @@ std::optional<OpCost> ScaledMm(std::string_view, const OpArgs& a, const CostCont
   return c;
 }
 
-// ---- Convolution ---------------------------------------------------------------------------------
-// Forward: 2·N·Cout·∏out·(Cin/groups)·∏kernel (+ N·Cout·∏out with a bias); transposed: the same
-// with the roles of input and output swapped. Output size: PyTorch's Conv docs,
-// out = ⌊(in + 2p − d(k−1) − 1)/s⌋ + 1; transposed (in−1)s − 2p + d(k−1) + output_padding + 1.
+// ---- Convolution
+// --------------------------------------------------------------------------------- Forward:
+// 2·N·Cout·∏out·(Cin/groups)·∏kernel (+ N·Cout·∏out with a bias); transposed: the same with the
+// roles of input and output swapped. Output size: PyTorch's Conv docs, out = ⌊(in + 2p − d(k−1) −
+// 1)/s⌋ + 1; transposed (in−1)s − 2p + d(k−1) + output_padding + 1.
 struct ConvGeometry {
-  double flops = 0;       // one forward pass without bias
+  double flops = 0;  // one forward pass without bias
   double in_bytes = 0, weight_bytes = 0, out_bytes = 0;
   double out_elems = 0;
 };
@@ -318,7 +344,8 @@ std::optional<ConvGeometry> Geometry(const OpArg& in, const OpArg& w, const OpAr
   // without them (PyTorch < 2.1) leaves the output size unknown: unpriced, never defaulted.
   bool known = true;
   auto list = [&](size_t at) {
-    std::vector<int64_t> v = at < a.size() ? ConcreteInts(a.args[at].concrete) : std::vector<int64_t>{};
+    std::vector<int64_t> v =
+        at < a.size() ? ConcreteInts(a.args[at].concrete) : std::vector<int64_t>{};
     if (v.size() == 1) v.assign(sp, v[0]);
     if (v.size() != sp) {
       known = false;
@@ -328,8 +355,8 @@ std::optional<ConvGeometry> Geometry(const OpArg& in, const OpArg& w, const OpAr
   };
   const std::vector<int64_t> s = list(stride_at), p = list(stride_at + 1), d = list(stride_at + 2);
   const std::vector<int64_t> op = transposed ? list(out_pad_at) : std::vector<int64_t>(sp, 0);
-  std::vector<int64_t> g = groups_at < a.size() ? ConcreteInts(a.args[groups_at].concrete)
-                                                : std::vector<int64_t>{};
+  std::vector<int64_t> g =
+      groups_at < a.size() ? ConcreteInts(a.args[groups_at].concrete) : std::vector<int64_t>{};
   if (!known || g.size() != 1 || g[0] <= 0) return std::nullopt;
   const double groups = static_cast<double>(g[0]);
   const double n = in.shape[0], cin = in.shape[1];
@@ -386,20 +413,22 @@ std::optional<OpCost> ConvBackward(std::string_view, const OpArgs& a, const Cost
   return c;
 }
 
-// ---- Attention -----------------------------------------------------------------------------------
-// Q[B,Hq,Sq,D], K[B,Hkv,Sk,D], V[B,Hkv,Sk,Dv] (the sdpa entry points; the _efficient_attention_* /
+// ---- Attention
+// ----------------------------------------------------------------------------------- Q[B,Hq,Sq,D],
+// K[B,Hkv,Sk,D], V[B,Hkv,Sk,Dv] (the sdpa entry points; the _efficient_attention_* /
 // _flash_attention_* kernels take [B,S,H,D]): forward 2·B·Hq·Sq·Sk·(D+Dv) (QKᵀ and PV), halved when
 // causal; bytes Q + K + V + O. Backward (q at arg 1): 2.5× the forward FLOPs executed (2× model),
 // bytes Q + K + V + O + dO read, dQ + dK + dV written. Sources: FlashAttention-2 (Dao 2023) §3 and
 // its benchmark's FLOP count; TraceLens perf_model SDPA.
 struct AttentionLayout {
-  size_t q_at;        // index of Q
-  bool bshd;          // [B, S, H, D] instead of [B, H, S, D]
-  size_t causal_at;   // index of is_causal (or custom_mask_type for the _efficient_* kernels)
+  size_t q_at;       // index of Q
+  bool bshd;         // [B, S, H, D] instead of [B, H, S, D]
+  size_t causal_at;  // index of is_causal (or custom_mask_type for the _efficient_* kernels)
   bool backward;
 };
 std::optional<OpCost> Attention(const OpArgs& a, const AttentionLayout& l) {
-  const OpArg *q = Tensor(a, l.q_at, 4), *k = Tensor(a, l.q_at + 1, 4), *v = Tensor(a, l.q_at + 2, 4);
+  const OpArg *q = Tensor(a, l.q_at, 4), *k = Tensor(a, l.q_at + 1, 4),
+              *v = Tensor(a, l.q_at + 2, 4);
   if (!q || !k || !v) return std::nullopt;
   const size_t h = l.bshd ? 2 : 1, s = l.bshd ? 1 : 2;
   const double b = q->shape[0], hq = q->shape[h], sq = q->shape[s], sk = k->shape[s],
@@ -438,16 +467,28 @@ std::optional<OpCost> AttentionOf(std::string_view, const OpArgs& a, const CostC
 size_t ElementwiseArity(std::string_view name) {
   static const std::unordered_map<std::string_view, size_t> kArity = [] {
     std::unordered_map<std::string_view, size_t> m;
-    for (std::string_view n :
-         {"aten::neg", "aten::exp", "aten::log", "aten::sqrt", "aten::rsqrt", "aten::tanh",
-          "aten::tanh_", "aten::sigmoid", "aten::relu", "aten::relu_", "aten::gelu", "aten::silu",
-          "aten::silu_", "aten::native_dropout", "aten::clamp", "aten::clamp_", "aten::clamp_min",
-          "aten::clamp_min_", "aten::abs", "aten::sin", "aten::cos", "aten::erf",
-          "aten::reciprocal", "aten::hardtanh", "aten::hardtanh_", "aten::leaky_relu", "aten::elu",
-          "aten::softplus", "aten::hardswish", "aten::mish", "aten::logical_not", "aten::isnan",
-          "aten::gelu_", "aten::exp_", "aten::sqrt_", "aten::rsqrt_", "aten::sigmoid_",
-          "aten::neg_", "aten::reciprocal_", "aten::triu", "aten::tril", "aten::constant_pad_nd",
-          "aten::clone", "aten::_to_copy"})
+    for (std::string_view n : {"aten::neg",         "aten::exp",
+                               "aten::log",         "aten::sqrt",
+                               "aten::rsqrt",       "aten::tanh",
+                               "aten::tanh_",       "aten::sigmoid",
+                               "aten::relu",        "aten::relu_",
+                               "aten::gelu",        "aten::silu",
+                               "aten::silu_",       "aten::native_dropout",
+                               "aten::clamp",       "aten::clamp_",
+                               "aten::clamp_min",   "aten::clamp_min_",
+                               "aten::abs",         "aten::sin",
+                               "aten::cos",         "aten::erf",
+                               "aten::reciprocal",  "aten::hardtanh",
+                               "aten::hardtanh_",   "aten::leaky_relu",
+                               "aten::elu",         "aten::softplus",
+                               "aten::hardswish",   "aten::mish",
+                               "aten::logical_not", "aten::isnan",
+                               "aten::gelu_",       "aten::exp_",
+                               "aten::sqrt_",       "aten::rsqrt_",
+                               "aten::sigmoid_",    "aten::neg_",
+                               "aten::reciprocal_", "aten::triu",
+                               "aten::tril",        "aten::constant_pad_nd",
+                               "aten::clone",       "aten::_to_copy"})
       m.emplace(n, 1);
     for (std::string_view n : {"aten::where", "aten::addcmul", "aten::addcmul_", "aten::addcdiv",
                                "aten::addcdiv_", "aten::lerp", "aten::lerp_"})
@@ -514,9 +555,9 @@ std::optional<OpCost> Elementwise(std::string_view name, const OpArgs& a, const 
   if (name == "aten::_to_copy" && a.size() > 1 && ScalarTypeBytes(a.args[1].concrete) > 0) {
     e_out = ScalarTypeBytes(a.args[1].concrete);
   }
-  static const std::string_view kCompare[] = {"aten::eq", "aten::ne", "aten::lt", "aten::le",
-                                              "aten::gt", "aten::ge", "aten::isnan",
-                                              "aten::logical_not", "aten::isinf"};
+  static const std::string_view kCompare[] = {"aten::eq",    "aten::ne",          "aten::lt",
+                                              "aten::le",    "aten::gt",          "aten::ge",
+                                              "aten::isnan", "aten::logical_not", "aten::isinf"};
   for (std::string_view k : kCompare)
     if (name == k) e_out = 1;
   if (name == "aten::copy_") {  // copy_(self, src): read src, write self
@@ -601,7 +642,8 @@ std::optional<OpCost> Embedding(std::string_view name, const OpArgs& a, const Co
   if (name == "aten::index_select") {  // index_select(self, dim, index)
     const OpArg *self = Tensor(a, 0), *idx = Tensor(a, 2);
     if (!self || !idx || self->shape.empty()) return std::nullopt;
-    std::vector<int64_t> dim = a.size() > 1 ? ConcreteInts(a.args[1].concrete) : std::vector<int64_t>{};
+    std::vector<int64_t> dim =
+        a.size() > 1 ? ConcreteInts(a.args[1].concrete) : std::vector<int64_t>{};
     const int64_t r = static_cast<int64_t>(self->shape.size());
     const int64_t d = dim.size() == 1 ? (dim[0] < 0 ? dim[0] + r : dim[0]) : 0;
     if (d < 0 || d >= r || self->shape[d] <= 0) return std::nullopt;
@@ -635,9 +677,10 @@ std::optional<OpCost> NllLoss(std::string_view name, const OpArgs& a, const Cost
 // Optimizers: where the profiler recorded the first TensorList's sizes they are used; older and
 // newer profilers write [] for _foreach_* and _fused_* lists, and then each TensorList is taken to
 // hold every parameter (CostContext: the AccumulateGrad inputs of a step). The element size is
-// the parameters' (a TensorList's dtype is not recorded). Bytes = lists read + lists written; FLOPs ≈ 1 per element per list
-// op. _fused_adam(w)_: params, grads, exp_avgs, exp_avg_sqs read, params, exp_avgs, exp_avg_sqs
-// written (7 passes; amsgrad adds max_exp_avg_sqs); _fused_sgd_: params, grads (+ momentum).
+// the parameters' (a TensorList's dtype is not recorded). Bytes = lists read + lists written; FLOPs
+// ≈ 1 per element per list op. _fused_adam(w)_: params, grads, exp_avgs, exp_avg_sqs read, params,
+// exp_avgs, exp_avg_sqs written (7 passes; amsgrad adds max_exp_avg_sqs); _fused_sgd_: params,
+// grads (+ momentum).
 std::optional<OpCost> Optimizer(std::string_view name, const OpArgs& a, const CostContext& ctx) {
   size_t lists = 0;
   double recorded = -1;  // elements of the first list, when the profiler recorded its sizes
@@ -695,8 +738,8 @@ std::span<const CostRule> CostRules() {
        "forward FLOPs × (input grad + weight grad per output_mask)",
        "dX and dW are the forward product re-associated"},
       {"sdpa_flash", OpFamily::kAttention, "aten::_scaled_dot_product_flash_attention",
-       AttentionOf<0, false, 4, false>, true,
-       "2·B·Hq·Sq·Sk·(D+Dv), ½ if causal; Q + K + V + O", "FlashAttention-2 §3; TraceLens SDPA"},
+       AttentionOf<0, false, 4, false>, true, "2·B·Hq·Sq·Sk·(D+Dv), ½ if causal; Q + K + V + O",
+       "FlashAttention-2 §3; TraceLens SDPA"},
       {"sdpa_efficient", OpFamily::kAttention, "aten::_scaled_dot_product_efficient_attention",
        AttentionOf<0, false, 6, false>, true, "as sdpa_flash", "FlashAttention-2 §3"},
       {"sdpa_cudnn", OpFamily::kAttention, "aten::_scaled_dot_product_cudnn_attention",
@@ -738,16 +781,16 @@ std::span<const CostRule> CostRules() {
       {"reduction", OpFamily::kReduction,
        "aten::sum|aten::mean|aten::amax|aten::amin|aten::max|aten::min|aten::norm|"
        "aten::linalg_vector_norm|aten::var|aten::var_mean|aten::std|aten::argmax|aten::prod",
-       Reduction, false, "1 FLOP/input element; input + reduced output",
-       "definition"},
+       Reduction, false, "1 FLOP/input element; input + reduced output", "definition"},
       {"embedding", OpFamily::kEmbedding,
        "aten::embedding|aten::index_select|aten::embedding_dense_backward", Embedding, true,
        "gathered rows read and written + indices", "definition"},
-      {"nll_loss", OpFamily::kLoss, "aten::nll_loss_forward|aten::nll_loss_backward", NllLoss, false,
-       "one element per row + targets", "definition"},
+      {"nll_loss", OpFamily::kLoss, "aten::nll_loss_forward|aten::nll_loss_backward", NllLoss,
+       false, "one element per row + targets", "definition"},
       {"optimizer", OpFamily::kOptimizer,
-       "aten::_foreach_*|aten::_fused_adam_|aten::_fused_adamw_|aten::_fused_sgd_", Optimizer,
-       true, "TensorLists = all parameters; fused Adam(W) 7 passes, foreach ≥ 2–3 passes × params × dtype",
+       "aten::_foreach_*|aten::_fused_adam_|aten::_fused_adamw_|aten::_fused_sgd_", Optimizer, true,
+       "TensorLists = all parameters; fused Adam(W) 7 passes, foreach ≥ 2–3 passes × params × "
+       "dtype",
        "torch.optim foreach/fused AdamW passes"},
       {"elementwise", OpFamily::kElementwise,
        "aten::add|aten::add_|aten::sub|aten::sub_|aten::mul|aten::mul_|aten::div|aten::div_|"

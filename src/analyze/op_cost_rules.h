@@ -24,11 +24,11 @@ namespace gpuscope::analyze {
 
 // One recorded op's arguments, parsed from the profiler's JSON text.
 struct OpArg {
-  std::vector<int64_t> shape;               // a tensor's dims ([] for a scalar or an absent arg)
-  std::vector<std::vector<int64_t>> list;   // a TensorList's tensors, when recorded
-  bool is_list = false;                     // dims were a list of lists
-  std::string_view type;                    // "float", "c10::BFloat16", "Scalar", "TensorList", …
-  std::string_view concrete;                // "Concrete Inputs" text: "[1, 1]", "True", "0.125"
+  std::vector<int64_t> shape;              // a tensor's dims ([] for a scalar or an absent arg)
+  std::vector<std::vector<int64_t>> list;  // a TensorList's tensors, when recorded
+  bool is_list = false;                    // dims were a list of lists
+  std::string_view type;                   // "float", "c10::BFloat16", "Scalar", "TensorList", …
+  std::string_view concrete;               // "Concrete Inputs" text: "[1, 1]", "True", "0.125"
 };
 struct OpArgs {
   std::vector<OpArg> args;
@@ -45,8 +45,17 @@ bool ParseOpArgs(std::string_view dims, std::string_view types, std::string_view
 int ElementBytes(std::string_view type);
 
 enum class OpFamily : uint8_t {
-  kGemm, kConv, kAttention, kNorm, kSoftmax, kElementwise, kReduction, kEmbedding, kLoss,
-  kOptimizer, kCount
+  kGemm,
+  kConv,
+  kAttention,
+  kNorm,
+  kSoftmax,
+  kElementwise,
+  kReduction,
+  kEmbedding,
+  kLoss,
+  kOptimizer,
+  kCount
 };
 const char* OpFamilyName(OpFamily f);  // "gemm", "conv", …
 // GEMM, convolution, attention: the ops MFU counts and whose kernels run on a math path.
@@ -80,12 +89,12 @@ using CostFn = std::optional<OpCost> (*)(std::string_view name, const OpArgs& ar
 struct CostRule {
   std::string_view family_id;  // unique id
   OpFamily family;
-  std::string_view ops;        // '|'-separated op names ("aten::mm|aten::mm.out")
+  std::string_view ops;  // '|'-separated op names ("aten::mm|aten::mm.out")
   CostFn fn;
   // The op owns every kernel launched under it (convolution's cuDNN transposes and bias add,
   // attention's inner ops): its kernels are not priced again by its children.
   bool owns_subtree;
-  std::string_view formula;    // as docs/cost-model.md prints it
+  std::string_view formula;  // as docs/cost-model.md prints it
   std::string_view source;
 };
 

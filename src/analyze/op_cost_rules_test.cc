@@ -22,11 +22,13 @@ OpCost Price(std::string_view name, std::string_view dims, std::string_view type
   return c.value_or(OpCost{});
 }
 constexpr double kMiB = 1024.0 * 1024.0;
-constexpr const char* kBf16x3 = R"(["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "Scalar", "Scalar"])";
+constexpr const char* kBf16x3 =
+    R"(["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "Scalar", "Scalar"])";
 
 TEST(OpCostRules, ParsesTensorsListsTypesAndConcreteInputs) {
   OpArgs a;
-  ASSERT_TRUE(ParseOpArgs("[[8, 512], [], [[2, 3], [4]], [0]]", R"(["float", "Scalar", "TensorList", "long int"])",
+  ASSERT_TRUE(ParseOpArgs("[[8, 512], [], [[2, 3], [4]], [0]]",
+                          R"(["float", "Scalar", "TensorList", "long int"])",
                           R"(["", "1", "", ""])", &a));
   ASSERT_EQ(a.size(), 4u);
   EXPECT_EQ(a.args[0].shape, (std::vector<int64_t>{8, 512}));
@@ -47,7 +49,8 @@ TEST(OpCostRules, ParsesTensorsListsTypesAndConcreteInputs) {
 }
 
 TEST(OpCostRules, GemmMatchesTraceLens) {
-  // Falconsai GEMM.csv row 1: aten::addmm M=788 N=768 K=768 bf16: 0.930167808 GFLOP, 3.43505859375 MB.
+  // Falconsai GEMM.csv row 1: aten::addmm M=788 N=768 K=768 bf16: 0.930167808 GFLOP, 3.43505859375
+  // MB.
   const OpCost c = Price("aten::addmm", "[[768], [788, 768], [768, 768], [], []]", kBf16x3, "");
   EXPECT_DOUBLE_EQ(c.flops, 930167808);
   EXPECT_DOUBLE_EQ(c.bytes / kMiB, 3.43505859375);
@@ -57,11 +60,14 @@ TEST(OpCostRules, GemmMatchesTraceLens) {
   EXPECT_NEAR(d.flops, 4.41119205e9, 1);
   EXPECT_NEAR(d.bytes / kMiB, 38.211021423339844, 1e-9);
   // mm, bmm, linear, matmul by hand.
-  EXPECT_DOUBLE_EQ(Price("aten::mm", "[[8192, 1024], [1024, 4096]]", R"(["float", "float"])", "").flops,
-                   2.0 * 8192 * 1024 * 4096);
-  EXPECT_DOUBLE_EQ(Price("aten::bmm", "[[16, 128, 64], [16, 64, 256]]", R"(["float", "float"])", "").flops,
-                   2.0 * 16 * 128 * 64 * 256);
-  const OpCost lin = Price("aten::linear", "[[8, 1024, 1024], [50257, 1024], []]", R"(["float", "float", ""])", "");
+  EXPECT_DOUBLE_EQ(
+      Price("aten::mm", "[[8192, 1024], [1024, 4096]]", R"(["float", "float"])", "").flops,
+      2.0 * 8192 * 1024 * 4096);
+  EXPECT_DOUBLE_EQ(
+      Price("aten::bmm", "[[16, 128, 64], [16, 64, 256]]", R"(["float", "float"])", "").flops,
+      2.0 * 16 * 128 * 64 * 256);
+  const OpCost lin = Price("aten::linear", "[[8, 1024, 1024], [50257, 1024], []]",
+                           R"(["float", "float", ""])", "");
   EXPECT_DOUBLE_EQ(lin.flops, 2.0 * 8192 * 1024 * 50257);
   EXPECT_DOUBLE_EQ(lin.bytes, 4.0 * (8192.0 * 1024 + 50257.0 * 1024 + 8192.0 * 50257));
   // matmul [4, 8, 32] x [32, 16]: batch 4, the 2-D right operand read once.
@@ -77,7 +83,8 @@ TEST(OpCostRules, GemmMatchesTraceLens) {
 TEST(OpCostRules, AttentionMatchesTraceLensAndCountsCausalHalf) {
   // Falconsai SDPA_fwd.csv: B=4 N=197 H=12 d=64, not causal: 0.476884992 GFLOP, 4.6171875 MB.
   const char* dims = "[[4, 12, 197, 64], [4, 12, 197, 64], [4, 12, 197, 64], [], [], [], []]";
-  const char* types = R"(["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "Scalar", "Scalar", "Scalar", "Scalar"])";
+  const char* types =
+      R"(["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "Scalar", "Scalar", "Scalar", "Scalar"])";
   const OpCost c = Price("aten::_scaled_dot_product_flash_attention", dims, types,
                          R"(["", "", "", "0.", "False", "False", "0.125"])");
   EXPECT_DOUBLE_EQ(c.flops, 476884992);
@@ -89,7 +96,8 @@ TEST(OpCostRules, AttentionMatchesTraceLensAndCountsCausalHalf) {
   // 2x counted as model FLOPs.
   const OpCost bwd = Price(
       "aten::_scaled_dot_product_efficient_attention_backward",
-      "[[8, 16, 1024, 64], [8, 16, 1024, 64], [8, 16, 1024, 64], [8, 16, 1024, 64], [], [8, 16, 1024, 64], "
+      "[[8, 16, 1024, 64], [8, 16, 1024, 64], [8, 16, 1024, 64], [8, 16, 1024, 64], [], [8, 16, "
+      "1024, 64], "
       "[8, 16, 1024], [], [], [], [], [], []]",
       R"(["float", "float", "float", "float", "", "float", "float", "long int", "long int", "Scalar", "ScalarList", "Scalar", "Scalar"])",
       R"(["", "", "", "", "", "", "", "", "", "0.1", "[True, True, True, False]", "True", "0.125"])");
@@ -99,7 +107,8 @@ TEST(OpCostRules, AttentionMatchesTraceLensAndCountsCausalHalf) {
 }
 
 TEST(OpCostRules, ConvolutionMatchesTraceLensAndHandlesBackwardAndTransposed) {
-  // Falconsai CONV_fwd.csv: (4,3,224,224) * (768,3,16,16), stride 16: 0.924844032 GFLOP, 3.421875 MB.
+  // Falconsai CONV_fwd.csv: (4,3,224,224) * (768,3,16,16), stride 16: 0.924844032 GFLOP, 3.421875
+  // MB.
   const OpCost c = Price(
       "aten::convolution", "[[4, 3, 224, 224], [768, 3, 16, 16], [], [], [], [], [], [], []]",
       R"(["c10::BFloat16", "c10::BFloat16", "", "ScalarList", "ScalarList", "ScalarList", "Scalar", "ScalarList", "Scalar"])",
@@ -107,35 +116,46 @@ TEST(OpCostRules, ConvolutionMatchesTraceLensAndHandlesBackwardAndTransposed) {
   EXPECT_DOUBLE_EQ(c.flops, 924844032);
   EXPECT_DOUBLE_EQ(c.bytes / kMiB, 3.421875);
   // ResNet 3x3, stride 1, pad 1, 64 -> 64 on 56x56, batch 2: 2*2*64*56*56*64*9.
-  const char* types = R"(["float", "float", "", "ScalarList", "ScalarList", "ScalarList", "Scalar", "ScalarList", "Scalar"])";
-  const OpCost r = Price("aten::convolution", "[[2, 64, 56, 56], [64, 64, 3, 3], [], [], [], [], [], [], []]",
-                         types, R"(["", "", "", "[1, 1]", "[1, 1]", "[1, 1]", "False", "[0, 0]", "1"])");
+  const char* types =
+      R"(["float", "float", "", "ScalarList", "ScalarList", "ScalarList", "Scalar", "ScalarList", "Scalar"])";
+  const OpCost r =
+      Price("aten::convolution", "[[2, 64, 56, 56], [64, 64, 3, 3], [], [], [], [], [], [], []]",
+            types, R"(["", "", "", "[1, 1]", "[1, 1]", "[1, 1]", "False", "[0, 0]", "1"])");
   EXPECT_DOUBLE_EQ(r.flops, 2.0 * 2 * 64 * 56 * 56 * 64 * 9);
   // Depthwise (groups = 64): Cin/groups = 1.
-  const OpCost dw = Price("aten::convolution", "[[2, 64, 56, 56], [64, 1, 3, 3], [], [], [], [], [], [], []]",
-                          types, R"(["", "", "", "[1, 1]", "[1, 1]", "[1, 1]", "False", "[0, 0]", "64"])");
+  const OpCost dw =
+      Price("aten::convolution", "[[2, 64, 56, 56], [64, 1, 3, 3], [], [], [], [], [], [], []]",
+            types, R"(["", "", "", "[1, 1]", "[1, 1]", "[1, 1]", "False", "[0, 0]", "64"])");
   EXPECT_DOUBLE_EQ(dw.flops, 2.0 * 2 * 64 * 56 * 56 * 1 * 9);
   // Transposed, stride 2: 28 -> 56; weight [Cin=64, Cout=32, 2, 2]; FLOPs over the input.
-  const OpCost tr = Price("aten::convolution", "[[2, 64, 28, 28], [64, 32, 2, 2], [], [], [], [], [], [], []]",
-                          types, R"(["", "", "", "[2, 2]", "[0, 0]", "[1, 1]", "True", "[0, 0]", "1"])");
+  const OpCost tr =
+      Price("aten::convolution", "[[2, 64, 28, 28], [64, 32, 2, 2], [], [], [], [], [], [], []]",
+            types, R"(["", "", "", "[2, 2]", "[0, 0]", "[1, 1]", "True", "[0, 0]", "1"])");
   EXPECT_DOUBLE_EQ(tr.flops, 2.0 * 2 * 64 * 28 * 28 * 32 * 4);
   EXPECT_DOUBLE_EQ(tr.bytes, 4.0 * (2 * 64 * 28 * 28 + 64 * 32 * 4 + 2 * 32 * 56 * 56));
   // A trace without Concrete Inputs (PyTorch < 2.1: the 2021 tb_plugin ResNet) has no stride or
   // padding: the output size is unknown, so the op is unpriced rather than guessed at stride 1.
   OpArgs old;
-  ASSERT_TRUE(ParseOpArgs("[[32, 3, 224, 224], [64, 3, 7, 7], [], [], [], [], [], [], []]", "", "", &old));
+  ASSERT_TRUE(
+      ParseOpArgs("[[32, 3, 224, 224], [64, 3, 7, 7], [], [], [], [], [], [], []]", "", "", &old));
   EXPECT_FALSE(FindCostRule("aten::convolution")->fn("aten::convolution", old, {}).has_value());
   // Backward with both gradients costs two forwards; with the input gradient only, one.
-  const char* bdims = "[[2, 64, 56, 56], [2, 64, 56, 56], [64, 64, 3, 3], [], [], [], [], [], [], [], []]";
-  const char* btypes = R"(["float", "float", "float", "ScalarList", "ScalarList", "ScalarList", "ScalarList", "Scalar", "ScalarList", "Scalar", "ScalarList"])";
-  EXPECT_DOUBLE_EQ(Price("aten::convolution_backward", bdims, btypes,
-                         R"(["", "", "", "[64]", "[1, 1]", "[1, 1]", "[1, 1]", "False", "[0, 0]", "1", "[True, True, False]"])")
-                       .flops,
-                   2 * r.flops);
-  EXPECT_DOUBLE_EQ(Price("aten::convolution_backward", bdims, btypes,
-                         R"(["", "", "", "[64]", "[1, 1]", "[1, 1]", "[1, 1]", "False", "[0, 0]", "1", "[False, True, False]"])")
-                       .flops,
-                   r.flops);
+  const char* bdims =
+      "[[2, 64, 56, 56], [2, 64, 56, 56], [64, 64, 3, 3], [], [], [], [], [], [], [], []]";
+  const char* btypes =
+      R"(["float", "float", "float", "ScalarList", "ScalarList", "ScalarList", "ScalarList", "Scalar", "ScalarList", "Scalar", "ScalarList"])";
+  EXPECT_DOUBLE_EQ(
+      Price(
+          "aten::convolution_backward", bdims, btypes,
+          R"(["", "", "", "[64]", "[1, 1]", "[1, 1]", "[1, 1]", "False", "[0, 0]", "1", "[True, True, False]"])")
+          .flops,
+      2 * r.flops);
+  EXPECT_DOUBLE_EQ(
+      Price(
+          "aten::convolution_backward", bdims, btypes,
+          R"(["", "", "", "[64]", "[1, 1]", "[1, 1]", "[1, 1]", "False", "[0, 0]", "1", "[False, True, False]"])")
+          .flops,
+      r.flops);
 }
 
 TEST(OpCostRules, MemoryBoundFamilies) {
@@ -145,21 +165,23 @@ TEST(OpCostRules, MemoryBoundFamilies) {
   EXPECT_DOUBLE_EQ(add.flops, 605184);
   EXPECT_DOUBLE_EQ(add.bytes / kMiB, 3.462890625);
   // In place: self read and written back, other read.
-  EXPECT_DOUBLE_EQ(Price("aten::add_", "[[1024], [1024], []]", R"(["float", "float", "Scalar"])", "").bytes,
-                   3 * 4096.0);
+  EXPECT_DOUBLE_EQ(
+      Price("aten::add_", "[[1024], [1024], []]", R"(["float", "float", "Scalar"])", "").bytes,
+      3 * 4096.0);
   // A cast to bf16 (ScalarType 15): read 4 B, write 2 B per element.
   EXPECT_DOUBLE_EQ(Price("aten::_to_copy", "[[1024], [], [], [], [], [], []]",
-                         R"(["float", "Scalar", "", "", "", "Scalar", ""])", R"(["", "15", "", "", "", "False", ""])")
+                         R"(["float", "Scalar", "", "", "", "Scalar", ""])",
+                         R"(["", "15", "", "", "", "False", ""])")
                        .bytes,
                    6 * 1024.0);
   // Softmax with half_to_float writes fp32.
-  EXPECT_DOUBLE_EQ(Price("aten::_softmax", "[[4, 1024], [], []]", R"(["c10::Half", "Scalar", "Scalar"])",
-                         R"(["", "-1", "True"])")
+  EXPECT_DOUBLE_EQ(Price("aten::_softmax", "[[4, 1024], [], []]",
+                         R"(["c10::Half", "Scalar", "Scalar"])", R"(["", "-1", "True"])")
                        .bytes,
                    4096.0 * (2 + 4));
   // sum over dim 0 of [8192, 1024]: reads all, writes 1024.
-  EXPECT_DOUBLE_EQ(Price("aten::sum", "[[8192, 1024], [], [], []]", R"(["float", "ScalarList", "Scalar", ""])",
-                         R"(["", "[0]", "True", ""])")
+  EXPECT_DOUBLE_EQ(Price("aten::sum", "[[8192, 1024], [], [], []]",
+                         R"(["float", "ScalarList", "Scalar", ""])", R"(["", "[0]", "True", ""])")
                        .bytes,
                    4.0 * (8192 * 1024 + 1024));
   // embedding [50257, 1024] gathered by [8, 1024] indices.
@@ -171,12 +193,16 @@ TEST(OpCostRules, MemoryBoundFamilies) {
   CostContext ctx;
   ctx.param_elements = 1e6;
   EXPECT_DOUBLE_EQ(Price("aten::_foreach_addcdiv_", "[[], [], [], []]",
-                         R"(["TensorList", "TensorList", "TensorList", ""])", "", ctx).bytes,
+                         R"(["TensorList", "TensorList", "TensorList", ""])", "", ctx)
+                       .bytes,
                    3 * 4e6);
-  EXPECT_DOUBLE_EQ(Price("aten::_fused_adamw_", "[[], [], [], [], [], []]",
-                         R"(["TensorList", "TensorList", "TensorList", "TensorList", "TensorList", "TensorList"])",
-                         "", ctx).bytes,
-                   7 * 4e6);
+  EXPECT_DOUBLE_EQ(
+      Price(
+          "aten::_fused_adamw_", "[[], [], [], [], [], []]",
+          R"(["TensorList", "TensorList", "TensorList", "TensorList", "TensorList", "TensorList"])",
+          "", ctx)
+          .bytes,
+      7 * 4e6);
   EXPECT_EQ(FindCostRule("aten::_foreach_sqrt")->family, OpFamily::kOptimizer);
   EXPECT_EQ(FindCostRule("aten::nonexistent"), nullptr);
   EXPECT_EQ(FindCostRule("aten::cudnn_convolution"), nullptr);  // priced by aten::convolution
@@ -203,9 +229,13 @@ TEST(GpuPeaks, MeasuredBesideDatasheetAndDeviceNames) {
   const struct {
     const char* device;
     const char* gpu;
-  } names[] = {{"NVIDIA H100 80GB HBM3", "h100-sxm"}, {"NVIDIA A100-SXM4-40GB", "a100-40gb-sxm"},
-               {"NVIDIA A100-SXM4-80GB", "a100-80gb-sxm"}, {"NVIDIA A10G", "a10"},
-               {"NVIDIA L4", "l4"}, {"NVIDIA B200", "b200"}, {"AMD Instinct MI300X", "mi300x"},
+  } names[] = {{"NVIDIA H100 80GB HBM3", "h100-sxm"},
+               {"NVIDIA A100-SXM4-40GB", "a100-40gb-sxm"},
+               {"NVIDIA A100-SXM4-80GB", "a100-80gb-sxm"},
+               {"NVIDIA A10G", "a10"},
+               {"NVIDIA L4", "l4"},
+               {"NVIDIA B200", "b200"},
+               {"AMD Instinct MI300X", "mi300x"},
                {"NVIDIA GH200 480GB", "gh200"}};
   for (const auto& n : names) {
     const std::optional<hw::GpuPeaks> p = hw::PeaksForDevice(n.device);

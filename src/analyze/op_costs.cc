@@ -77,8 +77,8 @@ constexpr std::string_view kEngine = "autograd::engine::evaluate_function";
 // the *_backward attention ops, never these, so one of them under the autograd engine is a
 // forward pass run again (activation checkpointing).
 bool IsForwardEntry(std::string_view n) {
-  return n == "aten::linear" || n == "aten::matmul" || n == "aten::conv1d" ||
-         n == "aten::conv2d" || n == "aten::conv3d" || n == "aten::convolution" ||
+  return n == "aten::linear" || n == "aten::matmul" || n == "aten::conv1d" || n == "aten::conv2d" ||
+         n == "aten::conv3d" || n == "aten::convolution" ||
          n == "aten::scaled_dot_product_attention" ||
          n == "aten::_scaled_dot_product_flash_attention" ||
          n == "aten::_scaled_dot_product_efficient_attention" ||
@@ -163,7 +163,8 @@ OpCosts AnalyzeOpCosts(const Trace& t, const KernelClasses& classes, const Steps
   // compact keys: the sorts are the analysis' main cost on large traces.
   std::map<ThreadKey, uint32_t> thread_number;
   auto number = [&thread_number](TraceId pid, TraceId tid) {
-    return thread_number.try_emplace(ThreadKey{pid, tid}, static_cast<uint32_t>(thread_number.size()))
+    return thread_number
+        .try_emplace(ThreadKey{pid, tid}, static_cast<uint32_t>(thread_number.size()))
         .first->second;
   };
   // Rows bucketed by thread (stable), then each thread's rows ordered by (start, longer first):
@@ -199,15 +200,17 @@ OpCosts AnalyzeOpCosts(const Trace& t, const KernelClasses& classes, const Steps
     call_row_thread[i] = number(rt.pid[i], rt.tid[i]);
   }
   std::vector<uint32_t> ops, op_thread, calls, call_thread;
-  order(rows, row_thread, thread_number.size(),
-        [&c](uint32_t a, uint32_t b) {
-          if (c.start_ns[a] != c.start_ns[b]) return c.start_ns[a] < c.start_ns[b];
-          return c.dur_ns[a] > c.dur_ns[b];
-        },
-        &ops, &op_thread);
-  order(call_rows, call_row_thread, thread_number.size(),
-        [&rt](uint32_t a, uint32_t b) { return rt.start_ns[a] < rt.start_ns[b]; }, &calls,
-        &call_thread);
+  order(
+      rows, row_thread, thread_number.size(),
+      [&c](uint32_t a, uint32_t b) {
+        if (c.start_ns[a] != c.start_ns[b]) return c.start_ns[a] < c.start_ns[b];
+        return c.dur_ns[a] > c.dur_ns[b];
+      },
+      &ops, &op_thread);
+  order(
+      call_rows, call_row_thread, thread_number.size(),
+      [&rt](uint32_t a, uint32_t b) { return rt.start_ns[a] < rt.start_ns[b]; }, &calls,
+      &call_thread);
   std::vector<uint32_t>().swap(rows);
   std::vector<uint32_t>().swap(row_thread);
   std::vector<uint32_t>().swap(call_rows);
@@ -280,7 +283,9 @@ OpCosts AnalyzeOpCosts(const Trace& t, const KernelClasses& classes, const Steps
       if (nearest < 0) nearest = p;
       if (r->owns_subtree) outer_owner = p;
     }
-    owner_of[op] = outer_owner >= 0 ? outer_owner : nearest >= 0 ? nearest : static_cast<int32_t>(op);
+    owner_of[op] = outer_owner >= 0 ? outer_owner
+                   : nearest >= 0   ? nearest
+                                    : static_cast<int32_t>(op);
     return static_cast<uint32_t>(owner_of[op]);
   };
 
@@ -344,9 +349,10 @@ OpCosts AnalyzeOpCosts(const Trace& t, const KernelClasses& classes, const Steps
     OpArgs args;
     for (uint32_t o : ops) {
       if (t.Str(c.name[o]) != "torch::autograd::AccumulateGrad") continue;
-      if (step && (c.start_ns[o] < step->host_start_ns || c.start_ns[o] >= step->host_end_ns)) continue;
-      if (!ParseOpArgs(t.Str(c.input_dims[o]),
-                       c.input_types.empty() ? "" : t.Str(c.input_types[o]), "", &args) ||
+      if (step && (c.start_ns[o] < step->host_start_ns || c.start_ns[o] >= step->host_end_ns))
+        continue;
+      if (!ParseOpArgs(t.Str(c.input_dims[o]), c.input_types.empty() ? "" : t.Str(c.input_types[o]),
+                       "", &args) ||
           args.size() < 1) {
         continue;
       }
@@ -385,7 +391,8 @@ OpCosts AnalyzeOpCosts(const Trace& t, const KernelClasses& classes, const Steps
   std::sort(owned_ops.begin(), owned_ops.end());  // row order: groups come out in a fixed order
   for (uint32_t op : owned_ops) {
     const Owned& o = slots[slot_of[op]];
-    const Key k{c.name[op], col(c.input_dims, op), col(c.input_types, op), col(c.concrete_inputs, op)};
+    const Key k{c.name[op], col(c.input_dims, op), col(c.input_types, op),
+                col(c.concrete_inputs, op)};
     auto [it, added] = index.try_emplace(k, out.groups.size());
     if (added) {
       OpCostGroup gr;
@@ -422,7 +429,8 @@ OpCosts AnalyzeOpCosts(const Trace& t, const KernelClasses& classes, const Steps
       continue;
     }
     std::optional<OpCost> cost;
-    if (ParseOpArgs(t.Str(gr.input_dims), t.Str(gr.input_types), t.Str(gr.concrete_inputs), &args)) {
+    if (ParseOpArgs(t.Str(gr.input_dims), t.Str(gr.input_types), t.Str(gr.concrete_inputs),
+                    &args)) {
       cost = r->fn(name, args, context);
     }
     if (!cost) {
@@ -436,14 +444,15 @@ OpCosts AnalyzeOpCosts(const Trace& t, const KernelClasses& classes, const Steps
     gr.flops = cost->flops;
     gr.model_flops = cost->model_flops;
     gr.bytes = cost->bytes;
-    gr.path = gr.math ? MathPathOf(gr.top_kernel == kEmptyString ? nullptr
-                                                                 : &classes.OfName(gr.top_kernel).math,
-                                   *cost, out.peaks)
-                      : hw::MathPath::kFp32Cuda;
+    gr.path = gr.math
+                  ? MathPathOf(gr.top_kernel == kEmptyString ? nullptr
+                                                             : &classes.OfName(gr.top_kernel).math,
+                               *cost, out.peaks)
+                  : hw::MathPath::kFp32Cuda;
     if (out.peaks) {
       const hw::Peak& peak = out.peaks->Of(gr.path);
       const double compute = peak.Roof() > 0 ? gr.flops / peak.Roof() * 1e-3 : 0;  // ns
-      const double memory = gr.bytes / out.peaks->hbm_gbps.Roof();                  // ns
+      const double memory = gr.bytes / out.peaks->hbm_gbps.Roof();                 // ns
       gr.roofline_ns = std::max(compute, memory);
       gr.compute_bound = compute > memory;
       const double compute_ds = peak.datasheet > 0 ? gr.flops / peak.datasheet * 1e-3 : 0;
@@ -457,8 +466,8 @@ OpCosts AnalyzeOpCosts(const Trace& t, const KernelClasses& classes, const Steps
           std::max(0.0, gr.bytes - 2 * llc) / out.peaks->hbm_gbps.datasheet;  // ns per call
       const double floor_ns = std::max(compute_ds, hbm_floor);
       const double slack = static_cast<double>(gr.kernels * resolution_ns);
-      gr.above_roofline = static_cast<double>(gr.time_ns) + slack <
-                          0.98 * floor_ns * static_cast<double>(gr.count);
+      gr.above_roofline =
+          static_cast<double>(gr.time_ns) + slack < 0.98 * floor_ns * static_cast<double>(gr.count);
       if (gr.above_roofline && r->family == OpFamily::kOptimizer) {
         // TensorLists assumed to hold every parameter, and the op ran faster than that could:
         // its lists are something else (optimizer step counters, bias corrections).
@@ -472,7 +481,8 @@ OpCosts AnalyzeOpCosts(const Trace& t, const KernelClasses& classes, const Steps
   for (const OpCostGroup& gr : out.groups) {
     out.layout_ns += gr.layout_ns;
     if (gr.unpriced == Unpriced::kPriced) out.priced_ns += gr.time_ns;
-    if (gr.math && gr.unpriced == Unpriced::kPriced) out.math_ns[static_cast<size_t>(gr.path)] += gr.time_ns;
+    if (gr.math && gr.unpriced == Unpriced::kPriced)
+      out.math_ns[static_cast<size_t>(gr.path)] += gr.time_ns;
     out.above_roofline_groups += gr.above_roofline;
   }
 
@@ -495,10 +505,13 @@ OpCosts AnalyzeOpCosts(const Trace& t, const KernelClasses& classes, const Steps
       hardware += gr.flops;
       // Recomputation: a forward entry point (this op or one around it) under the autograd engine.
       bool forward = false, engine = false;
-      for (int32_t p = static_cast<int32_t>(op); p >= 0 && !engine; p = parent[static_cast<size_t>(p)]) {
+      for (int32_t p = static_cast<int32_t>(op); p >= 0 && !engine;
+           p = parent[static_cast<size_t>(p)]) {
         const std::string_view n = t.Str(c.name[static_cast<size_t>(p)]);
-        if (n.starts_with(kEngine)) engine = true;
-        else if (IsForwardEntry(n)) forward = true;
+        if (n.starts_with(kEngine))
+          engine = true;
+        else if (IsForwardEntry(n))
+          forward = true;
       }
       if (engine && forward) {
         recomputed += gr.flops;
@@ -528,8 +541,11 @@ OpCosts AnalyzeOpCosts(const Trace& t, const KernelClasses& classes, const Steps
   }
 
   std::vector<size_t> group_at_slot(slots.size());  // owning op's slot → its group
-  for (size_t i = 0; i < owned_ops.size(); ++i) group_at_slot[slot_of[owned_ops[i]]] = group_of_op[i];
-  auto group_at = [&](uint32_t op) -> const OpCostGroup& { return out.groups[group_at_slot[slot_of[op]]]; };
+  for (size_t i = 0; i < owned_ops.size(); ++i)
+    group_at_slot[slot_of[owned_ops[i]]] = group_of_op[i];
+  auto group_at = [&](uint32_t op) -> const OpCostGroup& {
+    return out.groups[group_at_slot[slot_of[op]]];
+  };
 
   // 6b. Per kernel name: the priced ops' FLOPs and bytes split over their kernels by time.
   {
@@ -554,14 +570,16 @@ OpCosts AnalyzeOpCosts(const Trace& t, const KernelClasses& classes, const Steps
       ++k.count;
       k.time_ns += g.dur_ns[i];
       const int64_t op_ns = slots[slot_of[own]].ns;
-      const double share = op_ns > 0 ? static_cast<double>(g.dur_ns[i]) / static_cast<double>(op_ns) : 0;
+      const double share =
+          op_ns > 0 ? static_cast<double>(g.dur_ns[i]) / static_cast<double>(op_ns) : 0;
       k.flops += share * gr.flops;
       k.bytes += share * gr.bytes;
     }
-    std::sort(out.kernels.begin(), out.kernels.end(), [&t](const KernelCost& a, const KernelCost& b) {
-      if (a.time_ns != b.time_ns) return a.time_ns > b.time_ns;
-      return t.Str(a.name) < t.Str(b.name);
-    });
+    std::sort(out.kernels.begin(), out.kernels.end(),
+              [&t](const KernelCost& a, const KernelCost& b) {
+                if (a.time_ns != b.time_ns) return a.time_ns > b.time_ns;
+                return t.Str(a.name) < t.Str(b.name);
+              });
   }
 
   std::vector<float> slot_scale;  // per slot: its fusion chain run's fused ÷ unfused time
@@ -606,7 +624,8 @@ OpCosts AnalyzeOpCosts(const Trace& t, const KernelClasses& classes, const Steps
         const double fused = largest / out.peaks->hbm_gbps.Roof();
         f.fused_ns += fused;
         if (time > 0)
-          for (uint32_t op : run) slot_scale[slot_of[op]] = static_cast<float>(std::min(1.0, fused / time));
+          for (uint32_t op : run)
+            slot_scale[slot_of[op]] = static_cast<float>(std::min(1.0, fused / time));
       }
       run.clear();
       run_elems = -1;
@@ -625,8 +644,8 @@ OpCosts AnalyzeOpCosts(const Trace& t, const KernelClasses& classes, const Steps
       const OpCostGroup& gr = out.groups[group];
       double& n = group_elems[group];
       if (n == -2) n = elems(gr);
-      const bool fusible = gr.family == OpFamily::kElementwise && gr.unpriced == Unpriced::kPriced &&
-                           !gr.compute_bound && n > 0;
+      const bool fusible = gr.family == OpFamily::kElementwise &&
+                           gr.unpriced == Unpriced::kPriced && !gr.compute_bound && n > 0;
       if (!fusible || (run_elems >= 0 && n != run_elems)) close();
       if (fusible) {
         run.push_back(o);
@@ -651,7 +670,8 @@ OpCosts AnalyzeOpCosts(const Trace& t, const KernelClasses& classes, const Steps
     if (a.count != b.count) return a.count > b.count;
     const std::string_view an = t.Str(a.name), bn = t.Str(b.name);
     if (an != bn) return an < bn;
-    if (t.Str(a.input_dims) != t.Str(b.input_dims)) return t.Str(a.input_dims) < t.Str(b.input_dims);
+    if (t.Str(a.input_dims) != t.Str(b.input_dims))
+      return t.Str(a.input_dims) < t.Str(b.input_dims);
     return t.Str(a.concrete_inputs) < t.Str(b.concrete_inputs);
   });
   std::vector<OpCostGroup> sorted;

@@ -40,8 +40,13 @@
 
 namespace gpuscope::analyze {
 
-enum class Unpriced : uint8_t { kPriced, kNoRule, kShapesNotRecorded, kShapesNotUnderstood,
-                                kListsNotParameters };
+enum class Unpriced : uint8_t {
+  kPriced,
+  kNoRule,
+  kShapesNotRecorded,
+  kShapesNotUnderstood,
+  kListsNotParameters
+};
 const char* UnpricedName(Unpriced u);  // "", "no_rule", "shapes_not_recorded", …
 
 struct OpCostGroup {
@@ -51,18 +56,18 @@ struct OpCostGroup {
   StringId concrete_inputs = kEmptyString;
   OpFamily family = OpFamily::kCount;  // kCount: no rule
   Unpriced unpriced = Unpriced::kNoRule;
-  bool math = false;                    // GEMM / conv / attention
+  bool math = false;  // GEMM / conv / attention
   hw::MathPath path = hw::MathPath::kFp32Cuda;
-  uint64_t count = 0;                   // calls that ran kernels
-  uint64_t kernels = 0;                 // GPU activities counted for them
-  int64_t time_ns = 0;                  // their GPU time, summed
-  StringId top_kernel = kEmptyString;   // the longest kernel of the group
+  uint64_t count = 0;                  // calls that ran kernels
+  uint64_t kernels = 0;                // GPU activities counted for them
+  int64_t time_ns = 0;                 // their GPU time, summed
+  StringId top_kernel = kEmptyString;  // the longest kernel of the group
   // Per call (0 when unpriced).
   double flops = 0;
   double model_flops = 0;
   double bytes = 0;
-  double roofline_ns = 0;   // at achievable peaks
-  double physical_ns = 0;   // at datasheet peaks
+  double roofline_ns = 0;  // at achievable peaks
+  double physical_ns = 0;  // at datasheet peaks
   bool compute_bound = false;
   bool above_roofline = false;
   // cuDNN's NCHW↔NHWC transposes among its kernels (nchwToNhwcKernel, nhwcToNchwKernel): what
@@ -71,10 +76,12 @@ struct OpCostGroup {
   double gemm_m = 0, gemm_n = 0, gemm_k = 0;  // GEMMs: the product's dimensions
 
   double Efficiency() const {
-    return time_ns > 0 ? roofline_ns * static_cast<double>(count) / static_cast<double>(time_ns) : 0;
+    return time_ns > 0 ? roofline_ns * static_cast<double>(count) / static_cast<double>(time_ns)
+                       : 0;
   }
   double AchievedTflops() const {
-    return time_ns > 0 ? flops * static_cast<double>(count) / static_cast<double>(time_ns) / 1e3 : 0;
+    return time_ns > 0 ? flops * static_cast<double>(count) / static_cast<double>(time_ns) / 1e3
+                       : 0;
   }
   double AchievedGbps() const {
     return time_ns > 0 ? bytes * static_cast<double>(count) / static_cast<double>(time_ns) : 0;
@@ -86,12 +93,12 @@ struct OpCostGroup {
 // kernels between them) over tensors of one size: what one fused kernel (torch.compile) would
 // do in one pass. Chains with the same op sequence are summed.
 struct FusionChain {
-  std::string ops;           // "aten::mul → aten::pow → …"
-  uint64_t chains = 0;       // how many times it ran
-  uint64_t kernels = 0;      // GPU activities in one run of it
-  int64_t time_ns = 0;       // their GPU time, summed over its runs
-  double fused_ns = 0;       // the same runs as one kernel each: the chain's largest op's bytes
-                             // at the achievable HBM bandwidth, summed
+  std::string ops;       // "aten::mul → aten::pow → …"
+  uint64_t chains = 0;   // how many times it ran
+  uint64_t kernels = 0;  // GPU activities in one run of it
+  int64_t time_ns = 0;   // their GPU time, summed over its runs
+  double fused_ns = 0;   // the same runs as one kernel each: the chain's largest op's bytes
+                         // at the achievable HBM bandwidth, summed
 };
 
 // One kernel name: its GPU time and the FLOPs and bytes of the ops it ran for, each op's split
@@ -125,14 +132,14 @@ struct OpCosts {
   // GPU time of linked activities: counted for an op, priced or not, and without an op.
   int64_t op_ns = 0;
   int64_t priced_ns = 0;
-  int64_t unattributed_ns = 0;        // linked to a launch that no cpu_op encloses
+  int64_t unattributed_ns = 0;                        // linked to a launch that no cpu_op encloses
   std::array<int64_t, hw::kMathPathCount> math_ns{};  // GEMM/conv/attention time per path
   uint64_t above_roofline_groups = 0;
-  int64_t layout_ns = 0;              // Σ OpCostGroup::layout_ns
-  std::vector<KernelCost> kernels;    // kernels counted for priced ops, by time descending
-  std::vector<FusionChain> fusion;    // by time − fused time, descending (chains of ≥ 3 ops)
-  double param_elements = 0;          // from AccumulateGrad (optimizer pricing), 0 unknown
-  int param_element_bytes = 4;        // their mean element size
+  int64_t layout_ns = 0;            // Σ OpCostGroup::layout_ns
+  std::vector<KernelCost> kernels;  // kernels counted for priced ops, by time descending
+  std::vector<FusionChain> fusion;  // by time − fused time, descending (chains of ≥ 3 ops)
+  double param_elements = 0;        // from AccumulateGrad (optimizer pricing), 0 unknown
+  int param_element_bytes = 4;      // their mean element size
   // Per steady-state step (0 when the trace has no steps).
   size_t steps = 0;
   int64_t step_ns = 0;

@@ -36,13 +36,14 @@ OpShapes AnalyzeOpShapes(const Trace& t) {
     g.total_ns += c.dur_ns[i];
     g.max_ns = std::max(g.max_ns, c.dur_ns[i]);
   }
-  std::sort(out.groups.begin(), out.groups.end(), [&t](const OpShapeGroup& a, const OpShapeGroup& b) {
-    if (a.total_ns != b.total_ns) return a.total_ns > b.total_ns;
-    if (a.count != b.count) return a.count > b.count;
-    const std::string_view an = t.strings.Get(a.name), bn = t.strings.Get(b.name);
-    if (an != bn) return an < bn;
-    return t.strings.Get(a.input_dims) < t.strings.Get(b.input_dims);
-  });
+  std::sort(out.groups.begin(), out.groups.end(),
+            [&t](const OpShapeGroup& a, const OpShapeGroup& b) {
+              if (a.total_ns != b.total_ns) return a.total_ns > b.total_ns;
+              if (a.count != b.count) return a.count > b.count;
+              const std::string_view an = t.strings.Get(a.name), bn = t.strings.Get(b.name);
+              if (an != bn) return an < bn;
+              return t.strings.Get(a.input_dims) < t.strings.Get(b.input_dims);
+            });
   return out;
 }
 

@@ -11,10 +11,9 @@ namespace gpuscope::analyze {
 
 const char* AnalysisName(AnalysisId id) {
   static constexpr const char* kNames[] = {
-      "kernel_classes", "gpu_selection", "steps",     "occupancy", "gpu_time",
-      "kernels",        "sync_points",   "idle_gaps", "launches",  "copies",
-      "memory",         "summary",       "monitor",   "rank_facts", "op_shapes", "op_costs",
-      "step_graph",     "host_work"};
+      "kernel_classes", "gpu_selection", "steps",     "occupancy", "gpu_time",   "kernels",
+      "sync_points",    "idle_gaps",     "launches",  "copies",    "memory",     "summary",
+      "monitor",        "rank_facts",    "op_shapes", "op_costs",  "step_graph", "host_work"};
   static_assert(std::size(kNames) == kAnalysisCount);
   return kNames[static_cast<size_t>(id)];
 }
@@ -60,7 +59,8 @@ class RankSchedule : public std::enable_shared_from_this<RankSchedule> {
         });
         s2.Run([](RankSchedule& s3) {
           Timed(s3.r_, AnalysisId::kOpCosts, [&] {
-            s3.r_.op_costs = AnalyzeOpCosts(s3.t_, s3.r_.kernel_classes, s3.r_.steps, s3.o_.op_costs);
+            s3.r_.op_costs =
+                AnalyzeOpCosts(s3.t_, s3.r_.kernel_classes, s3.r_.steps, s3.o_.op_costs);
           });
         });
         s2.Run([](RankSchedule& s3) {

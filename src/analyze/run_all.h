@@ -52,8 +52,25 @@ struct RunOptions {
 
 // The analyses RunAll schedules, for their CPU times (`--stats`, bench/).
 enum class AnalysisId : uint8_t {
-  kKernelClasses, kGpuSelection, kSteps, kOccupancy, kGpuTime, kKernels, kSyncPoints, kIdleGaps, kLaunches,
-  kCopies, kMemory, kSummary, kMonitor, kRankFacts, kOpShapes, kOpCosts, kStepGraph, kHostWork, kCount
+  kKernelClasses,
+  kGpuSelection,
+  kSteps,
+  kOccupancy,
+  kGpuTime,
+  kKernels,
+  kSyncPoints,
+  kIdleGaps,
+  kLaunches,
+  kCopies,
+  kMemory,
+  kSummary,
+  kMonitor,
+  kRankFacts,
+  kOpShapes,
+  kOpCosts,
+  kStepGraph,
+  kHostWork,
+  kCount
 };
 inline constexpr size_t kAnalysisCount = static_cast<size_t>(AnalysisId::kCount);
 // "kernel_classes", "steps", … (snake case, as --stats prints them).

@@ -12,47 +12,74 @@ namespace gpuscope::analyze {
 
 const char* NodeKindName(NodeKind k) {
   switch (k) {
-    case NodeKind::kMarker: return "marker";
-    case NodeKind::kHostCompute: return "host_compute";
-    case NodeKind::kDataWait: return "data_wait";
-    case NodeKind::kLaunch: return "launch";
-    case NodeKind::kRuntime: return "runtime";
-    case NodeKind::kSyncReturn: return "sync_return";
-    case NodeKind::kKernel: return "kernel";
-    case NodeKind::kCommunication: return "communication";
-    case NodeKind::kMemcpy: return "memcpy";
-    case NodeKind::kMemset: return "memset";
-    case NodeKind::kCount: break;
+    case NodeKind::kMarker:
+      return "marker";
+    case NodeKind::kHostCompute:
+      return "host_compute";
+    case NodeKind::kDataWait:
+      return "data_wait";
+    case NodeKind::kLaunch:
+      return "launch";
+    case NodeKind::kRuntime:
+      return "runtime";
+    case NodeKind::kSyncReturn:
+      return "sync_return";
+    case NodeKind::kKernel:
+      return "kernel";
+    case NodeKind::kCommunication:
+      return "communication";
+    case NodeKind::kMemcpy:
+      return "memcpy";
+    case NodeKind::kMemset:
+      return "memset";
+    case NodeKind::kCount:
+      break;
   }
   return "?";
 }
 
 const char* PathCategoryName(PathCategory c) {
   switch (c) {
-    case PathCategory::kHostCompute: return "host_compute";
-    case PathCategory::kLaunchOverhead: return "launch_overhead";
-    case PathCategory::kDataWait: return "data_wait";
-    case PathCategory::kSync: return "sync";
-    case PathCategory::kGpuCompute: return "gpu_compute";
-    case PathCategory::kCommunication: return "communication";
-    case PathCategory::kCopy: return "copy";
-    case PathCategory::kGpuIdle: return "gpu_idle";
-    case PathCategory::kCount: break;
+    case PathCategory::kHostCompute:
+      return "host_compute";
+    case PathCategory::kLaunchOverhead:
+      return "launch_overhead";
+    case PathCategory::kDataWait:
+      return "data_wait";
+    case PathCategory::kSync:
+      return "sync";
+    case PathCategory::kGpuCompute:
+      return "gpu_compute";
+    case PathCategory::kCommunication:
+      return "communication";
+    case PathCategory::kCopy:
+      return "copy";
+    case PathCategory::kGpuIdle:
+      return "gpu_idle";
+    case PathCategory::kCount:
+      break;
   }
   return "?";
 }
 
 PathCategory CategoryOfNode(NodeKind k) {
   switch (k) {
-    case NodeKind::kDataWait: return PathCategory::kDataWait;
+    case NodeKind::kDataWait:
+      return PathCategory::kDataWait;
     case NodeKind::kLaunch:
-    case NodeKind::kRuntime: return PathCategory::kLaunchOverhead;
-    case NodeKind::kSyncReturn: return PathCategory::kSync;
-    case NodeKind::kKernel: return PathCategory::kGpuCompute;
-    case NodeKind::kCommunication: return PathCategory::kCommunication;
+    case NodeKind::kRuntime:
+      return PathCategory::kLaunchOverhead;
+    case NodeKind::kSyncReturn:
+      return PathCategory::kSync;
+    case NodeKind::kKernel:
+      return PathCategory::kGpuCompute;
+    case NodeKind::kCommunication:
+      return PathCategory::kCommunication;
     case NodeKind::kMemcpy:
-    case NodeKind::kMemset: return PathCategory::kCopy;
-    default: return PathCategory::kHostCompute;
+    case NodeKind::kMemset:
+      return PathCategory::kCopy;
+    default:
+      return PathCategory::kHostCompute;
   }
 }
 
@@ -122,7 +149,8 @@ StepGraph BuildStepGraph(const Trace& t, const KernelClasses& classes, const Ste
   const RuntimeCallTable& rt = t.runtime;
   std::vector<uint32_t> calls;
   for (size_t c = 0; c < rt.size(); ++c)
-    if (rt.start_ns[c] >= host_begin && rt.start_ns[c] < host_end) calls.push_back(static_cast<uint32_t>(c));
+    if (rt.start_ns[c] >= host_begin && rt.start_ns[c] < host_end)
+      calls.push_back(static_cast<uint32_t>(c));
   std::sort(calls.begin(), calls.end(), [&rt](uint32_t a, uint32_t b) {
     if (rt.start_ns[a] != rt.start_ns[b]) return rt.start_ns[a] < rt.start_ns[b];
     return a < b;
@@ -218,7 +246,8 @@ StepGraph BuildStepGraph(const Trace& t, const KernelClasses& classes, const Ste
   std::unordered_map<uint64_t, uint32_t> stream_index;
   std::vector<std::vector<uint32_t>> stream_nodes;
   auto stream_key = [&gpu](size_t r) {  // (device pid, stream tid) of GPU row r
-    return (static_cast<uint64_t>(gpu.pid[r]) * 0x9E3779B97F4A7C15ull) ^ static_cast<uint64_t>(gpu.tid[r]);
+    return (static_cast<uint64_t>(gpu.pid[r]) * 0x9E3779B97F4A7C15ull) ^
+           static_cast<uint64_t>(gpu.tid[r]);
   };
   // The same streams by (args.device, args.stream), as cuda_sync records name them.
   auto number_key = [](int64_t device, int64_t stream) {
@@ -226,9 +255,11 @@ StepGraph BuildStepGraph(const Trace& t, const KernelClasses& classes, const Ste
   };
   std::unordered_map<uint64_t, uint32_t> stream_by_number;
   auto stream_of = [&](size_t r) {
-    auto [it, added] = stream_index.try_emplace(stream_key(r), static_cast<uint32_t>(stream_nodes.size()));
+    auto [it, added] =
+        stream_index.try_emplace(stream_key(r), static_cast<uint32_t>(stream_nodes.size()));
     if (added) stream_nodes.emplace_back();
-    if (gpu.stream[r] >= 0) stream_by_number.emplace(number_key(gpu.device[r], gpu.stream[r]), it->second);
+    if (gpu.stream[r] >= 0)
+      stream_by_number.emplace(number_key(gpu.device[r], gpu.stream[r]), it->second);
     return it->second;
   };
   // The last node of stream (device, stream) created before node count `mark`; kRootNode if none.
@@ -248,8 +279,8 @@ StepGraph BuildStepGraph(const Trace& t, const KernelClasses& classes, const Ste
   // thread's long call does not move another thread's work (a lag is never negative).
   int64_t cursor = host_begin;
   uint32_t prev = kRootNode;
-  std::vector<uint32_t> lane;          // host nodes in the order added
-  std::vector<int64_t> lane_max_end;   // the latest end among lane[0..i], ns
+  std::vector<uint32_t> lane;         // host nodes in the order added
+  std::vector<int64_t> lane_max_end;  // the latest end among lane[0..i], ns
   int32_t current_step = -1;
   size_t next_marker = 0, next_loader = 0;
   // The lane node that ended last by `at` (kRootNode if none): `prev` unless something ran past
@@ -273,7 +304,8 @@ StepGraph BuildStepGraph(const Trace& t, const KernelClasses& classes, const Ste
     const uint32_t from = waits_for(start);
     const uint32_t n = add_node(k, start, end - start, row, current_step);
     edges.push_back({n, from, from == kRootNode ? EdgeKind::kRoot : EdgeKind::kHost, start});
-    lane_max_end.push_back(std::max(lane_max_end.empty() ? g.end_ns(n) : lane_max_end.back(), g.end_ns(n)));
+    lane_max_end.push_back(
+        std::max(lane_max_end.empty() ? g.end_ns(n) : lane_max_end.back(), g.end_ns(n)));
     lane.push_back(n);
     prev = n;
     return n;
@@ -302,7 +334,8 @@ StepGraph BuildStepGraph(const Trace& t, const KernelClasses& classes, const Ste
     emit_markers(std::min(cursor, until));
     while (cursor < until) {
       int64_t cut = until;
-      if (next_marker < markers.size()) cut = std::min(cut, std::max(markers[next_marker].ns, cursor));
+      if (next_marker < markers.size())
+        cut = std::min(cut, std::max(markers[next_marker].ns, cursor));
       while (next_loader < loader.size() && loader[next_loader].second <= cursor) ++next_loader;
       bool waiting = false;
       if (next_loader < loader.size()) {
@@ -323,11 +356,13 @@ StepGraph BuildStepGraph(const Trace& t, const KernelClasses& classes, const Ste
 
   auto gpu_kind = [&](size_t r) {
     switch (gpu.kind[r]) {
-      case GpuKind::kMemcpy: return NodeKind::kMemcpy;
-      case GpuKind::kMemset: return NodeKind::kMemset;
+      case GpuKind::kMemcpy:
+        return NodeKind::kMemcpy;
+      case GpuKind::kMemset:
+        return NodeKind::kMemset;
       default:
         return classes.row[r] == KernelClass::kCommunication ? NodeKind::kCommunication
-                                                              : NodeKind::kKernel;
+                                                             : NodeKind::kKernel;
     }
   };
 
@@ -352,11 +387,13 @@ StepGraph BuildStepGraph(const Trace& t, const KernelClasses& classes, const Ste
     // times as steps.cc's merge of calls and steps does, not by the host lane's cursor (a call
     // recorded as running past the step's end moves the cursor past the calls after it, which
     // steps.cc still counts in the step).
-    while (call_step < g.steps.size() && cs >= steps.steps[first + call_step].host_end_ns) ++call_step;
+    while (call_step < g.steps.size() && cs >= steps.steps[first + call_step].host_end_ns)
+      ++call_step;
     int32_t launch_step = -1;
     if (call_step < g.steps.size()) {
       const StepBreakdown& st = steps.steps[first + call_step];
-      if (cs >= st.host_start_ns && ce <= st.host_end_ns) launch_step = static_cast<int32_t>(call_step);
+      if (cs >= st.host_start_ns && ce <= st.host_end_ns)
+        launch_step = static_cast<int32_t>(call_step);
     }
     // What a cuda_sync record says this call waits for: an event's work (kRootNode: the event
     // was recorded before the window, or on no stream of it), or one stream's last node.
@@ -365,13 +402,15 @@ StepGraph BuildStepGraph(const Trace& t, const KernelClasses& classes, const Ste
     if (sync_row >= 0) {
       const size_t sr = static_cast<size_t>(sync_row);
       auto w = wait_of_row.find(static_cast<uint32_t>(sr));
-      if (w != wait_of_row.end() && w->second->record_correlation >= 0 && w->second->wait_on_stream >= 0) {
+      if (w != wait_of_row.end() && w->second->record_correlation >= 0 &&
+          w->second->wait_on_stream >= 0) {
         auto mark = record_mark.find(w->second->record_correlation);
         recorded_wait = mark == record_mark.end() || mark->second == UINT32_MAX
                             ? kRootNode
                             : last_before(gpu.device[sr], w->second->wait_on_stream, mark->second);
       } else if (gpu.sync_kind[sr] == SyncKind::kStreamSync && gpu.stream[sr] >= 0) {
-        recorded_wait = last_before(gpu.device[sr], gpu.stream[sr], static_cast<uint32_t>(g.size()));
+        recorded_wait =
+            last_before(gpu.device[sr], gpu.stream[sr], static_cast<uint32_t>(g.size()));
       }
       if (recorded_wait && gpu.sync_kind[sr] == SyncKind::kStreamWaitEvent && gpu.stream[sr] >= 0) {
         if (*recorded_wait != kRootNode)
@@ -391,7 +430,8 @@ StepGraph BuildStepGraph(const Trace& t, const KernelClasses& classes, const Ste
     std::vector<uint32_t> waits;
     for (uint32_t k = gbegin; k < gend; ++k) {
       const size_t r = gpu_rows[k];
-      const uint32_t n = add_node(gpu_kind(r), gpu.start_ns[r], gpu.dur_ns[r], static_cast<int32_t>(r), launch_step);
+      const uint32_t n = add_node(gpu_kind(r), gpu.start_ns[r], gpu.dur_ns[r],
+                                  static_cast<int32_t>(r), launch_step);
       edges.push_back({n, issuer, EdgeKind::kLaunch, 0});
       stream_nodes[stream_of(r)].push_back(n);
       if (gpu.stream[r] >= 0 && !pending_waits.empty()) {
@@ -428,7 +468,8 @@ StepGraph BuildStepGraph(const Trace& t, const KernelClasses& classes, const Ste
   std::vector<int32_t> is_node(gpu.size(), 0);
   for (size_t n = 0; n < g.size(); ++n)
     if (IsGpuNode(g.kind[n])) is_node[static_cast<size_t>(g.row[n])] = 1;
-  std::vector<int64_t> first_start(stream_nodes.size(), kMax), floor(stream_nodes.size(), std::numeric_limits<int64_t>::min());
+  std::vector<int64_t> first_start(stream_nodes.size(), kMax),
+      floor(stream_nodes.size(), std::numeric_limits<int64_t>::min());
   for (size_t s = 0; s < stream_nodes.size(); ++s)
     for (uint32_t n : stream_nodes[s]) first_start[s] = std::min(first_start[s], g.start_ns[n]);
   for (size_t r = 0; r < gpu.size(); ++r) {
@@ -443,7 +484,8 @@ StepGraph BuildStepGraph(const Trace& t, const KernelClasses& classes, const Ste
     if (sn.empty()) continue;
     if (floor[s] > std::numeric_limits<int64_t>::min())
       edges.push_back({sn[0], kRootNode, EdgeKind::kRoot, floor[s]});
-    for (size_t k = 1; k < sn.size(); ++k) edges.push_back({sn[k], sn[k - 1], EdgeKind::kStream, 0});
+    for (size_t k = 1; k < sn.size(); ++k)
+      edges.push_back({sn[k], sn[k - 1], EdgeKind::kStream, 0});
   }
 
   // Typical lags: launch → start where the stream was free before the launch returned; the gap
@@ -457,14 +499,16 @@ StepGraph BuildStepGraph(const Trace& t, const KernelClasses& classes, const Ste
     const int64_t blocked = std::max(kBlockedLaunchNs, 10 * median);
     std::vector<int64_t> ended_by(gpu_seq.size());  // the latest end among gpu_seq[0..k]
     int64_t latest = std::numeric_limits<int64_t>::min();
-    for (size_t k = 0; k < gpu_seq.size(); ++k) ended_by[k] = latest = std::max(latest, g.end_ns(gpu_seq[k]));
+    for (size_t k = 0; k < gpu_seq.size(); ++k)
+      ended_by[k] = latest = std::max(latest, g.end_ns(gpu_seq[k]));
     std::vector<int64_t> pending;
     for (const LaunchAt& l : launch_at) {
       if (g.dur_ns[l.node] <= blocked || l.seq == 0) continue;
       const int64_t returned = g.end_ns(l.node);
       // Nodes before it that had all ended by its return: a prefix of gpu_seq[0, l.seq).
       const size_t done = static_cast<size_t>(
-          std::upper_bound(ended_by.begin(), ended_by.begin() + l.seq, returned) - ended_by.begin());
+          std::upper_bound(ended_by.begin(), ended_by.begin() + l.seq, returned) -
+          ended_by.begin());
       pending.push_back(static_cast<int64_t>(l.seq - done));
     }
     if (pending.size() >= kMinBlockedLaunches) {
@@ -472,7 +516,8 @@ StepGraph BuildStepGraph(const Trace& t, const KernelClasses& classes, const Ste
       for (const LaunchAt& l : launch_at) {
         if (l.seq < g.queue_depth + 1) continue;
         edges.push_back({l.node, gpu_seq[l.seq - g.queue_depth - 1], EdgeKind::kQueue, 0});
-        if (g.dur_ns[l.node] > blocked) {  // the wait is the queue's: the call itself costs the median
+        if (g.dur_ns[l.node] >
+            blocked) {  // the wait is the queue's: the call itself costs the median
           g.start_ns[l.node] = g.end_ns(l.node) - median;
           g.dur_ns[l.node] = median;
         }
@@ -493,7 +538,8 @@ StepGraph BuildStepGraph(const Trace& t, const KernelClasses& classes, const Ste
     for (size_t n = 0; n < g.size(); ++n)
       if (IsGpuNode(g.kind[n]) && launched[n] != kNone && free[n] <= launched[n])
         latency.push_back(g.start_ns[n] - launched[n]);
-    g.launch_latency_ns = latency.size() >= kMinLagSamples ? Median(&latency) : kDefaultLaunchLatencyNs;
+    g.launch_latency_ns =
+        latency.size() >= kMinLagSamples ? Median(&latency) : kDefaultLaunchLatencyNs;
     const int64_t typical_latency = std::max<int64_t>(g.launch_latency_ns, 0);
     for (size_t n = 0; n < g.size(); ++n)
       if (IsGpuNode(g.kind[n]) && launched[n] != kNone && free[n] != kNone &&
@@ -509,19 +555,23 @@ StepGraph BuildStepGraph(const Trace& t, const KernelClasses& classes, const Ste
   if (!RecordsStreamWaits(t)) {
     std::vector<int64_t> ready_by(g.size(), kNone);
     for (const Edge& e : edges) {
-      const int64_t r = (e.from == kRootNode ? e.floor_ns : g.end_ns(e.from)) + g.TypicalLag(e.kind);
+      const int64_t r =
+          (e.from == kRootNode ? e.floor_ns : g.end_ns(e.from)) + g.TypicalLag(e.kind);
       ready_by[e.to] = std::max(ready_by[e.to], r);
     }
     std::vector<uint32_t> by_end;  // GPU nodes by end time
     for (size_t n = 0; n < g.size(); ++n)
       if (IsGpuNode(g.kind[n])) by_end.push_back(static_cast<uint32_t>(n));
-    std::sort(by_end.begin(), by_end.end(), [&g](uint32_t a, uint32_t b) { return g.end_ns(a) < g.end_ns(b); });
+    std::sort(by_end.begin(), by_end.end(),
+              [&g](uint32_t a, uint32_t b) { return g.end_ns(a) < g.end_ns(b); });
     std::vector<uint32_t> stream_at(g.size(), UINT32_MAX);
     for (size_t sidx = 0; sidx < stream_nodes.size(); ++sidx)
       for (uint32_t n : stream_nodes[sidx]) stream_at[n] = static_cast<uint32_t>(sidx);
     const size_t before = edges.size();
     for (size_t n = 0; n < g.size(); ++n) {
-      if (!IsGpuNode(g.kind[n]) || ready_by[n] == kNone || g.start_ns[n] - ready_by[n] <= kCrossStreamWaitNs) continue;
+      if (!IsGpuNode(g.kind[n]) || ready_by[n] == kNone ||
+          g.start_ns[n] - ready_by[n] <= kCrossStreamWaitNs)
+        continue;
       const int64_t s = g.start_ns[n];
       // The latest node of another stream, launched before n, ending in [s − window, s].
       auto it = std::upper_bound(by_end.begin(), by_end.end(), s,
@@ -585,7 +635,8 @@ ReplayResult Replay(const StepGraph& g, const GraphChange& change) {
   const size_t n_nodes = g.size();
   out.end_ns.resize(n_nodes);
   const int64_t* dur = change.dur_ns.empty() ? g.dur_ns.data() : change.dur_ns.data();
-  const int64_t* lag = change.edge_lag_ns.empty() ? g.edge_lag_ns.data() : change.edge_lag_ns.data();
+  const int64_t* lag =
+      change.edge_lag_ns.empty() ? g.edge_lag_ns.data() : change.edge_lag_ns.data();
   const uint8_t* off = change.edge_off.empty() ? nullptr : change.edge_off.data();
   int64_t* end = out.end_ns.data();
   const uint32_t* from = g.edge_from.data();
@@ -606,7 +657,8 @@ ReplayResult Replay(const StepGraph& g, const GraphChange& change) {
   std::vector<int64_t> gpu_end(n_steps, std::numeric_limits<int64_t>::min());
   for (size_t n = 0; n < n_nodes; ++n)
     if (g.step[n] >= 0 && IsGpuNode(g.kind[n]))
-      gpu_end[static_cast<size_t>(g.step[n])] = std::max(gpu_end[static_cast<size_t>(g.step[n])], end[n]);
+      gpu_end[static_cast<size_t>(g.step[n])] =
+          std::max(gpu_end[static_cast<size_t>(g.step[n])], end[n]);
   int64_t total = 0;
   for (size_t k = 0; k < n_steps; ++k) {
     const StepGraph::Step& s = g.steps[k];
@@ -619,7 +671,8 @@ ReplayResult Replay(const StepGraph& g, const GraphChange& change) {
   // 1.7e18 ns would change).
   out.mean_step_ns = n_steps > 0 ? total / static_cast<int64_t>(n_steps) : 0;
   if (change.step_scale != 1.0)
-    out.mean_step_ns = static_cast<int64_t>(static_cast<double>(out.mean_step_ns) / change.step_scale);
+    out.mean_step_ns =
+        static_cast<int64_t>(static_cast<double>(out.mean_step_ns) / change.step_scale);
   return out;
 }
 
@@ -641,7 +694,8 @@ CriticalPath FindCriticalPath(const StepGraph& g, const ReplayResult& replay,
   for (const StepGraph::Step& s : g.steps) observed += s.observed_ns;
   cp.observed_step_ns = observed / static_cast<int64_t>(g.steps.size());
   const int64_t* dur = change.dur_ns.empty() ? g.dur_ns.data() : change.dur_ns.data();
-  const int64_t* lag = change.edge_lag_ns.empty() ? g.edge_lag_ns.data() : change.edge_lag_ns.data();
+  const int64_t* lag =
+      change.edge_lag_ns.empty() ? g.edge_lag_ns.data() : change.edge_lag_ns.data();
   const uint8_t* off = change.edge_off.empty() ? nullptr : change.edge_off.data();
   const std::vector<int64_t>& end = replay.end_ns;
   const int64_t window_start = replay.step_start_ns.front();
@@ -652,7 +706,8 @@ CriticalPath FindCriticalPath(const StepGraph& g, const ReplayResult& replay,
   const size_t last = g.steps.size() - 1;
   uint32_t n = g.steps[last].host_end;
   for (size_t k = 0; k < g.size(); ++k)
-    if (g.step[k] == static_cast<int32_t>(last) && IsGpuNode(g.kind[k]) && end[k] > end[n]) n = static_cast<uint32_t>(k);
+    if (g.step[k] == static_cast<int32_t>(last) && IsGpuNode(g.kind[k]) && end[k] > end[n])
+      n = static_cast<uint32_t>(k);
 
   std::vector<PathSegment> rev;  // latest first
   auto add = [&rev, window_start](int64_t s, int64_t e, PathCategory c) {
@@ -670,7 +725,8 @@ CriticalPath FindCriticalPath(const StepGraph& g, const ReplayResult& replay,
     // A call that long is the driver's one-time work, not launch overhead (see kOneTimeCallNs).
     const bool one_time = (g.kind[n] == NodeKind::kLaunch || g.kind[n] == NodeKind::kRuntime) &&
                           dur[n] > kOneTimeCallNs;
-    add(start, std::min(end[n], cursor), one_time ? PathCategory::kHostCompute : CategoryOfNode(g.kind[n]));
+    add(start, std::min(end[n], cursor),
+        one_time ? PathCategory::kHostCompute : CategoryOfNode(g.kind[n]));
     cursor = std::min(cursor, start);
     // The binding edge: the latest-ready one (the first of equals).
     uint32_t binding = UINT32_MAX;
@@ -698,7 +754,8 @@ CriticalPath FindCriticalPath(const StepGraph& g, const ReplayResult& replay,
         add(ready, cursor, PathCategory::kSync);
       } else if (ek == EdgeKind::kRoot) {
         // Work of the steps before the window still running on the stream.
-        add(ready, cursor, IsGpuNode(g.kind[n]) ? PathCategory::kGpuCompute : PathCategory::kHostCompute);
+        add(ready, cursor,
+            IsGpuNode(g.kind[n]) ? PathCategory::kGpuCompute : PathCategory::kHostCompute);
       } else if (ek == EdgeKind::kCrossStream) {
         add(ready, cursor, PathCategory::kGpuIdle);
       } else if (ek == EdgeKind::kQueue) {
@@ -735,7 +792,8 @@ CriticalPath FindCriticalPath(const StepGraph& g, const ReplayResult& replay,
   }
   for (size_t c = 0; c < kPathCategoryCount; ++c) {
     cp.per_step_ns[c] = cp.total_ns[c] / static_cast<int64_t>(g.steps.size());
-    if (cp.total_ns[c] > cp.total_ns[static_cast<size_t>(cp.bound_by)]) cp.bound_by = static_cast<PathCategory>(c);
+    if (cp.total_ns[c] > cp.total_ns[static_cast<size_t>(cp.bound_by)])
+      cp.bound_by = static_cast<PathCategory>(c);
   }
   return cp;
 }

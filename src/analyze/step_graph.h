@@ -119,16 +119,16 @@ struct StepGraph {
   int64_t origin_ns = 0;  // the window's start (first steady step's start)
 
   struct Step {
-    int32_t step = -1;  // N of ProfilerStep#N
+    int32_t step = -1;                      // N of ProfilerStep#N
     uint32_t host_begin = 0, host_end = 0;  // marker nodes
-    int64_t prev_end_ns = 0;  // the previous step's observed end (fixed)
-    int64_t observed_ns = 0;  // steps.h's duration
+    int64_t prev_end_ns = 0;                // the previous step's observed end (fixed)
+    int64_t observed_ns = 0;                // steps.h's duration
   };
   std::vector<Step> steps;
   // The typical lags of non-binding edges.
   int64_t launch_latency_ns = 0;
   int64_t stream_gap_ns = 0;
-  uint32_t queue_depth = 0;  // 0: no launch found the queue full
+  uint32_t queue_depth = 0;         // 0: no launch found the queue full
   uint32_t cross_stream_edges = 0;  // inferred (a trace without cuda_sync wait records)
   uint32_t recorded_waits = 0;      // waits read from cuda_sync records
 
@@ -147,8 +147,8 @@ StepGraph BuildStepGraph(const Trace& trace, const KernelClasses& classes,
 
 // A what-if: new costs, and edges taken away. Empty vectors keep the observed ones.
 struct GraphChange {
-  std::vector<int64_t> dur_ns;      // per node
-  std::vector<uint8_t> edge_off;    // per edge: 1 removes it
+  std::vector<int64_t> dur_ns;       // per node
+  std::vector<uint8_t> edge_off;     // per edge: 1 removes it
   std::vector<int64_t> edge_lag_ns;  // per edge
   // Samples per step relative to the trace's: a what-if that grows the batch replays steps of
   // this many of today's batches, and the mean step is divided by it (time per today's batch).
@@ -156,10 +156,10 @@ struct GraphChange {
 };
 
 struct ReplayResult {
-  std::vector<int64_t> end_ns;          // per node
-  std::vector<int64_t> step_start_ns;   // per graph step
+  std::vector<int64_t> end_ns;         // per node
+  std::vector<int64_t> step_start_ns;  // per graph step
   std::vector<int64_t> step_end_ns;
-  int64_t mean_step_ns = 0;             // mean of the steps' durations ÷ GraphChange::step_scale
+  int64_t mean_step_ns = 0;  // mean of the steps' durations ÷ GraphChange::step_scale
 };
 
 // Recomputes every node's end with the change applied, O(V + E).
@@ -173,17 +173,17 @@ struct PathSegment {
 };
 
 struct CriticalPath {
-  bool built = false;          // the trace has steady steps with GPU work
+  bool built = false;           // the trace has steady steps with GPU work
   size_t nodes = 0, edges = 0;  // of the graph
   size_t steps = 0;
-  int64_t window_ns = 0;       // the window's replayed length (= the observed one)
+  int64_t window_ns = 0;  // the window's replayed length (= the observed one)
   // Replaying the unchanged graph: its mean step against steps.h's (they must agree).
   int64_t replayed_step_ns = 0;
   int64_t observed_step_ns = 0;
-  PathArray total_ns{};         // per category, the window
-  PathArray per_step_ns{};      // the same divided over the steps
-  std::vector<int32_t> step_numbers;    // N of each ProfilerStep#N of the window
-  std::vector<PathArray> step_ns;       // per step, per category (sums to the step)
+  PathArray total_ns{};                             // per category, the window
+  PathArray per_step_ns{};                          // the same divided over the steps
+  std::vector<int32_t> step_numbers;                // N of each ProfilerStep#N of the window
+  std::vector<PathArray> step_ns;                   // per step, per category (sums to the step)
   std::vector<int64_t> step_start_ns, step_end_ns;  // per step, replayed (trace clock)
   std::vector<PathSegment> segments;  // in time order, adjacent ones of one category merged
   int64_t launch_latency_ns = 0;

@@ -192,9 +192,8 @@ DeviceSteps FindDeviceSteps(const Trace& t, const std::vector<HostStep>& steps,
   const size_t n_order = order.size();
   // Calls are written in time order per thread: the order is a few ordered runs (SortRuns, the
   // result of a stable sort).
-  SortRuns(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    return t.runtime.start_ns[a] < t.runtime.start_ns[b];
-  });
+  SortRuns(order.begin(), order.end(),
+           [&](uint32_t a, uint32_t b) { return t.runtime.start_ns[a] < t.runtime.start_ns[b]; });
 
   DeviceSteps out;
   const size_t n_steps = steps.size();
@@ -370,8 +369,7 @@ StepsResult AnalyzeSteps(const Trace& t, const StepOptions& options) {
                       options);
 }
 
-StepsResult AnalyzeSteps(const Trace& t, const KernelClasses& classes,
-                         const StepOptions& options) {
+StepsResult AnalyzeSteps(const Trace& t, const KernelClasses& classes, const StepOptions& options) {
   StepsResult out;
 
   // 1. Host steps, in start order (tb_plugin sorts events by ts; ties keep file order).

@@ -90,8 +90,10 @@ Result<Analysis> AnalyzeInput(const std::string& input, const AnalyzeOptions& ar
     out.failures = std::move(mapped->failures);
     out.stats = mapped->stats;
     if (!args.monitor_file.empty() && out.stats.traces == 0)
-      out.notes.push_back("--monitor applies to traces; summaries were analysed when mapped (hint: "
-                          "gpuscope map TRACE --monitor " + args.monitor_file + " -o DIR/)");
+      out.notes.push_back(
+          "--monitor applies to traces; summaries were analysed when mapped (hint: "
+          "gpuscope map TRACE --monitor " +
+          args.monitor_file + " -o DIR/)");
   } else {
     std::optional<monitor::Recording> recording;
     std::optional<snapshot::Snapshot> snap;

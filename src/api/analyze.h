@@ -18,13 +18,13 @@
 namespace gpuscope::api {
 
 struct AnalyzeOptions {
-  int threads = 0;         // one pool for reading and analysing; 0: all cores
+  int threads = 0;  // one pool for reading and analysing; 0: all cores
   double batch_mb = static_cast<double>(kDefaultBatchBytes >> 20);  // JSON MiB per parse batch
-  std::string inflater = "auto";  // auto, isal or zlib
-  std::string monitor_file;       // --monitor: a recording or nvidia-smi log of the same run
-  std::string smi_fields;         // --smi-fields: the --query-gpu list of a headerless log
-  std::string ranks;              // --ranks: "" (the worst few), "all", or "0,7"
-  int ranks_in_memory = 0;        // traces of a folder loaded at once; 0: one per two cores
+  std::string inflater = "auto";                                    // auto, isal or zlib
+  std::string monitor_file;  // --monitor: a recording or nvidia-smi log of the same run
+  std::string smi_fields;    // --smi-fields: the --query-gpu list of a headerless log
+  std::string ranks;         // --ranks: "" (the worst few), "all", or "0,7"
+  int ranks_in_memory = 0;   // traces of a folder loaded at once; 0: one per two cores
   // Optional progress: (bytes read, bytes in all) of one file; (ranks mapped, ranks) of a folder.
   std::function<void(uint64_t, uint64_t)> progress;
   // Optional: (ranks mapped, ranks) of a folder, when the caller tells it from `progress`.

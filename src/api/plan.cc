@@ -144,14 +144,20 @@ Result<Planned> PlanJob(const PlanOptions& o) {
   if (o.sp && o.tp && *o.tp == 1) return Usage("--sp needs --tp > 1");
 
   if (!o.impl.empty())
-    a.impl = o.impl == "hf" ? plan::Impl::kHf : o.impl == "te" ? plan::Impl::kTe : plan::Impl::kMegatron;
+    a.impl = o.impl == "hf"   ? plan::Impl::kHf
+             : o.impl == "te" ? plan::Impl::kTe
+                              : plan::Impl::kMegatron;
   if (o.exact && o.no_exact) return Usage("--exact and --no-exact exclude each other");
-  if (!o.exact_from.empty() && o.no_exact) return Usage("--exact-from and --no-exact exclude each other");
+  if (!o.exact_from.empty() && o.no_exact)
+    return Usage("--exact-from and --no-exact exclude each other");
   if (o.exact || !o.exact_from.empty()) {
-    if (o.exact && !o.exact_from.empty()) return Usage("--exact and --exact-from exclude each other");
-    if (o.precision == "fp8") return Usage("exact mode measures fp32, tf32, bf16 and fp16, not fp8");
+    if (o.exact && !o.exact_from.empty())
+      return Usage("--exact and --exact-from exclude each other");
+    if (o.precision == "fp8")
+      return Usage("exact mode measures fp32, tf32, bf16 and fp16, not fp8");
     if (o.recompute == "selective")
-      return Usage("exact mode measures --recompute none or full (Hugging Face gradient checkpointing)");
+      return Usage(
+          "exact mode measures --recompute none or full (Hugging Face gradient checkpointing)");
   }
   // Auto: a config file planned for Hugging Face code, with a precision and recompute exact mode
   // measures, when a Python with torch and transformers is there.
@@ -162,8 +168,8 @@ Result<Planned> PlanJob(const PlanOptions& o) {
   const bool model_is_file = std::filesystem::is_regular_file(o.model, no_throw);
   std::string exact_python;  // "" = MeasureStep's default ($GPUSCOPE_PYTHON, else python3)
   if (!o.exact && o.exact_from.empty() && !o.no_exact && o.framework != "megatron" &&
-      (o.impl.empty() || o.impl == "hf") &&
-      o.precision != "fp8" && o.recompute != "selective" && o.from_trace.empty()) {
+      (o.impl.empty() || o.impl == "hf") && o.precision != "fp8" && o.recompute != "selective" &&
+      o.from_trace.empty()) {
     if (model_is_file) {
       if (plan::ExactModeAvailable(&exact_python)) {
         measure = true;
@@ -219,19 +225,18 @@ Result<Planned> PlanJob(const PlanOptions& o) {
     traced.tp = r.tp.value_or(1);
     traced.pp = r.pp.value_or(1);
     traced.vpp = r.vpp.value_or(1);
-    if (r.gpus % (traced.tp * traced.pp) != 0)
-      return Usage("--gpus is not a multiple of tp × pp");
+    if (r.gpus % (traced.tp * traced.pp) != 0) return Usage("--gpus is not a multiple of tp × pp");
     traced.dp = r.gpus / (traced.tp * traced.pp);
     traced.sp = r.sp.value_or(false);
     traced.mbs = r.mbs.value_or(r.global_batch / std::max<int64_t>(1, traced.dp));
     if (traced.mbs <= 0 || r.global_batch % (traced.mbs * traced.dp) != 0)
-      return Usage("the traced configuration's --global-batch " +
-                   std::to_string(r.global_batch) + " is not divisible by mbs × dp (give --mbs)");
+      return Usage("the traced configuration's --global-batch " + std::to_string(r.global_batch) +
+                   " is not divisible by mbs × dp (give --mbs)");
     traced.grad_accum = r.global_batch / (traced.mbs * traced.dp);
     traced.sharding = r.sharding.value_or(plan::Sharding::kNone);
     traced.recompute = r.recompute.value_or(plan::Recompute::kNone);
-    traced.precision = r.precision.value_or(r.gpu.tflops_bf16 > 0 ? hw::Precision::kBf16
-                                                                  : hw::Precision::kFp16);
+    traced.precision =
+        r.precision.value_or(r.gpu.tflops_bf16 > 0 ? hw::Precision::kBf16 : hw::Precision::kFp16);
     traced.optimizer = *r.optimizer;
     traced.offload = r.offload;
     traced.hybrid = r.hybrid;
@@ -239,7 +244,7 @@ Result<Planned> PlanJob(const PlanOptions& o) {
     // The trace does not say which framework ran it: the one given, else the one the layout
     // implies (tp/pp: Megatron; sharding: DeepSpeed; neither: DDP).
     traced.framework = r.framework.value_or(
-        traced.tp > 1 || traced.pp > 1                ? plan::Framework::kMegatron
+        traced.tp > 1 || traced.pp > 1             ? plan::Framework::kMegatron
         : traced.sharding != plan::Sharding::kNone ? plan::Framework::kDeepSpeed
                                                    : plan::Framework::kDdp);
     auto measured = MeasureTrace(o.from_trace);
@@ -268,10 +273,10 @@ Result<Planned> PlanJob(const PlanOptions& o) {
   if (rep->feasible.empty()) {
     std::string hint;
     for (const std::string& s : rep->suggestions) hint += (hint.empty() ? "" : "; ") + s;
-    out.fits = Status::Error(StatusCode::kInvalidInput,
-                             std::string(rep->exact ? "the configuration does not fit"
-                                                    : "no configuration fits") +
-                                 " in " + r.gpu.name + " memory (" + hint + ")");
+    out.fits = Status::Error(
+        StatusCode::kInvalidInput,
+        std::string(rep->exact ? "the configuration does not fit" : "no configuration fits") +
+            " in " + r.gpu.name + " memory (" + hint + ")");
   }
   out.request = std::move(r);
   out.report = std::move(*rep);

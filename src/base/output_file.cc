@@ -57,12 +57,13 @@ Status CheckExisting(const std::string& path, const char* option, std::string* n
   struct stat st {};
   if (lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
     if (stat(path.c_str(), &st) != 0)
-      return Refused(path, option,
-                     "is a symbolic link to " + SanitizeText(LinkTarget(path)) + ", which " +
-                         (errno == ENOENT ? std::string("does not exist")
-                                          : std::string("cannot be reached: ") + std::strerror(errno)) +
-                         "; not followed",
-                     "give the path of the file to create itself");
+      return Refused(
+          path, option,
+          "is a symbolic link to " + SanitizeText(LinkTarget(path)) + ", which " +
+              (errno == ENOENT ? std::string("does not exist")
+                               : std::string("cannot be reached: ") + std::strerror(errno)) +
+              "; not followed",
+          "give the path of the file to create itself");
     *note = LinkNote(path);
   } else if (stat(path.c_str(), &st) != 0) {
     if (exists) *exists = false;  // nothing there yet
@@ -84,8 +85,8 @@ Result<OutputFile> OpenOutputFile(const std::string& path, const char* option, O
   const int fd = open(path.c_str(), flags, 0666);
   if (fd < 0)
     return Status::Error(StatusCode::kIoError,
-                         std::string(option) + " " + SanitizeText(path) + ": cannot write: " +
-                             std::strerror(errno) +
+                         std::string(option) + " " + SanitizeText(path) +
+                             ": cannot write: " + std::strerror(errno) +
                              " (hint: check the folder exists and is writable)");
   // Again on what was opened: the path may have changed between the check and the open.
   if (fstat(fd, &st) != 0 || !WritableInto(st.st_mode)) {
@@ -141,8 +142,8 @@ Status WriteOutputFile(const std::string& path, std::string_view bytes, const ch
   if (close(file->fd) != 0 && error == 0) error = errno;
   if (error != 0)
     return Status::Error(StatusCode::kIoError,
-                         std::string(option) + " " + SanitizeText(path) + ": cannot write: " +
-                             std::strerror(error) +
+                         std::string(option) + " " + SanitizeText(path) +
+                             ": cannot write: " + std::strerror(error) +
                              " (hint: check the disk has space and the folder is writable)");
   return Status::Ok();
 }

@@ -159,7 +159,7 @@ TEST(ThreadPool, OneThreadAndManyThreadsGiveIdenticalResults) {
   auto reduce = [&](int threads) {
     ThreadPool pool(threads);
     const size_t grain = values.size() / 3;  // 3 chunks on every pool below
-    std::map<size_t, double> partial;  // by chunk start
+    std::map<size_t, double> partial;        // by chunk start
     std::mutex m;
     ParallelFor(pool, values.size(), grain, [&](size_t begin, size_t end) {
       double s = 0;

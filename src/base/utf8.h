@@ -10,8 +10,8 @@
 namespace gpuscope {
 
 // Length of the valid UTF-8 sequence starting at s[i] (1 to 4), or 0 if the bytes there are not
-// valid UTF-8: a bad lead byte, a missing continuation byte, an overlong form, a surrogate or a code
-// point beyond U+10FFFF.
+// valid UTF-8: a bad lead byte, a missing continuation byte, an overlong form, a surrogate or a
+// code point beyond U+10FFFF.
 inline size_t Utf8SequenceLength(std::string_view s, size_t i) {
   const unsigned char c = static_cast<unsigned char>(s[i]);
   if (c < 0x80) return 1;

@@ -13,11 +13,14 @@ CLI::App* AddDiffCommand(CLI::App& app, DiffCliOptions* o) {
       "Compare two runs (BEFORE and AFTER: trace files or folders of rank traces, ranks matched\n"
       "by rank id): step time and its spread, breakdowns, kernels and ops added/removed/slower/\n"
       "faster, findings resolved and new, peak memory. Definitions: docs/diff.md. Two CUDA memory\n"
-      "snapshots (torch.cuda.memory._dump_snapshot pickles) are compared too: peak, categories and\n"
+      "snapshots (torch.cuda.memory._dump_snapshot pickles) are compared too: peak, categories "
+      "and\n"
       "allocation stacks at the peak (docs/memory-snapshot.md).");
-  cmd->add_option("BEFORE", o->before, "Trace file or folder of the run before the change (or a memory snapshot)")
+  cmd->add_option("BEFORE", o->before,
+                  "Trace file or folder of the run before the change (or a memory snapshot)")
       ->required();
-  cmd->add_option("AFTER", o->after, "Trace file or folder of the run after the change (or a memory snapshot)")
+  cmd->add_option("AFTER", o->after,
+                  "Trace file or folder of the run after the change (or a memory snapshot)")
       ->required();
   AddOutputFlags(cmd, &o->out);
   cmd->add_option("-j,--threads", o->threads, "Threads (default: all cores)")

@@ -11,9 +11,9 @@ namespace gpuscope::cli {
 struct DiffCliOptions {
   std::string before, after;  // trace files or folders of rank traces
   OutputArgs out;             // --json, --html FILE, --verbose, --color, --width
-  int threads = 0;           // 0 = all cores
-  std::string names;  // short | raw; empty: short, or raw with --hta
-  bool hta = false;             // HTA's trace-diff selection (first iteration, raw names)
+  int threads = 0;            // 0 = all cores
+  std::string names;          // short | raw; empty: short, or raw with --hta
+  bool hta = false;           // HTA's trace-diff selection (first iteration, raw names)
 };
 
 CLI::App* AddDiffCommand(CLI::App& app, DiffCliOptions* options);

@@ -23,7 +23,6 @@ namespace gpuscope::cli {
 
 namespace {
 
-
 bool EndsWith(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() &&
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -48,10 +47,11 @@ std::string Share(uint64_t part, uint64_t whole) {
 struct Carried {
   std::vector<report::RankSummary> ranks;  // for the one output file
   std::vector<Status> failures;
-  size_t files = 0;    // carried
+  size_t files = 0;  // carried
 };
 
-Carried CarrySummaries(const std::vector<std::string>& paths, bool to_folder, const std::string& dir) {
+Carried CarrySummaries(const std::vector<std::string>& paths, bool to_folder,
+                       const std::string& dir) {
   Carried out;
   for (const std::string& path : paths) {
     auto ranks = store::ReadSummaryFile(path);
@@ -64,7 +64,8 @@ Carried CarrySummaries(const std::vector<std::string>& paths, bool to_folder, co
       for (report::RankSummary& r : *ranks) out.ranks.push_back(std::move(r));
       continue;
     }
-    const std::string target = (std::filesystem::path(dir) / std::filesystem::path(path).filename()).string();
+    const std::string target =
+        (std::filesystem::path(dir) / std::filesystem::path(path).filename()).string();
     std::error_code ec;
     if (std::filesystem::equivalent(path, target, ec)) continue;
     if (Status s = store::WriteSummaryFile(target, *ranks); !s.ok()) {
@@ -73,7 +74,8 @@ Carried CarrySummaries(const std::vector<std::string>& paths, bool to_folder, co
     }
     const int64_t bytes = SizeOf(target);
     std::printf("wrote %s (%s, carried from %s)\n", SanitizeText(target).c_str(),
-                render::FormatBytes(static_cast<double>(bytes)).c_str(), SanitizeText(path).c_str());
+                render::FormatBytes(static_cast<double>(bytes)).c_str(),
+                SanitizeText(path).c_str());
   }
   return out;
 }
@@ -165,7 +167,7 @@ int RunMapCommand(const MapCliOptions& o) {
 
   const bool to_folder = EndsWith(o.out, "/") || std::filesystem::is_directory(o.out);
   FileStamp out_before;  // what -o held when this map started
-  if (!to_folder) {  // refused before the work, not after it
+  if (!to_folder) {      // refused before the work, not after it
     if (auto target = CheckReplaceablePath(o.out, "-o", nullptr); !target.ok()) {
       PrintError(target.status());
       return ExitCodeFor(target.status());
@@ -188,7 +190,8 @@ int RunMapCommand(const MapCliOptions& o) {
       outputs.push_back(std::move(out));
     }
     for (const std::string& c : carried) {
-      const std::string out = (std::filesystem::path(o.out) / std::filesystem::path(c).filename()).string();
+      const std::string out =
+          (std::filesystem::path(o.out) / std::filesystem::path(c).filename()).string();
       if (auto [it, added] = taken.emplace(out, c); !added) {
         PrintError(c + " and " + it->second + " would both be written to " + out +
                    " (hint: map them into separate folders)");
@@ -237,8 +240,11 @@ int RunMapCommand(const MapCliOptions& o) {
     std::string target = o.out;
     if (!(StampOf(o.out) == out_before)) {
       target = o.out + "." + std::to_string(getpid());
-      PrintError(SanitizeText(o.out) + " was written by another process while this map ran; this "
-                 "summary goes to " + SanitizeText(target) + " instead, so neither is lost (hint: "
+      PrintError(SanitizeText(o.out) +
+                 " was written by another process while this map ran; this "
+                 "summary goes to " +
+                 SanitizeText(target) +
+                 " instead, so neither is lost (hint: "
                  "reduce both; give each map its own file, or one folder: -o DIR/)");
       rc = 2;
     }

@@ -16,6 +16,7 @@
 #include <tuple>
 
 #include "analyze/run_all.h"
+#include "api/analyze.h"
 #include "base/malloc_tuning.h"
 #include "base/thread_pool.h"
 #include "cli/diff_command.h"
@@ -29,7 +30,6 @@
 #include "gpuscope/ingest.h"
 #include "gpuscope/synth.h"
 #include "gpuscope/version.h"
-#include "api/analyze.h"
 #include "ingest/inputs.h"
 #include "ingest/registry.h"
 #include "job/map_reduce.h"
@@ -101,7 +101,8 @@ bool ParseDuration(const std::string& text, int64_t* out) {
 }
 
 // A progress bar on stderr, only when stderr is a terminal and the work has run for over a second.
-// GPUSCOPE_PROGRESS_AFTER_MS overrides the one second (tests use 0 to see the bar on a small trace).
+// GPUSCOPE_PROGRESS_AFTER_MS overrides the one second (tests use 0 to see the bar on a small
+// trace).
 class ProgressBar {
  public:
   ProgressBar() : enabled_(isatty(STDERR_FILENO)), start_(std::chrono::steady_clock::now()) {
@@ -202,7 +203,8 @@ int RunAnalyze(const AnalyzeArgs& args) {
     if (*kind != ingest::PathKind::kFolder && *kind != ingest::PathKind::kSummary) {
       PrintError(Status::Error(StatusCode::kUsage,
                                "--mpi spreads the traces of a folder over MPI processes; " +
-                                   args.input + " is not a folder (hint: analyze it without --mpi)"));
+                                   args.input +
+                                   " is not a folder (hint: analyze it without --mpi)"));
       return kExitBadInput;
     }
     auto started = job::MpiWorld::Start(nullptr, nullptr);
@@ -243,7 +245,8 @@ int RunAnalyze(const AnalyzeArgs& args) {
   out.never_terminal = world != nullptr;
   if (const int rc = cli::Emit(analysis->document, out); rc != 0) return rc;
   if (args.stats) {
-    PrintStats(*analysis, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    PrintStats(*analysis,
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
   for (const std::string& note : analysis->notes)
     std::fprintf(stderr, "gpuscope: note: %s\n", note.c_str());
@@ -290,8 +293,9 @@ int Main(int argc, char** argv) {
                    "(torch.cuda.memory._dump_snapshot pickle), or a summary from `gpuscope map`")
       ->required();
   cli::AddOutputFlags(analyze, &aa.out);
-  analyze->add_option("-j,--threads", aa.threads,
-                      "Threads for reading and analysing, one pool for both (default: all cores)")
+  analyze
+      ->add_option("-j,--threads", aa.threads,
+                   "Threads for reading and analysing, one pool for both (default: all cores)")
       ->check(CLI::Range(0, 256));
   analyze->add_option("--batch-mb", aa.batch_mb, "JSON megabytes per parse batch (default 2)")
       ->check(CLI::Range(0.01, 1024.0));
@@ -409,9 +413,10 @@ int Main(int argc, char** argv) {
   synth->add_option("--clock-noise", clock_noise,
                     "Coupled ranks: each step, each rank's clock is off by a further seeded "
                     "amount up to ± this (clocks that cannot be aligned)");
-  synth->add_option("--runs", so.runs,
-                    "Write this many separate runs of the job into the folder "
-                    "(run<J>.rank<R>.pt.trace.json; run J starts J hours after run 0)")
+  synth
+      ->add_option("--runs", so.runs,
+                   "Write this many separate runs of the job into the folder "
+                   "(run<J>.rank<R>.pt.trace.json; run J starts J hours after run 0)")
       ->check(CLI::Range(1, 1000));
   synth->add_flag("--gzip", so.gzip, "Write gzip-compressed traces");
   synth->add_flag("--integer-timestamps", so.integer_timestamps,
@@ -442,8 +447,7 @@ int Main(int argc, char** argv) {
     return rc == 0 ? 0 : kExitBadInput;
   }
 
-  if (analyze->parsed())
-    return RunAnalyze(aa);
+  if (analyze->parsed()) return RunAnalyze(aa);
   if (map->parsed()) return cli::RunMapCommand(map_options);
   if (reduce->parsed()) return cli::RunReduceCommand(reduce_options);
   if (plan->parsed()) return gpuscope::cli::RunPlanCommand(plan_options);
@@ -494,11 +498,12 @@ int Main(int argc, char** argv) {
     }
     uint64_t bytes = 0, events = 0;
     for (const SynthTruth& t : *truths) bytes += t.bytes_written, events += t.events;
-    const std::string what = so.runs > 1 ? std::to_string(so.runs) + " runs of " +
-                                               std::to_string(so.ranks) + " ranks"
-                                         : std::to_string(truths->size()) + " ranks";
+    const std::string what =
+        so.runs > 1 ? std::to_string(so.runs) + " runs of " + std::to_string(so.ranks) + " ranks"
+                    : std::to_string(truths->size()) + " ranks";
     std::printf("wrote %s to %s: %s events, %s\n", what.c_str(), out_path.c_str(),
-                render::GroupDigits(events).c_str(), render::FormatBytes(static_cast<double>(bytes)).c_str());
+                render::GroupDigits(events).c_str(),
+                render::FormatBytes(static_cast<double>(bytes)).c_str());
     return kExitOk;
   }
   return kExitInternal;

@@ -75,8 +75,10 @@ int WriteCsv(const render::Document& doc, const std::string& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (!fs::is_directory(dir, ec)) {
-    std::fprintf(stderr, "gpuscope: error: cannot write CSV tables to %s: not a folder (hint: "
-                 "--csv takes a folder; it is made if missing)\n", SanitizeText(dir).c_str());
+    std::fprintf(stderr,
+                 "gpuscope: error: cannot write CSV tables to %s: not a folder (hint: "
+                 "--csv takes a folder; it is made if missing)\n",
+                 SanitizeText(dir).c_str());
     return 2;
   }
   size_t written = 0;
@@ -88,7 +90,8 @@ int WriteCsv(const render::Document& doc, const std::string& dir) {
     }
     ++written;
   }
-  std::fprintf(stderr, "gpuscope: wrote %zu CSV tables to %s\n", written, SanitizeText(dir).c_str());
+  std::fprintf(stderr, "gpuscope: wrote %zu CSV tables to %s\n", written,
+               SanitizeText(dir).c_str());
   return 0;
 }
 

@@ -22,7 +22,7 @@ struct OutputArgs {
   // Under mpirun every process's stdout is a pty, whatever mpirun's own is: treat it as not a
   // terminal (no color, no wrapping unless --color / --width ask), so output is as without MPI.
   bool never_terminal = false;
-  int width = -1;              // text columns; -1: the terminal's width on a terminal, else none
+  int width = -1;  // text columns; -1: the terminal's width on a terminal, else none
   // Text to stderr instead of stdout (`run`: the watched command keeps stdout); wrapping and
   // colour then follow stderr's terminal. JSON stays on stdout.
   bool text_to_stderr = false;
@@ -50,7 +50,8 @@ void AddOutputFlags(CLI::App* app, OutputArgs* args);
 
 // Writes the views the flags ask for. Returns 0, or 2 when the HTML file, a CSV file or the report
 // on standard output cannot be written (the error is printed; outputs go through
-// base/output_file.h, so nothing an output path names is replaced or damaged). Text wraps to the terminal's width only when its stream is a terminal.
+// base/output_file.h, so nothing an output path names is replaced or damaged). Text wraps to the
+// terminal's width only when its stream is a terminal.
 int Emit(const render::Document& doc, const OutputArgs& args);
 
 }  // namespace gpuscope::cli

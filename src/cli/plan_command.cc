@@ -24,10 +24,12 @@ int Fail(const Status& s) {
 
 // The best configuration's snippets as files in `dir` (created); what a framework cannot express
 // is not written; the .sh scripts are executable. Names go to stderr, so stdout stays the document.
-Status WriteConfigs(const plan::PlanRequest& r, const plan::ParallelConfig& c, const std::string& dir) {
+Status WriteConfigs(const plan::PlanRequest& r, const plan::ParallelConfig& c,
+                    const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  if (ec) return Status::Error(StatusCode::kIoError, "--write-configs " + dir + ": " + ec.message());
+  if (ec)
+    return Status::Error(StatusCode::kIoError, "--write-configs " + dir + ": " + ec.message());
   for (const plan::ConfigSnippet& sn : plan::Snippets(r, c)) {
     if (sn.text.empty()) continue;
     const std::filesystem::path path = std::filesystem::path(dir) / sn.file;
@@ -38,7 +40,8 @@ Status WriteConfigs(const plan::PlanRequest& r, const plan::ParallelConfig& c, c
       namespace fs = std::filesystem;
       fs::permissions(path, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
                       fs::perm_options::add, ec);
-      if (ec) return Status::Error(StatusCode::kIoError, path.string() + ": chmod +x: " + ec.message());
+      if (ec)
+        return Status::Error(StatusCode::kIoError, path.string() + ": chmod +x: " + ec.message());
     }
     std::fprintf(stderr, "wrote %s%s\n", SanitizeText(path.string()).c_str(), note.c_str());
   }
@@ -91,7 +94,8 @@ CLI::App* AddPlanCommand(CLI::App& app, PlanCliOptions* o) {
   plan->add_option("--tp", o->tp, "Tensor-parallel degree t");
   plan->add_option("--pp", o->pp, "Pipeline-parallel degree p (1F1B)");
   plan->add_option("--vpp", o->vpp, "Interleaved chunks per pipeline device v");
-  plan->add_flag("--sp", o->sp, "Sequence parallel (with --tp > 1; default on when TP is searched)");
+  plan->add_flag("--sp", o->sp,
+                 "Sequence parallel (with --tp > 1; default on when TP is searched)");
   plan->add_option("--mbs", o->mbs, "Micro-batch size per GPU");
   plan->add_option("--recompute", o->recompute, "Activation checkpointing: none, selective, full")
       ->check(CLI::IsMember({"none", "selective", "full"}));

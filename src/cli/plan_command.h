@@ -19,7 +19,7 @@ struct PlanCliOptions {
   bool fsdp = false, hybrid = false, bf16_grads = false, sp = false, list_models = false,
        list_gpus = false;
   std::string write_configs;  // folder for the snippets as files
-  OutputArgs out;  // --json, --html FILE, --verbose, --color, --width
+  OutputArgs out;             // --json, --html FILE, --verbose, --color, --width
   bool no_flash = false, no_dropout = false;
   std::optional<int64_t> tp, pp, vpp, mbs;
   double efficiency = 0.45, context_gib = 1.0, headroom = 0.10, inter_node_gbps = 50;

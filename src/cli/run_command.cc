@@ -7,8 +7,8 @@
 #include <filesystem>
 
 #include "advise/monitor_rules.h"
-#include "base/output_file.h"
 #include "analyze/monitor_stats.h"
+#include "base/output_file.h"
 #include "base/sanitize.h"
 #include "cli/output.h"
 #include "monitor/session.h"
@@ -18,7 +18,6 @@
 namespace gpuscope::cli {
 
 namespace {
-
 
 // Samples → statistics → rules → the "gpuscope.run" document.
 render::Document RunDocument(const monitor::Recording& recording) {
@@ -64,9 +63,9 @@ int RunRunCommand(const RunCliOptions& o) {
   }
   // Outputs written when the command ends are checked before it starts: an hour's run must not
   // end in "cannot write" (and --report-json used to exit 0 then).
-  for (const auto& [path, option] : {std::pair{o.out.html_path, "--html"},
-                                     std::pair{o.report_json, "--report-json"},
-                                     std::pair{o.record, "--record"}}) {
+  for (const auto& [path, option] :
+       {std::pair{o.out.html_path, "--html"}, std::pair{o.report_json, "--report-json"},
+        std::pair{o.record, "--record"}}) {
     if (path.empty()) continue;
     if (const Status s = CheckOutputFile(path, option); !s.ok()) {
       PrintError(s);

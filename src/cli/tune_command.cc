@@ -83,9 +83,9 @@ int RunTuneCommand(const TuneCliOptions& o) {
             "--metric '([0-9.]+) samples/s'; docs/tune.md)"));
     return kExitBadInput;
   }
-  options.metric.kind = o.traces              ? tune::MetricKind::kTraces
-                        : !o.step.empty()     ? tune::MetricKind::kStep
-                                              : tune::MetricKind::kRegex;
+  options.metric.kind = o.traces          ? tune::MetricKind::kTraces
+                        : !o.step.empty() ? tune::MetricKind::kStep
+                                          : tune::MetricKind::kRegex;
   options.metric.pattern = o.traces ? "" : !o.step.empty() ? o.step : o.metric;
   auto warmup = tune::ParseWarmup(o.warmup);
   auto trial_time = tune::ParseTuneDuration(o.trial_time, "--trial-time");
@@ -121,8 +121,9 @@ int RunTuneCommand(const TuneCliOptions& o) {
   if (result->stop_signal != 0) return 128 + result->stop_signal;
   if (rc != 0) return rc;
   if (!result->search.have_best) {
-    PrintError("no trial gave a throughput: see the trials' outcomes and notes above (hint: "
-               "check --metric/--step against the command's output; docs/tune.md, pitfalls)");
+    PrintError(
+        "no trial gave a throughput: see the trials' outcomes and notes above (hint: "
+        "check --metric/--step against the command's output; docs/tune.md, pitfalls)");
     return kExitBadInput;
   }
   return kExitOk;

@@ -53,9 +53,9 @@ std::string Quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
 // One argument as a POSIX shell reads it back: bare when safe, else in single quotes.
 std::string ShellWord(const std::string& s) {
-  const bool safe = !s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOP"
-                                                      "QRSTUVWXYZ0123456789_-+=./:,@%") ==
-                                      std::string::npos;
+  const bool safe = !s.empty() && s.find_first_not_of(
+                                      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOP"
+                                      "QRSTUVWXYZ0123456789_-+=./:,@%") == std::string::npos;
   if (safe) return s;
   std::string out = "'";
   for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
@@ -90,7 +90,7 @@ struct UnknownOption {
 };
 
 struct Scan {
-  std::optional<UnknownOption> unknown;  // the first option `app` does not know
+  std::optional<UnknownOption> unknown;    // the first option `app` does not know
   std::optional<size_t> first_positional;  // index in `args` of the first non-option argument
   bool positional_before_unknown = false;
 };
@@ -107,14 +107,15 @@ Scan ScanOptions(const CLI::App& app, const std::vector<std::string>& args, size
       break;
     }
     const bool is_long = t.size() > 2 && t.compare(0, 2, "--") == 0;
-    const bool is_short = !is_long && t.size() > 1 && t[0] == '-' && t[1] != '-' && !LooksNumeric(t);
+    const bool is_short =
+        !is_long && t.size() > 1 && t[0] == '-' && t[1] != '-' && !LooksNumeric(t);
     if (!is_long && !is_short) {
       if (!scan.first_positional) scan.first_positional = i;
       continue;
     }
     const size_t eq = t.find('=');
-    const std::string name = is_long ? t.substr(2, eq == std::string::npos ? eq : eq - 2)
-                                     : t.substr(1, 1);
+    const std::string name =
+        is_long ? t.substr(2, eq == std::string::npos ? eq : eq - 2) : t.substr(1, 1);
     const CLI::Option* match = nullptr;
     for (const CLI::Option* opt : app.get_options()) {
       const auto& names = is_long ? opt->get_lnames() : opt->get_snames();
@@ -156,11 +157,14 @@ std::optional<std::string> ExplainUsageError(const CLI::App& app,
   // range"). Said for what it is, before anything else (up to a command's "--").
   for (const std::string& a : args) {
     if (a == "--") break;
-    if (a.size() < 3 || a[0] != '-' || a[1] == '-' || !std::isalpha(static_cast<unsigned char>(a[1])))
+    if (a.size() < 3 || a[0] != '-' || a[1] == '-' ||
+        !std::isalpha(static_cast<unsigned char>(a[1])))
       continue;
-    const std::string name = "--" + a.substr(1, a.find('=') == std::string::npos ? std::string::npos : a.find('=') - 1);
+    const std::string name =
+        "--" + a.substr(1, a.find('=') == std::string::npos ? std::string::npos : a.find('=') - 1);
     std::vector<const CLI::App*> apps = {&app};
-    for (const CLI::App* s : app.get_subcommands([](const CLI::App*) { return true; })) apps.push_back(s);
+    for (const CLI::App* s : app.get_subcommands([](const CLI::App*) { return true; }))
+      apps.push_back(s);
     for (const CLI::App* s : apps)
       if (s->get_option_no_throw(name) != nullptr)
         return Quoted(a) + " is not an option: long options take two dashes (hint: " + name +
@@ -186,8 +190,9 @@ std::optional<std::string> ExplainUsageError(const CLI::App& app,
   if (!sub) {
     const std::string msg = "unknown command " + Quoted(word);
     if (auto near = ClosestMatch(word, commands))
-      return msg + " (did you mean " + Quoted(*near) + "?) (hint: gpuscope --help lists the "
-                   "commands)";
+      return msg + " (did you mean " + Quoted(*near) +
+             "?) (hint: gpuscope --help lists the "
+             "commands)";
     struct stat st;
     if (stat(word.c_str(), &st) == 0)
       return msg + " (hint: to analyse it: gpuscope analyze " + ShellWord(word) + ")";
@@ -196,9 +201,8 @@ std::optional<std::string> ExplainUsageError(const CLI::App& app,
   const std::string where = "gpuscope " + sub->get_name();
   const Scan scan = ScanOptions(*sub, args, at + 1);
   if (sub->get_name() == "run" || sub->get_name() == "tune") {
-    const bool has_separator =
-        std::find(args.begin() + static_cast<std::ptrdiff_t>(at) + 1, args.end(), "--") !=
-        args.end();
+    const bool has_separator = std::find(args.begin() + static_cast<std::ptrdiff_t>(at) + 1,
+                                         args.end(), "--") != args.end();
     // `gpuscope run python3 -V`: the command's own options reached gpuscope.
     if (scan.unknown && scan.positional_before_unknown && !has_separator) {
       std::string fixed = where;
@@ -223,15 +227,19 @@ std::optional<std::string> ExplainUsageError(const CLI::App& app,
 
 void AddHelpExamples(CLI::App& app) {
   app.footer(
-      "Python: import gpuscope (Python 3.9 or newer; pip install --no-build-isolation . in a venv);\n"
-      "gpuscope.torch needs PyTorch 2.x. Tested with Python 3.11 and torch 2.13.0 (CPU build), the\n"
-      "versions in requirements-test.txt. The Python tests alone, after the README's test command:\n"
+      "Python: import gpuscope (Python 3.9 or newer; pip install --no-build-isolation . in a "
+      "venv);\n"
+      "gpuscope.torch needs PyTorch 2.x. Tested with Python 3.11 and torch 2.13.0 (CPU build), "
+      "the\n"
+      "versions in requirements-test.txt. The Python tests alone, after the README's test "
+      "command:\n"
       "ctest --test-dir build/release -L 'python|torch2|hta-live|frameworks' (docs/python.md).\n"
       "\n"
       "Examples:\n"
       "  gpuscope analyze rank0.pt.trace.json.gz\n"
       "  gpuscope run --record run.jsonl -- python train.py\n"
-      "  gpuscope plan --model llama-3-8b --gpu h100-sxm --gpus 8 --global-batch 64 --seq-len 4096\n"
+      "  gpuscope plan --model llama-3-8b --gpu h100-sxm --gpus 8 --global-batch 64 --seq-len "
+      "4096\n"
       "  gpuscope diff before.pt.trace.json.gz after.pt.trace.json.gz");
   const std::pair<const char*, const char*> examples[] = {
       {"analyze",

@@ -123,8 +123,12 @@ struct Spans {
 class Accumulator {
  public:
   Accumulator(const Trace& t, NameMode mode, bool gpu_side)
-      : t_(t), mode_(mode), gpu_side_(gpu_side), count_(t.strings.size(), 0),
-        ns_(t.strings.size(), 0), kind_(t.strings.size(), nullptr) {}
+      : t_(t),
+        mode_(mode),
+        gpu_side_(gpu_side),
+        count_(t.strings.size(), 0),
+        ns_(t.strings.size(), 0),
+        kind_(t.strings.size(), nullptr) {}
   void Add(StringId name, int64_t dur_ns, const char* kind, bool is_kernel) {
     ++count_[name];
     ns_[name] += dur_ns;
@@ -246,8 +250,7 @@ SideTables HtaTables(const RankReport& rr, NameMode mode) {
   std::unordered_map<int64_t, size_t> by_correlation;
   for (size_t i = 0; i < t.runtime.size(); ++i) {
     if (in(start_of(t.runtime.start_ns[i])))
-      cpu.Add(t.runtime.name[i], dur(t.runtime.start_ns[i], t.runtime.dur_ns[i]), "runtime",
-              false);
+      cpu.Add(t.runtime.name[i], dur(t.runtime.start_ns[i], t.runtime.dur_ns[i]), "runtime", false);
     if (t.runtime.correlation[i] >= 0) by_correlation.emplace(t.runtime.correlation[i], i);
   }
   for (size_t i = 0; i < t.gpu.size(); ++i) {
@@ -272,7 +275,9 @@ SideTables HtaTables(const RankReport& rr, NameMode mode) {
   return out;
 }
 
-bool NearlyEqual(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max(1.0, std::fabs(a)); }
+bool NearlyEqual(double a, double b) {
+  return std::fabs(a - b) <= 1e-9 * std::max(1.0, std::fabs(a));
+}
 
 NameTableDiff CompareNames(const NameMap& before, size_t before_units, const NameMap& after,
                            size_t after_units, const DiffOptions& o) {
@@ -426,7 +431,9 @@ StepTimeDiff CompareStepTimes(const analyze::StepsResult& b, const analyze::Step
   // rather than call a real change noise.
   if (MannWhitneyP(n1, n2, 0) >= kNoiseAlpha) return st;
   st.beyond_noise = st.p_value < kNoiseAlpha;
-  st.verdict = !st.beyond_noise ? "within noise" : u > static_cast<double>(n1 * n2) / 2 ? "slower" : "faster";
+  st.verdict = !st.beyond_noise                       ? "within noise"
+               : u > static_cast<double>(n1 * n2) / 2 ? "slower"
+                                                      : "faster";
   return st;
 }
 
@@ -598,8 +605,11 @@ RankDiff CompareRank(const RankReport& b, const RankReport& a, const DiffOptions
       if (!before_fix || before_fix->saving_ns <= 0) continue;
       const whatif::FixResult* after_fix = a.whatif.replayed ? a.whatif.Fix(w->id) : nullptr;
       const int64_t residual = after_fix ? after_fix->saving_ns : 0;
-      if (static_cast<double>(residual) > kAppliedResidualShare * static_cast<double>(before_fix->saving_ns)) continue;
-      d.calibration.rows.push_back({f.id, w->id, before_fix->saving_ns, f.before_saving_ns, residual});
+      if (static_cast<double>(residual) >
+          kAppliedResidualShare * static_cast<double>(before_fix->saving_ns))
+        continue;
+      d.calibration.rows.push_back(
+          {f.id, w->id, before_fix->saving_ns, f.before_saving_ns, residual});
       fixes.push_back(w->id);
     }
     if (!fixes.empty()) {
@@ -661,14 +671,13 @@ DiffReport Diff(const report::Report& before, const report::Report& after,
     // order, by file name) and say so rather than pairing several ranks with one.
     const size_t n = std::min(before.ranks.size(), after.ranks.size());
     for (size_t i = 0; i < n; ++i) pairs.emplace_back(i, i);
-    out.warnings.push_back("rank ids unknown or repeated (before " + RankList(out.before_ranks) +
-                           "; after " + RankList(out.after_ranks) +
-                           "): ranks paired by position in file-name order" +
-                           (before.ranks.size() != after.ranks.size()
-                                ? ", " + std::to_string(std::max(before.ranks.size(),
-                                                                 after.ranks.size()) - n) +
-                                      " left unpaired"
-                                : std::string()));
+    out.warnings.push_back(
+        "rank ids unknown or repeated (before " + RankList(out.before_ranks) + "; after " +
+        RankList(out.after_ranks) + "): ranks paired by position in file-name order" +
+        (before.ranks.size() != after.ranks.size()
+             ? ", " + std::to_string(std::max(before.ranks.size(), after.ranks.size()) - n) +
+                   " left unpaired"
+             : std::string()));
   } else {
     std::vector<int32_t> only_before, only_after;
     for (size_t i = 0; i < before.ranks.size(); ++i) {
@@ -680,8 +689,7 @@ DiffReport Diff(const report::Report& before, const report::Report& after,
         pairs.emplace_back(i, static_cast<size_t>(it - out.after_ranks.begin()));
     }
     for (int32_t id : out.after_ranks)
-      if (std::find(out.before_ranks.begin(), out.before_ranks.end(), id) ==
-          out.before_ranks.end())
+      if (std::find(out.before_ranks.begin(), out.before_ranks.end(), id) == out.before_ranks.end())
         only_after.push_back(id);
     if (pairs.empty()) {
       // Nothing in common: pair by position rather than compare nothing, and say so.

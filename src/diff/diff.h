@@ -57,7 +57,7 @@ struct DiffOptions {
   // 20 µs per step: below it, CPU-side jitter of µs-long ops (seen between two runs of the same
   // loop) would fill the table; no step of milliseconds moves measurably by that much.
   int64_t min_time_change_ns = 20000;
-  size_t top_n = 10;                    // rows per table in text (JSON has every row)
+  size_t top_n = 10;  // rows per table in text (JSON has every row)
 };
 
 // Steady step durations of one side.
@@ -79,9 +79,9 @@ struct StepTimeDiff {
   // without ProfilerSteps).
   std::string verdict = "unknown";
   bool beyond_noise = false;
-  double p_value = -1;  // two-sided Mann-Whitney U; -1 when not computed
-  double p_after_slower = -1;      // P(after step > before step) over all pairs, ties ½; -1 n/a
-  double steps_per_s_before = 0;   // throughput: 1 s / median step
+  double p_value = -1;            // two-sided Mann-Whitney U; -1 when not computed
+  double p_after_slower = -1;     // P(after step > before step) over all pairs, ties ½; -1 n/a
+  double steps_per_s_before = 0;  // throughput: 1 s / median step
   double steps_per_s_after = 0;
   std::vector<int32_t> common_steps;  // ProfilerStep numbers present on both sides
 };
@@ -116,7 +116,7 @@ struct NameDelta {
 struct NameTableDiff {
   std::vector<NameDelta> rows;  // by |Δ time| descending (top movers first), then name
   size_t added = 0, removed = 0, increased = 0, decreased = 0, unchanged = 0;  // by count
-  size_t slower = 0, faster = 0;                                              // by time
+  size_t slower = 0, faster = 0;                                               // by time
   double before_total_ns = 0, after_total_ns = 0;
   size_t before_units = 0, after_units = 0;  // steps averaged over (1 for HTA's first iteration)
   int32_t before_iteration = -1, after_iteration = -1;  // kHtaFirstIteration: the step used

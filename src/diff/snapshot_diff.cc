@@ -69,13 +69,18 @@ render::Document BuildSnapshotDiffDocument(const SnapshotSide& before, const Sna
   Section& s = doc.AddSection("memory_snapshot_diff", "memory snapshots");
   {
     Table& t = s.AddTable("totals", "before and after",
-                          {{"measure", "measure"}, {"before_bytes", "before"}, {"after_bytes", "after"},
-                           {"change_bytes", "change"}, {"change_share", "change %"}});
+                          {{"measure", "measure"},
+                           {"before_bytes", "before"},
+                           {"after_bytes", "after"},
+                           {"change_bytes", "change"},
+                           {"change_share", "change %"}});
     auto row = [&](const char* name, int64_t b, int64_t a) {
-      t.rows.push_back({Text(name), Bytes(b), Bytes(a), Change(b, a),
-                        Value::Signed(ShareOf(static_cast<double>(a - b), static_cast<double>(b)))});
+      t.rows.push_back(
+          {Text(name), Bytes(b), Bytes(a), Change(b, a),
+           Value::Signed(ShareOf(static_cast<double>(a - b), static_cast<double>(b)))});
     };
-    row("peak allocated", before.analysis.peak_allocated_bytes, after.analysis.peak_allocated_bytes);
+    row("peak allocated", before.analysis.peak_allocated_bytes,
+        after.analysis.peak_allocated_bytes);
     row("peak reserved", PeakReserved(before), PeakReserved(after));
     row("reserved at the snapshot", before.analysis.segments_reserved_bytes,
         after.analysis.segments_reserved_bytes);
@@ -83,7 +88,9 @@ render::Document BuildSnapshotDiffDocument(const SnapshotSide& before, const Sna
   {
     const auto b = Categories(before), a = Categories(after);
     Table& t = s.AddTable("categories_at_peak", "live at the peak, by category",
-                          {{"category", "category"}, {"before_bytes", "before"}, {"after_bytes", "after"},
+                          {{"category", "category"},
+                           {"before_bytes", "before"},
+                           {"after_bytes", "after"},
                            {"change_bytes", "change"}});
     for (int k = 0; k < analyze::kMemoryCategoryCount; ++k)
       if (b[static_cast<size_t>(k)] || a[static_cast<size_t>(k)])
@@ -109,8 +116,11 @@ render::Document BuildSnapshotDiffDocument(const SnapshotSide& before, const Sna
     std::stable_sort(lines.begin(), lines.end(), [](const Line& x, const Line& y) {
       return std::llabs(x.after - x.before) > std::llabs(y.after - y.before);
     });
-    Table& t = s.AddTable("stacks_at_peak", "live at the peak, by stack: what changed (largest change first)",
-                          {{"change_bytes", "change"}, {"before_bytes", "before"}, {"after_bytes", "after"},
+    Table& t = s.AddTable("stacks_at_peak",
+                          "live at the peak, by stack: what changed (largest change first)",
+                          {{"change_bytes", "change"},
+                           {"before_bytes", "before"},
+                           {"after_bytes", "after"},
                            {"stack", "stack (innermost first)"}});
     for (const Line& l : lines)
       t.rows.push_back({Change(l.before, l.after), Bytes(l.before), Bytes(l.after), Text(l.stack)});

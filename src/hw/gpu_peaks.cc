@@ -72,7 +72,15 @@ struct MeasuredRow {
   std::string_view source;
 };
 constexpr MeasuredRow kMeasured[] = {
-    {"h200-sxm", 51.2, 410.9, 780.2, 756.0, 1433.6, 4363, 55.3, 955,
+    {"h200-sxm",
+     51.2,
+     410.9,
+     780.2,
+     756.0,
+     1433.6,
+     4363,
+     55.3,
+     955,
      {{{512, 14.1}, {1024, 102.0}, {2048, 662.8}, {4096, 773.5}, {8192, 780.2}}},
      "measured on an H200 (gpu_lab_h200/microbench_h200.json: GEMM 8192³ per precision, bf16 "
      "add 4,363 GB/s read + write, pinned host→device copies 55.3 GB/s, 0.955 µs per kernel "
@@ -167,25 +175,44 @@ std::optional<GpuPeaks> PeaksForDevice(std::string_view device_name) {
   // Most specific first: "gh200" holds "h200", "gb200" holds "b200", "a100" holds "a10",
   // "l40s" holds "l4".
   std::string_view gpu;
-  if (has("gh200")) gpu = "gh200";
-  else if (has("h200")) gpu = "h200-sxm";
-  else if (has("h100") && has("pcie")) gpu = "h100-pcie";
-  else if (has("h100") && has("nvl")) gpu = "h100-nvl";
-  else if (has("h100") || has("h800")) gpu = "h100-sxm";
-  else if (has("a100") && has("40gb")) gpu = "a100-40gb-sxm";
-  else if (has("a100") && has("pcie")) gpu = "a100-80gb-pcie";
-  else if (has("a100") || has("a800")) gpu = "a100-80gb-sxm";
-  else if (has("gb200")) gpu = "gb200";
-  else if (has("b200")) gpu = "b200";
-  else if (has("l40s")) gpu = "l40s";
-  else if (has(" l4")) gpu = "l4";
-  else if (has(" a10")) gpu = "a10";
-  else if (has(" t4")) gpu = "t4";
-  else if (has("v100")) gpu = "v100-sxm2";
-  else if (has("4090")) gpu = "rtx-4090";
-  else if (has("3090")) gpu = "rtx-3090";
-  else if (has("mi300x")) gpu = "mi300x";
-  else if (has("mi250")) gpu = "mi250x";
+  if (has("gh200"))
+    gpu = "gh200";
+  else if (has("h200"))
+    gpu = "h200-sxm";
+  else if (has("h100") && has("pcie"))
+    gpu = "h100-pcie";
+  else if (has("h100") && has("nvl"))
+    gpu = "h100-nvl";
+  else if (has("h100") || has("h800"))
+    gpu = "h100-sxm";
+  else if (has("a100") && has("40gb"))
+    gpu = "a100-40gb-sxm";
+  else if (has("a100") && has("pcie"))
+    gpu = "a100-80gb-pcie";
+  else if (has("a100") || has("a800"))
+    gpu = "a100-80gb-sxm";
+  else if (has("gb200"))
+    gpu = "gb200";
+  else if (has("b200"))
+    gpu = "b200";
+  else if (has("l40s"))
+    gpu = "l40s";
+  else if (has(" l4"))
+    gpu = "l4";
+  else if (has(" a10"))
+    gpu = "a10";
+  else if (has(" t4"))
+    gpu = "t4";
+  else if (has("v100"))
+    gpu = "v100-sxm2";
+  else if (has("4090"))
+    gpu = "rtx-4090";
+  else if (has("3090"))
+    gpu = "rtx-3090";
+  else if (has("mi300x"))
+    gpu = "mi300x";
+  else if (has("mi250"))
+    gpu = "mi250x";
   if (gpu.empty()) return std::nullopt;
   return PeaksForGpu(gpu);
 }

@@ -34,10 +34,10 @@ struct Peak {
 };
 
 struct GpuPeaks {
-  std::string gpu;           // gpu_table name, e.g. "h200-sxm"
-  std::string description;   // "H200 SXM 141 GB HBM3e"
+  std::string gpu;          // gpu_table name, e.g. "h200-sxm"
+  std::string description;  // "H200 SXM 141 GB HBM3e"
   std::array<Peak, kMathPathCount> tflops;
-  Peak hbm_gbps;             // read + write bytes per second, 1e9 B/s
+  Peak hbm_gbps;  // read + write bytes per second, 1e9 B/s
   // Last-level cache (L2; MI300X: Infinity Cache) in MiB: an op whose bytes fit may be served
   // from it, faster than HBM, so HBM is no roofline for it. 0 when unknown.
   double llc_mib = 0;
@@ -47,7 +47,7 @@ struct GpuPeaks {
   // GPU time a CUDA graph adds per kernel it replays, ns (measured on the H200: 955; about 1 µs
   // elsewhere, the same order as the driver's per-node work).
   double graph_kernel_ns = 1000;
-  std::string source;        // datasheet source, then what was measured and where
+  std::string source;  // datasheet source, then what was measured and where
   // Achievable dense bf16 GEMM TFLOP/s of an n×n×n GEMM issued alone, as measured (empty when not
   // measured): the efficiency curve for small shapes. Each point is (n, TFLOP/s).
   std::array<std::pair<int, double>, 5> bf16_curve{};

@@ -1,5 +1,6 @@
 // GPU facts for the planner: dense peak TFLOP/s per precision, memory, HBM bandwidth and links.
-// Each row carries its source (planner-reference.md §10); an unknown GPU is an error, never a guess.
+// Each row carries its source (planner-reference.md §10); an unknown GPU is an error, never a
+// guess.
 #pragma once
 
 #include <string>
@@ -24,7 +25,7 @@ struct GpuSpec {
   std::vector<std::string> aliases;  // lookup is case-insensitive over name and aliases
   std::string description;           // "H100 SXM5 80 GB HBM3"
   double memory_gib = 0;  // device-reported capacity (CUDA totalGlobalMem) in GiB; see source
-  double hbm_gbps = 0;               // HBM bandwidth, GB/s (1e9 B/s)
+  double hbm_gbps = 0;    // HBM bandwidth, GB/s (1e9 B/s)
   // Dense peak TFLOP/s; 0 = the precision is not supported (asking for it is an error). The fp32
   // figure is TF32 tensor-core math where the GPU has it, else plain FP32 (what fp32 training
   // with torch.backends.cuda.matmul.allow_tf32=True runs at). The CUDA-core fp32 peak is

@@ -58,7 +58,8 @@ Result<PathKind> ClassifyPath(const std::string& path) {
 Status ListFolderInputs(const std::string& dir, FolderInputs* out) {
   std::error_code ec;
   std::filesystem::directory_iterator it(dir, ec);
-  if (ec) return Status::Error(StatusCode::kNotFound, dir + ": cannot list folder: " + ec.message());
+  if (ec)
+    return Status::Error(StatusCode::kNotFound, dir + ": cannot list folder: " + ec.message());
   std::vector<std::string> traces, summaries;
   size_t skipped = 0;
   for (const auto& entry : it) {

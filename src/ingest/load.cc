@@ -65,16 +65,18 @@ Status ingest::NotARegularTraceFile(const std::filesystem::directory_entry& entr
   const char* what = st.type() == std::filesystem::file_type::not_found ? "a dangling symbolic link"
                      : st.type() == std::filesystem::file_type::fifo    ? "a FIFO"
                      : st.type() == std::filesystem::file_type::character ? "a character device"
-                     : st.type() == std::filesystem::file_type::block   ? "a block device"
-                     : st.type() == std::filesystem::file_type::socket  ? "a socket"
-                                                                         : "not a regular file";
-  return Status::Error(StatusCode::kInvalidInput,
-                       entry.path().string() + ": " + what +
-                           ", not a trace file; skipped (hint: a folder of ranks is read file "
-                           "by file; pass a FIFO or a pipe on its own, e.g. gpuscope analyze FIFO)");
+                     : st.type() == std::filesystem::file_type::block     ? "a block device"
+                     : st.type() == std::filesystem::file_type::socket    ? "a socket"
+                                                                          : "not a regular file";
+  return Status::Error(
+      StatusCode::kInvalidInput,
+      entry.path().string() + ": " + what +
+          ", not a trace file; skipped (hint: a folder of ranks is read file "
+          "by file; pass a FIFO or a pipe on its own, e.g. gpuscope analyze FIFO)");
 }
 
-Result<std::vector<std::string>> ListTraceFiles(const std::string& dir, std::vector<Status>* skipped) {
+Result<std::vector<std::string>> ListTraceFiles(const std::string& dir,
+                                                std::vector<Status>* skipped) {
   ingest::FolderInputs listed;
   if (Status s = ingest::ListFolderInputs(dir, &listed); !s.ok()) return s;
   if (skipped) skipped->insert(skipped->end(), listed.skipped.begin(), listed.skipped.end());

@@ -114,7 +114,7 @@ Result<Input> ReadMonitor(io::ByteSource& source, const std::string& name, uint6
 }
 
 Result<Input> ReadNvidiaSmi(io::ByteSource& source, const std::string& name, uint64_t,
-                           const LoadOptions& options) {
+                            const LoadOptions& options) {
   auto rec = ReadNvidiaSmiLogWithFields(source, name, options.max_element_bytes,
                                         options.nvidia_smi_fields);
   if (!rec.ok()) return rec.status();
@@ -181,8 +181,8 @@ const std::vector<FormatEntry>& InputFormats() {
       {InputFormat::kRecordingChromeTrace, "gpuscope run recording (Chrome-trace JSON)",
        ModelKind::kMonitor, SniffChromeRecording,
        ReadMonitor<InputFormat::kRecordingChromeTrace, ReadChromeTraceRecording>},
-      {InputFormat::kNsysSqlite, "Nsight Systems SQLite export", ModelKind::kTrace,
-       SniffNsysSqlite, ReadNsys},
+      {InputFormat::kNsysSqlite, "Nsight Systems SQLite export", ModelKind::kTrace, SniffNsysSqlite,
+       ReadNsys},
       {InputFormat::kNvidiaSmiLog, "nvidia-smi log", ModelKind::kMonitor, SniffNvidiaSmi,
        ReadNvidiaSmi},
       {InputFormat::kDcgmiDmon, "dcgmi dmon log", ModelKind::kMonitor, SniffDcgmiDmon,

@@ -33,11 +33,12 @@ enum class InputFormat : uint8_t {
   kRecordingJsonl,        // gpuscope run --record FILE.jsonl → Recording
   kRecordingCsv,          // gpuscope run --record FILE.csv → Recording
   kRecordingChromeTrace,  // gpuscope run --record FILE.json → Recording
-  kNvidiaSmiLog,  // nvidia-smi --query-gpu … --format=csv[,noheader], or nvidia-smi dmon → Recording
+  kNvidiaSmiLog,  // nvidia-smi --query-gpu … --format=csv[,noheader], or nvidia-smi dmon →
+                  // Recording
   kDcgmiDmon,     // dcgmi dmon -e FIELDS → Recording
   kDcgmExporter,  // dcgm-exporter Prometheus text (scrapes appended) → Recording
   kTorchMemorySnapshot,  // torch.cuda.memory._dump_snapshot pickle → snapshot::Snapshot
-  kNsysSqlite,    // nsys export --type sqlite → Trace
+  kNsysSqlite,           // nsys export --type sqlite → Trace
 };
 
 // The kind of model a format produces: a profiler trace, a monitor sample series, or a CUDA

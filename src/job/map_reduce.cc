@@ -92,10 +92,15 @@ Status Classify(const std::string& path, ingest::FolderInputs* out) {
   auto kind = ingest::ClassifyPath(path);
   if (!kind.ok()) return kind.status();
   switch (*kind) {
-    case ingest::PathKind::kFolder: return ingest::ListFolderInputs(path, out);
-    case ingest::PathKind::kSummary: out->summaries.push_back(path); break;
+    case ingest::PathKind::kFolder:
+      return ingest::ListFolderInputs(path, out);
+    case ingest::PathKind::kSummary:
+      out->summaries.push_back(path);
+      break;
     case ingest::PathKind::kStdin:
-    case ingest::PathKind::kFile: out->traces.push_back(path); break;  // the registry says what
+    case ingest::PathKind::kFile:
+      out->traces.push_back(path);
+      break;  // the registry says what
   }
   return Status::Ok();
 }

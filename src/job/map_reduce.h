@@ -24,7 +24,7 @@ struct MapStats {
   uint64_t file_bytes = 0;
   uint64_t json_bytes = 0;
   uint64_t events = 0;
-  size_t max_model_bytes = 0;  // the largest rank model (Trace::TableBytes)
+  size_t max_model_bytes = 0;                       // the largest rank model (Trace::TableBytes)
   analyze::AnalysisSeconds analysis_cpu_seconds{};  // Σ per trace: thread CPU of each analysis
   void Add(const MapStats& other);
 };

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <climits>
-#include <cstdlib>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <numeric>
@@ -39,10 +39,11 @@ std::vector<std::vector<size_t>> PlanMap(const std::vector<uint64_t>& sizes, int
 bool MpiBuilt() { return false; }
 
 Result<std::unique_ptr<MpiWorld>> MpiWorld::Start(int*, char***) {
-  return Status::Error(StatusCode::kUsage,
-                       "--mpi: this gpuscope was built without MPI (hint: install Debian's "
-                       "libopenmpi-dev and openmpi-bin, then rebuild: tools/build.sh; or spread the "
-                       "work with `gpuscope map` and `gpuscope reduce`, see docs/jobs.md)");
+  return Status::Error(
+      StatusCode::kUsage,
+      "--mpi: this gpuscope was built without MPI (hint: install Debian's "
+      "libopenmpi-dev and openmpi-bin, then rebuild: tools/build.sh; or spread the "
+      "work with `gpuscope map` and `gpuscope reduce`, see docs/jobs.md)");
 }
 
 MpiWorld::~MpiWorld() = default;
@@ -162,8 +163,8 @@ Result<std::vector<std::string>> Gather(const std::string& mine, const MpiWorld&
                            "reduce` from summary files instead");
     all.resize(static_cast<size_t>(total));
   }
-  if (int e = MPI_Gatherv(mine.data(), my_size, MPI_BYTE, all.data(), sizes.data(),
-                          offsets.data(), MPI_BYTE, 0, MPI_COMM_WORLD))
+  if (int e = MPI_Gatherv(mine.data(), my_size, MPI_BYTE, all.data(), sizes.data(), offsets.data(),
+                          MPI_BYTE, 0, MPI_COMM_WORLD))
     return MpiError("gathering summaries", e);
   std::vector<std::string> parts;
   for (size_t p = 0; p < sizes.size(); ++p)
@@ -234,13 +235,14 @@ Result<Mapped> MapTracesMpi(MpiWorld& world, const std::vector<std::string>& pat
     if (!ranks.ok()) return ranks.status();
     for (report::RankSummary& r : *ranks) all.ranks.push_back(std::move(r));
     if (!DecodeExtras((*gathered_failures)[p], &all.stats, &all_failures))
-      return Status::Error(StatusCode::kInternal,
-                           "MPI: damaged statistics or failure list from process " +
-                               std::to_string(p));
+      return Status::Error(
+          StatusCode::kInternal,
+          "MPI: damaged statistics or failure list from process " + std::to_string(p));
   }
   SortSummaries(&all.ranks);
-  std::stable_sort(all_failures.begin(), all_failures.end(),
-                   [](const IndexedFailure& a, const IndexedFailure& b) { return a.index < b.index; });
+  std::stable_sort(
+      all_failures.begin(), all_failures.end(),
+      [](const IndexedFailure& a, const IndexedFailure& b) { return a.index < b.index; });
   for (IndexedFailure& f : all_failures) all.failures.push_back(std::move(f.status));
   return all;
 }

@@ -256,7 +256,8 @@ uint64_t DedupCpu(Trace* t, std::vector<uint8_t>* dup) {
   Compact(c.kind, *dup);
   Compact(c.step, *dup);
   Compact(c.is_dataloader, *dup);
-  for (std::vector<StringId>* col : {&c.input_dims, &c.input_types, &c.input_strides, &c.concrete_inputs})
+  for (std::vector<StringId>* col :
+       {&c.input_dims, &c.input_types, &c.input_strides, &c.concrete_inputs})
     if (!col->empty()) Compact(*col, *dup);
   return removed;
 }

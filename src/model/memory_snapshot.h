@@ -22,16 +22,16 @@ struct Frame {
 
 // The trace actions the CUDA caching allocator records (c10/cuda/CUDACachingAllocator.h).
 enum class Action : uint8_t {
-  kAlloc,           // a tensor's block handed out
-  kFreeRequested,   // the tensor released it (the block may wait for its streams)
-  kFreeCompleted,   // the block is back in the cache
-  kSegmentAlloc,    // cudaMalloc of a segment
-  kSegmentFree,     // cudaFree of a segment
-  kSegmentMap,      // expandable segment grown
-  kSegmentUnmap,    // expandable segment shrunk
-  kOom,             // an allocation failed (size: the request; device_free: what the driver had)
-  kSnapshot,        // a snapshot was taken
-  kOther,           // an action this reader does not know (counted under its name)
+  kAlloc,          // a tensor's block handed out
+  kFreeRequested,  // the tensor released it (the block may wait for its streams)
+  kFreeCompleted,  // the block is back in the cache
+  kSegmentAlloc,   // cudaMalloc of a segment
+  kSegmentFree,    // cudaFree of a segment
+  kSegmentMap,     // expandable segment grown
+  kSegmentUnmap,   // expandable segment shrunk
+  kOom,            // an allocation failed (size: the request; device_free: what the driver had)
+  kSnapshot,       // a snapshot was taken
+  kOther,          // an action this reader does not know (counted under its name)
 };
 inline constexpr int kActionCount = 10;
 const char* ActionName(Action a);  // "alloc", "free_requested", …
@@ -43,16 +43,16 @@ struct TraceEvent {
   int64_t addr = 0;
   int64_t size = 0;
   int64_t stream = 0;
-  int64_t time_us = -1;        // -1: not recorded
-  int64_t device_free = -1;    // oom only: bytes free on the device; -1 when absent
-  int32_t stack = kNoStack;    // index into Snapshot::stacks; kNoStack: no frames
+  int64_t time_us = -1;      // -1: not recorded
+  int64_t device_free = -1;  // oom only: bytes free on the device; -1 when absent
+  int32_t stack = kNoStack;  // index into Snapshot::stacks; kNoStack: no frames
 };
 
 struct Block {
   int64_t address = 0;
   int64_t size = 0;
   int64_t requested_size = 0;
-  bool active_allocated = false;  // state "active_allocated"
+  bool active_allocated = false;     // state "active_allocated"
   bool active_pending_free = false;  // state "active_pending_free"
   int32_t stack = kNoStack;
 };
@@ -81,7 +81,7 @@ struct Snapshot {
   std::string path;
   uint64_t file_bytes = 0;
   std::vector<Segment> segments;
-  std::vector<DeviceTrace> devices;  // one per entry of device_traces, in order
+  std::vector<DeviceTrace> devices;        // one per entry of device_traces, in order
   std::vector<std::vector<Frame>> stacks;  // innermost frame first, as torch records them
   bool has_allocator_settings = false;
   // allocator_settings as (key, value spelled as text) pairs, in file order.

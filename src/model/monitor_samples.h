@@ -53,8 +53,8 @@ struct GpuSample {
 struct ProcessSample {
   int32_t pid = 0;
   int32_t ppid = 0;
-  std::string name;        // /proc/PID/comm, sanitised (base/sanitize.h)
-  double cpu_pct = 0;      // since the previous sample, % of one core
+  std::string name;    // /proc/PID/comm, sanitised (base/sanitize.h)
+  double cpu_pct = 0;  // since the previous sample, % of one core
   uint64_t rss_bytes = 0;
   std::optional<uint64_t> read_bytes;  // cumulative storage reads (/proc/PID/io), if readable
   uint64_t cpu_time_ns = 0;            // cumulative user+system CPU time
@@ -95,12 +95,12 @@ enum class SourceKind : uint8_t {
 
 struct Recording {
   SourceKind source = SourceKind::kLive;
-  std::string source_path;             // file read, empty for a live run
-  std::vector<std::string> command;    // the command watched, if known
-  int64_t interval_ns = 0;             // requested sampling interval (0 if unknown)
-  int64_t start_ns = 0;                // unix time of the start
-  int64_t end_ns = 0;                  // unix time of the end (0 if unknown)
-  std::optional<int> exit_code;        // the command's exit code, if it ended
+  std::string source_path;           // file read, empty for a live run
+  std::vector<std::string> command;  // the command watched, if known
+  int64_t interval_ns = 0;           // requested sampling interval (0 if unknown)
+  int64_t start_ns = 0;              // unix time of the start
+  int64_t end_ns = 0;                // unix time of the end (0 if unknown)
+  std::optional<int> exit_code;      // the command's exit code, if it ended
   int32_t root_pid = 0;
   std::vector<GpuInfo> gpus;
   // Why there are no GPU metrics ("NVML not found: …"), or notes about metrics that failed mid-run.

@@ -26,19 +26,19 @@ struct CollectiveRecord {
   std::string group_desc;   // "default_pg", "TP", ... or ""
   std::string group_ranks;  // as the trace gives it ("[0, 1, 2, 3]"), or ""
   int32_t group_size = -1;  // ranks in the group, -1 unknown
-  // The collective's sequence number within its group when the trace records one (record_param_comms
-  // / NCCL kernel args "Seq", "seq_num", ...), else -1.
+  // The collective's sequence number within its group when the trace records one
+  // (record_param_comms / NCCL kernel args "Seq", "seq_num", ...), else -1.
   int64_t seq = -1;
   // Index of this record among the rank's collectives of the same (group, type), in start order:
   // the key used to match ranks when seq is absent (every rank of a group issues its collectives in
   // the same order).
   int64_t ordinal = -1;
-  std::string type;    // normalised: "allreduce", "allgather", "reducescatter", "broadcast",
-                       // "reduce", "alltoall", "sendrecv", "send", "recv", "barrier", or as given
+  std::string type;  // normalised: "allreduce", "allgather", "reducescatter", "broadcast",
+                     // "reduce", "alltoall", "sendrecv", "send", "recv", "barrier", or as given
   // nccl-tests' size S: max(In, Out msg nelems) × element size (the buffer for all-reduce and
   // broadcast, all-gather's output, reduce-scatter's input), -1 unknown.
   int64_t bytes = -1;
-  std::string dtype;   // "BFloat16", "Float", ... or ""
+  std::string dtype;     // "BFloat16", "Float", ... or ""
   int64_t start_ns = 0;  // kernel start: the rank's arrival at the collective
   int64_t end_ns = 0;    // kernel end: ranks of one collective end nearly together
   int32_t step = -1;     // ProfilerStep#N whose host span launched it (else whose device span

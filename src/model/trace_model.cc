@@ -214,8 +214,9 @@ void AppendIds(std::vector<StringId>& dst, const std::vector<StringId>& src,
 
 // A column that is empty while no row has a value (CpuOpTable's shapes): `src_rows` rows of src
 // appended after `dst_rows` rows of dst, the side without the column padded with kEmptyString.
-void AppendOptionalIds(std::vector<StringId>& dst, size_t dst_rows, const std::vector<StringId>& src,
-                       size_t src_rows, const std::vector<StringId>& remap) {
+void AppendOptionalIds(std::vector<StringId>& dst, size_t dst_rows,
+                       const std::vector<StringId>& src, size_t src_rows,
+                       const std::vector<StringId>& remap) {
   if (src.empty() && dst.empty()) return;
   dst.resize(dst_rows, kEmptyString);
   if (src.empty()) {
@@ -253,7 +254,8 @@ size_t Trace::TableBytes() const {
        VecBytes(gpu.shared_memory_bytes) + VecBytes(gpu.blocks_per_sm) +
        VecBytes(gpu.warps_per_sm) + VecBytes(gpu.est_occupancy_pct) + VecBytes(gpu.bytes) +
        VecBytes(gpu.bandwidth_gbps) + VecBytes(gpu.copy_direction) + VecBytes(gpu.src_kind) +
-       VecBytes(gpu.dst_kind) + VecBytes(gpu.sync_kind) + VecBytes(collectives) + VecBytes(sync_waits);
+       VecBytes(gpu.dst_kind) + VecBytes(gpu.sync_kind) + VecBytes(collectives) +
+       VecBytes(sync_waits);
   n += VecBytes(runtime.start_ns) + VecBytes(runtime.dur_ns) + VecBytes(runtime.name) +
        VecBytes(runtime.pid) + VecBytes(runtime.tid) + VecBytes(runtime.correlation) +
        VecBytes(runtime.external_id) + VecBytes(runtime.cbid) + VecBytes(runtime.kind) +

@@ -18,9 +18,9 @@ constexpr nvmlReturn_t kNvmlNotSupported = 3;
 constexpr nvmlReturn_t kNvmlInsufficientSize = 7;
 // usedGpuMemory when the driver may not tell (no permission, some modes).
 constexpr unsigned long long kNvmlValueNotAvailable = ~0ULL;
-constexpr int kNvmlClockSm = 1;           // nvmlClockType_t NVML_CLOCK_SM
-constexpr int kNvmlTemperatureGpu = 0;    // nvmlTemperatureSensors_t NVML_TEMPERATURE_GPU
-constexpr int kNvmlPcieTxBytes = 0;       // nvmlPcieUtilCounter_t, answers in KB/s
+constexpr int kNvmlClockSm = 1;         // nvmlClockType_t NVML_CLOCK_SM
+constexpr int kNvmlTemperatureGpu = 0;  // nvmlTemperatureSensors_t NVML_TEMPERATURE_GPU
+constexpr int kNvmlPcieTxBytes = 0;     // nvmlPcieUtilCounter_t, answers in KB/s
 constexpr int kNvmlPcieRxBytes = 1;
 
 struct nvmlUtilization_t {
@@ -57,9 +57,9 @@ struct NvmlSampler::Api {
   nvmlReturn_t (*get_name)(nvmlDevice_t, char*, unsigned int) = nullptr;
   nvmlReturn_t (*get_util)(nvmlDevice_t, nvmlUtilization_t*) = nullptr;
   nvmlReturn_t (*get_memory)(nvmlDevice_t, nvmlMemory_t*) = nullptr;
-  nvmlReturn_t (*get_power)(nvmlDevice_t, unsigned int*) = nullptr;        // mW
-  nvmlReturn_t (*get_power_limit)(nvmlDevice_t, unsigned int*) = nullptr;  // mW
-  nvmlReturn_t (*get_clock)(nvmlDevice_t, int, unsigned int*) = nullptr;   // MHz
+  nvmlReturn_t (*get_power)(nvmlDevice_t, unsigned int*) = nullptr;             // mW
+  nvmlReturn_t (*get_power_limit)(nvmlDevice_t, unsigned int*) = nullptr;       // mW
+  nvmlReturn_t (*get_clock)(nvmlDevice_t, int, unsigned int*) = nullptr;        // MHz
   nvmlReturn_t (*get_temperature)(nvmlDevice_t, int, unsigned int*) = nullptr;  // °C
   nvmlReturn_t (*get_pcie)(nvmlDevice_t, int, unsigned int*) = nullptr;         // KB/s
   nvmlReturn_t (*get_throttle)(nvmlDevice_t, unsigned long long*) = nullptr;
@@ -114,7 +114,8 @@ Result<std::unique_ptr<NvmlSampler>> NvmlSampler::Open(const std::string& librar
       handle, "nvmlDeviceGetCurrentClocksThrottleReasons");
   using ProcsV2 = R (*)(nvmlDevice_t, unsigned int*, nvmlProcessInfo_v2_t*);
   a.get_procs_v2 = Sym<ProcsV2>(handle, "nvmlDeviceGetComputeRunningProcesses_v3");
-  if (!a.get_procs_v2) a.get_procs_v2 = Sym<ProcsV2>(handle, "nvmlDeviceGetComputeRunningProcesses_v2");
+  if (!a.get_procs_v2)
+    a.get_procs_v2 = Sym<ProcsV2>(handle, "nvmlDeviceGetComputeRunningProcesses_v2");
   if (!a.get_procs_v2)
     a.get_procs_v1 = Sym<R (*)(nvmlDevice_t, unsigned int*, nvmlProcessInfo_v1_t*)>(
         handle, "nvmlDeviceGetComputeRunningProcesses");
@@ -156,10 +157,11 @@ Result<std::unique_ptr<NvmlSampler>> NvmlSampler::Open(const std::string& librar
   if (s->devices_.empty()) return Status::Error(StatusCode::kNotFound, "NVML: no usable GPU");
   s->disabled_.assign(s->devices_.size(), std::vector<bool>(kMetricCount, false));
   // Entry points absent from this driver: skip those metrics everywhere.
-  const bool missing[kMetricCount] = {!a.get_util,        !a.get_memory, !a.get_power,
-                                      !a.get_power_limit, !a.get_clock,  !a.get_temperature,
-                                      !a.get_pcie,        !a.get_pcie,   !a.get_throttle,
-                                      !a.get_procs_v2 && !a.get_procs_v1};
+  const bool missing[kMetricCount] = {!a.get_util,     !a.get_memory,
+                                      !a.get_power,    !a.get_power_limit,
+                                      !a.get_clock,    !a.get_temperature,
+                                      !a.get_pcie,     !a.get_pcie,
+                                      !a.get_throttle, !a.get_procs_v2 && !a.get_procs_v1};
   for (auto& row : s->disabled_)
     for (int m = 0; m < kMetricCount; ++m) row[m] = missing[m];
   return s;
@@ -181,9 +183,8 @@ bool NvmlSampler::Check(size_t gpu, Metric metric, int nvml_return) {
   disabled_[gpu][metric] = true;
   if (nvml_return != kNvmlNotSupported) {
     static const char* const kNames[kMetricCount] = {
-        "utilisation", "memory",      "power",     "power limit", "SM clock",
-        "temperature", "PCIe rx",     "PCIe tx",   "throttle reasons",
-        "per-process memory"};
+        "utilisation", "memory",  "power",   "power limit",      "SM clock",
+        "temperature", "PCIe rx", "PCIe tx", "throttle reasons", "per-process memory"};
     notes_.push_back("GPU " + std::to_string(gpus_[gpu].index) + " " + kNames[metric] +
                      ": stopped sampling after NVML error " + api_->Error(nvml_return));
   }
@@ -191,7 +192,7 @@ bool NvmlSampler::Check(size_t gpu, Metric metric, int nvml_return) {
 }
 
 std::vector<GpuSample> NvmlSampler::Sample(const std::set<int32_t>& tree_pids,
-                                          std::map<int32_t, uint64_t>* on_gpu) {
+                                           std::map<int32_t, uint64_t>* on_gpu) {
   const Api& a = *api_;
   std::vector<GpuSample> out;
   out.reserve(devices_.size());
@@ -214,8 +215,7 @@ std::vector<GpuSample> NvmlSampler::Sample(const std::set<int32_t>& tree_pids,
     if (!off[kPowerLimit] && Check(g, kPowerLimit, a.get_power_limit(d, &v)))
       s.power_limit_w = v / 1000.0;
     if (!off[kClock] && Check(g, kClock, a.get_clock(d, kNvmlClockSm, &v))) s.sm_clock_mhz = v;
-    if (!off[kTemperature] &&
-        Check(g, kTemperature, a.get_temperature(d, kNvmlTemperatureGpu, &v)))
+    if (!off[kTemperature] && Check(g, kTemperature, a.get_temperature(d, kNvmlTemperatureGpu, &v)))
       s.temperature_c = v;
     // NVML answers PCIe throughput in KB/s (1 KB = 1024 bytes in nvml.h's wording).
     if (!off[kPcieRx] && Check(g, kPcieRx, a.get_pcie(d, kNvmlPcieRxBytes, &v)))

@@ -263,9 +263,8 @@ void ProcSampler::Sample(int64_t monotonic_ns, struct Sample* sample) {
     for (size_t i = 0; i < cores.size(); ++i) {
       const uint64_t total = cores[i].total - last_cores_[i].total;
       const uint64_t busy = cores[i].busy - last_cores_[i].busy;
-      sample->core_busy_pct.push_back(total > 0 ? 100.0 * static_cast<double>(busy) /
-                                                      static_cast<double>(total)
-                                                : 0.0);
+      sample->core_busy_pct.push_back(
+          total > 0 ? 100.0 * static_cast<double>(busy) / static_cast<double>(total) : 0.0);
     }
   }
   last_cores_ = std::move(cores);

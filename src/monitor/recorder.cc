@@ -361,8 +361,9 @@ void Recorder::WriteSample(const Sample& s) {
         if (g.sm_clock_mhz) counter(gpu + "SM clock MHz", "\"sm\":" + Number(*g.sm_clock_mhz));
         if (g.temperature_c) counter(gpu + "temperature C", "\"gpu\":" + Number(*g.temperature_c));
         if (g.pcie_rx_bytes_per_s || g.pcie_tx_bytes_per_s)
-          counter(gpu + "PCIe MB/s", "\"rx\":" + Number(g.pcie_rx_bytes_per_s.value_or(0) / 1e6) +
-                                         ",\"tx\":" + Number(g.pcie_tx_bytes_per_s.value_or(0) / 1e6));
+          counter(gpu + "PCIe MB/s",
+                  "\"rx\":" + Number(g.pcie_rx_bytes_per_s.value_or(0) / 1e6) +
+                      ",\"tx\":" + Number(g.pcie_tx_bytes_per_s.value_or(0) / 1e6));
       }
       for (const ProcessSample& p : s.processes) {
         std::string key;

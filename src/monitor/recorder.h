@@ -1,7 +1,8 @@
 // Writes a monitor run to a file as it happens, in one of three documented formats
 // (docs/monitor.md); src/ingest/recording/ reads all three back:
 //   *.jsonl (default)  one JSON object per line: a header, one line per sample, an end line;
-//   *.csv              long ("tidy") CSV: time_s,unix_ns,source,id,metric,value — one row per value,
+//   *.csv              long ("tidy") CSV: time_s,unix_ns,source,id,metric,value — one row per
+//   value,
 //                      with "run" rows for the header and end;
 //   *.json             Chrome-trace JSON with counter ("ph":"C") tracks at absolute unix µs, to
 //                      open in Perfetto next to a profiler trace of the same run, plus the JSONL

@@ -15,8 +15,8 @@
 #include <chrono>
 #include <cstring>
 #include <ctime>
-#include <memory>
 #include <map>
+#include <memory>
 #include <set>
 
 #include "analyze/monitor_stats.h"
@@ -42,7 +42,7 @@ volatile sig_atomic_t g_command_shares_our_group = 0;
 std::atomic<int> g_interrupts{0};
 std::atomic<bool> g_kill_tree{false};
 std::atomic<uint32_t> g_to_forward{0};  // bit N: forward signal N (all forwarded ones are < 32)
-std::atomic<int> g_stop_signal{0};       // the first stopping signal received (RunOutcome)
+std::atomic<int> g_stop_signal{0};      // the first stopping signal received (RunOutcome)
 
 bool IsStopping(int sig) {
   return sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT;
@@ -50,8 +50,8 @@ bool IsStopping(int sig) {
 
 void OnSignal(int sig, siginfo_t* info, void*) {
   const pid_t child = g_child_pid;
-  if (IsStopping(sig) && !(info != nullptr && info->si_code <= 0 && child > 0 &&
-                           info->si_pid == child)) {
+  if (IsStopping(sig) &&
+      !(info != nullptr && info->si_code <= 0 && child > 0 && info->si_pid == child)) {
     int none = 0;
     g_stop_signal.compare_exchange_strong(none, sig);
   }
@@ -548,8 +548,7 @@ Result<RunOutcome> RunAndMonitor(const RunOptions& options) {
         if (n < 0 && errno == EINTR) continue;
         if (n < 0) break;  // EAGAIN: nothing more now
         if (n == 0) {      // every writer closed it
-          if (!partial[stream].empty())
-            options.on_line(stream + 1, partial[stream], SteadyNowNs());
+          if (!partial[stream].empty()) options.on_line(stream + 1, partial[stream], SteadyNowNs());
           partial[stream].clear();
           close(fd);
           fd = -1;

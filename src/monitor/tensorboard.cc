@@ -132,15 +132,16 @@ Result<std::unique_ptr<TensorBoardWriter>> TensorBoardWriter::Open(const std::st
   char host[256] = "localhost";
   gethostname(host, sizeof host - 1);
   const std::string path = dir + "/events.out.tfevents." +
-                           std::to_string(static_cast<long long>(std::time(nullptr))) + "." +
-                           host + ".gpuscope";
+                           std::to_string(static_cast<long long>(std::time(nullptr))) + "." + host +
+                           ".gpuscope";
   // O_CLOEXEC (OpenOutputFile's): not inherited by the command.
   auto out = OpenOutputFile(path, "--tensorboard");
   if (!out.ok()) return out.status();
   std::FILE* f = fdopen(out->fd, "wb");
   if (!f) {
     close(out->fd);
-    return Status::Error(StatusCode::kIoError, "cannot write " + path + ": " + std::strerror(errno));
+    return Status::Error(StatusCode::kIoError,
+                         "cannot write " + path + ": " + std::strerror(errno));
   }
   std::unique_ptr<TensorBoardWriter> w(new TensorBoardWriter());
   w->path_ = path;
@@ -156,8 +157,7 @@ TensorBoardWriter::~TensorBoardWriter() {
 }
 
 void TensorBoardWriter::Put(const std::string& record) {
-  if (file_ && std::fwrite(record.data(), 1, record.size(), file_) != record.size())
-    failed_ = true;
+  if (file_ && std::fwrite(record.data(), 1, record.size(), file_) != record.size()) failed_ = true;
 }
 
 void TensorBoardWriter::Write(const Sample& sample) {

@@ -10,9 +10,10 @@ Result<Calibration> Calibrate(const ModelConfig& m, const hw::GpuSpec& gpu,
                               const PlanAssumptions& a, const TraceMeasurement& measured) {
   if (!(measured.step_s > 0))
     return Status::Error(StatusCode::kInvalidInput,
-                         measured.source + ": no step time in the trace (hint: record whole "
-                                           "training steps with torch.profiler schedule and "
-                                           "prof.step())");
+                         measured.source +
+                             ": no step time in the trace (hint: record whole "
+                             "training steps with torch.profiler schedule and "
+                             "prof.step())");
   Calibration cal;
   cal.measured = measured;
   PlanAssumptions base = a;
@@ -55,13 +56,14 @@ Result<Calibration> Calibrate(const ModelConfig& m, const hw::GpuSpec& gpu,
       std::snprintf(buf, sizeof buf,
                     "time split: GEMM/conv/attention %.1f %% of the ops' GPU time → η %.3f; the "
                     "other %.3f ms of the step as %.2f ns per token",
-                    measured.math_share * 100, eta,
-                    cal.other_s_per_token * tokens * 1e3, cal.other_s_per_token * 1e9);
+                    measured.math_share * 100, eta, cal.other_s_per_token * tokens * 1e3,
+                    cal.other_s_per_token * 1e9);
       cal.notes.push_back(buf);
       if (eta >= 1.0 || eta <= 0.01)
-        cal.notes.push_back("η clamped: the model's FLOPs at this precision's peak do not fit the "
-                            "trace's GEMM/attention time (is the trace of this model and "
-                            "configuration?)");
+        cal.notes.push_back(
+            "η clamped: the model's FLOPs at this precision's peak do not fit the "
+            "trace's GEMM/attention time (is the trace of this model and "
+            "configuration?)");
     }
   }
   // η scales compute, and through it the pipeline bubble (∝ stage work) and the exposed DP time
@@ -122,12 +124,14 @@ Result<Calibration> Calibrate(const ModelConfig& m, const hw::GpuSpec& gpu,
     } else {
       cal.overhead_bytes = measured.peak_allocated_bytes - predicted_alloc;
       fitted.overhead_bytes = cal.overhead_bytes;
-      cal.notes.push_back("memory: no activation scale in [0.05, 20] matches the measured peak; "
-                          "a constant overhead instead (it does not scale with the batch)");
+      cal.notes.push_back(
+          "memory: no activation scale in [0.05, 20] matches the measured peak; "
+          "a constant overhead instead (it does not scale with the batch)");
     }
   } else {
-    cal.notes.push_back("the trace has no memory events (profile_memory=True records them): "
-                        "memory overhead not fitted");
+    cal.notes.push_back(
+        "the trace has no memory events (profile_memory=True records them): "
+        "memory overhead not fitted");
   }
   cal.after = Evaluate(m, gpu, traced, seq_len, fitted);
   return cal;

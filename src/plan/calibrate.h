@@ -17,7 +17,7 @@ struct TraceMeasurement {
   double step_s = 0;                 // steady-state mean step time of the slowest rank
   double peak_allocated_bytes = -1;  // max over ranks and devices; -1 = no memory events
   size_t ranks = 0;
-  size_t steps = 0;                  // steady steps behind the mean (slowest rank)
+  size_t steps = 0;  // steady steps behind the mean (slowest rank)
   // GEMM/conv/attention share of the ops' GPU time (the trace's priced ops); -1 = unknown (no
   // shapes recorded): then only η is fitted to the whole step.
   double math_share = -1;
@@ -25,15 +25,15 @@ struct TraceMeasurement {
 
 struct Calibration {
   TraceMeasurement measured;
-  Evaluation before;  // the traced configuration with the default assumptions
-  Evaluation after;   // with the fitted η and overhead
+  Evaluation before;            // the traced configuration with the default assumptions
+  Evaluation after;             // with the fitted η and overhead
   double efficiency = 0;        // fitted
   double prior_efficiency = 0;  // before fitting
   double overhead_bytes = 0;
-  double activation_scale = 1;    // measured ÷ formula activations (memory that scales with tokens)
-  double other_s_per_token = 0;   // GPU time outside GEMM/attention per token
+  double activation_scale = 1;   // measured ÷ formula activations (memory that scales with tokens)
+  double other_s_per_token = 0;  // GPU time outside GEMM/attention per token
   bool memory_fitted = false;
-  bool time_split = false;        // η fitted to the math time, the rest per token
+  bool time_split = false;  // η fitted to the math time, the rest per token
   std::vector<std::string> notes;
 };
 

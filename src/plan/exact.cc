@@ -43,11 +43,20 @@ constexpr double kMaxCount = 1e12;
 // A JSON number (double, int64 or uint64) as a double; false when it is none or not finite.
 bool AsNumber(simdjson::dom::element e, double* out) {
   double d;
-  if (e.get_double().get(d) == simdjson::SUCCESS) { *out = d; return std::isfinite(d); }
+  if (e.get_double().get(d) == simdjson::SUCCESS) {
+    *out = d;
+    return std::isfinite(d);
+  }
   int64_t i;
-  if (e.get_int64().get(i) == simdjson::SUCCESS) { *out = static_cast<double>(i); return true; }
+  if (e.get_int64().get(i) == simdjson::SUCCESS) {
+    *out = static_cast<double>(i);
+    return true;
+  }
   uint64_t u;
-  if (e.get_uint64().get(u) == simdjson::SUCCESS) { *out = static_cast<double>(u); return true; }
+  if (e.get_uint64().get(u) == simdjson::SUCCESS) {
+    *out = static_cast<double>(u);
+    return true;
+  }
   return false;
 }
 
@@ -70,7 +79,8 @@ Result<MeasuredStep> ParseMeasuredStep(std::string_view json, std::string_view o
   if (parser.parse(json.data(), json.size()).get(root) != simdjson::SUCCESS)
     return Bad(origin, "its output is not JSON");
   simdjson::dom::object o;
-  if (root.get_object().get(o) != simdjson::SUCCESS) return Bad(origin, "its output is not a JSON object");
+  if (root.get_object().get(o) != simdjson::SUCCESS)
+    return Bad(origin, "its output is not a JSON object");
   if (std::string error = Text(o, "error"); !error.empty())
     return Status::Error(StatusCode::kInvalidInput, std::string(origin) + ": " + error);
   if (Text(o, "schema") != "gpuscope.exact/1")
@@ -84,16 +94,19 @@ Result<MeasuredStep> ParseMeasuredStep(std::string_view json, std::string_view o
   m.optimizer = Text(o, "optimizer");
   double batch = 0, seq = 0, layers = 0, kernels = 0;
   if (!Number(o, "batch", &batch) || !Number(o, "seq_len", &seq) || !Number(o, "layers", &layers) ||
-      !Number(o, "peak_allocated_bytes", &m.peak_allocated_bytes) || !Number(o, "parameters", &m.parameters) ||
+      !Number(o, "peak_allocated_bytes", &m.peak_allocated_bytes) ||
+      !Number(o, "parameters", &m.parameters) ||
       !Number(o, "parameter_bytes", &m.parameter_bytes) ||
       !Number(o, "optimizer_state_bytes", &m.optimizer_state_bytes) ||
       !Number(o, "gradient_bytes", &m.gradient_bytes))
     return Bad(origin, "a field of the measured step is missing or not a number");
   if (batch < 1 || seq < 1 || layers < 0 || batch > 16777216 || seq > 16777216 || layers > 1e6)
     return Bad(origin, "batch, seq_len or layers out of range");
-  for (double v : {m.peak_allocated_bytes, m.parameter_bytes, m.optimizer_state_bytes, m.gradient_bytes})
+  for (double v :
+       {m.peak_allocated_bytes, m.parameter_bytes, m.optimizer_state_bytes, m.gradient_bytes})
     if (!(v >= 0 && v <= kMaxBytes)) return Bad(origin, "a byte count outside [0, 2^50]");
-  if (!(m.parameters >= 0 && m.parameters <= kMaxBytes)) return Bad(origin, "parameters outside [0, 2^50]");
+  if (!(m.parameters >= 0 && m.parameters <= kMaxBytes))
+    return Bad(origin, "parameters outside [0, 2^50]");
   m.batch = static_cast<int64_t>(batch);
   m.seq_len = static_cast<int64_t>(seq);
   m.layers = static_cast<int64_t>(layers);
@@ -112,13 +125,15 @@ Result<MeasuredStep> ParseMeasuredStep(std::string_view json, std::string_view o
   Number(at, "autocast_weight_cache", &m.peak_autocast_cache);
   for (double v : {m.peak_parameters, m.peak_optimizer_states, m.peak_gradients, m.peak_rest,
                    m.peak_autocast_cache})
-    if (!(v >= 0 && v <= kMaxBytes)) return Bad(origin, "at_peak holds a byte count outside [0, 2^50]");
+    if (!(v >= 0 && v <= kMaxBytes))
+      return Bad(origin, "at_peak holds a byte count outside [0, 2^50]");
   simdjson::dom::array layers_saved;
   if (o["saved_per_layer_bytes"].get_array().get(layers_saved) == simdjson::SUCCESS)
     for (simdjson::dom::element e : layers_saved) {
       double d;
       if (!AsNumber(e, &d)) return Bad(origin, "saved_per_layer_bytes holds a non-number");
-      if (!(d >= 0 && d <= kMaxBytes)) return Bad(origin, "saved_per_layer_bytes outside [0, 2^50]");
+      if (!(d >= 0 && d <= kMaxBytes))
+        return Bad(origin, "saved_per_layer_bytes outside [0, 2^50]");
       m.saved_per_layer_bytes.push_back(d);
     }
   simdjson::dom::array ops;
@@ -131,7 +146,8 @@ Result<MeasuredStep> ParseMeasuredStep(std::string_view json, std::string_view o
     op.klass = Text(x, "class");
     op.path = Text(x, "path");
     double mm = 0, nn = 0, kk = 0, count = 0;
-    if (!Number(x, "flops", &op.flops) || !Number(x, "bytes", &op.bytes) || !Number(x, "count", &count))
+    if (!Number(x, "flops", &op.flops) || !Number(x, "bytes", &op.bytes) ||
+        !Number(x, "count", &count))
       return Bad(origin, "op '" + op.op + "' lacks flops, bytes or count");
     if (!(op.flops >= 0 && op.flops <= kMaxFlops) || !(op.bytes >= 0 && op.bytes <= kMaxBytes) ||
         !(count >= 0 && count <= kMaxCount))
@@ -155,7 +171,10 @@ std::string ReadAll(int fd) {
   char buf[65536];
   for (;;) {
     const ssize_t n = read(fd, buf, sizeof buf);
-    if (n > 0) { out.append(buf, static_cast<size_t>(n)); continue; }
+    if (n > 0) {
+      out.append(buf, static_cast<size_t>(n));
+      continue;
+    }
     if (n < 0 && errno == EINTR) continue;
     break;
   }
@@ -169,7 +188,10 @@ std::string Tail(const std::string& text, int lines) {
   const size_t end = pos;
   for (int i = 0; i < lines && pos > 0; ++i) {
     pos = text.rfind('\n', pos - 1);
-    if (pos == std::string::npos) { pos = 0; break; }
+    if (pos == std::string::npos) {
+      pos = 0;
+      break;
+    }
   }
   return SanitizeText(std::string_view(text).substr(pos, end - pos));
 }
@@ -214,14 +236,16 @@ bool ExactModeAvailable(std::string* which) {
       candidates.push_back(std::string(venv) + "/bin/python");
     candidates.push_back("python3");
 #ifdef GPUSCOPE_PROJECT_VENV_PYTHON
-    if (access(GPUSCOPE_PROJECT_VENV_PYTHON, X_OK) == 0) candidates.push_back(GPUSCOPE_PROJECT_VENV_PYTHON);
+    if (access(GPUSCOPE_PROJECT_VENV_PYTHON, X_OK) == 0)
+      candidates.push_back(GPUSCOPE_PROJECT_VENV_PYTHON);
 #endif
   }
   std::string tried;
   for (const std::string& python : candidates) {
-    if (RunQuietly({python, "-c",
-                    "import importlib.util as u, sys; "
-                    "sys.exit(0 if u.find_spec('torch') and u.find_spec('transformers') else 3)"}) == 0) {
+    if (RunQuietly(
+            {python, "-c",
+             "import importlib.util as u, sys; "
+             "sys.exit(0 if u.find_spec('torch') and u.find_spec('transformers') else 3)"}) == 0) {
       *which = python;
       return true;
     }
@@ -241,7 +265,9 @@ Result<MeasuredStep> MeasureStep(const ExactRequest& r) {
   sp.push_back('\0');
   ep.push_back('\0');
   const int sfd = mkstemp(sp.data());
-  if (sfd < 0) return Status::Error(StatusCode::kIoError, "exact mode: cannot create a temporary file: " + std::string(std::strerror(errno)));
+  if (sfd < 0)
+    return Status::Error(StatusCode::kIoError, "exact mode: cannot create a temporary file: " +
+                                                   std::string(std::strerror(errno)));
   script = sp.data();
   const std::string_view text = ExactScript();
   bool wrote = write(sfd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
@@ -264,9 +290,12 @@ Result<MeasuredStep> MeasureStep(const ExactRequest& r) {
     cleanup();
     return Status::Error(StatusCode::kIoError, "exact mode: pipe failed");
   }
-  std::vector<std::string> args = {python, script, "--config", r.config_path, "--batch",
-                                   std::to_string(r.batch), "--seq-len", std::to_string(r.seq_len),
-                                   "--precision", r.precision, "--recompute", r.recompute,
+  std::vector<std::string> args = {python,        script,
+                                   "--config",    r.config_path,
+                                   "--batch",     std::to_string(r.batch),
+                                   "--seq-len",   std::to_string(r.seq_len),
+                                   "--precision", r.precision,
+                                   "--recompute", r.recompute,
                                    "--optimizer", r.optimizer};
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
@@ -284,9 +313,10 @@ Result<MeasuredStep> MeasureStep(const ExactRequest& r) {
     close(out_pipe[0]);
     close(efd);
     cleanup();
-    return Status::Error(StatusCode::kInvalidInput,
-                         "exact mode: cannot run " + python + ": " + std::strerror(rc) +
-                             " (hint: set GPUSCOPE_PYTHON to a Python with torch >= 2 and transformers)");
+    return Status::Error(
+        StatusCode::kInvalidInput,
+        "exact mode: cannot run " + python + ": " + std::strerror(rc) +
+            " (hint: set GPUSCOPE_PYTHON to a Python with torch >= 2 and transformers)");
   }
   const std::string out = ReadAll(out_pipe[0]);
   close(out_pipe[0]);
@@ -317,8 +347,8 @@ Result<MeasuredStep> MeasureStep(const ExactRequest& r) {
   return ParseMeasuredStep(out, origin);
 }
 
-PricedStep PriceMeasuredOps(const MeasuredStep& m, const hw::GpuPeaks& peaks,
-                            const OpEfficiency& e, double token_scale, double param_scale) {
+PricedStep PriceMeasuredOps(const MeasuredStep& m, const hw::GpuPeaks& peaks, const OpEfficiency& e,
+                            double token_scale, double param_scale) {
   PricedStep p;
   const double hbm = peaks.hbm_gbps.Roof() * 1e9;
   const double bf16_roof = peaks.Of(hw::MathPath::kBf16).Roof();
@@ -339,7 +369,8 @@ PricedStep PriceMeasuredOps(const MeasuredStep& m, const hw::GpuPeaks& peaks,
       double roof = path_roof(op.path);
       if (bf16_roof > 0) roof *= peaks.Bf16GemmAchievable(flops) / bf16_roof;
       const bool half = op.path == "bf16" || op.path == "fp16" || op.path == "fp8";
-      if (half && ((op.m % 8) != 0 || (op.n % 8) != 0 || (op.k % 8) != 0)) roof *= e.misaligned_gemm;
+      if (half && ((op.m % 8) != 0 || (op.n % 8) != 0 || (op.k % 8) != 0))
+        roof *= e.misaligned_gemm;
       t = std::max(flops / roof, bytes / hbm);
       p.gemm_s += std::max(t, e.min_kernel_s) * static_cast<double>(op.count);
       p.flops += flops * static_cast<double>(op.count);

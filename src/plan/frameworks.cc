@@ -11,9 +11,10 @@ bool Mixed(const ParallelConfig& c) { return !hw::FullPrecision(c.precision); }
 // The weights' bytes in the compute dtype: bf16/fp16 (and fp8's bf16 masters' working copy) 2.
 double ComputeBytes(const ParallelConfig& c) { return Mixed(c) ? 2 : 4; }
 StaticTerm OptimizerTerm(const ParallelConfig& c, bool sharded) {
-  const char* what = c.optimizer == Optimizer::kAdam       ? "optimizer states (adam: fp32 m + v)"
-                     : c.optimizer == Optimizer::kAdam8bit ? "optimizer states (adam8bit: 8-bit m + v)"
-                                                           : "optimizer states (sgd: fp32 momentum)";
+  const char* what = c.optimizer == Optimizer::kAdam ? "optimizer states (adam: fp32 m + v)"
+                     : c.optimizer == Optimizer::kAdam8bit
+                         ? "optimizer states (adam8bit: 8-bit m + v)"
+                         : "optimizer states (sgd: fp32 momentum)";
   return {what, OptimizerStateBytes(c.optimizer), sharded, Part::kState};
 }
 
@@ -49,7 +50,8 @@ std::string MegatronRefuses(const ParallelConfig& c) {
   if (ZeroStage(c.sharding) >= 2)
     return "Megatron-LM shards only the optimizer over data parallel (--use-distributed-optimizer: "
            "fp32 master weights and Adam states; its bf16 weights and fp32 main-gradient buffer "
-           "stay whole); ZeRO-" + std::to_string(ZeroStage(c.sharding)) + " is not a Megatron-LM option";
+           "stay whole); ZeRO-" +
+           std::to_string(ZeroStage(c.sharding)) + " is not a Megatron-LM option";
   if (c.optimizer == Optimizer::kAdam8bit)
     return "Megatron-LM's --optimizer is adam or sgd; 8-bit Adam is not one of them";
   if (c.offload != Offload::kNone)
@@ -68,19 +70,22 @@ std::vector<StaticTerm> MegatronTerms(const ParallelConfig& c) {
     t.push_back(OptimizerTerm(c, dist));
     return t;
   }
-  t.push_back({c.precision == Precision::kFp16 ? "fp16 weights" : "bf16 weights", 2, false, Part::kWeights});
+  t.push_back({c.precision == Precision::kFp16 ? "fp16 weights" : "bf16 weights", 2, false,
+               Part::kWeights});
   if (c.precision == Precision::kFp16) {
     t.push_back({"fp16 gradients (main_grad buffer)", 2, false, Part::kGrads});
     t.push_back({"fp32 gradient copies for the optimizer", 4, dist, Part::kGrads});
   } else if (c.bf16_grads) {
     t.push_back({"bf16 main gradients (--grad-reduce-in-bf16)", 2, false, Part::kGrads});
   } else {
-    t.push_back({"fp32 main gradients (main_grad buffer; --bf16 reduces in fp32)", 4, false, Part::kGrads});
+    t.push_back(
+        {"fp32 main gradients (main_grad buffer; --bf16 reduces in fp32)", 4, false, Part::kGrads});
   }
   t.push_back({"fp32 master weights", 4, dist, Part::kState});
   t.push_back(OptimizerTerm(c, dist));
   // Transformer Engine keeps the bf16 weights and adds fp8 copies (planner-reference §2 "FP8").
-  if (c.precision == Precision::kFp8) t.push_back({"fp8 weight copies (Transformer Engine)", 1, false, Part::kWeights});
+  if (c.precision == Precision::kFp8)
+    t.push_back({"fp8 weight copies (Transformer Engine)", 1, false, Part::kWeights});
   return t;
 }
 double MegatronReduce(const ParallelConfig& c) {
@@ -92,7 +97,8 @@ double MegatronReduce(const ParallelConfig& c) {
 // ---- DeepSpeed --------------------------------------------------------------------------------
 // deepspeed/runtime/zero/stage_1_and_2.py, stage3.py (the estimators: ZeRO-2 2 + 18/d with 18 =
 // 2 16-bit grads + 4 fp32 grads + 4 fp32 master + 8 Adam; ZeRO-3 18/d = 2 weights + 16, no 16-bit
-// grad partition); stage 1 shards the fp32 grads, master and Adam (4 + 16/d); deepspeed/runtime/pipe/engine.py: ZeRO-2/3 refused with pipelines.
+// grad partition); stage 1 shards the fp32 grads, master and Adam (4 + 16/d);
+// deepspeed/runtime/pipe/engine.py: ZeRO-2/3 refused with pipelines.
 std::string DeepSpeedRefuses(const ParallelConfig& c) {
   if (std::string f = ForeignOptions(c); !f.empty()) return f;
   if (c.tp > 1)
@@ -107,9 +113,12 @@ std::string DeepSpeedRefuses(const ParallelConfig& c) {
   if (c.offload == Offload::kParams && ZeroStage(c.sharding) != 3)
     return "DeepSpeed's offload_param is a ZeRO-3 option";
   if (c.offload != Offload::kNone && c.optimizer != Optimizer::kAdam)
-    return "DeepSpeed's offload_optimizer steps with its CPU optimizers (DeepSpeedCPUAdam, Adagrad, "
+    return "DeepSpeed's offload_optimizer steps with its CPU optimizers (DeepSpeedCPUAdam, "
+           "Adagrad, "
            "Lion); SGD and 8-bit Adam are not offloaded";
-  if (std::string r = HfRecompute(c, "DeepSpeed (through the HF Trainer or Accelerate)"); !r.empty()) return r;
+  if (std::string r = HfRecompute(c, "DeepSpeed (through the HF Trainer or Accelerate)");
+      !r.empty())
+    return r;
   return "";
 }
 std::vector<StaticTerm> DeepSpeedTerms(const ParallelConfig& c) {
@@ -121,7 +130,8 @@ std::vector<StaticTerm> DeepSpeedTerms(const ParallelConfig& c) {
     t.push_back(OptimizerTerm(c, z >= 1));
     return t;
   }
-  t.push_back({c.precision == Precision::kFp16 ? "fp16 weights" : "bf16 weights", 2, z >= 3, Part::kWeights});
+  t.push_back({c.precision == Precision::kFp16 ? "fp16 weights" : "bf16 weights", 2, z >= 3,
+               Part::kWeights});
   // Stage 3 reduces into the fp32 partition: DeepSpeed's estimator counts 18/d there (2 + 16).
   if (z < 3) t.push_back({"16-bit gradients", 2, z >= 2, Part::kGrads});
   t.push_back({"fp32 gradients (upcast for the optimizer step)", 4, z >= 1, Part::kGrads});
@@ -143,7 +153,8 @@ std::string FsdpRefuses(const ParallelConfig& c) {
     return "FSDP through the HF Trainer or Accelerate is data parallel only; tp × pp needs "
            "--framework megatron (2-D FSDP2 + TP as in torchtitan is not modelled)";
   if (ZeroStage(c.sharding) < 2)
-    return "FSDP's sharding strategies are FULL_SHARD (ZeRO-3-like), SHARD_GRAD_OP (ZeRO-2-like) and "
+    return "FSDP's sharding strategies are FULL_SHARD (ZeRO-3-like), SHARD_GRAD_OP (ZeRO-2-like) "
+           "and "
            "HYBRID_SHARD; NO_SHARD is DDP (--framework ddp) and optimizer-only sharding is not one";
   if (c.hybrid && ZeroStage(c.sharding) != 3)
     return "HYBRID_SHARD is FULL_SHARD within a node (--zero 3 with --hybrid)";
@@ -176,11 +187,14 @@ double FsdpReduce(const ParallelConfig& c) { return ComputeBytes(c); }
 // reducer's gradient buckets beside them (gradient_as_bucket_view=False, the default).
 std::string DdpRefuses(const ParallelConfig& c) {
   if (std::string f = ForeignOptions(c); !f.empty()) return f;
-  if (c.tp > 1 || c.pp > 1) return "DDP replicates the whole model; tp × pp needs --framework megatron";
+  if (c.tp > 1 || c.pp > 1)
+    return "DDP replicates the whole model; tp × pp needs --framework megatron";
   if (ZeroStage(c.sharding) > 0)
-    return "DDP shards nothing; ZeRO needs --framework deepspeed, sharding parameters --framework fsdp";
+    return "DDP shards nothing; ZeRO needs --framework deepspeed, sharding parameters --framework "
+           "fsdp";
   if (c.offload != Offload::kNone) return "DDP has no CPU offload";
-  if (std::string r = HfRecompute(c, "DDP (through the HF Trainer or Accelerate)"); !r.empty()) return r;
+  if (std::string r = HfRecompute(c, "DDP (through the HF Trainer or Accelerate)"); !r.empty())
+    return r;
   return "";
 }
 // On one GPU the plan is plain single-process PyTorch: no DDP wrapper, so no buckets.
@@ -223,7 +237,10 @@ std::string ShardingLabel(const ParallelConfig& c) {
     case Framework::kMegatron:
       return z >= 1 ? "dist-opt" : "none";
     case Framework::kFsdp:
-      return c.hybrid ? "hybrid_shard" : z == 2 ? "shard_grad_op" : z == 3 ? "full_shard" : "zero" + std::to_string(z);
+      return c.hybrid ? "hybrid_shard"
+             : z == 2 ? "shard_grad_op"
+             : z == 3 ? "full_shard"
+                      : "zero" + std::to_string(z);
     case Framework::kDeepSpeed:
       return "zero" + std::to_string(z);
     case Framework::kDdp:

@@ -21,9 +21,9 @@ namespace {
 
 // model_type → MLP kind. Gated (3 matrices, SiLU/GeLU gate) vs plain (2 matrices).
 bool KnownGated(std::string_view t) {
-  static const char* kGated[] = {"llama",  "mistral", "mixtral", "qwen2",  "qwen2_moe", "qwen3",
-                                 "gemma",  "gemma2",  "phi3",    "olmo",   "olmo2",     "cohere",
-                                 "deepseek", "internlm2", "yi",  "granite"};
+  static const char* kGated[] = {
+      "llama", "mistral", "mixtral", "qwen2",  "qwen2_moe", "qwen3",     "gemma", "gemma2",
+      "phi3",  "olmo",    "olmo2",   "cohere", "deepseek",  "internlm2", "yi",    "granite"};
   for (const char* g : kGated)
     if (t == g) return true;
   return false;
@@ -36,8 +36,8 @@ bool KnownPlain(std::string_view t) {
   return false;
 }
 
-// Every size in a config (layers, heads, hidden, vocab, positions, …) is below 2^31: real models are
-// far below it, and the planner's products of two sizes stay exact in int64 and double.
+// Every size in a config (layers, heads, hidden, vocab, positions, …) is below 2^31: real models
+// are far below it, and the planner's products of two sizes stay exact in int64 and double.
 constexpr int64_t kMaxSize = (int64_t{1} << 31) - 1;
 
 std::string Num(double d) {
@@ -239,8 +239,8 @@ std::optional<OutOfRangeNumber> FindOutOfRangeNumber(std::string_view json) {
         const bool negative = text[0] == '-';
         const std::string_view digits = std::string_view(text).substr(negative ? 1 : 0);
         const std::string_view limit = negative ? "9223372036854775808" : "18446744073709551615";
-        out_of_range = digits.size() > limit.size() ||
-                       (digits.size() == limit.size() && digits > limit);
+        out_of_range =
+            digits.size() > limit.size() || (digits.size() == limit.size() && digits > limit);
       } else {
         out_of_range = std::isinf(std::strtod(text.c_str(), nullptr));
       }
@@ -285,12 +285,12 @@ Result<ModelConfig> ParseHfConfig(std::string_view json, const std::string& sour
   if (auto err = parser.parse(padded).get(root); err != simdjson::SUCCESS) {
     if (err == simdjson::NUMBER_ERROR) {
       if (auto big = FindOutOfRangeNumber(json))
-        return Status::Error(
-            StatusCode::kInvalidInput,
-            source + ":" + std::to_string(big->line) + ":" +
-                (big->key.empty() ? "" : " key \"" + big->key + "\":") + " the number " +
-                big->text + " is too large to read (hint: sizes in a config are at most " +
-                std::to_string(kMaxSize) + "; fix the value in the config)");
+        return Status::Error(StatusCode::kInvalidInput,
+                             source + ":" + std::to_string(big->line) + ":" +
+                                 (big->key.empty() ? "" : " key \"" + big->key + "\":") +
+                                 " the number " + big->text +
+                                 " is too large to read (hint: sizes in a config are at most " +
+                                 std::to_string(kMaxSize) + "; fix the value in the config)");
     }
     return Status::Error(StatusCode::kInvalidInput,
                          source + ": not valid JSON (" + simdjson::error_message(err) +
@@ -338,15 +338,18 @@ Result<ModelConfig> ParseHfConfig(std::string_view json, const std::string& sour
   m.use_cache = r.Bool("use_cache") != 0;  // absent: PretrainedConfig's default, true
   {
     const double gpt2_default = m.model_type == "gpt2" ? 0.1 : 0.0;  // GPT2Config's resid_pdrop
-    const double p = std::max({r.Number("resid_pdrop", gpt2_default), r.Number("hidden_dropout", 0.0),
-                               r.Number("hidden_dropout_prob", 0.0)});
+    const double p =
+        std::max({r.Number("resid_pdrop", gpt2_default), r.Number("hidden_dropout", 0.0),
+                  r.Number("hidden_dropout_prob", 0.0)});
     m.hf_dropout = p > 0;
   }
-  m.fused_qkv = m.model_type == "gpt2" || m.model_type == "gpt_neox" || m.model_type == "gpt_bigcode" ||
-                m.model_type == "falcon" || m.model_type == "phi3" || m.model_type == "bloom";
+  m.fused_qkv = m.model_type == "gpt2" || m.model_type == "gpt_neox" ||
+                m.model_type == "gpt_bigcode" || m.model_type == "falcon" ||
+                m.model_type == "phi3" || m.model_type == "bloom";
 
   // FFN size. GPT-2's n_inner may be null, which means 4h by definition of the HF GPT-2 config.
-  const char* k_ffn = r.FirstPresent({"intermediate_size", "n_inner", "ffn_dim", "ffn_hidden_size"});
+  const char* k_ffn =
+      r.FirstPresent({"intermediate_size", "n_inner", "ffn_dim", "ffn_hidden_size"});
   if (*k_ffn) {
     m.ffn = r.PositiveInt(k_ffn);
   } else if (m.model_type == "gpt2" || m.model_type == "gpt_neo") {
@@ -392,8 +395,8 @@ Result<ModelConfig> ParseHfConfig(std::string_view json, const std::string& sour
     m.tied_embeddings = tied == 1;
   } else {
     // Defaults of the HF config classes: PretrainedConfig ties, LlamaConfig & co. do not.
-    static const char* kUntiedDefault[] = {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe",
-                                           "gpt_neox", "phi3", "olmo"};
+    static const char* kUntiedDefault[] = {"llama",     "mistral",  "mixtral", "qwen2",
+                                           "qwen2_moe", "gpt_neox", "phi3",    "olmo"};
     m.tied_embeddings = true;
     for (const char* u : kUntiedDefault)
       if (m.model_type == u) m.tied_embeddings = false;
@@ -402,9 +405,8 @@ Result<ModelConfig> ParseHfConfig(std::string_view json, const std::string& sour
                             (m.model_type.empty() ? "PretrainedConfig" : m.model_type) + ")");
   }
 
-  m.rms_norm = r.Has("rms_norm_eps") ||
-               (!r.Has("layer_norm_epsilon") && !r.Has("layer_norm_eps") &&
-                !r.Has("norm_epsilon") && m.gated_mlp);
+  m.rms_norm = r.Has("rms_norm_eps") || (!r.Has("layer_norm_epsilon") && !r.Has("layer_norm_eps") &&
+                                         !r.Has("norm_epsilon") && m.gated_mlp);
   if (m.model_type == "gpt2" || m.model_type == "gpt_neox" || m.model_type == "gpt_bigcode" ||
       m.model_type == "opt")
     m.linear_biases = true;
@@ -446,8 +448,8 @@ Result<ModelConfig> ParseHfConfig(std::string_view json, const std::string& sour
   if (m.ffn > kMaxSize)  // 4h with n_inner null: h ≤ 2^31 − 1 keeps 4h exact in int64
     return Status::Error(StatusCode::kInvalidInput,
                          source + ": FFN size 4·hidden = " + std::to_string(m.ffn) +
-                             " is too large (at most " +
-                             std::to_string(kMaxSize) + ") (hint: fix the value in the config)");
+                             " is too large (at most " + std::to_string(kMaxSize) +
+                             ") (hint: fix the value in the config)");
   if (Status s = width("attention width heads·head_dim", m.heads, m.head_dim); !s.ok()) return s;
   if (Status s = width("KV width kv_heads·head_dim", m.kv_heads, m.head_dim); !s.ok()) return s;
   if (m.heads % m.kv_heads != 0)
@@ -510,9 +512,9 @@ Result<ModelConfig> LoadModelConfig(const std::string& name_or_path) {
     text.append(buf, static_cast<size_t>(n));
   }
   if (text.size() > kMaxConfigBytes)
-    return Status::Error(StatusCode::kInvalidInput,
-                         name_or_path + ": more than " + std::to_string(kMaxConfigBytes) +
-                             " bytes" + too_large);
+    return Status::Error(
+        StatusCode::kInvalidInput,
+        name_or_path + ": more than " + std::to_string(kMaxConfigBytes) + " bytes" + too_large);
   return ParseHfConfig(text, name_or_path);
 }
 

@@ -25,19 +25,19 @@ struct ModelConfig {
   int64_t ffn = 0;         // f, intermediate size of a dense MLP (or of one expert)
   int64_t vocab = 0;       // V as in the config (the embedding's rows)
   bool tied_embeddings = false;
-  bool gated_mlp = false;       // SwiGLU/GeGLU: 3 matrices, γ = 3/2
-  bool rms_norm = false;        // RMSNorm (n = 1) or LayerNorm (n = 2: weight and bias)
-  bool linear_biases = false;   // biases on every linear layer (GPT-2, GPT-NeoX, StarCoder2)
-  bool qkv_bias_only = false;   // Qwen2: biases on q, k, v only
+  bool gated_mlp = false;         // SwiGLU/GeGLU: 3 matrices, γ = 3/2
+  bool rms_norm = false;          // RMSNorm (n = 1) or LayerNorm (n = 2: weight and bias)
+  bool linear_biases = false;     // biases on every linear layer (GPT-2, GPT-NeoX, StarCoder2)
+  bool qkv_bias_only = false;     // Qwen2: biases on q, k, v only
   int64_t learned_positions = 0;  // rows of a learned position embedding (GPT-2), 0 = rotary
   int64_t experts = 0;            // MoE routed experts E, 0 = dense
   int64_t experts_top_k = 0;      // experts per token
   std::string activation;         // hidden_act
   int64_t max_positions = 0;      // max_position_embeddings / n_positions, 0 unknown
   // What Hugging Face's eager modules keep (docs/planner.md "Implementations"):
-  bool use_cache = true;          // use_cache (HF's default true): GPT-2 copies K and V into a cache
-  bool hf_dropout = false;        // resid_pdrop / hidden_dropout > 0: 1-byte masks per dropout
-  bool fused_qkv = false;         // one QKV projection (GPT-2 c_attn, GPT-NeoX, Falcon, Phi-3)
+  bool use_cache = true;    // use_cache (HF's default true): GPT-2 copies K and V into a cache
+  bool hf_dropout = false;  // resid_pdrop / hidden_dropout > 0: 1-byte masks per dropout
+  bool fused_qkv = false;   // one QKV projection (GPT-2 c_attn, GPT-NeoX, Falcon, Phi-3)
   std::vector<std::string> assumptions;  // defaults taken for absent keys
 };
 

@@ -72,14 +72,12 @@ std::string_view FrameworkName(Framework f) {
   return "?";
 }
 std::string Degrees(const ParallelConfig& c) {
-  return fmt::format("{} tp={} pp={}{} dp={} mbs={} ga={} {}{} recompute={} {}{} {}{}",
-                     FrameworkName(c.framework), c.tp, c.pp,
-                     c.vpp > 1 ? fmt::format(" vpp={}", c.vpp) : "", c.dp, c.mbs, c.grad_accum,
-                     ShardingLabel(c), c.sp ? " sp" : "", RecomputeName(c.recompute),
-                     hw::PrecisionName(c.precision), c.bf16_grads ? " bf16-grads" : "",
-                     OptimizerName(c.optimizer),
-                     c.offload != Offload::kNone ? " offload=" + std::string(OffloadName(c.offload))
-                                                 : "");
+  return fmt::format(
+      "{} tp={} pp={}{} dp={} mbs={} ga={} {}{} recompute={} {}{} {}{}", FrameworkName(c.framework),
+      c.tp, c.pp, c.vpp > 1 ? fmt::format(" vpp={}", c.vpp) : "", c.dp, c.mbs, c.grad_accum,
+      ShardingLabel(c), c.sp ? " sp" : "", RecomputeName(c.recompute),
+      hw::PrecisionName(c.precision), c.bf16_grads ? " bf16-grads" : "", OptimizerName(c.optimizer),
+      c.offload != Offload::kNone ? " offload=" + std::string(OffloadName(c.offload)) : "");
 }
 
 std::string_view TermKindName(TermKind k) {
@@ -146,8 +144,8 @@ double OptimizerStateBytes(Optimizer o) {
   return 8;
 }
 
-StaticBytes StaticMemory(double params, Precision precision, Optimizer optimizer,
-                         Sharding sharding, int64_t dp, bool fp32_grads) {
+StaticBytes StaticMemory(double params, Precision precision, Optimizer optimizer, Sharding sharding,
+                         int64_t dp, bool fp32_grads) {
   const int zero = ZeroStage(sharding);
   const double d = static_cast<double>(dp);
   StaticBytes out;
@@ -165,14 +163,17 @@ int64_t PadVocab(int64_t vocab, int64_t tp, int64_t divisor) {
 
 ParamCounts CountParameters(const ModelConfig& m, int64_t vocab) {
   ParamCounts c;
-  const double h = static_cast<double>(m.hidden), q = static_cast<double>(m.heads) * static_cast<double>(m.head_dim),
-               kv = static_cast<double>(m.kv_heads) * static_cast<double>(m.head_dim), f = static_cast<double>(m.ffn);
+  const double h = static_cast<double>(m.hidden),
+               q = static_cast<double>(m.heads) * static_cast<double>(m.head_dim),
+               kv = static_cast<double>(m.kv_heads) * static_cast<double>(m.head_dim),
+               f = static_cast<double>(m.ffn);
   const double gamma_mats = m.gated_mlp ? 3 : 2;  // 2hf·γ with γ = 3/2 for gated
   const double n = m.rms_norm ? 1 : 2;
   c.attention_per_layer = 2 * h * q + 2 * h * kv;
   if (m.experts > 0) {
     c.mlp_per_layer = gamma_mats * h * f * static_cast<double>(m.experts) + h * m.experts;
-    c.mlp_active_per_layer = gamma_mats * h * f * static_cast<double>(m.experts_top_k) + h * m.experts;
+    c.mlp_active_per_layer =
+        gamma_mats * h * f * static_cast<double>(m.experts_top_k) + h * m.experts;
   } else {
     c.mlp_per_layer = c.mlp_active_per_layer = gamma_mats * h * f;
   }
@@ -199,8 +200,7 @@ ParamCounts CountParameters(const ModelConfig& m, int64_t vocab) {
 
 double GptClosedFormParams(int64_t layers, int64_t hidden, int64_t vocab, int64_t seq) {
   const double L = static_cast<double>(layers), h = static_cast<double>(hidden);
-  return 12 * L * h * h *
-         (1 + 13 / (12 * h) + static_cast<double>(vocab + seq) / (12 * L * h));
+  return 12 * L * h * h * (1 + 13 / (12 * h) + static_cast<double>(vocab + seq) / (12 * L * h));
 }
 
 double FlopsKorthikantiModel(double B, double L, double s, double h, double V) {
@@ -216,7 +216,8 @@ double FlopsNarayananFull(double B, double L, double s, double h, double V) {
 // Megatron training.py::num_floating_point_operations (§6); the attention core is causal-halved.
 double FlopsMegatron(const ModelConfig& m, double tokens, double sum_seq_sq, int64_t vocab_pad) {
   const double h = static_cast<double>(m.hidden), f = static_cast<double>(m.ffn),
-               L = static_cast<double>(m.layers), q = static_cast<double>(m.heads) * static_cast<double>(m.head_dim),
+               L = static_cast<double>(m.layers),
+               q = static_cast<double>(m.heads) * static_cast<double>(m.head_dim),
                kv = static_cast<double>(m.kv_heads) * static_cast<double>(m.head_dim);
   const double mats = m.gated_mlp ? 3 : 2;
   const double mlp = m.experts > 0 ? 6 * h * f * static_cast<double>(m.experts_top_k) * mats * L
@@ -227,7 +228,8 @@ double FlopsMegatron(const ModelConfig& m, double tokens, double sum_seq_sq, int
 }
 
 double FlopsPalm(const ModelConfig& m, double params, double tokens, double seq) {
-  return tokens * (6 * params + 12 * static_cast<double>(m.layers) * static_cast<double>(m.heads) * static_cast<double>(m.head_dim) * seq);
+  return tokens * (6 * params + 12 * static_cast<double>(m.layers) * static_cast<double>(m.heads) *
+                                    static_cast<double>(m.head_dim) * seq);
 }
 
 double ActivationBytesPerLayer(const ModelConfig& m, double s, double b, int64_t tp, bool sp,
@@ -247,7 +249,7 @@ double ActivationBytesPerLayer(const ModelConfig& m, double s, double b, int64_t
   const double shardable = s * b * (4 * q + 4 * kv) + c * s * b * f * k;
   double core = 0;  // attention core: dropped by selective recompute
   if (r == Recompute::kNone)
-    core = flash ? 4 * a * s * b / t                    // fp32 softmax statistics
+    core = flash ? 4 * a * s * b / t                       // fp32 softmax statistics
                  : (dropout ? 5 : 4) * a * s * s * b / t;  // softmax 2 + mask 1 + dropout 2
   return (sp ? (replicated + shardable) / t : replicated + shardable / t) + core;
 }
@@ -267,14 +269,15 @@ std::string_view ImplName(Impl i) {
 double HfActivationBytesPerLayer(const ModelConfig& m, double s, double b, Precision p,
                                  bool autocast, Recompute r) {
   const double h = static_cast<double>(m.hidden), a = static_cast<double>(m.heads),
-               f = static_cast<double>(m.ffn) * (m.experts > 0 ? static_cast<double>(m.experts_top_k) : 1),
+               f = static_cast<double>(m.ffn) *
+                   (m.experts > 0 ? static_cast<double>(m.experts_top_k) : 1),
                q = static_cast<double>(m.heads) * static_cast<double>(m.head_dim),
                kv = static_cast<double>(m.kv_heads) * static_cast<double>(m.head_dim);
   const double sb = s * b;
   const bool mixed = !hw::FullPrecision(p);
   autocast = autocast && mixed;
-  const double e = mixed ? 2 : 4;         // bytes of a matmul's input and output
-  const double res = autocast ? 4 : e;    // the residual stream: fp32 under autocast
+  const double e = mixed ? 2 : 4;                  // bytes of a matmul's input and output
+  const double res = autocast ? 4 : e;             // the residual stream: fp32 under autocast
   if (r == Recompute::kFull) return res * h * sb;  // the checkpointed block's input
   // Two norms a layer. LayerNorm keeps its input. HF's RMSNorm upcasts: with an fp32 residual
   // it keeps the input and the normalised value (8h); with a 16-bit one, the fp32 copy and the
@@ -286,15 +289,17 @@ double HfActivationBytesPerLayer(const ModelConfig& m, double s, double b, Preci
   const double attn_in = autocast ? (m.fused_qkv ? 1 : 3) * e * h : e * h;
   const double mlp_in = autocast ? (m.gated_mlp ? 2 : 1) * e * h : e * h;
   // Q, K, V as attention keeps them, its output, the fp32 log-sum-exp; GPT-2's cache copies.
-  const double attention = e * (q + 2 * kv) + e * q + 4 * a +
-                           (m.use_cache && m.model_type == "gpt2" ? 2 * e * kv : 0);
+  const double attention =
+      e * (q + 2 * kv) + e * q + 4 * a + (m.use_cache && m.model_type == "gpt2" ? 2 * e * kv : 0);
   // MLP: gated: gate, up, act(gate), product (the down projection's input); plain: the FC
   // output (the activation's input) and the activation's output; gelu_new (GELU-tanh written
   // out) keeps x (under autocast its fp32 copy: pow is an fp32 op), tanh, 1 + tanh and 0.5·x,
   // then the projection's input.
   double mlp = 2 * e * f;
-  if (m.gated_mlp) mlp = 4 * e * f;
-  else if (m.activation == "gelu_new" || m.activation == "gelu_fast") mlp = autocast ? (12 + 2 * e) * f : 5 * e * f;
+  if (m.gated_mlp)
+    mlp = 4 * e * f;
+  else if (m.activation == "gelu_new" || m.activation == "gelu_fast")
+    mlp = autocast ? (12 + 2 * e) * f : 5 * e * f;
   const double masks = m.hf_dropout ? 2 * h : 0;  // after attention and after the MLP
   return sb * (norms + attn_in + mlp_in + attention + mlp + masks);
 }
@@ -352,7 +357,8 @@ Evaluation Evaluate(const ModelConfig& m, const hw::GpuSpec& gpu, const Parallel
   };
   add("parameters on most-loaded GPU (P_rank, stage 0)",
       "[(attn+mlp)·L/p + h·V" + std::string(head > 0 ? "·2" : "") + "]/t + norms·L/p + final norm" +
-          (pc.positions > 0 ? " + positions" : "") + " = " + Pn + " params (0 B: a count, not memory)",
+          (pc.positions > 0 ? " + positions" : "") + " = " + Pn +
+          " params (0 B: a count, not memory)",
       0, TermKind::kStatic);
 
   // §2 static memory by the framework's own rules (plan/frameworks.h): each term is bytes per
@@ -376,10 +382,9 @@ Evaluation Evaluate(const ModelConfig& m, const hw::GpuSpec& gpu, const Parallel
   const bool autocast = c.framework == Framework::kDdp;
   // Plain PyTorch frees the gradients every step (zero_grad(set_to_none=True)): only those alive
   // at the measured peak count.
-  const double grads_alive =
-      ms && c.framework == Framework::kDdp && ms->gradient_bytes > 0
-          ? std::clamp(ms->peak_gradients / ms->gradient_bytes, 0.0, 1.0)
-          : 1.0;
+  const double grads_alive = ms && c.framework == Framework::kDdp && ms->gradient_bytes > 0
+                                 ? std::clamp(ms->peak_gradients / ms->gradient_bytes, 0.0, 1.0)
+                                 : 1.0;
   const double shard_d = static_cast<double>(ShardGroup(c, per_node));
   const bool off_opt = c.offload != Offload::kNone, off_par = c.offload == Offload::kParams;
   // The optimizer step per parameter of its shard: reads the gradients, reads and writes the
@@ -421,8 +426,8 @@ Evaluation Evaluate(const ModelConfig& m, const hw::GpuSpec& gpu, const Parallel
     const double per_layer = ms->MeanSavedPerLayer() * token_ratio / t;
     const double layers_at_peak = ms->MeanSavedPerLayer() * static_cast<double>(ms->layers);
     const double other = std::max(0.0, ms->peak_rest - layers_at_peak) * token_ratio / t;
-    const std::string at = " at b=" + Int(static_cast<double>(ms->batch)) + ", s=" +
-                           Int(static_cast<double>(ms->seq_len));
+    const std::string at = " at b=" + Int(static_cast<double>(ms->batch)) +
+                           ", s=" + Int(static_cast<double>(ms->seq_len));
     add("saved tensors of transformer layers in flight (measured)",
         Num(in_flight) + " layers × " + MiB(ms->MeanSavedPerLayer()) + at + " × " +
             Num(token_ratio) + " tokens/t",
@@ -433,23 +438,27 @@ Evaluation Evaluate(const ModelConfig& m, const hw::GpuSpec& gpu, const Parallel
         other, TermKind::kActivation);
   } else if (hf) {
     // Hugging Face's eager modules (HfActivationBytesPerLayer), no tensor parallelism of their own.
-    const double per_layer = HfActivationBytesPerLayer(m, s, b, c.precision, autocast, c.recompute) / t;
+    const double per_layer =
+        HfActivationBytesPerLayer(m, s, b, c.precision, autocast, c.recompute) / t;
     add("activations of transformer layers in flight (Hugging Face modules)",
         Num(in_flight) + " layers × s·b·(norms + projection inputs + Q, K, V, output + MLP" +
             (m.hf_dropout ? " + dropout masks" : "") + ")" +
             (c.recompute == Recompute::kFull ? " → the block's input only" : "") +
-            (hw::FullPrecision(c.precision) ? ", fp32" : autocast ? ", autocast over fp32 weights" : ", 16-bit weights") + " = " +
-            Num(in_flight) + " × " + MiB(per_layer),
+            (hw::FullPrecision(c.precision) ? ", fp32"
+             : autocast                     ? ", autocast over fp32 weights"
+                                            : ", 16-bit weights") +
+            " = " + Num(in_flight) + " × " + MiB(per_layer),
         in_flight * per_layer, TermKind::kActivation);
     if (c.pp == 1)
       add("final norm, LM-head input and the loss's logits (Hugging Face)",
           std::string("s·b·(norm + head input") + (m.hf_dropout ? " + mask" : "") + " + " +
-              (hw::FullPrecision(c.precision) ? "12" : "10") + "·V), V=" + Int(static_cast<double>(m.vocab)),
+              (hw::FullPrecision(c.precision) ? "12" : "10") +
+              "·V), V=" + Int(static_cast<double>(m.vocab)),
           HfOutsideLayersBytes(m, s, b, c.precision, autocast) / t, TermKind::kActivation);
   } else {
     // §3 activations on the first stage.
-    const double per_layer = ActivationBytesPerLayer(m, s, b, c.tp, c.sp, c.recompute,
-                                                     as.flash_attention, as.dropout);
+    const double per_layer =
+        ActivationBytesPerLayer(m, s, b, c.tp, c.sp, c.recompute, as.flash_attention, as.dropout);
     const char* layer_formula = nullptr;
     if (c.recompute == Recompute::kFull)
       layer_formula = c.sp ? "2·s·b·h/t (layer input only)" : "2·s·b·h (layer input only)";
@@ -461,13 +470,15 @@ Evaluation Evaluate(const ModelConfig& m, const hw::GpuSpec& gpu, const Parallel
     if (c.recompute == Recompute::kNone)
       core_formula = as.flash_attention ? " + 4·a·s·b/t (flash softmax stats)"
                      : as.dropout       ? " + 5·a·s²·b/t"
-                                        : " + 4·a·s²·b/t (no dropout)";  // as ActivationBytesPerLayer
+                                  : " + 4·a·s²·b/t (no dropout)";  // as ActivationBytesPerLayer
     char buf[256];
-    std::snprintf(buf, sizeof buf, "%s layers × %s%s = %s × %s", Num(in_flight).c_str(), layer_formula,
-                  core_formula.c_str(), Num(in_flight).c_str(), MiB(per_layer).c_str());
+    std::snprintf(buf, sizeof buf, "%s layers × %s%s = %s × %s", Num(in_flight).c_str(),
+                  layer_formula, core_formula.c_str(), Num(in_flight).c_str(),
+                  MiB(per_layer).c_str());
     add("activations of transformer layers in flight", buf, in_flight * per_layer,
         TermKind::kActivation);
-    // Token ids (int64) and the embedding-dropout output, for each micro-batch in flight on stage 0.
+    // Token ids (int64) and the embedding-dropout output, for each micro-batch in flight on stage
+    // 0.
     const double mbs_in_flight = c.pp > 1 ? std::min(mb, p) : 1;
     const double embed_act = (8 * s * b + (as.dropout ? s * b * h : 0)) * mbs_in_flight / t;
     add("token ids + embedding dropout",
@@ -491,17 +502,18 @@ Evaluation Evaluate(const ModelConfig& m, const hw::GpuSpec& gpu, const Parallel
   // §4 transients: only the largest counts towards the peak.
   std::vector<MemoryTerm> transients;
   if (c.recompute == Recompute::kFull && !ms) {
-    const double one = hf ? HfActivationBytesPerLayer(m, s, b, c.precision, autocast, Recompute::kNone) / t
-                          : ActivationBytesPerLayer(m, s, b, c.tp, c.sp, Recompute::kNone,
-                                                    as.flash_attention, as.dropout);
+    const double one =
+        hf ? HfActivationBytesPerLayer(m, s, b, c.precision, autocast, Recompute::kNone) / t
+           : ActivationBytesPerLayer(m, s, b, c.tp, c.sp, Recompute::kNone, as.flash_attention,
+                                     as.dropout);
     transients.push_back({"one layer's activations during its recompute",
                           "per-layer activations without recompute", one, TermKind::kTransient,
                           true});
   }
   if (c.framework == Framework::kDeepSpeed && zero >= 3) {
-    const double largest =
-        std::max({pc.embedding, static_cast<double>(m.hidden) * m.ffn,
-                  static_cast<double>(m.hidden) * m.heads * m.head_dim}) / t;
+    const double largest = std::max({pc.embedding, static_cast<double>(m.hidden) * m.ffn,
+                                     static_cast<double>(m.hidden) * m.heads * m.head_dim}) /
+                           t;
     transients.push_back({"ZeRO-3 gathered largest layer (DeepSpeed estimator)",
                           "4 B × P_largest = 4 × " + Int(largest), 4 * largest,
                           TermKind::kTransient, true});
@@ -531,8 +543,8 @@ Evaluation Evaluate(const ModelConfig& m, const hw::GpuSpec& gpu, const Parallel
       mem.terms.push_back(transients[i]);
     }
   }
-  add("CUDA context + NCCL + workspaces (assumed; --context-gib)",
-      Num(as.context_gib) + " GiB", as.context_gib * kGiB, TermKind::kOverhead);
+  add("CUDA context + NCCL + workspaces (assumed; --context-gib)", Num(as.context_gib) + " GiB",
+      as.context_gib * kGiB, TermKind::kOverhead);
   if (as.overhead_bytes != 0)
     add("calibrated overhead (measured − predicted, --from-trace)", GiB(as.overhead_bytes),
         as.overhead_bytes, TermKind::kOverhead);
@@ -573,26 +585,24 @@ Evaluation Evaluate(const ModelConfig& m, const hw::GpuSpec& gpu, const Parallel
     std::snprintf(buf, sizeof buf,
                   "max(GPU %s, host %s) × m=%s / p: %s kernels per micro-batch (GEMM %s, attention "
                   "%s, memory-bound %s) on the %s roofline",
-                  Dur(gpu_mb).c_str(), Dur(host_mb).c_str(),
-                  Int(mb).c_str(), Int(static_cast<double>(priced.kernels)).c_str(),
-                  Dur(priced.gemm_s).c_str(),
+                  Dur(gpu_mb).c_str(), Dur(host_mb).c_str(), Int(mb).c_str(),
+                  Int(static_cast<double>(priced.kernels)).c_str(), Dur(priced.gemm_s).c_str(),
                   Dur(priced.attention_s).c_str(),
-                  Dur(priced.memory_s - priced.optimizer_s).c_str(),
-                  gpu.name.c_str());
+                  Dur(priced.memory_s - priced.optimizer_s).c_str(), gpu.name.c_str());
     st.terms.push_back({"compute (measured ops priced)", buf, compute});
   } else {
     compute = st.flops_hardware / N / (st.peak_flops * st.efficiency);
-    st.terms.push_back({"compute", "hardware FLOPs " + Num(st.flops_hardware) + " / (N=" + Int(N) +
-                                       " × " + Num(peak_tflops) + " TFLOP/s × η " +
-                                       Num(st.efficiency) + ")",
+    st.terms.push_back({"compute",
+                        "hardware FLOPs " + Num(st.flops_hardware) + " / (N=" + Int(N) + " × " +
+                            Num(peak_tflops) + " TFLOP/s × η " + Num(st.efficiency) + ")",
                         compute});
     if (as.other_s_per_token > 0) {
       // Per GPU: m micro-batches of b·s tokens, each op split t ways and the layers p ways.
       const double tokens_per_gpu = b * s * mb / (t * p);
       const double other = as.other_s_per_token * tokens_per_gpu;
       st.terms.push_back({"outside GEMM/attention (calibrated, --from-trace)",
-                          Num(as.other_s_per_token * 1e9) + " ns per token × b·s·m/(t·p) = " +
-                              Int(tokens_per_gpu) + " tokens",
+                          Num(as.other_s_per_token * 1e9) +
+                              " ns per token × b·s·m/(t·p) = " + Int(tokens_per_gpu) + " tokens",
                           other});
       compute += other;
     }
@@ -616,15 +626,15 @@ Evaluation Evaluate(const ModelConfig& m, const hw::GpuSpec& gpu, const Parallel
     // §7: b·s·h per micro-batch per boundary per direction (÷t with SP).
     const double bytes = 2 * act_bytes * b * s * h / (c.sp ? t : 1) * mb;
     pp_time = bytes / (c.tp * c.pp <= per_node ? intra : inter);
-    st.terms.push_back({"pipeline point-to-point (exposed)",
-                        "2 directions × " + Num(act_bytes) + " B·b·s·h" + (c.sp ? "/t" : "") + " × m",
-                        pp_time});
+    st.terms.push_back(
+        {"pipeline point-to-point (exposed)",
+         "2 directions × " + Num(act_bytes) + " B·b·s·h" + (c.sp ? "/t" : "") + " × m", pp_time});
   }
   const double stage_work = compute + tp_time + pp_time;
   st.bubble_fraction = (p - 1) / (static_cast<double>(c.vpp) * mb);
   if (c.pp > 1)
-    st.terms.push_back({"pipeline bubble", "(p−1)/(v·m) = " + Num(st.bubble_fraction) +
-                                               " × stage work",
+    st.terms.push_back({"pipeline bubble",
+                        "(p−1)/(v·m) = " + Num(st.bubble_fraction) + " × stage work",
                         stage_work * st.bubble_fraction});
   if (c.dp > 1) {
     const double rb = rules.reduce_bytes(c);  // the framework's reduce dtype
@@ -657,24 +667,24 @@ Evaluation Evaluate(const ModelConfig& m, const hw::GpuSpec& gpu, const Parallel
     const double backward = compute * 2 / 3;
     const double exposed =
         total * (1 - as.dp_overlap) + std::max(0.0, total * as.dp_overlap - backward);
-    st.terms.push_back({"data-parallel communication (exposed)",
-                        f + " = " + Num(total) + " s, " + Num(as.dp_overlap * 100) +
-                            " % overlapped with backward",
-                        exposed});
+    st.terms.push_back(
+        {"data-parallel communication (exposed)",
+         f + " = " + Num(total) + " s, " + Num(as.dp_overlap * 100) + " % overlapped with backward",
+         exposed});
   }
   const double shard = P / state_div;
   const double gb = step_grad_bytes;
   if (!off_opt && ms) {
     st.terms.push_back({"optimizer step (measured foreach kernels priced)",
-                        "the measured step's optimizer kernels × P_rank/P = " + Int(shard) +
-                            " / " + Int(ms->parameters) + " params",
+                        "the measured step's optimizer kernels × P_rank/P = " + Int(shard) + " / " +
+                            Int(ms->parameters) + " params",
                         priced.optimizer_s});
   } else if (!off_opt) {
     const double touched = 2 * step_state_bytes + gb + wb;  // read+write states, grads, weights
-    st.terms.push_back({"optimizer step (memory-bound)",
-                        Num(touched) + " B × " + Int(shard) + " params / " + Num(gpu.hbm_gbps) +
-                            " GB/s",
-                        touched * shard / (gpu.hbm_gbps * 1e9)});
+    st.terms.push_back(
+        {"optimizer step (memory-bound)",
+         Num(touched) + " B × " + Int(shard) + " params / " + Num(gpu.hbm_gbps) + " GB/s",
+         touched * shard / (gpu.hbm_gbps * 1e9)});
   } else {
     const double pcie = (gb + wb) * shard / (gpu.pcie_gbps * 1e9);
     st.terms.push_back({"offload: grads to host + weights back over PCIe",
@@ -756,13 +766,13 @@ Status ValidateRequest(const PlanRequest& r) {
   if (!(a.context_gib >= 0)) return usage("--context-gib must be ≥ 0");
   if (!(a.inter_node_gbps > 0)) return usage("--inter-node-gbps must be positive");
   if (r.precision && hw::PlanPeakTflops(r.gpu, *r.precision) <= 0)
-    return Status::Error(StatusCode::kInvalidInput,
-                         "GPU " + r.gpu.name + " (" + r.gpu.description + ") has no " +
-                             std::string(hw::PrecisionName(*r.precision)) +
-                             " support (hint: " +
-                             (*r.precision == Precision::kFp8 ? "FP8 needs Ada, Hopper, Blackwell or MI300; use bf16"
-                                                              : "use fp16 with loss scaling, or fp32") +
-                             ")");
+    return Status::Error(
+        StatusCode::kInvalidInput,
+        "GPU " + r.gpu.name + " (" + r.gpu.description + ") has no " +
+            std::string(hw::PrecisionName(*r.precision)) + " support (hint: " +
+            (*r.precision == Precision::kFp8 ? "FP8 needs Ada, Hopper, Blackwell or MI300; use bf16"
+                                             : "use fp16 with loss scaling, or fp32") +
+            ")");
   if (r.offload == Offload::kParams && r.sharding && ZeroStage(*r.sharding) != 3)
     return usage("--offload params needs ZeRO-3 (--zero 3)");
   if (r.tp && r.model.heads % *r.tp != 0)
@@ -772,13 +782,15 @@ Status ValidateRequest(const PlanRequest& r) {
     return usage("--tp " + std::to_string(*r.tp) + " does not divide the " +
                  std::to_string(r.model.kv_heads) + " KV heads");
   if (r.pp && r.model.layers % (*r.pp * r.vpp.value_or(1)) != 0)
-    return usage("--pp " + std::to_string(*r.pp) + (r.vpp ? " × --vpp " + std::to_string(*r.vpp) : "") +
-                 " does not divide the " + std::to_string(r.model.layers) + " layers");
+    return usage("--pp " + std::to_string(*r.pp) +
+                 (r.vpp ? " × --vpp " + std::to_string(*r.vpp) : "") + " does not divide the " +
+                 std::to_string(r.model.layers) + " layers");
   if (r.vpp && *r.vpp > 1 && r.pp && *r.pp == 1)
-    return usage("--vpp " + std::to_string(*r.vpp) + " needs --pp > 1 (interleaving splits stages)");
+    return usage("--vpp " + std::to_string(*r.vpp) +
+                 " needs --pp > 1 (interleaving splits stages)");
   if (r.tp && r.pp && r.gpus % (*r.tp * *r.pp) != 0)
-    return usage("--gpus " + std::to_string(r.gpus) + " is not a multiple of tp × pp = " +
-                 std::to_string(*r.tp * *r.pp));
+    return usage("--gpus " + std::to_string(r.gpus) +
+                 " is not a multiple of tp × pp = " + std::to_string(*r.tp * *r.pp));
   // What the user fixed must be something a framework runs: the one named, or any.
   std::string why;
   for (const FrameworkRules& f : AllFrameworks()) {
@@ -786,8 +798,10 @@ Status ValidateRequest(const PlanRequest& r) {
     const std::string rule = ForcedRefusal(f, r);
     if (rule.empty()) return Status::Ok();
     if (r.framework)
-      return usage("--framework " + std::string(FrameworkName(f.framework)) + " cannot run this: " + rule);
-    why += std::string(why.empty() ? "" : "; ") + std::string(FrameworkName(f.framework)) + ": " + rule;
+      return usage("--framework " + std::string(FrameworkName(f.framework)) +
+                   " cannot run this: " + rule);
+    why += std::string(why.empty() ? "" : "; ") + std::string(FrameworkName(f.framework)) + ": " +
+           rule;
   }
   return usage("no framework runs this combination — " + why);
 }
@@ -805,7 +819,6 @@ std::vector<int64_t> Divisors(int64_t n) {
   low.insert(low.end(), high.rbegin(), high.rend());
   return low;
 }
-
 
 }  // namespace
 
@@ -838,14 +851,14 @@ Result<PlanReport> Plan(const PlanRequest& r) {
   } else {
     for (int64_t b = 1; b <= std::min<int64_t>(r.global_batch, 64); b *= 2) mbss.push_back(b);
   }
-  std::vector<Sharding> shards =
-      r.sharding ? std::vector<Sharding>{*r.sharding}
-                 : std::vector<Sharding>{Sharding::kNone, Sharding::kZero1, Sharding::kZero2,
-                                         Sharding::kZero3};
+  std::vector<Sharding> shards = r.sharding
+                                     ? std::vector<Sharding>{*r.sharding}
+                                     : std::vector<Sharding>{Sharding::kNone, Sharding::kZero1,
+                                                             Sharding::kZero2, Sharding::kZero3};
   std::vector<Recompute> recs =
-      r.recompute ? std::vector<Recompute>{*r.recompute}
-                  : std::vector<Recompute>{Recompute::kNone, Recompute::kSelective,
-                                           Recompute::kFull};
+      r.recompute
+          ? std::vector<Recompute>{*r.recompute}
+          : std::vector<Recompute>{Recompute::kNone, Recompute::kSelective, Recompute::kFull};
   std::vector<Precision> precs;
   if (r.precision) {
     precs = {*r.precision};
@@ -880,18 +893,21 @@ Result<PlanReport> Plan(const PlanRequest& r) {
           c.offload = r.offload;
           c.bf16_grads = r.bf16_grads;
           if (r.global_batch % (b * d) != 0) {
-            Rejection rej{c, "global batch " + std::to_string(r.global_batch) +
-                                 " not divisible by mbs·dp = " + std::to_string(b) + "·" +
-                                 std::to_string(d) + " = " + std::to_string(b * d),
+            Rejection rej{c,
+                          "global batch " + std::to_string(r.global_batch) +
+                              " not divisible by mbs·dp = " + std::to_string(b) + "·" +
+                              std::to_string(d) + " = " + std::to_string(b * d),
                           0};
             rep.rejected.push_back(rej);
             continue;
           }
           c.grad_accum = r.global_batch / (b * d);
           if (v > 1 && c.grad_accum % p != 0) {
-            rep.rejected.push_back({c, "interleaving needs m % p == 0 (m=" +
-                                           std::to_string(c.grad_accum) + ", p=" +
-                                           std::to_string(p) + ")", 0});
+            rep.rejected.push_back(
+                {c,
+                 "interleaving needs m % p == 0 (m=" + std::to_string(c.grad_accum) +
+                     ", p=" + std::to_string(p) + ")",
+                 0});
             continue;
           }
           for (Sharding z : shards) {
@@ -944,24 +960,31 @@ Result<PlanReport> Plan(const PlanRequest& r) {
 
   // Assumptions printed with every plan (§11).
   auto& A = rep.assumptions;
-  A.push_back("memory in GiB/MiB (2^30/2^20 B); predicts peak allocated; budget = capacity × (1 − " +
-              Num(as.headroom) + ") allocator headroom");
-  A.push_back("static memory by each framework's own rules (docs/planner.md \"Frameworks\"): Megatron "
-              "bf16 weights + fp32 main grads (dist-opt shards master + Adam); DeepSpeed 16-bit "
-              "weights + grads + fp32 grads, master, Adam by ZeRO stage; FSDP fp32 sharded params, "
-              "grads, Adam; DDP fp32 weights, grads, buckets, Adam (one GPU: plain PyTorch, no buckets)");
-  A.push_back(std::string(as.flash_attention ? "flash attention (no s² tensors)" : "explicit attention (5as²b)") +
+  A.push_back(
+      "memory in GiB/MiB (2^30/2^20 B); predicts peak allocated; budget = capacity × (1 − " +
+      Num(as.headroom) + ") allocator headroom");
+  A.push_back(
+      "static memory by each framework's own rules (docs/planner.md \"Frameworks\"): Megatron "
+      "bf16 weights + fp32 main grads (dist-opt shards master + Adam); DeepSpeed 16-bit "
+      "weights + grads + fp32 grads, master, Adam by ZeRO stage; FSDP fp32 sharded params, "
+      "grads, Adam; DDP fp32 weights, grads, buckets, Adam (one GPU: plain PyTorch, no buckets)");
+  A.push_back(std::string(as.flash_attention ? "flash attention (no s² tensors)"
+                                             : "explicit attention (5as²b)") +
               "; dropout masks " + (as.dropout ? "counted (Megatron convention)" : "not counted") +
               "; SwiGLU stores gate, up and product (c = 6; Megatron's 18 + 4f/h omits 2sbf/t)");
-  A.push_back("most-loaded GPU = first pipeline stage (embedding + p micro-batches in flight under 1F1B)");
+  A.push_back(
+      "most-loaded GPU = first pipeline stage (embedding + p micro-batches in flight under 1F1B)");
   A.push_back("vocab padded to a multiple of " + std::to_string(as.vocab_divisor) +
               "·t when t > 1 (Megatron); experts sharded by TP (no expert parallelism)");
-  A.push_back("FLOPs: Megatron convention (causal attention halved); MFU = model FLOPs / (t_step · N · dense peak); "
-              "selective recompute adds one attention-core forward, full adds one forward");
-  A.push_back("η = " + Num(as.efficiency) + " of dense peak × T/(T + " + Num(as.efficiency_half_tokens) +
-              ") for T tokens per micro-batch; links at " + Num(as.comm_efficiency * 100) +
-              " % of bandwidth; inter-node " + Num(as.inter_node_gbps) + " GB/s per GPU; " +
-              Num(as.dp_overlap * 100) + " % of DP traffic overlaps backward; TP/PP traffic exposed");
+  A.push_back(
+      "FLOPs: Megatron convention (causal attention halved); MFU = model FLOPs / (t_step · N · "
+      "dense peak); "
+      "selective recompute adds one attention-core forward, full adds one forward");
+  A.push_back("η = " + Num(as.efficiency) + " of dense peak × T/(T + " +
+              Num(as.efficiency_half_tokens) + ") for T tokens per micro-batch; links at " +
+              Num(as.comm_efficiency * 100) + " % of bandwidth; inter-node " +
+              Num(as.inter_node_gbps) + " GB/s per GPU; " + Num(as.dp_overlap * 100) +
+              " % of DP traffic overlaps backward; TP/PP traffic exposed");
   A.push_back(std::string("activations: ") +
               (as.impl ? "--impl " + std::string(ImplName(*as.impl)) + " for every framework"
                        : "Megatron's fused kernels under Megatron-LM; Hugging Face's eager modules "
@@ -1065,9 +1088,9 @@ Result<PlanReport> Plan(const PlanRequest& r) {
       found = try_variant(v, std::to_string(v.gpus) + " GPUs");
     }
     if (!found && rep.suggestions.size() <= 1)
-      rep.suggestions.push_back(
-          "no variant tried fits (up to 64× the GPUs, at most " + std::to_string(kMaxGpus) +
-          "): a larger-memory GPU or a shorter --seq-len");
+      rep.suggestions.push_back("no variant tried fits (up to 64× the GPUs, at most " +
+                                std::to_string(kMaxGpus) +
+                                "): a larger-memory GPU or a shorter --seq-len");
   }
   return rep;
 }

@@ -65,8 +65,8 @@ struct ParallelConfig {
   bool bf16_grads = false;
 };
 
-// "megatron tp=4 pp=2 dp=8 mbs=1 ga=4 zero1 recompute=selective bf16 adam": how every view and message of
-// the plan spells a configuration.
+// "megatron tp=4 pp=2 dp=8 mbs=1 ga=4 zero1 recompute=selective bf16 adam": how every view and
+// message of the plan spells a configuration.
 std::string Degrees(const ParallelConfig& c);
 
 // Named constants of the model; each is printed with the plan and can be overridden.
@@ -78,22 +78,22 @@ struct PlanAssumptions {
   // Small micro-batches under-fill the GPU: η_eff = η · T/(T + T½) with T = mbs·s tokens per
   // micro-batch (derived; 0.94·η at 4,096 tokens).
   double efficiency_half_tokens = 256;
-  double context_gib = 1.0;    // CUDA context + NCCL + cuBLAS workspaces per GPU (§4: 0.3–2 GiB)
-  double headroom = 0.10;      // allocator fragmentation: budget = capacity × (1 − headroom) (§4)
-  double overhead_bytes = 0;   // extra memory measured by --from-trace (when no scale fits), bytes
+  double context_gib = 1.0;  // CUDA context + NCCL + cuBLAS workspaces per GPU (§4: 0.3–2 GiB)
+  double headroom = 0.10;    // allocator fragmentation: budget = capacity × (1 − headroom) (§4)
+  double overhead_bytes = 0;  // extra memory measured by --from-trace (when no scale fits), bytes
   // Fitted by --from-trace, so that a run measured at one batch predicts another: the measured
   // ÷ formula activation bytes (activations ∝ tokens), and the GPU time per token outside
   // GEMM/conv/attention (elementwise, norms, softmax, loss: ∝ tokens), s.
   double activation_scale = 1.0;
   double other_s_per_token = 0;
-  bool flash_attention = true; // no s² tensors stored (§3)
-  bool dropout = true;         // dropout masks counted (Megatron convention, §3)
+  bool flash_attention = true;   // no s² tensors stored (§3)
+  bool dropout = true;           // dropout masks counted (Megatron convention, §3)
   double comm_efficiency = 0.8;  // achieved busBW / link bandwidth (derived; Calculon uses 0.65)
   double dp_overlap = 0.8;       // share of DP/ZeRO traffic hidden behind backward (§7: bucketed)
   double inter_node_gbps = 50;   // per-GPU network bandwidth, GB/s (400 Gb/s NIC per GPU)
   int64_t gpus_per_node = 0;     // 0 = the GPU table's value
   double cpu_adam_params_per_s = 1e9;  // CPU Adam update rate per process with offload (assumed)
-  int vocab_divisor = 128;       // Megatron pads V to a multiple of divisor·t when t > 1 (§0)
+  int vocab_divisor = 128;  // Megatron pads V to a multiple of divisor·t when t > 1 (§0)
   // Exact mode (--exact): the step measured on fake tensors. Configurations of its precision and
   // recompute take their activation memory and step time from it (scaled to their tokens per
   // micro-batch); the others, and all static memory and communication, stay formulas.
@@ -106,17 +106,17 @@ struct PlanAssumptions {
 };
 
 struct ParamCounts {
-  double attention_per_layer = 0;  // 2h·q + 2h·kv (§1)
-  double mlp_per_layer = 0;        // dense 2hfγ, or E experts × 2hfγ + router h·E
-  double mlp_active_per_layer = 0; // top-k experts instead of E
-  double norms_per_layer = 0;      // 2h·n
+  double attention_per_layer = 0;   // 2h·q + 2h·kv (§1)
+  double mlp_per_layer = 0;         // dense 2hfγ, or E experts × 2hfγ + router h·E
+  double mlp_active_per_layer = 0;  // top-k experts instead of E
+  double norms_per_layer = 0;       // 2h·n
   double biases_per_layer = 0;
-  double final_norm = 0;           // n·h
-  double embedding = 0;            // h·V (input)
-  double output_layer = 0;         // h·V when untied, else 0
-  double positions = 0;            // learned position embedding rows × h
+  double final_norm = 0;    // n·h
+  double embedding = 0;     // h·V (input)
+  double output_layer = 0;  // h·V when untied, else 0
+  double positions = 0;     // learned position embedding rows × h
   double total = 0;
-  double active = 0;               // per token (MoE: top-k experts)
+  double active = 0;  // per token (MoE: top-k experts)
 };
 
 // §0: V_pad = ceil(V / (divisor·t)) · divisor·t.
@@ -165,8 +165,8 @@ struct StaticBytes {
   double weights = 0, grads = 0, master = 0, optimizer = 0;
   double Total() const { return weights + grads + master + optimizer; }
 };
-StaticBytes StaticMemory(double params, Precision precision, Optimizer optimizer,
-                         Sharding sharding, int64_t dp, bool fp32_grads);
+StaticBytes StaticMemory(double params, Precision precision, Optimizer optimizer, Sharding sharding,
+                         int64_t dp, bool fp32_grads);
 
 enum class TermKind { kStatic, kActivation, kTransient, kOverhead, kCpu };
 std::string_view TermKindName(TermKind k);
@@ -182,16 +182,16 @@ struct MemoryTerm {
 struct MemoryBreakdown {
   double params_on_rank = 0;  // P_rank: first pipeline stage, one TP shard
   std::vector<MemoryTerm> terms;
-  bool measured = false;        // activations from exact mode (the step measured on fake tensors)
-  double static_bytes = 0;      // weights + grads + master + optimizer states on the GPU
+  bool measured = false;    // activations from exact mode (the step measured on fake tensors)
+  double static_bytes = 0;  // weights + grads + master + optimizer states on the GPU
   double activation_bytes = 0;
-  double peak_bytes = 0;        // Σ counted terms: what the device needs (context included)
+  double peak_bytes = 0;  // Σ counted terms: what the device needs (context included)
   // The prediction of torch.cuda.max_memory_allocated(): the peak without the CUDA context and
   // workspaces (TermKind::kOverhead), which the caching allocator does not count.
   double peak_allocated_bytes = 0;
-  double cpu_bytes = 0;         // offloaded state in host memory
+  double cpu_bytes = 0;  // offloaded state in host memory
   double capacity_bytes = 0;
-  double budget_bytes = 0;      // capacity × (1 − headroom)
+  double budget_bytes = 0;  // capacity × (1 − headroom)
   bool fits = false;
 };
 
@@ -255,9 +255,9 @@ struct PlanReport {
   int64_t vocab_padded_tp1 = 0;
   std::vector<Evaluation> feasible;  // best first (tokens/s, then lower peak)
   size_t evaluated = 0;
-  size_t not_supported = 0;          // candidates no framework searched can run (skipped)
-  std::vector<Rejection> rejected;   // every rejected candidate (reason per candidate)
-  bool exact = false;                // every degree given → one configuration evaluated
+  size_t not_supported = 0;              // candidates no framework searched can run (skipped)
+  std::vector<Rejection> rejected;       // every rejected candidate (reason per candidate)
+  bool exact = false;                    // every degree given → one configuration evaluated
   std::vector<std::string> assumptions;  // printed with the plan
   std::vector<std::string> suggestions;  // when nothing fits: what would
   std::optional<Evaluation> closest;     // when nothing fits: the candidate closest to fitting

@@ -40,8 +40,8 @@ struct Launch {
   int64_t nodes = 1, nproc = 1;
 };
 Launch LaunchShape(const PlanRequest& r, const ParallelConfig& c) {
-  const int64_t per_node = r.assumptions.gpus_per_node > 0 ? r.assumptions.gpus_per_node
-                                                           : r.gpu.gpus_per_node;
+  const int64_t per_node =
+      r.assumptions.gpus_per_node > 0 ? r.assumptions.gpus_per_node : r.gpu.gpus_per_node;
   Launch l;
   l.nproc = std::max<int64_t>(1, std::min(c.gpus, per_node));
   l.nodes = (c.gpus + l.nproc - 1) / l.nproc;
@@ -49,14 +49,16 @@ Launch LaunchShape(const PlanRequest& r, const ParallelConfig& c) {
 }
 std::string Torchrun(const PlanRequest& r, const ParallelConfig& c) {
   const Launch l = LaunchShape(r, c);
-  std::string cmd = Fmt("torchrun --nnodes=%" PRId64 " --nproc_per_node=%" PRId64, l.nodes, l.nproc);
+  std::string cmd =
+      Fmt("torchrun --nnodes=%" PRId64 " --nproc_per_node=%" PRId64, l.nodes, l.nproc);
   if (l.nodes > 1) cmd += " --rdzv_backend=c10d --rdzv_endpoint=$MASTER_ADDR:29500";
   return cmd;
 }
 
 // "the plan is for PyTorch FSDP, not DeepSpeed": a framework's own file for another's plan.
 std::string OtherFramework(const ParallelConfig& c, std::string_view mine) {
-  return "the plan is for " + std::string(RulesFor(c.framework).title) + ", not " + std::string(mine);
+  return "the plan is for " + std::string(RulesFor(c.framework).title) + ", not " +
+         std::string(mine);
 }
 
 // ---- Megatron-LM arguments (megatron/training/arguments.py) ----
@@ -66,7 +68,8 @@ std::string OtherFramework(const ParallelConfig& c, std::string_view mine) {
 // iterations); a flag given again there overrides this one (argparse keeps the last).
 ConfigSnippet MegatronArgs(const PlanRequest& r, const ParallelConfig& c) {
   ConfigSnippet sn{"megatron_args",
-                   "Megatron-LM (pretrain_gpt.py arguments; the run's data, tokenizer and learning-rate flags after them)",
+                   "Megatron-LM (pretrain_gpt.py arguments; the run's data, tokenizer and "
+                   "learning-rate flags after them)",
                    "megatron_args.sh", "", ""};
   if (c.framework != Framework::kMegatron) {
     sn.not_expressed = OtherFramework(c, "Megatron-LM");
@@ -77,11 +80,13 @@ ConfigSnippet MegatronArgs(const PlanRequest& r, const ParallelConfig& c) {
   // validate_args asserts it with tensor parallelism (before Blackwell; harmless after).
   if (c.tp > 1) cmd += "CUDA_DEVICE_MAX_CONNECTIONS=1 ";
   cmd += Torchrun(r, c);
-  cmd += Fmt(" pretrain_gpt.py --num-layers %" PRId64 " --hidden-size %" PRId64 " --ffn-hidden-size %" PRId64
-             " --num-attention-heads %" PRId64, m.layers, m.hidden, m.ffn, m.heads);
+  cmd += Fmt(" pretrain_gpt.py --num-layers %" PRId64 " --hidden-size %" PRId64
+             " --ffn-hidden-size %" PRId64 " --num-attention-heads %" PRId64,
+             m.layers, m.hidden, m.ffn, m.heads);
   if (m.kv_heads > 0 && m.kv_heads != m.heads)
     cmd += Fmt(" --group-query-attention --num-query-groups %" PRId64, m.kv_heads);
-  if (m.head_dim > 0 && m.head_dim * m.heads != m.hidden) cmd += Fmt(" --kv-channels %" PRId64, m.head_dim);
+  if (m.head_dim > 0 && m.head_dim * m.heads != m.hidden)
+    cmd += Fmt(" --kv-channels %" PRId64, m.head_dim);
   if (m.learned_positions > 0) {
     cmd += Fmt(" --max-position-embeddings %" PRId64, m.learned_positions);
   } else {
@@ -90,23 +95,32 @@ ConfigSnippet MegatronArgs(const PlanRequest& r, const ParallelConfig& c) {
   }
   if (m.rms_norm) cmd += " --normalization RMSNorm";
   if (m.gated_mlp) cmd += " --swiglu";
-  if (m.qkv_bias_only) cmd += " --disable-bias-linear --add-qkv-bias";
-  else if (!m.linear_biases) cmd += " --disable-bias-linear";
+  if (m.qkv_bias_only)
+    cmd += " --disable-bias-linear --add-qkv-bias";
+  else if (!m.linear_biases)
+    cmd += " --disable-bias-linear";
   if (!m.tied_embeddings) cmd += " --untie-embeddings-and-output-weights";
-  if (m.experts > 0) cmd += Fmt(" --num-experts %" PRId64 " --moe-router-topk %" PRId64, m.experts, m.experts_top_k);
-  cmd += Fmt(" --tensor-model-parallel-size %" PRId64 " --pipeline-model-parallel-size %" PRId64, c.tp, c.pp);
+  if (m.experts > 0)
+    cmd += Fmt(" --num-experts %" PRId64 " --moe-router-topk %" PRId64, m.experts, m.experts_top_k);
+  cmd += Fmt(" --tensor-model-parallel-size %" PRId64 " --pipeline-model-parallel-size %" PRId64,
+             c.tp, c.pp);
   if (c.vpp > 1)
-    cmd += Fmt(" --num-layers-per-virtual-pipeline-stage %" PRId64, r.model.layers / (c.pp * c.vpp));
+    cmd +=
+        Fmt(" --num-layers-per-virtual-pipeline-stage %" PRId64, r.model.layers / (c.pp * c.vpp));
   if (c.sp) cmd += " --sequence-parallel";
-  cmd += Fmt(" --micro-batch-size %" PRId64 " --global-batch-size %" PRId64 " --seq-length %" PRId64,
-             c.mbs, r.global_batch, r.seq_len);
+  cmd +=
+      Fmt(" --micro-batch-size %" PRId64 " --global-batch-size %" PRId64 " --seq-length %" PRId64,
+          c.mbs, r.global_batch, r.seq_len);
   if (c.recompute == Recompute::kSelective) cmd += " --recompute-granularity selective";
   if (c.recompute == Recompute::kFull)
     cmd += " --recompute-granularity full --recompute-method uniform --recompute-num-layers 1";
   if (ZeroStage(c.sharding) >= 1) cmd += " --use-distributed-optimizer";
-  if (c.precision == Precision::kFp8) cmd += " --bf16 --fp8-format hybrid";
-  else if (c.precision == Precision::kBf16) cmd += " --bf16";
-  else if (c.precision == Precision::kFp16) cmd += " --fp16";
+  if (c.precision == Precision::kFp8)
+    cmd += " --bf16 --fp8-format hybrid";
+  else if (c.precision == Precision::kBf16)
+    cmd += " --bf16";
+  else if (c.precision == Precision::kFp16)
+    cmd += " --fp16";
   if (c.bf16_grads) cmd += " --grad-reduce-in-bf16";
   cmd += c.optimizer == Optimizer::kSgd ? " --optimizer sgd" : " --optimizer adam";
   sn.text = cmd + " \"$@\"\n";
@@ -123,7 +137,9 @@ ConfigSnippet MegatronArgs(const PlanRequest& r, const ParallelConfig& c) {
 // pipeline engine reads the file itself, where "auto" means nothing: the hyperparameters are the
 // run's own to add (said in the title).
 ConfigSnippet DeepSpeedConfig(const PlanRequest& r, const ParallelConfig& c) {
-  ConfigSnippet sn{"deepspeed_json", "DeepSpeed (ds_config.json for the HF Trainer's --deepspeed; \"auto\" takes the Trainer's learning rate, betas, eps, weight decay and clipping)",
+  ConfigSnippet sn{"deepspeed_json",
+                   "DeepSpeed (ds_config.json for the HF Trainer's --deepspeed; \"auto\" takes the "
+                   "Trainer's learning rate, betas, eps, weight decay and clipping)",
                    "ds_config.json", "", ""};
   if (c.framework != Framework::kDeepSpeed) {
     sn.not_expressed = OtherFramework(c, "DeepSpeed");
@@ -132,7 +148,8 @@ ConfigSnippet DeepSpeedConfig(const PlanRequest& r, const ParallelConfig& c) {
   const bool trainer = c.pp == 1;
   if (!trainer)
     sn.title = Fmt("DeepSpeed (ds_config.json; the %" PRId64
-                   " pipeline stages are PipelineModule(..., num_stages=%" PRId64 ") in the model code; "
+                   " pipeline stages are PipelineModule(..., num_stages=%" PRId64
+                   ") in the model code; "
                    "add the run's optimizer.params: lr, weight_decay, …)",
                    c.pp, c.pp);
   render::JsonWriter w(2);
@@ -149,9 +166,21 @@ ConfigSnippet DeepSpeedConfig(const PlanRequest& r, const ParallelConfig& c) {
   w.Key("stage").Int(ZeroStage(c.sharding));
   w.Key("overlap_comm").Bool(true);
   if (c.offload != Offload::kNone)
-    w.Key("offload_optimizer").BeginObject().Key("device").String("cpu").Key("pin_memory").Bool(true).EndObject();
+    w.Key("offload_optimizer")
+        .BeginObject()
+        .Key("device")
+        .String("cpu")
+        .Key("pin_memory")
+        .Bool(true)
+        .EndObject();
   if (c.offload == Offload::kParams)
-    w.Key("offload_param").BeginObject().Key("device").String("cpu").Key("pin_memory").Bool(true).EndObject();
+    w.Key("offload_param")
+        .BeginObject()
+        .Key("device")
+        .String("cpu")
+        .Key("pin_memory")
+        .Bool(true)
+        .EndObject();
   w.EndObject();
   // DeepSpeed's own optimizer: its CPU Adam runs the offloaded step; SGD as named. 8-bit Adam
   // comes from the training script (bitsandbytes), so no section: the Trainer builds its own.
@@ -173,54 +202,75 @@ ConfigSnippet DeepSpeedConfig(const PlanRequest& r, const ParallelConfig& c) {
 // ---- Accelerate config (accelerate launch --config_file) ----
 std::string YamlBool(bool b) { return b ? "true" : "false"; }
 ConfigSnippet AccelerateConfig(const PlanRequest& r, const ParallelConfig& c) {
-  ConfigSnippet sn{"accelerate_yaml", "Accelerate (accelerate launch --config_file accelerate.yaml train.py)",
+  ConfigSnippet sn{"accelerate_yaml",
+                   "Accelerate (accelerate launch --config_file accelerate.yaml train.py)",
                    "accelerate.yaml", "", ""};
   const Launch l = LaunchShape(r, c);
   const int zero = ZeroStage(c.sharding);
   std::string body;
   switch (c.framework) {
     case Framework::kMegatron:
-      if (c.vpp > 1) sn.not_expressed = "Accelerate's megatron_lm_config has no interleaved (virtual) pipeline setting";
-      else if (c.precision == Precision::kFp8) sn.not_expressed = "Accelerate's Megatron-LM plugin takes mixed_precision bf16 or fp16, not Transformer Engine fp8";
-      else if (c.recompute == Recompute::kFull) sn.not_expressed = "megatron_lm_recompute_activations is selective recompute; full recompute is not an Accelerate setting";
-      else if (c.bf16_grads) sn.not_expressed = "Accelerate's Megatron-LM plugin has no --grad-reduce-in-bf16 setting";
-      else if (c.optimizer != Optimizer::kAdam) sn.not_expressed = "Accelerate's Megatron-LM plugin builds Megatron's Adam";
+      if (c.vpp > 1)
+        sn.not_expressed =
+            "Accelerate's megatron_lm_config has no interleaved (virtual) pipeline setting";
+      else if (c.precision == Precision::kFp8)
+        sn.not_expressed =
+            "Accelerate's Megatron-LM plugin takes mixed_precision bf16 or fp16, not Transformer "
+            "Engine fp8";
+      else if (c.recompute == Recompute::kFull)
+        sn.not_expressed =
+            "megatron_lm_recompute_activations is selective recompute; full recompute is not an "
+            "Accelerate setting";
+      else if (c.bf16_grads)
+        sn.not_expressed = "Accelerate's Megatron-LM plugin has no --grad-reduce-in-bf16 setting";
+      else if (c.optimizer != Optimizer::kAdam)
+        sn.not_expressed = "Accelerate's Megatron-LM plugin builds Megatron's Adam";
       if (!sn.not_expressed.empty()) return sn;
-      body = "distributed_type: MEGATRON_LM\nmegatron_lm_config:\n" +
-             Fmt("  megatron_lm_tp_degree: %" PRId64 "\n  megatron_lm_pp_degree: %" PRId64
-                 "\n  megatron_lm_num_micro_batches: %" PRId64 "\n",
-                 c.tp, c.pp, c.grad_accum) +
-             "  megatron_lm_sequence_parallelism: " + YamlBool(c.sp) + "\n" +
-             "  megatron_lm_recompute_activations: " + YamlBool(c.recompute == Recompute::kSelective) + "\n" +
-             "  megatron_lm_use_distributed_optimizer: " + YamlBool(zero >= 1) + "\n" +
-             // Unset, Accelerate's MegatronLMPlugin takes context parallel 2 (halving data
-             // parallel) and rotary positions; the plan has no context parallel, and the model's
-             // own positions.
-             "  megatron_lm_context_parallel_size: 1\n" +
-             "  megatron_lm_use_rotary_position_embeddings: " + YamlBool(r.model.learned_positions == 0) + "\n";
+      body =
+          "distributed_type: MEGATRON_LM\nmegatron_lm_config:\n" +
+          Fmt("  megatron_lm_tp_degree: %" PRId64 "\n  megatron_lm_pp_degree: %" PRId64
+              "\n  megatron_lm_num_micro_batches: %" PRId64 "\n",
+              c.tp, c.pp, c.grad_accum) +
+          "  megatron_lm_sequence_parallelism: " + YamlBool(c.sp) + "\n" +
+          "  megatron_lm_recompute_activations: " + YamlBool(c.recompute == Recompute::kSelective) +
+          "\n" + "  megatron_lm_use_distributed_optimizer: " + YamlBool(zero >= 1) + "\n" +
+          // Unset, Accelerate's MegatronLMPlugin takes context parallel 2 (halving data
+          // parallel) and rotary positions; the plan has no context parallel, and the model's
+          // own positions.
+          "  megatron_lm_context_parallel_size: 1\n" +
+          "  megatron_lm_use_rotary_position_embeddings: " +
+          YamlBool(r.model.learned_positions == 0) + "\n";
       break;
     case Framework::kDeepSpeed:
       if (c.pp > 1) {
-        sn.not_expressed = "Accelerate's DeepSpeed integration does not run DeepSpeed's pipeline engine (pp > 1)";
+        sn.not_expressed =
+            "Accelerate's DeepSpeed integration does not run DeepSpeed's pipeline engine (pp > 1)";
         return sn;
       }
       body = "distributed_type: DEEPSPEED\ndeepspeed_config:\n" +
-             Fmt("  zero_stage: %d\n  gradient_accumulation_steps: %" PRId64 "\n", zero, c.grad_accum) +
+             Fmt("  zero_stage: %d\n  gradient_accumulation_steps: %" PRId64 "\n", zero,
+                 c.grad_accum) +
              // Across nodes Accelerate's default DeepSpeed launcher is pdsh with a hostfile;
              // "standard" is torchrun on each node, as the other snippets launch.
              (l.nodes > 1 ? "  deepspeed_multinode_launcher: standard\n" : "") +
-             "  offload_optimizer_device: " + (c.offload != Offload::kNone ? "cpu" : "none") + "\n" +
-             "  offload_param_device: " + (c.offload == Offload::kParams ? "cpu" : "none") + "\n" +
-             "  zero3_init_flag: " + YamlBool(zero == 3) + "\n";
+             "  offload_optimizer_device: " + (c.offload != Offload::kNone ? "cpu" : "none") +
+             "\n" + "  offload_param_device: " + (c.offload == Offload::kParams ? "cpu" : "none") +
+             "\n" + "  zero3_init_flag: " + YamlBool(zero == 3) + "\n";
       break;
     case Framework::kFsdp:
-      body = "distributed_type: FSDP\nfsdp_config:\n  fsdp_version: 1\n"
-             "  fsdp_sharding_strategy: " +
-             std::string(c.hybrid ? "HYBRID_SHARD" : zero == 2 ? "SHARD_GRAD_OP" : "FULL_SHARD") + "\n" +
-             "  fsdp_auto_wrap_policy: TRANSFORMER_BASED_WRAP\n  fsdp_backward_prefetch: BACKWARD_PRE\n"
-             "  fsdp_use_orig_params: true\n"
-             "  fsdp_offload_params: " + YamlBool(c.offload == Offload::kParams) + "\n" +
-             "  fsdp_activation_checkpointing: " + YamlBool(c.recompute == Recompute::kFull) + "\n";
+      body =
+          "distributed_type: FSDP\nfsdp_config:\n  fsdp_version: 1\n"
+          "  fsdp_sharding_strategy: " +
+          std::string(c.hybrid    ? "HYBRID_SHARD"
+                      : zero == 2 ? "SHARD_GRAD_OP"
+                                  : "FULL_SHARD") +
+          "\n" +
+          "  fsdp_auto_wrap_policy: TRANSFORMER_BASED_WRAP\n  fsdp_backward_prefetch: "
+          "BACKWARD_PRE\n"
+          "  fsdp_use_orig_params: true\n"
+          "  fsdp_offload_params: " +
+          YamlBool(c.offload == Offload::kParams) + "\n" +
+          "  fsdp_activation_checkpointing: " + YamlBool(c.recompute == Recompute::kFull) + "\n";
       break;
     case Framework::kDdp:
       body = c.gpus > 1 ? "distributed_type: MULTI_GPU\n" : "distributed_type: 'NO'\n";
@@ -228,13 +278,16 @@ ConfigSnippet AccelerateConfig(const PlanRequest& r, const ParallelConfig& c) {
   }
   std::string y = "compute_environment: LOCAL_MACHINE\n" + body;
   y += "mixed_precision: " +
-       std::string(hw::FullPrecision(c.precision) ? "'no'" : std::string(hw::PrecisionName(c.precision))) + "\n";
+       std::string(hw::FullPrecision(c.precision) ? "'no'"
+                                                  : std::string(hw::PrecisionName(c.precision))) +
+       "\n";
   y += Fmt("num_machines: %" PRId64 "\nnum_processes: %" PRId64 "\n", l.nodes, c.gpus);
   if (l.nodes > 1) {
     // Accelerate's launcher asserts a main process address across machines; a YAML file cannot
     // read $MASTER_ADDR as the torchrun lines do, so it is a name to replace or override.
     y += "machine_rank: 0  # this node's rank: accelerate launch --machine_rank K on node K\n"
-         "main_process_ip: MASTER_ADDR  # node 0's address: replace, or accelerate launch --main_process_ip $MASTER_ADDR\n"
+         "main_process_ip: MASTER_ADDR  # node 0's address: replace, or accelerate launch "
+         "--main_process_ip $MASTER_ADDR\n"
          "main_process_port: 29500\n";
   } else {
     y += "machine_rank: 0\n";
@@ -250,13 +303,16 @@ ConfigSnippet AccelerateConfig(const PlanRequest& r, const ParallelConfig& c) {
 // ---- torchrun + Hugging Face Trainer (transformers TrainingArguments) ----
 ConfigSnippet TrainerCommand(const PlanRequest& r, const ParallelConfig& c) {
   ConfigSnippet sn{"trainer_command",
-                   "torchrun + Hugging Face Trainer (train.py with TrainingArguments; the run's own flags after them)",
+                   "torchrun + Hugging Face Trainer (train.py with TrainingArguments; the run's "
+                   "own flags after them)",
                    "torchrun_trainer.sh", "", ""};
   if (c.framework == Framework::kMegatron) {
-    sn.not_expressed = c.tp > 1 || c.pp > 1
-                           ? Fmt("the HF Trainer has no tensor or pipeline parallelism (tp=%" PRId64
-                                 " pp=%" PRId64 "); use the Megatron-LM arguments", c.tp, c.pp)
-                           : "the HF Trainer does not run Megatron-LM; use the Megatron-LM arguments";
+    sn.not_expressed =
+        c.tp > 1 || c.pp > 1
+            ? Fmt("the HF Trainer has no tensor or pipeline parallelism (tp=%" PRId64 " pp=%" PRId64
+                  "); use the Megatron-LM arguments",
+                  c.tp, c.pp)
+            : "the HF Trainer does not run Megatron-LM; use the Megatron-LM arguments";
     return sn;
   }
   if (c.framework == Framework::kDeepSpeed && c.pp > 1) {
@@ -264,7 +320,8 @@ ConfigSnippet TrainerCommand(const PlanRequest& r, const ParallelConfig& c) {
     return sn;
   }
   std::string cmd = "#!/bin/sh\n" + Torchrun(r, c);
-  cmd += Fmt(" train.py --per_device_train_batch_size %" PRId64 " --gradient_accumulation_steps %" PRId64,
+  cmd += Fmt(" train.py --per_device_train_batch_size %" PRId64
+             " --gradient_accumulation_steps %" PRId64,
              c.mbs, c.grad_accum);
   if (c.precision == Precision::kBf16) cmd += " --bf16";
   if (c.precision == Precision::kFp16) cmd += " --fp16";

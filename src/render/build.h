@@ -51,7 +51,8 @@ template <typename T>
 Value Count(T n) {
   static_assert(std::is_arithmetic_v<T>);
   if constexpr (std::is_floating_point_v<T>) {
-    return std::isfinite(n) ? Value::Number(std::round(n), 0, Unit::kCount) : Value::Na(Unit::kCount);
+    return std::isfinite(n) ? Value::Number(std::round(n), 0, Unit::kCount)
+                            : Value::Na(Unit::kCount);
   } else if constexpr (std::is_unsigned_v<T>) {
     return Value::Count(static_cast<int64_t>(
         std::min<uint64_t>(n, static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))));

@@ -90,8 +90,7 @@ Value Value::Bytes(uint64_t bytes) {
 }
 
 Value Value::ShareOf(double part, double whole, int precision) {
-  if (!(whole > 0) || !std::isfinite(part) || !std::isfinite(whole))
-    return Na(Unit::kShare);
+  if (!(whole > 0) || !std::isfinite(part) || !std::isfinite(whole)) return Na(Unit::kShare);
   return Share(part / whole, precision);
 }
 
@@ -138,7 +137,8 @@ Value Value::Bool(bool b) {
 bool Series::operator==(const Series& o) const {
   if (key != o.key || label != o.label || values.size() != o.values.size()) return false;
   for (size_t i = 0; i < values.size(); ++i)
-    if (!(values[i] == o.values[i] || (std::isnan(values[i]) && std::isnan(o.values[i])))) return false;
+    if (!(values[i] == o.values[i] || (std::isnan(values[i]) && std::isnan(o.values[i]))))
+      return false;
   return true;
 }
 
@@ -215,6 +215,8 @@ Section& Document::AddSection(std::string section_key, std::string section_title
   return AppendSection(sections, std::move(section_key), std::move(section_title));
 }
 
-const Section* Document::FindSection(std::string_view k) const { return FindSectionIn(sections, k); }
+const Section* Document::FindSection(std::string_view k) const {
+  return FindSectionIn(sections, k);
+}
 
 }  // namespace gpuscope::render

@@ -44,7 +44,7 @@ struct Value {
   enum class Kind : uint8_t { kNull, kInt, kDouble, kText, kBool };
   Kind kind = Kind::kNull;
   Unit unit = Unit::kNone;
-  int8_t precision = -1;  // digits after the point in text/HTML; -1: the unit's default
+  int8_t precision = -1;   // digits after the point in text/HTML; -1: the unit's default
   bool show_sign = false;  // a change: "+12.000 ms", "−28.0 %", "±0"
   bool binary = false;     // bytes in binary units ("68.70 GiB", as GPU memory is sized)
   int64_t i = 0;
@@ -87,7 +87,7 @@ struct Row {
   std::string key;
   std::string label;
   std::vector<Field> fields;
-  std::string note;  // a short qualifier shown after the fields: "(HTA temporal breakdown)"
+  std::string note;     // a short qualifier shown after the fields: "(HTA temporal breakdown)"
   bool detail = false;  // the whole row only when verbose (text and HTML); JSON always
   bool operator==(const Row&) const = default;
 };
@@ -141,13 +141,13 @@ struct Chart {
   std::string key;
   std::string title;
   Kind kind = Kind::kStackedBars;
-  Unit unit = Unit::kNone;           // of the series values
-  Unit x_unit = Unit::kNone;         // lines: of x
+  Unit unit = Unit::kNone;              // of the series values
+  Unit x_unit = Unit::kNone;            // lines: of x
   std::vector<std::string> categories;  // bars: one label per bar
   std::vector<double> x;                // lines, heatmap: shared x values
   std::vector<Series> series;
-  std::vector<Field> reference_lines;   // e.g. device capacity, drawn as a dashed line
-  std::vector<Segment> segments;        // timeline: in lane order, then time order
+  std::vector<Field> reference_lines;  // e.g. device capacity, drawn as a dashed line
+  std::vector<Segment> segments;       // timeline: in lane order, then time order
   bool operator==(const Chart&) const = default;
 };
 

@@ -1,7 +1,7 @@
 #include "render/format.h"
 
-#include <cmath>
 #include <fmt/format.h>
+#include <cmath>
 
 namespace gpuscope::render {
 
@@ -69,7 +69,8 @@ std::string FormatNumber(double v, int precision) {
   if (!std::isfinite(v)) return std::string(kNotAvailable);
   // Beyond a quadrillion, digits stop being readable: four significant ones and an exponent.
   if (std::fabs(v) >= 1e15) return fmt::format("{:.4g}", v);
-  if (precision == 0 && std::fabs(v) >= 1000) return FormatCount(static_cast<int64_t>(std::llround(v)));
+  if (precision == 0 && std::fabs(v) >= 1000)
+    return FormatCount(static_cast<int64_t>(std::llround(v)));
   if (precision < 0) {
     // Default: three significant digits for small values, whole numbers (grouped) for large.
     const double a = std::fabs(v);
@@ -98,8 +99,10 @@ std::string FormatValue(const Value& v) {
     Value magnitude = v;
     magnitude.show_sign = false;
     const double d = v.AsDouble();
-    if (v.kind == Value::Kind::kInt) magnitude.i = v.i < 0 ? -v.i : v.i;
-    else magnitude.d = std::fabs(v.d);
+    if (v.kind == Value::Kind::kInt)
+      magnitude.i = v.i < 0 ? -v.i : v.i;
+    else
+      magnitude.d = std::fabs(v.d);
     const std::string text = FormatValue(magnitude);
     // Zero, or a change that rounds to zero where it is shown: "±0".
     if (d == 0 || text.find_first_of("123456789") == std::string::npos) return "±" + text;
@@ -113,7 +116,8 @@ std::string FormatValue(const Value& v) {
     case Unit::kCount:
       return v.kind == Value::Kind::kInt ? FormatCount(v.i) : FormatNumber(d, v.precision);
     case Unit::kNanos:
-      return FormatDuration(v.kind == Value::Kind::kInt ? v.i : static_cast<int64_t>(std::llround(d)));
+      return FormatDuration(v.kind == Value::Kind::kInt ? v.i
+                                                        : static_cast<int64_t>(std::llround(d)));
     case Unit::kBytes:
       return v.binary ? FormatBinaryBytes(d) : FormatBytes(d);
     case Unit::kShare:
@@ -145,9 +149,12 @@ std::string FormatDurationApprox(double ns) {
   const double a = std::fabs(ns);
   double scale = 1;
   const char* unit = "ns";
-  if (a >= 1e9) scale = 1e9, unit = "s";
-  else if (a >= 1e6) scale = 1e6, unit = "ms";
-  else if (a >= 1e3) scale = 1e3, unit = "µs";
+  if (a >= 1e9)
+    scale = 1e9, unit = "s";
+  else if (a >= 1e6)
+    scale = 1e6, unit = "ms";
+  else if (a >= 1e3)
+    scale = 1e3, unit = "µs";
   const double v = ns / scale;
   const double av = std::fabs(v);
   const int precision = scale == 1 ? 0 : av >= 100 ? 0 : av >= 10 ? 1 : 2;

@@ -12,13 +12,13 @@ namespace gpuscope::render {
 
 inline constexpr std::string_view kNotAvailable = "n/a";
 
-std::string GroupDigits(uint64_t n);        // "1,234,567"
-std::string FormatCount(int64_t n);         // "-1,234"
-std::string FormatBytes(double bytes);      // "830 B", "1.2 MB", "3.40 GB" (decimal units)
+std::string GroupDigits(uint64_t n);          // "1,234,567"
+std::string FormatCount(int64_t n);           // "-1,234"
+std::string FormatBytes(double bytes);        // "830 B", "1.2 MB", "3.40 GB" (decimal units)
 std::string FormatBinaryBytes(double bytes);  // "512 B", "6,426.5 MiB", "68.70 GiB"
-std::string FormatDuration(int64_t ns);     // "45 ns", "12.300 µs", "830.494 ms", "12.300 s"
-std::string FormatShare(double share, int precision = 1);  // 0.3 → "30.0 %"
-std::string FormatNumber(double v, int precision);         // fixed, no grouping
+std::string FormatDuration(int64_t ns);       // "45 ns", "12.300 µs", "830.494 ms", "12.300 s"
+std::string FormatShare(double share, int precision = 1);                  // 0.3 → "30.0 %"
+std::string FormatNumber(double v, int precision);                         // fixed, no grouping
 std::string FormatRate(double per_second, Unit unit, int precision = -1);  // "6.4 GB/s", "5.71/s"
 // The text of any value, as text and HTML show it.
 std::string FormatValue(const Value& v);

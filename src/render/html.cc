@@ -33,7 +33,8 @@ const char* kStyle =
     "border-bottom:1px solid #e4e4e4;text-align:left;vertical-align:top}"
     "th{background:#f4f6f8}td{overflow-wrap:normal;word-break:normal;hyphens:none}"
     "td.num,th.num{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}"
-    "table:not(.kv) td:not(.num){font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12.5px}\n"
+    "table:not(.kv) "
+    "td:not(.num){font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12.5px}\n"
     "table.kv th{background:none;color:#555;font-weight:normal;white-space:nowrap}\n"
     ".finding{border-left:5px solid #999;padding:6px 12px;margin:10px 0;background:#fafafa}\n"
     ".finding.critical{border-color:#D55E00}.finding.warning{border-color:#E69F00}"
@@ -131,7 +132,8 @@ struct Page {
   void Bars(const Chart& c) {
     constexpr int kLabelW = 200, kBarW = 720, kNoteW = 100, kRowH = 20, kBarH = 14, kTop = 4;
     const int width = kLabelW + kBarW + kNoteW;
-    const int height = kTop * 2 + kRowH * static_cast<int>(std::max<size_t>(c.categories.size(), 1));
+    const int height =
+        kTop * 2 + kRowH * static_cast<int>(std::max<size_t>(c.categories.size(), 1));
     double max_total = 0;
     std::vector<double> totals(c.categories.size(), 0);
     for (size_t b = 0; b < c.categories.size(); ++b) {
@@ -154,10 +156,12 @@ struct Page {
         if (!(v > 0) || max_total <= 0) continue;
         const double w = kBarW * v / max_total;
         out += fmt::format(
-            "<rect x=\"{:.2f}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\" fill=\"{}\"><title>{}</title></rect>",
+            "<rect x=\"{:.2f}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\" "
+            "fill=\"{}\"><title>{}</title></rect>",
             x, y, std::max(w, 0.5), kBarH, Color(k),
-            HtmlEscape(c.categories[b] + " · " + c.series[k].label + ": " + FormatValue(ChartValue(v, c.unit)) + " (" +
-                       FormatShare(v / totals[b]) + ")"));
+            HtmlEscape(c.categories[b] + " · " + c.series[k].label + ": " +
+                       FormatValue(ChartValue(v, c.unit)) + " (" + FormatShare(v / totals[b]) +
+                       ")"));
         x += w;
       }
       out += fmt::format("<text x=\"{:.2f}\" y=\"{}\">{}</text>\n", x + 6, y + kBarH - 3,
@@ -205,8 +209,9 @@ struct Page {
         "aria-label=\"{2}\">\n",
         kW, kH, HtmlEscape(c.title));
     for (double t : ticks) {
-      out += fmt::format("<line x1=\"{}\" x2=\"{}\" y1=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#e4e4e4\"/>",
-                         kLeft, kW - kRight, py(t), py(t));
+      out +=
+          fmt::format("<line x1=\"{}\" x2=\"{}\" y1=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#e4e4e4\"/>",
+                      kLeft, kW - kRight, py(t), py(t));
       out += fmt::format("<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>", kLeft - 6,
                          py(t) + 4, HtmlEscape(TickLabel(t, c.unit)));
     }
@@ -220,7 +225,8 @@ struct Page {
       std::string pts;
       const Series& s = c.series[k];
       for (size_t i = 0; i < c.x.size() && i < s.values.size(); ++i)
-        if (std::isfinite(s.values[i])) pts += fmt::format("{:.1f},{:.1f} ", px(c.x[i]), py(s.values[i]));
+        if (std::isfinite(s.values[i]))
+          pts += fmt::format("{:.1f},{:.1f} ", px(c.x[i]), py(s.values[i]));
       out += std::string("<polyline fill=\"none\" stroke-width=\"1.8\" stroke=\"") + Color(k) +
              "\" points=\"" + pts + "\"><title>" + HtmlEscape(s.label) + "</title></polyline>\n";
     }
@@ -234,8 +240,8 @@ struct Page {
           py(f->value.AsDouble()) - 4, HtmlEscape(f->label + " " + FormatValue(f->value)));
     out += "</svg>\n";
     for (const Field* f : beyond)
-      out += "<p class=\"muted\">" + HtmlEscape(f->label) + " " + HtmlEscape(FormatValue(f->value)) +
-             " (above the chart)</p>\n";
+      out += "<p class=\"muted\">" + HtmlEscape(f->label) + " " +
+             HtmlEscape(FormatValue(f->value)) + " (above the chart)</p>\n";
   }
 
   // Rows of cells, one row per series and one column per x; the colour runs from white (0) to
@@ -259,14 +265,17 @@ struct Page {
     const double col_w = static_cast<double>(kPlotW) / static_cast<double>(cols);
     const bool labels = row_h >= 10;
     const bool tooltips = rows * cols <= kMaxTooltipCells;
-    const int height = kTop + static_cast<int>(std::ceil(row_h * static_cast<double>(rows))) + kAxisH;
+    const int height =
+        kTop + static_cast<int>(std::ceil(row_h * static_cast<double>(rows))) + kAxisH;
     const int width = kLabelW + kPlotW + kRight;
     // The cell width in the x unit: the step between the first two x values (one cell without).
     const double cell = cols > 1 ? c.x[1] - c.x[0] : 0;
-    out += "<div class=\"legend\"><span><i style=\"background:#ffffff;border:1px solid #ccc\"></i>" +
-           HtmlEscape(FormatValue(ChartValue(0, c.unit))) + "</span><span><i style=\"background:" +
-           Color(0) + "\"></i>" + HtmlEscape(FormatValue(ChartValue(v_max, c.unit))) +
-           "</span><span><i style=\"background:#bbbbbb\"></i>no data</span></div>\n";
+    out +=
+        "<div class=\"legend\"><span><i style=\"background:#ffffff;border:1px solid #ccc\"></i>" +
+        HtmlEscape(FormatValue(ChartValue(0, c.unit))) +
+        "</span><span><i style=\"background:" + Color(0) + "\"></i>" +
+        HtmlEscape(FormatValue(ChartValue(v_max, c.unit))) +
+        "</span><span><i style=\"background:#bbbbbb\"></i>no data</span></div>\n";
     out += fmt::format(
         "<svg class=\"heatmap\" viewBox=\"0 0 {0} {1}\" width=\"{0}\" height=\"{1}\" role=\"img\" "
         "aria-label=\"{2}\">\n",
@@ -287,12 +296,14 @@ struct Page {
                              static_cast<int>(std::lround(255 - (255 - 114) * t)),
                              static_cast<int>(std::lround(255 - (255 - 178) * t)));
         }
-        out += fmt::format("<rect x=\"{:.2f}\" y=\"{:.2f}\" width=\"{:.2f}\" height=\"{:.2f}\" fill=\"{}\"",
-                           kLabelW + col_w * static_cast<double>(k), y, col_w + 0.05, row_h, fill);
+        out += fmt::format(
+            "<rect x=\"{:.2f}\" y=\"{:.2f}\" width=\"{:.2f}\" height=\"{:.2f}\" fill=\"{}\"",
+            kLabelW + col_w * static_cast<double>(k), y, col_w + 0.05, row_h, fill);
         if (tooltips)
           out += "><title>" +
                  HtmlEscape(s.label + " · " + TickLabel(c.x[k], c.x_unit) + ": " +
-                            (std::isfinite(v) ? FormatValue(ChartValue(v, c.unit)) : std::string("no data"))) +
+                            (std::isfinite(v) ? FormatValue(ChartValue(v, c.unit))
+                                              : std::string("no data"))) +
                  "</title></rect>";
         else
           out += "/>";
@@ -315,7 +326,8 @@ struct Page {
   // One lane per category on a shared x axis (from 0 to the longest lane's end), its segments
   // coloured by series; each segment says what it is and how long on hover.
   void Timeline(const Chart& c) {
-    constexpr int kLabelW = 200, kPlotW = 720, kRight = 100, kRowH = 20, kBarH = 14, kTop = 4, kAxisH = 22;
+    constexpr int kLabelW = 200, kPlotW = 720, kRight = 100, kRowH = 20, kBarH = 14, kTop = 4,
+                  kAxisH = 22;
     double span = 0;
     for (const Segment& s : c.segments) span = std::max(span, s.end);
     if (c.categories.empty() || c.segments.empty() || !(span > 0)) {
@@ -334,11 +346,13 @@ struct Page {
                          kTop + kRowH * static_cast<int>(lane) + kBarH - 3,
                          HtmlEscape(Ellipsize(c.categories[lane], 32)));
     for (const Segment& s : c.segments) {
-      if (s.lane >= c.categories.size() || s.series >= c.series.size() || !(s.end > s.start)) continue;
+      if (s.lane >= c.categories.size() || s.series >= c.series.size() || !(s.end > s.start))
+        continue;
       lane_end[s.lane] = std::max(lane_end[s.lane], s.end);
       const double x = kLabelW + kPlotW * s.start / span, w = kPlotW * (s.end - s.start) / span;
       out += fmt::format(
-          "<rect x=\"{:.2f}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\" fill=\"{}\"><title>{}</title></rect>",
+          "<rect x=\"{:.2f}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\" "
+          "fill=\"{}\"><title>{}</title></rect>",
           x, kTop + kRowH * static_cast<int>(s.lane), std::max(w, 0.3), kBarH, Color(s.series),
           HtmlEscape(c.categories[s.lane] + " · " + c.series[s.series].label + ": " +
                      TickLabel(s.start, c.x_unit) + " → " + TickLabel(s.end, c.x_unit) + " (" +
@@ -360,20 +374,23 @@ struct Page {
 
   void FindingItem(const Finding& f, int number) {
     out += std::string("<div class=\"finding ") + SeverityName(f.severity) + "\" id=\"" +
-           HtmlEscape(id_ + "-" + f.key) + "\">\n<h4>" +
-           std::to_string(number) + ". " + HtmlEscape(f.title) + "</h4>\n";
+           HtmlEscape(id_ + "-" + f.key) + "\">\n<h4>" + std::to_string(number) + ". " +
+           HtmlEscape(f.title) + "</h4>\n";
     if (!f.saving.is_na() && f.saving.AsDouble() > 0) {
       out += "<p><span class=\"saving\">saves ~" + HtmlEscape(FormatSaving(f.saving)) + " per step";
-      if (!f.saving_share.is_na()) out += " (" + HtmlEscape(FormatShare(f.saving_share.AsDouble(), 0)) + ")";
+      if (!f.saving_share.is_na())
+        out += " (" + HtmlEscape(FormatShare(f.saving_share.AsDouble(), 0)) + ")";
       out += "</span>";
       if (!f.saving_assumption.empty())
         out += " <span class=\"muted\">" + HtmlEscape(f.saving_assumption) + "</span>";
       out += "</p>\n";
     }
-    out += "<dl class=\"evidence\"><dt>confidence</dt><dd>" + HtmlEscape(FormatShare(f.confidence, 0)) +
-           "</dd>";
+    out += "<dl class=\"evidence\"><dt>confidence</dt><dd>" +
+           HtmlEscape(FormatShare(f.confidence, 0)) + "</dd>";
     for (const Field& e : f.evidence)
-      if (!e.detail || verbose) out += "<dt>" + HtmlEscape(e.label) + "</dt><dd>" + HtmlEscape(FormatValue(e.value)) + "</dd>";
+      if (!e.detail || verbose)
+        out +=
+            "<dt>" + HtmlEscape(e.label) + "</dt><dd>" + HtmlEscape(FormatValue(e.value)) + "</dd>";
     out += "</dl>\n";
     if (!f.fix.empty()) out += "<p class=\"fix\">" + HtmlEscape(f.fix) + "</p>\n";
     out += "</div>\n";
@@ -393,18 +410,26 @@ struct Page {
         continue;
       }
       flush_rows();
-      if (const Table* t = std::get_if<Table>(&item)) TableItem(*t);
+      if (const Table* t = std::get_if<Table>(&item))
+        TableItem(*t);
       else if (const Chart* c = std::get_if<Chart>(&item)) {
         if (!c->title.empty()) out += "<h4>" + HtmlEscape(c->title) + "</h4>\n";
-        if (c->kind == Chart::Kind::kLines) Lines(*c);
-        else if (c->kind == Chart::Kind::kHeatmap) Heatmap(*c);
-        else if (c->kind == Chart::Kind::kTimeline) Timeline(*c);
-        else Bars(*c);
+        if (c->kind == Chart::Kind::kLines)
+          Lines(*c);
+        else if (c->kind == Chart::Kind::kHeatmap)
+          Heatmap(*c);
+        else if (c->kind == Chart::Kind::kTimeline)
+          Timeline(*c);
+        else
+          Bars(*c);
       } else if (const Finding* f = std::get_if<Finding>(&item)) {
-        if (IsMinor(*f) && finding_number > 0) minor.push_back(f);
-        else FindingItem(*f, ++finding_number);
+        if (IsMinor(*f) && finding_number > 0)
+          minor.push_back(f);
+        else
+          FindingItem(*f, ++finding_number);
       } else if (const Text* x = std::get_if<Text>(&item)) {
-        out += x->code ? "<pre>" + HtmlEscape(x->text) + "</pre>\n" : "<p>" + HtmlEscape(x->text) + "</p>\n";
+        out += x->code ? "<pre>" + HtmlEscape(x->text) + "</pre>\n"
+                       : "<p>" + HtmlEscape(x->text) + "</p>\n";
       }
     }
     flush_rows();
@@ -422,8 +447,7 @@ struct Page {
     const std::string id = parent_id.empty() ? s.key : parent_id + "-" + s.key;
     id_ = id;
     out += "<section id=\"" + HtmlEscape(id) + "\">\n";
-    if (!s.title.empty())
-      out += fmt::format("<h{0}>{1}</h{0}>\n", h, HtmlEscape(s.title));
+    if (!s.title.empty()) out += fmt::format("<h{0}>{1}</h{0}>\n", h, HtmlEscape(s.title));
     Items(s);
     for (const Section& child : s.sections) SectionOut(child, depth + 1, id);
     out += "</section>\n";
@@ -439,12 +463,23 @@ std::string HtmlEscape(std::string_view s) {
       s, &out, kUtf8Replacement,
       [](unsigned char c, std::string* o) {
         switch (c) {
-          case '&': o->append("&amp;"); return;
-          case '<': o->append("&lt;"); return;
-          case '>': o->append("&gt;"); return;
-          case '"': o->append("&quot;"); return;
-          case '\'': o->append("&#39;"); return;
-          default: break;
+          case '&':
+            o->append("&amp;");
+            return;
+          case '<':
+            o->append("&lt;");
+            return;
+          case '>':
+            o->append("&gt;");
+            return;
+          case '"':
+            o->append("&quot;");
+            return;
+          case '\'':
+            o->append("&#39;");
+            return;
+          default:
+            break;
         }
         // C0 controls (and DEL) are not allowed in HTML text: shown as U+FFFD.
         if ((c < 0x20 && c != '\t' && c != '\n') || c == 0x7F)
@@ -494,8 +529,10 @@ std::string RenderHtml(const Document& doc, const RenderOptions& options) {
   std::string safe;
   safe.reserve(json.size());
   for (size_t i = 0; i < json.size(); ++i) {
-    if (json[i] == '<') safe += "\\u003c";
-    else safe += json[i];
+    if (json[i] == '<')
+      safe += "\\u003c";
+    else
+      safe += json[i];
   }
   p.out += "<script type=\"application/json\" id=\"gpuscope-report\">" + safe + "</script>\n";
   p.out += "<p class=\"muted\">gpuscope " GPUSCOPE_VERSION "</p>\n</body>\n</html>\n";

@@ -6,8 +6,8 @@
 #include <string>
 #include <string_view>
 
-#include "render/document.h"
 #include <vector>
+#include "render/document.h"
 
 namespace gpuscope::render {
 

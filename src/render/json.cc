@@ -457,8 +457,10 @@ struct Reader {
         }
         if (n != 4 || v[0] < 0 || v[1] < 0 || v[0] >= static_cast<double>(c.categories.size()) ||
             v[1] >= static_cast<double>(c.series.size()))
-          return Fail(path + ".segments", "expected [lane, series, start, end] of a lane and a series");
-        c.segments.push_back({static_cast<uint32_t>(v[0]), static_cast<uint32_t>(v[1]), v[2], v[3]});
+          return Fail(path + ".segments",
+                      "expected [lane, series, start, end] of a lane and a series");
+        c.segments.push_back(
+            {static_cast<uint32_t>(v[0]), static_cast<uint32_t>(v[1]), v[2], v[3]});
       }
     }
     *out = std::move(c);
@@ -495,7 +497,10 @@ struct Reader {
     if (!OptStr(o, "title", path, &out->title)) return false;
     std::string views = "all";
     if (!OptStr(o, "views", path, &views)) return false;
-    out->views = views == "text" ? kViewText : views == "html" ? kViewHtml : views == "none" ? 0 : kViewAll;
+    out->views = views == "text"   ? kViewText
+                 : views == "html" ? kViewHtml
+                 : views == "none" ? 0
+                                   : kViewAll;
     bool text_inline = false;
     if (!o["text_inline"].get(text_inline)) out->text_inline = text_inline;
     object items;
@@ -508,10 +513,14 @@ struct Reader {
       if (!OptStr(io, "type", p, &type)) return false;
       Item item;
       bool ok = false;
-      if (type == "row") ok = ReadRow(io, std::string(k), p, &item);
-      else if (type == "table") ok = ReadTable(io, std::string(k), p, &item);
-      else if (type == "chart") ok = ReadChart(io, std::string(k), p, &item);
-      else if (type == "finding") ok = ReadFinding(io, std::string(k), p, &item);
+      if (type == "row")
+        ok = ReadRow(io, std::string(k), p, &item);
+      else if (type == "table")
+        ok = ReadTable(io, std::string(k), p, &item);
+      else if (type == "chart")
+        ok = ReadChart(io, std::string(k), p, &item);
+      else if (type == "finding")
+        ok = ReadFinding(io, std::string(k), p, &item);
       else if (type == "text") {
         Text t{std::string(k), {}, false};
         ok = OptStr(io, "text", p, &t.text);
@@ -559,14 +568,16 @@ Result<Document> FromJson(std::string_view json, const std::string& source) {
   simdjson::padded_string padded(json);
   element root;
   if (auto err = parser.parse(padded).get(root))
-    return Status::InputError(source, 0, std::string("not valid JSON: ") + simdjson::error_message(err),
+    return Status::InputError(source, 0,
+                              std::string("not valid JSON: ") + simdjson::error_message(err),
                               "pass a file written by gpuscope --json");
   Reader r{source, {}};
   Document doc;
   object o;
   std::string_view schema;
   if (root.get(o) || o["schema"].get(schema) || schema.substr(0, 9) != "gpuscope.")
-    return Status::InputError(source, 0, "not a gpuscope JSON document (no \"schema\": \"gpuscope.…\")",
+    return Status::InputError(source, 0,
+                              "not a gpuscope JSON document (no \"schema\": \"gpuscope.…\")",
                               "pass a file written by gpuscope --json");
   doc.schema = std::string(schema);
   int64_t version = 0;

@@ -17,12 +17,23 @@ void JsonWriter::AppendEscaped(std::string* out, std::string_view s) {
       s, out, "\\ufffd",
       [](unsigned char c, std::string* o) {
         switch (c) {
-          case '"': o->append("\\\""); return;
-          case '\\': o->append("\\\\"); return;
-          case '\n': o->append("\\n"); return;
-          case '\r': o->append("\\r"); return;
-          case '\t': o->append("\\t"); return;
-          default: break;
+          case '"':
+            o->append("\\\"");
+            return;
+          case '\\':
+            o->append("\\\\");
+            return;
+          case '\n':
+            o->append("\\n");
+            return;
+          case '\r':
+            o->append("\\r");
+            return;
+          case '\t':
+            o->append("\\t");
+            return;
+          default:
+            break;
         }
         // Controls must be escaped; < > & are, so the JSON can be embedded in an HTML <script>
         // block safely.

@@ -55,7 +55,8 @@ TEST(JsonWriter, EmptyContainers) {
 }
 
 // Integer literals beyond 2^53 are rounded by double-based readers (JavaScript), fail int64
-// readers beyond 2^63 and simdjson beyond 2^64: beyond 2^53 they carry an exponent, all digits kept.
+// readers beyond 2^63 and simdjson beyond 2^64: beyond 2^53 they carry an exponent, all digits
+// kept.
 TEST(JsonWriter, IntegersBeyondTwoToThe53GetAnExponentWithEveryDigit) {
   const auto one = [](auto write) {
     JsonWriter w(0);
@@ -75,8 +76,8 @@ TEST(JsonWriter, IntegersBeyondTwoToThe53GetAnExponentWithEveryDigit) {
   EXPECT_EQ(one([](JsonWriter& w) { w.ExactInt(1734973732123456789); }), "1734973732123456789");
   // Each form parses, to the nearest double.
   simdjson::dom::parser parser;
-  for (const char* text : {"9.007199254740993e+15", "-9.223372036854775808e+18",
-                           "1.8446744073709551615e+19"}) {
+  for (const char* text :
+       {"9.007199254740993e+15", "-9.223372036854775808e+18", "1.8446744073709551615e+19"}) {
     double d = 0;
     ASSERT_EQ(parser.parse(std::string(text)).get_double().get(d), simdjson::SUCCESS) << text;
     EXPECT_EQ(d, std::strtod(text, nullptr)) << text;

@@ -119,15 +119,18 @@ TEST(Document, DoublesInIntegerUnitsKeepTheirKind) {
 TEST(Document, FromJsonRejectsOtherFiles) {
   EXPECT_FALSE(FromJson("{\"traceEvents\": []}", "t.json").ok());
   EXPECT_FALSE(FromJson("not json", "x").ok());
-  Result<Document> old = FromJson("{\"schema\": \"gpuscope.report\", \"schema_version\": 1}", "v1.json");
+  Result<Document> old =
+      FromJson("{\"schema\": \"gpuscope.report\", \"schema_version\": 1}", "v1.json");
   ASSERT_FALSE(old.ok());
   EXPECT_NE(old.status().message().find("schema_version 1"), std::string::npos);
 }
 
 TEST(Text, RowsTablesFindingsAndNoControlBytes) {
   const std::string text = RenderText(SampleDocument(), {});
-  EXPECT_NE(text.find("  GPU time    compute 64.0 % · idle n/a · 275.168 ms"), std::string::npos) << text;
-  EXPECT_NE(text.find("1. The GPU waits — saves ~14.5 ms per step (30 %)"), std::string::npos) << text;
+  EXPECT_NE(text.find("  GPU time    compute 64.0 % · idle n/a · 275.168 ms"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("1. The GPU waits — saves ~14.5 ms per step (30 %)"), std::string::npos)
+      << text;
   EXPECT_NE(text.find("minor (each under 1 % of a step): tiny thing"), std::string::npos) << text;
   EXPECT_EQ(text.find('\x1b'), std::string::npos);
   EXPECT_NE(text.find("gemm\xEF\xBF\xBD[2J"), std::string::npos);
@@ -170,7 +173,8 @@ TEST(Html, EscapesAndEmbedsJson) {
 TEST(Html, HeatmapDrawsOneCellPerValueAndRoundTrips) {
   Document doc;
   doc.schema = "gpuscope.report";
-  Chart& c = doc.AddSection("job", "job").AddChart("busy", "GPU busy", Chart::Kind::kHeatmap, Unit::kShare);
+  Chart& c = doc.AddSection("job", "job")
+                 .AddChart("busy", "GPU busy", Chart::Kind::kHeatmap, Unit::kShare);
   c.x_unit = Unit::kNanos;
   c.x = {0, 1e6, 2e6};
   c.series.push_back({"rank_0", "rank 0", {1.0, 0.0, 0.5}});
@@ -185,11 +189,16 @@ TEST(Html, HeatmapDrawsOneCellPerValueAndRoundTrips) {
   ASSERT_NE(svg, std::string::npos);
   const std::string body = html.substr(svg, html.find("</svg>", svg) - svg);
   size_t rects = 0;
-  for (size_t at = body.find("<rect "); at != std::string::npos; at = body.find("<rect ", at + 1)) ++rects;
+  for (size_t at = body.find("<rect "); at != std::string::npos; at = body.find("<rect ", at + 1))
+    ++rects;
   EXPECT_EQ(rects, 6u);
-  EXPECT_NE(body.find("fill=\"#0072b2\"><title>rank 0 · 0 ns: 100.0 %</title>"), std::string::npos) << body;
-  EXPECT_NE(body.find("fill=\"#ffffff\"><title>rank 0 · 1.000 ms: 0.0 %</title>"), std::string::npos) << body;
-  EXPECT_NE(body.find("fill=\"#bbbbbb\"><title>rank &lt;1&gt; · 0 ns: no data</title>"), std::string::npos);
+  EXPECT_NE(body.find("fill=\"#0072b2\"><title>rank 0 · 0 ns: 100.0 %</title>"), std::string::npos)
+      << body;
+  EXPECT_NE(body.find("fill=\"#ffffff\"><title>rank 0 · 1.000 ms: 0.0 %</title>"),
+            std::string::npos)
+      << body;
+  EXPECT_NE(body.find("fill=\"#bbbbbb\"><title>rank &lt;1&gt; · 0 ns: no data</title>"),
+            std::string::npos);
   EXPECT_EQ(body.find("rank <1>"), std::string::npos);
   // Text shows no chart.
   EXPECT_EQ(RenderText(doc, {}).find("rank 0"), std::string::npos);
@@ -201,14 +210,16 @@ TEST(Html, HeatmapDrawsOneCellPerValueAndRoundTrips) {
 TEST(Html, TimelineDrawsOneRectPerSegmentAndRoundTrips) {
   Document doc;
   doc.schema = "gpuscope.report";
-  Chart& c = doc.AddSection("cp", "cp").AddChart("path", "critical path", Chart::Kind::kTimeline, Unit::kNanos);
+  Chart& c = doc.AddSection("cp", "cp")
+                 .AddChart("path", "critical path", Chart::Kind::kTimeline, Unit::kNanos);
   c.x_unit = Unit::kNanos;
   c.categories = {"ProfilerStep#1", "ProfilerStep#<2>"};
   c.series = {{"host_compute", "host", {}}, {"gpu_compute", "GPU compute", {}}};
   c.segments = {{0, 0, 0, 2e6}, {0, 1, 2e6, 10e6}, {1, 1, 0, 9e6}};
   const std::string json = ToJson(doc);
   EXPECT_NE(json.find("\"kind\": \"timeline\""), std::string::npos);
-  EXPECT_NE(json.find("\"segments\": [\n            [0, 0, 0, 2000000],\n            [0, 1, 2000000, 10000000],\n"
+  EXPECT_NE(json.find("\"segments\": [\n            [0, 0, 0, 2000000],\n            [0, 1, "
+                      "2000000, 10000000],\n"
                       "            [1, 1, 0, 9000000]\n          ]"),
             std::string::npos)
       << json;
@@ -220,14 +231,17 @@ TEST(Html, TimelineDrawsOneRectPerSegmentAndRoundTrips) {
   ASSERT_NE(svg, std::string::npos);
   const std::string body = html.substr(svg, html.find("</svg>", svg) - svg);
   size_t rects = 0;
-  for (size_t at = body.find("<rect "); at != std::string::npos; at = body.find("<rect ", at + 1)) ++rects;
+  for (size_t at = body.find("<rect "); at != std::string::npos; at = body.find("<rect ", at + 1))
+    ++rects;
   EXPECT_EQ(rects, 3u);
   // The longest lane spans the plot (720 px from x = 200): the 2 ms host stretch is 144 px.
   EXPECT_NE(body.find("<rect x=\"200.00\" y=\"4\" width=\"144.00\" height=\"14\" fill=\"#0072B2\">"
                       "<title>ProfilerStep#1 · host: 0 ns → 2.000 ms (2.000 ms)</title>"),
             std::string::npos)
       << body;
-  EXPECT_NE(body.find("fill=\"#E69F00\"><title>ProfilerStep#&lt;2&gt; · GPU compute"), std::string::npos) << body;
+  EXPECT_NE(body.find("fill=\"#E69F00\"><title>ProfilerStep#&lt;2&gt; · GPU compute"),
+            std::string::npos)
+      << body;
   EXPECT_EQ(body.find("ProfilerStep#<2>"), std::string::npos);
   // A segment of a lane that does not exist.
   std::string bad = json;
@@ -256,4 +270,3 @@ TEST(Utf8, PrefixNeverCutsACharacter) {
 
 }  // namespace
 }  // namespace gpuscope::render
-

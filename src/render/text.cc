@@ -10,7 +10,7 @@ namespace gpuscope::render {
 
 namespace {
 
-constexpr size_t kLabelWidth = 11;  // "  label      value": the label column of rows
+constexpr size_t kLabelWidth = 11;       // "  label      value": the label column of rows
 constexpr size_t kTextCellColumns = 48;  // names in tables are cut here (JSON and HTML have all)
 
 const char* kBold = "\033[1m";
@@ -86,8 +86,9 @@ struct Writer {
   void TableItem(const Table& t, size_t indent) {
     if (t.rows.empty() || (t.text_rows <= 0 && !opt.verbose)) return;
     if (!t.title.empty()) Line(std::string(indent, ' ') + SanitizeForTerminal(t.title), indent + 2);
-    const size_t shown = opt.verbose ? t.rows.size()
-                                     : std::min(t.rows.size(), static_cast<size_t>(std::max(0, t.text_rows)));
+    const size_t shown =
+        opt.verbose ? t.rows.size()
+                    : std::min(t.rows.size(), static_cast<size_t>(std::max(0, t.text_rows)));
     std::vector<size_t> shown_columns;
     for (size_t c = 0; c < t.columns.size(); ++c)
       if (!t.columns[c].detail || opt.verbose) shown_columns.push_back(c);
@@ -174,18 +175,23 @@ struct Writer {
       ev += FieldsText(f.evidence, "; ", opt.verbose);
       Line(ev, body + 2);
     }
-    if (!f.fix.empty()) Line(std::string(body, ' ') + "fix: " + SanitizeForTerminal(f.fix), body + 2);
+    if (!f.fix.empty())
+      Line(std::string(body, ' ') + "fix: " + SanitizeForTerminal(f.fix), body + 2);
   }
 
   void SectionItems(const Section& s, size_t indent) {
     int finding_number = 0;
     std::string minor;
     for (const Item& item : s.items) {
-      if (const Row* r = std::get_if<Row>(&item)) RowItem(*r, indent);
-      else if (const Table* t = std::get_if<Table>(&item)) TableItem(*t, indent);
+      if (const Row* r = std::get_if<Row>(&item))
+        RowItem(*r, indent);
+      else if (const Table* t = std::get_if<Table>(&item))
+        TableItem(*t, indent);
       else if (const Finding* f = std::get_if<Finding>(&item)) {
-        if (IsMinor(*f) && finding_number > 0) minor += (minor.empty() ? "" : "; ") + SanitizeForTerminal(f->title);
-        else FindingItem(*f, ++finding_number, indent);
+        if (IsMinor(*f) && finding_number > 0)
+          minor += (minor.empty() ? "" : "; ") + SanitizeForTerminal(f->title);
+        else
+          FindingItem(*f, ++finding_number, indent);
       } else if (const Text* x = std::get_if<Text>(&item)) {
         if (x->code) {
           // Preformatted: each line as written (sanitised), never wrapped.
@@ -193,7 +199,8 @@ struct Writer {
           while (start < x->text.size()) {
             size_t end = x->text.find('\n', start);
             if (end == std::string::npos) end = x->text.size();
-            out += std::string(indent + 2, ' ') + SanitizeForTerminal(x->text.substr(start, end - start)) + "\n";
+            out += std::string(indent + 2, ' ') +
+                   SanitizeForTerminal(x->text.substr(start, end - start)) + "\n";
             start = end + 1;
           }
         } else {
@@ -221,7 +228,8 @@ struct Writer {
     }
     SectionItems(s, s.title.empty() ? indent : indent + 2);
     for (const Section& child : s.sections)
-      SectionOut(child, s.title.empty() || child.text_inline ? depth + (s.title.empty() ? 0 : 1) : depth + 1);
+      SectionOut(child, s.title.empty() || child.text_inline ? depth + (s.title.empty() ? 0 : 1)
+                                                             : depth + 1);
   }
 };
 
@@ -308,8 +316,10 @@ std::string FitToWidth(const std::string& text, size_t width, size_t indent) {
     size_t cut = std::string_view::npos;
     const size_t dot = rest.substr(0, limit).rfind(" · ");
     const size_t space = rest.substr(0, limit).rfind(' ');
-    if (dot != std::string_view::npos && dot > limit / 2) cut = dot + std::string_view(" · ").size() - 1;
-    else if (space != std::string_view::npos && space > line_indent) cut = space;
+    if (dot != std::string_view::npos && dot > limit / 2)
+      cut = dot + std::string_view(" · ").size() - 1;
+    else if (space != std::string_view::npos && space > line_indent)
+      cut = space;
     if (cut == std::string_view::npos || cut == 0) cut = limit;
     std::string_view head = rest.substr(0, cut);
     while (!head.empty() && head.back() == ' ') head.remove_suffix(1);

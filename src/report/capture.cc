@@ -82,7 +82,8 @@ constexpr CaptureCheck kChecks[] = {
      "active window short",
      "a torch.profiler trace of the same steps with with_stack=True"},
     {"device_properties", "device properties", DeviceProperties,
-     "PyTorch ≥ 1.10 writes deviceProperties into the trace; an older or hand-made trace lacks them",
+     "PyTorch ≥ 1.10 writes deviceProperties into the trace; an older or hand-made trace lacks "
+     "them",
      "the export's TARGET_INFO_GPU table (nsys ≥ 2021)"},
     {"every_event_read", "every event read", EveryEventRead,
      "a complete file: let the profiler finish writing before copying it, and check the copy",
@@ -110,7 +111,8 @@ void AddCapture(const analyze::TraceSummary& r, render::Section& s) {
     if (!missing) held += (held.empty() ? "" : ", ") + std::string(c.what);
   }
   Row& row = s.AddRow("capture", "capture");
-  row.fields = {Detail("checks", "checks", Count(std::size(kChecks))), Detail("gaps", "gaps", Count(gaps.size()))};
+  row.fields = {Detail("checks", "checks", Count(std::size(kChecks))),
+                Detail("gaps", "gaps", Count(gaps.size()))};
   row.note = gaps.empty() ? "holds everything the analyses use: " + held
                           : "holds " + (held.empty() ? std::string("none of the checks") : held) +
                                 "; " + std::to_string(gaps.size()) + " gap" +

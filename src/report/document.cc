@@ -3,13 +3,13 @@
 #include <algorithm>
 #include <numeric>
 
+#include <cctype>
+#include <cmath>
 #include "render/build.h"
 #include "render/format.h"
 #include "report/capture.h"
 #include "report/monitor_document.h"
 #include "report/summary.h"
-#include <cctype>
-#include <cmath>
 
 namespace gpuscope::report {
 
@@ -27,12 +27,15 @@ std::string StepRange(const std::vector<int32_t>& steps, uint64_t ranges) {
     numbers += (contiguous ? "–#" : " … #") + std::to_string(steps.back());
   }
   if (ranges > steps.size())
-    return std::to_string(ranges) + " ProfilerStep ranges, numbered " + numbers + " (numbers repeat)";
+    return std::to_string(ranges) + " ProfilerStep ranges, numbered " + numbers +
+           " (numbers repeat)";
   return std::to_string(steps.size()) + " ProfilerStep" + (steps.size() == 1 ? "" : "s") + ": " +
          numbers;
 }
 
-std::string Name(const Trace* t, StringId id) { return t ? std::string(t->Str(id)) : std::string(); }
+std::string Name(const Trace* t, StringId id) {
+  return t ? std::string(t->Str(id)) : std::string();
+}
 
 void AddInputs(const analyze::TraceSummary& r, Section& s) {
   Row& in = s.AddRow("input", "input");
@@ -42,9 +45,10 @@ void AddInputs(const analyze::TraceSummary& r, Section& s) {
                    ? Detail("json_bytes", "→ JSON", Value::Bytes(r.json_bytes))
                    : F("json_bytes", "→ JSON", Value::Bytes(r.json_bytes)),
                F("events", "events", Count(r.events_total)),
-               Detail("format", "format", Text(r.format == TraceFormat::kBareArray    ? "bare_array"
-                                           : r.format == TraceFormat::kNsysSqlite ? "nsys_sqlite"
-                                                                                  : "kineto_object")),
+               Detail("format", "format",
+                      Text(r.format == TraceFormat::kBareArray    ? "bare_array"
+                           : r.format == TraceFormat::kNsysSqlite ? "nsys_sqlite"
+                                                                  : "kineto_object")),
                Detail("display_time_unit", "displayTimeUnit", Text(r.display_time_unit)),
                Detail("base_time_ns", "baseTimeNanoseconds",
                       r.base_time_ns ? Value::Int(*r.base_time_ns, Unit::kCount) : Value::Na())};
@@ -52,12 +56,14 @@ void AddInputs(const analyze::TraceSummary& r, Section& s) {
   if (r.format == TraceFormat::kNsysSqlite) in.note = "(Nsight Systems SQLite export)";
   Row& dev = s.AddRow("device", "device");
   if (!r.device_name.empty()) {
-    dev.fields = {F("name", "", Text(r.device_name)),
-                  F("memory_bytes", "", Bytes(r.device_memory_bytes)),
-                  F("sms", "SMs", r.device_sms >= 0 ? Value::Count(r.device_sms) : Value::Na(Unit::kCount)),
-                  F("compute_capability", "compute",
-                    Text(r.compute_major >= 0 ? std::to_string(r.compute_major) + "." + std::to_string(r.compute_minor) : "")),
-                  Detail("devices_listed", "devices listed", Count(r.devices_listed))};
+    dev.fields = {
+        F("name", "", Text(r.device_name)), F("memory_bytes", "", Bytes(r.device_memory_bytes)),
+        F("sms", "SMs", r.device_sms >= 0 ? Value::Count(r.device_sms) : Value::Na(Unit::kCount)),
+        F("compute_capability", "compute",
+          Text(r.compute_major >= 0
+                   ? std::to_string(r.compute_major) + "." + std::to_string(r.compute_minor)
+                   : "")),
+        Detail("devices_listed", "devices listed", Count(r.devices_listed))};
   } else {
     dev.note = "not recorded (no deviceProperties)";
     dev.fields = {Detail("devices_listed", "devices listed", Count(r.devices_listed))};
@@ -77,15 +83,18 @@ void AddInputs(const analyze::TraceSummary& r, Section& s) {
   steps.fields = {F("range", "", Text(StepRange(r.steps, r.counts.profiler_steps))),
                   Detail("count", "found", Count(r.steps.size())),
                   Detail("ranges", "ranges", Count(r.counts.profiler_steps)),
-                  Detail("first", "first", r.steps.empty() ? Value::Na(Unit::kCount) : Value::Count(r.steps.front())),
-                  Detail("last", "last", r.steps.empty() ? Value::Na(Unit::kCount) : Value::Count(r.steps.back()))};
+                  Detail("first", "first",
+                         r.steps.empty() ? Value::Na(Unit::kCount) : Value::Count(r.steps.front())),
+                  Detail("last", "last",
+                         r.steps.empty() ? Value::Na(Unit::kCount) : Value::Count(r.steps.back()))};
   s.AddRow("gpu_events", "GPU").fields = {
       F("kernels", "kernels", Count(c.kernels)), F("nccl_kernels", "NCCL", Count(c.nccl_kernels)),
       F("memcpy", "memcpy", Count(c.memcpys)), F("memset", "memset", Count(c.memsets)),
       F("gpu_sync", "sync", Count(c.gpu_syncs))};
   s.AddRow("cpu_events", "CPU").fields = {
       F("runtime_calls", "runtime calls", Count(c.runtime_calls)),
-      F("kernel_launches", "launches", Count(c.kernel_launches)), F("cpu_ops", "ops", Count(c.cpu_ops)),
+      F("kernel_launches", "launches", Count(c.kernel_launches)),
+      F("cpu_ops", "ops", Count(c.cpu_ops)),
       F("user_annotations", "annotations", Count(c.user_annotations)),
       F("dataloader_ops", "DataLoader", Count(c.dataloader_ops)),
       Detail("profiler_steps", "ProfilerStep events", Count(c.profiler_steps))};
@@ -97,35 +106,47 @@ void AddInputs(const analyze::TraceSummary& r, Section& s) {
   s.AddRow("other_events", "other").fields = {
       F("memory_events", "[memory]", Count(c.memory_events)),
       F("counter_samples", "counter samples", Count(c.counter_samples)),
-      F("flow_events", "flow events", Count(c.flow_events)), F("instant_events", "instants", Count(c.instant_events)),
-      Detail("trace_span_events_dropped", "trace-span events dropped", Count(r.trace_span_events_dropped))};
+      F("flow_events", "flow events", Count(c.flow_events)),
+      F("instant_events", "instants", Count(c.instant_events)),
+      Detail("trace_span_events_dropped", "trace-span events dropped",
+             Count(r.trace_span_events_dropped))};
   const LinkStats& l = r.links;
   Row& links = s.AddRow("links", "links");
   links.fields = {F("kernels_linked", "kernels linked to their launch", Count(l.kernels_linked)),
                   F("kernels_with_launch_in_trace", "of", Count(l.kernels_with_launch_in_trace)),
-                  F("linked_share", "", ShareOf(static_cast<double>(l.kernels_linked), static_cast<double>(l.kernels_with_launch_in_trace))),
-                  F("kernels_without_launch", "without a launch in the trace", Count(l.kernels - l.kernels_linked)),
+                  F("linked_share", "",
+                    ShareOf(static_cast<double>(l.kernels_linked),
+                            static_cast<double>(l.kernels_with_launch_in_trace))),
+                  F("kernels_without_launch", "without a launch in the trace",
+                    Count(l.kernels - l.kernels_linked)),
                   Detail("kernels", "kernels", Count(l.kernels))};
   links.detail = l.kernels == 0;
   Row& by = s.AddRow("link_methods", "");
-  by.fields = {F("linked_by_correlation", "GPU events linked by correlation", Count(l.linked_by_correlation)),
-               F("linked_by_flow", "by flow", Count(l.linked_by_flow)), F("gpu_events", "of", Count(l.gpu_events)),
+  by.fields = {F("linked_by_correlation", "GPU events linked by correlation",
+                 Count(l.linked_by_correlation)),
+               F("linked_by_flow", "by flow", Count(l.linked_by_flow)),
+               F("gpu_events", "of", Count(l.gpu_events)),
                Detail("with_correlation", "with a correlation id", Count(l.with_correlation))};
   by.detail = l.linked_by_flow == 0;
 
   Table& diag = s.AddTable("diagnostics", "diagnostics: events skipped or repaired",
-                           {{"reason", "reason"}, {"description", "what"}, {"count", "events"},
+                           {{"reason", "reason"},
+                            {"description", "what"},
+                            {"count", "events"},
                             {"first_byte_offset", "first at byte"}});
   diag.text_rows = 20;
   for (size_t i = 0; i < r.diagnostics.count.size(); ++i) {
     if (r.diagnostics.count[i] == 0) continue;
     const Diag d = static_cast<Diag>(i);
     diag.rows.push_back({Text(DiagName(d)), Text(DiagDescription(d)), Count(r.diagnostics.count[i]),
-                         r.diagnostics.first_offset[i] >= 0 ? Value::Count(r.diagnostics.first_offset[i])
-                                                            : Value::Na(Unit::kCount)});
+                         r.diagnostics.first_offset[i] >= 0
+                             ? Value::Count(r.diagnostics.first_offset[i])
+                             : Value::Na(Unit::kCount)});
   }
-  if (diag.rows.empty()) s.AddRow("diagnostics_none", "diagnostics").note = "none: every event was read";
-  for (size_t i = 0; i < r.warnings.size(); ++i) s.AddRow("warning_" + std::to_string(i), "warning").note = r.warnings[i];
+  if (diag.rows.empty())
+    s.AddRow("diagnostics_none", "diagnostics").note = "none: every event was read";
+  for (size_t i = 0; i < r.warnings.size(); ++i)
+    s.AddRow("warning_" + std::to_string(i), "warning").note = r.warnings[i];
 }
 
 void AddGpuTime(const analyze::GpuTime& g, Section& s) {
@@ -133,10 +154,11 @@ void AddGpuTime(const analyze::GpuTime& g, Section& s) {
   if (ex.span_ns <= 0) return;
   const double span = static_cast<double>(ex.span_ns);
   Row& head = s.AddRow("gpu_time", "GPU time");
-  head.fields = {F("analysed_ns", "", Ns(ex.span_ns)),
-                 Detail("selected_gpu_events", "GPU events selected", Count(g.selection.rows.size())),
-                 Detail("step_filtered", "last step left out", Value::Bool(g.selection.step_filtered)),
-                 Detail("rounded", "µs-rounded", Value::Bool(g.selection.rounded))};
+  head.fields = {
+      F("analysed_ns", "", Ns(ex.span_ns)),
+      Detail("selected_gpu_events", "GPU events selected", Count(g.selection.rows.size())),
+      Detail("step_filtered", "last step left out", Value::Bool(g.selection.step_filtered)),
+      Detail("rounded", "µs-rounded", Value::Bool(g.selection.rounded))};
   head.note = std::string("analysed (") +
               (g.selection.step_filtered ? "HTA selection: last step left out" : "all GPU events") +
               (g.selection.rounded ? ", µs-rounded)" : ")");
@@ -144,11 +166,13 @@ void AddGpuTime(const analyze::GpuTime& g, Section& s) {
       F("compute_share", "compute", ShareOf(ex.compute_ns, span)),
       F("exposed_communication_share", "exposed comm", ShareOf(ex.exposed_communication_ns, span)),
       F("exposed_memory_share", "exposed copies", ShareOf(ex.exposed_memory_ns, span)),
-      F("other_share", "other", ShareOf(ex.other_ns, span)), F("idle_share", "idle", ShareOf(ex.idle_ns, span)),
+      F("other_share", "other", ShareOf(ex.other_ns, span)),
+      F("idle_share", "idle", ShareOf(ex.idle_ns, span)),
       Detail("compute_ns", "compute", Ns(ex.compute_ns)),
       Detail("exposed_communication_ns", "exposed comm", Ns(ex.exposed_communication_ns)),
       Detail("exposed_memory_ns", "exposed copies", Ns(ex.exposed_memory_ns)),
-      Detail("other_ns", "other", Ns(ex.other_ns)), Detail("idle_ns", "idle", Ns(ex.idle_ns)),
+      Detail("other_ns", "other", Ns(ex.other_ns)),
+      Detail("idle_ns", "idle", Ns(ex.idle_ns)),
       Detail("communication_ns", "all communication", Ns(g.communication_ns))};
   const analyze::TemporalBreakdown& tb = g.temporal;
   const double tspan = static_cast<double>(tb.span_ns);
@@ -156,20 +180,28 @@ void AddGpuTime(const analyze::GpuTime& g, Section& s) {
   t.fields = {F("idle_share", "idle", ShareOf(tb.idle_ns, tspan, 2)),
               F("compute_share", "compute", ShareOf(tb.compute_ns, tspan, 2)),
               F("non_compute_share", "non-compute", ShareOf(tb.non_compute_ns, tspan, 2)),
-              Detail("span_ns", "span", Ns(tb.span_ns)), Detail("idle_ns", "idle", Ns(tb.idle_ns)),
+              Detail("span_ns", "span", Ns(tb.span_ns)),
+              Detail("idle_ns", "idle", Ns(tb.idle_ns)),
               Detail("compute_ns", "compute", Ns(tb.compute_ns)),
               Detail("non_compute_ns", "non-compute", Ns(tb.non_compute_ns))};
   t.note = "(HTA temporal breakdown)";
   Row& ov = s.AddRow("overlap", "overlap");
   ov.fields = {F("comm_compute_overlap_share", "",
-                 g.comm_compute_overlap_ratio >= 0 ? Value::Share(g.comm_compute_overlap_ratio) : Value::Na(Unit::kShare))};
+                 g.comm_compute_overlap_ratio >= 0 ? Value::Share(g.comm_compute_overlap_ratio)
+                                                   : Value::Na(Unit::kShare))};
   ov.note = "of communication time runs under compute";
   ov.detail = g.comm_compute_overlap_ratio < 0;
   Table& idle = s.AddTable("idle_by_stream", "idle cause per stream",
-                           {{"stream", "stream"}, {"idle_ns", "idle"}, {"host_wait_share", "host wait"},
-                            {"kernel_wait_share", "kernel wait"}, {"other_share", "other"}, {"gaps", "gaps"},
-                            {"host_wait_ns", "host wait", true}, {"kernel_wait_ns", "kernel wait", true},
-                            {"other_ns", "other", true}, {"overlapping_events", "overlapping events", true},
+                           {{"stream", "stream"},
+                            {"idle_ns", "idle"},
+                            {"host_wait_share", "host wait"},
+                            {"kernel_wait_share", "kernel wait"},
+                            {"other_share", "other"},
+                            {"gaps", "gaps"},
+                            {"host_wait_ns", "host wait", true},
+                            {"kernel_wait_ns", "kernel wait", true},
+                            {"other_ns", "other", true},
+                            {"overlapping_events", "overlapping events", true},
                             {"overlap_ns", "overlapped", true},
                             {"pdl_overlaps", "early starts (Hopper PDL)", true},
                             {"pdl_overlap_ns", "overlapped by design", true}});
@@ -178,14 +210,16 @@ void AddGpuTime(const analyze::GpuTime& g, Section& s) {
     const int64_t total = st.host_wait_ns + st.kernel_wait_ns + st.other_ns;
     const double tot = static_cast<double>(total);
     idle.rows.push_back({Value::Count(st.stream), Ns(total), ShareOf(st.host_wait_ns, tot, 0),
-                         ShareOf(st.kernel_wait_ns, tot, 0), ShareOf(st.other_ns, tot, 0), Count(st.gaps),
-                         Ns(st.host_wait_ns), Ns(st.kernel_wait_ns), Ns(st.other_ns), Count(st.overlapping_events),
-                         Ns(st.overlap_ns), Count(st.pdl_overlaps), Ns(st.pdl_overlap_ns)});
+                         ShareOf(st.kernel_wait_ns, tot, 0), ShareOf(st.other_ns, tot, 0),
+                         Count(st.gaps), Ns(st.host_wait_ns), Ns(st.kernel_wait_ns),
+                         Ns(st.other_ns), Count(st.overlapping_events), Ns(st.overlap_ns),
+                         Count(st.pdl_overlaps), Ns(st.pdl_overlap_ns)});
   }
   if (idle.rows.empty()) return;
   render::Chart& chart = s.AddChart("idle_by_stream_chart", "idle time per stream, by cause",
                                     render::Chart::Kind::kStackedBars, Unit::kNanos);
-  chart.series = {{"host_wait", "host wait", {}}, {"kernel_wait", "kernel wait", {}}, {"other", "other", {}}};
+  chart.series = {
+      {"host_wait", "host wait", {}}, {"kernel_wait", "kernel wait", {}}, {"other", "other", {}}};
   for (const analyze::StreamIdle& st : g.idle_by_stream) {
     if (st.gaps == 0) continue;
     chart.categories.push_back("stream " + std::to_string(st.stream));
@@ -195,20 +229,23 @@ void AddGpuTime(const analyze::GpuTime& g, Section& s) {
   }
 }
 
-constexpr const char* kStepLabels[] = {"kernel", "memcpy", "memset", "communication",
+constexpr const char* kStepLabels[] = {"kernel",  "memcpy",     "memset",   "communication",
                                        "runtime", "DataLoader", "CPU exec", "other"};
 
 void AddSteps(const analyze::StepsResult& st, Section& s) {
   if (st.steps.empty()) return;
   Row& head = s.AddRow("step_time", "step time");
-  head.fields = {F("mean_step_ns", "", Ns(st.mean_steady_step_ns)), F("steady_steps", "mean over", Count(st.steady_count)),
-                 Detail("whole_span_fallback", "no ProfilerStep", Value::Bool(st.whole_span_fallback))};
+  head.fields = {
+      F("mean_step_ns", "", Ns(st.mean_steady_step_ns)),
+      F("steady_steps", "mean over", Count(st.steady_count)),
+      Detail("whole_span_fallback", "no ProfilerStep", Value::Bool(st.whole_span_fallback))};
   head.note = st.whole_span_fallback ? "the whole trace (no ProfilerStep)" : "steady-state steps";
   const double mean = static_cast<double>(st.mean_steady_step_ns);
   Row& shares = s.AddRow("step_breakdown", "");
   for (size_t c = 0; c < analyze::kStepCategoryCount; ++c) {
     const std::string name = analyze::StepCategoryName(static_cast<analyze::StepCategory>(c));
-    shares.fields.push_back(F(name + "_share", kStepLabels[c], ShareOf(st.mean_steady_ns[c], mean)));
+    shares.fields.push_back(
+        F(name + "_share", kStepLabels[c], ShareOf(st.mean_steady_ns[c], mean)));
   }
   for (size_t c = 0; c < analyze::kStepCategoryCount; ++c) {
     const std::string name = analyze::StepCategoryName(static_cast<analyze::StepCategory>(c));
@@ -222,18 +259,24 @@ void AddSteps(const analyze::StepsResult& st, Section& s) {
     const std::string name = analyze::StepCategoryName(static_cast<analyze::StepCategory>(c));
     tb.fields.push_back(F(name + "_ns", kStepLabels[c], Ns(st.mean_complete_ns[c])));
   }
-  std::vector<Column> cols = {{"name", "step"}, {"step", "#"}, {"start_ns", "start"}, {"duration_ns", "duration"},
+  std::vector<Column> cols = {{"name", "step"},           {"step", "#"},
+                              {"start_ns", "start"},      {"duration_ns", "duration"},
                               {"steady_state", "steady"}, {"incomplete", "incomplete"}};
   for (size_t c = 0; c < analyze::kStepCategoryCount; ++c)
-    cols.push_back({std::string(analyze::StepCategoryName(static_cast<analyze::StepCategory>(c))) + "_ns", kStepLabels[c]});
+    cols.push_back(
+        {std::string(analyze::StepCategoryName(static_cast<analyze::StepCategory>(c))) + "_ns",
+         kStepLabels[c]});
   Table& table = s.AddTable("per_step", "per step", cols);
   table.text_rows = 0;
-  render::Chart& chart = s.AddChart("per_step_chart", "step time by category", render::Chart::Kind::kStackedBars, Unit::kNanos);
+  render::Chart& chart = s.AddChart("per_step_chart", "step time by category",
+                                    render::Chart::Kind::kStackedBars, Unit::kNanos);
   for (size_t c = 0; c < analyze::kStepCategoryCount; ++c)
-    chart.series.push_back({analyze::StepCategoryName(static_cast<analyze::StepCategory>(c)), kStepLabels[c], {}});
+    chart.series.push_back(
+        {analyze::StepCategoryName(static_cast<analyze::StepCategory>(c)), kStepLabels[c], {}});
   for (const analyze::StepBreakdown& b : st.steps) {
-    std::vector<Value> row = {Text(b.name), Value::Count(b.step), Value::Int(b.start_ns, Unit::kCount),
-                              Ns(b.duration_ns), Value::Bool(b.steady_state), Value::Bool(b.incomplete)};
+    std::vector<Value> row = {
+        Text(b.name),      Value::Count(b.step),        Value::Int(b.start_ns, Unit::kCount),
+        Ns(b.duration_ns), Value::Bool(b.steady_state), Value::Bool(b.incomplete)};
     for (size_t c = 0; c < analyze::kStepCategoryCount; ++c) {
       row.push_back(Ns(b.category_ns[c]));
       chart.series[c].values.push_back(static_cast<double>(b.category_ns[c]));
@@ -250,31 +293,44 @@ void AddKernels(const analyze::KernelsResult& k, Section& s) {
                 F("tensor_core_share", "of GEMM/conv/attention time on tensor cores",
                   ShareOf(k.tensor_core_ns, k.math_ns, 0)),
                 Detail("tensor_core_ns", "tensor cores", Ns(k.tensor_core_ns)),
-                Detail("dominant_precision", "dominant", Text(analyze::MathPrecisionName(k.dominant_precision)))};
+                Detail("dominant_precision", "dominant",
+                       Text(analyze::MathPrecisionName(k.dominant_precision)))};
     for (size_t i = 1; i < analyze::kMathPrecisionCount; ++i) {
       if (k.math_ns_by_precision[i] == 0) continue;
       const std::string name = analyze::MathPrecisionName(static_cast<analyze::MathPrecision>(i));
-      p.fields.push_back(F(name + "_share", name, ShareOf(k.math_ns_by_precision[i], k.math_ns, 0)));
+      p.fields.push_back(
+          F(name + "_share", name, ShareOf(k.math_ns_by_precision[i], k.math_ns, 0)));
       p.fields.push_back(Detail(name + "_ns", name, Ns(k.math_ns_by_precision[i])));
     }
   }
   Table& classes = s.AddTable("kernel_classes", "kernel classes",
-                              {{"class", "class"}, {"count", "kernels"}, {"total_ns", "time"}, {"distinct_names", "distinct names"}});
+                              {{"class", "class"},
+                               {"count", "kernels"},
+                               {"total_ns", "time"},
+                               {"distinct_names", "distinct names"}});
   classes.text_rows = 0;
   for (const analyze::ClassKernels& c : k.classes) {
-    classes.rows.push_back({Text(analyze::KernelClassName(c.cls)), Count(c.count), Ns(c.total_ns), Count(c.distinct_names)});
+    classes.rows.push_back({Text(analyze::KernelClassName(c.cls)), Count(c.count), Ns(c.total_ns),
+                            Count(c.distinct_names)});
     if (c.count == 0) continue;
     const std::string cls = analyze::KernelClassName(c.cls);
     Table& t = s.AddTable("top_kernels_" + cls, "top " + cls + " kernels",
-                          {{"time_share", "share"}, {"name", "kernel"}, {"count", "count"}, {"mean_ns", "mean"},
-                           {"total_ns", "total", true}, {"min_ns", "min", true}, {"max_ns", "max", true},
+                          {{"time_share", "share"},
+                           {"name", "kernel"},
+                           {"count", "count"},
+                           {"mean_ns", "mean"},
+                           {"total_ns", "total", true},
+                           {"min_ns", "min", true},
+                           {"max_ns", "max", true},
                            {"precision", "precision", true}});
-    const bool headline = c.cls == analyze::KernelClass::kCompute || c.cls == analyze::KernelClass::kCommunication;
+    const bool headline =
+        c.cls == analyze::KernelClass::kCompute || c.cls == analyze::KernelClass::kCommunication;
     t.text_rows = headline ? 3 : 0;
     for (const analyze::KernelRow& r : c.top)
       t.rows.push_back({Value::Share(r.share, 0), Text(r.name), Count(r.count),
-                        Ns(r.total_ns / static_cast<int64_t>(std::max<uint64_t>(1, r.count))), Ns(r.total_ns),
-                        Ns(r.min_ns), Ns(r.max_ns), Text(analyze::MathPrecisionName(r.precision))});
+                        Ns(r.total_ns / static_cast<int64_t>(std::max<uint64_t>(1, r.count))),
+                        Ns(r.total_ns), Ns(r.min_ns), Ns(r.max_ns),
+                        Text(analyze::MathPrecisionName(r.precision))});
   }
 }
 
@@ -284,19 +340,21 @@ std::vector<render::Field> LaunchSummaryFields(const analyze::LaunchSummary& l, 
   };
   // A median or percentile of no launches does not exist: null, as HTA's NaN (not 0 ns).
   auto q = [&l](auto ns) { return l.n == 0 ? Value::Na(Unit::kNanos) : Ns(ns); };
-  return {f("launched", "launched", Count(l.n)),
-          f("median_launch_delay_ns", "launch end → GPU start: median", q(l.median_launch_delay_ns)),
-          f("p95_launch_delay_ns", "p95", q(l.p95_launch_delay_ns)),
-          Detail("short_kernels", "kernels shorter than their launch call", Count(l.short_kernels)),
-          Detail("runtime_outliers", "launch calls > 50 µs", Count(l.runtime_outliers)),
-          Detail("launch_delay_outliers", "launch delay outliers", Count(l.launch_delay_outliers)),
-          Detail("negative_launch_delays", "negative launch delays", Count(l.negative_launch_delays)),
-          Detail("median_cpu_duration_ns", "median launch call", q(l.median_cpu_duration_ns)),
-          Detail("median_gpu_duration_ns", "median kernel", q(l.median_gpu_duration_ns)),
-          Detail("median_launch_latency_ns", "median launch latency",
-                 l.n > l.started_before_launch ? Ns(l.median_launch_latency_ns) : Value::Na(Unit::kNanos)),
-          Detail("started_before_launch", "GPU work starting before its launch call (left out)",
-                 Count(l.started_before_launch))};
+  return {
+      f("launched", "launched", Count(l.n)),
+      f("median_launch_delay_ns", "launch end → GPU start: median", q(l.median_launch_delay_ns)),
+      f("p95_launch_delay_ns", "p95", q(l.p95_launch_delay_ns)),
+      Detail("short_kernels", "kernels shorter than their launch call", Count(l.short_kernels)),
+      Detail("runtime_outliers", "launch calls > 50 µs", Count(l.runtime_outliers)),
+      Detail("launch_delay_outliers", "launch delay outliers", Count(l.launch_delay_outliers)),
+      Detail("negative_launch_delays", "negative launch delays", Count(l.negative_launch_delays)),
+      Detail("median_cpu_duration_ns", "median launch call", q(l.median_cpu_duration_ns)),
+      Detail("median_gpu_duration_ns", "median kernel", q(l.median_gpu_duration_ns)),
+      Detail(
+          "median_launch_latency_ns", "median launch latency",
+          l.n > l.started_before_launch ? Ns(l.median_launch_latency_ns) : Value::Na(Unit::kNanos)),
+      Detail("started_before_launch", "GPU work starting before its launch call (left out)",
+             Count(l.started_before_launch))};
 }
 
 void AddLaunches(const RankReport& rr, Section& s) {
@@ -305,8 +363,9 @@ void AddLaunches(const RankReport& rr, Section& s) {
   all.fields = LaunchSummaryFields(ls.all, false);
   all.detail = ls.all.n == 0;
   Row& shorts = s.AddRow("launch_overhead", "");
-  shorts.fields = {F("short_kernels", "kernels shorter than their launch call", Count(ls.all.short_kernels)),
-                   F("runtime_outliers", "launch calls > 50 µs", Count(ls.all.runtime_outliers))};
+  shorts.fields = {
+      F("short_kernels", "kernels shorter than their launch call", Count(ls.all.short_kernels)),
+      F("runtime_outliers", "launch calls > 50 µs", Count(ls.all.runtime_outliers))};
   shorts.detail = ls.all.n == 0;
   Row& hta = s.AddRow("launches_hta", "HTA launch APIs");
   hta.fields = LaunchSummaryFields(ls.hta, false);
@@ -314,54 +373,82 @@ void AddLaunches(const RankReport& rr, Section& s) {
   Row& graphs = s.AddRow("cuda_graphs", "");
   graphs.fields = {F("graph_launches", "CUDA-graph launches", Count(ls.graphs.graph_launches)),
                    F("gpu_activities", "replay GPU activities", Count(ls.graphs.gpu_activities)),
-                   Detail("max_activities_per_launch", "at most per launch", Count(ls.graphs.max_activities_per_launch)),
-                   Detail("gpu_activities_without_launch", "GPU activities without a launch", Count(ls.gpu_activities_without_launch))};
+                   Detail("max_activities_per_launch", "at most per launch",
+                          Count(ls.graphs.max_activities_per_launch)),
+                   Detail("gpu_activities_without_launch", "GPU activities without a launch",
+                          Count(ls.gpu_activities_without_launch))};
   graphs.detail = ls.graphs.graph_launches == 0;
   Table& apis = s.AddTable("launch_apis", "launch APIs",
-                           {{"name", "API"}, {"calls", "calls"}, {"gpu_activities", "GPU activities"},
+                           {{"name", "API"},
+                            {"calls", "calls"},
+                            {"gpu_activities", "GPU activities"},
                             {"total_cpu_duration_ns", "CPU time"}});
   apis.text_rows = 0;
   for (const analyze::LaunchApiCount& a : ls.apis)
-    apis.rows.push_back({Text(Name(rr.trace, a.name)), Count(a.calls), Count(a.gpu_activities), Ns(a.total_cpu_duration_ns)});
+    apis.rows.push_back({Text(Name(rr.trace, a.name)), Count(a.calls), Count(a.gpu_activities),
+                         Ns(a.total_cpu_duration_ns)});
 }
 
 void AddCopies(const analyze::CopyStats& cs, Section& s) {
   Table& dirs = s.AddTable("copies", "copies",
-                           {{"direction", "direction"}, {"count", "count"}, {"mean_bytes", "mean size"},
-                            {"pageable", "pageable"}, {"time_ns", "time"}, {"achieved_bytes_per_s", "achieved"},
-                            {"total_bytes", "bytes", true}, {"pinned", "pinned", true}});
+                           {{"direction", "direction"},
+                            {"count", "count"},
+                            {"mean_bytes", "mean size"},
+                            {"pageable", "pageable"},
+                            {"time_ns", "time"},
+                            {"achieved_bytes_per_s", "achieved"},
+                            {"total_bytes", "bytes", true},
+                            {"pinned", "pinned", true}});
   dirs.text_rows = 6;
   for (const analyze::DirectionTotals& d : cs.directions) {
     if (d.count == 0) continue;
     dirs.rows.push_back({Text(CopyDirectionName(d.direction)), Count(d.count),
-                         Value::Bytes(static_cast<uint64_t>(std::max<int64_t>(0, d.bytes / static_cast<int64_t>(d.count)))),
-                         Count(d.pageable), Ns(d.time_ns), Value::Number(d.achieved_gbps * 1e9, -1, Unit::kBytesPerSecond),
+                         Value::Bytes(static_cast<uint64_t>(
+                             std::max<int64_t>(0, d.bytes / static_cast<int64_t>(d.count)))),
+                         Count(d.pageable), Ns(d.time_ns),
+                         Value::Number(d.achieved_gbps * 1e9, -1, Unit::kBytesPerSecond),
                          Bytes(d.bytes), Count(d.pinned)});
   }
   Row& sync = s.AddRow("copy_sync", "copies");
-  sync.fields = {F("sync_memcpys", "synchronous copies", Count(cs.sync_memcpys)),
-                 F("effectively_sync_memcpys", "asynchronous calls made synchronous by pageable memory",
-                   Count(cs.effectively_sync_memcpys)),
-                 Detail("memcpys", "memcpys", Count(cs.memcpys)), Detail("memcpy_bytes", "bytes", Bytes(cs.memcpy_bytes)),
-                 Detail("memcpy_time_ns", "time", Ns(cs.memcpy_time_ns)),
-                 Detail("pageable_memcpys", "pageable", Count(cs.pageable_memcpys)),
-                 Detail("sync_memsets", "synchronous memsets", Count(cs.sync_memsets)),
-                 Detail("tiny_memcpys", "tiny memcpys", Count(cs.tiny_memcpys)),
-                 Detail("tiny_memcpy_time_ns", "tiny memcpy time", Ns(cs.tiny_memcpy_time_ns))};
+  sync.fields = {
+      F("sync_memcpys", "synchronous copies", Count(cs.sync_memcpys)),
+      F("effectively_sync_memcpys", "asynchronous calls made synchronous by pageable memory",
+        Count(cs.effectively_sync_memcpys)),
+      Detail("memcpys", "memcpys", Count(cs.memcpys)),
+      Detail("memcpy_bytes", "bytes", Bytes(cs.memcpy_bytes)),
+      Detail("memcpy_time_ns", "time", Ns(cs.memcpy_time_ns)),
+      Detail("pageable_memcpys", "pageable", Count(cs.pageable_memcpys)),
+      Detail("sync_memsets", "synchronous memsets", Count(cs.sync_memsets)),
+      Detail("tiny_memcpys", "tiny memcpys", Count(cs.tiny_memcpys)),
+      Detail("tiny_memcpy_time_ns", "tiny memcpy time", Ns(cs.tiny_memcpy_time_ns))};
   sync.detail = cs.sync_memcpys + cs.effectively_sync_memcpys == 0;
-  std::vector<Column> cols = {{"kind", "kind"}, {"direction", "direction"}, {"src", "src"}, {"dst", "dst"},
-                              {"count", "count"}, {"total_bytes", "bytes"}, {"time_ns", "time"},
-                              {"achieved_bytes_per_s", "achieved"}, {"sync", "sync"}, {"async", "async"},
+  std::vector<Column> cols = {{"kind", "kind"},
+                              {"direction", "direction"},
+                              {"src", "src"},
+                              {"dst", "dst"},
+                              {"count", "count"},
+                              {"total_bytes", "bytes"},
+                              {"time_ns", "time"},
+                              {"achieved_bytes_per_s", "achieved"},
+                              {"sync", "sync"},
+                              {"async", "async"},
                               {"effectively_sync", "made sync"}};
-  for (size_t b = 0; b < analyze::kCopySizeBuckets; ++b) cols.push_back({"size_bucket_" + std::to_string(b), "size bucket " + std::to_string(b)});
+  for (size_t b = 0; b < analyze::kCopySizeBuckets; ++b)
+    cols.push_back({"size_bucket_" + std::to_string(b), "size bucket " + std::to_string(b)});
   Table& groups = s.AddTable("copy_groups", "copies by kind, direction and memory", cols);
   groups.text_rows = 0;
   for (const analyze::CopyGroup& g : cs.groups) {
     std::vector<Value> row = {Text(g.kind == GpuKind::kMemset ? "memset" : "memcpy"),
-                              Text(CopyDirectionName(g.direction)), Text(MemoryKindName(g.src_kind)),
-                              Text(MemoryKindName(g.dst_kind)), Count(g.count), Bytes(g.bytes), Ns(g.time_ns),
-                              Value::Number(g.achieved_gbps * 1e9, -1, Unit::kBytesPerSecond), Count(g.sync),
-                              Count(g.async), Count(g.effectively_sync)};
+                              Text(CopyDirectionName(g.direction)),
+                              Text(MemoryKindName(g.src_kind)),
+                              Text(MemoryKindName(g.dst_kind)),
+                              Count(g.count),
+                              Bytes(g.bytes),
+                              Ns(g.time_ns),
+                              Value::Number(g.achieved_gbps * 1e9, -1, Unit::kBytesPerSecond),
+                              Count(g.sync),
+                              Count(g.async),
+                              Count(g.effectively_sync)};
     for (uint64_t c : g.size_histogram) row.push_back(Count(c));
     groups.rows.push_back(std::move(row));
   }
@@ -375,55 +462,73 @@ void AddSync(const RankReport& rr, Section& s) {
                  Detail("blocking_calls", "blocking calls", Count(sy.blocking_calls)),
                  Detail("gpu_sync_events", "GPU sync events", Count(sy.gpu_sync_events))};
   if (!sy.causes.empty()) {
-    head.fields.push_back(F("top_cause", "top cause", Text(Name(rr.trace, sy.causes.front().name))));
+    head.fields.push_back(
+        F("top_cause", "top cause", Text(Name(rr.trace, sy.causes.front().name))));
     head.fields.push_back(F("top_cause_sync_points", "", Count(sy.causes.front().sync_points)));
     head.fields.push_back(F("top_cause_blocked_ns", "", Ns(sy.causes.front().blocked_ns)));
   }
   head.detail = sy.points.empty();
   Row& idle = s.AddRow("sync_idle", "");
-  idle.fields = {F("gpu_idle_after_sync_ns", "GPU idle while the host resumes after them", Ns(sy.gpu_idle_after_sync_ns))};
+  idle.fields = {F("gpu_idle_after_sync_ns", "GPU idle while the host resumes after them",
+                   Ns(sy.gpu_idle_after_sync_ns))};
   idle.detail = sy.points.empty() || sy.gpu_idle_after_sync_ns <= 0;
-  Table& causes = s.AddTable("sync_causes", "sync causes",
-                             {{"op", "op"}, {"sync_points", "sync points"}, {"blocked_ns", "blocked"}});
+  Table& causes =
+      s.AddTable("sync_causes", "sync causes",
+                 {{"op", "op"}, {"sync_points", "sync points"}, {"blocked_ns", "blocked"}});
   causes.text_rows = 0;
   for (const analyze::SyncCause& c : sy.causes)
     causes.rows.push_back({Text(Name(rr.trace, c.name)), Count(c.sync_points), Ns(c.blocked_ns)});
-  Table& apis = s.AddTable("sync_apis", "sync APIs",
-                           {{"name", "API"}, {"category", "category"}, {"calls", "calls"}, {"total_ns", "time"}});
+  Table& apis = s.AddTable(
+      "sync_apis", "sync APIs",
+      {{"name", "API"}, {"category", "category"}, {"calls", "calls"}, {"total_ns", "time"}});
   apis.text_rows = 0;
   for (const analyze::SyncApiStats& a : sy.apis)
-    apis.rows.push_back({Text(Name(rr.trace, a.name)), Text(analyze::SyncCategoryName(a.category)), Count(a.calls), Ns(a.total_ns)});
+    apis.rows.push_back({Text(Name(rr.trace, a.name)), Text(analyze::SyncCategoryName(a.category)),
+                         Count(a.calls), Ns(a.total_ns)});
   Table& steps = s.AddTable("sync_per_step", "sync per step",
-                            {{"step", "step"}, {"sync_points", "sync points"}, {"blocked_ns", "blocked"},
+                            {{"step", "step"},
+                             {"sync_points", "sync points"},
+                             {"blocked_ns", "blocked"},
                              {"gpu_idle_after_sync_ns", "GPU idle after"}});
   steps.text_rows = 0;
   for (const analyze::StepSyncStats& st : sy.steps)
-    steps.rows.push_back({Value::Count(st.step), Count(st.sync_points), Ns(st.blocked_ns), Ns(st.gpu_idle_after_sync_ns)});
+    steps.rows.push_back({Value::Count(st.step), Count(st.sync_points), Ns(st.blocked_ns),
+                          Ns(st.gpu_idle_after_sync_ns)});
 }
 
 void AddMemory(const analyze::MemoryStats& m, Section& s) {
   if (const analyze::DeviceMemory* d = analyze::RankDevice(m)) {
     Row& row = s.AddRow("memory", "memory");
     row.fields = {F("device", "device", Value::Count(d->device)),
-                  F("peak_allocated_bytes", "peak allocated", Bytes(std::max<int64_t>(0, d->peak_allocated_bytes))),
+                  F("peak_allocated_bytes", "peak allocated",
+                    Bytes(std::max<int64_t>(0, d->peak_allocated_bytes))),
                   F("peak_reserved_bytes", "reserved", Bytes(d->peak_reserved_bytes)),
-                  F("device_total_bytes", "of", d->total_bytes > 0 ? Bytes(d->total_bytes) : Value::Na(Unit::kBytes)),
+                  F("device_total_bytes", "of",
+                    d->total_bytes > 0 ? Bytes(d->total_bytes) : Value::Na(Unit::kBytes)),
                   F("headroom_bytes", "headroom", Bytes(d->headroom_bytes))};
-    if (d->source == analyze::MemoryLevelSource::kDeltas) row.note = "(rebuilt from allocation deltas)";
+    if (d->source == analyze::MemoryLevelSource::kDeltas)
+      row.note = "(rebuilt from allocation deltas)";
   }
   Table& devs = s.AddTable("memory_devices", "memory per device",
-                           {{"device", "device"}, {"events", "events"}, {"source", "source"},
-                            {"peak_allocated_bytes", "peak allocated"}, {"peak_reserved_bytes", "peak reserved"},
-                            {"total_bytes", "device memory"}, {"headroom_bytes", "headroom"}});
+                           {{"device", "device"},
+                            {"events", "events"},
+                            {"source", "source"},
+                            {"peak_allocated_bytes", "peak allocated"},
+                            {"peak_reserved_bytes", "peak reserved"},
+                            {"total_bytes", "device memory"},
+                            {"headroom_bytes", "headroom"}});
   devs.text_rows = 0;
   for (const analyze::DeviceMemory& d : m.devices) {
-    devs.rows.push_back({Value::Count(d.device), Count(d.events),
-                         Text(d.source == analyze::MemoryLevelSource::kTotals ? "totals" : "deltas"),
-                         Bytes(d.peak_allocated_bytes), Bytes(d.peak_reserved_bytes),
-                         d.total_bytes > 0 ? Bytes(d.total_bytes) : Value::Na(Unit::kBytes), Bytes(d.headroom_bytes)});
+    devs.rows.push_back(
+        {Value::Count(d.device), Count(d.events),
+         Text(d.source == analyze::MemoryLevelSource::kTotals ? "totals" : "deltas"),
+         Bytes(d.peak_allocated_bytes), Bytes(d.peak_reserved_bytes),
+         d.total_bytes > 0 ? Bytes(d.total_bytes) : Value::Na(Unit::kBytes),
+         Bytes(d.headroom_bytes)});
     if (d.timeline.empty()) continue;
     render::Chart& c = s.AddChart("memory_timeline_device_" + std::to_string(d.device),
-                                  "device " + std::to_string(d.device) + " memory", render::Chart::Kind::kLines, Unit::kBytes);
+                                  "device " + std::to_string(d.device) + " memory",
+                                  render::Chart::Kind::kLines, Unit::kBytes);
     c.x_unit = Unit::kNanos;
     const int64_t t0 = d.timeline.front().ts_ns;
     render::Series alloc{"allocated", "allocated", {}}, reserved{"reserved", "reserved", {}};
@@ -432,44 +537,58 @@ void AddMemory(const analyze::MemoryStats& m, Section& s) {
     for (const analyze::MemoryPoint& p : d.timeline) {
       c.x.push_back(static_cast<double>(p.ts_ns - t0));
       alloc.values.push_back(static_cast<double>(p.allocated_bytes));
-      reserved.values.push_back(p.reserved_bytes >= 0 ? static_cast<double>(p.reserved_bytes) : std::nan(""));
+      reserved.values.push_back(p.reserved_bytes >= 0 ? static_cast<double>(p.reserved_bytes)
+                                                      : std::nan(""));
       any_reserved |= p.reserved_bytes >= 0;
     }
     c.series.push_back(std::move(alloc));
     if (any_reserved) c.series.push_back(std::move(reserved));
     c.reference_lines.push_back(F("start_ns", "first sample at", Value::Int(t0, Unit::kCount)));
-    if (d.total_bytes > 0) c.reference_lines.push_back(F("capacity_bytes", "device memory", Bytes(d.total_bytes)));
+    if (d.total_bytes > 0)
+      c.reference_lines.push_back(F("capacity_bytes", "device memory", Bytes(d.total_bytes)));
   }
 }
 
 void AddOccupancy(const analyze::OccupancyStats& o, Section& s) {
   Row& row = s.AddRow("occupancy", "occupancy");
-  row.fields = {F("sm_efficiency", "est. SM efficiency", o.sm_efficiency >= 0 ? Value::Number(o.sm_efficiency, 3) : Value::Na()),
-                F("achieved_occupancy_pct", "achieved occupancy",
-                  o.achieved_occupancy_pct >= 0 ? Value::Number(o.achieved_occupancy_pct, 1, Unit::kPercent) : Value::Na(Unit::kPercent)),
-                Detail("available", "SM efficiency available", Value::Bool(o.available)),
-                Detail("occupancy_available", "occupancy available", Value::Bool(o.occupancy_available)),
-                // No kernels: no device and no range (n/a, never a sentinel −1 in the JSON).
-                Detail("device", "device", o.device >= 0 ? Value::Count(o.device) : Value::Na(Unit::kCount)),
-                Detail("range_start_ns", "from", o.device >= 0 ? Value::Int(o.range_start_ns, Unit::kCount) : Value::Na(Unit::kCount)),
-                Detail("range_end_ns", "to", o.device >= 0 ? Value::Int(o.range_end_ns, Unit::kCount) : Value::Na(Unit::kCount))};
+  row.fields = {
+      F("sm_efficiency", "est. SM efficiency",
+        o.sm_efficiency >= 0 ? Value::Number(o.sm_efficiency, 3) : Value::Na()),
+      F("achieved_occupancy_pct", "achieved occupancy",
+        o.achieved_occupancy_pct >= 0 ? Value::Number(o.achieved_occupancy_pct, 1, Unit::kPercent)
+                                      : Value::Na(Unit::kPercent)),
+      Detail("available", "SM efficiency available", Value::Bool(o.available)),
+      Detail("occupancy_available", "occupancy available", Value::Bool(o.occupancy_available)),
+      // No kernels: no device and no range (n/a, never a sentinel −1 in the JSON).
+      Detail("device", "device", o.device >= 0 ? Value::Count(o.device) : Value::Na(Unit::kCount)),
+      Detail("range_start_ns", "from",
+             o.device >= 0 ? Value::Int(o.range_start_ns, Unit::kCount) : Value::Na(Unit::kCount)),
+      Detail("range_end_ns", "to",
+             o.device >= 0 ? Value::Int(o.range_end_ns, Unit::kCount) : Value::Na(Unit::kCount))};
   row.detail = !o.available && !o.occupancy_available;
   Row& tiny = s.AddRow("tiny_grids", "");
-  tiny.fields = {F("tiny_grid_share", "tiny grids (fewer blocks than SMs)", Value::Share(o.tiny_grid_share)),
-                 F("tiny_grid_kernels", "of compute-kernel time, launches", Count(o.tiny_grid_kernels)),
-                 Detail("compute_kernel_ns", "compute-kernel time", Ns(o.compute_kernel_ns)),
-                 Detail("tiny_grid_ns", "tiny-grid time", Ns(o.tiny_grid_ns)),
-                 Detail("tiny_grid_lost_sm_ns", "SM time left idle", Ns(o.tiny_grid_lost_sm_ns)),
-                 Detail("tiny_distinct_names", "distinct names", Count(o.tiny_distinct_names))};
+  tiny.fields = {
+      F("tiny_grid_share", "tiny grids (fewer blocks than SMs)", Value::Share(o.tiny_grid_share)),
+      F("tiny_grid_kernels", "of compute-kernel time, launches", Count(o.tiny_grid_kernels)),
+      Detail("compute_kernel_ns", "compute-kernel time", Ns(o.compute_kernel_ns)),
+      Detail("tiny_grid_ns", "tiny-grid time", Ns(o.tiny_grid_ns)),
+      Detail("tiny_grid_lost_sm_ns", "SM time left idle", Ns(o.tiny_grid_lost_sm_ns)),
+      Detail("tiny_distinct_names", "distinct names", Count(o.tiny_distinct_names))};
   tiny.detail = !(o.available && o.compute_kernel_ns > 0);
   Table& t = s.AddTable("tiny_grid_kernels", "kernels with tiny grids",
-                        {{"name", "kernel"}, {"count", "count"}, {"total_ns", "time"}, {"mean_blocks_per_sm", "blocks/SM"},
-                         {"mean_occupancy_pct", "occupancy"}, {"lost_sm_ns", "SM time left idle"}});
+                        {{"name", "kernel"},
+                         {"count", "count"},
+                         {"total_ns", "time"},
+                         {"mean_blocks_per_sm", "blocks/SM"},
+                         {"mean_occupancy_pct", "occupancy"},
+                         {"lost_sm_ns", "SM time left idle"}});
   t.text_rows = 0;
   for (const analyze::TinyGridKernel& k : o.tiny)
-    t.rows.push_back({Text(k.name), Count(k.count), Ns(k.total_ns), Value::Number(k.mean_blocks_per_sm, 2),
-                      k.mean_occupancy_pct >= 0 ? Value::Number(k.mean_occupancy_pct, 0, Unit::kPercent) : Value::Na(Unit::kPercent),
-                      Ns(k.lost_sm_ns)});
+    t.rows.push_back(
+        {Text(k.name), Count(k.count), Ns(k.total_ns), Value::Number(k.mean_blocks_per_sm, 2),
+         k.mean_occupancy_pct >= 0 ? Value::Number(k.mean_occupancy_pct, 0, Unit::kPercent)
+                                   : Value::Na(Unit::kPercent),
+         Ns(k.lost_sm_ns)});
 }
 
 // Ops per input shape (record_shapes=True traces; analyze/op_shapes.h), by host time, in JSON and
@@ -478,18 +597,24 @@ void AddOpShapes(const RankReport& rr, Section& s) {
   s.views = render::kViewHtml;
   const analyze::OpShapes& o = rr.op_shapes;
   Row& row = s.AddRow("op_shapes_recorded", "ops");
-  row.fields = {F("ops", "ATen ops", Count(o.ops)),
-                F("ops_with_input_dims", "with input shapes (record_shapes)", Count(o.ops_with_dims)),
-                F("distinct_op_shapes", "distinct op × shape", Count(o.groups.size()))};
+  row.fields = {
+      F("ops", "ATen ops", Count(o.ops)),
+      F("ops_with_input_dims", "with input shapes (record_shapes)", Count(o.ops_with_dims)),
+      F("distinct_op_shapes", "distinct op × shape", Count(o.groups.size()))};
   row.detail = !o.recorded;
   Table& t = s.AddTable("op_shapes", "ops by input shape",
-                        {{"name", "op"}, {"input_dims", "input dims"}, {"input_types", "input types"},
-                         {"count", "count"}, {"total_ns", "host time"}, {"mean_ns", "mean"},
+                        {{"name", "op"},
+                         {"input_dims", "input dims"},
+                         {"input_types", "input types"},
+                         {"count", "count"},
+                         {"total_ns", "host time"},
+                         {"mean_ns", "mean"},
                          {"max_ns", "max", true}});
   for (const analyze::OpShapeGroup& g : o.groups)
     t.rows.push_back({Text(Name(rr.trace, g.name)), Text(Name(rr.trace, g.input_dims)),
                       Text(Name(rr.trace, g.input_types)), Count(g.count), Ns(g.total_ns),
-                      Ns(static_cast<double>(g.total_ns) / static_cast<double>(g.count)), Ns(g.max_ns)});
+                      Ns(static_cast<double>(g.total_ns) / static_cast<double>(g.count)),
+                      Ns(g.max_ns)});
 }
 
 // Every op priced (analyze/op_costs.h): the cost model's summary (GPU and peaks, MFU/HFU with
@@ -502,7 +627,8 @@ void AddOpCosts(const RankReport& rr, Section& s) {
   const std::string gpu = o.peaks ? o.peaks->gpu : std::string("unknown");
   head.fields = {
       F("priced_ns", "GPU time priced", Ns(o.priced_ns)),
-      F("priced_share", "of the ops' GPU time", pct(o.op_ns > 0 ? static_cast<double>(o.priced_ns) / static_cast<double>(o.op_ns) : 0)),
+      F("priced_share", "of the ops' GPU time",
+        pct(o.op_ns > 0 ? static_cast<double>(o.priced_ns) / static_cast<double>(o.op_ns) : 0)),
       F("gpu", "against", Text(gpu)),
       F("above_roofline", "ops above their roofline", Count(o.above_roofline_groups)),
       Detail("op_ns", "GPU time counted for ops", Ns(o.op_ns)),
@@ -514,14 +640,17 @@ void AddOpCosts(const RankReport& rr, Section& s) {
   mfu.fields = {
       F("mfu_share", "MFU", o.mfu_peak_tflops > 0 ? pct(o.mfu) : Value::Na(Unit::kShare)),
       F("hfu_share", "HFU", o.mfu_peak_tflops > 0 ? pct(o.hfu) : Value::Na(Unit::kShare)),
-      F("model_tflop_per_step", "model TFLOP per step", Value::Number(o.model_flops_per_step / 1e12, 3)),
+      F("model_tflop_per_step", "model TFLOP per step",
+        Value::Number(o.model_flops_per_step / 1e12, 3)),
       F("convention", "convention",
         Text("GEMM/conv/attention FLOPs of the steady steps ÷ (step time × dense bf16 peak " +
              render::FormatNumber(o.mfu_peak_tflops, 0) +
              " TFLOP/s, datasheet); causal attention counted half; attention backward 2× forward "
              "(HFU 2.5×, and recomputed forward ops); embeddings, norms and elementwise ops 0")),
-      Detail("hardware_tflop_per_step", "hardware TFLOP per step", Value::Number(o.hardware_flops_per_step / 1e12, 3)),
-      Detail("recomputed_tflop_per_step", "recomputed TFLOP per step", Value::Number(o.recomputed_flops_per_step / 1e12, 3)),
+      Detail("hardware_tflop_per_step", "hardware TFLOP per step",
+             Value::Number(o.hardware_flops_per_step / 1e12, 3)),
+      Detail("recomputed_tflop_per_step", "recomputed TFLOP per step",
+             Value::Number(o.recomputed_flops_per_step / 1e12, 3)),
       Detail("step_ns", "mean steady step", Ns(o.step_ns)),
       Detail("steps", "steady steps", Count(o.steps)),
       Detail("mfu_peak_tflops", "MFU peak TFLOP/s", Value::Number(o.mfu_peak_tflops, 1))};
@@ -532,21 +661,38 @@ void AddOpCosts(const RankReport& rr, Section& s) {
   Section& text = s.AddSection("op_costs_top", "");
   text.views = render::kViewText;
   text.text_inline = true;
-  Table& top = text.AddTable("op_costs_top", "ops by GPU time, priced against the roofline (-v: all; shapes in --json, --html, --csv)",
-                             {{"op", "op"}, {"count", "calls"}, {"time_ns", "GPU time"},
-                              {"achieved_tflops", "TFLOP/s"}, {"bound", "bound"},
-                              {"efficiency_share", "of roofline"}, {"unpriced", "unpriced"}});
+  Table& top = text.AddTable(
+      "op_costs_top",
+      "ops by GPU time, priced against the roofline (-v: all; shapes in --json, --html, --csv)",
+      {{"op", "op"},
+       {"count", "calls"},
+       {"time_ns", "GPU time"},
+       {"achieved_tflops", "TFLOP/s"},
+       {"bound", "bound"},
+       {"efficiency_share", "of roofline"},
+       {"unpriced", "unpriced"}});
   Section& all = s.AddSection("op_costs_all", "every op priced");
   all.views = render::kViewHtml;
-  Table& t = all.AddTable(
-      "ops", "ops by GPU time, priced against the roofline",
-      {{"op", "op"}, {"input_dims", "input dims"}, {"input_types", "input types", true},
-       {"concrete_inputs", "concrete inputs", true}, {"family", "family", true}, {"count", "calls"},
-       {"time_ns", "GPU time"}, {"flops", "FLOP/call", true}, {"bytes", "bytes/call", true},
-       {"achieved_tflops", "TFLOP/s"}, {"achieved_gbps", "GB/s"}, {"intensity", "FLOP/byte", true},
-       {"bound", "bound"}, {"path", "math path", true}, {"roofline_ns", "roofline/call", true},
-       {"efficiency_share", "of roofline"}, {"above_roofline", "above roofline", true},
-       {"unpriced", "unpriced", true}, {"top_kernel", "longest kernel", true}});
+  Table& t = all.AddTable("ops", "ops by GPU time, priced against the roofline",
+                          {{"op", "op"},
+                           {"input_dims", "input dims"},
+                           {"input_types", "input types", true},
+                           {"concrete_inputs", "concrete inputs", true},
+                           {"family", "family", true},
+                           {"count", "calls"},
+                           {"time_ns", "GPU time"},
+                           {"flops", "FLOP/call", true},
+                           {"bytes", "bytes/call", true},
+                           {"achieved_tflops", "TFLOP/s"},
+                           {"achieved_gbps", "GB/s"},
+                           {"intensity", "FLOP/byte", true},
+                           {"bound", "bound"},
+                           {"path", "math path", true},
+                           {"roofline_ns", "roofline/call", true},
+                           {"efficiency_share", "of roofline"},
+                           {"above_roofline", "above roofline", true},
+                           {"unpriced", "unpriced", true},
+                           {"top_kernel", "longest kernel", true}});
   top.text_rows = 10;
   for (const analyze::OpCostGroup& g : o.groups) {
     const bool priced = g.unpriced == analyze::Unpriced::kPriced;
@@ -557,24 +703,37 @@ void AddOpCosts(const RankReport& rr, Section& s) {
         {Text(Name(rr.trace, g.name)), Text(Name(rr.trace, g.input_dims)),
          Text(Name(rr.trace, g.input_types)), Text(Name(rr.trace, g.concrete_inputs)),
          Text(g.family == analyze::OpFamily::kCount ? "" : analyze::OpFamilyName(g.family)),
-         Count(g.count), Ns(g.time_ns), num(g.flops, 0), num(g.bytes, 0), num(g.AchievedTflops(), 2),
-         num(g.AchievedGbps(), 1), num(g.Intensity(), 2),
-         Text(!priced || !o.peaks ? "" : g.compute_bound ? "compute" : "memory"),
+         Count(g.count), Ns(g.time_ns), num(g.flops, 0), num(g.bytes, 0),
+         num(g.AchievedTflops(), 2), num(g.AchievedGbps(), 1), num(g.Intensity(), 2),
+         Text(!priced || !o.peaks ? ""
+              : g.compute_bound   ? "compute"
+                                  : "memory"),
          Text(priced && g.math ? std::string(hw::MathPathName(g.path)) : std::string()),
          priced && o.peaks ? Ns(g.roofline_ns) : Value::Na(Unit::kNanos),
-         priced && o.peaks ? pct(g.Efficiency()) : Value::Na(Unit::kShare), Value::Bool(g.above_roofline),
-         Text(analyze::UnpricedName(g.unpriced)), Text(Name(rr.trace, g.top_kernel))});
+         priced && o.peaks ? pct(g.Efficiency()) : Value::Na(Unit::kShare),
+         Value::Bool(g.above_roofline), Text(analyze::UnpricedName(g.unpriced)),
+         Text(Name(rr.trace, g.top_kernel))});
     top.rows.push_back({Text(Name(rr.trace, g.name)), Count(g.count), Ns(g.time_ns),
                         num(g.AchievedTflops(), 2),
-                        Text(!priced || !o.peaks ? "" : g.compute_bound ? "compute" : "memory"),
+                        Text(!priced || !o.peaks ? ""
+                             : g.compute_bound   ? "compute"
+                                                 : "memory"),
                         priced && o.peaks ? pct(g.Efficiency()) : Value::Na(Unit::kShare),
                         Text(analyze::UnpricedName(g.unpriced))});
   }
-  Table& k = all.AddTable("kernel_costs", "kernels of the priced ops (their ops' FLOPs and bytes split by time)",
-                          {{"kernel", "kernel"}, {"count", "calls"}, {"time_ns", "GPU time"},
-                           {"flops", "FLOP"}, {"bytes", "bytes"}, {"achieved_tflops", "TFLOP/s"},
-                           {"achieved_gbps", "GB/s"}, {"intensity", "FLOP/byte"}, {"bound", "bound"},
-                           {"path", "math path"}, {"roofline_ns", "roofline"},
+  Table& k = all.AddTable("kernel_costs",
+                          "kernels of the priced ops (their ops' FLOPs and bytes split by time)",
+                          {{"kernel", "kernel"},
+                           {"count", "calls"},
+                           {"time_ns", "GPU time"},
+                           {"flops", "FLOP"},
+                           {"bytes", "bytes"},
+                           {"achieved_tflops", "TFLOP/s"},
+                           {"achieved_gbps", "GB/s"},
+                           {"intensity", "FLOP/byte"},
+                           {"bound", "bound"},
+                           {"path", "math path"},
+                           {"roofline_ns", "roofline"},
                            {"efficiency_share", "of roofline"}});
   for (const analyze::KernelCost& kc : o.kernels) {
     // The kernel's roofline as an op's (analyze/op_costs.h): its path's achievable peak (fp32
@@ -590,7 +749,9 @@ void AddOpCosts(const RankReport& rr, Section& s) {
                       Value::Number(kc.flops, 0), Value::Number(kc.bytes, 0),
                       Value::Number(kc.AchievedTflops(), 2), Value::Number(kc.AchievedGbps(), 1),
                       Value::Number(kc.bytes > 0 ? kc.flops / kc.bytes : 0, 2),
-                      Text(!o.peaks ? "" : compute > memory ? "compute" : "memory"),
+                      Text(!o.peaks           ? ""
+                           : compute > memory ? "compute"
+                                              : "memory"),
                       Text(kc.math ? std::string(hw::MathPathName(kc.path)) : std::string()),
                       o.peaks ? Ns(roofline) : Value::Na(Unit::kNanos),
                       o.peaks && kc.time_ns > 0 ? pct(roofline / static_cast<double>(kc.time_ns))
@@ -598,38 +759,46 @@ void AddOpCosts(const RankReport& rr, Section& s) {
   }
   if (o.peaks) {
     Table& p = s.AddTable("op_cost_peaks", "peaks priced against",
-                          {{"path", "path"}, {"datasheet", "datasheet"}, {"achievable", "used"},
+                          {{"path", "path"},
+                           {"datasheet", "datasheet"},
+                           {"achievable", "used"},
                            {"measured", "measured"}});
     p.text_rows = 0;
     for (size_t i = 0; i < hw::kMathPathCount; ++i) {
       const hw::Peak& pk = o.peaks->tflops[i];
-      p.rows.push_back({Text(std::string(hw::MathPathName(static_cast<hw::MathPath>(i))) + " TFLOP/s"),
-                        Value::Number(pk.datasheet, 1), Value::Number(pk.Roof(), 1), Value::Bool(pk.measured)});
+      p.rows.push_back(
+          {Text(std::string(hw::MathPathName(static_cast<hw::MathPath>(i))) + " TFLOP/s"),
+           Value::Number(pk.datasheet, 1), Value::Number(pk.Roof(), 1), Value::Bool(pk.measured)});
     }
     // One precision per column: JSON keeps a column's unit and precision once (its first cell's).
     p.rows.push_back({Text("HBM GB/s"), Value::Number(o.peaks->hbm_gbps.datasheet, 1),
-                      Value::Number(o.peaks->hbm_gbps.Roof(), 1), Value::Bool(o.peaks->hbm_gbps.measured)});
+                      Value::Number(o.peaks->hbm_gbps.Roof(), 1),
+                      Value::Bool(o.peaks->hbm_gbps.measured)});
   }
 }
 
 void AddIdleGaps(const RankReport& rr, Section& s) {
   const analyze::IdleGapStats& g = rr.idle_gaps;
   Row& head = s.AddRow("idle_gaps", "idle gaps");
-  head.fields = {F("gaps", "gaps", Count(g.gaps)), F("idle_ns", "idle in the steps", Ns(g.idle_ns)),
-                 F("long_gaps", "≥ 1 ms", Count(g.long_gaps)), F("long_gap_ns", "", Ns(g.long_gap_ns)),
+  head.fields = {F("gaps", "gaps", Count(g.gaps)),
+                 F("idle_ns", "idle in the steps", Ns(g.idle_ns)),
+                 F("long_gaps", "≥ 1 ms", Count(g.long_gaps)),
+                 F("long_gap_ns", "", Ns(g.long_gap_ns)),
                  Detail("long_gap_threshold_ns", "long-gap threshold", Ns(analyze::kLongIdleGapNs)),
                  Detail("range_start_ns", "from", Value::Int(g.range_start_ns, Unit::kCount)),
                  Detail("range_end_ns", "to", Value::Int(g.range_end_ns, Unit::kCount)),
                  Detail("steady_steps", "steady steps", Count(g.steady_steps))};
   head.detail = g.gaps == 0;
   Row& causes = s.AddRow("idle_gap_causes", "");
-  causes.fields = {F("long_gaps_after_sync", "of these after a sync", Count(g.long_gaps_after_sync)),
-                   F("long_gap_dataloader_ns", "DataLoader covers", Ns(g.long_gap_dataloader_ns)),
-                   F("unexplained_per_steady_step_ns", "unexplained per steady step", Ns(g.unexplained_ns_per_steady_step)),
-                   Detail("long_gap_after_sync_ns", "after a sync", Ns(g.long_gap_after_sync_ns)),
-                   Detail("long_gaps_dataloader", "DataLoader gaps", Count(g.long_gaps_dataloader)),
-                   Detail("unexplained_ns", "unexplained", Ns(g.unexplained_ns)),
-                   Detail("longest_unexplained_ns", "longest unexplained", Ns(g.longest_unexplained_ns))};
+  causes.fields = {
+      F("long_gaps_after_sync", "of these after a sync", Count(g.long_gaps_after_sync)),
+      F("long_gap_dataloader_ns", "DataLoader covers", Ns(g.long_gap_dataloader_ns)),
+      F("unexplained_per_steady_step_ns", "unexplained per steady step",
+        Ns(g.unexplained_ns_per_steady_step)),
+      Detail("long_gap_after_sync_ns", "after a sync", Ns(g.long_gap_after_sync_ns)),
+      Detail("long_gaps_dataloader", "DataLoader gaps", Count(g.long_gaps_dataloader)),
+      Detail("unexplained_ns", "unexplained", Ns(g.unexplained_ns)),
+      Detail("longest_unexplained_ns", "longest unexplained", Ns(g.longest_unexplained_ns))};
   causes.detail = g.long_gaps == 0;
   Row& nsight = s.AddRow("nsight_gaps", "");
   nsight.fields = {F("nsight_gaps", "gaps > 500 ms (Nsight gpu_gaps)", Count(g.nsight_gaps)),
@@ -639,21 +808,29 @@ void AddIdleGaps(const RankReport& rr, Section& s) {
                            {{"below_ns", "shorter than"}, {"count", "gaps"}, {"total_ns", "idle"}});
   hist.text_rows = 0;
   for (size_t b = 0; b < analyze::kIdleGapBuckets; ++b)
-    hist.rows.push_back({b < analyze::kIdleGapBucketBoundsNs.size() ? Ns(analyze::kIdleGapBucketBoundsNs[b]) : Value::Na(Unit::kNanos),
+    hist.rows.push_back({b < analyze::kIdleGapBucketBoundsNs.size()
+                             ? Ns(analyze::kIdleGapBucketBoundsNs[b])
+                             : Value::Na(Unit::kNanos),
                          Count(g.histogram_count[b]), Ns(g.histogram_ns[b])});
   Table& longest = s.AddTable("longest_idle_gaps", "longest idle gaps",
-                              {{"duration_ns", "idle"}, {"step", "step"}, {"claim", "explained by"},
-                               {"start_ns", "start"}, {"steady", "steady"}, {"dataloader_ns", "DataLoader"},
+                              {{"duration_ns", "idle"},
+                               {"step", "step"},
+                               {"claim", "explained by"},
+                               {"start_ns", "start"},
+                               {"steady", "steady"},
+                               {"dataloader_ns", "DataLoader"},
                                {"unexplained_ns", "unexplained"}});
   longest.text_rows = 0;
-  Table& gap_ops = s.AddTable("longest_idle_gap_ops", "host ops during the longest idle gaps",
-                              {{"gap", "gap (row of longest idle gaps)"}, {"op", "op"}, {"overlap_ns", "overlap"}});
+  Table& gap_ops = s.AddTable(
+      "longest_idle_gap_ops", "host ops during the longest idle gaps",
+      {{"gap", "gap (row of longest idle gaps)"}, {"op", "op"}, {"overlap_ns", "overlap"}});
   gap_ops.text_rows = 0;
   for (size_t i = 0; i < g.longest.size(); ++i) {
     const analyze::IdleGap& gap = g.longest[i];
-    longest.rows.push_back({Ns(gap.length()), Value::Count(gap.step), Text(analyze::IdleClaimName(gap.claim)),
-                            Value::Int(gap.start_ns, Unit::kCount), Value::Bool(gap.steady), Ns(gap.dataloader_ns),
-                            Ns(gap.unexplained_ns)});
+    longest.rows.push_back({Ns(gap.length()), Value::Count(gap.step),
+                            Text(analyze::IdleClaimName(gap.claim)),
+                            Value::Int(gap.start_ns, Unit::kCount), Value::Bool(gap.steady),
+                            Ns(gap.dataloader_ns), Ns(gap.unexplained_ns)});
     for (const auto& [name, ns] : gap.host_ops)
       gap_ops.rows.push_back({Count(i), Text(Name(rr.trace, name)), Ns(ns)});
   }
@@ -663,18 +840,22 @@ void AddIdleGaps(const RankReport& rr, Section& s) {
   for (const analyze::IdleHostOp& h : g.host_ops)
     ops.rows.push_back({Text(Name(rr.trace, h.name)), Count(h.gaps), Ns(h.overlap_ns)});
   Table& steps = s.AddTable("idle_gaps_per_step", "idle gaps per step",
-                            {{"step", "step"}, {"steady", "steady"}, {"idle_ns", "idle"}, {"long_gaps", "≥ 1 ms"},
+                            {{"step", "step"},
+                             {"steady", "steady"},
+                             {"idle_ns", "idle"},
+                             {"long_gaps", "≥ 1 ms"},
                              {"unexplained_ns", "unexplained"}});
   steps.text_rows = 0;
   for (const analyze::StepIdleGaps& st : g.steps)
-    steps.rows.push_back({Value::Count(st.step), Value::Bool(st.steady), Ns(st.idle_ns), Count(st.long_gaps), Ns(st.unexplained_ns)});
+    steps.rows.push_back({Value::Count(st.step), Value::Bool(st.steady), Ns(st.idle_ns),
+                          Count(st.long_gaps), Ns(st.unexplained_ns)});
 }
 
 // The steady steps' critical path (analyze/step_graph.h) and each fix replayed on their graph
 // (whatif/whatif.h): what bounds the step, per step and per category, then what each fix saves
 // alone and in the plan.
-constexpr const char* kPathLabels[] = {"host",  "launches", "data wait", "sync",
-                                       "GPU compute", "communication", "copies", "GPU waiting"};
+constexpr const char* kPathLabels[] = {"host",        "launches",      "data wait", "sync",
+                                       "GPU compute", "communication", "copies",    "GPU waiting"};
 static_assert(std::size(kPathLabels) == analyze::kPathCategoryCount);
 
 // The critical path of each step as a timeline (HTML draws it): at most kTimelineLanes steps,
@@ -690,7 +871,8 @@ void AddCriticalPathTimeline(const analyze::CriticalPath& cp, Section& s) {
                                     render::Chart::Kind::kTimeline, Unit::kNanos);
   chart.x_unit = Unit::kNanos;
   for (size_t c = 0; c < analyze::kPathCategoryCount; ++c)
-    chart.series.push_back({analyze::PathCategoryName(static_cast<analyze::PathCategory>(c)), kPathLabels[c], {}});
+    chart.series.push_back(
+        {analyze::PathCategoryName(static_cast<analyze::PathCategory>(c)), kPathLabels[c], {}});
   size_t seg = 0;
   const size_t lanes = std::min(kTimelineLanes, cp.step_start_ns.size());
   for (size_t k = 0; k < lanes; ++k) {
@@ -702,22 +884,25 @@ void AddCriticalPathTimeline(const analyze::CriticalPath& cp, Section& s) {
     int64_t run_start = 0, run_end = 0;
     auto emit = [&](int64_t a, int64_t b, size_t category) {
       if (!chart.segments.empty() && chart.segments.back().lane == lane &&
-          chart.segments.back().series == category && chart.segments.back().end == static_cast<double>(a - begin)) {
+          chart.segments.back().series == category &&
+          chart.segments.back().end == static_cast<double>(a - begin)) {
         chart.segments.back().end = static_cast<double>(b - begin);
         return;
       }
-      chart.segments.push_back({lane, static_cast<uint32_t>(category), static_cast<double>(a - begin),
-                                static_cast<double>(b - begin)});
+      chart.segments.push_back({lane, static_cast<uint32_t>(category),
+                                static_cast<double>(a - begin), static_cast<double>(b - begin)});
     };
     auto flush = [&] {
       if (run_end <= run_start) return;
-      emit(run_start, run_end, static_cast<size_t>(std::max_element(run.begin(), run.end()) - run.begin()));
+      emit(run_start, run_end,
+           static_cast<size_t>(std::max_element(run.begin(), run.end()) - run.begin()));
       run.fill(0);
       run_start = run_end;
     };
     while (seg < cp.segments.size() && cp.segments[seg].end_ns <= begin) ++seg;
     for (size_t i = seg; i < cp.segments.size() && cp.segments[i].start_ns < end; ++i) {
-      const int64_t a = std::max(cp.segments[i].start_ns, begin), b = std::min(cp.segments[i].end_ns, end);
+      const int64_t a = std::max(cp.segments[i].start_ns, begin),
+                    b = std::min(cp.segments[i].end_ns, end);
       if (b <= a) continue;
       const size_t category = static_cast<size_t>(cp.segments[i].category);
       if (b - a >= res) {
@@ -740,8 +925,8 @@ void AddCriticalPath(const RankReport& rr, Section& s) {
   if (!cp.built) return;
   const int64_t total = std::accumulate(cp.total_ns.begin(), cp.total_ns.end(), int64_t{0});
   Row& head = s.AddRow("critical_path", "critical path");
-  head.fields.push_back(F("bound_by", "bound by",
-                          Text(kPathLabels[static_cast<size_t>(cp.bound_by)])));
+  head.fields.push_back(
+      F("bound_by", "bound by", Text(kPathLabels[static_cast<size_t>(cp.bound_by)])));
   for (size_t c = 0; c < analyze::kPathCategoryCount; ++c) {
     const std::string name = analyze::PathCategoryName(static_cast<analyze::PathCategory>(c));
     head.fields.push_back(F(name + "_share", kPathLabels[c], ShareOf(cp.total_ns[c], total)));
@@ -753,22 +938,31 @@ void AddCriticalPath(const RankReport& rr, Section& s) {
   head.fields.push_back(Detail("graph_nodes", "graph nodes", Count(cp.nodes)));
   head.fields.push_back(Detail("graph_edges", "graph edges", Count(cp.edges)));
   head.fields.push_back(Detail("steps", "steps", Count(cp.steps)));
-  head.fields.push_back(Detail("launch_latency_ns", "launch → start (typical)", Ns(cp.launch_latency_ns)));
+  head.fields.push_back(
+      Detail("launch_latency_ns", "launch → start (typical)", Ns(cp.launch_latency_ns)));
   head.fields.push_back(Detail("stream_gap_ns", "kernel → kernel (typical)", Ns(cp.stream_gap_ns)));
-  head.fields.push_back(Detail("launch_queue_depth", "launch queue depth (0: never full)", Count(cp.queue_depth)));
-  head.fields.push_back(Detail("recorded_waits", "waits read from cuda_sync records", Count(cp.recorded_waits)));
-  head.fields.push_back(Detail("inferred_cross_stream_waits", "cross-stream waits inferred (no records)",
+  head.fields.push_back(
+      Detail("launch_queue_depth", "launch queue depth (0: never full)", Count(cp.queue_depth)));
+  head.fields.push_back(
+      Detail("recorded_waits", "waits read from cuda_sync records", Count(cp.recorded_waits)));
+  head.fields.push_back(Detail("inferred_cross_stream_waits",
+                               "cross-stream waits inferred (no records)",
                                Count(cp.cross_stream_edges)));
-  head.fields.push_back(Detail("replayed_step_ns", "unchanged replay's step", Ns(cp.replayed_step_ns)));
+  head.fields.push_back(
+      Detail("replayed_step_ns", "unchanged replay's step", Ns(cp.replayed_step_ns)));
   std::vector<Column> cols = {{"step", "step"}, {"duration_ns", "duration"}};
   for (size_t c = 0; c < analyze::kPathCategoryCount; ++c)
-    cols.push_back({std::string(analyze::PathCategoryName(static_cast<analyze::PathCategory>(c))) + "_ns", kPathLabels[c]});
+    cols.push_back(
+        {std::string(analyze::PathCategoryName(static_cast<analyze::PathCategory>(c))) + "_ns",
+         kPathLabels[c]});
   Table& steps = s.AddTable("critical_path_steps", "critical path per step", cols);
   steps.text_rows = 0;
-  render::Chart& chart = s.AddChart("critical_path_chart", "critical path per step, by what bounds it",
-                                    render::Chart::Kind::kStackedBars, Unit::kNanos);
+  render::Chart& chart =
+      s.AddChart("critical_path_chart", "critical path per step, by what bounds it",
+                 render::Chart::Kind::kStackedBars, Unit::kNanos);
   for (size_t c = 0; c < analyze::kPathCategoryCount; ++c)
-    chart.series.push_back({analyze::PathCategoryName(static_cast<analyze::PathCategory>(c)), kPathLabels[c], {}});
+    chart.series.push_back(
+        {analyze::PathCategoryName(static_cast<analyze::PathCategory>(c)), kPathLabels[c], {}});
   for (size_t k = 0; k < cp.step_ns.size(); ++k) {
     const analyze::PathArray& a = cp.step_ns[k];
     std::vector<Value> row = {Value::Count(cp.step_numbers[k]),
@@ -785,17 +979,23 @@ void AddCriticalPath(const RankReport& rr, Section& s) {
   const whatif::WhatIfResults& w = rr.whatif;
   if (!w.replayed) return;
   Row& plan = s.AddRow("whatif_plan", "what-if");
-  plan.fields = {F("step_ns", "step", Ns(w.step_ns)),
-                 F("planned_step_ns", "after the plan", Ns(w.planned_step_ns)),
-                 F("planned_saving_share", "saves", ShareOf(w.step_ns - w.planned_step_ns, w.step_ns)),
-                 F("fixes", "fixes", Count(w.plan.size())),
-                 F("bound_after", "then bound by", Text(kPathLabels[static_cast<size_t>(w.bound_after)]))};
+  plan.fields = {
+      F("step_ns", "step", Ns(w.step_ns)),
+      F("planned_step_ns", "after the plan", Ns(w.planned_step_ns)),
+      F("planned_saving_share", "saves", ShareOf(w.step_ns - w.planned_step_ns, w.step_ns)),
+      F("fixes", "fixes", Count(w.plan.size())),
+      F("bound_after", "then bound by", Text(kPathLabels[static_cast<size_t>(w.bound_after)]))};
   plan.note = "(replayed on the steps' dependency graph)";
   Table& t = s.AddTable("whatif", "each fix replayed (alone, and in the plan by value)",
-                        {{"fix", "fix"}, {"change", "change", true}, {"saving_alone_ns", "alone"},
-                         {"saving_alone_share", "of step"}, {"plan_order", "plan #"},
-                         {"increment_ns", "in the plan"}, {"step_after_ns", "step after"},
-                         {"finding", "finding", true}, {"assumption", "assumption", true}});
+                        {{"fix", "fix"},
+                         {"change", "change", true},
+                         {"saving_alone_ns", "alone"},
+                         {"saving_alone_share", "of step"},
+                         {"plan_order", "plan #"},
+                         {"increment_ns", "in the plan"},
+                         {"step_after_ns", "step after"},
+                         {"finding", "finding", true},
+                         {"assumption", "assumption", true}});
   for (const whatif::FixResult& f : w.fixes) {
     const whatif::WhatIf* wi = whatif::FindWhatIf(f.id);
     const whatif::PlanEntry* p = w.Planned(f.id);
@@ -807,12 +1007,13 @@ void AddCriticalPath(const RankReport& rr, Section& s) {
                       Text(wi->assumption)});
   }
   // In plan order first, then the rest by saving alone.
-  std::stable_sort(t.rows.begin(), t.rows.end(), [](const std::vector<Value>& a, const std::vector<Value>& b) {
-    const bool pa = !a[4].is_na(), pb = !b[4].is_na();
-    if (pa != pb) return pa;
-    if (pa) return a[4].i < b[4].i;
-    return a[2].i > b[2].i;
-  });
+  std::stable_sort(t.rows.begin(), t.rows.end(),
+                   [](const std::vector<Value>& a, const std::vector<Value>& b) {
+                     const bool pa = !a[4].is_na(), pb = !b[4].is_na();
+                     if (pa != pb) return pa;
+                     if (pa) return a[4].i < b[4].i;
+                     return a[2].i > b[2].i;
+                   });
 }
 
 void AddAdvice(const advise::Advice& a, Section& s) {
@@ -828,13 +1029,19 @@ render::Section BuildRankSection(const RankReport& rr, size_t index) {
   if (r.world_size > 0) title += " of " + std::to_string(r.world_size);
   if (r.rank >= 0) title += std::string(" (from ") + RankSourceName(r.rank_source) + ")";
   title += "  " + r.path;
-  Section s{r.rank >= 0 ? "rank_" + std::to_string(r.rank) : "input_" + std::to_string(index), title,
-            render::kViewAll, false, {}, {}};
+  Section s{r.rank >= 0 ? "rank_" + std::to_string(r.rank) : "input_" + std::to_string(index),
+            title,
+            render::kViewAll,
+            false,
+            {},
+            {}};
   s.AddRow("identity", "rank").detail = true;
   std::get<Row>(s.items.back()).fields = {
       F("rank", "rank", r.rank >= 0 ? Value::Count(r.rank) : Value::Na(Unit::kCount)),
-      F("world_size", "of", r.world_size > 0 ? Value::Count(r.world_size) : Value::Na(Unit::kCount)),
-      F("rank_source", "from", Text(RankSourceName(r.rank_source))), F("path", "file", Text(r.path))};
+      F("world_size", "of",
+        r.world_size > 0 ? Value::Count(r.world_size) : Value::Na(Unit::kCount)),
+      F("rank_source", "from", Text(RankSourceName(r.rank_source))),
+      F("path", "file", Text(r.path))};
   // Groups: headed sections in HTML and JSON; in text they read as one rank's lines.
   auto group = [&s](const char* key, const char* heading) -> Section& {
     Section& g = s.AddSection(key, heading);
@@ -868,7 +1075,8 @@ render::Document BuildDocument(const Report& report, const JobOptions& options) 
   // `reduce` prints from summary files).
   std::vector<RankSummary> summaries;
   summaries.reserve(report.ranks.size());
-  for (size_t i = 0; i < report.ranks.size(); ++i) summaries.push_back(SummarizeRank(report.ranks[i], i));
+  for (size_t i = 0; i < report.ranks.size(); ++i)
+    summaries.push_back(SummarizeRank(report.ranks[i], i));
   return BuildJobDocument(summaries, report.failures, options);
 }
 

@@ -61,7 +61,9 @@ std::optional<int64_t> Difference(int64_t b, int64_t a) {
 }
 
 // |v| without the overflow of std::llabs(INT64_MIN).
-uint64_t Magnitude(int64_t v) { return v < 0 ? uint64_t{0} - static_cast<uint64_t>(v) : static_cast<uint64_t>(v); }
+uint64_t Magnitude(int64_t v) {
+  return v < 0 ? uint64_t{0} - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+}
 
 // The median of `v` (sorted here): the middle value, or the mean of the two middle values.
 double Median(std::vector<double> v) {
@@ -85,14 +87,17 @@ void AddSpread(Section& s, const std::string& key, const std::string& label, Uni
   Row& row = s.AddRow(key, label);
   if (samples.empty()) {
     row.note = "not measured on any rank";
-    row.fields = {Detail("min" + suffix, "min", Value::Na(unit)), Detail("median" + suffix, "median", Value::Na(unit)),
-                  Detail("max" + suffix, "max", Value::Na(unit)), Detail("min_rank", "min at", Value::Na(Unit::kCount)),
+    row.fields = {Detail("min" + suffix, "min", Value::Na(unit)),
+                  Detail("median" + suffix, "median", Value::Na(unit)),
+                  Detail("max" + suffix, "max", Value::Na(unit)),
+                  Detail("min_rank", "min at", Value::Na(Unit::kCount)),
                   Detail("max_rank", "max at", Value::Na(Unit::kCount))};
     return;
   }
   std::vector<std::pair<double, const Member*>> sorted = samples;
   // Ties keep member order (ranks ascending), so the rank named at each end is stable.
-  std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<double> values;
   for (const auto& [v, m] : sorted) values.push_back(v);
   const Member& lo = *sorted.front().second;
@@ -125,7 +130,10 @@ void AddVerdict(const analyze::JobAnalysis& a, const std::vector<Member>& member
   }
   Row& row = s.AddRow("verdict", "verdict");
   const bool straggles = straggler && straggler->estimated_saving_share >= advise::kVerdictMinShare;
-  row.fields = {F("verdict", "", straggles ? Text("straggler") : common.empty() ? Value::Na(Unit::kText) : Text(common)),
+  row.fields = {F("verdict", "",
+                  straggles        ? Text("straggler")
+                  : common.empty() ? Value::Na(Unit::kText)
+                                   : Text(common)),
                 Detail("common_verdict", "the most common rank verdict",
                        common.empty() ? Value::Na(Unit::kText) : Text(common)),
                 Detail("ranks_with_common_verdict", "ranks with it", Count(common_count)),
@@ -150,11 +158,13 @@ void AddStraggler(const analyze::JobAnalysis& a, const std::vector<Member>& memb
     const double share = a.mean_step_ns > 0 ? static_cast<double>(st.wait_caused_ns_per_step) /
                                                   static_cast<double>(a.mean_step_ns)
                                             : st.share_of_step;
-    row.fields = {F("rank", "rank", RankValue(st.rank)),
-                  F("wait_caused_per_step_ns", "others wait per step", Ns(st.wait_caused_ns_per_step)),
-                  F("wait_caused_share", "", Value::Share(share)),
-                  F("last_arrivals", "last at collectives", w ? Count(w->times_last) : Value::Na(Unit::kCount)),
-                  F("collectives", "of", w ? Count(w->collectives) : Value::Na(Unit::kCount))};
+    row.fields = {
+        F("rank", "rank", RankValue(st.rank)),
+        F("wait_caused_per_step_ns", "others wait per step", Ns(st.wait_caused_ns_per_step)),
+        F("wait_caused_share", "", Value::Share(share)),
+        F("last_arrivals", "last at collectives",
+          w ? Count(w->times_last) : Value::Na(Unit::kCount)),
+        F("collectives", "of", w ? Count(w->collectives) : Value::Na(Unit::kCount))};
     // Only some ranks' traces: the rank named is the latest of these; a missing one may be later.
     int32_t world = -1;
     for (const Member& m : members) world = std::max(world, m.summary->facts.identity.world_size);
@@ -192,8 +202,10 @@ void AddWaiting(const analyze::JobAnalysis& a, const std::vector<Member>& member
   for (const Member& m : members) {
     if (!m.wait) continue;
     waits.push_back(static_cast<double>(m.wait->wait_suffered_ns_per_step));
-    if (!most || m.wait->wait_suffered_ns_per_step > most->wait->wait_suffered_ns_per_step) most = &m;
-    if (m.wait->wait_suffered_ns_per_step > 0 && m.wait->waits_most_for >= 0) ++waits_for[m.wait->waits_most_for];
+    if (!most || m.wait->wait_suffered_ns_per_step > most->wait->wait_suffered_ns_per_step)
+      most = &m;
+    if (m.wait->wait_suffered_ns_per_step > 0 && m.wait->waits_most_for >= 0)
+      ++waits_for[m.wait->waits_most_for];
   }
   int32_t for_rank = -1;
   size_t for_count = 0;
@@ -203,7 +215,8 @@ void AddWaiting(const analyze::JobAnalysis& a, const std::vector<Member>& member
       for_count = n;
     }
   if (!most || members.size() < 2 || a.collectives.empty()) {
-    row.note = members.size() < 2 ? "one rank: nobody waits" : "not measured: no collective was matched across ranks";
+    row.note = members.size() < 2 ? "one rank: nobody waits"
+                                  : "not measured: no collective was matched across ranks";
     row.fields = {Detail("wait_median_per_step_ns", "median", Value::Na(Unit::kNanos)),
                   Detail("wait_max_per_step_ns", "max", Value::Na(Unit::kNanos)),
                   Detail("wait_max_rank", "max at rank", Value::Na(Unit::kCount)),
@@ -211,7 +224,8 @@ void AddWaiting(const analyze::JobAnalysis& a, const std::vector<Member>& member
     return;
   }
   row.fields = {F("wait_median_per_step_ns", "median per step", Ns(Median(waits))),
-                F("wait_max_per_step_ns", "max (" + most->name() + ")", Ns(most->wait->wait_suffered_ns_per_step)),
+                F("wait_max_per_step_ns", "max (" + most->name() + ")",
+                  Ns(most->wait->wait_suffered_ns_per_step)),
                 F("waits_most_for", "mostly for rank", RankValue(for_rank)),
                 Detail("wait_max_rank", "max at rank", RankValue(most->rank())),
                 Detail("waits_most_for_ranks", "ranks waiting mostly for it", Count(for_count))};
@@ -229,11 +243,14 @@ void AddCollectives(const analyze::JobAnalysis& a, Section& s) {
     by_seq += c.by_seq;
     if (!widest || c.skew_ns > widest->skew_ns) widest = &c;
   }
-  row.fields = {F("matched", "matched", Count(a.collectives.size())), F("unmatched", "unmatched", Count(a.unmatched)),
-                F("skew_median_ns", "skew median", widest ? Ns(Median(skews)) : Value::Na(Unit::kNanos)),
-                F("skew_max_ns", "max", widest ? Ns(widest->skew_ns) : Value::Na(Unit::kNanos)),
-                F("transfer_median_ns", "transfer median", widest ? Ns(Median(transfers)) : Value::Na(Unit::kNanos)),
-                Detail("matched_by_seq", "matched by sequence number", Count(by_seq))};
+  row.fields = {
+      F("matched", "matched", Count(a.collectives.size())),
+      F("unmatched", "unmatched", Count(a.unmatched)),
+      F("skew_median_ns", "skew median", widest ? Ns(Median(skews)) : Value::Na(Unit::kNanos)),
+      F("skew_max_ns", "max", widest ? Ns(widest->skew_ns) : Value::Na(Unit::kNanos)),
+      F("transfer_median_ns", "transfer median",
+        widest ? Ns(Median(transfers)) : Value::Na(Unit::kNanos)),
+      Detail("matched_by_seq", "matched by sequence number", Count(by_seq))};
   // Unmatched records are worth a word only when there are some.
   row.fields[1].detail = a.unmatched == 0;
   if (!widest) {
@@ -253,7 +270,8 @@ void AddSlowestSteps(const std::vector<Member>& members, Section& s) {
       auto [it, added] = worst.try_emplace(st.step, *d, &m);
       if (!added && *d > it->second.first) it->second = {*d, &m};
     }
-  std::vector<std::pair<int32_t, std::pair<int64_t, const Member*>>> steps(worst.begin(), worst.end());
+  std::vector<std::pair<int32_t, std::pair<int64_t, const Member*>>> steps(worst.begin(),
+                                                                           worst.end());
   std::stable_sort(steps.begin(), steps.end(),
                    [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
   Row& row = s.AddRow("slowest_steps", "slowest");
@@ -264,7 +282,8 @@ void AddSlowestSteps(const std::vector<Member>& members, Section& s) {
   for (size_t i = 0; i < steps.size() && i < 3; ++i) {
     const auto& [step, w] = steps[i];
     const std::string k = "slowest_" + std::to_string(i + 1);
-    row.fields.push_back(F(k + "_ns", "#" + std::to_string(step) + " (" + w.second->name() + ")", Ns(w.first)));
+    row.fields.push_back(
+        F(k + "_ns", "#" + std::to_string(step) + " (" + w.second->name() + ")", Ns(w.first)));
   }
   for (size_t i = 0; i < steps.size() && i < 3; ++i) {
     const std::string k = "slowest_" + std::to_string(i + 1);
@@ -285,7 +304,8 @@ void AddClocks(const analyze::JobAnalysis& a, const std::vector<Member>& members
     uncertainty = std::max(uncertainty, m.clock->uncertainty_ns);
     if (!m.clock->applied) continue;
     ++applied;
-    if (!largest || Magnitude(m.clock->offset_ns) > Magnitude(largest->clock->offset_ns)) largest = &m;
+    if (!largest || Magnitude(m.clock->offset_ns) > Magnitude(largest->clock->offset_ns))
+      largest = &m;
   }
   row.fields = {F("offsets_applied", "offsets applied", Count(applied)),
                 F("ranks", "ranks", Count(members.size())),
@@ -297,8 +317,9 @@ void AddClocks(const analyze::JobAnalysis& a, const std::vector<Member>& members
                 Detail("own_clock_ranks", "ranks without baseTimeNanoseconds", Count(own_clock))};
   if (!a.clocks_alignable) {
     for (size_t i = 0; i < 4; ++i) row.fields[i].detail = true;
-    row.note = "not alignable: matched collectives' end times disagree too widely to estimate "
-               "offsets; arrivals are compared on each rank's own clock";
+    row.note =
+        "not alignable: matched collectives' end times disagree too widely to estimate "
+        "offsets; arrivals are compared on each rank's own clock";
   } else if (members.size() < 2) {
     for (size_t i = 0; i < 4; ++i) row.fields[i].detail = true;
     row.note = "one rank: nothing to align";
@@ -313,21 +334,31 @@ void AddClocks(const analyze::JobAnalysis& a, const std::vector<Member>& members
 
 void AddRanksTable(const std::vector<Member>& members, Section& s) {
   Table& t = s.AddTable("ranks", "ranks",
-                        {{"rank", "rank"}, {"section", "section"}, {"verdict", "verdict"}, {"step_ns", "step"},
-                         {"compute_share", "compute"}, {"exposed_communication_share", "exposed comm"},
-                         {"idle_share", "idle"}, {"last_arrivals", "last at"}, {"collectives", "collectives"},
+                        {{"rank", "rank"},
+                         {"section", "section"},
+                         {"verdict", "verdict"},
+                         {"step_ns", "step"},
+                         {"compute_share", "compute"},
+                         {"exposed_communication_share", "exposed comm"},
+                         {"idle_share", "idle"},
+                         {"last_arrivals", "last at"},
+                         {"collectives", "collectives"},
                          {"wait_caused_per_step_ns", "wait caused / step"},
                          {"wait_suffered_per_step_ns", "wait suffered / step"},
-                         {"waits_most_for", "waits most for"}, {"clock_offset_ns", "clock offset"},
-                         {"clock_uncertainty_ns", "±"}, {"clock_applied", "offset applied"},
-                         {"shown_in_text", "in text"}, {"path", "file"}});
+                         {"waits_most_for", "waits most for"},
+                         {"clock_offset_ns", "clock offset"},
+                         {"clock_uncertainty_ns", "±"},
+                         {"clock_applied", "offset applied"},
+                         {"shown_in_text", "in text"},
+                         {"path", "file"}});
   t.text_rows = 0;
   for (const Member& m : members) {
     const model::RankFacts& f = m.facts();
     const double span = static_cast<double>(f.span_ns);
     const analyze::RankWait* w = m.wait;
     const analyze::ClockOffset* c = m.clock;
-    t.rows.push_back({RankValue(m.rank()), Text(m.key), f.verdict.empty() ? Value::Na(Unit::kText) : Text(f.verdict),
+    t.rows.push_back({RankValue(m.rank()), Text(m.key),
+                      f.verdict.empty() ? Value::Na(Unit::kText) : Text(f.verdict),
                       f.mean_step_ns > 0 ? Ns(f.mean_step_ns) : Value::Na(Unit::kNanos),
                       ShareOf(static_cast<double>(f.compute_ns), span),
                       ShareOf(static_cast<double>(f.exposed_communication_ns), span),
@@ -339,8 +370,8 @@ void AddRanksTable(const std::vector<Member>& members, Section& s) {
                       w ? RankValue(w->waits_most_for) : Value::Na(Unit::kCount),
                       c ? Value::Signed(Ns(c->offset_ns)) : Value::Na(Unit::kNanos),
                       c ? Ns(c->uncertainty_ns) : Value::Na(Unit::kNanos),
-                      c ? Value::Bool(c->applied) : Value::Na(Unit::kBool), Value::Bool(m.shown_in_text),
-                      Text(f.identity.path)});
+                      c ? Value::Bool(c->applied) : Value::Na(Unit::kBool),
+                      Value::Bool(m.shown_in_text), Text(f.identity.path)});
   }
 }
 
@@ -353,39 +384,52 @@ void AddJobWhatIf(const analyze::JobAnalysis& a, Section& s) {
   Row& row = s.AddRow("job_whatif", "job what-if");
   row.fields = {F("best_fix", "best fix", Text(best.fix)),
                 F("best_saving_ns", "saves the job", Ns(best.saving_ns)),
-                F("best_saving_share", "", ShareOf(static_cast<double>(best.saving_ns),
-                                                   static_cast<double>(a.own_step_ns))),
+                F("best_saving_share", "",
+                  ShareOf(static_cast<double>(best.saving_ns), static_cast<double>(a.own_step_ns))),
                 F("best_bound_by_rank", "then bound by rank", RankValue(best.bound_by_rank)),
                 Detail("own_step_ns", "slowest rank's own work", Ns(a.own_step_ns)),
                 Detail("own_step_rank", "rank", RankValue(a.own_step_rank))};
   row.note = "(on every rank; the job goes at its slowest rank's own work)";
   Table& t = s.AddTable("job_whatif_fixes", "each fix on every rank, replayed for the job",
-                        {{"fix", "fix"}, {"saving_ns", "job saves"}, {"saving_share", "of step"},
-                         {"rank_saving_min_ns", "ranks: least"}, {"rank_saving_max_ns", "most"},
+                        {{"fix", "fix"},
+                         {"saving_ns", "job saves"},
+                         {"saving_share", "of step"},
+                         {"rank_saving_min_ns", "ranks: least"},
+                         {"rank_saving_max_ns", "most"},
                          {"bound_by_rank", "then bound by rank"}});
   t.text_rows = 0;
   for (const analyze::JobFix& f : a.fixes)
     t.rows.push_back({Text(f.fix), Ns(f.saving_ns),
                       ShareOf(static_cast<double>(f.saving_ns), static_cast<double>(a.own_step_ns)),
-                      Ns(f.rank_saving_min_ns), Ns(f.rank_saving_max_ns), RankValue(f.bound_by_rank)});
+                      Ns(f.rank_saving_min_ns), Ns(f.rank_saving_max_ns),
+                      RankValue(f.bound_by_rank)});
 }
 
 void AddSkewTable(const analyze::JobAnalysis& a, Section& s) {
   Table& t = s.AddTable("collective_skew", "collectives with the largest arrival skew",
-                        {{"group", "group"}, {"type", "type"}, {"seq", "seq"}, {"matched_by", "matched by"},
-                         {"payload_bytes", "bytes"}, {"skew_ns", "skew"}, {"last_rank", "last rank"},
-                         {"wait_caused_ns", "wait caused"}, {"duration_ns", "transfer"},
-                         {"busbw_bytes_per_s", "bus bandwidth"}, {"ranks", "ranks"},
-                         {"expected_ranks", "of"}, {"step", "step"}});
+                        {{"group", "group"},
+                         {"type", "type"},
+                         {"seq", "seq"},
+                         {"matched_by", "matched by"},
+                         {"payload_bytes", "bytes"},
+                         {"skew_ns", "skew"},
+                         {"last_rank", "last rank"},
+                         {"wait_caused_ns", "wait caused"},
+                         {"duration_ns", "transfer"},
+                         {"busbw_bytes_per_s", "bus bandwidth"},
+                         {"ranks", "ranks"},
+                         {"expected_ranks", "of"},
+                         {"step", "step"}});
   t.text_rows = 0;
   std::vector<const analyze::MatchedCollective*> order;
   for (const analyze::MatchedCollective& c : a.collectives) order.push_back(&c);
-  std::stable_sort(order.begin(), order.end(), [](const auto* x, const auto* y) { return x->skew_ns > y->skew_ns; });
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto* x, const auto* y) { return x->skew_ns > y->skew_ns; });
   for (size_t i = 0; i < order.size() && i < kSkewTableRows; ++i) {
     const analyze::MatchedCollective& c = *order[i];
-    t.rows.push_back({Text(c.group), Text(c.type), Value::Count(c.seq), Text(c.by_seq ? "seq" : "ordinal"),
-                      Bytes(c.bytes), Ns(c.skew_ns), RankValue(c.last_rank), Ns(c.wait_caused_ns),
-                      Ns(c.duration_ns),
+    t.rows.push_back({Text(c.group), Text(c.type), Value::Count(c.seq),
+                      Text(c.by_seq ? "seq" : "ordinal"), Bytes(c.bytes), Ns(c.skew_ns),
+                      RankValue(c.last_rank), Ns(c.wait_caused_ns), Ns(c.duration_ns),
                       c.busbw_gbps >= 0 && std::isfinite(c.busbw_gbps)
                           ? Value::Number(c.busbw_gbps * 1e9, -1, Unit::kBytesPerSecond)
                           : Value::Na(Unit::kBytesPerSecond),
@@ -416,7 +460,8 @@ void AddBusyHeatmap(const analyze::JobAnalysis& a, const std::vector<Member>& me
     if (b.bin_ns <= 0 || b.busy_ns.empty()) continue;
     int64_t start = absolute ? b.first_bin_start_ns : 0, length = 0, end = 0;
     const analyze::ClockOffset* c = members[i].clock;
-    if (absolute && c && c->applied && a.clocks_alignable && __builtin_add_overflow(start, c->offset_ns, &start))
+    if (absolute && c && c->applied && a.clocks_alignable &&
+        __builtin_add_overflow(start, c->offset_ns, &start))
       continue;
     if (__builtin_mul_overflow(b.bin_ns, static_cast<int64_t>(b.busy_ns.size()), &length) ||
         __builtin_add_overflow(start, length, &end))
@@ -437,16 +482,18 @@ void AddBusyHeatmap(const analyze::JobAnalysis& a, const std::vector<Member>& me
   const std::optional<int64_t> span = any ? Difference(t1, t0) : std::nullopt;
   if (!span || *span <= 0 || *span > kMaxSpanNs) return;
   // No cell finer than the finest bin, at most kHeatmapColumns, and kMaxHeatmapCells in all.
-  size_t cols = std::min(kHeatmapColumns, std::max<size_t>(1, kMaxHeatmapCells / std::max<size_t>(1, members.size())));
+  size_t cols = std::min(
+      kHeatmapColumns, std::max<size_t>(1, kMaxHeatmapCells / std::max<size_t>(1, members.size())));
   const int64_t finest_cols = *span / finest + (*span % finest != 0);
   cols = std::min<size_t>(cols, static_cast<size_t>(finest_cols));
   const int64_t ncols = static_cast<int64_t>(cols);
   const int64_t cell = *span / ncols + (*span % ncols != 0);
-  render::Chart& chart = s.AddChart("busy_heatmap",
-                                    absolute ? "GPU busy per rank over time"
-                                             : "GPU busy per rank over time (each rank from its own first "
-                                               "sample: without baseTimeNanoseconds the clocks are not comparable)",
-                                    render::Chart::Kind::kHeatmap, Unit::kShare);
+  render::Chart& chart =
+      s.AddChart("busy_heatmap",
+                 absolute ? "GPU busy per rank over time"
+                          : "GPU busy per rank over time (each rank from its own first "
+                            "sample: without baseTimeNanoseconds the clocks are not comparable)",
+                 render::Chart::Kind::kHeatmap, Unit::kShare);
   chart.x_unit = Unit::kNanos;
   for (int64_t k = 0; k < ncols; ++k) chart.x.push_back(static_cast<double>(cell * k));
   for (size_t i = 0; i < members.size(); ++i) {
@@ -469,7 +516,8 @@ void AddBusyHeatmap(const analyze::JobAnalysis& a, const std::vector<Member>& me
       }
     }
     render::Series series{members[i].key, members[i].name(), {}};
-    for (size_t k = 0; k < cols; ++k) series.values.push_back(covered[k] > 0 ? busy[k] / covered[k] : std::nan(""));
+    for (size_t k = 0; k < cols; ++k)
+      series.values.push_back(covered[k] > 0 ? busy[k] / covered[k] : std::nan(""));
     chart.series.push_back(std::move(series));
   }
   chart.reference_lines = {F("start_ns", "first cell at", Value::Int(t0, Unit::kCount)),
@@ -493,7 +541,9 @@ void ChooseShown(const JobOptions& options, std::vector<Member>& members) {
   const std::vector<int32_t>& want = options.detail_ranks;
   if (std::find(want.begin(), want.end(), -1) != want.end()) return;
   if (!want.empty()) {
-    for (Member& m : members) m.shown_in_text = m.rank() >= 0 && std::find(want.begin(), want.end(), m.rank()) != want.end();
+    for (Member& m : members)
+      m.shown_in_text =
+          m.rank() >= 0 && std::find(want.begin(), want.end(), m.rank()) != want.end();
     return;
   }
   if (members.size() <= kDefaultDetailRanks) return;
@@ -527,18 +577,25 @@ void AddShownNote(const JobOptions& options, const std::vector<Member>& members,
   s.views = render::kViewText;
   s.text_inline = true;
   Row& row = s.AddRow("ranks_in_detail", "detail");
-  row.fields = {Detail("shown", "ranks shown", Count(shown.size())), Detail("hidden", "ranks not shown", Count(hidden.size()))};
-  const std::string why = options.detail_ranks.empty() ? " (the largest wait caused, then the slowest step)" : " (--ranks)";
-  row.note = (shown.empty() ? std::string("no rank of this job in full below") : NameList(shown) + " in full below" + why) +
-             "; the other " + std::to_string(hidden.size()) + " in --json and --html, or with --ranks all";
+  row.fields = {Detail("shown", "ranks shown", Count(shown.size())),
+                Detail("hidden", "ranks not shown", Count(hidden.size()))};
+  const std::string why = options.detail_ranks.empty()
+                              ? " (the largest wait caused, then the slowest step)"
+                              : " (--ranks)";
+  row.note = (shown.empty() ? std::string("no rank of this job in full below")
+                            : NameList(shown) + " in full below" + why) +
+             "; the other " + std::to_string(hidden.size()) +
+             " in --json and --html, or with --ranks all";
 }
 
-void AddJob(const AnalysedJob& job, size_t number, std::vector<Member>& members, const JobOptions& options,
-            render::Section& jobs) {
+void AddJob(const AnalysedJob& job, size_t number, std::vector<Member>& members,
+            const JobOptions& options, render::Section& jobs) {
   const analyze::JobAnalysis& a = job.analysis;
-  const std::string label = job.group.label.empty() ? "job " + std::to_string(number) : job.group.label;
-  Section& s = jobs.AddSection("job_" + std::to_string(number),
-                               label + " · " + std::to_string(members.size()) + (members.size() == 1 ? " rank" : " ranks"));
+  const std::string label =
+      job.group.label.empty() ? "job " + std::to_string(number) : job.group.label;
+  Section& s = jobs.AddSection(
+      "job_" + std::to_string(number),
+      label + " · " + std::to_string(members.size()) + (members.size() == 1 ? " rank" : " ranks"));
   ChooseShown(options, members);
 
   std::optional<advise::Finding> finding;
@@ -573,7 +630,8 @@ void AddJob(const AnalysedJob& job, size_t number, std::vector<Member>& members,
   AddSpread(s, "idle", "idle", Unit::kShare, idle);
   AddClocks(a, members, s);
   AddJobWhatIf(a, s);
-  for (size_t i = 0; i < job.group.notes.size(); ++i) s.AddRow("note_" + std::to_string(i), "note").note = job.group.notes[i];
+  for (size_t i = 0; i < job.group.notes.size(); ++i)
+    s.AddRow("note_" + std::to_string(i), "note").note = job.group.notes[i];
 
   Section& findings = s.AddSection("findings", "finding");
   findings.text_inline = true;

@@ -101,7 +101,8 @@ void AddGpuRow(const MonitorGpu& g, bool phases, bool warmup, Section* out) {
           ? Detail("throttled_share", "slowed down", Value::Share(*g.throttled_share, 0))
           : Detail("throttled_share", "slowed down", Value::Na(Unit::kShare)));
   // DCGM profiling metrics: only DCGM sources have them.
-  row.fields.push_back(Opt("sm_active_mean_pct", "SM active", g.sm_active_mean_pct, Unit::kPercent));
+  row.fields.push_back(
+      Opt("sm_active_mean_pct", "SM active", g.sm_active_mean_pct, Unit::kPercent));
   row.fields.push_back(
       Opt("sm_occupancy_mean_pct", "SM occupancy", g.sm_occupancy_mean_pct, Unit::kPercent));
   row.fields.push_back(
@@ -133,8 +134,7 @@ void AddBalanceAndEnergy(const MonitorStats& s, Section* out) {
         s.energy_per_hour_wh
             ? F("energy_per_hour_wh", "Wh per hour", Value::Number(*s.energy_per_hour_wh, 1))
             : Detail("energy_per_hour_wh", "Wh per hour", Value::Na()),
-        Detail("energy_source", "from",
-               Value::Text(counter ? "energy counter" : "power × time"))};
+        Detail("energy_source", "from", Value::Text(counter ? "energy counter" : "power × time"))};
   }
 }
 

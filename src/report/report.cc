@@ -25,8 +25,10 @@ void AddAnalysisWarnings(RankReport* r) {
   if (events > 0) {
     if (with_overlap > listed) streams += ", ...";
     r->summary.warnings.push_back(
-        render::GroupDigits(events) + " GPU events start before earlier work on their stream ended (" +
-        (with_overlap == 1 ? "stream " : "streams ") + streams + "; " + render::FormatDuration(overlap_ns) +
+        render::GroupDigits(events) +
+        " GPU events start before earlier work on their stream ended (" +
+        (with_overlap == 1 ? "stream " : "streams ") + streams + "; " +
+        render::FormatDuration(overlap_ns) +
         " overlapped): a stream runs its work in order, so these records are duplicated or "
         "mis-timed; per-stream idle counts only time when none of them runs");
   }
@@ -43,7 +45,8 @@ void AddAnalysisWarnings(RankReport* r) {
           "ProfilerStep numbers repeat: " + render::GroupDigits(ranges) + " ranges in " +
           render::GroupDigits(st.windows) + " profiling windows (the first #" +
           std::to_string(st.first_window.first) + "–#" + std::to_string(st.first_window.second) +
-          "; the second starts " + render::FormatDuration(std::max<int64_t>(0, st.first_window_gap_ns)) +
+          "; the second starts " +
+          render::FormatDuration(std::max<int64_t>(0, st.first_window_gap_ns)) +
           " after it ends): each range is a step, in time order, and the time between windows "
           "is in no step");
   }
@@ -64,8 +67,8 @@ Report BuildReport(const std::vector<Trace>& traces, std::vector<Status> failure
   return BuildReport(traces, std::move(failures), pool);
 }
 
-Report BuildReport(const std::vector<Trace>& traces, std::vector<Status> failures,
-                   ThreadPool& pool, const analyze::RunOptions& options) {
+Report BuildReport(const std::vector<Trace>& traces, std::vector<Status> failures, ThreadPool& pool,
+                   const analyze::RunOptions& options) {
   Report report;
   report.failures = std::move(failures);
   analyze::JobResults job = analyze::RunAllRanks(traces, options, pool);

@@ -6,11 +6,11 @@
 #include <vector>
 
 #include "advise/advise.h"
-#include "whatif/whatif.h"
 #include "analyze/run_all.h"
 #include "base/thread_pool.h"
 #include "gpuscope/model.h"
 #include "gpuscope/status.h"
+#include "whatif/whatif.h"
 
 namespace gpuscope::report {
 
@@ -18,7 +18,7 @@ namespace gpuscope::report {
 // launches, copies, sync, memory, occupancy, idle gaps, the monitor beside it) and its advice.
 struct RankReport : analyze::RankResults {
   whatif::WhatIfResults whatif;  // each fix replayed on the step graph, and the plan
-  advise::Advice advice;  // ranked findings and the verdict
+  advise::Advice advice;         // ranked findings and the verdict
 };
 
 struct Report {
@@ -28,8 +28,8 @@ struct Report {
 
 // Runs every analysis on every rank (analyze::RunAllRanks on `pool`), then the advice. The traces
 // must outlive the report.
-Report BuildReport(const std::vector<Trace>& traces, std::vector<Status> failures,
-                   ThreadPool& pool, const analyze::RunOptions& options = {});
+Report BuildReport(const std::vector<Trace>& traces, std::vector<Status> failures, ThreadPool& pool,
+                   const analyze::RunOptions& options = {});
 // The same on a pool of `threads` threads made for this call (0 = all cores).
 Report BuildReport(const std::vector<Trace>& traces, std::vector<Status> failures, int threads = 0);
 

@@ -38,7 +38,8 @@ std::string StackText(const snapshot::Snapshot& snap, int32_t stack, size_t n) {
   if (stack < 0 || static_cast<size_t>(stack) >= snap.stacks.size()) return "";
   const auto& frames = snap.stacks[static_cast<size_t>(stack)];
   std::string out;
-  for (size_t k = 0; k < frames.size() && k < n; ++k) out += (k ? " ← " : "") + FrameText(frames[k]);
+  for (size_t k = 0; k < frames.size() && k < n; ++k)
+    out += (k ? " ← " : "") + FrameText(frames[k]);
   if (frames.size() > n) out += " ← …";
   return out;
 }
@@ -67,9 +68,10 @@ void AddTimeline(const SnapshotDevice& d, Section& s) {
   render::Series alloc{"allocated", "allocated", {}}, reserved{"reserved", "reserved", {}};
   std::vector<render::Series> cats;
   for (int k = 0; k < analyze::kMemoryCategoryCount; ++k)
-    cats.push_back({std::string(analyze::MemoryCategoryName(static_cast<MemoryCategory>(k))),
-                    std::string("allocated: ") + analyze::MemoryCategoryName(static_cast<MemoryCategory>(k)),
-                    {}});
+    cats.push_back(
+        {std::string(analyze::MemoryCategoryName(static_cast<MemoryCategory>(k))),
+         std::string("allocated: ") + analyze::MemoryCategoryName(static_cast<MemoryCategory>(k)),
+         {}});
   double last_x = 0;  // an event without time_us is drawn at the time of the one before it
   for (size_t i : keep) {
     const int64_t t = d.time_us[i];
@@ -89,13 +91,15 @@ void AddTimeline(const SnapshotDevice& d, Section& s) {
         d.categories_at_peak[static_cast<size_t>(k)].bytes > 0)
       known = true;
   const std::vector<double> xs = c.x;
-  c.reference_lines.push_back(F("peak_allocated_bytes", "peak allocated", Bytes(d.peak_allocated_bytes)));
+  c.reference_lines.push_back(
+      F("peak_allocated_bytes", "peak allocated", Bytes(d.peak_allocated_bytes)));
   if (!known) return;
   // What the allocated bytes are made of over time: one bar per sampled instant, stacked by
   // category (the same points as the lines; at most kStackBars of them), the peak marked.
   constexpr size_t kStackBars = 48;
-  render::Chart& bars = s.AddChart("allocated_by_category", "allocated over the trace, stacked by category",
-                                   render::Chart::Kind::kStackedBars, Unit::kBytes);
+  render::Chart& bars =
+      s.AddChart("allocated_by_category", "allocated over the trace, stacked by category",
+                 render::Chart::Kind::kStackedBars, Unit::kBytes);
   const size_t points = xs.size();
   std::vector<size_t> pick;
   for (size_t b = 0; b < std::min(points, kStackBars); ++b)
@@ -103,24 +107,28 @@ void AddTimeline(const SnapshotDevice& d, Section& s) {
   for (size_t i : pick) bars.categories.push_back(render::FormatDurationApprox(xs[i]));
   for (size_t k = 0; k < cats.size(); ++k) {
     if (d.categories_at_peak[k].bytes <= 0) continue;
-    render::Series part{cats[k].key, std::string(analyze::MemoryCategoryName(static_cast<MemoryCategory>(k))), {}};
+    render::Series part{
+        cats[k].key, std::string(analyze::MemoryCategoryName(static_cast<MemoryCategory>(k))), {}};
     for (size_t i : pick) part.values.push_back(cats[k].values[i]);
     bars.series.push_back(part);
     c.series.push_back(std::move(cats[k]));
   }
-  bars.reference_lines.push_back(F("peak_allocated_bytes", "peak allocated", Bytes(d.peak_allocated_bytes)));
+  bars.reference_lines.push_back(
+      F("peak_allocated_bytes", "peak allocated", Bytes(d.peak_allocated_bytes)));
 }
 
 void AddDevice(const snapshot::Snapshot& snap, const SnapshotDevice& d, Section& parent) {
-  Section& s = parent.AddSection("device_" + std::to_string(d.device), "device " + std::to_string(d.device));
+  Section& s =
+      parent.AddSection("device_" + std::to_string(d.device), "device " + std::to_string(d.device));
   {
     Row& r = s.AddRow("peak", "peak");
     r.fields.push_back(F("peak_allocated_bytes", "allocated", Bytes(d.peak_allocated_bytes)));
-    r.fields.push_back(F("peak_above_start_bytes", "above the trace's start", Bytes(d.peak_above_start_bytes)));
+    r.fields.push_back(
+        F("peak_above_start_bytes", "above the trace's start", Bytes(d.peak_above_start_bytes)));
     r.fields.push_back(F("peak_reserved_bytes", "peak reserved", Bytes(d.peak_reserved_bytes)));
-    r.fields.push_back(Detail("peak_time_us", "at (time_us)",
-                              d.peak_time_us >= 0 ? Value::Int(d.peak_time_us, Unit::kCount)
-                                                  : Value::Na(Unit::kCount)));
+    r.fields.push_back(Detail(
+        "peak_time_us", "at (time_us)",
+        d.peak_time_us >= 0 ? Value::Int(d.peak_time_us, Unit::kCount) : Value::Na(Unit::kCount)));
   }
   {
     Row& r = s.AddRow("trace_start", "trace start");
@@ -133,12 +141,17 @@ void AddDevice(const snapshot::Snapshot& snap, const SnapshotDevice& d, Section&
     Row& r = s.AddRow("at_snapshot", "at snapshot");
     r.fields.push_back(F("segments", "segments", Count(d.segments)));
     r.fields.push_back(F("segments_reserved_bytes", "reserved", Bytes(d.segments_reserved_bytes)));
-    r.fields.push_back(F("segments_allocated_bytes", "allocated", Bytes(d.segments_allocated_bytes)));
-    r.fields.push_back(Detail("active_allocated_bytes", "active blocks", Bytes(d.active_allocated_bytes)));
-    r.fields.push_back(F("free_in_segments_bytes", "free in segments", Bytes(d.free_in_segments_bytes)));
-    r.fields.push_back(F("largest_free_block_bytes", "largest free block", Bytes(d.largest_free_block_bytes)));
+    r.fields.push_back(
+        F("segments_allocated_bytes", "allocated", Bytes(d.segments_allocated_bytes)));
+    r.fields.push_back(
+        Detail("active_allocated_bytes", "active blocks", Bytes(d.active_allocated_bytes)));
+    r.fields.push_back(
+        F("free_in_segments_bytes", "free in segments", Bytes(d.free_in_segments_bytes)));
+    r.fields.push_back(
+        F("largest_free_block_bytes", "largest free block", Bytes(d.largest_free_block_bytes)));
     r.fields.push_back(Detail("free_blocks", "free blocks", Count(d.free_blocks)));
-    r.fields.push_back(Detail("expandable_segments", "expandable segments", Count(d.expandable_segments)));
+    r.fields.push_back(
+        Detail("expandable_segments", "expandable segments", Count(d.expandable_segments)));
   }
   {
     Row& r = s.AddRow("events", "events");
@@ -150,22 +163,27 @@ void AddDevice(const snapshot::Snapshot& snap, const SnapshotDevice& d, Section&
         r.fields.push_back(Detail("other_events", "other", Count(n)));
         continue;
       }
-      Field f = F(std::string(snapshot::ActionName(action)) + "_events", snapshot::ActionName(action), Count(n));
+      Field f = F(std::string(snapshot::ActionName(action)) + "_events",
+                  snapshot::ActionName(action), Count(n));
       f.detail = n == 0;
       r.fields.push_back(std::move(f));
     }
   }
   {
     Table& t = s.AddTable("categories_at_peak", "live at the peak, by category",
-                          {{"category", "category"}, {"live_bytes", "bytes"}, {"of_peak_share", "of the peak"}, {"allocations", "allocations"}});
+                          {{"category", "category"},
+                           {"live_bytes", "bytes"},
+                           {"of_peak_share", "of the peak"},
+                           {"allocations", "allocations"}});
     auto sorted = d.categories_at_peak;
     std::stable_sort(sorted.begin(), sorted.end(),
                      [](const auto& x, const auto& y) { return x.bytes > y.bytes; });
     for (const auto& cb : sorted) {
       if (cb.bytes == 0) continue;
-      t.rows.push_back({Text(analyze::MemoryCategoryName(cb.category)), Bytes(cb.bytes),
-                        ShareOf(static_cast<double>(cb.bytes), static_cast<double>(d.peak_allocated_bytes)),
-                        Count(cb.count)});
+      t.rows.push_back(
+          {Text(analyze::MemoryCategoryName(cb.category)), Bytes(cb.bytes),
+           ShareOf(static_cast<double>(cb.bytes), static_cast<double>(d.peak_allocated_bytes)),
+           Count(cb.count)});
     }
   }
   {
@@ -177,26 +195,33 @@ void AddDevice(const snapshot::Snapshot& snap, const SnapshotDevice& d, Section&
                            {"rule", "rule", true},
                            {"stack", "stack (innermost first)"}});
     for (const auto& g : d.live_at_peak)
-      t.rows.push_back({Bytes(g.bytes), ShareOf(static_cast<double>(g.bytes), static_cast<double>(d.peak_allocated_bytes)),
-                        g.before_trace ? Value::Na(Unit::kCount) : Count(g.count),
-                        Text(analyze::MemoryCategoryName(g.category)), Text(g.rule),
-                        Text(g.before_trace ? "(allocated before the trace)"
-                                            : g.stack < 0 ? "(no frames)" : StackText(snap, g.stack, 4))});
+      t.rows.push_back(
+          {Bytes(g.bytes),
+           ShareOf(static_cast<double>(g.bytes), static_cast<double>(d.peak_allocated_bytes)),
+           g.before_trace ? Value::Na(Unit::kCount) : Count(g.count),
+           Text(analyze::MemoryCategoryName(g.category)), Text(g.rule),
+           Text(g.before_trace ? "(allocated before the trace)"
+                : g.stack < 0  ? "(no frames)"
+                               : StackText(snap, g.stack, 4))});
   }
   {
     Table& t = s.AddTable("free_blocks", "free blocks in the segments at the snapshot, by size",
                           {{"size", "size"}, {"blocks", "blocks"}, {"free_bytes", "bytes"}});
     t.text_rows = 0;
-    for (const auto& b : d.free_buckets) t.rows.push_back({Text(b.label), Count(b.count), Bytes(b.bytes)});
+    for (const auto& b : d.free_buckets)
+      t.rows.push_back({Text(b.label), Count(b.count), Bytes(b.bytes)});
   }
   if (!d.ooms.empty()) {
     Table& t = s.AddTable("ooms", "failed allocations (oom events)",
-                          {{"time_us", "time_us"}, {"requested_bytes", "requested"},
+                          {{"time_us", "time_us"},
+                           {"requested_bytes", "requested"},
                            {"device_free_bytes", "free on the device"},
                            {"largest_free_block_bytes", "largest free block (at the snapshot)"}});
     for (const auto& o : d.ooms)
-      t.rows.push_back({o.time_us >= 0 ? Value::Int(o.time_us, Unit::kCount) : Value::Na(Unit::kCount),
-                        Bytes(o.requested_bytes), Bytes(o.device_free_bytes), Bytes(d.largest_free_block_bytes)});
+      t.rows.push_back(
+          {o.time_us >= 0 ? Value::Int(o.time_us, Unit::kCount) : Value::Na(Unit::kCount),
+           Bytes(o.requested_bytes), Bytes(o.device_free_bytes),
+           Bytes(d.largest_free_block_bytes)});
   }
   AddTimeline(d, s);
   for (size_t k = 0; k < d.notes.size(); ++k) s.AddText("note_" + std::to_string(k), d.notes[k]);
@@ -220,19 +245,24 @@ render::Document BuildSnapshotDocument(const snapshot::Snapshot& snap,
     r.fields.push_back(F("devices", "devices", Count(a.devices.size())));
     r.fields.push_back(Detail("file_bytes", "file", Bytes(static_cast<int64_t>(snap.file_bytes))));
     r.fields.push_back(Detail("stacks", "distinct stacks", Count(snap.stacks.size())));
-    r.fields.push_back(Detail("external_annotations", "annotations", Count(snap.external_annotations)));
+    r.fields.push_back(
+        Detail("external_annotations", "annotations", Count(snap.external_annotations)));
     r.fields.push_back(F("device_total_bytes", "device memory", Value::Na(Unit::kBytes)));
     r.note = "(a snapshot does not record the device's memory)";
   }
   for (const render::Finding& f : findings) s.items.push_back(f);
   for (const SnapshotDevice& d : a.devices) AddDevice(snap, d, s);
-  for (size_t k = 0; k < snap.notes.size(); ++k) s.AddText("reader_note_" + std::to_string(k), snap.notes[k]);
+  for (size_t k = 0; k < snap.notes.size(); ++k)
+    s.AddText("reader_note_" + std::to_string(k), snap.notes[k]);
 
   Section& set = doc.AddSection("allocator_settings", "allocator settings");
   if (!snap.has_allocator_settings) {
-    set.AddText("absent", "the snapshot has no allocator_settings (older PyTorch versions do not write them)");
+    set.AddText(
+        "absent",
+        "the snapshot has no allocator_settings (older PyTorch versions do not write them)");
   } else {
-    Table& t = set.AddTable("settings", "allocator_settings", {{"setting", "setting"}, {"value", "value", false, true}});
+    Table& t = set.AddTable("settings", "allocator_settings",
+                            {{"setting", "setting"}, {"value", "value", false, true}});
     t.text_rows = 20;
     for (const auto& [k, v] : snap.allocator_settings) t.rows.push_back({Text(k), Text(v)});
   }

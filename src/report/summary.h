@@ -13,7 +13,8 @@ namespace gpuscope::report {
 
 struct RankSummary {
   model::RankFacts facts;
-  render::Section section;  // BuildRankSection of the rank, as JSON reads it back (render::AsReadBack)
+  render::Section
+      section;  // BuildRankSection of the rank, as JSON reads it back (render::AsReadBack)
   bool operator==(const RankSummary&) const = default;
 };
 

@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <cmath>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -263,15 +263,18 @@ Status FillDatabase(sqlite3* db, const std::vector<report::RankSummary>& ranks) 
     const model::RankFacts& f = ranks[i].facts;
     const model::RankIdentity& id = f.identity;
     const int64_t ri = static_cast<int64_t>(i);
-    Status s = w.Insert(
-        rank_row->get(), ri, id.path, int64_t{id.rank}, std::string(RankSourceName(id.rank_source)),
-        int64_t{id.world_size}, id.backend, id.base_time_ns, int64_t{id.absolute_clock},
-        id.trace_start_ns, id.trace_end_ns, id.device_name, id.hostname, f.mean_step_ns,
-        f.steady_steps, f.span_ns, f.compute_ns, f.exposed_communication_ns, f.idle_ns, f.verdict,
-        f.busy.first_bin_start_ns, f.busy.bin_ns, SectionJson(ranks[i].section), f.replayed_step_ns);
+    Status s = w.Insert(rank_row->get(), ri, id.path, int64_t{id.rank},
+                        std::string(RankSourceName(id.rank_source)), int64_t{id.world_size},
+                        id.backend, id.base_time_ns, int64_t{id.absolute_clock}, id.trace_start_ns,
+                        id.trace_end_ns, id.device_name, id.hostname, f.mean_step_ns,
+                        f.steady_steps, f.span_ns, f.compute_ns, f.exposed_communication_ns,
+                        f.idle_ns, f.verdict, f.busy.first_bin_start_ns, f.busy.bin_ns,
+                        SectionJson(ranks[i].section), f.replayed_step_ns);
     if (!s.ok()) return s;
     for (size_t k = 0; k < f.fixes.size(); ++k)
-      if (s = w.Insert(fix->get(), ri, static_cast<int64_t>(k), f.fixes[k].fix, f.fixes[k].saving_ns); !s.ok())
+      if (s = w.Insert(fix->get(), ri, static_cast<int64_t>(k), f.fixes[k].fix,
+                       f.fixes[k].saving_ns);
+          !s.ok())
         return s;
     for (size_t p = 0; p < id.process_groups.size(); ++p)
       if (s = w.Insert(pg->get(), ri, static_cast<int64_t>(p), id.process_groups[p]); !s.ok())
@@ -347,8 +350,9 @@ class Reader {
     // be an Nsight Systems export (one whose schema pages survived is told apart before this).
     if (!identity_known_)
       return Status::Error(StatusCode::kInvalidInput,
-                           name_ + ": a damaged SQLite database, unreadable as a gpuscope summary "
-                                   "or an Nsight Systems export: " +
+                           name_ +
+                               ": a damaged SQLite database, unreadable as a gpuscope summary "
+                               "or an Nsight Systems export: " +
                                sqlite3_errmsg(db_) +
                                " (hint: the file may be cut short; a summary: write it again with "
                                "`gpuscope map TRACE -o FILE`; an export: nsys export --type sqlite "
@@ -540,8 +544,8 @@ class Reader {
           !Int(s, 13, &f.steady_steps) || !Int(s, 14, &f.span_ns) || !Int(s, 15, &f.compute_ns) ||
           !Int(s, 16, &f.exposed_communication_ns) || !Int(s, 17, &f.idle_ns) ||
           !Text(s, 18, &f.verdict) || !Int(s, 19, &f.busy.first_bin_start_ns) ||
-          !Int(s, 20, &f.busy.bin_ns) || !RawText(s, 21, &json) || !Int(s, 22, &f.replayed_step_ns) ||
-          f.replayed_step_ns < 0 || !PlausibleFacts(f)) {
+          !Int(s, 20, &f.busy.bin_ns) || !RawText(s, 21, &json) ||
+          !Int(s, 22, &f.replayed_step_ns) || f.replayed_step_ns < 0 || !PlausibleFacts(f)) {
         *why =
             "rank_index " + std::to_string(index) + ": a value of the wrong type or out of range";
         return false;
@@ -615,8 +619,9 @@ class Reader {
     sqlite3_stmt* s = st->get();
     return ForEachRow(s, "rank_process_groups", [&](std::string* why) {
       size_t r = 0, due = 0;
-      if (!ChildPosition(s, *ranks, [](const model::RankFacts& f) { return f.identity.process_groups.size(); },
-                         &r, &due, why))
+      if (!ChildPosition(
+              s, *ranks, [](const model::RankFacts& f) { return f.identity.process_groups.size(); },
+              &r, &due, why))
         return false;
       std::string pg;
       if (!Text(s, 2, &pg)) return (*why = "process_group is not text", false);
@@ -633,7 +638,8 @@ class Reader {
     sqlite3_stmt* s = st->get();
     return ForEachRow(s, "steps", [&](std::string* why) {
       size_t r = 0, due = 0;
-      if (!ChildPosition(s, *ranks, [](const model::RankFacts& f) { return f.steps.size(); }, &r, &due, why))
+      if (!ChildPosition(
+              s, *ranks, [](const model::RankFacts& f) { return f.steps.size(); }, &r, &due, why))
         return false;
       model::StepSpan step;
       if (!Int32(s, 2, &step.step) || !Int(s, 3, &step.start_ns) || !Int(s, 4, &step.end_ns) ||
@@ -676,7 +682,9 @@ class Reader {
     sqlite3_stmt* s = st->get();
     return ForEachRow(s, "collectives", [&](std::string* why) {
       size_t r = 0, due = 0;
-      if (!ChildPosition(s, *ranks, [](const model::RankFacts& f) { return f.collectives.size(); }, &r, &due, why))
+      if (!ChildPosition(
+              s, *ranks, [](const model::RankFacts& f) { return f.collectives.size(); }, &r, &due,
+              why))
         return false;
       int64_t gi = -1;
       if (!Int(s, 2, &gi) || gi < 0 || static_cast<uint64_t>(gi) >= groups[r].size())
@@ -685,8 +693,7 @@ class Reader {
       if (!Int(s, 3, &c.seq) || !Int(s, 4, &c.ordinal) || !Text(s, 5, &c.type) ||
           !Int(s, 6, &c.bytes) || !Text(s, 7, &c.dtype) || !Int(s, 8, &c.start_ns) ||
           !Int(s, 9, &c.end_ns) || !Int32(s, 10, &c.step) || c.end_ns < c.start_ns)
-        return (*why = "rank_index " + std::to_string(r) + ": a collective with bad values",
-                false);
+        return (*why = "rank_index " + std::to_string(r) + ": a collective with bad values", false);
       (*ranks)[r].facts.collectives.push_back(std::move(c));
       return true;
     });
@@ -698,7 +705,9 @@ class Reader {
     sqlite3_stmt* s = st->get();
     return ForEachRow(s, "busy_bins", [&](std::string* why) {
       size_t r = 0, due = 0;
-      if (!ChildPosition(s, *ranks, [](const model::RankFacts& f) { return f.busy.busy_ns.size(); }, &r, &due, why))
+      if (!ChildPosition(
+              s, *ranks, [](const model::RankFacts& f) { return f.busy.busy_ns.size(); }, &r, &due,
+              why))
         return false;
       int64_t busy = 0;
       if (due >= model::kMaxBusyBins)
@@ -717,15 +726,15 @@ class Reader {
   static bool PlausibleFacts(const model::RankFacts& f) {
     return f.mean_step_ns >= 0 && f.steady_steps >= 0 && f.span_ns >= 0 && f.compute_ns >= 0 &&
            f.exposed_communication_ns >= 0 && f.idle_ns >= 0 && f.compute_ns <= f.span_ns &&
-           f.exposed_communication_ns <= f.span_ns && f.idle_ns <= f.span_ns &&
-           f.busy.bin_ns >= 0;
+           f.exposed_communication_ns <= f.span_ns && f.idle_ns <= f.span_ns && f.busy.bin_ns >= 0;
   }
   // A share or a percentage no analysis gives (beyond ±1,000, i.e. 100,000 %), anywhere in the
   // section: named, or "" when every one is in range.
   static std::string ImplausibleValue(const render::Section& s) {
     constexpr double kMaxShare = 1e3;
     auto bad = [&](const render::Value& v) {
-      if (v.kind != render::Value::Kind::kDouble && v.kind != render::Value::Kind::kInt) return false;
+      if (v.kind != render::Value::Kind::kDouble && v.kind != render::Value::Kind::kInt)
+        return false;
       const double x = v.AsDouble();
       return (v.unit == render::Unit::kShare && std::fabs(x) > kMaxShare) ||
              (v.unit == render::Unit::kPercent && std::fabs(x) > 100 * kMaxShare);
@@ -750,17 +759,20 @@ class Reader {
   }
 
   Status ReadFixes(std::vector<report::RankSummary>* ranks) {
-    auto st = Prepare("SELECT rank_index, position, fix, saving_ns FROM fixes ORDER BY rank_index, position");
+    auto st = Prepare(
+        "SELECT rank_index, position, fix, saving_ns FROM fixes ORDER BY rank_index, position");
     if (!st.ok()) return st.status();
     sqlite3_stmt* s = st->get();
     return ForEachRow(s, "fixes", [&](std::string* why) {
       size_t r = 0, due = 0;
-      if (!ChildPosition(s, *ranks, [](const model::RankFacts& f) { return f.fixes.size(); }, &r, &due, why))
+      if (!ChildPosition(
+              s, *ranks, [](const model::RankFacts& f) { return f.fixes.size(); }, &r, &due, why))
         return false;
       model::FixSaving f;
       // A saving is at most the rank's step: a larger one is not ours.
-      if (due >= kMaxFixesPerRank || !Text(s, 2, &f.fix) || f.fix.empty() || !Int(s, 3, &f.saving_ns) ||
-          f.saving_ns < 0 || f.saving_ns > (*ranks)[r].facts.mean_step_ns)
+      if (due >= kMaxFixesPerRank || !Text(s, 2, &f.fix) || f.fix.empty() ||
+          !Int(s, 3, &f.saving_ns) || f.saving_ns < 0 ||
+          f.saving_ns > (*ranks)[r].facts.mean_step_ns)
         return (*why = "rank_index " + std::to_string(r) + ": a fix with bad values", false);
       (*ranks)[r].facts.fixes.push_back(std::move(f));
       return true;
@@ -769,7 +781,7 @@ class Reader {
 
   sqlite3* db_;
   const std::string& name_;
-  bool has_replay_ = false;  // written by a gpuscope that stores the replay (table `fixes`)
+  bool has_replay_ = false;      // written by a gpuscope that stores the replay (table `fixes`)
   bool identity_known_ = false;  // `meta` says it is a summary
 };
 

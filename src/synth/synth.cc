@@ -1046,8 +1046,8 @@ class RankGenerator {
       info.name = JsonEscape(name);
       info.base_ns = d.bf16_ns;
       info.factor = bf16_ ? 1.0 : d.fp32_factor;
-      info.slow = !o_.slow_kernel.empty() && std::string_view(name).find(o_.slow_kernel) !=
-                                                 std::string_view::npos;
+      info.slow = !o_.slow_kernel.empty() &&
+                  std::string_view(name).find(o_.slow_kernel) != std::string_view::npos;
       double blocks = static_cast<double>(d.grid[0]) * d.grid[1] * d.grid[2];
       double blocks_per_sm = blocks / props_.num_sms;
       info.tiny = blocks_per_sm < 1.0;
@@ -2296,8 +2296,7 @@ class RankGenerator {
       const int i1 = static_cast<int>(d.h % static_cast<uint64_t>(n));
       d.d1 = OnTimeRank(i1);
       if (n >= 2) {
-        const int i2 =
-            (i1 + 1 + static_cast<int>((d.h >> 32) % static_cast<uint64_t>(n - 1))) % n;
+        const int i2 = (i1 + 1 + static_cast<int>((d.h >> 32) % static_cast<uint64_t>(n - 1))) % n;
         d.d2 = OnTimeRank(i2);
       }
     }
@@ -2361,10 +2360,8 @@ class RankGenerator {
         const int64_t queued = prev_end == kNegInf ? kNegInf : prev_end - g.offset_ + n.qgap;
         starts[static_cast<size_t>(v)] = std::max({n.ready, n.event, queued});
       }
-      const int64_t abs_on =
-          on != nullptr ? on->offset_ + starts[on == this ? 0 : 1] : kNegInf;
-      const int64_t abs_sp =
-          sp != nullptr ? sp->offset_ + starts[sp == this ? 0 : 1] : kNegInf;
+      const int64_t abs_on = on != nullptr ? on->offset_ + starts[on == this ? 0 : 1] : kNegInf;
+      const int64_t abs_sp = sp != nullptr ? sp->offset_ + starts[sp == this ? 0 : 1] : kNegInf;
       if (on != nullptr) latest = std::max(latest, abs_on + MaxOnTimeJitter(-1, c));
       if (sp != nullptr) latest = std::max(latest, abs_sp + JitterOf(special_rank_, c));
       int64_t end = latest + nccl_[i].natural;
@@ -2411,7 +2408,8 @@ class RankGenerator {
       int64_t slivers = 0;
       for (size_t i = 0; i < nc; ++i) {
         const Rec& r = g.recs_[g.nccl_[i].rec];
-        slivers += i == g.final_nccl_ ? g.Uncovered(r.start, g.x_end_) : g.Uncovered(r.start, r.end);
+        slivers +=
+            i == g.final_nccl_ ? g.Uncovered(r.start, g.x_end_) : g.Uncovered(r.start, r.end);
       }
       const int64_t fin_start = g.recs_[g.nccl_[g.final_nccl_].rec].start;
       g.pl_.g_done = g.PlaceDeferred(end);
@@ -2599,19 +2597,22 @@ Status Validate(const SynthOptions& o) {
     return usage("runs must be in [1, 1000] (got " + std::to_string(o.runs) + ")");
   }
   if (Coupled(o) && o.late_rank >= 0 && o.straggler_rank >= 0 && o.late_rank != o.straggler_rank) {
-    return usage("with coupled ranks, late_rank and straggler_rank must be the same rank (one "
-                 "rank is generated differently from the others)");
+    return usage(
+        "with coupled ranks, late_rank and straggler_rank must be the same rank (one "
+        "rank is generated differently from the others)");
   }
   if (SpecialRank(o) >= 0 && o.sync_stall_fraction > 0.0) {
-    return usage("sync_stall_fraction cannot be planted together with a late rank or a straggler "
-                 "of coupled ranks (the stall is solved per rank, the ranks would drift apart)");
+    return usage(
+        "sync_stall_fraction cannot be planted together with a late rank or a straggler "
+        "of coupled ranks (the stall is solved per rank, the ranks would drift apart)");
   }
   return Status::Ok();
 }
 
 // One file: rank `rank` of run `run`. Coupled ranks with a special rank step a second generator
 // of the other kind alongside (RankGenerator::Run).
-Result<SynthTruth> WriteOne(const SynthOptions& options, int run, int rank, const std::string& path) {
+Result<SynthTruth> WriteOne(const SynthOptions& options, int run, int rank,
+                            const std::string& path) {
   RankGenerator gen(options, run, rank);
   std::unique_ptr<RankGenerator> shadow;
   const int special = SpecialRank(options);

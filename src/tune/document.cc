@@ -55,21 +55,19 @@ void AddSearchSection(const TuneResult& r, render::Document* doc) {
   s.AddRow("metric", "metric").fields = {
       F("metric", "", Text(MetricText(o.metric))),
       F("unit", "unit", Text(r.unit.empty() ? "as printed" : r.unit)),
-      o.metric.kind == MetricKind::kTraces
-          ? F("warmup", "warm-up", Text("the first profiler step"))
-          : time_warmup ? F("warmup_ns", "warm-up", Value::Nanos(o.metric.warmup.ns))
-                        : F("warmup_values", "warm-up values", Count(o.metric.warmup.count))};
+      o.metric.kind == MetricKind::kTraces ? F("warmup", "warm-up", Text("the first profiler step"))
+      : time_warmup ? F("warmup_ns", "warm-up", Value::Nanos(o.metric.warmup.ns))
+                    : F("warmup_values", "warm-up values", Count(o.metric.warmup.count))};
   s.AddRow("limits", "limits").fields = {
       F("trial_time_ns", "trial time", Value::Nanos(o.trial_time_ns)),
-      F("budget_ns", "budget", Value::Nanos(o.budget_ns)),
-      F("repeat", "repeat", Count(o.repeat)),
+      F("budget_ns", "budget", Value::Nanos(o.budget_ns)), F("repeat", "repeat", Count(o.repeat)),
       F("plateau_share", "plateau", Value::Share(o.plateau, 0))};
   size_t resumed = 0;
   for (bool b : r.resumed) resumed += b ? 1 : 0;
-  s.AddRow("results", "results").fields = {
-      F("results_file", "", Text(o.results_path)), F("trials", "trials", Count(r.trials.size())),
-      F("resumed", "of them from the file", Count(resumed)),
-      F("elapsed_ns", "time", Value::Nanos(r.elapsed_ns))};
+  s.AddRow("results", "results").fields = {F("results_file", "", Text(o.results_path)),
+                                           F("trials", "trials", Count(r.trials.size())),
+                                           F("resumed", "of them from the file", Count(resumed)),
+                                           F("elapsed_ns", "time", Value::Nanos(r.elapsed_ns))};
   if (!r.stop_reason.empty()) {
     Row& stop = s.AddRow("stopped", "stopped");
     stop.fields = {F("reason", "", Text(r.stop_reason))};
@@ -77,7 +75,8 @@ void AddSearchSection(const TuneResult& r, render::Document* doc) {
       stop.fields.push_back(
           F("next_setting", "before", Text(SettingText(r.search.stopped_at, o.params))));
     if (!r.search.not_reached.empty())
-      stop.fields.push_back(F("not_reached", "never tried", Text(Join(r.search.not_reached, ", "))));
+      stop.fields.push_back(
+          F("not_reached", "never tried", Text(Join(r.search.not_reached, ", "))));
   }
   for (size_t i = 0; i < r.notes.size(); ++i)
     s.AddRow("note_" + std::to_string(i), "note").fields = {F("note", "", Text(r.notes[i]))};
@@ -116,10 +115,12 @@ void AddTrialsSection(const TuneResult& r, render::Document* doc) {
     row.push_back(has ? Throughput(tr.throughput) : Value::Na());
     const double sd = StdDev(tr.samples);
     row.push_back(has && std::isfinite(sd) ? Throughput(sd) : Value::Na());
-    row.push_back(tr.gpu_util_mean_pct ? Percent(*tr.gpu_util_mean_pct) : Value::Na(Unit::kPercent));
+    row.push_back(tr.gpu_util_mean_pct ? Percent(*tr.gpu_util_mean_pct)
+                                       : Value::Na(Unit::kPercent));
     row.push_back(tr.gpu_mem_peak_bytes ? UnsignedBytes(*tr.gpu_mem_peak_bytes)
                                         : Value::Na(Unit::kBytes));
-    row.push_back(tr.tree_cpu_mean_pct ? Percent(*tr.tree_cpu_mean_pct) : Value::Na(Unit::kPercent));
+    row.push_back(tr.tree_cpu_mean_pct ? Percent(*tr.tree_cpu_mean_pct)
+                                       : Value::Na(Unit::kPercent));
     row.push_back(Ns(tr.duration_s * 1e9));
     std::string outcome = tr.outcome;
     if (tr.outcome == kOutcomeFailed) outcome += fmt::format(" (exit {})", tr.exit_code);
@@ -137,10 +138,11 @@ void AddBoundaries(const TuneResult& r, render::Document* doc) {
   Section& s = doc->AddSection("boundaries", "out-of-memory boundaries");
   for (const Boundary& b : r.search.boundaries) {
     Row& row = s.AddRow("boundary_" + b.param, b.param);
-    row.fields = {
-        F("largest_fit", "largest that ran", b.largest_fit > 0 ? Count(b.largest_fit) : Value::Na()),
-        F("first_oom", "smallest out of memory", b.first_oom > 0 ? Count(b.first_oom) : Value::Na()),
-        F("exact", "exact", Value::Bool(b.exact()))};
+    row.fields = {F("largest_fit", "largest that ran",
+                    b.largest_fit > 0 ? Count(b.largest_fit) : Value::Na()),
+                  F("first_oom", "smallest out of memory",
+                    b.first_oom > 0 ? Count(b.first_oom) : Value::Na()),
+                  F("exact", "exact", Value::Bool(b.exact()))};
     if (b.first_oom == 0) row.note = "(no size ran out of memory)";
   }
 }
@@ -165,14 +167,16 @@ void AddBest(const TuneResult& r, render::Document* doc) {
     return;
   }
   Row& params = s.AddRow("params", "set");
-  for (const Param& p : o.params) params.fields.push_back(F(p.name, p.name, Text(r.search.best.at(p.name))));
+  for (const Param& p : o.params)
+    params.fields.push_back(F(p.name, p.name, Text(r.search.best.at(p.name))));
   size_t samples = best->samples.size();
   s.AddRow("throughput", "throughput").fields = {
       F("throughput", "", Throughput(best->throughput)),
       F("unit", "", Text(r.unit.empty() ? "(as printed)" : r.unit)),
       best->samples.size() >= 2 ? F("spread", "± sd", Throughput(best->spread))
                                 : Detail("spread", "± sd", Value::Na()),
-      F("trials", "trials", Count(best->trials.size())), Detail("samples", "samples", Count(samples))};
+      F("trials", "trials", Count(best->trials.size())),
+      Detail("samples", "samples", Count(samples))};
   Row& gain = s.AddRow("gain", "over the first");
   gain.fields = {F("first", "", Text(SettingText(r.search.first, o.params))),
                  F("first_throughput", "at", Throughput(first->throughput)),
@@ -189,13 +193,15 @@ void AddBest(const TuneResult& r, render::Document* doc) {
     verdict = fmt::format("{} (Mann-Whitney U, {} vs {} samples)",
                           r.significant ? "significant" : "not significant: within noise", samples,
                           first->samples.size());
-  gain.fields.push_back(F("p_value", "p", r.p_value >= 0 ? Value::Number(r.p_value, 3) : Value::Na()));
+  gain.fields.push_back(
+      F("p_value", "p", r.p_value >= 0 ? Value::Number(r.p_value, 3) : Value::Na()));
   gain.fields.push_back(F("significance", "", Text(verdict)));
   if (r.search.best != r.search.first) {
     std::vector<std::string> changes;
     for (const Param& p : o.params)
       if (r.search.best.at(p.name) != r.search.first.at(p.name))
-        changes.push_back(p.name + " " + r.search.first.at(p.name) + " → " + r.search.best.at(p.name));
+        changes.push_back(p.name + " " + r.search.first.at(p.name) + " → " +
+                          r.search.best.at(p.name));
     s.AddRow("change", "change").fields = {
         F("change", "", Text(Join(changes, ", "))),
         F("command", "run", Text(Join(Substitute(o.command, r.search.best, ""))))};

@@ -41,12 +41,12 @@ struct TimedValue {
 };
 
 struct Measurement {
-  bool ok = false;     // enough after the warm-up: 1 value, 2 step lines, 1 steady step
-  double value = 0;    // the throughput (the metric's unit; steps/s for --step and --traces)
+  bool ok = false;   // enough after the warm-up: 1 value, 2 step lines, 1 steady step
+  double value = 0;  // the throughput (the metric's unit; steps/s for --step and --traces)
   std::vector<double> samples;  // for the significance test, in the same unit
-  size_t seen = 0;     // values, lines or steps in all
-  size_t warmup = 0;   // of them left out as warm-up
-  void Scale(double factor);  // steps/s × batch = samples/s
+  size_t seen = 0;              // values, lines or steps in all
+  size_t warmup = 0;            // of them left out as warm-up
+  void Scale(double factor);    // steps/s × batch = samples/s
 };
 
 // The mean of throughputs (finite, ≥ 0) as a running mean: a sum of huge finite values (1e308)

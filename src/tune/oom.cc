@@ -17,14 +17,10 @@ namespace {
 //  * The CUDA runtime and cuBLAS when a library allocates: cudaErrorMemoryAllocation,
 //    CUBLAS_STATUS_ALLOC_FAILED.
 constexpr OomPattern kPatterns[] = {
-    {"CUDA out of memory", "PyTorch (CUDA)"},
-    {"HIP out of memory", "PyTorch (ROCm)"},
-    {"OutOfMemoryError", "PyTorch"},
-    {"RESOURCE_EXHAUSTED: Out of memory", "JAX/XLA"},
-    {"ResourceExhaustedError", "TensorFlow"},
-    {"Cuda failure 'out of memory'", "NCCL"},
-    {"Failed to CUDA calloc", "NCCL"},
-    {"cudaErrorMemoryAllocation", "CUDA runtime"},
+    {"CUDA out of memory", "PyTorch (CUDA)"}, {"HIP out of memory", "PyTorch (ROCm)"},
+    {"OutOfMemoryError", "PyTorch"},          {"RESOURCE_EXHAUSTED: Out of memory", "JAX/XLA"},
+    {"ResourceExhaustedError", "TensorFlow"}, {"Cuda failure 'out of memory'", "NCCL"},
+    {"Failed to CUDA calloc", "NCCL"},        {"cudaErrorMemoryAllocation", "CUDA runtime"},
     {"CUBLAS_STATUS_ALLOC_FAILED", "cuBLAS"},
 };
 

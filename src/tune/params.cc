@@ -66,7 +66,8 @@ Result<Param> ParseParam(std::string_view text) {
     const std::string_view range = spec.substr(5);
     const size_t dots = range.find("..");
     int64_t lo = 0, hi = 0;
-    if (dots == std::string_view::npos || ParseInt64(range.substr(0, dots), &lo) != NumberError::kOk ||
+    if (dots == std::string_view::npos ||
+        ParseInt64(range.substr(0, dots), &lo) != NumberError::kOk ||
         ParseInt64(range.substr(dots + 2), &hi) != NumberError::kOk)
       return Usage("--param \"" + std::string(text) +
                    "\": pow2 needs a range of whole numbers LO..HI" + kParamExample);
@@ -121,17 +122,18 @@ Status CheckPlaceholders(const std::vector<std::string>& command, const std::vec
           if (traces && name == kTraceDirPlaceholder) return;
           for (const Param& p : params)
             if (p.name == name) return;
-          bad = Usage("the command's {" + std::string(name) + "} names no --param (known: " +
-                      known + (name == kTraceDirPlaceholder ? "; {TRACE_DIR} needs --traces" : "") +
-                      "; a literal brace is written {{ or }})");
+          bad =
+              Usage("the command's {" + std::string(name) + "} names no --param (known: " + known +
+                    (name == kTraceDirPlaceholder ? "; {TRACE_DIR} needs --traces" : "") +
+                    "; a literal brace is written {{ or }})");
         });
     if (!bad.ok()) return bad;
   }
   return Status::Ok();
 }
 
-std::vector<std::string> Substitute(const std::vector<std::string>& command,
-                                    const Setting& setting, const std::string& trace_dir) {
+std::vector<std::string> Substitute(const std::vector<std::string>& command, const Setting& setting,
+                                    const std::string& trace_dir) {
   std::vector<std::string> out;
   for (const std::string& arg : command) {
     std::string s;

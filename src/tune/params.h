@@ -43,8 +43,8 @@ Status CheckPlaceholders(const std::vector<std::string>& command, const std::vec
                          bool traces);
 
 // The command with {NAME} replaced by the setting's value and {TRACE_DIR} by `trace_dir`.
-std::vector<std::string> Substitute(const std::vector<std::string>& command,
-                                    const Setting& setting, const std::string& trace_dir);
+std::vector<std::string> Substitute(const std::vector<std::string>& command, const Setting& setting,
+                                    const std::string& trace_dir);
 
 // "GPUSCOPE_BATCH=64" for each param of the setting (and GPUSCOPE_TRACE_DIR when given).
 std::vector<std::string> SettingEnvironment(const Setting& setting, const std::string& trace_dir);

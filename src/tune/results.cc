@@ -51,7 +51,7 @@ Status GetNumber(simdjson::dom::object o, std::string_view key, double* out, boo
   if (err == simdjson::NO_SUCH_FIELD && !required) return Status::Ok();
   if (err || !(e.is_double() || e.is_int64() || e.is_uint64()))
     return BadKey(key, "is not a number");
-  *out = e.is_double() ? e.get_double().value()
+  *out = e.is_double()  ? e.get_double().value()
          : e.is_int64() ? static_cast<double>(e.get_int64().value())
                         : static_cast<double>(e.get_uint64().value());
   if (!std::isfinite(*out)) return BadKey(key, "is not finite");
@@ -66,8 +66,8 @@ Status GetInt(simdjson::dom::object o, std::string_view key, int64_t lo, int64_t
   if (err == simdjson::NO_SUCH_FIELD && !required) return Status::Ok();
   int64_t v = 0;
   if (err || e.get_int64().get(v) || v < lo || v > hi)
-    return BadKey(key, "is not a whole number from " + std::to_string(lo) + " to " +
-                           std::to_string(hi));
+    return BadKey(key,
+                  "is not a whole number from " + std::to_string(lo) + " to " + std::to_string(hi));
   *out = v;
   return Status::Ok();
 }
@@ -165,7 +165,8 @@ Result<TrialRecord> ParseTrialRecord(std::string_view line) {
   if (o["params"].get_object().get(params)) return Bad("\"params\" is not an object");
   for (auto [key, value] : params) {
     std::string_view v;
-    if (value.get_string().get(v)) return Bad("param \"" + SanitizeText(key) + "\" is not a string");
+    if (value.get_string().get(v))
+      return Bad("param \"" + SanitizeText(key) + "\" is not a string");
     r.params[SanitizeText(key)] = SanitizeText(v);
   }
   Status s;
@@ -177,9 +178,9 @@ Result<TrialRecord> ParseTrialRecord(std::string_view line) {
   check(GetInt(o, "repeat", 0, kMaxRepeat, &n, true));
   r.repeat = static_cast<int>(n);
   check(GetString(o, "outcome", &r.outcome, true));
-  if (s.ok() && !(HasThroughput(r.outcome) || r.outcome == kOutcomeOom ||
-                  r.outcome == kOutcomeFailed || r.outcome == kOutcomeNoMetric ||
-                  r.outcome == kOutcomeInterrupted))
+  if (s.ok() &&
+      !(HasThroughput(r.outcome) || r.outcome == kOutcomeOom || r.outcome == kOutcomeFailed ||
+        r.outcome == kOutcomeNoMetric || r.outcome == kOutcomeInterrupted))
     return Bad("unknown outcome \"" + r.outcome + "\"");
   n = 0;
   check(GetInt(o, "exit_code", -1, 255 + 128, &n, false));
@@ -241,11 +242,10 @@ ResultsFile ReadResults(std::string_view text, const std::string& path) {
       f.records.push_back(std::move(*r));
     } else {
       const bool last_cut = f.ends_mid_line && end == text.size();
-      f.skipped.push_back(SanitizeText(path) + ":" + std::to_string(line_no) + ": " +
-                          r.status().message() +
-                          (last_cut ? " (the last line, cut short: a write that was interrupted)"
-                                    : "") +
-                          "; skipped");
+      f.skipped.push_back(
+          SanitizeText(path) + ":" + std::to_string(line_no) + ": " + r.status().message() +
+          (last_cut ? " (the last line, cut short: a write that was interrupted)" : "") +
+          "; skipped");
     }
   }
   return f;
@@ -255,8 +255,7 @@ Result<ResultsFile> LoadResults(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     if (errno == ENOENT) return ResultsFile{};
-    return Status::Error(StatusCode::kIoError,
-                         "cannot read " + path + ": " + std::strerror(errno));
+    return Status::Error(StatusCode::kIoError, "cannot read " + path + ": " + std::strerror(errno));
   }
   std::ostringstream text;
   text << in.rdbuf();

@@ -22,12 +22,13 @@
 namespace gpuscope::tune {
 
 // Outcomes of a trial, as written.
-inline constexpr std::string_view kOutcomeOk = "ok";                // the command ended by itself
-inline constexpr std::string_view kOutcomeTimeout = "timeout";      // ended at --trial-time; measured
-inline constexpr std::string_view kOutcomeOom = "oom";              // out of device memory
-inline constexpr std::string_view kOutcomeFailed = "failed";        // exit code ≠ 0, not OOM
-inline constexpr std::string_view kOutcomeNoMetric = "no_metric";   // ran, but no throughput
-inline constexpr std::string_view kOutcomeInterrupted = "interrupted";  // Ctrl-C / SIGTERM: no result
+inline constexpr std::string_view kOutcomeOk = "ok";            // the command ended by itself
+inline constexpr std::string_view kOutcomeTimeout = "timeout";  // ended at --trial-time; measured
+inline constexpr std::string_view kOutcomeOom = "oom";          // out of device memory
+inline constexpr std::string_view kOutcomeFailed = "failed";    // exit code ≠ 0, not OOM
+inline constexpr std::string_view kOutcomeNoMetric = "no_metric";  // ran, but no throughput
+inline constexpr std::string_view kOutcomeInterrupted =
+    "interrupted";  // Ctrl-C / SIGTERM: no result
 
 // True for an outcome with a throughput (ok, timeout).
 bool HasThroughput(std::string_view outcome);
@@ -38,17 +39,17 @@ struct TrialRecord {
   Setting params;
   int repeat = 0;  // 0 … --repeat − 1
   std::string outcome;
-  int exit_code = 0;            // the command's; 128+N when signal N ended it
-  double throughput = 0;        // ok / timeout
-  std::string unit;             // "samples/s", "steps/s", or "" (the metric's own)
-  std::vector<double> samples;  // per value / window / step, for the significance test
-  int64_t values = 0;           // values, lines or steps seen
-  int64_t warmup = 0;           // of them left out
-  double duration_s = 0;        // the trial's wall time
-  std::optional<double> gpu_util_mean_pct;       // steady mean over the GPUs (NVML)
-  std::optional<uint64_t> gpu_mem_peak_bytes;    // the largest peak of a GPU
-  std::optional<uint64_t> gpu_mem_total_bytes;   // that GPU's memory
-  std::optional<double> tree_cpu_mean_pct;       // the command's process tree, % of one core
+  int exit_code = 0;                        // the command's; 128+N when signal N ended it
+  double throughput = 0;                    // ok / timeout
+  std::string unit;                         // "samples/s", "steps/s", or "" (the metric's own)
+  std::vector<double> samples;              // per value / window / step, for the significance test
+  int64_t values = 0;                       // values, lines or steps seen
+  int64_t warmup = 0;                       // of them left out
+  double duration_s = 0;                    // the trial's wall time
+  std::optional<double> gpu_util_mean_pct;  // steady mean over the GPUs (NVML)
+  std::optional<uint64_t> gpu_mem_peak_bytes;   // the largest peak of a GPU
+  std::optional<uint64_t> gpu_mem_total_bytes;  // that GPU's memory
+  std::optional<double> tree_cpu_mean_pct;      // the command's process tree, % of one core
   std::string oom_framework;  // who said "out of memory" ("PyTorch (CUDA)"; "GPU memory at its
                               // limit" when only the samples tell)
   std::string note;           // the line that said it, the last error line, a hint
@@ -83,8 +84,7 @@ class ResultsWriter {
   ~ResultsWriter();
   // `starts_mid_line`: the file ends without a newline; one is written first, so that the cut
   // line stays one bad line and the next record starts a line of its own.
-  static Result<std::unique_ptr<ResultsWriter>> Open(const std::string& path,
-                                                     bool starts_mid_line);
+  static Result<std::unique_ptr<ResultsWriter>> Open(const std::string& path, bool starts_mid_line);
   Status Append(const TrialRecord& record);
 
  private:

@@ -49,9 +49,10 @@ class Searcher {
       for (const Param& p : params_)
         if (p.kind == ParamKind::kPow2) Bound(p.name)->first_oom = p.lo;
     if (e.kind != Kind::kOk) {
-      r_.log.push_back(fmt::format("the first setting ({}) gave {}: nothing to compare with, "
-                                   "the search stops",
-                                   SettingText(r_.first, params_), KindWord(e.kind)));
+      r_.log.push_back(
+          fmt::format("the first setting ({}) gave {}: nothing to compare with, "
+                      "the search stops",
+                      SettingText(r_.first, params_), KindWord(e.kind)));
       return Finish();
     }
     best_ = r_.first;
@@ -128,7 +129,8 @@ class Searcher {
       if (!Eval(c, &e)) return false;
       if (Beats(e)) {
         if (!cached)
-          r_.log.push_back(fmt::format("{}: {} beats {} ({})", p.name, v, best_.at(p.name), Gain(e)));
+          r_.log.push_back(
+              fmt::format("{}: {} beats {} ({})", p.name, v, best_.at(p.name), Gain(e)));
         best_ = c;
         best_tp_ = e.throughput;
       }

@@ -56,12 +56,12 @@ struct Boundary {
 };
 
 struct SearchResult {
-  Setting first;               // the baseline
-  bool have_best = false;      // the baseline gave a throughput
+  Setting first;           // the baseline
+  bool have_best = false;  // the baseline gave a throughput
   Setting best;
   double best_throughput = 0;
-  bool stopped = false;        // the objective said stop
-  Setting stopped_at;          // the setting it was not run
+  bool stopped = false;                  // the objective said stop
+  Setting stopped_at;                    // the setting it was not run
   std::vector<std::string> not_reached;  // params whose values the search never came to
   std::vector<Boundary> boundaries;      // one per pow2 param, in the params' order
   std::vector<std::string> log;          // the decisions, one line each

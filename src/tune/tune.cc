@@ -83,7 +83,8 @@ Measurement MeasureTraces(const std::string& dir, std::string* note) {
   std::vector<StepSpan> spans;
   auto files = ListTraceFiles(dir);
   if (!files.ok() || files->empty()) {
-    *note = "no trace in " + dir + " (hint: the command writes torch.profiler traces into {TRACE_DIR} "
+    *note = "no trace in " + dir +
+            " (hint: the command writes torch.profiler traces into {TRACE_DIR} "
             "or $GPUSCOPE_TRACE_DIR, e.g. with torch.profiler.tensorboard_trace_handler)";
     return {};
   }
@@ -194,8 +195,8 @@ class Runner {
   // repeat, with a result (an interrupted trial is run again).
   const TrialRecord* Done(const Setting& s, int rep) const {
     for (const TrialRecord& t : existing_.records)
-      if (t.command == o_.command && t.metric == metric_key_ && t.params == s &&
-          t.repeat == rep && t.outcome != kOutcomeInterrupted)
+      if (t.command == o_.command && t.metric == metric_key_ && t.params == s && t.repeat == rep &&
+          t.outcome != kOutcomeInterrupted)
         return &t;
     return nullptr;
   }
@@ -258,15 +259,16 @@ class Runner {
 
     const analyze::MonitorStats st = analyze::ComputeMonitorStats(out->recording);
     if (!st.has_gpu && !told_no_gpu_) {
-      r_->notes.push_back("no GPU metrics (" +
-                          (st.gpu_unavailable.empty() ? std::string("no GPU samples")
-                                                      : st.gpu_unavailable) +
-                          "): GPU use and memory are n/a, out of memory is told by the messages only");
+      r_->notes.push_back(
+          "no GPU metrics (" +
+          (st.gpu_unavailable.empty() ? std::string("no GPU samples") : st.gpu_unavailable) +
+          "): GPU use and memory are n/a, out of memory is told by the messages only");
       told_no_gpu_ = true;
     }
     t.gpu_util_mean_pct = st.util_mean_pct;
     for (const analyze::MonitorGpu& g : st.gpus)
-      if (g.mem_used_peak_bytes && (!t.gpu_mem_peak_bytes || *g.mem_used_peak_bytes > *t.gpu_mem_peak_bytes)) {
+      if (g.mem_used_peak_bytes &&
+          (!t.gpu_mem_peak_bytes || *g.mem_used_peak_bytes > *t.gpu_mem_peak_bytes)) {
         t.gpu_mem_peak_bytes = g.mem_used_peak_bytes;
         t.gpu_mem_total_bytes = g.mem_total_bytes;
       }
@@ -294,13 +296,13 @@ class Runner {
     } else if (out->exit_code != 0 && !out->timed_out && at_limit) {
       t.outcome = kOutcomeOom;
       t.oom_framework = "GPU memory at its limit";
-      t.note = fmt::format("failed (exit {}) with GPU memory at {:.1f} of {:.1f} GB",
-                           out->exit_code, *t.gpu_mem_peak_bytes / 1e9,
-                           *t.gpu_mem_total_bytes / 1e9);
+      t.note =
+          fmt::format("failed (exit {}) with GPU memory at {:.1f} of {:.1f} GB", out->exit_code,
+                      *t.gpu_mem_peak_bytes / 1e9, *t.gpu_mem_total_bytes / 1e9);
     } else if (out->exit_code != 0 && !out->timed_out) {
       t.outcome = kOutcomeFailed;
-      t.note = last_error_line.empty() ? fmt::format("exit code {}", out->exit_code)
-                                       : last_error_line;
+      t.note =
+          last_error_line.empty() ? fmt::format("exit code {}", out->exit_code) : last_error_line;
     } else if (!m.ok) {
       t.outcome = kOutcomeNoMetric;
       t.note = NoMetricHint(m, meter, trace_note);
@@ -324,8 +326,9 @@ class Runner {
                       m.warmup, step ? " (a rate needs 2 after it)" : "");
     if (meter.unparsed() > 0)
       s += fmt::format("; {} matches whose first group is not a number", meter.unparsed());
-    return s + " (hint: does the command print it, and flush? gpuscope sets PYTHONUNBUFFERED=1; "
-               "other programs may buffer a pipe; a longer --trial-time or a smaller --warmup)";
+    return s +
+           " (hint: does the command print it, and flush? gpuscope sets PYTHONUNBUFFERED=1; "
+           "other programs may buffer a pipe; a longer --trial-time or a smaller --warmup)";
   }
 
   static std::string ShellLine(const std::vector<std::string>& argv) {
@@ -375,7 +378,7 @@ class SignalScope {
 
  private:
   static constexpr int kSignals[2] = {SIGINT, SIGTERM};
-  struct sigaction old_[2] {};
+  struct sigaction old_[2]{};
   bool set_[2] = {false, false};
 };
 
@@ -424,8 +427,7 @@ Result<TuneResult> RunTune(const TuneOptions& options) {
                 std::move(*writer));
   SearchOptions so;
   so.plateau = options.plateau;
-  result.search =
-      Search(options.params, so, [&](const Setting& s) { return runner.Evaluate(s); });
+  result.search = Search(options.params, so, [&](const Setting& s) { return runner.Evaluate(s); });
   result.elapsed_ns = SteadyNs() - start;
   if (!runner.fatal().ok()) return runner.fatal();
   // A signal that came after the last trial ended still ends tune as interrupted.

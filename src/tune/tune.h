@@ -27,12 +27,12 @@ struct TuneOptions {
   std::vector<std::string> command;  // the template
   std::vector<Param> params;
   MetricSpec metric;
-  int64_t trial_time_ns = 60'000'000'000;  // 60 s
+  int64_t trial_time_ns = 60'000'000'000;     // 60 s
   int64_t budget_ns = 20 * 60'000'000'000LL;  // 20 min of this invocation's wall time
   int repeat = 1;
   double plateau = 0.05;
   std::string results_path = "gpuscope-tune.jsonl";
-  std::string traces_root;  // --traces: trial N writes into traces_root/trial-N/
+  std::string traces_root;            // --traces: trial N writes into traces_root/trial-N/
   int64_t interval_ns = 100'000'000;  // the monitor's sampling interval
   std::string nvml_library;
   bool show_output = true;  // the trials' stdout and stderr copied to our stderr
@@ -45,9 +45,9 @@ struct SettingSummary {
   std::vector<size_t> trials;  // indexes into TuneResult::trials
   std::string outcome;         // the first trial's that was not ok, else "ok"
   bool has_throughput = false;
-  double throughput = 0;       // mean over its trials
-  std::vector<double> samples; // pooled
-  double spread = 0;           // standard deviation of the samples
+  double throughput = 0;        // mean over its trials
+  std::vector<double> samples;  // pooled
+  double spread = 0;            // standard deviation of the samples
 };
 
 struct TuneResult {
@@ -57,14 +57,14 @@ struct TuneResult {
   std::vector<bool> resumed;        // trials[i] came from the results file
   std::vector<SettingSummary> settings;
   SearchResult search;
-  std::string stop_reason;          // "", "budget spent", "interrupted (SIGINT)", …
-  int stop_signal = 0;              // SIGINT / SIGTERM received: the exit code is 128 + it
+  std::string stop_reason;                 // "", "budget spent", "interrupted (SIGINT)", …
+  int stop_signal = 0;                     // SIGINT / SIGTERM received: the exit code is 128 + it
   std::vector<std::string> skipped_lines;  // of the results file
-  std::vector<std::string> notes;   // "no GPU metrics (…)", …
+  std::vector<std::string> notes;          // "no GPU metrics (…)", …
   int64_t elapsed_ns = 0;
   // Best vs first (the first setting), Mann-Whitney U over their samples (diff::MannWhitneyP).
   double gain_share = 0;
-  double p_value = -1;         // -1: not computed (the best is the first, or no samples)
+  double p_value = -1;  // -1: not computed (the best is the first, or no samples)
   bool significant = false;
   bool enough_samples = false;  // even a perfect separation could reach p < alpha
 };

@@ -68,7 +68,8 @@ size_t SyncsAsync(const Context& c, GraphChange* ch) {
 bool PageableHtoD(const Trace& t, const StepGraph& g, size_t n) {
   if (g.kind[n] != NodeKind::kMemcpy) return false;
   const size_t r = static_cast<size_t>(g.row[n]);
-  return t.gpu.copy_direction[r] == CopyDirection::kHtoD && t.gpu.src_kind[r] == MemoryKind::kPageable;
+  return t.gpu.copy_direction[r] == CopyDirection::kHtoD &&
+         t.gpu.src_kind[r] == MemoryKind::kPageable;
 }
 
 size_t PinnedCopies(const Context& c, GraphChange* ch) {
@@ -103,10 +104,13 @@ size_t PrecisionByName(const Context& c, GraphChange* ch) {
   for (size_t n = 0; n < g.size(); ++n) {
     if (g.kind[n] != NodeKind::kKernel) continue;
     const StringId name = c.trace.gpu.name[static_cast<size_t>(g.row[n])];
-    if (name >= k.name_slot.size() || k.name_slot[name] == analyze::KernelClasses::kNoSlot) continue;
+    if (name >= k.name_slot.size() || k.name_slot[name] == analyze::KernelClasses::kNoSlot)
+      continue;
     const analyze::MathKernelInfo& m = k.OfName(name).math;
     if (!m.is_math || m.precision != analyze::MathPrecision::kFp32Simt) continue;
-    changed += SetDur(ch, n, static_cast<int64_t>(static_cast<double>(ch->dur_ns[n]) / kAssumedTensorCoreSpeedup));
+    changed += SetDur(
+        ch, n,
+        static_cast<int64_t>(static_cast<double>(ch->dur_ns[n]) / kAssumedTensorCoreSpeedup));
   }
   return changed;
 }
@@ -131,7 +135,8 @@ size_t Precision(const Context& c, GraphChange* ch, bool bf16) {
   for (size_t n = 0; n < g.size(); ++n) {
     if (!analyze::IsGpuNode(g.kind[n])) continue;
     const int32_t gr = o.activity_group[static_cast<size_t>(g.row[n])];
-    if (gr >= 0 && factor[static_cast<size_t>(gr)] < 1.0) traced += static_cast<double>(g.dur_ns[n]);
+    if (gr >= 0 && factor[static_cast<size_t>(gr)] < 1.0)
+      traced += static_cast<double>(g.dur_ns[n]);
   }
   const double casts = bf16 && o.peaks->hbm_gbps.Roof() > 0
                            ? o.fp32_forward_math_input_bytes_per_step * kAutocastCastTraffic /
@@ -156,7 +161,9 @@ size_t ChannelsLast(const Context& c, GraphChange* ch) {
   size_t changed = 0;
   for (size_t n = 0; n < g.size(); ++n) {
     if (g.kind[n] != NodeKind::kKernel) continue;
-    if (!analyze::IsLayoutTransposeKernel(c.trace.Str(c.trace.gpu.name[static_cast<size_t>(g.row[n])]))) continue;
+    if (!analyze::IsLayoutTransposeKernel(
+            c.trace.Str(c.trace.gpu.name[static_cast<size_t>(g.row[n])])))
+      continue;
     changed += SetDur(ch, n, 0);
     for (uint32_t k = g.first_edge[n]; k < g.first_edge[n + 1]; ++k)  // and its launch
       if (g.edge_kind[k] == EdgeKind::kLaunch) changed += SetDur(ch, g.edge_from[k], 0);
@@ -186,7 +193,8 @@ size_t CudaGraphs(const Context& c, GraphChange* ch) {
   // a graph replays (launches and other non-blocking runtime calls); the Python around a sync,
   // a blocking copy or the DataLoader (using .item()'s value, fetching the batch) stays.
   const size_t n_nodes = g.size();
-  std::vector<uint32_t> prev_host(n_nodes, analyze::kRootNode), next_host(n_nodes, analyze::kRootNode);
+  std::vector<uint32_t> prev_host(n_nodes, analyze::kRootNode),
+      next_host(n_nodes, analyze::kRootNode);
   for (size_t n = 0; n < n_nodes; ++n)
     for (uint32_t k = g.first_edge[n]; k < g.first_edge[n + 1]; ++k)
       if (g.edge_kind[k] == EdgeKind::kHost) {
@@ -216,7 +224,8 @@ size_t CudaGraphs(const Context& c, GraphChange* ch) {
   for (size_t n = 0; n < n_nodes; ++n) {
     const NodeKind k = g.kind[n];
     if (g.step[n] < 0 && !analyze::IsGpuNode(k)) continue;
-    if ((k == NodeKind::kLaunch || k == NodeKind::kRuntime) && g.dur_ns[n] <= analyze::kOneTimeCallNs) {
+    if ((k == NodeKind::kLaunch || k == NodeKind::kRuntime) &&
+        g.dur_ns[n] <= analyze::kOneTimeCallNs) {
       changed += SetDur(ch, n, compiling(n));
     } else if (k == NodeKind::kHostCompute) {
       if (captured_call(skip_markers(prev_host, prev_host[n])) &&
@@ -233,7 +242,8 @@ size_t CudaGraphs(const Context& c, GraphChange* ch) {
   std::vector<int64_t>& lag = EdgeLag(g, ch);
   for (size_t k = 0; k < g.edge_from.size(); ++k) {
     const EdgeKind kind = g.edge_kind[k];
-    if (kind == EdgeKind::kQueue) changed += SetEdgeOff(g, ch, k);  // one graph launch per step: no queue
+    if (kind == EdgeKind::kQueue)
+      changed += SetEdgeOff(g, ch, k);  // one graph launch per step: no queue
     if (kind != EdgeKind::kLaunch && kind != EdgeKind::kStream) continue;
     const int64_t typical = std::max<int64_t>(g.TypicalLag(kind), 0);
     const int64_t now = lag[k] > typical ? lag[k] - typical : std::min<int64_t>(lag[k], 0);
@@ -308,7 +318,8 @@ size_t CutHostTime(const Context& c, GraphChange* ch, const analyze::Spans& span
   if (spans.empty()) return 0;
   for (size_t n = 0; n < g.size(); ++n) {
     const NodeKind k = g.kind[n];
-    if (k != NodeKind::kHostCompute && !(calls && (k == NodeKind::kRuntime || k == NodeKind::kLaunch)))
+    if (k != NodeKind::kHostCompute &&
+        !(calls && (k == NodeKind::kRuntime || k == NodeKind::kLaunch)))
       continue;
     const int64_t cut = analyze::OverlapNs(spans, g.start_ns[n], g.end_ns(n));
     if (cut > 0) changed += SetDur(ch, n, ch->dur_ns[n] - cut);
@@ -341,7 +352,8 @@ size_t UnrecordedRemoved(const Context& c, GraphChange* ch) {
   const analyze::HostWork& h = c.results.host_work;
   const int64_t step = c.results.steps.mean_steady_step_ns;
   if (h.windows == 0 || step <= 0 ||
-      !(static_cast<double>(h.unrecorded_ns) / h.windows > analyze::kUnrecordedShare * static_cast<double>(step)))
+      !(static_cast<double>(h.unrecorded_ns) / h.windows >
+        analyze::kUnrecordedShare * static_cast<double>(step)))
     return 0;
   return CutHostTime(c, ch, h.unrecorded_spans, false);
 }
@@ -470,7 +482,9 @@ WhatIfResults RunWhatIfs(const Trace& trace, const analyze::RankResults& results
   // The plan: by saving alone, each applied on top of those before it.
   std::vector<const FixResult*> order;
   const double min_saving = kMinPlanShare * static_cast<double>(out.step_ns);
-  auto candidate = [&](const FixResult& f) { return static_cast<double>(f.saving_ns) > min_saving; };
+  auto candidate = [&](const FixResult& f) {
+    return static_cast<double>(f.saving_ns) > min_saving;
+  };
   for (const FixResult& f : out.fixes) {
     if (!candidate(f) || FindWhatIf(f.id)->conditional) continue;
     const std::string& other = FindWhatIf(f.id)->alternative_of;
@@ -478,8 +492,9 @@ WhatIfResults RunWhatIfs(const Trace& trace, const analyze::RankResults& results
     if (preferred && candidate(*preferred)) continue;
     order.push_back(&f);
   }
-  std::stable_sort(order.begin(), order.end(),
-                   [](const FixResult* a, const FixResult* b) { return a->saving_ns > b->saving_ns; });
+  std::stable_sort(order.begin(), order.end(), [](const FixResult* a, const FixResult* b) {
+    return a->saving_ns > b->saving_ns;
+  });
   GraphChange plan = Unchanged(g);
   int64_t step = out.step_ns;
   for (const FixResult* f : order) {

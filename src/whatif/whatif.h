@@ -83,8 +83,8 @@ struct PlanEntry {
 };
 
 struct WhatIfResults {
-  bool replayed = false;  // the rank has a step graph
-  int64_t step_ns = 0;    // the unchanged replay's mean step
+  bool replayed = false;         // the rank has a step graph
+  int64_t step_ns = 0;           // the unchanged replay's mean step
   std::vector<FixResult> fixes;  // in WhatIfs() order, those that apply
   std::vector<PlanEntry> plan;   // by saving alone, cumulative
   int64_t planned_step_ns = 0;   // after the whole plan

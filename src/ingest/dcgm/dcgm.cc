@@ -89,11 +89,14 @@ enum class Metric {
 
 Metric DmonTag(const std::string& tag) {
   static const std::map<std::string, Metric> kTags = {
-      {"GPUTL", Metric::kGpuUtil}, {"GRACT", Metric::kGrActive}, {"SMACT", Metric::kSmActive},
-      {"SMOCC", Metric::kSmOccupancy}, {"TENSO", Metric::kTensor}, {"DRAMA", Metric::kDram},
-      {"MCUTL", Metric::kMemCopyUtil}, {"FBUSD", Metric::kFbUsed}, {"FBFRE", Metric::kFbFree},
-      {"FBTTL", Metric::kFbTotal}, {"POWER", Metric::kPower}, {"PMLMT", Metric::kPowerLimit},
-      {"TOTEC", Metric::kEnergy}, {"GTEMP", Metric::kTemperature}, {"SMCLK", Metric::kSmClock},
+      {"GPUTL", Metric::kGpuUtil},     {"GRACT", Metric::kGrActive},
+      {"SMACT", Metric::kSmActive},    {"SMOCC", Metric::kSmOccupancy},
+      {"TENSO", Metric::kTensor},      {"DRAMA", Metric::kDram},
+      {"MCUTL", Metric::kMemCopyUtil}, {"FBUSD", Metric::kFbUsed},
+      {"FBFRE", Metric::kFbFree},      {"FBTTL", Metric::kFbTotal},
+      {"POWER", Metric::kPower},       {"PMLMT", Metric::kPowerLimit},
+      {"TOTEC", Metric::kEnergy},      {"GTEMP", Metric::kTemperature},
+      {"SMCLK", Metric::kSmClock},
   };
   auto it = kTags.find(Upper(tag));
   return it == kTags.end() ? Metric::kIgnored : it->second;
@@ -195,16 +198,14 @@ std::string Store(Metric metric, double v, Pending* p) {
   } else if (metric == Metric::kGrActive) {
     if (!p->has_gpu_util) g.sm_util_pct = t.sm_util_pct;
   }
-  for (auto [dst, src] : {std::pair{&g.sm_active_pct, &t.sm_active_pct},
-                          std::pair{&g.sm_occupancy_pct, &t.sm_occupancy_pct},
-                          std::pair{&g.tensor_active_pct, &t.tensor_active_pct},
-                          std::pair{&g.dram_active_pct, &t.dram_active_pct},
-                          std::pair{&g.mem_util_pct, &t.mem_util_pct},
-                          std::pair{&g.power_w, &t.power_w},
-                          std::pair{&g.power_limit_w, &t.power_limit_w},
-                          std::pair{&g.energy_j, &t.energy_j},
-                          std::pair{&g.temperature_c, &t.temperature_c},
-                          std::pair{&g.sm_clock_mhz, &t.sm_clock_mhz}})
+  for (auto [dst, src] :
+       {std::pair{&g.sm_active_pct, &t.sm_active_pct},
+        std::pair{&g.sm_occupancy_pct, &t.sm_occupancy_pct},
+        std::pair{&g.tensor_active_pct, &t.tensor_active_pct},
+        std::pair{&g.dram_active_pct, &t.dram_active_pct},
+        std::pair{&g.mem_util_pct, &t.mem_util_pct}, std::pair{&g.power_w, &t.power_w},
+        std::pair{&g.power_limit_w, &t.power_limit_w}, std::pair{&g.energy_j, &t.energy_j},
+        std::pair{&g.temperature_c, &t.temperature_c}, std::pair{&g.sm_clock_mhz, &t.sm_clock_mhz}})
     if (*src) *dst = *src;
   return "";
 }
@@ -287,9 +288,9 @@ class DmonParser {
     if (tags_.empty()) return asm_.Malformed(line_number, "data before the \"#Entity …\" header");
     if (words.size() != tags_.size() + 2)
       return asm_.Malformed(line_number, "expected " + std::to_string(tags_.size() + 2) +
-                                              " columns (entity, id, " +
-                                              std::to_string(tags_.size()) + " fields), found " +
-                                              std::to_string(words.size()));
+                                             " columns (entity, id, " +
+                                             std::to_string(tags_.size()) + " fields), found " +
+                                             std::to_string(words.size()));
     if (Upper(words[0]) != "GPU") {
       ++other_entities_;
       return;
@@ -308,8 +309,8 @@ class DmonParser {
       const std::optional<double> x = Number(v);
       const std::string why = x ? Store(DmonTag(tags_[i]), *x, &p) : "is not a number";
       if (!why.empty())
-        return asm_.Malformed(line_number, SanitizeText(tags_[i]) + ": \"" + SanitizeText(v) +
-                                               "\" " + why);
+        return asm_.Malformed(line_number,
+                              SanitizeText(tags_[i]) + ": \"" + SanitizeText(v) + "\" " + why);
     }
     seen_.insert(gpu);
     asm_.At(tick_ * kDefaultTickNs, gpu) = p;
@@ -348,8 +349,8 @@ struct PromSample {
 
 bool ParsePromLine(const std::string& line, PromSample* out, std::string* why) {
   size_t i = 0;
-  while (i < line.size() && (std::isalnum(static_cast<unsigned char>(line[i])) || line[i] == '_' ||
-                             line[i] == ':'))
+  while (i < line.size() &&
+         (std::isalnum(static_cast<unsigned char>(line[i])) || line[i] == '_' || line[i] == ':'))
     ++i;
   out->name = line.substr(0, i);
   if (out->name.empty()) return *why = "no metric name", false;
@@ -386,7 +387,8 @@ bool ParsePromLine(const std::string& line, PromSample* out, std::string* why) {
     }
   }
   const std::vector<std::string> rest = SplitSpace(std::string_view(line).substr(i));
-  if (rest.empty() || rest.size() > 2) return *why = "expected a value and an optional timestamp", false;
+  if (rest.empty() || rest.size() > 2)
+    return *why = "expected a value and an optional timestamp", false;
   out->value = rest[0];
   out->timestamp = rest.size() == 2 ? rest[1] : "";
   return true;
@@ -454,12 +456,13 @@ class ExporterParser {
     }
     if (IsMissing(p.value)) return;
     const std::optional<double> v = Number(p.value);
-    if (!v) return asm_.Malformed(line_number, SanitizeText(p.name) + ": \"" +
-                                                   SanitizeText(p.value) + "\" is not a number");
+    if (!v)
+      return asm_.Malformed(line_number, SanitizeText(p.name) + ": \"" + SanitizeText(p.value) +
+                                             "\" is not a number");
     Pending& slot = asm_.At(time_ns, gpu);
     if (std::string bad = Store(metric, *v, &slot); !bad.empty())
-      return asm_.Malformed(line_number, SanitizeText(p.name) + ": \"" + SanitizeText(p.value) +
-                                             "\" " + bad);
+      return asm_.Malformed(line_number,
+                            SanitizeText(p.name) + ": \"" + SanitizeText(p.value) + "\" " + bad);
     if (auto model = p.labels.find("modelName"); model != p.labels.end())
       asm_.Name(gpu, model->second);
     if (auto host = p.labels.find("Hostname"); host != p.labels.end()) hosts_.insert(host->second);

@@ -381,8 +381,7 @@ class Context {
   // Strings are sanitised at the border (base/sanitize.h): a JSON escape such as \u001b decodes to
   // a raw ESC that the raw-text Sanitize below never sees, and would reach every renderer.
   StringId Intern(std::string_view s) {
-    if (StringId id = memo_->Find(s, r_->tables.strings); id != StringPool::kNotInterned)
-        [[likely]]
+    if (StringId id = memo_->Find(s, r_->tables.strings); id != StringPool::kNotInterned) [[likely]]
       return id;
     bool remember = true;
     const StringId id = InternUncached(s, &remember);
@@ -418,8 +417,10 @@ class Context {
       const char c = s[i];
       if (in_string) {
         one_line_ += c;
-        if (c == '\\' && i + 1 < s.size()) one_line_ += s[++i];
-        else if (c == '"') in_string = false;
+        if (c == '\\' && i + 1 < s.size())
+          one_line_ += s[++i];
+        else if (c == '"')
+          in_string = false;
       } else if (c == '"') {
         in_string = true;
         one_line_ += c;
@@ -431,9 +432,7 @@ class Context {
     }
     return one_line_;
   }
-  RuntimeKind RuntimeKindOf(StringId id, std::string_view name) {
-    return memo_->Runtime(id, name);
-  }
+  RuntimeKind RuntimeKindOf(StringId id, std::string_view name) { return memo_->Runtime(id, name); }
   BatchResult* result() { return r_; }
   int64_t offset() const { return offset_; }
   bool keep_flows() const { return keep_flows_; }
@@ -1252,7 +1251,7 @@ struct EventParser::Impl {
     od::json_type type;
     if (auto e = element.type().get(type)) return e;
     if (type != od::json_type::object) return sj::SUCCESS;  // counted by the scanner
-    auto obj_result = element.get_object();  // in place, not copied (see ReadEvent)
+    auto obj_result = element.get_object();                 // in place, not copied (see ReadEvent)
     if (auto e = obj_result.error()) return e;
     od::object&& obj = std::move(obj_result).value_unsafe();
     RawEvent ev;

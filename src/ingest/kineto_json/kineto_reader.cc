@@ -11,8 +11,8 @@
 #include <unordered_map>
 
 #include "base/numbers.h"
-#include "base/thread_pool.h"
 #include "base/sanitize.h"
+#include "base/thread_pool.h"
 #include "ingest/common/line_reader.h"  // ByteSize
 #include "ingest/common/linker.h"
 #include "ingest/kineto_json/event_parser.h"
@@ -265,7 +265,8 @@ void ParseHeader(const std::vector<std::string>& members, Trace* trace) {
         info.schema_version = GetInt(value, -1);
       } else if (key == "displayTimeUnit") {
         std::string_view s;
-        if (value.get_string().get(s) == simdjson::SUCCESS) info.display_time_unit = SanitizeText(s);
+        if (value.get_string().get(s) == simdjson::SUCCESS)
+          info.display_time_unit = SanitizeText(s);
       } else if (key == "traceName") {
         std::string_view s;
         if (value.get_string().get(s) == simdjson::SUCCESS) info.trace_name = SanitizeText(s);
@@ -359,10 +360,9 @@ Result<Trace> ReadKinetoJsonOnce(io::ByteSource& source, const std::string& name
   trace.info.gzip = source.is_gzip();
 
   const size_t batch_bytes = std::max<size_t>(options.batch_bytes, 4096);
-  int threads = options.threads > 0
-                    ? options.threads
-                    : (options.pool != nullptr ? options.pool->threads()
-                                               : ThreadPool::DefaultThreads());
+  int threads = options.threads > 0 ? options.threads
+                                    : (options.pool != nullptr ? options.pool->threads()
+                                                               : ThreadPool::DefaultThreads());
   threads = std::min(threads, 64);
 
   Scanner scanner(name);
@@ -561,8 +561,8 @@ Result<Trace> ReadKinetoJsonOnce(io::ByteSource& source, const std::string& name
     return Status::InputError(
         name, 0,
         std::string("not a JSON trace: ") +
-            (scanner.is_bare_array() ? "the top-level array" : "its traceEvents array") + " holds " +
-            std::to_string(not_objects) + " elements, none of them an event object",
+            (scanner.is_bare_array() ? "the top-level array" : "its traceEvents array") +
+            " holds " + std::to_string(not_objects) + " elements, none of them an event object",
         "gpuscope reads PyTorch profiler (Kineto) Chrome-trace JSON: {\"traceEvents\": [{\"ph\": "
         "\"X\", \"name\": …}, …]}");
   PairBeginEnd(merger.begin_end(), &trace);
@@ -573,7 +573,8 @@ Result<Trace> ReadKinetoJsonOnce(io::ByteSource& source, const std::string& name
   trace.info.events_total = merger.events();
   // Before linking: a duplicated runtime call would otherwise count as a duplicate correlation, and
   // no analysis must see an event twice (a repeated ProfilerStep#N became a zero-length step).
-  const model::DuplicateCounts dups = model::RemoveDuplicateEvents(&trace, parse_tasks ? &parse_tasks->pool() : nullptr);
+  const model::DuplicateCounts dups =
+      model::RemoveDuplicateEvents(&trace, parse_tasks ? &parse_tasks->pool() : nullptr);
   if (dups.gpu > 0) trace.diagnostics.Add(Diag::kDuplicateGpuEvent, -1, dups.gpu);
   if (dups.runtime > 0) trace.diagnostics.Add(Diag::kDuplicateRuntimeCall, -1, dups.runtime);
   if (dups.cpu > 0) trace.diagnostics.Add(Diag::kDuplicateCpuEvent, -1, dups.cpu);

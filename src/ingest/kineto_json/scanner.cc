@@ -152,8 +152,7 @@ inline BlockMasks ClassifyBlock(const char* block) {
 // The same masks with AVX-512BW: one 64-byte load, four compares straight into mask registers
 // (the SSE version needs four loads and sixteen compares and movemasks). Chosen at run time.
 #if defined(__x86_64__)
-__attribute__((target("avx512f,avx512bw"))) inline BlockMasks ClassifyBlock512(
-    const char* block) {
+__attribute__((target("avx512f,avx512bw"))) inline BlockMasks ClassifyBlock512(const char* block) {
   const __m512i v = _mm512_loadu_si512(block);
   const __m512i folded = _mm512_or_si512(v, _mm512_set1_epi8(0x20));
   return {_mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('\\')),

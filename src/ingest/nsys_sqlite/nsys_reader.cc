@@ -56,9 +56,10 @@ Status SqliteFail(const std::string& name, sqlite3* db, const std::string& doing
   const int code = db ? sqlite3_extended_errcode(db) : SQLITE_ERROR;
   const std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
   const int primary = code & 0xFF;
-  std::string hint = "the file may be cut short or damaged; export it again (" +
-                     std::string(kExportHint) + ")";
-  if (primary == SQLITE_NOTADB) hint = "the bytes after the SQLite header are not a database; " + hint;
+  std::string hint =
+      "the file may be cut short or damaged; export it again (" + std::string(kExportHint) + ")";
+  if (primary == SQLITE_NOTADB)
+    hint = "the bytes after the SQLite header are not a database; " + hint;
   return Fail(name, "cannot read the SQLite database while " + doing + ": " + SanitizeText(msg),
               hint);
 }
@@ -88,8 +89,8 @@ std::string FileUri(const std::string& path) {
 
 Result<DbPtr> OpenPath(const std::string& path, const std::string& name) {
   sqlite3* raw = nullptr;
-  const int rc = sqlite3_open_v2(FileUri(path).c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI,
-                                 nullptr);
+  const int rc =
+      sqlite3_open_v2(FileUri(path).c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
   DbPtr db(raw);
   if (rc != SQLITE_OK) return SqliteFail(name, db.get(), "opening it");
   Harden(db.get());
@@ -136,18 +137,16 @@ Result<DbPtr> OpenInMemory(io::ByteSource& source, const std::string& name, uint
     return Status::Error(StatusCode::kInternal, "cannot open an in-memory SQLite database");
   }
   Harden(db.get());
-  if (sqlite3_deserialize(db.get(), "main", buf, static_cast<sqlite3_int64>(size),
-                          static_cast<sqlite3_int64>(cap),
-                          SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_READONLY) !=
-      SQLITE_OK)
+  if (sqlite3_deserialize(
+          db.get(), "main", buf, static_cast<sqlite3_int64>(size), static_cast<sqlite3_int64>(cap),
+          SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_READONLY) != SQLITE_OK)
     return SqliteFail(name, db.get(), "loading it into memory");
   return db;
 }
 
 // The input names a regular file of this size: open it in place.
 bool IsThisRegularFile(const io::ByteSource& source, const std::string& name) {
-  if (source.is_gzip() || source.file_size() < 0 || name.empty() || name == "<stdin>")
-    return false;
+  if (source.is_gzip() || source.file_size() < 0 || name.empty() || name == "<stdin>") return false;
   struct stat st;
   if (stat(name.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
   return st.st_size == source.file_size();
@@ -295,9 +294,10 @@ Status Reader::ReadTables() {
         table == "TARGET_INFO_GPU")
       nsys = true;
   if (nsys) return Status::Ok();
-  std::string what = "an SQLite database, but not an Nsight Systems export: it has no "
-                     "META_DATA_EXPORT (or EXPORT_META_DATA) table and no CUPTI_ACTIVITY_KIND_* "
-                     "table";
+  std::string what =
+      "an SQLite database, but not an Nsight Systems export: it has no "
+      "META_DATA_EXPORT (or EXPORT_META_DATA) table and no CUPTI_ACTIVITY_KIND_* "
+      "table";
   if (tables_.empty()) what = "an empty SQLite database (no tables), not an Nsight Systems export";
   if (Has("meta") && Has("ranks"))
     what = "a gpuscope summary (from `gpuscope map`), not a profiler trace";
@@ -307,7 +307,7 @@ Status Reader::ReadTables() {
 }
 
 Status Reader::ReadSchemaVersion() {
-  const char* table = Has("META_DATA_EXPORT") ? "META_DATA_EXPORT"
+  const char* table = Has("META_DATA_EXPORT")   ? "META_DATA_EXPORT"
                       : Has("EXPORT_META_DATA") ? "EXPORT_META_DATA"
                                                 : nullptr;
   std::string version;
@@ -331,7 +331,8 @@ Status Reader::ReadSchemaVersion() {
     if (std::sscanf(version.c_str(), "%d.%d", &major, &minor) != 2) major = minor = -1;
   }
   const int v = major * 1000 + minor;
-  schema_known_ = major >= 0 && minor >= 0 && minor < 1000 && v >= kOldestSchema && v <= kNewestSchema;
+  schema_known_ =
+      major >= 0 && minor >= 0 && minor < 1000 && v >= kOldestSchema && v <= kNewestSchema;
   t_.info.trace_name = "nsys export schema " + schema_;
   if (!schema_known_)
     Note("nsys export schema " + schema_ +
@@ -444,14 +445,27 @@ Status Reader::ReadKernels() {
   const std::set<std::string> have = Columns(kKernelTable);
   if (!status_.ok()) return status_;
   if (Status s = RequireColumns(kKernelTable, have, {"start", "end"}); !s.ok()) return s;
-  const std::vector<std::string> cols = {
-      "start",    "end",         "deviceId", "streamId",           "correlationId",
-      "demangledName", "shortName", "mangledName", "registersPerThread", "gridX",
-      "gridY",    "gridZ",       "blockX",   "blockY",             "blockZ",
-      "staticSharedMemory", "dynamicSharedMemory", "globalPid"};
-  auto s = Prepare("SELECT " + SelectList(kKernelTable, cols, have) + " FROM " + kKernelTable +
-                       " ORDER BY 1",
-                   "reading kernels");
+  const std::vector<std::string> cols = {"start",
+                                         "end",
+                                         "deviceId",
+                                         "streamId",
+                                         "correlationId",
+                                         "demangledName",
+                                         "shortName",
+                                         "mangledName",
+                                         "registersPerThread",
+                                         "gridX",
+                                         "gridY",
+                                         "gridZ",
+                                         "blockX",
+                                         "blockY",
+                                         "blockZ",
+                                         "staticSharedMemory",
+                                         "dynamicSharedMemory",
+                                         "globalPid"};
+  auto s = Prepare(
+      "SELECT " + SelectList(kKernelTable, cols, have) + " FROM " + kKernelTable + " ORDER BY 1",
+      "reading kernels");
   if (!s.ok()) return s.status();
   sqlite3_stmt* q = s->get();
   while (Step(q, "reading kernels")) {
@@ -466,8 +480,8 @@ Status Reader::ReadKernels() {
       }
     if (name == kEmptyString) t_.diagnostics.Add(Diag::kMissingName, -1);
     const int64_t device = Int(q, 2, -1);
-    const size_t i = AddGpuRow(GpuKind::kKernel, start, end, name, device, Int(q, 3, -1),
-                               Int(q, 4, -1));
+    const size_t i =
+        AddGpuRow(GpuKind::kKernel, start, end, name, device, Int(q, 3, -1), Int(q, 4, -1));
     gpu_process_.push_back(Int(q, 17, -1));
     GpuActivityTable& g = t_.gpu;
     g.registers_per_thread[i] = Size32(Int(q, 8, 0));
@@ -492,9 +506,9 @@ Status Reader::ReadKernels() {
 
 CopyDirection DirectionOf(int64_t copy_kind) {
   switch (copy_kind) {  // ENUM_CUDA_MEMCPY_OPER
-    case 1:   // HTOD
-    case 3:   // HTOA
-    case 11:  // UVM_HTOD
+    case 1:             // HTOD
+    case 3:             // HTOA
+    case 11:            // UVM_HTOD
       return CopyDirection::kHtoD;
     case 2:   // DTOH
     case 4:   // ATOH
@@ -539,7 +553,9 @@ MemoryKind MemoryOf(int64_t kind) {
 const char* DirectionText(CopyDirection d) {
   return d == CopyDirection::kUnknown ? "Unknown" : CopyDirectionName(d);
 }
-const char* MemoryText(MemoryKind k) { return k == MemoryKind::kUnknown ? "Unknown" : MemoryKindName(k); }
+const char* MemoryText(MemoryKind k) {
+  return k == MemoryKind::kUnknown ? "Unknown" : MemoryKindName(k);
+}
 
 Status Reader::ReadCopies(bool memset) {
   const char* table = memset ? kMemsetTable : kMemcpyTable;
@@ -548,10 +564,11 @@ Status Reader::ReadCopies(bool memset) {
   if (!status_.ok()) return status_;
   if (Status s = RequireColumns(table, have, {"start", "end"}); !s.ok()) return s;
   const std::vector<std::string> cols =
-      memset ? std::vector<std::string>{"start", "end", "deviceId", "streamId", "correlationId",
-                                        "bytes", "memKind", "memKind", "memKind", "globalPid"}
-             : std::vector<std::string>{"start", "end", "deviceId", "streamId", "correlationId",
-                                        "bytes", "copyKind", "srcKind", "dstKind", "globalPid"};
+      memset
+          ? std::vector<std::string>{"start", "end",     "deviceId", "streamId", "correlationId",
+                                     "bytes", "memKind", "memKind",  "memKind",  "globalPid"}
+          : std::vector<std::string>{"start", "end",      "deviceId", "streamId", "correlationId",
+                                     "bytes", "copyKind", "srcKind",  "dstKind",  "globalPid"};
   auto s = Prepare("SELECT " + SelectList(table, cols, have) + " FROM " + table + " ORDER BY 1",
                    memset ? "reading memsets" : "reading memcpys");
   if (!s.ok()) return s.status();
@@ -563,13 +580,12 @@ Status Reader::ReadCopies(bool memset) {
     // Named as Kineto names them: "Memcpy HtoD (Pageable -> Device)", "Memset (Device)".
     const CopyDirection dir = memset ? CopyDirection::kUnknown : DirectionOf(Int(q, 6, 0));
     const MemoryKind src = MemoryOf(Int(q, 7, 7)), dst = MemoryOf(Int(q, 8, 7));
-    const std::string label =
-        memset ? std::string("Memset (") + MemoryText(dst) + ")"
-               : std::string("Memcpy ") + DirectionText(dir) + " (" + MemoryText(src) + " -> " +
-                     MemoryText(dst) + ")";
-    const size_t i = AddGpuRow(memset ? GpuKind::kMemset : GpuKind::kMemcpy, start, end,
-                               t_.strings.Intern(label), Int(q, 2, -1), Int(q, 3, -1),
-                               Int(q, 4, -1));
+    const std::string label = memset ? std::string("Memset (") + MemoryText(dst) + ")"
+                                     : std::string("Memcpy ") + DirectionText(dir) + " (" +
+                                           MemoryText(src) + " -> " + MemoryText(dst) + ")";
+    const size_t i =
+        AddGpuRow(memset ? GpuKind::kMemset : GpuKind::kMemcpy, start, end,
+                  t_.strings.Intern(label), Int(q, 2, -1), Int(q, 3, -1), Int(q, 4, -1));
     gpu_process_.push_back(Int(q, 9, -1));
     GpuActivityTable& g = t_.gpu;
     g.bytes[i] = std::max<int64_t>(-1, Int(q, 5, -1));
@@ -587,12 +603,12 @@ Status Reader::ReadSyncs() {
   const std::set<std::string> have = Columns(kSyncTable);
   if (!status_.ok()) return status_;
   if (Status s = RequireColumns(kSyncTable, have, {"start", "end"}); !s.ok()) return s;
-  const std::vector<std::string> cols = {"start",         "end",      "deviceId",          "streamId",
-                                         "correlationId", "syncType", "deprecatedSyncType",
-                                         "globalPid"};
-  auto s = Prepare("SELECT " + SelectList(kSyncTable, cols, have) + " FROM " + kSyncTable +
-                       " ORDER BY 1",
-                   "reading synchronisations");
+  const std::vector<std::string> cols = {
+      "start",         "end",      "deviceId",           "streamId",
+      "correlationId", "syncType", "deprecatedSyncType", "globalPid"};
+  auto s = Prepare(
+      "SELECT " + SelectList(kSyncTable, cols, have) + " FROM " + kSyncTable + " ORDER BY 1",
+      "reading synchronisations");
   if (!s.ok()) return s.status();
   sqlite3_stmt* q = s->get();
   while (Step(q, "reading synchronisations")) {
@@ -617,8 +633,8 @@ Status Reader::ReadSyncs() {
       default:
         break;
     }
-    const size_t i = AddGpuRow(GpuKind::kSync, start, end, t_.strings.Intern(label),
-                               Int(q, 2, -1), Int(q, 3, -1), Int(q, 4, -1));
+    const size_t i = AddGpuRow(GpuKind::kSync, start, end, t_.strings.Intern(label), Int(q, 2, -1),
+                               Int(q, 3, -1), Int(q, 4, -1));
     gpu_process_.push_back(Int(q, 7, -1));
     t_.gpu.sync_kind[i] = kind;
   }
@@ -648,9 +664,9 @@ Status Reader::ReadRuntime() {
   if (!status_.ok()) return status_;
   if (Status s = RequireColumns(kRuntimeTable, have, {"start", "end"}); !s.ok()) return s;
   const std::vector<std::string> cols = {"start", "end", "globalTid", "correlationId", "nameId"};
-  auto s = Prepare("SELECT " + SelectList(kRuntimeTable, cols, have) + " FROM " + kRuntimeTable +
-                       " ORDER BY 1",
-                   "reading CUDA API calls");
+  auto s = Prepare(
+      "SELECT " + SelectList(kRuntimeTable, cols, have) + " FROM " + kRuntimeTable + " ORDER BY 1",
+      "reading CUDA API calls");
   if (!s.ok()) return s.status();
   sqlite3_stmt* q = s->get();
   std::unordered_map<int64_t, std::pair<StringId, bool>> names;  // nameId → name, is driver
@@ -665,8 +681,8 @@ Status Reader::ReadRuntime() {
       const StringId raw = name_id >= 0 ? StringOf(name_id) : kEmptyString;
       const std::string_view full = t_.Str(raw);
       const std::string_view bare = WithoutVersion(full);
-      const bool driver = bare.size() > 2 && bare.substr(0, 2) == "cu" &&
-                          bare.substr(0, 4) != "cuda";
+      const bool driver =
+          bare.size() > 2 && bare.substr(0, 2) == "cu" && bare.substr(0, 4) != "cuda";
       it = names.emplace(name_id, std::make_pair(t_.strings.Intern(bare), driver)).first;
     }
     const int64_t gtid = Int(q, 2, -1);
@@ -689,11 +705,11 @@ Status Reader::ReadNvtx() {
   const std::set<std::string> have = Columns(kNvtxTable);
   if (!status_.ok()) return status_;
   if (Status s = RequireColumns(kNvtxTable, have, {"start"}); !s.ok()) return s;
-  const std::vector<std::string> cols = {"start", "end", "globalTid", "text", "textId",
-                                         "eventType"};
-  auto s = Prepare("SELECT " + SelectList(kNvtxTable, cols, have) + " FROM " + kNvtxTable +
-                       " ORDER BY 1",
-                   "reading NVTX ranges");
+  const std::vector<std::string> cols = {"start", "end",    "globalTid",
+                                         "text",  "textId", "eventType"};
+  auto s = Prepare(
+      "SELECT " + SelectList(kNvtxTable, cols, have) + " FROM " + kNvtxTable + " ORDER BY 1",
+      "reading NVTX ranges");
   if (!s.ok()) return s.status();
   sqlite3_stmt* q = s->get();
   CpuOpTable& c = t_.cpu;
@@ -760,13 +776,21 @@ Status Reader::ReadDevices() {
   }
   const std::set<std::string> have = Columns("TARGET_INFO_GPU");
   if (!status_.ok()) return status_;
-  const std::vector<std::string> cols = {
-      "id",           "name",           "totalMemory",       "smCount",
-      "computeMajor", "computeMinor",   "cuDevice",          "threadsPerWarp",
-      "maxWarpsPerSm", "maxThreadsPerBlock", "maxRegistersPerSm", "maxShmemPerSm"};
-  auto s = Prepare("SELECT " + SelectList("TARGET_INFO_GPU", cols, have) +
-                       " FROM TARGET_INFO_GPU ORDER BY 1",
-                   "reading GPUs");
+  const std::vector<std::string> cols = {"id",
+                                         "name",
+                                         "totalMemory",
+                                         "smCount",
+                                         "computeMajor",
+                                         "computeMinor",
+                                         "cuDevice",
+                                         "threadsPerWarp",
+                                         "maxWarpsPerSm",
+                                         "maxThreadsPerBlock",
+                                         "maxRegistersPerSm",
+                                         "maxShmemPerSm"};
+  auto s = Prepare(
+      "SELECT " + SelectList("TARGET_INFO_GPU", cols, have) + " FROM TARGET_INFO_GPU ORDER BY 1",
+      "reading GPUs");
   if (!s.ok()) return s.status();
   sqlite3_stmt* q = s->get();
   while (Step(q, "reading GPUs")) {
@@ -847,8 +871,8 @@ Status Reader::Read() {
   if (Status s = ReadSchemaVersion(); !s.ok()) return s;
   if (Status s = ReadStrings(); !s.ok()) return s;
   if (Status s = ReadDevices(); !s.ok()) return s;
-  for (auto read : {&Reader::ReadKernels, &Reader::ReadSyncs, &Reader::ReadRuntime,
-                    &Reader::ReadNvtx})
+  for (auto read :
+       {&Reader::ReadKernels, &Reader::ReadSyncs, &Reader::ReadRuntime, &Reader::ReadNvtx})
     if (Status s = (this->*read)(); !s.ok()) return s;
   if (Status s = ReadCopies(false); !s.ok()) return s;
   if (Status s = ReadCopies(true); !s.ok()) return s;
@@ -876,15 +900,18 @@ Status Reader::Read() {
                 "kernels, records none; then `nsys export --type sqlite`");
   }
   if (!Has(kKernelTable))
-    Note("no CUPTI_ACTIVITY_KIND_KERNEL table: kernels were not captured (nsys profile "
-         "--trace=cuda)");
+    Note(
+        "no CUPTI_ACTIVITY_KIND_KERNEL table: kernels were not captured (nsys profile "
+        "--trace=cuda)");
   if (!Has(kRuntimeTable))
-    Note("no CUPTI_ACTIVITY_KIND_RUNTIME table: CUDA API calls were not captured, so launches, "
-         "launch latency and host syncs are empty (nsys profile --trace=cuda)");
+    Note(
+        "no CUPTI_ACTIVITY_KIND_RUNTIME table: CUDA API calls were not captured, so launches, "
+        "launch latency and host syncs are empty (nsys profile --trace=cuda)");
   if (!Has(kNvtxTable))
-    Note("no NVTX_EVENTS table: NVTX ranges were not captured, so there are no ProfilerStep#N "
-         "steps (nsys profile --trace=cuda,nvtx, with torch.profiler's steps or "
-         "torch.cuda.nvtx.range_push(\"ProfilerStep#N\") per step)");
+    Note(
+        "no NVTX_EVENTS table: NVTX ranges were not captured, so there are no ProfilerStep#N "
+        "steps (nsys profile --trace=cuda,nvtx, with torch.profiler's steps or "
+        "torch.cuda.nvtx.range_push(\"ProfilerStep#N\") per step)");
   ScopeCorrelations();
   t_.info.events_total = t_.gpu.size() + t_.runtime.size() + t_.cpu.size();
   // Identical rows (every column equal: an export merged twice, a table written twice) are

@@ -136,8 +136,8 @@ std::optional<int64_t> ParseCsvTimestamp(const std::string& text) {
 // dmon -o D / -o T: "20240115" and "10:23:45".
 std::optional<int64_t> ParseDmonTime(const std::string& date, const std::string& time) {
   int year = 1970, month = 1, day = 1, hour = 0, minute = 0, second = 0;
-  if (!date.empty() && (date.size() != 8 || std::sscanf(date.c_str(), "%4d%2d%2d", &year, &month,
-                                                        &day) != 3))
+  if (!date.empty() &&
+      (date.size() != 8 || std::sscanf(date.c_str(), "%4d%2d%2d", &year, &month, &day) != 3))
     return std::nullopt;
   if (!time.empty() && std::sscanf(time.c_str(), "%d:%d:%d", &hour, &minute, &second) != 3)
     return std::nullopt;
@@ -209,10 +209,10 @@ Field CsvField(const std::string& name) {
 
 Field DmonField(const std::string& name) {
   static const std::map<std::string, Field> kFields = {
-      {"gpu", Field::kIndex},        {"sm", Field::kUtil},          {"mem", Field::kMemUtil},
-      {"pwr", Field::kPower},        {"gtemp", Field::kTemperature}, {"pclk", Field::kSmClock},
-      {"fb", Field::kMemUsed},       {"rxpci", Field::kPcieRx},     {"txpci", Field::kPcieTx},
-      {"date", Field::kDate},        {"time", Field::kTime},
+      {"gpu", Field::kIndex},  {"sm", Field::kUtil},           {"mem", Field::kMemUtil},
+      {"pwr", Field::kPower},  {"gtemp", Field::kTemperature}, {"pclk", Field::kSmClock},
+      {"fb", Field::kMemUsed}, {"rxpci", Field::kPcieRx},      {"txpci", Field::kPcieTx},
+      {"date", Field::kDate},  {"time", Field::kTime},
   };
   auto it = kFields.find(Lower(name));
   return it == kFields.end() ? Field::kIgnored : it->second;
@@ -286,7 +286,7 @@ void Malformed(Recording* rec, const std::string& path, uint64_t line, const std
 
 // Stores `value` of `column` into `g`; on a bad value returns why ("is not a number", …), else "".
 std::string Store(const Column& column, const std::string& value, GpuSample* g,
-           std::optional<int32_t>* index, std::string* bus_id, std::string* name) {
+                  std::optional<int32_t>* index, std::string* bus_id, std::string* name) {
   if (column.field == Field::kIgnored || column.field == Field::kTimestamp ||
       column.field == Field::kDate || column.field == Field::kTime)
     return "";
@@ -438,7 +438,7 @@ CellKind KindOf(const std::string& cell) {
   const std::string u = Lower(unit);
   if (u.empty()) {
     return cell.find_first_of(".eE") == std::string::npos ? CellKind::kBareInt
-                                                           : CellKind::kBareNumber;
+                                                          : CellKind::kBareNumber;
   }
   if (u == "%") return CellKind::kPercent;
   if (u == "mib" || u == "gib" || u == "kib") return CellKind::kMebibytes;
@@ -554,7 +554,8 @@ class LogParser {
       columns_[i].field = f;
       columns_[i].name = name;
     };
-    if (auto v = of_kind(CellKind::kTimestamp); !v.empty()) set(v[0], Field::kTimestamp, "timestamp");
+    if (auto v = of_kind(CellKind::kTimestamp); !v.empty())
+      set(v[0], Field::kTimestamp, "timestamp");
     if (auto v = of_kind(CellKind::kBusId); !v.empty()) set(v[0], Field::kBusId, "pci.bus_id");
     if (auto v = of_kind(CellKind::kText); !v.empty()) set(v[0], Field::kName, "name");
     if (auto v = of_kind(CellKind::kHex); !v.empty())
@@ -595,11 +596,11 @@ class LogParser {
     }
     std::string words;
     for (size_t i = 0; i < n; ++i)
-      words += (i ? ", " : "") + std::to_string(i + 1) + " " +
-               (columns_[i].field == Field::kIgnored ? std::string("(not used)") : columns_[i].name);
-    rec_->notes.push_back(
-        "no header line: columns recognised from their values (" + words +
-        "); if that is wrong, pass the --query-gpu list with --smi-fields");
+      words +=
+          (i ? ", " : "") + std::to_string(i + 1) + " " +
+          (columns_[i].field == Field::kIgnored ? std::string("(not used)") : columns_[i].name);
+    rec_->notes.push_back("no header line: columns recognised from their values (" + words +
+                          "); if that is wrong, pass the --query-gpu list with --smi-fields");
     format_ = NvidiaSmiFormat::kCsvQuery;
     std::vector<std::pair<std::string, uint64_t>> rows = std::move(pending_);
     pending_.clear();
@@ -692,7 +693,8 @@ class LogParser {
     if (g.mem_used_bytes && g.mem_total_bytes && *g.mem_used_bytes > *g.mem_total_bytes) {
       std::string used, total;
       for (size_t i = 0; i < cells.size(); ++i) {
-        const std::string named = SanitizeText(columns_[i].name) + " \"" + SanitizeText(cells[i]) + "\"";
+        const std::string named =
+            SanitizeText(columns_[i].name) + " \"" + SanitizeText(cells[i]) + "\"";
         if (columns_[i].field == Field::kMemUsed) used = named;
         if (columns_[i].field == Field::kMemTotal) total = named;
       }

@@ -99,7 +99,8 @@ class Builder {
   void Bad(uint64_t line, const std::string& why) {
     ++rec.malformed_lines;
     if (rec.malformed_examples.size() < kMalformedExamples)
-      rec.malformed_examples.push_back(name_ + ":" + std::to_string(line) + ": " + SanitizeText(why));
+      rec.malformed_examples.push_back(name_ + ":" + std::to_string(line) + ": " +
+                                       SanitizeText(why));
   }
 
   // The JSON objects of the JSONL lines (the Chrome-trace metadata events carry the same).

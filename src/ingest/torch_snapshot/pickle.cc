@@ -16,29 +16,74 @@ struct OpInfo {
 
 // Every opcode of protocols 0–5 (Lib/pickletools.py), for messages.
 constexpr OpInfo kOpcodes[] = {
-    {'(', "MARK"},          {'.', "STOP"},           {'0', "POP"},
-    {'1', "POP_MARK"},      {'2', "DUP"},            {'F', "FLOAT"},
-    {'I', "INT"},           {'J', "BININT"},         {'K', "BININT1"},
-    {'L', "LONG"},          {'M', "BININT2"},        {'N', "NONE"},
-    {'P', "PERSID"},        {'Q', "BINPERSID"},      {'R', "REDUCE"},
-    {'S', "STRING"},        {'T', "BINSTRING"},      {'U', "SHORT_BINSTRING"},
-    {'V', "UNICODE"},       {'X', "BINUNICODE"},     {'a', "APPEND"},
-    {'b', "BUILD"},         {'c', "GLOBAL"},         {'d', "DICT"},
-    {'}', "EMPTY_DICT"},    {'e', "APPENDS"},        {'g', "GET"},
-    {'h', "BINGET"},        {'i', "INST"},           {'j', "LONG_BINGET"},
-    {'l', "LIST"},          {']', "EMPTY_LIST"},     {'o', "OBJ"},
-    {'p', "PUT"},           {'q', "BINPUT"},         {'r', "LONG_BINPUT"},
-    {'s', "SETITEM"},       {'t', "TUPLE"},          {')', "EMPTY_TUPLE"},
-    {'u', "SETITEMS"},      {'G', "BINFLOAT"},       {0x80, "PROTO"},
-    {0x81, "NEWOBJ"},       {0x82, "EXT1"},          {0x83, "EXT2"},
-    {0x84, "EXT4"},         {0x85, "TUPLE1"},        {0x86, "TUPLE2"},
-    {0x87, "TUPLE3"},       {0x88, "NEWTRUE"},       {0x89, "NEWFALSE"},
-    {0x8a, "LONG1"},        {0x8b, "LONG4"},         {'B', "BINBYTES"},
-    {'C', "SHORT_BINBYTES"}, {0x8c, "SHORT_BINUNICODE"}, {0x8d, "BINUNICODE8"},
-    {0x8e, "BINBYTES8"},    {0x8f, "EMPTY_SET"},     {0x90, "ADDITEMS"},
-    {0x91, "FROZENSET"},    {0x92, "NEWOBJ_EX"},     {0x93, "STACK_GLOBAL"},
-    {0x94, "MEMOIZE"},      {0x95, "FRAME"},         {0x96, "BYTEARRAY8"},
-    {0x97, "NEXT_BUFFER"},  {0x98, "READONLY_BUFFER"},
+    {'(', "MARK"},
+    {'.', "STOP"},
+    {'0', "POP"},
+    {'1', "POP_MARK"},
+    {'2', "DUP"},
+    {'F', "FLOAT"},
+    {'I', "INT"},
+    {'J', "BININT"},
+    {'K', "BININT1"},
+    {'L', "LONG"},
+    {'M', "BININT2"},
+    {'N', "NONE"},
+    {'P', "PERSID"},
+    {'Q', "BINPERSID"},
+    {'R', "REDUCE"},
+    {'S', "STRING"},
+    {'T', "BINSTRING"},
+    {'U', "SHORT_BINSTRING"},
+    {'V', "UNICODE"},
+    {'X', "BINUNICODE"},
+    {'a', "APPEND"},
+    {'b', "BUILD"},
+    {'c', "GLOBAL"},
+    {'d', "DICT"},
+    {'}', "EMPTY_DICT"},
+    {'e', "APPENDS"},
+    {'g', "GET"},
+    {'h', "BINGET"},
+    {'i', "INST"},
+    {'j', "LONG_BINGET"},
+    {'l', "LIST"},
+    {']', "EMPTY_LIST"},
+    {'o', "OBJ"},
+    {'p', "PUT"},
+    {'q', "BINPUT"},
+    {'r', "LONG_BINPUT"},
+    {'s', "SETITEM"},
+    {'t', "TUPLE"},
+    {')', "EMPTY_TUPLE"},
+    {'u', "SETITEMS"},
+    {'G', "BINFLOAT"},
+    {0x80, "PROTO"},
+    {0x81, "NEWOBJ"},
+    {0x82, "EXT1"},
+    {0x83, "EXT2"},
+    {0x84, "EXT4"},
+    {0x85, "TUPLE1"},
+    {0x86, "TUPLE2"},
+    {0x87, "TUPLE3"},
+    {0x88, "NEWTRUE"},
+    {0x89, "NEWFALSE"},
+    {0x8a, "LONG1"},
+    {0x8b, "LONG4"},
+    {'B', "BINBYTES"},
+    {'C', "SHORT_BINBYTES"},
+    {0x8c, "SHORT_BINUNICODE"},
+    {0x8d, "BINUNICODE8"},
+    {0x8e, "BINBYTES8"},
+    {0x8f, "EMPTY_SET"},
+    {0x90, "ADDITEMS"},
+    {0x91, "FROZENSET"},
+    {0x92, "NEWOBJ_EX"},
+    {0x93, "STACK_GLOBAL"},
+    {0x94, "MEMOIZE"},
+    {0x95, "FRAME"},
+    {0x96, "BYTEARRAY8"},
+    {0x97, "NEXT_BUFFER"},
+    {0x98, "READONLY_BUFFER"},
 };
 
 class Reader {
@@ -53,8 +98,9 @@ class Reader {
     return Status::InputError(name_, at, what, hint);
   }
   Status Truncated(size_t at, const char* op) const {
-    return Error(at, std::string("the pickle ends inside opcode ") + op + " (" +
-                         std::to_string(in_.size()) + " bytes in all)",
+    return Error(at,
+                 std::string("the pickle ends inside opcode ") + op + " (" +
+                     std::to_string(in_.size()) + " bytes in all)",
                  "the file is cut short: copy it again, or dump the snapshot again");
   }
   bool Need(size_t n) const { return in_.size() - pos_ >= n; }
@@ -186,8 +232,9 @@ class Reader {
     const uint64_t len = Le(len_bytes);
     if (len > in_.size() - pos_) return Truncated(at, op);
     if (len > max_string_)
-      return Error(at, std::string("pickle opcode ") + op + ": a string of " + std::to_string(len) +
-                           " bytes, over the cap of " + std::to_string(max_string_),
+      return Error(at,
+                   std::string("pickle opcode ") + op + ": a string of " + std::to_string(len) +
+                       " bytes, over the cap of " + std::to_string(max_string_),
                    "refusing one value that large");
     const uint32_t n = NewString(kind, in_.substr(pos_, len));
     pos_ += len;
@@ -210,8 +257,9 @@ Result<Value> Reader::Run() {
   while (true) {
     const size_t at = pos_;
     if (pos_ >= in_.size())
-      return Error(at, "the pickle ends without its STOP opcode (" + std::to_string(in_.size()) +
-                           " bytes in all)",
+      return Error(at,
+                   "the pickle ends without its STOP opcode (" + std::to_string(in_.size()) +
+                       " bytes in all)",
                    "the file is cut short: copy it again, or dump the snapshot again");
     const uint8_t op = static_cast<uint8_t>(in_[pos_++]);
     const char* name = OpcodeName(op);
@@ -220,8 +268,9 @@ Result<Value> Reader::Run() {
       case 0x80:  // PROTO
         if (!need(1)) return Truncated(at, name);
         if (static_cast<uint8_t>(in_[pos_]) > 5)
-          return Error(at, "pickle protocol " + std::to_string(static_cast<uint8_t>(in_[pos_])) +
-                               " (this reader knows 0–5)",
+          return Error(at,
+                       "pickle protocol " + std::to_string(static_cast<uint8_t>(in_[pos_])) +
+                           " (this reader knows 0–5)",
                        "dump the snapshot with a Python that writes protocol 5 or lower");
         ++pos_;
         break;
@@ -231,8 +280,9 @@ Result<Value> Reader::Run() {
         break;
       case '.': {  // STOP
         if (stack_.size() != 1 || !marks_.empty())
-          return Error(at, "pickle STOP with " + std::to_string(stack_.size()) +
-                               " values on the stack (1 expected)",
+          return Error(at,
+                       "pickle STOP with " + std::to_string(stack_.size()) +
+                           " values on the stack (1 expected)",
                        "the pickle is damaged");
         Value v;
         v.root = stack_.back();
@@ -286,7 +336,7 @@ Result<Value> Reader::Run() {
         if (!need(2)) return Truncated(at, name);
         if (Status s = Push(at, NewInt(static_cast<int64_t>(Le(2)))); !s.ok()) return s;
         break;
-      case 0x8a:  // LONG1
+      case 0x8a:    // LONG1
       case 0x8b: {  // LONG4
         const size_t lb = op == 0x8a ? 1 : 4;
         if (!need(lb)) return Truncated(at, name);
@@ -365,7 +415,7 @@ Result<Value> Reader::Run() {
       case ')':
       case '}':
       case 0x8f: {
-        const Kind k = op == ']' ? Kind::kList
+        const Kind k = op == ']'   ? Kind::kList
                        : op == ')' ? Kind::kTuple
                        : op == '}' ? Kind::kDict
                                    : Kind::kSet;
@@ -379,7 +429,7 @@ Result<Value> Reader::Run() {
       case 'd':
       case 0x91: {  // LIST, TUPLE, DICT, FROZENSET from the mark
         if (Status s = PopMark(at, name, &items); !s.ok()) return s;
-        const Kind k = op == 'l' ? Kind::kList
+        const Kind k = op == 'l'   ? Kind::kList
                        : op == 't' ? Kind::kTuple
                        : op == 'd' ? Kind::kDict
                                    : Kind::kSet;
@@ -395,7 +445,8 @@ Result<Value> Reader::Run() {
       case 0x87: {
         const size_t count = op - 0x84u;
         if (Visible() < count)
-          return Error(at, std::string("pickle opcode ") + name + " with too few values on the stack",
+          return Error(at,
+                       std::string("pickle opcode ") + name + " with too few values on the stack",
                        "the pickle is damaged");
         items.assign(stack_.end() - static_cast<std::ptrdiff_t>(count), stack_.end());
         stack_.resize(stack_.size() - count);
@@ -404,25 +455,27 @@ Result<Value> Reader::Run() {
         if (Status s = Push(at, n); !s.ok()) return s;
         break;
       }
-      case 'a':  // APPEND
+      case 'a':    // APPEND
       case 's': {  // SETITEM
         const size_t count = op == 'a' ? 1 : 2;
         if (Visible() < count + 1)
-          return Error(at, std::string("pickle opcode ") + name + " with too few values on the stack",
+          return Error(at,
+                       std::string("pickle opcode ") + name + " with too few values on the stack",
                        "the pickle is damaged");
         items.assign(stack_.end() - static_cast<std::ptrdiff_t>(count), stack_.end());
         stack_.resize(stack_.size() - count);
         const uint32_t target = stack_.back();
         const Kind want = op == 'a' ? Kind::kList : Kind::kDict;
         if (nodes_[target].kind != want)
-          return Error(at, std::string("pickle opcode ") + name + " on a value that is not a " +
-                               (op == 'a' ? "list" : "dict"),
+          return Error(at,
+                       std::string("pickle opcode ") + name + " on a value that is not a " +
+                           (op == 'a' ? "list" : "dict"),
                        "the pickle is damaged");
         if (Status s = AddChildren(at, target, items); !s.ok()) return s;
         break;
       }
-      case 'e':  // APPENDS
-      case 'u':  // SETITEMS
+      case 'e':     // APPENDS
+      case 'u':     // SETITEMS
       case 0x90: {  // ADDITEMS
         if (Status s = PopMark(at, name, &items); !s.ok()) return s;
         if (Visible() == 0)
@@ -488,15 +541,19 @@ Result<Value> Reader::Run() {
                      "torch.save file, another program's pickle?) and is never executed");
       case 'S':
       case 'V':
-        return Error(at, std::string("pickle opcode ") + name +
-                             " (a protocol-0 quoted string) is not read",
-                     "dump the snapshot with protocol 2 or later, as torch does");
+        return Error(
+            at, std::string("pickle opcode ") + name + " (a protocol-0 quoted string) is not read",
+            "dump the snapshot with protocol 2 or later, as torch does");
       default:
-        return Error(at, "byte 0x" + [op] {
-          const char* hex = "0123456789abcdef";
-          return std::string{hex[op >> 4], hex[op & 15]};
-        }() + " is no pickle opcode",
-                     "this is not a pickle, or it is damaged here");
+        return Error(
+            at,
+            "byte 0x" +
+                [op] {
+                  const char* hex = "0123456789abcdef";
+                  return std::string{hex[op >> 4], hex[op & 15]};
+                }() +
+                " is no pickle opcode",
+            "this is not a pickle, or it is damaged here");
     }
   }
 }

@@ -17,19 +17,19 @@
 
 namespace gpuscope::ingest::pickle {
 
-inline constexpr size_t kMaxDepth = 64;          // containers inside containers
+inline constexpr size_t kMaxDepth = 64;               // containers inside containers
 inline constexpr size_t kMaxStack = size_t{1} << 20;  // values on the stack at once
-inline constexpr size_t kMaxMarks = 1024;        // open marks
+inline constexpr size_t kMaxMarks = 1024;             // open marks
 inline constexpr size_t kMaxNodes = size_t{1} << 25;  // values in one file (~100 B each at most)
 
 enum class Kind : uint8_t { kNone, kBool, kInt, kFloat, kStr, kBytes, kList, kTuple, kDict, kSet };
 
 struct Node {
   Kind kind = Kind::kNone;
-  bool big = false;   // an int beyond int64: `f` holds it approximately, `i` is 0
-  uint16_t depth = 0;  // 0 for a scalar; 1 + the deepest child for a container
-  int64_t i = 0;      // kInt, kBool; kStr/kBytes: index into Value::strings
-  double f = 0;       // kFloat
+  bool big = false;             // an int beyond int64: `f` holds it approximately, `i` is 0
+  uint16_t depth = 0;           // 0 for a scalar; 1 + the deepest child for a container
+  int64_t i = 0;                // kInt, kBool; kStr/kBytes: index into Value::strings
+  double f = 0;                 // kFloat
   std::vector<uint32_t> items;  // list/tuple/set: the items; dict: key, value, key, value, …
 };
 

@@ -19,7 +19,9 @@ constexpr int64_t kMaxPlausibleBytes = int64_t{1} << 48;
 class Converter {
  public:
   Converter(const pickle::Value& v, const std::string& name, size_t input_bytes)
-      : v_(v), name_(name), budget_(std::max<uint64_t>(uint64_t{1} << 20, 4 * uint64_t{input_bytes})) {}
+      : v_(v),
+        name_(name),
+        budget_(std::max<uint64_t>(uint64_t{1} << 20, 4 * uint64_t{input_bytes})) {}
 
   Result<snapshot::Snapshot> Run();
 
@@ -102,7 +104,8 @@ Result<int32_t> Converter::Stack(uint32_t dict) {
     stack.push_back(std::move(fr));
   }
   if (stack.empty()) return snapshot::kNoStack;
-  auto [it, added] = stack_ids_.try_emplace(std::move(key), static_cast<int32_t>(snap_.stacks.size()));
+  auto [it, added] =
+      stack_ids_.try_emplace(std::move(key), static_cast<int32_t>(snap_.stacks.size()));
   if (added) snap_.stacks.push_back(std::move(stack));
   return it->second;
 }
@@ -111,18 +114,23 @@ Result<int32_t> Converter::Stack(uint32_t dict) {
 std::string Converter::Spell(uint32_t n, int depth) const {
   const pickle::Node& node = v_.at(n);
   switch (node.kind) {
-    case Kind::kNone: return "None";
-    case Kind::kBool: return node.i ? "True" : "False";
-    case Kind::kInt: return node.big ? std::to_string(node.f) : std::to_string(node.i);
+    case Kind::kNone:
+      return "None";
+    case Kind::kBool:
+      return node.i ? "True" : "False";
+    case Kind::kInt:
+      return node.big ? std::to_string(node.f) : std::to_string(node.i);
     case Kind::kFloat: {
       std::string s = std::to_string(node.f);
       while (s.size() > 1 && s.back() == '0' && s[s.size() - 2] != '.') s.pop_back();
       return s;
     }
-    case Kind::kStr: return std::string("'").append(SanitizeText(v_.str(n))).append("'");
+    case Kind::kStr:
+      return std::string("'").append(SanitizeText(v_.str(n))).append("'");
     case Kind::kBytes:
       return std::string("<").append(std::to_string(v_.str(n).size())).append(" bytes>");
-    default: break;
+    default:
+      break;
   }
   if (depth > 2) return "…";
   std::string out = node.kind == Kind::kDict ? "{" : "[";
@@ -152,17 +160,19 @@ snapshot::Action ActionOf(std::string_view a) {
 Result<snapshot::Snapshot> Converter::Run() {
   const uint32_t root = v_.root;
   if (v_.at(root).kind == Kind::kList)
-    return Shape("the pickle holds a list, not the snapshot's dict (torch.cuda.memory_snapshot() "
-                 "returns only segments; _dump_snapshot writes the dict with device_traces)");
+    return Shape(
+        "the pickle holds a list, not the snapshot's dict (torch.cuda.memory_snapshot() "
+        "returns only segments; _dump_snapshot writes the dict with device_traces)");
   if (!IsDict(root)) return Shape("the pickle holds no dict");
   std::string keys;
   const auto& top = v_.at(root).items;
   for (size_t k = 0; k + 1 < top.size(); k += 2)
-    if (v_.is_str(top[k])) keys.append(keys.empty() ? "" : ", ").append(SanitizeText(v_.str(top[k])));
+    if (v_.is_str(top[k]))
+      keys.append(keys.empty() ? "" : ", ").append(SanitizeText(v_.str(top[k])));
   for (const char* required : {"segments", "device_traces"})
     if (List(root, required) == nullptr)
-      return Shape(std::string("its top-level dict has no list '") + required + "' (keys: " +
-                   (keys.empty() ? "none" : keys) + ")");
+      return Shape(std::string("its top-level dict has no list '") + required +
+                   "' (keys: " + (keys.empty() ? "none" : keys) + ")");
 
   for (uint32_t s : *List(root, "segments")) {
     if (!IsDict(s)) continue;
@@ -170,8 +180,10 @@ Result<snapshot::Snapshot> Converter::Run() {
     snapshot::Segment seg;
     seg.device = Int(s, "device", 0);
     seg.address = Int(s, "address", 0);
-    if (!Size(s, "total_size", &seg.total_size) || !Size(s, "allocated_size", &seg.allocated_size) ||
-        !Size(s, "active_size", &seg.active_size) || !Size(s, "requested_size", &seg.requested_size))
+    if (!Size(s, "total_size", &seg.total_size) ||
+        !Size(s, "allocated_size", &seg.allocated_size) ||
+        !Size(s, "active_size", &seg.active_size) ||
+        !Size(s, "requested_size", &seg.requested_size))
       continue;
     seg.stream = Int(s, "stream", 0);
     seg.segment_type = Str(s, "segment_type");
@@ -247,9 +259,10 @@ Result<snapshot::Snapshot> Converter::Run() {
   if (const auto* ann = List(root, "external_annotations"))
     snap_.external_annotations = static_cast<int64_t>(ann->size());
   if (bad_sizes_ > 0)
-    snap_.notes.push_back(std::to_string(bad_sizes_) +
-                          " segment, block or event sizes below 0 or above 256 TiB: those entries "
-                          "were left out (a damaged or edited snapshot; no device holds that much)");
+    snap_.notes.push_back(
+        std::to_string(bad_sizes_) +
+        " segment, block or event sizes below 0 or above 256 TiB: those entries "
+        "were left out (a damaged or edited snapshot; no device holds that much)");
   return std::move(snap_);
 }
 
