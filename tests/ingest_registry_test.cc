@@ -744,5 +744,25 @@ TEST_F(IngestTest, RecordingFormatsAreSniffedByContent) {
   EXPECT_EQ((*dmon)->id, ingest::InputFormat::kNvidiaSmiLog);
 }
 
+// registry_fuzz found it (fuzz/seeds/registry/recording_csv_cpu_time_overflow.csv): a CSV recording
+// without cpu_time_ns rows whose sample times are 10^26 ns apart; the CPU time estimated from
+// cpu_pct × the time between samples overflowed the cast to uint64 (undefined behaviour). Now it
+// saturates at 9.2e18 ns.
+TEST_F(IngestTest, RecordingCpuTimeEstimateSaturates) {
+  const std::string bytes = testing::ReadFile(std::string(GPUSCOPE_SOURCE_DIR) +
+                                              "/fuzz/seeds/registry/recording_csv_cpu_time_overflow.csv");
+  ASSERT_FALSE(bytes.empty());
+  auto in = ingest::ReadInputFromBytes(bytes, "cpu_time.csv", {});
+  ASSERT_TRUE(in.ok()) << in.status().message();
+  ASSERT_EQ(in->kind, ingest::ModelKind::kMonitor);
+  size_t processes = 0;
+  for (const monitor::Sample& s : in->recording->samples)
+    for (const monitor::ProcessSample& p : s.processes) {
+      ++processes;
+      EXPECT_LE(p.cpu_time_ns, 9'200'000'000'000'000'000u);
+    }
+  EXPECT_GT(processes, 0u);
+}
+
 }  // namespace
 }  // namespace gpuscope

@@ -2,6 +2,7 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -544,7 +545,8 @@ class CsvRecordingParser {
       previous = s.time_ns;
       for (ProcessSample& p : s.processes) {
         total_ns[p.pid] += p.cpu_pct / 100.0 * dt;
-        p.cpu_time_ns = static_cast<uint64_t>(total_ns[p.pid]);
+        // Saturated at 2^63 ns (292 years): damaged sample times must not overflow the cast.
+        p.cpu_time_ns = static_cast<uint64_t>(std::min(total_ns[p.pid], 9.2e18));
       }
     }
     b_->rec.notes.push_back(
