@@ -278,25 +278,30 @@ StepGraph BuildStepGraph(const Trace& t, const KernelClasses& classes, const Ste
   // host work that had ended by then, never for the overlapping call, so that removing one
   // thread's long call does not move another thread's work (a lag is never negative).
   int64_t cursor = host_begin;
-  uint32_t prev = kRootNode;
-  std::vector<uint32_t> lane;         // host nodes in the order added
-  std::vector<int64_t> lane_max_end;  // the latest end among lane[0..i], ns
+  std::vector<uint32_t> lane;           // host nodes in the order added
+  std::vector<int64_t> lane_max_end;    // the latest end among lane[0..i], ns
+  std::vector<uint32_t> lane_max_node;  // the (last added) node that ends there
   int32_t current_step = -1;
   size_t next_marker = 0, next_loader = 0;
-  // The lane node that ended last by `at` (kRootNode if none): `prev` unless something ran past
-  // `at`; then a bounded scan back (overlaps are rare; past the bound, the best found so far).
+  // The host node that ended last by `at` (the last added among equals; kRootNode if none): the
+  // lane's latest unless something still ran at `at`; then a bounded scan back (overlaps are
+  // rare; past the bound, the best found so far).
   auto waits_for = [&](int64_t at) {
-    if (prev == kRootNode || g.end_ns(prev) <= at) return prev;
+    if (lane.empty()) return kRootNode;
+    if (lane_max_end.back() <= at) return lane_max_node.back();
     constexpr size_t kMaxScan = 1024;
     uint32_t best = kRootNode;
     int64_t best_end = std::numeric_limits<int64_t>::min();
     for (size_t i = lane.size(), scanned = 0; i-- > 0 && scanned < kMaxScan; ++scanned) {
+      if (lane_max_end[i] <= at) {  // lane[0..i] all ended by `at`: their latest is known
+        if (lane_max_end[i] > best_end) best = lane_max_node[i];
+        break;
+      }
       const int64_t e = g.end_ns(lane[i]);
       if (e <= at && e > best_end) {
         best = lane[i];
         best_end = e;
       }
-      if (lane_max_end[i] <= at) break;  // nothing earlier ends later than lane[i]'s prefix
     }
     return best;
   };
@@ -304,10 +309,10 @@ StepGraph BuildStepGraph(const Trace& t, const KernelClasses& classes, const Ste
     const uint32_t from = waits_for(start);
     const uint32_t n = add_node(k, start, end - start, row, current_step);
     edges.push_back({n, from, from == kRootNode ? EdgeKind::kRoot : EdgeKind::kHost, start});
-    lane_max_end.push_back(
-        std::max(lane_max_end.empty() ? g.end_ns(n) : lane_max_end.back(), g.end_ns(n)));
+    const bool latest = lane.empty() || g.end_ns(n) >= lane_max_end.back();
+    lane_max_end.push_back(latest ? g.end_ns(n) : lane_max_end.back());
+    lane_max_node.push_back(latest ? n : lane_max_node.back());
     lane.push_back(n);
-    prev = n;
     return n;
   };
   // Markers at or before `until`. One at the cursor joins the lane; one a call ran past (or one
