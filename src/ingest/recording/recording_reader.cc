@@ -572,7 +572,9 @@ class CsvRecordingParser {
 // Whether `line` has "key": "value", with any whitespace around the colon (a recording that
 // Python's json.dumps wrote again has "type": "header").
 static bool HasStringMember(std::string_view line, std::string_view key, std::string_view value) {
-  const std::string quoted_key = "\"" + std::string(key) + "\"";
+  // append, not "\"" + string: GCC 12 reports a false -Wrestrict there (bug 105329).
+  const std::string quoted_key = std::string("\"").append(key).append("\"");
+  const std::string quoted_value = std::string("\"").append(value).append("\"");
   for (size_t at = line.find(quoted_key); at != std::string_view::npos;
        at = line.find(quoted_key, at + 1)) {
     size_t p = at + quoted_key.size();
@@ -580,7 +582,7 @@ static bool HasStringMember(std::string_view line, std::string_view key, std::st
     if (p >= line.size() || line[p] != ':') continue;
     ++p;
     while (p < line.size() && (line[p] == ' ' || line[p] == '\t')) ++p;
-    if (line.substr(p, value.size() + 2) == "\"" + std::string(value) + "\"") return true;
+    if (line.substr(p, quoted_value.size()) == quoted_value) return true;
   }
   return false;
 }
