@@ -42,8 +42,9 @@ std::string Share(uint64_t part, uint64_t whole) {
 }
 
 // A folder's summaries carried into map's output as they are: read (and so checked), then written
-// to DIR/ under their own names (one that is already there, the same file, is left alone), or
-// added to the ranks of the one output file.
+// to the folder `out_path` under their own names (one already there, the same file, is left
+// alone), or added to the ranks of the one output file `out_path` (which, if it is among them,
+// is replaced, not carried into itself: mapping a folder into a file of it twice adds nothing).
 struct Carried {
   std::vector<report::RankSummary> ranks;  // for the one output file
   std::vector<Status> failures;
@@ -51,9 +52,16 @@ struct Carried {
 };
 
 Carried CarrySummaries(const std::vector<std::string>& paths, bool to_folder,
-                       const std::string& dir) {
+                       const std::string& out_path) {
   Carried out;
   for (const std::string& path : paths) {
+    std::error_code ec;
+    const std::string target =
+        to_folder
+            ? (std::filesystem::path(out_path) / std::filesystem::path(path).filename()).string()
+            : out_path;
+    const bool same = std::filesystem::equivalent(path, target, ec);
+    if (same && !to_folder) continue;
     auto ranks = store::ReadSummaryFile(path);
     if (!ranks.ok()) {
       out.failures.push_back(ranks.status());
@@ -64,17 +72,13 @@ Carried CarrySummaries(const std::vector<std::string>& paths, bool to_folder,
       for (report::RankSummary& r : *ranks) out.ranks.push_back(std::move(r));
       continue;
     }
-    const std::string target =
-        (std::filesystem::path(dir) / std::filesystem::path(path).filename()).string();
-    std::error_code ec;
-    if (std::filesystem::equivalent(path, target, ec)) continue;
+    if (same) continue;
     if (Status s = store::WriteSummaryFile(target, *ranks); !s.ok()) {
       out.failures.push_back(s);
       continue;
     }
-    const int64_t bytes = SizeOf(target);
     std::printf("wrote %s (%s, carried from %s)\n", SanitizeText(target).c_str(),
-                render::FormatBytes(static_cast<double>(bytes)).c_str(),
+                render::FormatBytes(static_cast<double>(SizeOf(target))).c_str(),
                 SanitizeText(path).c_str());
   }
   return out;

@@ -145,6 +145,15 @@ with tempfile.TemporaryDirectory() as tmp:
         check(r.returncode == 0 and json.loads(r.stdout) == json.loads(a.stdout),
               "a folder of %s: reduce of map's output equals analyze DIR" % name)
 
+    # A folder mapped into a file of its own, twice: the file is replaced, not carried into itself.
+    inside = os.path.join(folder, "all.gpuscope.db")
+    for _ in range(2):
+        m = run("map", folder, "-o", inside)
+    r = run("reduce", inside, "--json")
+    check(m.returncode == 0 and r.returncode == 0
+          and json.loads(r.stdout) == json.loads(run("reduce", one, "--json").stdout),
+          "map FOLDER -o FOLDER/FILE twice: the same ranks as once (%s)" % m.stdout.strip()[-200:])
+
 if failures:
     print("%d check(s) failed" % len(failures))
     sys.exit(1)
