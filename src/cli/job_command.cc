@@ -108,7 +108,10 @@ CLI::App* AddMapCommand(CLI::App& app, MapCliOptions* o) {
       "Analyse each trace on its own and write its summary (an SQLite file: the rank's report\n"
       "section, steps, collectives and headline numbers; docs/summary-format.md), for `reduce`\n"
       "to combine. Run one map per rank anywhere (a Slurm array, xargs -P), then reduce.");
-  cmd->add_option("TRACE", o->inputs, "Trace files (or folders of them; - for stdin)")->required();
+  cmd->add_option("TRACE", o->inputs,
+                  "Trace files and Nsight Systems exports, or folders of them (a folder's gpuscope "
+                  "summaries are carried into the output as they are); - for stdin")
+      ->required();
   cmd->add_option("-o,--out", o->out,
                   "DIR/ (ends with / or is a folder): one summary per trace, "
                   "DIR/<name>.gpuscope.db; FILE: every summary in one file")
