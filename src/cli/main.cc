@@ -173,8 +173,11 @@ void PrintStats(const api::Analysis& a, double wall) {
   // What each analysis cost, thread CPU seconds summed over ranks.
   std::string line = "stats: analysis_cpu_seconds";
   for (size_t i = 0; i < stats.analysis_cpu_seconds.size(); ++i)
-    line += " " + std::string(analyze::AnalysisName(static_cast<analyze::AnalysisId>(i))) + "=" +
-            render::FormatNumber(stats.analysis_cpu_seconds[i], 3);
+    // append, not " " + string: GCC 12 reports a false -Wrestrict there (bug 105329).
+    line.append(" ")
+        .append(analyze::AnalysisName(static_cast<analyze::AnalysisId>(i)))
+        .append("=")
+        .append(render::FormatNumber(stats.analysis_cpu_seconds[i], 3));
   std::fprintf(stderr, "%s\n", line.c_str());
 }
 
