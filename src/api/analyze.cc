@@ -4,8 +4,6 @@
 #include <optional>
 #include <utility>
 
-#include "advise/monitor_rules.h"
-#include "analyze/monitor_stats.h"
 #include "base/thread_pool.h"
 #include "gpuscope/ingest.h"
 #include "ingest/inputs.h"
@@ -17,11 +15,6 @@
 namespace gpuscope::api {
 
 namespace {
-
-render::Document MonitorDocument(const monitor::Recording& recording) {
-  const analyze::MonitorStats stats = analyze::ComputeMonitorStats(recording);
-  return report::BuildRunDocument(stats, advise::AdviseMonitor(stats));
-}
 
 Status SkippedLines(const std::string& input, size_t lines) {
   return Status::Error(StatusCode::kInvalidInput,
@@ -106,7 +99,7 @@ Result<Analysis> AnalyzeInput(const std::string& input, const AnalyzeOptions& ar
       return out;
     }
     if (recording) {  // a recording or an nvidia-smi log: the monitor's verdict (docs/monitor.md)
-      out.document = MonitorDocument(*recording);
+      out.document = report::RunDocument(*recording);
       out.monitor_input = true;
       if (recording->malformed_lines > 0)
         out.failures.push_back(SkippedLines(input, recording->malformed_lines));

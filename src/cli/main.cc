@@ -9,9 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <memory>
-#include <optional>
 #include <string>
 #include <tuple>
 
@@ -24,7 +22,6 @@
 #include "cli/output.h"
 #include "cli/plan_command.h"
 #include "cli/run_command.h"
-#include "cli/snapshot_command.h"
 #include "cli/tune_command.h"
 #include "cli/usage.h"
 #include "gpuscope/ingest.h"
@@ -35,7 +32,6 @@
 #include "job/map_reduce.h"
 #include "job/mpi.h"
 #include "render/format.h"
-#include "report/summary.h"
 
 namespace {
 

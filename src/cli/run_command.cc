@@ -6,8 +6,6 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "advise/monitor_rules.h"
-#include "analyze/monitor_stats.h"
 #include "base/output_file.h"
 #include "base/sanitize.h"
 #include "cli/output.h"
@@ -16,16 +14,6 @@
 #include "report/monitor_document.h"
 
 namespace gpuscope::cli {
-
-namespace {
-
-// Samples → statistics → rules → the "gpuscope.run" document.
-render::Document RunDocument(const monitor::Recording& recording) {
-  const analyze::MonitorStats stats = analyze::ComputeMonitorStats(recording);
-  return report::BuildRunDocument(stats, advise::AdviseMonitor(stats));
-}
-
-}  // namespace
 
 CLI::App* AddRunCommand(CLI::App& app, RunCliOptions* o) {
   auto* run = app.add_subcommand(
@@ -92,7 +80,7 @@ int RunRunCommand(const RunCliOptions& o) {
     // A command that cannot be executed gets the shell's code for it.
     return outcome.status().code() == StatusCode::kNotFound ? 127 : ExitCodeFor(outcome.status());
   }
-  const render::Document doc = RunDocument(outcome->recording);
+  const render::Document doc = report::RunDocument(outcome->recording);
   OutputArgs out = o.out;
   out.text_to_stderr = true;  // the command's stdout stays its own
   // A report that could not be written is said; the exit code is the command's when it failed,
@@ -109,12 +97,6 @@ int RunRunCommand(const RunCliOptions& o) {
   if (!o.record.empty() && !outcome->record_failed)
     std::fprintf(stderr, "recorded    %s\n", SanitizeText(o.record).c_str());
   return outcome->exit_code != 0 ? outcome->exit_code : lost;
-}
-
-int EmitMonitorVerdict(const monitor::Recording& rec, const OutputArgs& out) {
-  if (const int rc = Emit(RunDocument(rec), out); rc != 0) return rc;
-  // Like the trace reader: skipped lines are reported and make the exit code 2.
-  return rec.malformed_lines > 0 ? kExitBadInput : 0;
 }
 
 }  // namespace gpuscope::cli

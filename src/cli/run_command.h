@@ -26,9 +26,4 @@ struct RunCliOptions {
 CLI::App* AddRunCommand(CLI::App& app, RunCliOptions* options);
 int RunRunCommand(const RunCliOptions& options);
 
-// `gpuscope analyze FILE` where the input registry read FILE as a monitor input (a `gpuscope run
-// --record` file in any of its formats, or an nvidia-smi log): emits the "gpuscope.run" document
-// as `out` asks and returns the exit code (2 when lines were skipped).
-int EmitMonitorVerdict(const monitor::Recording& recording, const OutputArgs& out);
-
 }  // namespace gpuscope::cli

@@ -234,6 +234,11 @@ render::Document BuildRunDocument(const MonitorStats& stats, const advise::Monit
   return doc;
 }
 
+render::Document RunDocument(const monitor::Recording& recording) {
+  const analyze::MonitorStats stats = analyze::ComputeMonitorStats(recording);
+  return BuildRunDocument(stats, advise::AdviseMonitor(stats));
+}
+
 render::Section BuildMonitorBesideSection(const analyze::MonitorBeside& m,
                                           const std::string& trace_path, int64_t step_ns) {
   Section s{"monitor",

@@ -25,6 +25,8 @@ void AddMonitorItems(const analyze::MonitorStats& stats, const advise::MonitorAd
 // schema "gpuscope.run", one section "monitor".
 render::Document BuildRunDocument(const analyze::MonitorStats& stats,
                                   const advise::MonitorAdvice& advice);
+// The same from the samples: statistics → rules → document (`run`, and `analyze` of a recording).
+render::Document RunDocument(const monitor::Recording& recording);
 
 // A rank's "monitor" section for the recording beside its trace: how the two lined up, and when
 // they did, the monitor items of the samples within the trace's span (its rules run here).
