@@ -377,6 +377,53 @@ TEST(PlanCli, CalibrationFitsMemoryOverhead) {
   EXPECT_TRUE(found);
 }
 
+// A CUDA memory snapshot of the run calibrates memory (its peak allocated), not time (it has no
+// steps): issue 33's "snapshots as calibration input". The snapshot is made here by python3: one
+// 20 GiB allocation live at the peak beside 2 GiB freed before it.
+TEST(PlanCli, CalibrationFromAMemorySnapshotFitsMemoryOnly) {
+  const std::string script = TempPath("snap.py"), snap = TempPath("snap.pickle");
+  WriteFile(script,
+            "import pickle, sys\nG = 1 << 30\nt = [{'action': 'alloc', 'addr': 0, 'size': 2 * G, "
+            "'stream': 0, 'time_us': 1, 'frames': []}, {'action': 'free_completed', 'addr': 0, "
+            "'size': 2 * G, 'stream': 0, 'time_us': 2, 'frames': []}, {'action': 'alloc', "
+            "'addr': 4 * G, 'size': 20 * G, 'stream': 0, 'time_us': 3, 'frames': []}]\n"
+            "sys.stdout.buffer.write(pickle.dumps({'segments': [], 'device_traces': [t]}))\n");
+  if (std::system(("python3 " + script + " > " + snap + " 2>/dev/null").c_str()) != 0)
+    GTEST_SKIP() << "python3 not found: it makes this test's snapshot";
+  const std::string model = std::string(GPUSCOPE_SOURCE_DIR) + "/tests/data/plan/gpt2-medium.config.json";
+  const std::string flags = " --model " + model +
+                            " --gpu h200 --gpus 1 --global-batch 8 --mbs 8 --seq-len 1024 "
+                            "--precision bf16 --framework ddp --no-exact --json";
+  const CommandResult plain = RunGpuscope("plan" + flags);
+  const CommandResult r = RunGpuscope("plan --from-trace " + snap + flags);
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser p1, p2;
+  simdjson::dom::element before, doc;
+  ASSERT_EQ(p1.parse(plain.out).get(before), simdjson::SUCCESS);
+  ASSERT_EQ(p2.parse(r.out).get(doc), simdjson::SUCCESS);
+  EXPECT_TRUE(bool(FieldValue(doc, "calibration", "fit", "memory_fitted")));
+  EXPECT_EQ(int64_t(FieldValue(doc, "calibration", "peak_allocated", "measured_bytes")),
+            int64_t{20} << 30);
+  EXPECT_NEAR(Num(FieldValue(doc, "calibration", "peak_allocated", "calibrated_bytes")),
+              20.0 * (1 << 30), 2);
+  // No step in a snapshot: the measured step is null and the time model is the uncalibrated one
+  // (Hugging Face's ops priced), so the best plan's step is the plain plan's.
+  EXPECT_TRUE(FieldValue(doc, "calibration", "step_time", "measured_ns").is_null());
+  EXPECT_EQ(int64_t(FieldValue(doc, "best", "step", "step_time_ns")),
+            int64_t(FieldValue(before, "best", "step", "step_time_ns")));
+  EXPECT_NE(r.out.find("a memory snapshot has no step time"), std::string::npos);
+  // The activations are scaled to the snapshot's peak: the re-plan's peak allocated falls from
+  // the formulas' 26.7 GiB to the measured 20 GiB.
+  EXPECT_NEAR(Num(FieldValue(doc, "best", "peak", "peak_allocated_bytes")), 20.0 * (1 << 30),
+              0.01 * (1 << 30));
+  // A monitor recording is refused with what --from-trace takes.
+  const std::string rec = TempPath("run.jsonl");
+  WriteFile(rec, "{\"schema\":\"gpuscope.recording/1\"}\n");
+  const CommandResult bad = RunGpuscope("plan --from-trace " + rec + flags);
+  EXPECT_EQ(bad.exit_code, 2);
+}
+
 // Regression (review): --gpus 1000000000 hung (O(N) divisors, re-plans at up to 64×N) and
 // --gpus 2^62 overflowed N × 64 in the suggestions. Both are now a usage error naming the limit.
 TEST(PlanCli, GpusAboveTheLimit) {

@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <vector>
 
+#include "analyze/memory_snapshot.h"
 #include "gpuscope/ingest.h"
 #include "hw/gpu_table.h"
+#include "ingest/registry.h"
 #include "io/byte_source.h"
 #include "plan/render.h"
 #include "report/report.h"
@@ -16,13 +19,29 @@ namespace gpuscope::api {
 namespace {
 
 Result<plan::TraceMeasurement> MeasureTrace(const std::string& path) {
-  auto loaded = LoadInputs(path);
+  std::optional<monitor::Recording> recording;
+  std::optional<snapshot::Snapshot> snap;
+  auto loaded = ingest::LoadInputs(path, LoadOptions{}, &recording, &snap);
   if (!loaded.ok()) return loaded.status();
+  plan::TraceMeasurement m;
+  m.source = path;
+  if (snap) {
+    // A CUDA memory snapshot: the peak allocated of the step it recorded, no step time.
+    const analyze::SnapshotAnalysis a = analyze::AnalyzeSnapshot(*snap);
+    m.memory_only = true;
+    m.ranks = 1;
+    m.peak_allocated_bytes = static_cast<double>(a.peak_allocated_bytes);
+    return m;
+  }
+  if (recording)
+    return Status::Error(StatusCode::kInvalidInput,
+                         path +
+                             ": a monitor recording has neither step times nor allocated memory "
+                             "(hint: --from-trace takes a torch.profiler trace, an Nsight Systems "
+                             "export or a CUDA memory snapshot of this model)");
   if (loaded->traces.empty())
     return Status::Error(StatusCode::kInvalidInput, path + ": no readable trace");
   const report::Report rep = report::BuildReport(loaded->traces, loaded->failures);
-  plan::TraceMeasurement m;
-  m.source = path;
   m.ranks = rep.ranks.size();
   for (const report::RankReport& rr : rep.ranks) {
     // The slowest rank sets the step time of a synchronous data-parallel job.
@@ -252,6 +271,7 @@ Result<Planned> PlanJob(const PlanOptions& o) {
     auto cal = plan::Calibrate(r.model, r.gpu, traced, r.seq_len, a, *measured);
     if (!cal.ok()) return cal.status();
     calibration = *cal;
+    if (!measured->memory_only) a.hf_ops_priced = false;  // what was fitted is the η formula
     a.efficiency = cal->efficiency;
     a.overhead_bytes = cal->overhead_bytes;
     a.activation_scale = cal->activation_scale;

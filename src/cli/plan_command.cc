@@ -113,8 +113,10 @@ CLI::App* AddPlanCommand(CLI::App& app, PlanCliOptions* o) {
   plan->add_flag("--no-flash", o->no_flash, "Explicit attention (stores the s² softmax)");
   plan->add_flag("--no-dropout", o->no_dropout, "Dropout off: no mask bytes");
   plan->add_option("--top", o->top, "Configurations shown (default 5)")->check(CLI::Range(1, 1000));
-  plan->add_option("--from-trace", o->from_trace,
-                   "Calibrate η and memory overhead from a trace of this model and configuration");
+  plan->add_option(
+      "--from-trace", o->from_trace,
+      "Calibrate from a run of this model and configuration: a trace fits time and memory, a "
+      "CUDA memory snapshot memory only");
   plan->add_option("--impl", o->impl,
                    "Whose modules run the model: megatron (fused kernels), te (Transformer Engine: "
                    "the same formulas) or hf (Hugging Face's eager modules). Default: megatron "

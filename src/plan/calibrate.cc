@@ -8,7 +8,7 @@ namespace gpuscope::plan {
 Result<Calibration> Calibrate(const ModelConfig& m, const hw::GpuSpec& gpu,
                               const ParallelConfig& traced, int64_t seq_len,
                               const PlanAssumptions& a, const TraceMeasurement& measured) {
-  if (!(measured.step_s > 0))
+  if (!measured.memory_only && !(measured.step_s > 0))
     return Status::Error(StatusCode::kInvalidInput,
                          measured.source +
                              ": no step time in the trace (hint: record whole "
@@ -20,11 +20,15 @@ Result<Calibration> Calibrate(const ModelConfig& m, const hw::GpuSpec& gpu,
   base.overhead_bytes = 0;
   base.activation_scale = 1;
   base.other_s_per_token = 0;
-  base.measured.reset();  // calibration fits the formulas
+  base.measured.reset();  // calibration fits the formulas: time, the η ones (η and a time per
+  // token); a snapshot (memory only) leaves the time model as it is.
+  const bool fit_time = !measured.memory_only;
+  if (fit_time) base.hf_ops_priced = false;
   cal.before = Evaluate(m, gpu, traced, seq_len, base);
   // Time split: compute ∝ 1/η; η so that compute = the measured math time, then the rest of the
   // measured step per token.
-  if (measured.math_share > 0 && measured.math_share < 1 && !cal.before.time.terms.empty()) {
+  if (fit_time && measured.math_share > 0 && measured.math_share < 1 &&
+      !cal.before.time.terms.empty()) {
     const double math_s = measured.step_s * measured.math_share;
     const double compute_s = cal.before.time.terms.front().seconds;
     const double eta = std::clamp(a.efficiency * compute_s / math_s, 0.01, 1.0);
@@ -77,10 +81,15 @@ Result<Calibration> Calibrate(const ModelConfig& m, const hw::GpuSpec& gpu,
   };
   constexpr double kEtaMin = 0.01, kEtaMax = 1.0;
   // The whole-step fit's bounds, evaluated only when it runs.
-  const double fastest = cal.time_split ? 0 : step_at(kEtaMax);
-  const double slowest = cal.time_split ? 0 : step_at(kEtaMin);
+  const bool bisect = fit_time && !cal.time_split;
+  const double fastest = bisect ? step_at(kEtaMax) : 0;
+  const double slowest = bisect ? step_at(kEtaMin) : 0;
   double eta = a.efficiency;
-  if (cal.time_split) {
+  if (!fit_time) {
+    cal.notes.push_back(
+        "a memory snapshot has no step time: only memory is fitted (η and the time per token "
+        "keep their defaults)");
+  } else if (cal.time_split) {
     eta = cal.efficiency;
   } else if (measured.step_s < fastest) {
     eta = kEtaMax;
@@ -130,8 +139,9 @@ Result<Calibration> Calibrate(const ModelConfig& m, const hw::GpuSpec& gpu,
     }
   } else {
     cal.notes.push_back(
-        "the trace has no memory events (profile_memory=True records them): "
-        "memory overhead not fitted");
+        "the trace has no memory events (profile_memory=True records them; or fit memory "
+        "from a CUDA memory snapshot of the run: --from-trace SNAPSHOT.pickle): memory not "
+        "fitted");
   }
   cal.after = Evaluate(m, gpu, traced, seq_len, fitted);
   return cal;

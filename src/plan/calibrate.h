@@ -21,6 +21,9 @@ struct TraceMeasurement {
   // GEMM/conv/attention share of the ops' GPU time (the trace's priced ops); -1 = unknown (no
   // shapes recorded): then only η is fitted to the whole step.
   double math_share = -1;
+  // A CUDA memory snapshot: only peak_allocated_bytes is measured (no step time), so only the
+  // memory is fitted.
+  bool memory_only = false;
 };
 
 struct Calibration {

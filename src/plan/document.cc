@@ -178,7 +178,7 @@ void AddRequest(const PlanReport& rep, render::Document& doc) {
 void AddCalibration(const PlanRequest& r, const Calibration& cal, render::Document& doc) {
   Section& s = doc.AddSection("calibration", "calibration from " + cal.measured.source);
   // The title names the trace; the row carries it for JSON.
-  s.AddRow("measured", "trace").fields = {
+  s.AddRow("measured", cal.measured.memory_only ? "snapshot" : "trace").fields = {
       Detail("trace", "", Text(cal.measured.source)),
       F("ranks", "ranks", Count(static_cast<double>(cal.measured.ranks))),
       F("steps", "steady steps", Count(static_cast<double>(cal.measured.steps)))};
@@ -190,7 +190,9 @@ void AddCalibration(const PlanRequest& r, const Calibration& cal, render::Docume
   }
   // Measured, predicted before and after the fit: one row per quantity, so each key names its unit.
   s.AddRow("step_time", "step time").fields = {
-      F("measured_ns", "measured", Seconds(cal.measured.step_s)),
+      // A memory snapshot measures no step: n/a (null).
+      F("measured_ns", "measured",
+        cal.measured.memory_only ? Seconds(std::nan("")) : Seconds(cal.measured.step_s)),
       F("predicted_ns", "predicted", Seconds(cal.before.time.step_s)),
       F("calibrated_ns", "calibrated", Seconds(cal.after.time.step_s))};
   if (cal.measured.peak_allocated_bytes >= 0) {

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "plan/frameworks.h"
+#include "plan/hf_ops.h"
 #include "render/format.h"
 
 namespace gpuscope::plan {
@@ -417,6 +418,20 @@ Evaluation Evaluate(const ModelConfig& m, const hw::GpuSpec& gpu, const Parallel
   }
   const double wb = WeightBytes(c.precision);  // compute-dtype weight bytes
 
+  // Formula mode under Hugging Face's modules: the step's kernels written from the shape
+  // (plan/hf_ops.h) and priced as exact mode's measured ones are. Selective recompute is
+  // Megatron's (HF has none) and fp8 needs Transformer Engine: those keep the η formula.
+  std::optional<MeasuredStep> formula_step;
+  if (!ms && hf && as.hf_ops_priced && c.recompute != Recompute::kSelective &&
+      c.precision != Precision::kFp8) {
+    const HfRegime regime = hw::FullPrecision(c.precision) ? HfRegime::kFp32
+                            : autocast                     ? HfRegime::kAutocast16
+                                                           : HfRegime::kPure16;
+    // The optimizer steps over its shard of the parameters (ZeRO / FSDP shard its states).
+    formula_step = HfFormulaStep(m, c.mbs, seq_len, c.precision, regime, c.recompute, c.optimizer,
+                                 P / state_div);
+  }
+  const MeasuredStep* priced_step = ms ? ms : formula_step ? &*formula_step : nullptr;
   // Tokens of one micro-batch over the measured step's (exact mode scales by it).
   const double token_ratio = ms ? b * s / ms->Tokens() : 1;
   const double in_flight = LayersInFlight(m.layers, c.pp, c.vpp, c.grad_accum);
@@ -572,24 +587,38 @@ Evaluation Evaluate(const ModelConfig& m, const hw::GpuSpec& gpu, const Parallel
   const double N = static_cast<double>(c.gpus);
   double compute = 0;
   PricedStep priced;
-  if (ms) {
-    // Every op of the measured step priced on the roofline at this micro-batch's size, per
-    // micro-batch; TP splits each op t ways and PP the layers p ways (approximations).
-    st.measured = true;
-    priced = PriceMeasuredOps(*ms, hw::PeaksOf(gpu), as.op_efficiency, token_ratio / t,
-                              P / ms->parameters);
-    const double gpu_mb = priced.gpu_s - priced.optimizer_s;
+  if (priced_step) {
+    // Every op of the measured (or written-out) step priced on the roofline at this
+    // micro-batch's size, per micro-batch; TP splits each op t ways and PP the layers p ways
+    // (approximations).
+    st.measured = ms != nullptr;
+    priced = PriceMeasuredOps(*priced_step, hw::PeaksOf(gpu), as.op_efficiency, token_ratio / t,
+                              ms ? P / ms->parameters : 1.0);
+    // On tensor cores a training step's GEMMs and attention together run no faster than η of
+    // the dense peak, the efficiency published Megatron runs reach (above); the roofline's
+    // achievable peaks are what one kernel reaches alone. fp32's CUDA cores have no such runs
+    // (and reach their small peak): the roofline stands there.
+    const double math_s = priced.gemm_s + priced.attention_s;
+    const double math_floor =
+        c.precision == Precision::kFp32 ? 0 : priced.flops / (st.peak_flops * st.efficiency);
+    const double gpu_mb = priced.gpu_s - priced.optimizer_s - math_s + std::max(math_s, math_floor);
     const double host_mb = priced.host_s;
     compute = std::max(gpu_mb, host_mb) * mb / p;
-    char buf[320];
-    std::snprintf(buf, sizeof buf,
-                  "max(GPU %s, host %s) × m=%s / p: %s kernels per micro-batch (GEMM %s, attention "
-                  "%s, memory-bound %s) on the %s roofline",
-                  Dur(gpu_mb).c_str(), Dur(host_mb).c_str(), Int(mb).c_str(),
-                  Int(static_cast<double>(priced.kernels)).c_str(), Dur(priced.gemm_s).c_str(),
-                  Dur(priced.attention_s).c_str(),
-                  Dur(priced.memory_s - priced.optimizer_s).c_str(), gpu.name.c_str());
-    st.terms.push_back({"compute (measured ops priced)", buf, compute});
+    char buf[400];
+    std::snprintf(
+        buf, sizeof buf,
+        "max(GPU %s, host %s) × m=%s / p: %s kernels per micro-batch (GEMM %s + "
+        "attention %s%s, memory-bound %s) on the %s roofline",
+        Dur(gpu_mb).c_str(), Dur(host_mb).c_str(), Int(mb).c_str(),
+        Int(static_cast<double>(priced.kernels)).c_str(), Dur(priced.gemm_s).c_str(),
+        Dur(priced.attention_s).c_str(),
+        math_floor > math_s
+            ? (", at most η " + Num(st.efficiency) + " of peak: " + Dur(math_floor)).c_str()
+            : "",
+        Dur(priced.memory_s - priced.optimizer_s).c_str(), gpu.name.c_str());
+    st.terms.push_back(
+        {ms ? "compute (measured ops priced)" : "compute (Hugging Face ops priced, formulas)", buf,
+         compute});
   } else {
     compute = st.flops_hardware / N / (st.peak_flops * st.efficiency);
     st.terms.push_back({"compute",
@@ -678,6 +707,12 @@ Evaluation Evaluate(const ModelConfig& m, const hw::GpuSpec& gpu, const Parallel
     st.terms.push_back({"optimizer step (measured foreach kernels priced)",
                         "the measured step's optimizer kernels × P_rank/P = " + Int(shard) + " / " +
                             Int(ms->parameters) + " params",
+                        priced.optimizer_s});
+  } else if (!off_opt && priced_step) {
+    st.terms.push_back({"optimizer step (foreach kernels priced)",
+                        std::string(c.optimizer == Optimizer::kSgd ? "SGD 20" : "AdamW 56") +
+                            " B read + written × " + Int(shard) + " params at " +
+                            Num(as.op_efficiency.foreach * 100) + " % of HBM bandwidth",
                         priced.optimizer_s});
   } else if (!off_opt) {
     const double touched = 2 * step_state_bytes + gb + wb;  // read+write states, grads, weights

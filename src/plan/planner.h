@@ -99,7 +99,11 @@ struct PlanAssumptions {
   // micro-batch); the others, and all static memory and communication, stay formulas.
   std::shared_ptr<const MeasuredStep> measured;
   OpEfficiency op_efficiency;  // how measured ops are priced
-  std::string exact_note;      // why exact mode did not run when it would have (printed)
+  // Without a measurement, Hugging Face's modules are priced op by op from formulas
+  // (plan/hf_ops.h) instead of η × the dense peak; calibration (--from-trace) turns this off, as
+  // it fits η and the time per token of the η formula.
+  bool hf_ops_priced = true;
+  std::string exact_note;  // why exact mode did not run when it would have (printed)
   // --impl; unset: Megatron's kernels under --framework megatron, Hugging Face's modules under
   // DeepSpeed, FSDP and DDP (the HF Trainer and Accelerate run the model's own code).
   std::optional<Impl> impl;
