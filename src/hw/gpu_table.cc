@@ -60,290 +60,80 @@ constexpr char kStas[] = "stas00/ml-engineering compute/accelerator/README.md";
 std::vector<GpuSpec> BuildTable() {
   std::vector<GpuSpec> t;
   auto add = [&t](GpuSpec s) { t.push_back(std::move(s)); };
-  add({"a100-40gb-sxm",
-       {"a100-40gb", "a100-sxm4-40gb", "a100-40gb-sxm4"},
-       "A100 SXM4 40 GB HBM2",
-       FromBytes(42505273344.0),
-       1555,
-       156,
-       312,
-       312,
-       0,
-       300,
-       600,
-       31,
-       8,
-       std::string("NVIDIA A100 datasheet; ") + kStas + " (HBM bandwidth unverified)" +
-           std::string("; memory: totalGlobalMem 42,505,273,344 B (CUDA deviceProperties)")});
-  add({"a100-80gb-sxm",
-       {"a100", "a100-80gb", "a100-sxm4-80gb", "a100-80gb-sxm4", "a100-sxm"},
-       "A100 SXM4 80 GB HBM2e",
-       FromBytes(85899345920.0),
-       2039,
-       156,
-       312,
-       312,
-       0,
-       300,
-       600,
-       31,
-       8,
-       std::string("NVIDIA A100 datasheet; ") + kStas +
-           std::string(
-               "; memory: totalGlobalMem 85,899,345,920 B = 80 GiB (CUDA deviceProperties)")});
-  add({"a100-80gb-pcie",
-       {"a100-pcie"},
-       "A100 PCIe 80 GB HBM2e",
-       FromBytes(85899345920.0),
-       1935,
-       156,
-       312,
-       312,
-       0,
-       31,
-       600,
-       31,
-       8,
-       std::string("NVIDIA A100 datasheet; ") + kStas +
-           " (NVLink bridge pairs only: PCIe assumed)" +
-           std::string("; memory: 81,920 MiB = 80 GiB (nvidia-smi, as the SXM4 part)")});
-  add({"h100-sxm",
-       {"h100", "h100-sxm5", "h100-80gb-sxm"},
-       "H100 SXM5 80 GB HBM3",
-       FromBytes(85520809984.0),
-       3350,
-       494.5,
-       989,
-       989,
-       1979,
-       450,
-       900,
-       63,
-       8,
-       std::string("NVIDIA H100 datasheet; ") + kStas +
-           std::string("; memory: totalGlobalMem 85,520,809,984 B (CUDA deviceProperties)")});
-  add({"h100-pcie",
-       {},
-       "H100 PCIe 80 GB HBM2e",
-       FromBytes(85520809984.0),
-       2000,
-       378,
-       756,
-       756,
-       1513,
-       63,
-       600,
-       63,
-       8,
-       std::string("NVIDIA H100 datasheet; ") + kStas + " (bridge pairs only: PCIe assumed)" +
-           std::string("; memory: 81,559 MiB as H100 SXM (unverified for PCIe)")});
-  add({"h100-nvl",
-       {},
-       "H100 NVL 94 GB HBM3",
-       94.0,
-       3900,
-       418,
-       835,
-       835,
-       1671,
-       63,
-       600,
-       63,
-       8,
-       "NVIDIA H100 NVL datasheet (unverified, approximate peaks)" +
-           std::string("; memory: nominal 94 GB read as GiB (device figure unverified)")});
-  add({"h200-sxm",
-       {"h200"},
-       "H200 SXM 141 GB HBM3e",
-       141.0,
-       4800,
-       494.5,
-       989,
-       989,
-       1979,
-       450,
-       900,
-       63,
-       8,
-       std::string("NVIDIA H200 datasheet; ") + kStas +
-           std::string("; memory: nominal 141 GB read as GiB (device figure unverified)")});
-  add({"gh200",
-       {"gh200-96gb"},
-       "GH200 96 GB HBM3",
-       96.0,
-       4000,
-       494.5,
-       989,
-       989,
-       1979,
-       450,
-       0,
-       63,
-       4,
-       std::string("NVIDIA GH200 datasheet; ") + kStas +
-           std::string("; memory: nominal 96 GB read as GiB (device figure unverified)")});
-  add({"b200",
-       {"b200-sxm"},
-       "B200 180 GB HBM3e",
-       180.0,
-       8000,
-       1125,
-       2250,
-       2250,
-       4500,
-       900,
-       1800,
-       63,
-       8,
-       std::string("NVIDIA B200 datasheet; ") + kStas +
-           std::string("; memory: nominal 180 GB read as GiB (device figure unverified)")});
-  add({"gb200",
-       {},
-       "GB200 (per GPU) 186 GB HBM3e",
-       186.0,
-       8000,
-       1250,
-       2500,
-       2500,
-       5000,
-       900,
-       1800,
-       63,
-       4,
-       std::string("NVIDIA GB200 datasheet; ") + kStas + " (NVLink unverified)" +
-           std::string("; memory: nominal 186 GB read as GiB (device figure unverified)")});
-  add({"l4",
-       {},
-       "L4 24 GB GDDR6",
-       FromMib(23034),
-       300,
-       60,
-       121,
-       121,
-       242.5,
-       31,
-       0,
-       31,
-       8,
+  // One GPU per add, in GpuSpec's order: name, aliases, description; memory GiB, HBM GB/s,
+  // TFLOP/s fp32 (TF32 tensor cores where there are), bf16, fp16, fp8; intra-node GB/s, NVLink
+  // bidirectional GB/s, PCIe GB/s, GPUs per node; source.
+  // clang-format off
+  add({"a100-40gb-sxm", {"a100-40gb", "a100-sxm4-40gb", "a100-40gb-sxm4"}, "A100 SXM4 40 GB HBM2",
+       FromBytes(42505273344.0), 1555, 156, 312, 312, 0, 300, 600, 31, 8,
+       std::string("NVIDIA A100 datasheet; ") + kStas + " (HBM bandwidth unverified)"
+           + std::string("; memory: totalGlobalMem 42,505,273,344 B (CUDA deviceProperties)")});
+  add({"a100-80gb-sxm", {"a100", "a100-80gb", "a100-sxm4-80gb", "a100-80gb-sxm4", "a100-sxm"}, "A100 SXM4 80 GB HBM2e",
+       FromBytes(85899345920.0), 2039, 156, 312, 312, 0, 300, 600, 31, 8,
+       std::string("NVIDIA A100 datasheet; ") + kStas
+           + std::string( "; memory: totalGlobalMem 85,899,345,920 B = 80 GiB (CUDA deviceProperties)")});
+  add({"a100-80gb-pcie", {"a100-pcie"}, "A100 PCIe 80 GB HBM2e",
+       FromBytes(85899345920.0), 1935, 156, 312, 312, 0, 31, 600, 31, 8,
+       std::string("NVIDIA A100 datasheet; ") + kStas + " (NVLink bridge pairs only: PCIe assumed)"
+           + std::string("; memory: 81,920 MiB = 80 GiB (nvidia-smi, as the SXM4 part)")});
+  add({"h100-sxm", {"h100", "h100-sxm5", "h100-80gb-sxm"}, "H100 SXM5 80 GB HBM3",
+       FromBytes(85520809984.0), 3350, 494.5, 989, 989, 1979, 450, 900, 63, 8,
+       std::string("NVIDIA H100 datasheet; ") + kStas
+           + std::string("; memory: totalGlobalMem 85,520,809,984 B (CUDA deviceProperties)")});
+  add({"h100-pcie", {}, "H100 PCIe 80 GB HBM2e",
+       FromBytes(85520809984.0), 2000, 378, 756, 756, 1513, 63, 600, 63, 8,
+       std::string("NVIDIA H100 datasheet; ") + kStas + " (bridge pairs only: PCIe assumed)"
+           + std::string("; memory: 81,559 MiB as H100 SXM (unverified for PCIe)")});
+  add({"h100-nvl", {}, "H100 NVL 94 GB HBM3",
+       94.0, 3900, 418, 835, 835, 1671, 63, 600, 63, 8,
+       "NVIDIA H100 NVL datasheet (unverified, approximate peaks)" + std::string("; memory: nominal 94 GB read as GiB (device figure unverified)")});
+  add({"h200-sxm", {"h200"}, "H200 SXM 141 GB HBM3e",
+       141.0, 4800, 494.5, 989, 989, 1979, 450, 900, 63, 8,
+       std::string("NVIDIA H200 datasheet; ") + kStas
+           + std::string("; memory: nominal 141 GB read as GiB (device figure unverified)")});
+  add({"gh200", {"gh200-96gb"}, "GH200 96 GB HBM3",
+       96.0, 4000, 494.5, 989, 989, 1979, 450, 0, 63, 4,
+       std::string("NVIDIA GH200 datasheet; ") + kStas
+           + std::string("; memory: nominal 96 GB read as GiB (device figure unverified)")});
+  add({"b200", {"b200-sxm"}, "B200 180 GB HBM3e",
+       180.0, 8000, 1125, 2250, 2250, 4500, 900, 1800, 63, 8,
+       std::string("NVIDIA B200 datasheet; ") + kStas
+           + std::string("; memory: nominal 180 GB read as GiB (device figure unverified)")});
+  add({"gb200", {}, "GB200 (per GPU) 186 GB HBM3e",
+       186.0, 8000, 1250, 2500, 2500, 5000, 900, 1800, 63, 4,
+       std::string("NVIDIA GB200 datasheet; ") + kStas + " (NVLink unverified)"
+           + std::string("; memory: nominal 186 GB read as GiB (device figure unverified)")});
+  add({"l4", {}, "L4 24 GB GDDR6",
+       FromMib(23034), 300, 60, 121, 121, 242.5, 31, 0, 31, 8,
        "NVIDIA L4 datasheet (unverified)" + std::string(kSmi)});
-  add({"l40s",
-       {},
-       "L40S 48 GB GDDR6",
-       FromMib(46068),
-       864,
-       183,
-       362,
-       362,
-       733,
-       31,
-       0,
-       31,
-       8,
+  add({"l40s", {}, "L40S 48 GB GDDR6",
+       FromMib(46068), 864, 183, 362, 362, 733, 31, 0, 31, 8,
        std::string("NVIDIA L40S datasheet; ") + kStas + std::string(kSmi)});
-  add({"a10",
-       {"a10g"},
-       "A10 24 GB GDDR6",
-       FromMib(23028),
-       600,
-       62.5,
-       125,
-       125,
-       0,
-       31,
-       0,
-       31,
-       8,
+  add({"a10", {"a10g"}, "A10 24 GB GDDR6",
+       FromMib(23028), 600, 62.5, 125, 125, 0, 31, 0, 31, 8,
        "NVIDIA A10 datasheet (unverified)" + std::string(kSmi)});
-  add({"t4",
-       {},
-       "T4 16 GB GDDR6 (no bf16, no TF32)",
-       FromMib(15360),
-       320,
-       8.1,
-       0,
-       65,
-       0,
-       16,
-       0,
-       16,
-       8,
+  add({"t4", {}, "T4 16 GB GDDR6 (no bf16, no TF32)",
+       FromMib(15360), 320, 8.1, 0, 65, 0, 16, 0, 16, 8,
        "NVIDIA T4 datasheet (third-party checked)" + std::string(kSmi)});
-  add({"v100-sxm2",
-       {"v100", "v100-32gb", "v100-sxm"},
-       "V100 SXM2 32 GB HBM2 (no bf16, no TF32)",
-       FromBytes(34089730048.0),
-       900,
-       15.7,
-       0,
-       125,
-       0,
-       150,
-       300,
-       16,
-       8,
-       "NVIDIA V100 datasheet (unverified)" +
-           std::string("; memory: totalGlobalMem 34,089,730,048 B for 32 GB (16 GB parts: "
-                       "16,945,512,448 B; use --gpu-spec)")});
-  add({"rtx-4090",
-       {"4090", "rtx4090"},
-       "GeForce RTX 4090 24 GB GDDR6X",
-       24.0,
-       1008,
-       82.6,
-       165.2,
-       165.2,
-       330.3,
-       31,
-       0,
-       31,
-       8,
-       std::string(kStas) + " (FP32-accumulate tensor rates; third-party checked)" +
-           std::string("; memory: nominal 24 GB read as GiB (device figure unverified)")});
-  add({"rtx-3090",
-       {"3090", "rtx3090"},
-       "GeForce RTX 3090 24 GB GDDR6X",
-       FromMib(24576),
-       936,
-       35.6,
-       71,
-       71,
-       0,
-       31,
-       112.5,
-       31,
-       8,
-       "NVIDIA GA102 whitepaper (unverified)" +
-           std::string("; memory: 24,576 MiB (nvidia-smi memory.total)")});
-  add({"mi250x",
-       {"mi250x-gcd"},
-       "MI250X, one GCD (64 GB HBM2e; a card is 2 devices)",
-       64.0,
-       1640,
-       47.9,
-       191.5,
-       191.5,
-       0,
-       50,
-       800,
-       31,
-       8,
-       std::string("AMD MI250X datasheet; ") + kStas + " (per GCD = half the card)" +
-           std::string("; memory: nominal 64 GB per GCD read as GiB (device figure unverified)")});
-  add({"mi300x",
-       {},
-       "MI300X 192 GB HBM3",
-       192.0,
-       5300,
-       653.7,
-       1307.4,
-       1307.4,
-       2614.9,
-       64,
-       896,
-       63,
-       8,
-       std::string("AMD MI300X datasheet; ") + kStas + " (XGMI peer-to-peer 64 GB/s)" +
-           std::string("; memory: nominal 192 GB read as GiB (device figure unverified)")});
+  add({"v100-sxm2", {"v100", "v100-32gb", "v100-sxm"}, "V100 SXM2 32 GB HBM2 (no bf16, no TF32)",
+       FromBytes(34089730048.0), 900, 15.7, 0, 125, 0, 150, 300, 16, 8,
+       "NVIDIA V100 datasheet (unverified)" + std::string("; memory: totalGlobalMem 34,089,730,048 B for 32 GB (16 GB parts: " "16,945,512,448 B; use --gpu-spec)")});
+  add({"rtx-4090", {"4090", "rtx4090"}, "GeForce RTX 4090 24 GB GDDR6X",
+       24.0, 1008, 82.6, 165.2, 165.2, 330.3, 31, 0, 31, 8,
+       std::string(kStas) + " (FP32-accumulate tensor rates; third-party checked)"
+           + std::string("; memory: nominal 24 GB read as GiB (device figure unverified)")});
+  add({"rtx-3090", {"3090", "rtx3090"}, "GeForce RTX 3090 24 GB GDDR6X",
+       FromMib(24576), 936, 35.6, 71, 71, 0, 31, 112.5, 31, 8,
+       "NVIDIA GA102 whitepaper (unverified)" + std::string("; memory: 24,576 MiB (nvidia-smi memory.total)")});
+  add({"mi250x", {"mi250x-gcd"}, "MI250X, one GCD (64 GB HBM2e; a card is 2 devices)",
+       64.0, 1640, 47.9, 191.5, 191.5, 0, 50, 800, 31, 8,
+       std::string("AMD MI250X datasheet; ") + kStas + " (per GCD = half the card)"
+           + std::string("; memory: nominal 64 GB per GCD read as GiB (device figure unverified)")});
+  add({"mi300x", {}, "MI300X 192 GB HBM3",
+       192.0, 5300, 653.7, 1307.4, 1307.4, 2614.9, 64, 896, 63, 8,
+       std::string("AMD MI300X datasheet; ") + kStas + " (XGMI peer-to-peer 64 GB/s)"
+           + std::string("; memory: nominal 192 GB read as GiB (device figure unverified)")});
+  // clang-format on
   return t;
 }
 
