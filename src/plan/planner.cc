@@ -327,20 +327,76 @@ double LayersInFlight(int64_t layers, int64_t pp, int64_t vpp, int64_t micro_bat
   return L * std::min(1.0, static_cast<double>(micro_batches) / p);
 }
 
-Evaluation Evaluate(const ModelConfig& m, const hw::GpuSpec& gpu, const ParallelConfig& c,
-                    int64_t seq_len, const PlanAssumptions& as) {
-  Evaluation ev;
-  ev.config = c;
-  MemoryBreakdown& mem = ev.memory;
-  const double t = static_cast<double>(c.tp), p = static_cast<double>(c.pp),
-               d = static_cast<double>(c.dp), L = static_cast<double>(m.layers),
-               h = static_cast<double>(m.hidden), s = static_cast<double>(seq_len),
-               b = static_cast<double>(c.mbs), mb = static_cast<double>(c.grad_accum);
-  const int64_t vocab_pad = c.tp > 1 ? PadVocab(m.vocab, c.tp, as.vocab_divisor) : m.vocab;
-  const double V = static_cast<double>(vocab_pad);
-  const ParamCounts pc = CountParameters(m, vocab_pad);
-  const int zero = ZeroStage(c.sharding);
+namespace {
 
+// One configuration's evaluation, section by section of planner-reference.md: what the sections
+// share (the layout's numbers, the framework's rules, the measured or written-out step) are its
+// fields.
+struct Evaluator {
+  Evaluator(const ModelConfig& m_in, const hw::GpuSpec& gpu_in, const ParallelConfig& c_in,
+            int64_t seq_len_in, const PlanAssumptions& as_in)
+      : m(m_in),
+        gpu(gpu_in),
+        c(c_in),
+        seq_len(seq_len_in),
+        as(as_in),
+        t(static_cast<double>(c.tp)),
+        p(static_cast<double>(c.pp)),
+        d(static_cast<double>(c.dp)),
+        L(static_cast<double>(m.layers)),
+        h(static_cast<double>(m.hidden)),
+        s(static_cast<double>(seq_len)),
+        b(static_cast<double>(c.mbs)),
+        mb(static_cast<double>(c.grad_accum)),
+        vocab_pad(c.tp > 1 ? PadVocab(m.vocab, c.tp, as.vocab_divisor) : m.vocab),
+        V(static_cast<double>(vocab_pad)),
+        pc(CountParameters(m, vocab_pad)),
+        zero(ZeroStage(c.sharding)) {
+    ev.config = c;
+  }
+  Evaluator(const Evaluator&) = delete;
+  Evaluator& operator=(const Evaluator&) = delete;
+
+  void Parameters();
+  void StaticMemory();
+  void Activations();
+  void Peak();
+  void Compute();
+  void Communication();
+  void OptimizerStep();
+  void add(std::string name, std::string formula, double bytes, TermKind kind) {
+    mem.terms.push_back({std::move(name), std::move(formula), bytes, kind, kind != TermKind::kCpu});
+  }
+
+  const ModelConfig& m;
+  const hw::GpuSpec& gpu;
+  const ParallelConfig& c;
+  const int64_t seq_len;
+  const PlanAssumptions& as;
+  Evaluation ev;
+  MemoryBreakdown& mem = ev.memory;
+  const double t, p, d, L, h, s, b, mb;
+  const int64_t vocab_pad;
+  const double V;
+  const ParamCounts pc;
+  const int zero;
+  double P = 0;  // parameters on the most-loaded GPU
+  std::string Pn;
+  // The framework's rules and what its static terms leave for the step.
+  int64_t per_node = 0;
+  const FrameworkRules* rules = nullptr;
+  const MeasuredStep* ms = nullptr;  // exact mode's step when it applies to this configuration
+  bool hf = false, autocast = false, off_opt = false;
+  double shard_d = 1, step_state_bytes = 0, step_grad_bytes = 0, state_div = 1, wb = 0;
+  // The step priced op by op (measured, or Hugging Face's written out), and its compute.
+  std::optional<MeasuredStep> formula_step;
+  const MeasuredStep* priced_step = nullptr;
+  double token_ratio = 1, tokens = 0, N = 0, compute = 0;
+  PricedStep priced;
+};
+
+// §1 most-loaded shard (first stage).
+void Evaluator::Parameters() {
   // §1 most-loaded shard (first stage): [(attn+mlp)·L/p + h·V]/t + norms·L/p + final norm, plus
   // the output layer when untied and p = 1. Experts shard over TP (expert parallelism not
   // modelled); learned positions and norms are replicated.
@@ -349,49 +405,48 @@ Evaluation Evaluate(const ModelConfig& m, const hw::GpuSpec& gpu, const Parallel
   const double head = (!m.tied_embeddings && c.pp == 1) ? pc.output_layer : 0;
   const double sharded = (tp_sharded_layers + pc.embedding + head) / t;
   const double replicated = pc.norms_per_layer * L / p + pc.final_norm + pc.positions;
-  const double P = sharded + replicated;
+  P = sharded + replicated;
   mem.params_on_rank = P;
-  const std::string Pn = Int(P);
-
-  auto add = [&mem](std::string name, std::string formula, double bytes, TermKind kind) {
-    mem.terms.push_back({std::move(name), std::move(formula), bytes, kind, kind != TermKind::kCpu});
-  };
+  Pn = Int(P);
   add("parameters on most-loaded GPU (P_rank, stage 0)",
       "[(attn+mlp)·L/p + h·V" + std::string(head > 0 ? "·2" : "") + "]/t + norms·L/p + final norm" +
           (pc.positions > 0 ? " + positions" : "") + " = " + Pn +
           " params (0 B: a count, not memory)",
       0, TermKind::kStatic);
+}
 
+void Evaluator::StaticMemory() {
   // §2 static memory by the framework's own rules (plan/frameworks.h): each term is bytes per
   // parameter of P_rank, ÷ the shard group d when that framework shards it; offload moves all but
   // the weights (and with --offload params the weights too) to host memory.
-  const int64_t per_node = as.gpus_per_node > 0 ? as.gpus_per_node : gpu.gpus_per_node;
-  const FrameworkRules& rules = RulesFor(c.framework);
+  per_node = as.gpus_per_node > 0 ? as.gpus_per_node : gpu.gpus_per_node;
+  rules = &RulesFor(c.framework);
   // Exact mode's measured step, when it measured this configuration's precision and recompute.
   // It ran plain PyTorch (autocast over fp32 weights): DDP's regime; DeepSpeed and FSDP hold
   // 16-bit weights and Megatron runs its own kernels, so they keep the formulas.
-  const MeasuredStep* ms = as.measured.get();
+  ms = as.measured.get();
   if (ms && (c.framework != Framework::kDdp || ms->precision != hw::PrecisionName(c.precision) ||
              (ms->recompute == "full") != (c.recompute == Recompute::kFull) ||
              (ms->recompute != "full" && c.recompute != Recompute::kNone) || ms->Tokens() <= 0 ||
              ms->parameters <= 0))
     ms = nullptr;
   mem.measured = ms != nullptr;
-  const bool hf = as.impl ? *as.impl == Impl::kHf : c.framework != Framework::kMegatron;
+  hf = as.impl ? *as.impl == Impl::kHf : c.framework != Framework::kMegatron;
   // Plain PyTorch / DDP runs autocast over fp32 weights; DeepSpeed and FSDP hold 16-bit weights
   // (their own mixed precision), so the HF modules run in 16 bits throughout.
-  const bool autocast = c.framework == Framework::kDdp;
+  autocast = c.framework == Framework::kDdp;
   // Plain PyTorch frees the gradients every step (zero_grad(set_to_none=True)): only those alive
   // at the measured peak count.
   const double grads_alive = ms && c.framework == Framework::kDdp && ms->gradient_bytes > 0
                                  ? std::clamp(ms->peak_gradients / ms->gradient_bytes, 0.0, 1.0)
                                  : 1.0;
-  const double shard_d = static_cast<double>(ShardGroup(c, per_node));
-  const bool off_opt = c.offload != Offload::kNone, off_par = c.offload == Offload::kParams;
+  shard_d = static_cast<double>(ShardGroup(c, per_node));
+  off_opt = c.offload != Offload::kNone;
+  const bool off_par = c.offload == Offload::kParams;
   // The optimizer step per parameter of its shard: reads the gradients, reads and writes the
   // master weights and states, writes the weights (§8 "fused Adam").
-  double step_state_bytes = 0, step_grad_bytes = 0, state_div = 1, cpu = 0;
-  for (const StaticTerm& term : rules.static_terms(c)) {
+  double cpu = 0;
+  for (const StaticTerm& term : rules->static_terms(c)) {
     const double div = term.sharded ? shard_d : 1;
     const double alive = term.part == Part::kGrads ? grads_alive : 1.0;
     const double bytes = term.bytes_per_param * P / div * alive;
@@ -416,12 +471,14 @@ Evaluation Evaluate(const ModelConfig& m, const hw::GpuSpec& gpu, const Parallel
         TermKind::kCpu);
     mem.cpu_bytes = cpu;
   }
-  const double wb = WeightBytes(c.precision);  // compute-dtype weight bytes
+  wb = WeightBytes(c.precision);  // compute-dtype weight bytes
+}
 
+// Activations: exact mode's measured ones, Hugging Face's modules, or Megatron's (§3).
+void Evaluator::Activations() {
   // Formula mode under Hugging Face's modules: the step's kernels written from the shape
   // (plan/hf_ops.h) and priced as exact mode's measured ones are. Selective recompute is
   // Megatron's (HF has none) and fp8 needs Transformer Engine: those keep the η formula.
-  std::optional<MeasuredStep> formula_step;
   if (!ms && hf && as.hf_ops_priced && c.recompute != Recompute::kSelective &&
       c.precision != Precision::kFp8) {
     const HfRegime regime = hw::FullPrecision(c.precision) ? HfRegime::kFp32
@@ -431,9 +488,9 @@ Evaluation Evaluate(const ModelConfig& m, const hw::GpuSpec& gpu, const Parallel
     formula_step = HfFormulaStep(m, c.mbs, seq_len, c.precision, regime, c.recompute, c.optimizer,
                                  P / state_div);
   }
-  const MeasuredStep* priced_step = ms ? ms : formula_step ? &*formula_step : nullptr;
+  priced_step = ms ? ms : formula_step ? &*formula_step : nullptr;
   // Tokens of one micro-batch over the measured step's (exact mode scales by it).
-  const double token_ratio = ms ? b * s / ms->Tokens() : 1;
+  token_ratio = ms ? b * s / ms->Tokens() : 1;
   const double in_flight = LayersInFlight(m.layers, c.pp, c.vpp, c.grad_accum);
   if (ms) {
     // Measured: the storages each block's forward saved, and what else was alive at the peak
@@ -513,7 +570,10 @@ Evaluation Evaluate(const ModelConfig& m, const hw::GpuSpec& gpu, const Parallel
       }
   for (const MemoryTerm& term : mem.terms)
     if (term.kind == TermKind::kActivation) mem.activation_bytes += term.bytes;
+}
 
+// Transients, the context, and the peak against the budget.
+void Evaluator::Peak() {
   // §4 transients: only the largest counts towards the peak.
   std::vector<MemoryTerm> transients;
   if (c.recompute == Recompute::kFull && !ms) {
@@ -569,11 +629,13 @@ Evaluation Evaluate(const ModelConfig& m, const hw::GpuSpec& gpu, const Parallel
   mem.capacity_bytes = gpu.memory_gib * kGiB;
   mem.budget_bytes = mem.capacity_bytes * (1 - as.headroom);
   mem.fits = mem.peak_bytes <= mem.budget_bytes;
+}
 
+void Evaluator::Compute() {
   // §6 FLOPs (Megatron convention, causal) and §8 step time.
   StepTime& st = ev.time;
   const double gbs = b * mb * d;
-  const double tokens = gbs * s;
+  tokens = gbs * s;
   st.flops_model = FlopsMegatron(m, tokens, gbs * s * s, vocab_pad);
   const double q = static_cast<double>(m.heads) * static_cast<double>(m.head_dim);
   double extra = 0;
@@ -584,9 +646,7 @@ Evaluation Evaluate(const ModelConfig& m, const hw::GpuSpec& gpu, const Parallel
   st.peak_flops = peak_tflops * 1e12;
   const double mb_tokens = b * s;
   st.efficiency = as.efficiency * mb_tokens / (mb_tokens + as.efficiency_half_tokens);
-  const double N = static_cast<double>(c.gpus);
-  double compute = 0;
-  PricedStep priced;
+  N = static_cast<double>(c.gpus);
   if (priced_step) {
     // Every op of the measured (or written-out) step priced on the roofline at this
     // micro-batch's size, per micro-batch; TP splits each op t ways and PP the layers p ways
@@ -636,7 +696,11 @@ Evaluation Evaluate(const ModelConfig& m, const hw::GpuSpec& gpu, const Parallel
       compute += other;
     }
   }
+}
 
+// TP, PP (and its bubble) and DP traffic (§7).
+void Evaluator::Communication() {
+  StepTime& st = ev.time;
   const double intra = gpu.intra_node_gbps * 1e9 * as.comm_efficiency;
   const double inter = as.inter_node_gbps * 1e9 * as.comm_efficiency;
   const double act_bytes = hw::FullPrecision(c.precision) ? 4 : 2;
@@ -666,7 +730,7 @@ Evaluation Evaluate(const ModelConfig& m, const hw::GpuSpec& gpu, const Parallel
                         "(p−1)/(v·m) = " + Num(st.bubble_fraction) + " × stage work",
                         stage_work * st.bubble_fraction});
   if (c.dp > 1) {
-    const double rb = rules.reduce_bytes(c);  // the framework's reduce dtype
+    const double rb = rules->reduce_bytes(c);  // the framework's reduce dtype
     double bytes = 0;
     std::string f;
     double total = 0;
@@ -701,6 +765,10 @@ Evaluation Evaluate(const ModelConfig& m, const hw::GpuSpec& gpu, const Parallel
          f + " = " + Num(total) + " s, " + Num(as.dp_overlap * 100) + " % overlapped with backward",
          exposed});
   }
+}
+
+void Evaluator::OptimizerStep() {
+  StepTime& st = ev.time;
   const double shard = P / state_div;
   const double gb = step_grad_bytes;
   if (!off_opt && ms) {
@@ -734,7 +802,21 @@ Evaluation Evaluate(const ModelConfig& m, const hw::GpuSpec& gpu, const Parallel
   st.tokens_per_s = tokens / st.step_s;
   st.mfu = st.flops_model / (st.step_s * N * st.peak_flops);
   st.hfu = st.flops_hardware / (st.step_s * N * st.peak_flops);
-  return ev;
+}
+
+}  // namespace
+
+Evaluation Evaluate(const ModelConfig& m, const hw::GpuSpec& gpu, const ParallelConfig& c,
+                    int64_t seq_len, const PlanAssumptions& as) {
+  Evaluator e(m, gpu, c, seq_len, as);
+  e.Parameters();
+  e.StaticMemory();
+  e.Activations();
+  e.Peak();
+  e.Compute();
+  e.Communication();
+  e.OptimizerStep();
+  return std::move(e.ev);
 }
 
 namespace {
