@@ -939,65 +939,70 @@ std::vector<int64_t> Divisors(int64_t n) {
 
 }  // namespace
 
-Result<PlanReport> Plan(const PlanRequest& r) {
-  if (Status s = ValidateRequest(r); !s.ok()) return s;
-  PlanReport rep;
-  rep.request = r;
-  rep.vocab_padded_tp1 = r.model.vocab;
-  rep.params = CountParameters(r.model, r.model.vocab);
-  const ModelConfig& m = r.model;
-  const PlanAssumptions& as = r.assumptions;
-  const int64_t per_node = as.gpus_per_node > 0 ? as.gpus_per_node : r.gpu.gpus_per_node;
+namespace {
 
+// What the search tries: each degree given, or every value that can run.
+struct SearchSpace {
   std::vector<int64_t> tps, pps, vpps, mbss;
+  std::vector<Sharding> shards;
+  std::vector<Recompute> recs;
+  std::vector<Precision> precs;
+  std::vector<Framework> frameworks;
+};
+
+SearchSpace SpaceOf(const PlanRequest& r, int64_t per_node) {
+  const ModelConfig& m = r.model;
+  SearchSpace x;
   if (r.tp) {
-    tps = {*r.tp};
+    x.tps = {*r.tp};
   } else {
     for (int64_t t : Divisors(r.gpus))
-      if (t <= per_node && m.heads % t == 0 && m.kv_heads % t == 0) tps.push_back(t);
+      if (t <= per_node && m.heads % t == 0 && m.kv_heads % t == 0) x.tps.push_back(t);
   }
   if (r.pp) {
-    pps = {*r.pp};
+    x.pps = {*r.pp};
   } else {
     for (int64_t p : Divisors(r.gpus))
-      if (m.layers % p == 0) pps.push_back(p);
+      if (m.layers % p == 0) x.pps.push_back(p);
   }
-  vpps = r.vpp ? std::vector<int64_t>{*r.vpp} : std::vector<int64_t>{1, 2};
+  x.vpps = r.vpp ? std::vector<int64_t>{*r.vpp} : std::vector<int64_t>{1, 2};
   if (r.mbs) {
-    mbss = {*r.mbs};
+    x.mbss = {*r.mbs};
   } else {
-    for (int64_t b = 1; b <= std::min<int64_t>(r.global_batch, 64); b *= 2) mbss.push_back(b);
+    for (int64_t b = 1; b <= std::min<int64_t>(r.global_batch, 64); b *= 2) x.mbss.push_back(b);
   }
-  std::vector<Sharding> shards = r.sharding
-                                     ? std::vector<Sharding>{*r.sharding}
-                                     : std::vector<Sharding>{Sharding::kNone, Sharding::kZero1,
-                                                             Sharding::kZero2, Sharding::kZero3};
-  std::vector<Recompute> recs =
-      r.recompute
-          ? std::vector<Recompute>{*r.recompute}
-          : std::vector<Recompute>{Recompute::kNone, Recompute::kSelective, Recompute::kFull};
-  std::vector<Precision> precs;
+  x.shards = r.sharding ? std::vector<Sharding>{*r.sharding}
+                        : std::vector<Sharding>{Sharding::kNone, Sharding::kZero1, Sharding::kZero2,
+                                                Sharding::kZero3};
+  x.recs = r.recompute
+               ? std::vector<Recompute>{*r.recompute}
+               : std::vector<Recompute>{Recompute::kNone, Recompute::kSelective, Recompute::kFull};
   if (r.precision) {
-    precs = {*r.precision};
+    x.precs = {*r.precision};
   } else {
     // fp8 only when asked (--precision fp8): it needs Transformer Engine and convergence checks.
-    precs.push_back(r.gpu.tflops_bf16 > 0 ? Precision::kBf16 : Precision::kFp16);
+    x.precs.push_back(r.gpu.tflops_bf16 > 0 ? Precision::kBf16 : Precision::kFp16);
   }
-  std::vector<Framework> frameworks;
   if (r.framework) {
-    frameworks = {*r.framework};
+    x.frameworks = {*r.framework};
   } else {
-    for (const FrameworkRules& f : AllFrameworks()) frameworks.push_back(f.framework);
+    for (const FrameworkRules& f : AllFrameworks()) x.frameworks.push_back(f.framework);
   }
-  const bool degrees_given = r.tp && r.pp && r.mbs && r.sharding && r.recompute && r.precision;
+  return x;
+}
 
-  for (int64_t t : tps)
-    for (int64_t p : pps) {
+// Evaluates every configuration of the space a framework runs: the fitting ones feasible, the
+// others rejected with why.
+void Search(const PlanRequest& r, const SearchSpace& x, int64_t per_node, PlanReport* rep) {
+  const ModelConfig& m = r.model;
+  const PlanAssumptions& as = r.assumptions;
+  for (int64_t t : x.tps)
+    for (int64_t p : x.pps) {
       if (r.gpus % (t * p) != 0) continue;
       const int64_t d = r.gpus / (t * p);
-      for (int64_t v : vpps) {
+      for (int64_t v : x.vpps) {
         if (v > 1 && (p == 1 || !IsPipelineDivisible(m.layers, p, v))) continue;
-        for (int64_t b : mbss) {
+        for (int64_t b : x.mbss) {
           ParallelConfig c;
           c.gpus = r.gpus;
           c.tp = t;
@@ -1015,42 +1020,42 @@ Result<PlanReport> Plan(const PlanRequest& r) {
                               " not divisible by mbs·dp = " + std::to_string(b) + "·" +
                               std::to_string(d) + " = " + std::to_string(b * d),
                           0};
-            rep.rejected.push_back(rej);
+            rep->rejected.push_back(rej);
             continue;
           }
           c.grad_accum = r.global_batch / (b * d);
           if (v > 1 && c.grad_accum % p != 0) {
-            rep.rejected.push_back(
+            rep->rejected.push_back(
                 {c,
                  "interleaving needs m % p == 0 (m=" + std::to_string(c.grad_accum) +
                      ", p=" + std::to_string(p) + ")",
                  0});
             continue;
           }
-          for (Sharding z : shards) {
+          for (Sharding z : x.shards) {
             if (d == 1 && z != Sharding::kNone && !r.sharding) continue;  // sharding over 1: same
             if (r.offload == Offload::kParams && ZeroStage(z) != 3) continue;
-            for (Framework fw : frameworks)
+            for (Framework fw : x.frameworks)
               for (bool hybrid : {false, true}) {
                 // Hybrid sharding is searched for FSDP's FULL_SHARD across nodes, or forced.
                 if (hybrid != r.hybrid &&
                     (r.hybrid || fw != Framework::kFsdp || z != Sharding::kZero3 || d <= per_node))
                   continue;
-                for (Recompute rc : recs)
-                  for (Precision pr : precs) {
+                for (Recompute rc : x.recs)
+                  for (Precision pr : x.precs) {
                     c.sharding = z;
                     c.recompute = rc;
                     c.precision = pr;
                     c.framework = fw;
                     c.hybrid = hybrid;
                     if (!RulesFor(fw).refuses(c).empty()) {
-                      ++rep.not_supported;
+                      ++rep->not_supported;
                       continue;
                     }
                     Evaluation ev = Evaluate(m, r.gpu, c, r.seq_len, as);
-                    ++rep.evaluated;
+                    ++rep->evaluated;
                     if (ev.memory.fits) {
-                      rep.feasible.push_back(std::move(ev));
+                      rep->feasible.push_back(std::move(ev));
                     } else {
                       const double over = ev.memory.peak_bytes - ev.memory.budget_bytes;
                       char buf[160];
@@ -1058,7 +1063,7 @@ Result<PlanReport> Plan(const PlanRequest& r) {
                                     "OOM by %.2f GiB on stage 0 (peak %.2f GiB > budget %.2f GiB)",
                                     over / kGiB, ev.memory.peak_bytes / kGiB,
                                     ev.memory.budget_bytes / kGiB);
-                      rep.rejected.push_back({c, buf, over});
+                      rep->rejected.push_back({c, buf, over});
                     }
                   }
               }
@@ -1066,17 +1071,13 @@ Result<PlanReport> Plan(const PlanRequest& r) {
         }
       }
     }
-  // Every degree given and one framework runs it: that one configuration was evaluated.
-  rep.exact = degrees_given && rep.evaluated == 1;
-  std::stable_sort(rep.feasible.begin(), rep.feasible.end(),
-                   [](const Evaluation& x, const Evaluation& y) {
-                     if (x.time.tokens_per_s != y.time.tokens_per_s)
-                       return x.time.tokens_per_s > y.time.tokens_per_s;
-                     return x.memory.peak_bytes < y.memory.peak_bytes;
-                   });
+}
 
-  // Assumptions printed with every plan (§11).
-  auto& A = rep.assumptions;
+// Assumptions printed with every plan (§11).
+void AddAssumptions(const PlanRequest& r, PlanReport* rep) {
+  const ModelConfig& m = r.model;
+  const PlanAssumptions& as = r.assumptions;
+  auto& A = rep->assumptions;
   A.push_back(
       "memory in GiB/MiB (2^30/2^20 B); predicts peak allocated; budget = capacity × (1 − " +
       Num(as.headroom) + ") allocator headroom");
@@ -1102,6 +1103,11 @@ Result<PlanReport> Plan(const PlanRequest& r) {
               Num(as.comm_efficiency * 100) + " % of bandwidth; inter-node " +
               Num(as.inter_node_gbps) + " GB/s per GPU; " + Num(as.dp_overlap * 100) +
               " % of DP traffic overlaps backward; TP/PP traffic exposed");
+  if (as.hf_ops_priced)
+    A.push_back(
+        "step time under Hugging Face's modules (no measurement): their kernels written out from "
+        "the shape and priced on the roofline like measured ops, GEMMs and attention at most η "
+        "of dense peak on tensor cores (docs/planner.md \"Formula mode's Hugging Face step\")");
   A.push_back(std::string("activations: ") +
               (as.impl ? "--impl " + std::string(ImplName(*as.impl)) + " for every framework"
                        : "Megatron's fused kernels under Megatron-LM; Hugging Face's eager modules "
@@ -1133,18 +1139,23 @@ Result<PlanReport> Plan(const PlanRequest& r) {
         e.normalization, e.reduction, e.foreach, e.min_kernel_s * 1e6, e.host_per_op_s * 1e6));
   }
   for (const std::string& x : m.assumptions) A.push_back("config: " + x);
+}
 
-  // Nothing fits → say what would (§9, issue item 8).
-  if (rep.feasible.empty() && r.suggest) {
+// Nothing fits → say what would (§9, issue item 8).
+void Suggest(const PlanRequest& r, PlanReport* rep) {
+  const ModelConfig& m = r.model;
+  const PlanAssumptions& as = r.assumptions;
+  if (!rep->feasible.empty() || !r.suggest) return;
+  {
     const Rejection* closest = nullptr;
-    for (const Rejection& x : rep.rejected)
+    for (const Rejection& x : rep->rejected)
       if (x.over_bytes > 0 && (!closest || x.over_bytes < closest->over_bytes)) closest = &x;
     if (closest) {
-      rep.closest = Evaluate(m, r.gpu, closest->config, r.seq_len, as);
+      rep->closest = Evaluate(m, r.gpu, closest->config, r.seq_len, as);
       char buf[200];
       std::snprintf(buf, sizeof buf, "closest: %s is over the budget by %.2f GiB",
                     Degrees(closest->config).c_str(), closest->over_bytes / kGiB);
-      rep.suggestions.push_back(buf);
+      rep->suggestions.push_back(buf);
     }
     // Re-run with each restriction lifted, and with more GPUs.
     auto try_variant = [&](PlanRequest v, const std::string& what) {
@@ -1152,7 +1163,7 @@ Result<PlanReport> Plan(const PlanRequest& r) {
       v.suggest = false;
       auto sub = Plan(v);
       if (sub.ok() && !sub->feasible.empty()) {
-        rep.suggestions.push_back(what + " fits: " + Degrees(sub->feasible.front().config));
+        rep->suggestions.push_back(what + " fits: " + Degrees(sub->feasible.front().config));
         return true;
       }
       return false;
@@ -1180,7 +1191,7 @@ Result<PlanReport> Plan(const PlanRequest& r) {
       v.vpp.reset();
       found |= try_variant(v, "searching TP/PP");
     }
-    if (!found && rep.suggestions.size() <= 1) {
+    if (!found && rep->suggestions.size() <= 1) {
       // No single lever is enough: all of them together on the same GPUs.
       PlanRequest v = r;
       v.tp.reset();
@@ -1191,7 +1202,7 @@ Result<PlanReport> Plan(const PlanRequest& r) {
       v.recompute.reset();
       found = try_variant(v, "searching micro-batch, ZeRO, checkpointing and TP/PP together");
     }
-    if (rep.suggestions.size() > 1) found = true;
+    if (rep->suggestions.size() > 1) found = true;
     for (int64_t mult = 2; mult <= 64 && !found; mult *= 2) {
       PlanRequest v = r;
       // Overflow-safe, and never past the --gpus limit (the re-plan would be rejected anyway).
@@ -1204,11 +1215,35 @@ Result<PlanReport> Plan(const PlanRequest& r) {
       v.recompute.reset();
       found = try_variant(v, std::to_string(v.gpus) + " GPUs");
     }
-    if (!found && rep.suggestions.size() <= 1)
-      rep.suggestions.push_back("no variant tried fits (up to 64× the GPUs, at most " +
-                                std::to_string(kMaxGpus) +
-                                "): a larger-memory GPU or a shorter --seq-len");
+    if (!found && rep->suggestions.size() <= 1)
+      rep->suggestions.push_back("no variant tried fits (up to 64× the GPUs, at most " +
+                                 std::to_string(kMaxGpus) +
+                                 "): a larger-memory GPU or a shorter --seq-len");
   }
+}
+
+}  // namespace
+
+Result<PlanReport> Plan(const PlanRequest& r) {
+  if (Status s = ValidateRequest(r); !s.ok()) return s;
+  PlanReport rep;
+  rep.request = r;
+  rep.vocab_padded_tp1 = r.model.vocab;
+  rep.params = CountParameters(r.model, r.model.vocab);
+  const PlanAssumptions& as = r.assumptions;
+  const int64_t per_node = as.gpus_per_node > 0 ? as.gpus_per_node : r.gpu.gpus_per_node;
+  Search(r, SpaceOf(r, per_node), per_node, &rep);
+  // Every degree given and one framework runs it: that one configuration was evaluated.
+  const bool degrees_given = r.tp && r.pp && r.mbs && r.sharding && r.recompute && r.precision;
+  rep.exact = degrees_given && rep.evaluated == 1;
+  std::stable_sort(rep.feasible.begin(), rep.feasible.end(),
+                   [](const Evaluation& x, const Evaluation& y) {
+                     if (x.time.tokens_per_s != y.time.tokens_per_s)
+                       return x.time.tokens_per_s > y.time.tokens_per_s;
+                     return x.memory.peak_bytes < y.memory.peak_bytes;
+                   });
+  AddAssumptions(r, &rep);
+  Suggest(r, &rep);
   return rep;
 }
 
