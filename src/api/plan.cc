@@ -71,9 +71,8 @@ bool OneOf(const std::string& v, std::initializer_list<const char*> allowed) {
   return false;
 }
 
-}  // namespace
-
-Result<Planned> PlanJob(const PlanOptions& o) {
+// The values and combinations the CLI's flag checks allow.
+Status CheckOptions(const PlanOptions& o) {
   std::vector<std::string> missing;
   if (o.model.empty()) missing.push_back("--model");
   if (o.gpu.empty() && o.gpu_spec.empty()) missing.push_back("--gpu (or --gpu-spec)");
@@ -105,7 +104,24 @@ Result<Planned> PlanJob(const PlanOptions& o) {
   if (o.top < 1 || o.top > 1000) return Usage("--top: value not in range 1 to 1000");
   if (!o.impl.empty() && !OneOf(o.impl, {"megatron", "te", "hf"}))
     return Usage("--impl: " + o.impl + " not in {megatron, te, hf}");
+  if (o.sp && o.tp && *o.tp == 1) return Usage("--sp needs --tp > 1");
+  if (o.exact && o.no_exact) return Usage("--exact and --no-exact exclude each other");
+  if (!o.exact_from.empty() && o.no_exact)
+    return Usage("--exact-from and --no-exact exclude each other");
+  if (o.exact || !o.exact_from.empty()) {
+    if (o.exact && !o.exact_from.empty())
+      return Usage("--exact and --exact-from exclude each other");
+    if (o.precision == "fp8")
+      return Usage("exact mode measures fp32, tf32, bf16 and fp16, not fp8");
+    if (o.recompute == "selective")
+      return Usage(
+          "exact mode measures --recompute none or full (Hugging Face gradient checkpointing)");
+  }
+  return Status::Ok();
+}
 
+// The request the options describe (the model's config and the GPU read).
+Result<plan::PlanRequest> RequestOf(const PlanOptions& o) {
   plan::PlanRequest r;
   auto model = plan::LoadModelConfig(o.model);
   if (!model.ok()) return model.status();
@@ -160,24 +176,18 @@ Result<Planned> PlanJob(const PlanOptions& o) {
     r.sp = true;
   else if (o.tp)
     r.sp = false;  // a given TP without --sp means no sequence parallelism
-  if (o.sp && o.tp && *o.tp == 1) return Usage("--sp needs --tp > 1");
-
   if (!o.impl.empty())
     a.impl = o.impl == "hf"   ? plan::Impl::kHf
              : o.impl == "te" ? plan::Impl::kTe
                               : plan::Impl::kMegatron;
-  if (o.exact && o.no_exact) return Usage("--exact and --no-exact exclude each other");
-  if (!o.exact_from.empty() && o.no_exact)
-    return Usage("--exact-from and --no-exact exclude each other");
-  if (o.exact || !o.exact_from.empty()) {
-    if (o.exact && !o.exact_from.empty())
-      return Usage("--exact and --exact-from exclude each other");
-    if (o.precision == "fp8")
-      return Usage("exact mode measures fp32, tf32, bf16 and fp16, not fp8");
-    if (o.recompute == "selective")
-      return Usage(
-          "exact mode measures --recompute none or full (Hugging Face gradient checkpointing)");
-  }
+  return r;
+}
+
+// Exact mode: the step measured (--exact, or auto) or read (--exact-from) into the request's
+// assumptions; auto mode's failure is a note, never an error.
+Status AddExactMeasurement(const PlanOptions& o, plan::PlanRequest* request) {
+  plan::PlanRequest& r = *request;
+  auto& a = r.assumptions;
   // Auto: a config file planned for Hugging Face code, with a precision and recompute exact mode
   // measures, when a Python with torch and transformers is there.
   bool measure = o.exact;
@@ -235,6 +245,15 @@ Result<Planned> PlanJob(const PlanOptions& o) {
     }
   }
 
+  return Status::Ok();
+}
+
+// --from-trace: the traced configuration fitted to the trace (or snapshot), and the layout
+// freed for the re-plan under the fitted constants.
+Result<std::optional<plan::Calibration>> CalibrateFromTrace(const PlanOptions& o,
+                                                            plan::PlanRequest* request) {
+  plan::PlanRequest& r = *request;
+  auto& a = r.assumptions;
   std::optional<plan::Calibration> calibration;
   if (!o.from_trace.empty()) {
     // The traced configuration = the options, with unset degrees at their plain defaults.
@@ -286,6 +305,20 @@ Result<Planned> PlanJob(const PlanOptions& o) {
     r.sp.reset();
   }
 
+  return calibration;
+}
+
+}  // namespace
+
+Result<Planned> PlanJob(const PlanOptions& o) {
+  if (Status s = CheckOptions(o); !s.ok()) return s;
+  auto request = RequestOf(o);
+  if (!request.ok()) return request.status();
+  plan::PlanRequest r = std::move(*request);
+  if (Status s = AddExactMeasurement(o, &r); !s.ok()) return s;
+  auto calibrated = CalibrateFromTrace(o, &r);
+  if (!calibrated.ok()) return calibrated.status();
+  const std::optional<plan::Calibration>& calibration = *calibrated;
   auto rep = plan::Plan(r);
   if (!rep.ok()) return rep.status();
   Planned out;
