@@ -159,12 +159,13 @@ GpuTime AnalyzeGpuTime(const Trace& t, const KernelClasses& kernel_classes, GpuS
   return out;
 }
 
-GpuTime AnalyzeGpuTimeOf(const Trace& t, const KernelClasses& kernel_classes,
-                         const GpuSelection& sel, int64_t consecutive_kernel_delay_ns,
-                         StreamGapFrom gap_from) {
-  GpuTime out;
-  if (sel.rows.empty()) return out;
+namespace {
 
+// HTA's temporal breakdown and ours (exclusive) over the selection, and the communication's
+// overlap with computation.
+void AddBreakdowns(const Trace& t, const KernelClasses& kernel_classes, const GpuSelection& sel,
+                   GpuTime* result) {
+  GpuTime& out = *result;
   // The selection is in start order, so each union is built merged as it goes (no raw lists), and
   // the busy time, of which only the length is used, is summed as it goes: the open interval of
   // the union so far and the length of the closed ones.
@@ -224,7 +225,11 @@ GpuTime AnalyzeGpuTimeOf(const Trace& t, const KernelClasses& kernel_classes,
   ex.exposed_memory_ns = TotalLength(exposed_memory);
   ex.other_ns = busy - ex.compute_ns - ex.exposed_communication_ns - ex.exposed_memory_ns;
   out.communication_ns = TotalLength(comm_u);
+}
 
+// Idle time per stream by what it waited for.
+std::vector<StreamIdle> IdleByStream(const Trace& t, const GpuSelection& sel,
+                                     int64_t consecutive_kernel_delay_ns, StreamGapFrom gap_from) {
   // Idle attribution per stream: kernels, memcpys and memsets only (HTA leaves cuda_sync out). One
   // pass over the selection in its order, each stream's state in a slot (a trace has a few
   // streams): a pass per stream would read the whole selection once per stream.
@@ -306,8 +311,21 @@ GpuTime AnalyzeGpuTimeOf(const Trace& t, const KernelClasses& kernel_classes,
       si.other_ns += gap;
     }
   }
-  out.idle_by_stream.reserve(streams.size());
-  for (const auto& [stream, slot] : slot_of) out.idle_by_stream.push_back(streams[slot].idle);
+  std::vector<StreamIdle> out;
+  out.reserve(streams.size());
+  for (const auto& [stream, slot] : slot_of) out.push_back(streams[slot].idle);
+  return out;
+}
+
+}  // namespace
+
+GpuTime AnalyzeGpuTimeOf(const Trace& t, const KernelClasses& kernel_classes,
+                         const GpuSelection& sel, int64_t consecutive_kernel_delay_ns,
+                         StreamGapFrom gap_from) {
+  GpuTime out;
+  if (sel.rows.empty()) return out;
+  AddBreakdowns(t, kernel_classes, sel, &out);
+  out.idle_by_stream = IdleByStream(t, sel, consecutive_kernel_delay_ns, gap_from);
   return out;
 }
 

@@ -617,6 +617,70 @@ void AddOpShapes(const RankReport& rr, Section& s) {
                       Ns(g.max_ns)});
 }
 
+// The kernels of the priced ops, each against its own roofline.
+void AddKernelCosts(const RankReport& rr, Section& all) {
+  const analyze::OpCosts& o = rr.op_costs;
+  auto pct = [](double share) { return Value::Share(share, 1); };
+  Table& k = all.AddTable("kernel_costs",
+                          "kernels of the priced ops (their ops' FLOPs and bytes split by time)",
+                          {{"kernel", "kernel"},
+                           {"count", "calls"},
+                           {"time_ns", "GPU time"},
+                           {"flops", "FLOP"},
+                           {"bytes", "bytes"},
+                           {"achieved_tflops", "TFLOP/s"},
+                           {"achieved_gbps", "GB/s"},
+                           {"intensity", "FLOP/byte"},
+                           {"bound", "bound"},
+                           {"path", "math path"},
+                           {"roofline_ns", "roofline"},
+                           {"efficiency_share", "of roofline"}});
+  for (const analyze::KernelCost& kc : o.kernels) {
+    // The kernel's roofline as an op's (analyze/op_costs.h): its path's achievable peak (fp32
+    // CUDA cores for a kernel that names none) and HBM, over all its calls.
+    double compute = 0, memory = 0;
+    if (o.peaks) {
+      const double peak = o.peaks->Of(kc.math ? kc.path : hw::MathPath::kFp32Cuda).Roof();
+      compute = peak > 0 ? kc.flops / peak * 1e-3 : 0;
+      memory = kc.bytes / o.peaks->hbm_gbps.Roof();
+    }
+    const double roofline = std::max(compute, memory);
+    k.rows.push_back({Text(Name(rr.trace, kc.name)), Count(kc.count), Ns(kc.time_ns),
+                      Value::Number(kc.flops, 0), Value::Number(kc.bytes, 0),
+                      Value::Number(kc.AchievedTflops(), 2), Value::Number(kc.AchievedGbps(), 1),
+                      Value::Number(kc.bytes > 0 ? kc.flops / kc.bytes : 0, 2),
+                      Text(!o.peaks           ? ""
+                           : compute > memory ? "compute"
+                                              : "memory"),
+                      Text(kc.math ? std::string(hw::MathPathName(kc.path)) : std::string()),
+                      o.peaks ? Ns(roofline) : Value::Na(Unit::kNanos),
+                      o.peaks && kc.time_ns > 0 ? pct(roofline / static_cast<double>(kc.time_ns))
+                                                : Value::Na(Unit::kShare)});
+  }
+}
+
+// The peaks the ops were priced against: datasheet, used, measured.
+void AddPeaksPricedAgainst(const analyze::OpCosts& o, Section& s) {
+  if (o.peaks) {
+    Table& p = s.AddTable("op_cost_peaks", "peaks priced against",
+                          {{"path", "path"},
+                           {"datasheet", "datasheet"},
+                           {"achievable", "used"},
+                           {"measured", "measured"}});
+    p.text_rows = 0;
+    for (size_t i = 0; i < hw::kMathPathCount; ++i) {
+      const hw::Peak& pk = o.peaks->tflops[i];
+      p.rows.push_back(
+          {Text(std::string(hw::MathPathName(static_cast<hw::MathPath>(i))) + " TFLOP/s"),
+           Value::Number(pk.datasheet, 1), Value::Number(pk.Roof(), 1), Value::Bool(pk.measured)});
+    }
+    // One precision per column: JSON keeps a column's unit and precision once (its first cell's).
+    p.rows.push_back({Text("HBM GB/s"), Value::Number(o.peaks->hbm_gbps.datasheet, 1),
+                      Value::Number(o.peaks->hbm_gbps.Roof(), 1),
+                      Value::Bool(o.peaks->hbm_gbps.measured)});
+  }
+}
+
 // Every op priced (analyze/op_costs.h): the cost model's summary (GPU and peaks, MFU/HFU with
 // their convention, what is unpriced), the per-op table grouped by op and input shapes (text shows
 // the top rows), and the peaks it priced against.
@@ -721,60 +785,8 @@ void AddOpCosts(const RankReport& rr, Section& s) {
                         priced && o.peaks ? pct(g.Efficiency()) : Value::Na(Unit::kShare),
                         Text(analyze::UnpricedName(g.unpriced))});
   }
-  Table& k = all.AddTable("kernel_costs",
-                          "kernels of the priced ops (their ops' FLOPs and bytes split by time)",
-                          {{"kernel", "kernel"},
-                           {"count", "calls"},
-                           {"time_ns", "GPU time"},
-                           {"flops", "FLOP"},
-                           {"bytes", "bytes"},
-                           {"achieved_tflops", "TFLOP/s"},
-                           {"achieved_gbps", "GB/s"},
-                           {"intensity", "FLOP/byte"},
-                           {"bound", "bound"},
-                           {"path", "math path"},
-                           {"roofline_ns", "roofline"},
-                           {"efficiency_share", "of roofline"}});
-  for (const analyze::KernelCost& kc : o.kernels) {
-    // The kernel's roofline as an op's (analyze/op_costs.h): its path's achievable peak (fp32
-    // CUDA cores for a kernel that names none) and HBM, over all its calls.
-    double compute = 0, memory = 0;
-    if (o.peaks) {
-      const double peak = o.peaks->Of(kc.math ? kc.path : hw::MathPath::kFp32Cuda).Roof();
-      compute = peak > 0 ? kc.flops / peak * 1e-3 : 0;
-      memory = kc.bytes / o.peaks->hbm_gbps.Roof();
-    }
-    const double roofline = std::max(compute, memory);
-    k.rows.push_back({Text(Name(rr.trace, kc.name)), Count(kc.count), Ns(kc.time_ns),
-                      Value::Number(kc.flops, 0), Value::Number(kc.bytes, 0),
-                      Value::Number(kc.AchievedTflops(), 2), Value::Number(kc.AchievedGbps(), 1),
-                      Value::Number(kc.bytes > 0 ? kc.flops / kc.bytes : 0, 2),
-                      Text(!o.peaks           ? ""
-                           : compute > memory ? "compute"
-                                              : "memory"),
-                      Text(kc.math ? std::string(hw::MathPathName(kc.path)) : std::string()),
-                      o.peaks ? Ns(roofline) : Value::Na(Unit::kNanos),
-                      o.peaks && kc.time_ns > 0 ? pct(roofline / static_cast<double>(kc.time_ns))
-                                                : Value::Na(Unit::kShare)});
-  }
-  if (o.peaks) {
-    Table& p = s.AddTable("op_cost_peaks", "peaks priced against",
-                          {{"path", "path"},
-                           {"datasheet", "datasheet"},
-                           {"achievable", "used"},
-                           {"measured", "measured"}});
-    p.text_rows = 0;
-    for (size_t i = 0; i < hw::kMathPathCount; ++i) {
-      const hw::Peak& pk = o.peaks->tflops[i];
-      p.rows.push_back(
-          {Text(std::string(hw::MathPathName(static_cast<hw::MathPath>(i))) + " TFLOP/s"),
-           Value::Number(pk.datasheet, 1), Value::Number(pk.Roof(), 1), Value::Bool(pk.measured)});
-    }
-    // One precision per column: JSON keeps a column's unit and precision once (its first cell's).
-    p.rows.push_back({Text("HBM GB/s"), Value::Number(o.peaks->hbm_gbps.datasheet, 1),
-                      Value::Number(o.peaks->hbm_gbps.Roof(), 1),
-                      Value::Bool(o.peaks->hbm_gbps.measured)});
-  }
+  AddKernelCosts(rr, all);
+  AddPeaksPricedAgainst(o, s);
 }
 
 void AddIdleGaps(const RankReport& rr, Section& s) {
