@@ -17,25 +17,8 @@ bool ContainsNccl(std::string_view name) {
   return false;
 }
 
-}  // namespace
-
-TraceSummary SummarizeTrace(const Trace& t) {
-  TraceSummary s;
-  s.path = t.info.path;
-  s.rank = t.info.rank;
-  s.world_size = t.info.world_size;
-  s.rank_source = t.info.rank_source;
-  s.format = t.info.format;
-  s.gzip = t.info.gzip;
-  s.file_bytes = t.info.file_bytes;
-  s.json_bytes = t.info.json_bytes;
-  s.events_total = t.info.events_total;
-  s.display_time_unit = t.info.display_time_unit;
-  s.base_time_ns = t.info.base_time_ns;
-  s.links = t.links;
-  s.diagnostics = t.diagnostics;
-  s.trace_span_events_dropped = t.info.trace_span_events_dropped;
-
+// GPU events by kind and the GPU span; the events per device (the rank's device is the busiest).
+std::map<int32_t, uint64_t> CountGpuEvents(const Trace& t, TraceSummary& s) {
   EventCounts& c = s.counts;
   std::map<int32_t, uint64_t> events_per_device;
   int64_t gpu_start = std::numeric_limits<int64_t>::max(),
@@ -78,6 +61,12 @@ TraceSummary SummarizeTrace(const Trace& t) {
     s.gpu_start_ns = gpu_start;
     s.gpu_end_ns = gpu_end;
   }
+  return events_per_device;
+}
+
+// Runtime calls, CPU events by kind, the CPU span and the profiler steps.
+void CountCpuEvents(const Trace& t, TraceSummary& s) {
+  EventCounts& c = s.counts;
   c.runtime_calls = t.runtime.size();
   for (RuntimeKind k : t.runtime.kind) {
     if (k == RuntimeKind::kKernelLaunch || k == RuntimeKind::kGraphLaunch) ++c.kernel_launches;
@@ -125,7 +114,10 @@ TraceSummary SummarizeTrace(const Trace& t) {
   c.counter_samples = t.counters.size();
   c.flow_events = t.flows.size() + t.info.flow_events_dropped;
   c.instant_events = t.instants.size();
+}
 
+void DescribeDevice(const Trace& t, const std::map<int32_t, uint64_t>& events_per_device,
+                    TraceSummary& s) {
   // The rank's device: the one most GPU events ran on; else the first listed.
   s.devices_listed = t.devices.size();
   int32_t device_id = -1;
@@ -145,7 +137,10 @@ TraceSummary SummarizeTrace(const Trace& t) {
     s.compute_major = dev->compute_major;
     s.compute_minor = dev->compute_minor;
   }
+}
 
+// What the reader could not read, and what the trace lacks for the analyses.
+void AddWarnings(const Trace& t, TraceSummary& s) {
   // Events the reader had to skip: GPU events may be among them, so with any of these the missing
   // GPU events are not blamed on the profiler settings.
   uint64_t skipped = 0;
@@ -182,6 +177,31 @@ TraceSummary SummarizeTrace(const Trace& t) {
         "no ProfilerStep#N annotations: per-step results will use the whole span "
         "(call prof.step() once per training step)");
   }
+}
+
+}  // namespace
+
+TraceSummary SummarizeTrace(const Trace& t) {
+  TraceSummary s;
+  s.path = t.info.path;
+  s.rank = t.info.rank;
+  s.world_size = t.info.world_size;
+  s.rank_source = t.info.rank_source;
+  s.format = t.info.format;
+  s.gzip = t.info.gzip;
+  s.file_bytes = t.info.file_bytes;
+  s.json_bytes = t.info.json_bytes;
+  s.events_total = t.info.events_total;
+  s.display_time_unit = t.info.display_time_unit;
+  s.base_time_ns = t.info.base_time_ns;
+  s.links = t.links;
+  s.diagnostics = t.diagnostics;
+  s.trace_span_events_dropped = t.info.trace_span_events_dropped;
+
+  const std::map<int32_t, uint64_t> events_per_device = CountGpuEvents(t, s);
+  CountCpuEvents(t, s);
+  DescribeDevice(t, events_per_device, s);
+  AddWarnings(t, s);
   return s;
 }
 
