@@ -131,6 +131,73 @@ CLI::App* AddMapCommand(CLI::App& app, MapCliOptions* o) {
   return cmd;
 }
 
+namespace {
+
+// What map reads: the traces (files as given, folders listed as `analyze FOLDER` lists them,
+// ingest/inputs.h), a folder's summaries to carry into the output as they are (so that `reduce` of
+// the output sees every rank `analyze FOLDER` does), and what a folder held that is neither (said
+// at the end).
+struct MapInputs {
+  std::vector<std::string> traces, carried;
+  std::vector<Status> skipped;
+};
+
+Status ListMapInputs(const std::vector<std::string>& inputs, MapInputs* out) {
+  for (const std::string& in : inputs) {
+    auto kind = ingest::ClassifyPath(in);
+    if (!kind.ok()) return kind.status();
+    if (*kind == ingest::PathKind::kFolder) {
+      ingest::FolderInputs listed;
+      if (Status s = ingest::ListFolderInputs(in, &listed); !s.ok()) return s;
+      out->traces.insert(out->traces.end(), listed.traces.begin(), listed.traces.end());
+      out->carried.insert(out->carried.end(), listed.summaries.begin(), listed.summaries.end());
+      out->skipped.insert(out->skipped.end(), listed.skipped.begin(), listed.skipped.end());
+    } else if (*kind == ingest::PathKind::kSummary) {
+      return Status::Error(StatusCode::kInvalidInput,
+                           in +
+                               ": is already a gpuscope summary (hint: combine summaries with "
+                               "`gpuscope reduce " +
+                               in + " ...`)");
+    } else {
+      out->traces.push_back(in);
+    }
+  }
+  return Status::Ok();
+}
+
+// -o FOLDER/: one summary file per trace, named after it, and the carried summaries beside them;
+// two inputs that would be written to one file are refused before any work.
+Status NameFolderOutputs(const std::string& folder, const MapInputs& in,
+                         std::vector<std::string>* outputs) {
+  std::map<std::string, std::string> taken;
+  for (const std::string& t : in.traces) {
+    std::string out = (std::filesystem::path(folder) / SummaryFileName(t)).string();
+    auto [it, added] = taken.emplace(out, t);
+    if (!added)
+      return Status::Error(
+          StatusCode::kInvalidInput,
+          t + " and " + it->second + " would both be summarised to " + out +
+              " (hint: map them into separate folders, or all into one file: -o job.gpuscope.db)");
+    outputs->push_back(std::move(out));
+  }
+  for (const std::string& c : in.carried) {
+    const std::string out =
+        (std::filesystem::path(folder) / std::filesystem::path(c).filename()).string();
+    if (auto [it, added] = taken.emplace(out, c); !added)
+      return Status::Error(StatusCode::kInvalidInput,
+                           c + " and " + it->second + " would both be written to " + out +
+                               " (hint: map them into separate folders)");
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(folder, ec);
+  if (ec)
+    return Status::Error(StatusCode::kInvalidInput,
+                         folder + ": cannot create the folder: " + ec.message());
+  return Status::Ok();
+}
+
+}  // namespace
+
 int RunMapCommand(const MapCliOptions& o) {
   ThreadPool pool(o.threads);
   job::MapOptions options;
@@ -141,36 +208,12 @@ int RunMapCommand(const MapCliOptions& o) {
   if (o.inflater == "isal") options.load.inflater = Inflater::kIsal;
   options.max_ranks_in_memory = o.ranks_in_memory;
 
-  // The traces: files as given, folders listed as `analyze FOLDER` lists them (ingest/inputs.h).
-  // A folder's summaries are already mapped: carried into the output as they are, so that
-  // `reduce` of the output sees every rank `analyze FOLDER` does.
-  std::vector<std::string> traces, carried;
-  std::vector<Status> skipped;  // a folder's FIFOs, devices and dangling links: said at the end
-  for (const std::string& in : o.inputs) {
-    auto kind = ingest::ClassifyPath(in);
-    if (!kind.ok()) {
-      PrintError(kind.status());
-      return ExitCodeFor(kind.status());
-    }
-    if (*kind == ingest::PathKind::kFolder) {
-      ingest::FolderInputs listed;
-      if (Status s = ingest::ListFolderInputs(in, &listed); !s.ok()) {
-        PrintError(s);
-        return ExitCodeFor(s);
-      }
-      traces.insert(traces.end(), listed.traces.begin(), listed.traces.end());
-      carried.insert(carried.end(), listed.summaries.begin(), listed.summaries.end());
-      skipped.insert(skipped.end(), listed.skipped.begin(), listed.skipped.end());
-    } else if (*kind == ingest::PathKind::kSummary) {
-      PrintError(in +
-                 ": is already a gpuscope summary (hint: combine summaries with `gpuscope "
-                 "reduce " +
-                 in + " ...`)");
-      return 2;
-    } else {
-      traces.push_back(in);
-    }
+  MapInputs in;
+  if (Status s = ListMapInputs(o.inputs, &in); !s.ok()) {
+    PrintError(s);
+    return ExitCodeFor(s);
   }
+  const std::vector<std::string>& traces = in.traces;
 
   const bool to_folder = EndsWith(o.out, "/") || std::filesystem::is_directory(o.out);
   FileStamp out_before;  // what -o held when this map started
@@ -183,33 +226,9 @@ int RunMapCommand(const MapCliOptions& o) {
   }
   std::vector<std::string> outputs;
   if (to_folder) {
-    // One file per trace, named after it: two traces of one name would overwrite each other.
-    std::map<std::string, std::string> taken;
-    for (const std::string& t : traces) {
-      std::string out = (std::filesystem::path(o.out) / SummaryFileName(t)).string();
-      auto [it, added] = taken.emplace(out, t);
-      if (!added) {
-        PrintError(
-            t + " and " + it->second + " would both be summarised to " + out +
-            " (hint: map them into separate folders, or all into one file: -o job.gpuscope.db)");
-        return 2;
-      }
-      outputs.push_back(std::move(out));
-    }
-    for (const std::string& c : carried) {
-      const std::string out =
-          (std::filesystem::path(o.out) / std::filesystem::path(c).filename()).string();
-      if (auto [it, added] = taken.emplace(out, c); !added) {
-        PrintError(c + " and " + it->second + " would both be written to " + out +
-                   " (hint: map them into separate folders)");
-        return 2;
-      }
-    }
-    std::error_code ec;
-    std::filesystem::create_directories(o.out, ec);
-    if (ec) {
-      PrintError(o.out + ": cannot create the folder: " + ec.message());
-      return 2;
+    if (Status s = NameFolderOutputs(o.out, in, &outputs); !s.ok()) {
+      PrintError(s);
+      return ExitCodeFor(s);
     }
   }
 
@@ -236,7 +255,7 @@ int RunMapCommand(const MapCliOptions& o) {
     };
   }
   job::Mapped mapped = job::MapTraces(traces, options, pool);
-  Carried kept = CarrySummaries(carried, to_folder, o.out);
+  Carried kept = CarrySummaries(in.carried, to_folder, o.out);
   for (report::RankSummary& r : kept.ranks) mapped.ranks.push_back(std::move(r));
   if (!kept.ranks.empty()) job::SortSummaries(&mapped.ranks);
   int rc = 0;
@@ -284,7 +303,7 @@ int RunMapCommand(const MapCliOptions& o) {
     PrintError(f.message());
     rc = std::max(rc, ExitCodeFor(f));
   }
-  for (const Status& f : skipped) {
+  for (const Status& f : in.skipped) {
     PrintError(f.message());
     rc = std::max(rc, ExitCodeFor(f));
   }
