@@ -276,6 +276,92 @@ std::optional<OutOfRangeNumber> FindOutOfRangeNumber(std::string_view json) {
   return std::nullopt;
 }
 
+// Attention heads, embeddings, norms, biases and positions, by each family's keys and defaults
+// (every default taken is an assumption of m).
+void ReadArchitecture(Reader& r, ModelConfig& m) {
+  // GQA. Absent → MHA, announced (planner-reference §11).
+  if (r.Has("num_key_value_heads")) {
+    m.kv_heads = r.PositiveInt("num_key_value_heads");
+  } else if (r.Bool("multi_query") == 1) {
+    m.kv_heads = 1;
+  } else {
+    m.kv_heads = m.heads;
+    m.assumptions.push_back("num_key_value_heads absent → assuming g = a (MHA)");
+  }
+  if (r.Has("head_dim")) m.head_dim = r.PositiveInt("head_dim");
+
+  const int tied = r.Bool("tie_word_embeddings");
+  if (tied >= 0) {
+    m.tied_embeddings = tied == 1;
+  } else {
+    // Defaults of the HF config classes: PretrainedConfig ties, LlamaConfig & co. do not.
+    static const char* kUntiedDefault[] = {"llama",     "mistral",  "mixtral", "qwen2",
+                                           "qwen2_moe", "gpt_neox", "phi3",    "olmo"};
+    m.tied_embeddings = true;
+    for (const char* u : kUntiedDefault)
+      if (m.model_type == u) m.tied_embeddings = false;
+    m.assumptions.push_back(std::string("tie_word_embeddings absent → ") +
+                            (m.tied_embeddings ? "tied" : "untied") + " (default of " +
+                            (m.model_type.empty() ? "PretrainedConfig" : m.model_type) + ")");
+  }
+
+  m.rms_norm = r.Has("rms_norm_eps") || (!r.Has("layer_norm_epsilon") && !r.Has("layer_norm_eps") &&
+                                         !r.Has("norm_epsilon") && m.gated_mlp);
+  if (m.model_type == "gpt2" || m.model_type == "gpt_neox" || m.model_type == "gpt_bigcode" ||
+      m.model_type == "opt")
+    m.linear_biases = true;
+  const int use_bias = r.Bool(r.Has("use_bias") ? "use_bias" : "bias");
+  if (use_bias >= 0) m.linear_biases = use_bias == 1;
+  if (r.Bool("attention_bias") == 1) m.qkv_bias_only = true;
+  if (m.model_type == "qwen2" || m.model_type == "qwen2_moe") m.qkv_bias_only = true;
+  if (m.model_type == "gpt2" || m.model_type == "gpt_bigcode" || m.model_type == "opt") {
+    const char* k_pos = r.FirstPresent({"n_positions", "max_position_embeddings"});
+    if (*k_pos) m.learned_positions = r.PositiveInt(k_pos);
+  }
+  const char* k_maxpos = r.FirstPresent({"max_position_embeddings", "n_positions", "n_ctx"});
+  if (*k_maxpos) m.max_positions = r.PositiveInt(k_maxpos);
+}
+
+// The head dimension (h/a unless given) and the widths the planner multiplies: each within the
+// sizes' bound, heads a multiple of KV heads, top-k within the experts.
+Status CheckWidths(ModelConfig& m, const std::string& source) {
+  if (m.head_dim == 0) {
+    if (m.hidden % m.heads != 0)
+      return Status::Error(StatusCode::kInvalidInput,
+                           source + ": hidden size " + std::to_string(m.hidden) +
+                               " is not divisible by " + std::to_string(m.heads) +
+                               " heads and head_dim is absent (hint: add \"head_dim\")");
+    m.head_dim = m.hidden / m.heads;
+  }
+  // Products of two sizes the planner uses as widths: each stays within the same 2^31 − 1 bound
+  // as the sizes themselves (4h when n_inner is null, the attention widths a·d_h and g·d_h).
+  auto width = [&](const std::string& what, int64_t a, int64_t b) -> Status {
+    if (a > kMaxSize / b)
+      return Status::Error(StatusCode::kInvalidInput,
+                           source + ": " + what + " = " + std::to_string(a) + " × " +
+                               std::to_string(b) + " is too large (at most " +
+                               std::to_string(kMaxSize) + ") (hint: fix the value in the config)");
+    return Status::Ok();
+  };
+  if (m.ffn > kMaxSize)  // 4h with n_inner null: h ≤ 2^31 − 1 keeps 4h exact in int64
+    return Status::Error(StatusCode::kInvalidInput,
+                         source + ": FFN size 4·hidden = " + std::to_string(m.ffn) +
+                             " is too large (at most " + std::to_string(kMaxSize) +
+                             ") (hint: fix the value in the config)");
+  if (Status s = width("attention width heads·head_dim", m.heads, m.head_dim); !s.ok()) return s;
+  if (Status s = width("KV width kv_heads·head_dim", m.kv_heads, m.head_dim); !s.ok()) return s;
+  if (m.heads % m.kv_heads != 0)
+    return Status::Error(StatusCode::kInvalidInput,
+                         source + ": num_attention_heads " + std::to_string(m.heads) +
+                             " is not a multiple of num_key_value_heads " +
+                             std::to_string(m.kv_heads));
+  if (m.experts > 0 && m.experts_top_k > m.experts)
+    return Status::Error(StatusCode::kInvalidInput,
+                         source + ": num_experts_per_tok " + std::to_string(m.experts_top_k) +
+                             " exceeds the " + std::to_string(m.experts) + " experts");
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<ModelConfig> ParseHfConfig(std::string_view json, const std::string& source) {
@@ -379,47 +465,7 @@ Result<ModelConfig> ParseHfConfig(std::string_view json, const std::string& sour
                              "name: gpuscope plan --list-models)");
   }
 
-  // GQA. Absent → MHA, announced (planner-reference §11).
-  if (r.Has("num_key_value_heads")) {
-    m.kv_heads = r.PositiveInt("num_key_value_heads");
-  } else if (r.Bool("multi_query") == 1) {
-    m.kv_heads = 1;
-  } else {
-    m.kv_heads = m.heads;
-    m.assumptions.push_back("num_key_value_heads absent → assuming g = a (MHA)");
-  }
-  if (r.Has("head_dim")) m.head_dim = r.PositiveInt("head_dim");
-
-  const int tied = r.Bool("tie_word_embeddings");
-  if (tied >= 0) {
-    m.tied_embeddings = tied == 1;
-  } else {
-    // Defaults of the HF config classes: PretrainedConfig ties, LlamaConfig & co. do not.
-    static const char* kUntiedDefault[] = {"llama",     "mistral",  "mixtral", "qwen2",
-                                           "qwen2_moe", "gpt_neox", "phi3",    "olmo"};
-    m.tied_embeddings = true;
-    for (const char* u : kUntiedDefault)
-      if (m.model_type == u) m.tied_embeddings = false;
-    m.assumptions.push_back(std::string("tie_word_embeddings absent → ") +
-                            (m.tied_embeddings ? "tied" : "untied") + " (default of " +
-                            (m.model_type.empty() ? "PretrainedConfig" : m.model_type) + ")");
-  }
-
-  m.rms_norm = r.Has("rms_norm_eps") || (!r.Has("layer_norm_epsilon") && !r.Has("layer_norm_eps") &&
-                                         !r.Has("norm_epsilon") && m.gated_mlp);
-  if (m.model_type == "gpt2" || m.model_type == "gpt_neox" || m.model_type == "gpt_bigcode" ||
-      m.model_type == "opt")
-    m.linear_biases = true;
-  const int use_bias = r.Bool(r.Has("use_bias") ? "use_bias" : "bias");
-  if (use_bias >= 0) m.linear_biases = use_bias == 1;
-  if (r.Bool("attention_bias") == 1) m.qkv_bias_only = true;
-  if (m.model_type == "qwen2" || m.model_type == "qwen2_moe") m.qkv_bias_only = true;
-  if (m.model_type == "gpt2" || m.model_type == "gpt_bigcode" || m.model_type == "opt") {
-    const char* k_pos = r.FirstPresent({"n_positions", "max_position_embeddings"});
-    if (*k_pos) m.learned_positions = r.PositiveInt(k_pos);
-  }
-  const char* k_maxpos = r.FirstPresent({"max_position_embeddings", "n_positions", "n_ctx"});
-  if (*k_maxpos) m.max_positions = r.PositiveInt(k_maxpos);
+  ReadArchitecture(r, m);
 
   if (!r.errors().empty()) {
     std::string list;
@@ -427,40 +473,7 @@ Result<ModelConfig> ParseHfConfig(std::string_view json, const std::string& sour
     return Status::Error(StatusCode::kInvalidInput,
                          source + ": " + list + " (hint: fix the value in the config)");
   }
-  if (m.head_dim == 0) {
-    if (m.hidden % m.heads != 0)
-      return Status::Error(StatusCode::kInvalidInput,
-                           source + ": hidden size " + std::to_string(m.hidden) +
-                               " is not divisible by " + std::to_string(m.heads) +
-                               " heads and head_dim is absent (hint: add \"head_dim\")");
-    m.head_dim = m.hidden / m.heads;
-  }
-  // Products of two sizes the planner uses as widths: each stays within the same 2^31 − 1 bound
-  // as the sizes themselves (4h when n_inner is null, the attention widths a·d_h and g·d_h).
-  auto width = [&](const std::string& what, int64_t a, int64_t b) -> Status {
-    if (a > kMaxSize / b)
-      return Status::Error(StatusCode::kInvalidInput,
-                           source + ": " + what + " = " + std::to_string(a) + " × " +
-                               std::to_string(b) + " is too large (at most " +
-                               std::to_string(kMaxSize) + ") (hint: fix the value in the config)");
-    return Status::Ok();
-  };
-  if (m.ffn > kMaxSize)  // 4h with n_inner null: h ≤ 2^31 − 1 keeps 4h exact in int64
-    return Status::Error(StatusCode::kInvalidInput,
-                         source + ": FFN size 4·hidden = " + std::to_string(m.ffn) +
-                             " is too large (at most " + std::to_string(kMaxSize) +
-                             ") (hint: fix the value in the config)");
-  if (Status s = width("attention width heads·head_dim", m.heads, m.head_dim); !s.ok()) return s;
-  if (Status s = width("KV width kv_heads·head_dim", m.kv_heads, m.head_dim); !s.ok()) return s;
-  if (m.heads % m.kv_heads != 0)
-    return Status::Error(StatusCode::kInvalidInput,
-                         source + ": num_attention_heads " + std::to_string(m.heads) +
-                             " is not a multiple of num_key_value_heads " +
-                             std::to_string(m.kv_heads));
-  if (m.experts > 0 && m.experts_top_k > m.experts)
-    return Status::Error(StatusCode::kInvalidInput,
-                         source + ": num_experts_per_tok " + std::to_string(m.experts_top_k) +
-                             " exceeds the " + std::to_string(m.experts) + " experts");
+  if (Status s = CheckWidths(m, source); !s.ok()) return s;
   return m;
 }
 
