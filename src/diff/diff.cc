@@ -458,6 +458,81 @@ std::vector<int32_t> StepNumbers(const analyze::StepsResult& s) {
 
 std::string RankName(int32_t r) { return r >= 0 ? std::to_string(r) : std::string("?"); }
 
+// Findings of the two sides by id: resolved, new, persisting, each by saving.
+std::vector<FindingDelta> CompareFindings(const RankReport& b, const RankReport& a) {
+  std::vector<FindingDelta> out;
+  std::map<std::string, const advise::Finding*> fb, fa;
+  for (const advise::Finding& f : b.advice.findings) fb.emplace(f.id, &f);
+  for (const advise::Finding& f : a.advice.findings) fa.emplace(f.id, &f);
+  std::vector<FindingDelta> resolved, fresh, persisting;
+  for (const auto& [id, f] : fb) {
+    FindingDelta fd;
+    fd.id = id;
+    fd.title = f->title;
+    fd.before_saving_ns = f->estimated_saving_ns_per_step;
+    fd.before_saving_pct = 100.0 * f->estimated_saving_share;
+    auto it = fa.find(id);
+    if (it == fa.end()) {
+      fd.status = FindingStatus::kResolved;
+      resolved.push_back(fd);
+    } else {
+      fd.status = FindingStatus::kPersisting;
+      fd.title = it->second->title;
+      fd.after_saving_ns = it->second->estimated_saving_ns_per_step;
+      fd.after_saving_pct = 100.0 * it->second->estimated_saving_share;
+      persisting.push_back(fd);
+    }
+  }
+  for (const auto& [id, f] : fa) {
+    if (fb.count(id)) continue;
+    FindingDelta fd;
+    fd.id = id;
+    fd.title = f->title;
+    fd.status = FindingStatus::kNew;
+    fd.after_saving_ns = f->estimated_saving_ns_per_step;
+    fd.after_saving_pct = 100.0 * f->estimated_saving_share;
+    fresh.push_back(fd);
+  }
+  auto by_saving = [](const FindingDelta& x, const FindingDelta& y) {
+    return std::max(x.before_saving_ns, x.after_saving_ns) >
+           std::max(y.before_saving_ns, y.after_saving_ns);
+  };
+  for (auto* v : {&resolved, &fresh, &persisting}) {
+    std::stable_sort(v->begin(), v->end(), by_saving);
+    out.insert(out.end(), v->begin(), v->end());
+  }
+  return out;
+}
+
+// The calibration ledger: the fixes the after trace applied (their cause gone: the after
+// trace's own replay of the fix saves at most kAppliedResidualShare of what the before trace's
+// did), replayed together on the before trace. A finding that merely fell under its threshold
+// is not a fix applied.
+void AddCalibration(const RankReport& b, const RankReport& a, RankDiff& d) {
+  if (b.whatif.replayed && b.trace != nullptr) {
+    std::vector<std::string> fixes;
+    for (const FindingDelta& f : d.findings) {
+      if (f.status == FindingStatus::kNew) continue;
+      const whatif::WhatIf* w = whatif::WhatIfForRule(f.id);
+      const whatif::FixResult* before_fix = w ? b.whatif.Fix(w->id) : nullptr;
+      if (!before_fix || before_fix->saving_ns <= 0) continue;
+      const whatif::FixResult* after_fix = a.whatif.replayed ? a.whatif.Fix(w->id) : nullptr;
+      const int64_t residual = after_fix ? after_fix->saving_ns : 0;
+      if (static_cast<double>(residual) >
+          kAppliedResidualShare * static_cast<double>(before_fix->saving_ns))
+        continue;
+      d.calibration.rows.push_back(
+          {f.id, w->id, before_fix->saving_ns, f.before_saving_ns, residual});
+      fixes.push_back(w->id);
+    }
+    if (!fixes.empty()) {
+      d.calibration.before_step_ns = b.whatif.step_ns;
+      d.calibration.predicted_step_ns = whatif::PredictStep(*b.trace, b, fixes);
+      d.calibration.after_step_ns = a.steps.mean_steady_step_ns;
+    }
+  }
+}
+
 RankDiff CompareRank(const RankReport& b, const RankReport& a, const DiffOptions& o,
                      const std::string& prefix, std::vector<std::string>* warnings) {
   RankDiff d;
@@ -552,72 +627,8 @@ RankDiff CompareRank(const RankReport& b, const RankReport& a, const DiffOptions
   // Findings.
   d.before_verdict = b.advice.verdict;
   d.after_verdict = a.advice.verdict;
-  std::map<std::string, const advise::Finding*> fb, fa;
-  for (const advise::Finding& f : b.advice.findings) fb.emplace(f.id, &f);
-  for (const advise::Finding& f : a.advice.findings) fa.emplace(f.id, &f);
-  std::vector<FindingDelta> resolved, fresh, persisting;
-  for (const auto& [id, f] : fb) {
-    FindingDelta fd;
-    fd.id = id;
-    fd.title = f->title;
-    fd.before_saving_ns = f->estimated_saving_ns_per_step;
-    fd.before_saving_pct = 100.0 * f->estimated_saving_share;
-    auto it = fa.find(id);
-    if (it == fa.end()) {
-      fd.status = FindingStatus::kResolved;
-      resolved.push_back(fd);
-    } else {
-      fd.status = FindingStatus::kPersisting;
-      fd.title = it->second->title;
-      fd.after_saving_ns = it->second->estimated_saving_ns_per_step;
-      fd.after_saving_pct = 100.0 * it->second->estimated_saving_share;
-      persisting.push_back(fd);
-    }
-  }
-  for (const auto& [id, f] : fa) {
-    if (fb.count(id)) continue;
-    FindingDelta fd;
-    fd.id = id;
-    fd.title = f->title;
-    fd.status = FindingStatus::kNew;
-    fd.after_saving_ns = f->estimated_saving_ns_per_step;
-    fd.after_saving_pct = 100.0 * f->estimated_saving_share;
-    fresh.push_back(fd);
-  }
-  auto by_saving = [](const FindingDelta& x, const FindingDelta& y) {
-    return std::max(x.before_saving_ns, x.after_saving_ns) >
-           std::max(y.before_saving_ns, y.after_saving_ns);
-  };
-  for (auto* v : {&resolved, &fresh, &persisting}) {
-    std::stable_sort(v->begin(), v->end(), by_saving);
-    d.findings.insert(d.findings.end(), v->begin(), v->end());
-  }
-  // The calibration ledger: the fixes the after trace applied (their cause gone: the after
-  // trace's own replay of the fix saves at most kAppliedResidualShare of what the before trace's
-  // did), replayed together on the before trace. A finding that merely fell under its threshold
-  // is not a fix applied.
-  if (b.whatif.replayed && b.trace != nullptr) {
-    std::vector<std::string> fixes;
-    for (const FindingDelta& f : d.findings) {
-      if (f.status == FindingStatus::kNew) continue;
-      const whatif::WhatIf* w = whatif::WhatIfForRule(f.id);
-      const whatif::FixResult* before_fix = w ? b.whatif.Fix(w->id) : nullptr;
-      if (!before_fix || before_fix->saving_ns <= 0) continue;
-      const whatif::FixResult* after_fix = a.whatif.replayed ? a.whatif.Fix(w->id) : nullptr;
-      const int64_t residual = after_fix ? after_fix->saving_ns : 0;
-      if (static_cast<double>(residual) >
-          kAppliedResidualShare * static_cast<double>(before_fix->saving_ns))
-        continue;
-      d.calibration.rows.push_back(
-          {f.id, w->id, before_fix->saving_ns, f.before_saving_ns, residual});
-      fixes.push_back(w->id);
-    }
-    if (!fixes.empty()) {
-      d.calibration.before_step_ns = b.whatif.step_ns;
-      d.calibration.predicted_step_ns = whatif::PredictStep(*b.trace, b, fixes);
-      d.calibration.after_step_ns = a.steps.mean_steady_step_ns;
-    }
-  }
+  d.findings = CompareFindings(b, a);
+  AddCalibration(b, a, d);
   // Memory.
   if (const analyze::DeviceMemory* m = analyze::RankDevice(b.memory)) {
     d.memory.before_known = true;
