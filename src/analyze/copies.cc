@@ -59,6 +59,55 @@ CopyLaunchMode CopyLaunchModeOf(const Trace& t, uint32_t r) {
                                                                           : CopyLaunchMode::kSync;
 }
 
+namespace {
+
+// A point of HTA's memory-bandwidth counter: a copy's start (+ its bandwidth) or end (−).
+struct HtaCounterChange {
+  int64_t ts;
+  bool is_end;
+  size_t order;  // the copy's row order
+  double delta;
+};
+
+// HTA's summary of one memory type's counter: the statistics of its positive values.
+HtaBandwidthSummary SummarizeHtaCounter(const std::string& name,
+                                        std::vector<HtaCounterChange>& ch) {
+  // Time order; at equal times ends before starts (HTA's pandas sort is not stable, so its order
+  // at ties is arbitrary; this choice does not create sums of copies that merely touch).
+  std::sort(ch.begin(), ch.end(), [](const HtaCounterChange& a, const HtaCounterChange& b) {
+    if (a.ts != b.ts) return a.ts < b.ts;
+    if (a.is_end != b.is_end) return a.is_end;
+    return a.order < b.order;
+  });
+  std::vector<double> values;
+  double sum = 0;
+  for (const HtaCounterChange& c : ch) {
+    sum += c.delta;
+    const double v = sum < 0 ? 0 : sum;
+    if (v > 0) values.push_back(v);
+  }
+  HtaBandwidthSummary s;
+  s.name = name;
+  s.count = values.size();
+  if (!values.empty()) {
+    double total = 0;
+    for (double v : values) total += v;
+    s.mean = total / static_cast<double>(values.size());
+    double sq = 0;
+    for (double v : values) sq += (v - s.mean) * (v - s.mean);
+    s.std = values.size() > 1 ? std::sqrt(sq / static_cast<double>(values.size() - 1)) : 0;
+    std::sort(values.begin(), values.end());
+    s.min = values.front();
+    s.max = values.back();
+    s.p25 = SortedQuantile(values, 0.25);
+    s.p50 = SortedQuantile(values, 0.50);
+    s.p75 = SortedQuantile(values, 0.75);
+  }
+  return s;
+}
+
+}  // namespace
+
 CopyStats AnalyzeCopies(const Trace& t, const CopyOptions& o) {
   CopyStats out;
   const GpuActivityTable& g = t.gpu;
@@ -79,14 +128,8 @@ CopyStats AnalyzeCopies(const Trace& t, const CopyOptions& o) {
   std::map<CopyDirection, DirectionTotals> directions;
   out.memsets.direction = CopyDirection::kUnknown;
   std::map<Key, int64_t> timed_bytes, timed_ns;  // for achieved bandwidth
-  // HTA counter points per memory type: (time, row order, delta).
-  struct Change {
-    int64_t ts;
-    bool is_end;
-    size_t order;
-    double delta;
-  };
-  std::map<std::string, std::vector<Change>> hta_changes;
+  // HTA counter points per memory type.
+  std::map<std::string, std::vector<HtaCounterChange>> hta_changes;
   std::vector<int8_t> hta_memory(t.strings.size(), -1);  // per name: HTA type MEMORY?
 
   for (size_t k = 0; k < rows.size(); ++k) {
@@ -167,7 +210,7 @@ CopyStats AnalyzeCopies(const Trace& t, const CopyOptions& o) {
       const std::string_view name = t.Str(name_id);
       const double bw = g.bandwidth_gbps[r] >= 0 ? static_cast<double>(g.bandwidth_gbps[r]) : 0.0;
       const int64_t end = ends[k] == starts[k] ? starts[k] + 1000 : ends[k];  // as HTA, unclamped
-      std::vector<Change>& ch = hta_changes[HtaMemoryType(name)];
+      std::vector<HtaCounterChange>& ch = hta_changes[HtaMemoryType(name)];
       ch.push_back({starts[k], false, k, bw});
       ch.push_back({end, true, k, -bw});
     }
@@ -203,40 +246,7 @@ CopyStats AnalyzeCopies(const Trace& t, const CopyOptions& o) {
     out.memsets.achieved_gbps = ns > 0 ? static_cast<double>(b) / static_cast<double>(ns) : 0;
   }
 
-  for (auto& [name, ch] : hta_changes) {
-    // Time order; at equal times ends before starts (HTA's pandas sort is not stable, so its order
-    // at ties is arbitrary; this choice does not create sums of copies that merely touch).
-    std::sort(ch.begin(), ch.end(), [](const Change& a, const Change& b) {
-      if (a.ts != b.ts) return a.ts < b.ts;
-      if (a.is_end != b.is_end) return a.is_end;
-      return a.order < b.order;
-    });
-    std::vector<double> values;
-    double sum = 0;
-    for (const Change& c : ch) {
-      sum += c.delta;
-      const double v = sum < 0 ? 0 : sum;
-      if (v > 0) values.push_back(v);
-    }
-    HtaBandwidthSummary s;
-    s.name = name;
-    s.count = values.size();
-    if (!values.empty()) {
-      double total = 0;
-      for (double v : values) total += v;
-      s.mean = total / static_cast<double>(values.size());
-      double sq = 0;
-      for (double v : values) sq += (v - s.mean) * (v - s.mean);
-      s.std = values.size() > 1 ? std::sqrt(sq / static_cast<double>(values.size() - 1)) : 0;
-      std::sort(values.begin(), values.end());
-      s.min = values.front();
-      s.max = values.back();
-      s.p25 = SortedQuantile(values, 0.25);
-      s.p50 = SortedQuantile(values, 0.50);
-      s.p75 = SortedQuantile(values, 0.75);
-    }
-    out.hta_bandwidth.push_back(std::move(s));
-  }
+  for (auto& [name, ch] : hta_changes) out.hta_bandwidth.push_back(SummarizeHtaCounter(name, ch));
   return out;
 }
 
