@@ -191,18 +191,10 @@ std::string Duration(int64_t ns) {
   return buf;
 }
 
-}  // namespace
-
 // ---- map side ---------------------------------------------------------------------------------
 
-model::RankFacts ExtractRankFacts(const RankResults& rank) {
-  model::RankFacts f;
-  if (rank.trace == nullptr) return f;
-  const Trace& t = *rank.trace;
-  const int64_t base = t.info.base_time_ns.value_or(0);
-
-  // Identity.
-  model::RankIdentity& id = f.identity;
+// Who the rank is: path, rank, world, backend, clock, host, the trace's span and its device.
+void FillIdentity(const Trace& t, int64_t base, model::RankIdentity& id) {
   id.path = t.info.path;
   id.rank = t.info.rank;
   id.rank_source = t.info.rank_source;
@@ -237,6 +229,55 @@ model::RankFacts ExtractRankFacts(const RankResults& rank) {
     }
     if (id.device_name.empty() && !t.devices.empty()) id.device_name = t.devices[0].name;
   }
+}
+
+// GPU busy per time bin: the union of every kernel, copy and set on any stream.
+model::BusyTimeline BusyPerBin(const Trace& t, int64_t base) {
+  model::BusyTimeline out;
+  IntervalUnion gpu_busy;
+  for (size_t i = 0; i < t.gpu.size(); ++i) {
+    if (t.gpu.kind[i] == GpuKind::kSync) continue;
+    gpu_busy.Add(t.gpu.start_ns[i], t.gpu.start_ns[i] + std::max<int64_t>(0, t.gpu.dur_ns[i]));
+  }
+  const std::vector<Interval> busy = gpu_busy.Take();
+  if (!busy.empty()) {
+    const int64_t lo = busy.front().start, hi = busy.back().end;
+    const int64_t span_ns = std::max<int64_t>(1, hi - lo);
+    int64_t bin = (span_ns + static_cast<int64_t>(model::kMaxBusyBins) - 1) /
+                  static_cast<int64_t>(model::kMaxBusyBins);
+    if (bin > 1000) bin = (bin + 999) / 1000 * 1000;  // whole µs once bins are that long
+    bin = std::max<int64_t>(1, bin);
+    const size_t bins = static_cast<size_t>((span_ns + bin - 1) / bin);
+    out.first_bin_start_ns = base + lo;
+    out.bin_ns = bin;
+    out.busy_ns.assign(std::min(bins, model::kMaxBusyBins), 0);
+    for (const Interval& iv : busy) {
+      for (int64_t s = iv.start; s < iv.end;) {
+        const size_t b = std::min(static_cast<size_t>((s - lo) / bin), out.busy_ns.size() - 1);
+        const int64_t bin_end = lo + static_cast<int64_t>(b + 1) * bin;
+        const int64_t e = std::min(iv.end, bin_end);
+        out.busy_ns[b] += e - s;
+        s = e;
+        if (b + 1 == out.busy_ns.size()) {
+          out.busy_ns[b] += iv.end - s;  // the last bin takes any rounding remainder
+          break;
+        }
+      }
+    }
+    for (int64_t& v : out.busy_ns) v = std::min(v, bin);
+  }
+  return out;
+}
+
+}  // namespace
+
+model::RankFacts ExtractRankFacts(const RankResults& rank) {
+  model::RankFacts f;
+  if (rank.trace == nullptr) return f;
+  const Trace& t = *rank.trace;
+  const int64_t base = t.info.base_time_ns.value_or(0);
+
+  FillIdentity(t, base, f.identity);
 
   // Steps (the ProfilerSteps as the steps analysis moved and extended them).
   const StepsResult& st = rank.steps;
@@ -359,39 +400,7 @@ model::RankFacts ExtractRankFacts(const RankResults& rank) {
   }
   f.identity.process_groups.assign(groups.begin(), groups.end());
 
-  // GPU busy per time bin: the union of every kernel, copy and set on any stream.
-  IntervalUnion gpu_busy;
-  for (size_t i = 0; i < t.gpu.size(); ++i) {
-    if (t.gpu.kind[i] == GpuKind::kSync) continue;
-    gpu_busy.Add(t.gpu.start_ns[i], t.gpu.start_ns[i] + std::max<int64_t>(0, t.gpu.dur_ns[i]));
-  }
-  const std::vector<Interval> busy = gpu_busy.Take();
-  if (!busy.empty()) {
-    const int64_t lo = busy.front().start, hi = busy.back().end;
-    const int64_t span_ns = std::max<int64_t>(1, hi - lo);
-    int64_t bin = (span_ns + static_cast<int64_t>(model::kMaxBusyBins) - 1) /
-                  static_cast<int64_t>(model::kMaxBusyBins);
-    if (bin > 1000) bin = (bin + 999) / 1000 * 1000;  // whole µs once bins are that long
-    bin = std::max<int64_t>(1, bin);
-    const size_t bins = static_cast<size_t>((span_ns + bin - 1) / bin);
-    f.busy.first_bin_start_ns = base + lo;
-    f.busy.bin_ns = bin;
-    f.busy.busy_ns.assign(std::min(bins, model::kMaxBusyBins), 0);
-    for (const Interval& iv : busy) {
-      for (int64_t s = iv.start; s < iv.end;) {
-        const size_t b = std::min(static_cast<size_t>((s - lo) / bin), f.busy.busy_ns.size() - 1);
-        const int64_t bin_end = lo + static_cast<int64_t>(b + 1) * bin;
-        const int64_t e = std::min(iv.end, bin_end);
-        f.busy.busy_ns[b] += e - s;
-        s = e;
-        if (b + 1 == f.busy.busy_ns.size()) {
-          f.busy.busy_ns[b] += iv.end - s;  // the last bin takes any rounding remainder
-          break;
-        }
-      }
-    }
-    for (int64_t& v : f.busy.busy_ns) v = std::min(v, bin);
-  }
+  f.busy = BusyPerBin(t, base);
   return f;
 }
 
