@@ -486,6 +486,72 @@ std::string Incompatibility(const Candidate& c, const Candidate& g,
   return "";
 }
 
+// Notes on the job's rank ids: unknown, twice in the job, or claimed by a file of another job
+// started within the window. The rank ids present.
+std::set<int32_t> AddRankNotes(const std::vector<const model::RankFacts*>& ranks,
+                               const std::vector<Draft>& drafts, size_t d, bool sessions,
+                               JobGroup& g) {
+  std::set<int32_t> seen;
+  for (size_t m : g.members) {
+    const model::RankIdentity& r = ranks[m]->identity;
+    if (r.rank < 0 && (r.world_size > 1 || (!sessions && g.members.size() > 1))) {
+      g.notes.push_back("no rank id: " + r.path + " (shown as rank ?)");
+    }
+    if (r.rank >= 0 && !seen.insert(r.rank).second) {
+      g.notes.push_back("rank " + std::to_string(r.rank) + " appears twice: " + r.path);
+    }
+  }
+  for (size_t m : g.members) {
+    const model::RankIdentity& r = ranks[m]->identity;
+    if (r.rank < 0) continue;
+    for (size_t e = 0; e < drafts.size(); ++e) {
+      if (e == d) continue;
+      for (size_t o : drafts[e].members) {
+        const model::RankIdentity& q = ranks[o]->identity;
+        if (q.rank == r.rank && q.world_size == r.world_size && EpochLike(q.trace_start_ns) &&
+            EpochLike(r.trace_start_ns) &&
+            std::llabs(q.trace_start_ns - r.trace_start_ns) <= kSameJobStartWindowNs) {
+          g.notes.push_back("rank " + std::to_string(r.rank) +
+                            " is claimed by two files: " + r.path + " (here) and " + q.path +
+                            " (job " + std::to_string(e + 1) + "); both kept, never merged");
+        }
+      }
+    }
+  }
+  return seen;
+}
+
+// Ranks of the world size with no trace or summary given: named, so that a job of 1 rank of 8
+// (a summary overwritten by another writer, ranks not mapped) is never taken for the job. "" when
+// none is absent.
+std::string AbsentRanksNote(int32_t world_size, const std::set<int32_t>& seen) {
+  if (world_size > 1 && world_size <= (int32_t{1} << 24)) {
+    std::string absent;
+    int32_t count = 0, ranges = 0;
+    for (int32_t k = 0; k < world_size;) {
+      if (seen.count(k)) {
+        ++k;
+        continue;
+      }
+      int32_t e = k;
+      while (e + 1 < world_size && !seen.count(e + 1)) ++e;
+      count += e - k + 1;
+      if (++ranges <= kMaxAbsentRanges)
+        absent += (absent.empty() ? "" : ", ") + std::to_string(k) +
+                  (e > k ? (e == k + 1 ? ", " : "–") + std::to_string(e) : std::string());
+      else if (ranges == kMaxAbsentRanges + 1)
+        absent += ", …";
+      k = e + 1;
+    }
+    if (count > 0)
+      return (std::to_string(count) + " of world size " + std::to_string(world_size) +
+              " absent: rank" + (count == 1 ? " " : "s ") + absent +
+              " (no trace or summary of them was given: job figures cover the " +
+              std::to_string(seen.size()) + " present)");
+  }
+  return "";
+}
+
 }  // namespace
 
 std::vector<JobGroup> GroupJobs(const std::vector<const model::RankFacts*>& ranks) {
@@ -613,61 +679,10 @@ std::vector<JobGroup> GroupJobs(const std::vector<const model::RankFacts*>& rank
                           (why.empty() ? std::string() : " (" + why + ")") + ": " + files);
       }
     }
-    // Rank ids: unknown, or claimed by a file of another job started within the window.
-    std::set<int32_t> seen;
-    for (size_t m : g.members) {
-      const model::RankIdentity& r = ranks[m]->identity;
-      if (r.rank < 0 && (r.world_size > 1 || (!dr.sessions && g.members.size() > 1))) {
-        g.notes.push_back("no rank id: " + r.path + " (shown as rank ?)");
-      }
-      if (r.rank >= 0 && !seen.insert(r.rank).second) {
-        g.notes.push_back("rank " + std::to_string(r.rank) + " appears twice: " + r.path);
-      }
-    }
-    for (size_t m : g.members) {
-      const model::RankIdentity& r = ranks[m]->identity;
-      if (r.rank < 0) continue;
-      for (size_t e = 0; e < drafts.size(); ++e) {
-        if (e == d) continue;
-        for (size_t o : drafts[e].members) {
-          const model::RankIdentity& q = ranks[o]->identity;
-          if (q.rank == r.rank && q.world_size == r.world_size && EpochLike(q.trace_start_ns) &&
-              EpochLike(r.trace_start_ns) &&
-              std::llabs(q.trace_start_ns - r.trace_start_ns) <= kSameJobStartWindowNs) {
-            g.notes.push_back("rank " + std::to_string(r.rank) +
-                              " is claimed by two files: " + r.path + " (here) and " + q.path +
-                              " (job " + std::to_string(e + 1) + "); both kept, never merged");
-          }
-        }
-      }
-    }
-    // Ranks of the world size with no trace or summary given: named, so that a job of 1 rank of
-    // 8 (a summary overwritten by another writer, ranks not mapped) is never taken for the job.
-    if (!dr.sessions && head.world_size > 1 && head.world_size <= (int32_t{1} << 24)) {
-      std::string absent;
-      int32_t count = 0, ranges = 0;
-      for (int32_t k = 0; k < head.world_size;) {
-        if (seen.count(k)) {
-          ++k;
-          continue;
-        }
-        int32_t e = k;
-        while (e + 1 < head.world_size && !seen.count(e + 1)) ++e;
-        count += e - k + 1;
-        if (++ranges <= kMaxAbsentRanges)
-          absent += (absent.empty() ? "" : ", ") + std::to_string(k) +
-                    (e > k ? (e == k + 1 ? ", " : "–") + std::to_string(e) : std::string());
-        else if (ranges == kMaxAbsentRanges + 1)
-          absent += ", …";
-        k = e + 1;
-      }
-      if (count > 0)
-        g.notes.push_back(std::to_string(count) + " of world size " +
-                          std::to_string(head.world_size) + " absent: rank" +
-                          (count == 1 ? " " : "s ") + absent +
-                          " (no trace or summary of them was given: job figures cover the " +
-                          std::to_string(seen.size()) + " present)");
-    }
+    const std::set<int32_t> seen = AddRankNotes(ranks, drafts, d, dr.sessions, g);
+    if (!dr.sessions)
+      if (std::string note = AbsentRanksNote(head.world_size, seen); !note.empty())
+        g.notes.push_back(std::move(note));
     out.push_back(std::move(g));
   }
   return out;
