@@ -105,16 +105,9 @@ bool EndsAllocation(Action a, bool from_requested) {
   return from_requested ? a == Action::kFreeRequested : a == Action::kFreeCompleted;
 }
 
-SnapshotDevice AnalyzeDevice(const snapshot::Snapshot& snap, int device,
-                             const snapshot::DeviceTrace* trace,
-                             const std::vector<StackClass>& classes) {
-  auto kv_frame = [&snap](int32_t stack) -> const snapshot::Frame* {
-    return stack >= 0 && static_cast<size_t>(stack) < snap.stacks.size()
-               ? KvCacheFrame(snap.stacks[static_cast<size_t>(stack)])
-               : nullptr;
-  };
-  SnapshotDevice d;
-  d.device = device;
+// The segments of `device` as the snapshot left them: reserved, allocated, active, and the free
+// blocks by size.
+void SummarizeSegments(const snapshot::Snapshot& snap, int device, SnapshotDevice& d) {
   static constexpr int64_t kMiB = int64_t{1} << 20;
   d.free_buckets = {{"< 1 MiB", 0, 0, 0},
                     {"1–16 MiB", kMiB, 0, 0},
@@ -144,19 +137,61 @@ SnapshotDevice AnalyzeDevice(const snapshot::Snapshot& snap, int device,
   }
   d.free_in_segments_bytes =
       std::max<int64_t>(0, d.segments_reserved_bytes - d.segments_allocated_bytes);
+}
 
-  const std::vector<snapshot::TraceEvent> none;
-  const auto& events = trace ? trace->events : none;
-  if (trace) d.other_actions = trace->other_actions;
-  d.events = static_cast<int64_t>(events.size());
-  for (const auto& e : events) ++d.action_counts[static_cast<size_t>(e.action)];
-  d.frees_from_requested = d.action_counts[static_cast<size_t>(Action::kFreeCompleted)] == 0 &&
-                           d.action_counts[static_cast<size_t>(Action::kFreeRequested)] > 0;
-  if (d.frees_from_requested)
-    d.notes.push_back("the trace has no free_completed events: free_requested ends an allocation");
+// What is live at the peak, grouped by allocation stack (largest first), the bytes allocated
+// before the trace as one group, and the categories' totals; KV-cache stacks counted apart.
+void GroupLiveAtPeak(const snapshot::Snapshot& snap, const std::unordered_map<int64_t, Live>& live,
+                     int64_t pre_left, const std::vector<StackClass>& classes, SnapshotDevice& d) {
+  auto kv_frame = [&snap](int32_t stack) -> const snapshot::Frame* {
+    return stack >= 0 && static_cast<size_t>(stack) < snap.stacks.size()
+               ? KvCacheFrame(snap.stacks[static_cast<size_t>(stack)])
+               : nullptr;
+  };
+  std::map<int32_t, LiveGroup> groups;
+  for (const auto& [addr, l] : live) {
+    LiveGroup& g = groups[l.stack];
+    g.stack = l.stack;
+    g.bytes += l.size;
+    ++g.count;
+  }
+  for (auto& [stack, g] : groups) {
+    if (stack >= 0 && static_cast<size_t>(stack) < classes.size()) {
+      g.category = classes[static_cast<size_t>(stack)].category;
+      g.rule = classes[static_cast<size_t>(stack)].rule;
+    } else {
+      g.rule = "no frames recorded";
+    }
+    if (const snapshot::Frame* f = kv_frame(stack)) {
+      d.kv_cache_at_peak_bytes += g.bytes;
+      d.kv_cache_at_peak_count += g.count;
+      if (d.kv_cache_frame.empty())
+        d.kv_cache_frame = f->name + " (" + f->filename + ":" + std::to_string(f->line) + ")";
+    }
+    d.live_at_peak.push_back(g);
+  }
+  if (pre_left > 0) {
+    LiveGroup g;
+    g.before_trace = true;
+    g.bytes = pre_left;
+    g.rule = "allocated before the trace's first event: no stack";
+    d.live_at_peak.push_back(g);
+  }
+  std::stable_sort(d.live_at_peak.begin(), d.live_at_peak.end(),
+                   [](const LiveGroup& a, const LiveGroup& b) { return a.bytes > b.bytes; });
+  for (int c = 0; c < kMemoryCategoryCount; ++c)
+    d.categories_at_peak[static_cast<size_t>(c)].category = static_cast<MemoryCategory>(c);
+  for (const LiveGroup& g : d.live_at_peak) {
+    auto& cb = d.categories_at_peak[static_cast<size_t>(g.category)];
+    cb.bytes += g.bytes;
+    cb.count += g.before_trace ? 0 : g.count;
+  }
+}
 
-  // Pass 1: net changes, the lowest running sums (the start must keep both at or above 0), and the
-  // frees of blocks allocated before the trace.
+// Pass 1: the allocated and reserved bytes at the trace's first event — the snapshot's state
+// with the trace's net changes undone, at least what keeps both at or above 0 — and the frees of
+// blocks allocated before the trace.
+void FindStartState(const std::vector<snapshot::TraceEvent>& events, SnapshotDevice& d) {
   int64_t alloc_net = 0, alloc_min = 0, reserved_net = 0, reserved_min = 0;
   {
     std::unordered_map<int64_t, int64_t> live;
@@ -194,6 +229,26 @@ SnapshotDevice AnalyzeDevice(const snapshot::Snapshot& snap, int device,
         "the segments at the snapshot reserve less than the trace's segment events "
         "imply: the start is the least that keeps reserved at or above 0");
   }
+}
+
+SnapshotDevice AnalyzeDevice(const snapshot::Snapshot& snap, int device,
+                             const snapshot::DeviceTrace* trace,
+                             const std::vector<StackClass>& classes) {
+  SnapshotDevice d;
+  d.device = device;
+  SummarizeSegments(snap, device, d);
+
+  const std::vector<snapshot::TraceEvent> none;
+  const auto& events = trace ? trace->events : none;
+  if (trace) d.other_actions = trace->other_actions;
+  d.events = static_cast<int64_t>(events.size());
+  for (const auto& e : events) ++d.action_counts[static_cast<size_t>(e.action)];
+  d.frees_from_requested = d.action_counts[static_cast<size_t>(Action::kFreeCompleted)] == 0 &&
+                           d.action_counts[static_cast<size_t>(Action::kFreeRequested)] > 0;
+  if (d.frees_from_requested)
+    d.notes.push_back("the trace has no free_completed events: free_requested ends an allocation");
+
+  FindStartState(events, d);
   d.starts_mid_run = !events.empty() && (d.initial_allocated_bytes > 0 || d.frees_before_trace > 0);
   if (d.starts_mid_run)
     d.notes.push_back("the trace starts mid-run: " + std::to_string(d.initial_allocated_bytes) +
@@ -299,44 +354,7 @@ SnapshotDevice AnalyzeDevice(const snapshot::Snapshot& snap, int device,
       ++point;
     }
   }
-  std::map<int32_t, LiveGroup> groups;
-  for (const auto& [addr, l] : live) {
-    LiveGroup& g = groups[l.stack];
-    g.stack = l.stack;
-    g.bytes += l.size;
-    ++g.count;
-  }
-  for (auto& [stack, g] : groups) {
-    if (stack >= 0 && static_cast<size_t>(stack) < classes.size()) {
-      g.category = classes[static_cast<size_t>(stack)].category;
-      g.rule = classes[static_cast<size_t>(stack)].rule;
-    } else {
-      g.rule = "no frames recorded";
-    }
-    if (const snapshot::Frame* f = kv_frame(stack)) {
-      d.kv_cache_at_peak_bytes += g.bytes;
-      d.kv_cache_at_peak_count += g.count;
-      if (d.kv_cache_frame.empty())
-        d.kv_cache_frame = f->name + " (" + f->filename + ":" + std::to_string(f->line) + ")";
-    }
-    d.live_at_peak.push_back(g);
-  }
-  if (pre_left > 0) {
-    LiveGroup g;
-    g.before_trace = true;
-    g.bytes = pre_left;
-    g.rule = "allocated before the trace's first event: no stack";
-    d.live_at_peak.push_back(g);
-  }
-  std::stable_sort(d.live_at_peak.begin(), d.live_at_peak.end(),
-                   [](const LiveGroup& a, const LiveGroup& b) { return a.bytes > b.bytes; });
-  for (int c = 0; c < kMemoryCategoryCount; ++c)
-    d.categories_at_peak[static_cast<size_t>(c)].category = static_cast<MemoryCategory>(c);
-  for (const LiveGroup& g : d.live_at_peak) {
-    auto& cb = d.categories_at_peak[static_cast<size_t>(g.category)];
-    cb.bytes += g.bytes;
-    cb.count += g.before_trace ? 0 : g.count;
-  }
+  GroupLiveAtPeak(snap, live, pre_left, classes, d);
   return d;
 }
 
