@@ -111,11 +111,18 @@ const char* SyncCategoryName(SyncCategory c) {
   return "unknown";
 }
 
-SyncStats AnalyzeSyncPoints(const Trace& t) {
-  SyncStats out;
-  const CpuOpTable& cpu = t.cpu;
+namespace {
 
-  // First GPU activity of each call, and the cuda_sync records.
+// CPU rows by start, the longer first at equal starts (a parent before its children).
+bool StartsFirst(const CpuOpTable& cpu, uint32_t a, uint32_t b) {
+  if (cpu.start_ns[a] != cpu.start_ns[b]) return cpu.start_ns[a] < cpu.start_ns[b];
+  const int64_t ea = cpu.start_ns[a] + cpu.dur_ns[a], eb = cpu.start_ns[b] + cpu.dur_ns[b];
+  if (ea != eb) return ea > eb;
+  return a < b;
+}
+
+// The first GPU activity of each runtime call, and the cuda_sync records counted by kind.
+std::vector<int32_t> CountGpuSyncs(const Trace& t, SyncStats& out) {
   std::vector<int32_t> gpu_of_call(t.runtime.size(), -1);
   std::map<SyncKind, GpuSyncStats> gpu_syncs;
   for (size_t i = 0; i < t.gpu.size(); ++i) {
@@ -132,15 +139,20 @@ SyncStats AnalyzeSyncPoints(const Trace& t) {
     }
   }
   for (auto& [kind, s] : gpu_syncs) out.gpu_syncs.push_back(s);
+  return gpu_of_call;
+}
 
-  // Sync calls: API statistics, and the host-blocking ones per thread.
-  std::map<std::pair<StringId, SyncCategory>, SyncApiStats> apis;
+// Sync calls: API statistics, each call's category, and the host-blocking calls per thread.
+std::map<ThreadKey, std::vector<uint32_t>> CountSyncCalls(const Trace& t,
+                                                          const std::vector<int32_t>& gpu_of_call,
+                                                          SyncStats& out,
+                                                          std::vector<SyncCategory>* category_of) {
   std::map<ThreadKey, std::vector<uint32_t>> blocking_by_thread;
-  std::vector<SyncCategory> category_of(t.runtime.size(), SyncCategory::kDeviceSync);
+  std::map<std::pair<StringId, SyncCategory>, SyncApiStats> apis;
   for (size_t c = 0; c < t.runtime.size(); ++c) {
     const std::optional<SyncCategory> cat = SyncCategoryOfCall(t, c, gpu_of_call[c]);
     if (!cat) continue;
-    category_of[c] = *cat;
+    (*category_of)[c] = *cat;
     SyncApiStats& a = apis[{t.runtime.name[c], *cat}];
     a.name = t.runtime.name[c];
     a.category = *cat;
@@ -157,6 +169,90 @@ SyncStats AnalyzeSyncPoints(const Trace& t) {
     if (a.calls != b.calls) return a.calls > b.calls;
     return t.Str(a.name) < t.Str(b.name);
   });
+  return blocking_by_thread;
+}
+
+// GPU idle after each point: the all-streams idle gap containing its end.
+void AddGpuIdleAfterPoints(const Trace& t, SyncStats& out) {
+  if (!out.points.empty()) {
+    IntervalUnion gpu_busy;
+    for (size_t g = 0; g < t.gpu.size(); ++g) {
+      if (t.gpu.kind[g] == GpuKind::kSync) continue;
+      gpu_busy.Add(t.gpu.start_ns[g], t.gpu.start_ns[g] + t.gpu.dur_ns[g]);
+    }
+    const std::vector<Interval> busy = gpu_busy.Take();
+    for (SyncPoint& sp : out.points) {
+      auto next = std::upper_bound(busy.begin(), busy.end(), sp.end_ns,
+                                   [](int64_t ts, const Interval& iv) { return ts < iv.start; });
+      if (next == busy.begin() || next == busy.end()) continue;  // no GPU op before / after
+      const Interval& prev = *(next - 1);
+      if (sp.end_ns < prev.end) continue;  // GPU busy at the point's end
+      sp.gpu_idle_after_sync_ns = next->start - prev.end;
+      out.gpu_idle_after_sync_ns += sp.gpu_idle_after_sync_ns;
+    }
+  }
+}
+
+// Each point to the step (of the ProfilerStep rows `steps`) that holds its start, or outside
+// every step, and the causes by blocked time.
+void AssignStepsAndCauses(const Trace& t, std::vector<uint32_t> steps, SyncStats& out) {
+  const CpuOpTable& cpu = t.cpu;
+  std::sort(steps.begin(), steps.end(),
+            [&](uint32_t a, uint32_t b) { return StartsFirst(cpu, a, b); });
+  for (uint32_t r : steps) {
+    StepSyncStats s;
+    s.step = cpu.step[r];
+    s.step_start_ns = cpu.start_ns[r];
+    s.step_dur_ns = cpu.dur_ns[r];
+    out.steps.push_back(s);
+  }
+  std::map<StringId, SyncCause> causes;
+  for (SyncPoint& sp : out.points) {
+    out.blocked_ns += sp.blocked_ns;
+    // The latest-starting step that contains the point's start.
+    auto it =
+        std::upper_bound(out.steps.begin(), out.steps.end(), sp.start_ns,
+                         [](int64_t ts, const StepSyncStats& s) { return ts < s.step_start_ns; });
+    // Steps do not nest, so the latest one starting at or before the point is the only candidate.
+    bool assigned = false;
+    if (it != out.steps.begin()) {
+      --it;
+      if (sp.start_ns < it->step_start_ns + it->step_dur_ns) {
+        sp.step = it->step;
+        ++it->sync_points;
+        it->blocked_ns += sp.blocked_ns;
+        it->gpu_idle_after_sync_ns += sp.gpu_idle_after_sync_ns;
+        assigned = true;
+      }
+    }
+    if (!assigned) {
+      ++out.points_outside_steps;
+      out.blocked_ns_outside_steps += sp.blocked_ns;
+    }
+    SyncCause& c = causes[sp.cause];
+    c.name = sp.cause;
+    ++c.sync_points;
+    c.blocked_ns += sp.blocked_ns;
+  }
+  for (auto& [name, c] : causes) out.causes.push_back(c);
+  std::sort(out.causes.begin(), out.causes.end(), [&](const SyncCause& a, const SyncCause& b) {
+    if (a.blocked_ns != b.blocked_ns) return a.blocked_ns > b.blocked_ns;
+    if (a.sync_points != b.sync_points) return a.sync_points > b.sync_points;
+    return t.Str(a.name) < t.Str(b.name);
+  });
+}
+
+}  // namespace
+
+SyncStats AnalyzeSyncPoints(const Trace& t) {
+  SyncStats out;
+  const CpuOpTable& cpu = t.cpu;
+
+  const std::vector<int32_t> gpu_of_call = CountGpuSyncs(t, out);
+
+  std::vector<SyncCategory> category_of(t.runtime.size(), SyncCategory::kDeviceSync);
+  std::map<ThreadKey, std::vector<uint32_t>> blocking_by_thread =
+      CountSyncCalls(t, gpu_of_call, out, &category_of);
 
   // Enclosing-op candidates per thread: cpu_op and user_annotation events other than ProfilerStep.
   std::vector<int8_t> plumbing(t.strings.size(), -1), scalar(t.strings.size(), -1);
@@ -188,12 +284,7 @@ SyncStats AnalyzeSyncPoints(const Trace& t) {
     op_lists.Of(cpu.pid[i], cpu.tid[i]).push_back(r);
   }
   std::map<ThreadKey, std::vector<uint32_t>>& ops_by_thread = op_lists.lists();
-  auto by_start_then_longer = [&](uint32_t a, uint32_t b) {
-    if (cpu.start_ns[a] != cpu.start_ns[b]) return cpu.start_ns[a] < cpu.start_ns[b];
-    const int64_t ea = cpu.start_ns[a] + cpu.dur_ns[a], eb = cpu.start_ns[b] + cpu.dur_ns[b];
-    if (ea != eb) return ea > eb;
-    return a < b;
-  };
+  auto by_start_then_longer = [&](uint32_t a, uint32_t b) { return StartsFirst(cpu, a, b); };
 
   // Outermost scalar reads (not inside another scalar read on their thread). A thread's ops are
   // written in this order (parents first), or in a few ordered runs: SortRuns (the order is total,
@@ -287,68 +378,9 @@ SyncStats AnalyzeSyncPoints(const Trace& t) {
     return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.first_call < b.first_call;
   });
 
-  // GPU idle after each point: the all-streams idle gap containing its end.
-  if (!out.points.empty()) {
-    IntervalUnion gpu_busy;
-    for (size_t g = 0; g < t.gpu.size(); ++g) {
-      if (t.gpu.kind[g] == GpuKind::kSync) continue;
-      gpu_busy.Add(t.gpu.start_ns[g], t.gpu.start_ns[g] + t.gpu.dur_ns[g]);
-    }
-    const std::vector<Interval> busy = gpu_busy.Take();
-    for (SyncPoint& sp : out.points) {
-      auto next = std::upper_bound(busy.begin(), busy.end(), sp.end_ns,
-                                   [](int64_t ts, const Interval& iv) { return ts < iv.start; });
-      if (next == busy.begin() || next == busy.end()) continue;  // no GPU op before / after
-      const Interval& prev = *(next - 1);
-      if (sp.end_ns < prev.end) continue;  // GPU busy at the point's end
-      sp.gpu_idle_after_sync_ns = next->start - prev.end;
-      out.gpu_idle_after_sync_ns += sp.gpu_idle_after_sync_ns;
-    }
-  }
+  AddGpuIdleAfterPoints(t, out);
 
-  // Steps.
-  std::sort(steps.begin(), steps.end(), by_start_then_longer);
-  for (uint32_t r : steps) {
-    StepSyncStats s;
-    s.step = cpu.step[r];
-    s.step_start_ns = cpu.start_ns[r];
-    s.step_dur_ns = cpu.dur_ns[r];
-    out.steps.push_back(s);
-  }
-  std::map<StringId, SyncCause> causes;
-  for (SyncPoint& sp : out.points) {
-    out.blocked_ns += sp.blocked_ns;
-    // The latest-starting step that contains the point's start.
-    auto it =
-        std::upper_bound(out.steps.begin(), out.steps.end(), sp.start_ns,
-                         [](int64_t ts, const StepSyncStats& s) { return ts < s.step_start_ns; });
-    // Steps do not nest, so the latest one starting at or before the point is the only candidate.
-    bool assigned = false;
-    if (it != out.steps.begin()) {
-      --it;
-      if (sp.start_ns < it->step_start_ns + it->step_dur_ns) {
-        sp.step = it->step;
-        ++it->sync_points;
-        it->blocked_ns += sp.blocked_ns;
-        it->gpu_idle_after_sync_ns += sp.gpu_idle_after_sync_ns;
-        assigned = true;
-      }
-    }
-    if (!assigned) {
-      ++out.points_outside_steps;
-      out.blocked_ns_outside_steps += sp.blocked_ns;
-    }
-    SyncCause& c = causes[sp.cause];
-    c.name = sp.cause;
-    ++c.sync_points;
-    c.blocked_ns += sp.blocked_ns;
-  }
-  for (auto& [name, c] : causes) out.causes.push_back(c);
-  std::sort(out.causes.begin(), out.causes.end(), [&](const SyncCause& a, const SyncCause& b) {
-    if (a.blocked_ns != b.blocked_ns) return a.blocked_ns > b.blocked_ns;
-    if (a.sync_points != b.sync_points) return a.sync_points > b.sync_points;
-    return t.Str(a.name) < t.Str(b.name);
-  });
+  AssignStepsAndCauses(t, std::move(steps), out);
   return out;
 }
 
