@@ -122,6 +122,162 @@ std::map<ThreadKey, std::vector<HostOp>> OutermostOps(const CpuOpTable& cpu,
   return all;
 }
 
+// The main launching thread: most linked launches.
+ThreadKey MainLaunchingThread(const Trace& trace) {
+  std::map<ThreadKey, uint64_t> launches_per_thread;
+  {
+    // The thread's count is looked up once per run of its rows (a map lookup per launch took a
+    // third of this analysis on a real trace); a std::map entry stays where it is.
+    ThreadKey last{0, 0};
+    uint64_t* count = nullptr;
+    for (size_t i = 0; i < trace.runtime.size(); ++i) {
+      const RuntimeKind k = trace.runtime.kind[i];
+      if (k == RuntimeKind::kKernelLaunch || k == RuntimeKind::kGraphLaunch ||
+          k == RuntimeKind::kMemcpy || k == RuntimeKind::kMemset) {
+        const ThreadKey key{trace.runtime.pid[i], trace.runtime.tid[i]};
+        if (count == nullptr || key != last) count = &launches_per_thread[key], last = key;
+        ++*count;
+      }
+    }
+  }
+  ThreadKey main_thread{0, 0};
+  uint64_t most = 0;
+  for (const auto& [key, n] : launches_per_thread) {
+    if (n > most) most = n, main_thread = key;
+  }
+  return main_thread;
+}
+
+// For each long gap, the thread whose work ends it: the one that launched the GPU op ending the
+// gap, else the main launching thread.
+std::vector<ThreadKey> GapThreads(const Trace& trace, const std::vector<Interval>& long_idle,
+                                  ThreadKey main_thread) {
+  const GpuActivityTable& g = trace.gpu;
+  const auto is_op = [&g](size_t i) { return g.kind[i] != GpuKind::kSync && g.dur_ns[i] > 0; };
+  // Per long gap, the GPU op that ends it: the first by (start, row) starting at or after the
+  // gap's end. Each op is offered to the last long gap ending at or before its start (the gaps are
+  // disjoint and sorted), which keeps the least: one pass, memory per gap, not per op.
+  std::vector<std::pair<int64_t, uint32_t>> op_after(long_idle.size(), {INT64_MAX, UINT32_MAX});
+  if (!long_idle.empty()) {
+    for (size_t i = 0; i < g.size(); ++i) {
+      if (!is_op(i)) continue;
+      const int64_t start = g.start_ns[i];
+      auto after = std::upper_bound(long_idle.begin(), long_idle.end(), start,
+                                    [](int64_t v, const Interval& iv) { return v < iv.end; });
+      if (after == long_idle.begin()) continue;
+      std::pair<int64_t, uint32_t>& best =
+          op_after[static_cast<size_t>(after - long_idle.begin()) - 1];
+      best = std::min(best, std::make_pair(start, static_cast<uint32_t>(i)));
+    }
+  }
+  // What the launching thread did in a long gap: the thread that launched the op ending it, else
+  // the main launching thread. Only those threads' ops are collected.
+  std::vector<ThreadKey> gap_thread(long_idle.size(), main_thread);
+  for (size_t k = 0; k < long_idle.size(); ++k) {
+    const uint32_t next = op_after[k].second;
+    if (next == UINT32_MAX) continue;
+    const int32_t launch = g.launch[next];
+    if (launch >= 0) {
+      gap_thread[k] = {trace.runtime.pid[static_cast<size_t>(launch)],
+                       trace.runtime.tid[static_cast<size_t>(launch)]};
+    }
+  }
+  return gap_thread;
+}
+
+// The analysed range: the steps' span (else the busy span), within the busy span.
+Interval AnalysedRange(const StepsResult& steps, const std::vector<Interval>& busy) {
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  for (const StepBreakdown& s : steps.steps) {
+    lo = std::min(lo, s.start_ns);
+    hi = std::max(hi, s.end_ns);
+  }
+  if (lo >= hi) lo = busy.front().start, hi = busy.back().end;
+  // Only gaps between two GPU ops: before the first one the CPU is still ahead of any work, after
+  // the last one the profiler may be stopping (80 ms of "other" closes the last step of a
+  // ResNet-50 sample), and neither is a gap Nsight or HTA would count.
+  lo = std::max(lo, busy.front().start);
+  hi = std::min(hi, busy.back().end);
+  // Steps that lie wholly before or after every GPU op leave nothing to analyse: an empty range,
+  // not a negative one (found by the fuzz target's invariant checks).
+  return {lo, std::max(hi, lo)};
+}
+
+// The outermost host ops of `thread` overlapping the gap `iv`, ns of overlap by name; the three
+// largest into *top.
+std::map<StringId, int64_t> HostOverlap(const std::map<ThreadKey, std::vector<HostOp>>& outer,
+                                        ThreadKey thread, const Interval& iv,
+                                        std::vector<std::pair<StringId, int64_t>>* top) {
+  std::map<StringId, int64_t> overlap;
+  if (auto t = outer.find(thread); t != outer.end()) {
+    const std::vector<HostOp>& v = t->second;
+    auto op = std::upper_bound(v.begin(), v.end(), iv.start,
+                               [](int64_t s, const HostOp& o) { return s < o.end; });
+    for (; op != v.end() && op->start < iv.end; ++op) {
+      overlap[op->name] += std::min(op->end, iv.end) - std::max(op->start, iv.start);
+    }
+  }
+  for (const auto& [name, ns] : overlap) top->emplace_back(name, ns);
+  std::sort(top->begin(), top->end(),
+            [](const auto& x, const auto& y) { return x.second > y.second; });
+  if (top->size() > 3) top->resize(3);
+  return overlap;
+}
+
+std::vector<Interval> DataLoaderSpans(const Trace& trace) {
+  std::vector<Interval> dl;
+  for (size_t i = 0; i < trace.cpu.size(); ++i) {
+    if (trace.cpu.is_dataloader[i]) {
+      dl.push_back({trace.cpu.start_ns[i], trace.cpu.start_ns[i] + trace.cpu.dur_ns[i]});
+    }
+  }
+  return Merge(std::move(dl));
+}
+
+// The steady steps as a merged set; every step gets its row in out.steps.
+std::vector<Interval> SteadySteps(const StepsResult& steps, IdleGapStats& out) {
+  std::vector<Interval> steady;
+  for (const StepBreakdown& s : steps.steps) {
+    if (s.steady_state) steady.push_back({s.start_ns, s.end_ns});
+    out.steady_steps += s.steady_state;
+    StepIdleGaps si;
+    si.step = s.step;
+    si.steady = s.steady_state;
+    out.steps.push_back(si);
+  }
+  return Merge(std::move(steady));
+}
+
+void SyncSpans(const SyncStats& sync, std::vector<int64_t>* sync_ends,
+               std::vector<Interval>* blocked) {
+  for (const SyncPoint& p : sync.points) {
+    sync_ends->push_back(p.end_ns);
+    blocked->push_back({p.start_ns, p.end_ns});
+  }
+  std::sort(sync_ends->begin(), sync_ends->end());
+  *blocked = Merge(std::move(*blocked));
+}
+
+// The unexplained long-gap time per steady step, the longest gaps and the host ops in them.
+void Summarize(const std::vector<Interval>& unexplained, const std::vector<Interval>& dl,
+               const std::vector<Interval>& steady, std::vector<IdleGap> long_gaps,
+               const std::unordered_map<StringId, IdleHostOp>& host_ops, IdleGapStats& out) {
+  if (out.steady_steps > 0) {
+    const std::vector<Interval> mine = Intersect(Subtract(unexplained, dl), steady);
+    out.unexplained_ns_per_steady_step = TotalLength(mine) / static_cast<int64_t>(out.steady_steps);
+  }
+
+  std::stable_sort(long_gaps.begin(), long_gaps.end(),
+                   [](const IdleGap& a, const IdleGap& b) { return a.length() > b.length(); });
+  if (long_gaps.size() > kTopIdleGaps) long_gaps.resize(kTopIdleGaps);
+  out.longest = std::move(long_gaps);
+  for (const auto& [name, h] : host_ops) out.host_ops.push_back(h);
+  std::sort(out.host_ops.begin(), out.host_ops.end(), [](const IdleHostOp& a, const IdleHostOp& b) {
+    return a.overlap_ns != b.overlap_ns ? a.overlap_ns > b.overlap_ns : a.name < b.name;
+  });
+  if (out.host_ops.size() > kTopIdleHostOps) out.host_ops.resize(kTopIdleHostOps);
+}
+
 }  // namespace
 
 IdleGapStats AnalyzeIdleGaps(const Trace& trace, const StepsResult& steps, const SyncStats& sync) {
@@ -144,21 +300,8 @@ IdleGapStats AnalyzeIdleGaps(const Trace& trace, const StepsResult& steps, const
     if (len > kNsightGpuGapNs) ++out.nsight_gaps;
   }
 
-  // Analysed range.
-  int64_t lo = INT64_MAX, hi = INT64_MIN;
-  for (const StepBreakdown& s : steps.steps) {
-    lo = std::min(lo, s.start_ns);
-    hi = std::max(hi, s.end_ns);
-  }
-  if (lo >= hi) lo = busy.front().start, hi = busy.back().end;
-  // Only gaps between two GPU ops: before the first one the CPU is still ahead of any work, after
-  // the last one the profiler may be stopping (80 ms of "other" closes the last step of a
-  // ResNet-50 sample), and neither is a gap Nsight or HTA would count.
-  lo = std::max(lo, busy.front().start);
-  hi = std::min(hi, busy.back().end);
-  // Steps that lie wholly before or after every GPU op leave nothing to analyse: an empty range,
-  // not a negative one (found by the fuzz target's invariant checks).
-  hi = std::max(hi, lo);
+  const Interval range = AnalysedRange(steps, busy);
+  const int64_t lo = range.start, hi = range.end;  // named: lambdas below capture them
   out.range_start_ns = lo;
   out.range_end_ns = hi;
   // The idle time [lo, hi) − busy: since lo and hi lie within the busy span, its gaps are those
@@ -189,23 +332,8 @@ IdleGapStats AnalyzeIdleGaps(const Trace& trace, const StepsResult& steps, const
   };
 
   // DataLoader ops (any thread) and the steady steps, as merged sets.
-  std::vector<Interval> dl;
-  for (size_t i = 0; i < trace.cpu.size(); ++i) {
-    if (trace.cpu.is_dataloader[i]) {
-      dl.push_back({trace.cpu.start_ns[i], trace.cpu.start_ns[i] + trace.cpu.dur_ns[i]});
-    }
-  }
-  dl = Merge(std::move(dl));
-  std::vector<Interval> steady;
-  for (const StepBreakdown& s : steps.steps) {
-    if (s.steady_state) steady.push_back({s.start_ns, s.end_ns});
-    out.steady_steps += s.steady_state;
-    StepIdleGaps si;
-    si.step = s.step;
-    si.steady = s.steady_state;
-    out.steps.push_back(si);
-  }
-  steady = Merge(std::move(steady));
+  const std::vector<Interval> dl = DataLoaderSpans(trace);
+  const std::vector<Interval> steady = SteadySteps(steps, out);
   // Steps are in time order and do not overlap: the last one starting at or before t.
   auto step_of = [&](int64_t t) -> int {
     auto s = std::upper_bound(steps.steps.begin(), steps.steps.end(), t,
@@ -215,71 +343,18 @@ IdleGapStats AnalyzeIdleGaps(const Trace& trace, const StepsResult& steps, const
     return t < s->end_ns ? static_cast<int>(s - steps.steps.begin()) : -1;
   };
 
-  // Sync point ends, sorted, to test "a sync ends inside this gap".
-  // and the host's blocked time (a sync point's first call start → last call end).
+  // Sync point ends, sorted, to test "a sync ends inside this gap", and the host's blocked time
+  // (a sync point's first call start → last call end).
   std::vector<int64_t> sync_ends;
   std::vector<Interval> blocked;
-  for (const SyncPoint& p : sync.points) {
-    sync_ends.push_back(p.end_ns);
-    blocked.push_back({p.start_ns, p.end_ns});
-  }
-  std::sort(sync_ends.begin(), sync_ends.end());
-  blocked = Merge(std::move(blocked));
+  SyncSpans(sync, &sync_ends, &blocked);
 
-  // The main launching thread: most linked launches.
-  std::map<ThreadKey, uint64_t> launches_per_thread;
-  {
-    // The thread's count is looked up once per run of its rows (a map lookup per launch took a
-    // third of this analysis on a real trace); a std::map entry stays where it is.
-    ThreadKey last{0, 0};
-    uint64_t* count = nullptr;
-    for (size_t i = 0; i < trace.runtime.size(); ++i) {
-      const RuntimeKind k = trace.runtime.kind[i];
-      if (k == RuntimeKind::kKernelLaunch || k == RuntimeKind::kGraphLaunch ||
-          k == RuntimeKind::kMemcpy || k == RuntimeKind::kMemset) {
-        const ThreadKey key{trace.runtime.pid[i], trace.runtime.tid[i]};
-        if (count == nullptr || key != last) count = &launches_per_thread[key], last = key;
-        ++*count;
-      }
-    }
-  }
-  ThreadKey main_thread{0, 0};
-  uint64_t most = 0;
-  for (const auto& [key, n] : launches_per_thread) {
-    if (n > most) most = n, main_thread = key;
-  }
+  const ThreadKey main_thread = MainLaunchingThread(trace);
   std::vector<Interval> long_idle;
   for_each_idle([&](const Interval& iv) {
     if (iv.end - iv.start >= kLongIdleGapNs) long_idle.push_back(iv);
   });
-  // Per long gap, the GPU op that ends it: the first by (start, row) starting at or after the
-  // gap's end. Each op is offered to the last long gap ending at or before its start (the gaps are
-  // disjoint and sorted), which keeps the least: one pass, memory per gap, not per op.
-  std::vector<std::pair<int64_t, uint32_t>> op_after(long_idle.size(), {INT64_MAX, UINT32_MAX});
-  if (!long_idle.empty()) {
-    for (size_t i = 0; i < g.size(); ++i) {
-      if (!is_op(i)) continue;
-      const int64_t start = g.start_ns[i];
-      auto after = std::upper_bound(long_idle.begin(), long_idle.end(), start,
-                                    [](int64_t v, const Interval& iv) { return v < iv.end; });
-      if (after == long_idle.begin()) continue;
-      std::pair<int64_t, uint32_t>& best =
-          op_after[static_cast<size_t>(after - long_idle.begin()) - 1];
-      best = std::min(best, std::make_pair(start, static_cast<uint32_t>(i)));
-    }
-  }
-  // What the launching thread did in a long gap: the thread that launched the op ending it, else
-  // the main launching thread. Only those threads' ops are collected.
-  std::vector<ThreadKey> gap_thread(long_idle.size(), main_thread);
-  for (size_t k = 0; k < long_idle.size(); ++k) {
-    const uint32_t next = op_after[k].second;
-    if (next == UINT32_MAX) continue;
-    const int32_t launch = g.launch[next];
-    if (launch >= 0) {
-      gap_thread[k] = {trace.runtime.pid[static_cast<size_t>(launch)],
-                       trace.runtime.tid[static_cast<size_t>(launch)]};
-    }
-  }
+  const std::vector<ThreadKey> gap_thread = GapThreads(trace, long_idle, main_thread);
   const std::map<ThreadKey, std::vector<HostOp>> outer =
       OutermostOps(trace.cpu, trace.runtime, long_idle,
                    std::set<ThreadKey>(gap_thread.begin(), gap_thread.end()));
@@ -320,20 +395,8 @@ IdleGapStats AnalyzeIdleGaps(const Trace& trace, const StepsResult& steps, const
     }
 
     // What the launching thread did: outermost ops overlapping the gap, by overlap.
-    const ThreadKey thread = gap_thread[long_index++];
-    std::map<StringId, int64_t> overlap;
-    if (auto t = outer.find(thread); t != outer.end()) {
-      const std::vector<HostOp>& v = t->second;
-      auto op = std::upper_bound(v.begin(), v.end(), iv.start,
-                                 [](int64_t s, const HostOp& o) { return s < o.end; });
-      for (; op != v.end() && op->start < iv.end; ++op) {
-        overlap[op->name] += std::min(op->end, iv.end) - std::max(op->start, iv.start);
-      }
-    }
-    for (const auto& [name, ns] : overlap) gap.host_ops.emplace_back(name, ns);
-    std::sort(gap.host_ops.begin(), gap.host_ops.end(),
-              [](const auto& x, const auto& y) { return x.second > y.second; });
-    if (gap.host_ops.size() > 3) gap.host_ops.resize(3);
+    const std::map<StringId, int64_t> overlap =
+        HostOverlap(outer, gap_thread[long_index++], iv, &gap.host_ops);
 
     ++out.long_gaps;
     out.long_gap_ns += len;
@@ -359,21 +422,7 @@ IdleGapStats AnalyzeIdleGaps(const Trace& trace, const StepsResult& steps, const
     long_gaps.push_back(std::move(gap));
   });
 
-  // Per steady step: the unexplained long-gap time inside the steady steps.
-  if (out.steady_steps > 0) {
-    const std::vector<Interval> mine = Intersect(Subtract(unexplained, dl), steady);
-    out.unexplained_ns_per_steady_step = TotalLength(mine) / static_cast<int64_t>(out.steady_steps);
-  }
-
-  std::stable_sort(long_gaps.begin(), long_gaps.end(),
-                   [](const IdleGap& a, const IdleGap& b) { return a.length() > b.length(); });
-  if (long_gaps.size() > kTopIdleGaps) long_gaps.resize(kTopIdleGaps);
-  out.longest = std::move(long_gaps);
-  for (auto& [name, h] : host_ops) out.host_ops.push_back(h);
-  std::sort(out.host_ops.begin(), out.host_ops.end(), [](const IdleHostOp& a, const IdleHostOp& b) {
-    return a.overlap_ns != b.overlap_ns ? a.overlap_ns > b.overlap_ns : a.name < b.name;
-  });
-  if (out.host_ops.size() > kTopIdleHostOps) out.host_ops.resize(kTopIdleHostOps);
+  Summarize(unexplained, dl, steady, std::move(long_gaps), host_ops, out);
   return out;
 }
 
