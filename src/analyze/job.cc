@@ -814,61 +814,24 @@ void ReplayJobFixes(const std::vector<const model::RankFacts*>& ranks, JobAnalys
                    [](const JobFix& a, const JobFix& b) { return a.saving_ns > b.saving_ns; });
 }
 
-}  // namespace
-
-JobAnalysis AnalyzeJob(const std::vector<const model::RankFacts*>& ranks) {
-  JobAnalysis out;
-  const size_t n = ranks.size();
-  if (n == 0) return out;
-
-  // Reference: the lowest rank id (the first member when none has one).
-  size_t ref = 0;
-  for (size_t m = 0; m < n; ++m) {
-    const int32_t r = ranks[m]->identity.rank, best = ranks[ref]->identity.rank;
-    if (r >= 0 && (best < 0 || r < best)) ref = m;
-  }
-  out.reference_rank = ranks[ref]->identity.rank;
-  {
-    std::vector<int64_t> steps, means;
-    for (const model::RankFacts* f : ranks) {
-      steps.push_back(static_cast<int64_t>(f->steps.size()));
-      means.push_back(f->mean_step_ns);
-    }
-    out.mean_step_ns = MedianOf(means);
-    // Per-step figures divide by the steps every member profiled: waits accrue only where all
-    // ranks of a collective are present, i.e. in those steps (ranks that captured steps 100–104
-    // and 101–105 share 4, not 5). Steps without a collective still count (gradient
-    // accumulation spreads one all-reduce's wait over its micro-steps). Ranks without
-    // ProfilerSteps in common: the median count, at least 1.
-    std::vector<int32_t> common;
-    for (size_t m = 0; m < n; ++m) {
-      std::vector<int32_t> ids;
-      for (const model::StepSpan& s : ranks[m]->steps) ids.push_back(s.step);
-      std::sort(ids.begin(), ids.end());
-      ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-      if (m == 0) {
-        common = std::move(ids);
-      } else {
-        std::vector<int32_t> both;
-        std::set_intersection(common.begin(), common.end(), ids.begin(), ids.end(),
-                              std::back_inserter(both));
-        common = std::move(both);
-      }
-    }
-    out.steps = !common.empty() ? static_cast<int64_t>(common.size())
-                                : std::max<int64_t>(1, MedianOf(steps));
-  }
-
-  // A member whose trace does not overlap the reference's in time (another session of a process)
-  // shares no collective with it.
-  std::vector<uint8_t> comparable(n, 1);
-  for (size_t m = 0; m < n; ++m) comparable[m] = Overlaps(ranks[m]->identity, ranks[ref]->identity);
-
-  // Groups and types, interned; a group is matched by seq when every record of it has one.
-  std::unordered_map<std::string, int32_t> group_id, type_id;
+// The collectives of the comparable members matched across members: groups and types interned (a
+// group is matched by seq when every record of it has one, else by type, step and order), one
+// instance per collective with each member's part.
+struct Matched {
   std::vector<std::string> group_name;
-  std::vector<uint8_t> all_seq;
   std::vector<std::vector<uint8_t>> in_group;  // [group][member]
+  std::vector<Instance> inst;
+};
+
+Matched MatchCollectives(const std::vector<const model::RankFacts*>& ranks,
+                         const std::vector<uint8_t>& comparable, JobAnalysis& out) {
+  const size_t n = ranks.size();
+  Matched x;
+  std::vector<std::string>& group_name = x.group_name;
+  std::vector<std::vector<uint8_t>>& in_group = x.in_group;
+  std::vector<Instance>& inst = x.inst;
+  std::unordered_map<std::string, int32_t> group_id, type_id;
+  std::vector<uint8_t> all_seq;
   auto intern_group = [&](const std::string& g) {
     auto [it, fresh] = group_id.try_emplace(g, static_cast<int32_t>(group_name.size()));
     if (fresh) {
@@ -892,7 +855,6 @@ JobAnalysis AnalyzeJob(const std::vector<const model::RankFacts*>& ranks) {
   }
 
   std::unordered_map<Key, size_t, KeyHash> index;
-  std::vector<Instance> inst;
   for (size_t m = 0; m < n; ++m) {
     if (!comparable[m]) {
       out.unmatched += ranks[m]->collectives.size();
@@ -926,40 +888,143 @@ JobAnalysis AnalyzeJob(const std::vector<const model::RankFacts*>& ranks) {
       in.parts.push_back({static_cast<uint32_t>(m), &r});
     }
   }
+  return x;
+}
 
-  // Clock offsets from matched end times.
-  out.clocks.resize(n);
-  std::vector<int64_t> correction(n, 0);
-  {
-    std::vector<std::vector<int64_t>> diffs(n);
-    for (const Instance& in : inst) {
-      if (in.parts.size() < 2) continue;
-      const model::CollectiveRecord* at_ref = nullptr;
-      for (const Part& p : in.parts) {
-        if (p.member == ref) at_ref = p.rec;
-      }
-      if (at_ref == nullptr) continue;
-      for (const Part& p : in.parts) {
-        if (p.member != ref) diffs[p.member].push_back(at_ref->end_ns - p.rec->end_ns);
-      }
+// The straggler: the rank whose lateness the others waited for longest, when that wait is a
+// visible share of the step (kStragglerMinShare) and its mean lateness where it was last is larger
+// than what the clocks can tell apart (the largest clock uncertainty of the job). `caused`: the
+// wait each member caused, ns.
+void FindStraggler(const std::vector<int64_t>& caused, JobAnalysis& out) {
+  const size_t n = caused.size();
+  size_t best = SIZE_MAX;
+  for (size_t m = 0; m < n; ++m) {
+    if (caused[m] <= 0) continue;
+    if (best == SIZE_MAX || caused[m] > caused[best]) best = m;
+  }
+  if (best != SIZE_MAX) {
+    int64_t clock_bar = 0;
+    for (const ClockOffset& c : out.clocks) {
+      if (c.samples > 0) clock_bar = std::max(clock_bar, c.uncertainty_ns);
     }
-    for (size_t m = 0; m < n; ++m) {
-      ClockOffset& c = out.clocks[m];
-      c.rank = ranks[m]->identity.rank;
-      if (m == ref) continue;
-      const ClockFit fit = FitClock(std::move(diffs[m]));
-      c.offset_ns = fit.offset;
-      c.uncertainty_ns = fit.uncertainty;
-      c.samples = fit.samples;
-      if (!fit.alignable) out.clocks_alignable = false;
-    }
-    for (size_t m = 0; m < n; ++m) {
-      ClockOffset& c = out.clocks[m];
-      c.applied =
-          out.clocks_alignable && c.samples > 0 && std::llabs(c.offset_ns) > c.uncertainty_ns;
-      if (c.applied) correction[m] = c.offset_ns;
+    const RankWait& w = out.ranks[best];
+    const int64_t per_instance =
+        caused[best] / static_cast<int64_t>(std::max<uint64_t>(1, w.times_last));
+    const double share = out.mean_step_ns > 0 ? static_cast<double>(w.wait_caused_ns_per_step) /
+                                                    static_cast<double>(out.mean_step_ns)
+                                              : 0.0;
+    // Clocks that cannot be aligned make every arrival difference as uncertain as the clocks:
+    // nobody is named then (the job reports the clocks instead).
+    if (out.clocks_alignable && share > kStragglerMinShare && per_instance > clock_bar) {
+      Straggler s;
+      s.rank = w.rank;
+      s.input = best;
+      s.wait_caused_ns_per_step = w.wait_caused_ns_per_step;
+      s.share_of_step = share;
+      out.straggler = s;
     }
   }
+}
+
+// The job's mean step (the median of the members') and the steps every member profiled.
+void CountSteps(const std::vector<const model::RankFacts*>& ranks, JobAnalysis& out) {
+  const size_t n = ranks.size();
+  std::vector<int64_t> steps, means;
+  for (const model::RankFacts* f : ranks) {
+    steps.push_back(static_cast<int64_t>(f->steps.size()));
+    means.push_back(f->mean_step_ns);
+  }
+  out.mean_step_ns = MedianOf(means);
+  // Per-step figures divide by the steps every member profiled: waits accrue only where all
+  // ranks of a collective are present, i.e. in those steps (ranks that captured steps 100–104
+  // and 101–105 share 4, not 5). Steps without a collective still count (gradient
+  // accumulation spreads one all-reduce's wait over its micro-steps). Ranks without
+  // ProfilerSteps in common: the median count, at least 1.
+  std::vector<int32_t> common;
+  for (size_t m = 0; m < n; ++m) {
+    std::vector<int32_t> ids;
+    for (const model::StepSpan& s : ranks[m]->steps) ids.push_back(s.step);
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    if (m == 0) {
+      common = std::move(ids);
+    } else {
+      std::vector<int32_t> both;
+      std::set_intersection(common.begin(), common.end(), ids.begin(), ids.end(),
+                            std::back_inserter(both));
+      common = std::move(both);
+    }
+  }
+  out.steps =
+      !common.empty() ? static_cast<int64_t>(common.size()) : std::max<int64_t>(1, MedianOf(steps));
+}
+
+// Clock offsets of each member from the reference's, fitted to matched end times; the
+// corrections applied (where the job's clocks can be aligned and an offset is beyond its
+// uncertainty).
+std::vector<int64_t> FitClocks(const std::vector<const model::RankFacts*>& ranks,
+                               const std::vector<Instance>& inst, size_t ref, JobAnalysis& out) {
+  const size_t n = ranks.size();
+  out.clocks.resize(n);
+  std::vector<int64_t> correction(n, 0);
+  std::vector<std::vector<int64_t>> diffs(n);
+  for (const Instance& in : inst) {
+    if (in.parts.size() < 2) continue;
+    const model::CollectiveRecord* at_ref = nullptr;
+    for (const Part& p : in.parts) {
+      if (p.member == ref) at_ref = p.rec;
+    }
+    if (at_ref == nullptr) continue;
+    for (const Part& p : in.parts) {
+      if (p.member != ref) diffs[p.member].push_back(at_ref->end_ns - p.rec->end_ns);
+    }
+  }
+  for (size_t m = 0; m < n; ++m) {
+    ClockOffset& c = out.clocks[m];
+    c.rank = ranks[m]->identity.rank;
+    if (m == ref) continue;
+    const ClockFit fit = FitClock(std::move(diffs[m]));
+    c.offset_ns = fit.offset;
+    c.uncertainty_ns = fit.uncertainty;
+    c.samples = fit.samples;
+    if (!fit.alignable) out.clocks_alignable = false;
+  }
+  for (size_t m = 0; m < n; ++m) {
+    ClockOffset& c = out.clocks[m];
+    c.applied = out.clocks_alignable && c.samples > 0 && std::llabs(c.offset_ns) > c.uncertainty_ns;
+    if (c.applied) correction[m] = c.offset_ns;
+  }
+  return correction;
+}
+
+}  // namespace
+
+JobAnalysis AnalyzeJob(const std::vector<const model::RankFacts*>& ranks) {
+  JobAnalysis out;
+  const size_t n = ranks.size();
+  if (n == 0) return out;
+
+  // Reference: the lowest rank id (the first member when none has one).
+  size_t ref = 0;
+  for (size_t m = 0; m < n; ++m) {
+    const int32_t r = ranks[m]->identity.rank, best = ranks[ref]->identity.rank;
+    if (r >= 0 && (best < 0 || r < best)) ref = m;
+  }
+  out.reference_rank = ranks[ref]->identity.rank;
+  CountSteps(ranks, out);
+
+  // A member whose trace does not overlap the reference's in time (another session of a process)
+  // shares no collective with it.
+  std::vector<uint8_t> comparable(n, 1);
+  for (size_t m = 0; m < n; ++m) comparable[m] = Overlaps(ranks[m]->identity, ranks[ref]->identity);
+
+  Matched matched = MatchCollectives(ranks, comparable, out);
+  const std::vector<std::string>& group_name = matched.group_name;
+  const std::vector<std::vector<uint8_t>>& in_group = matched.in_group;
+  const std::vector<Instance>& inst = matched.inst;
+
+  // Clock offsets from matched end times.
+  const std::vector<int64_t> correction = FitClocks(ranks, inst, ref, out);
 
   // Per instance: arrivals, the last arriver, waits, bandwidth.
   std::vector<uint64_t> expected(group_name.size(), 0);
@@ -1063,36 +1128,7 @@ JobAnalysis AnalyzeJob(const std::vector<const model::RankFacts*>& ranks) {
     }
   }
 
-  // The straggler: the rank whose lateness the others waited for longest, when that wait is a
-  // visible share of the step (kStragglerMinShare) and its mean lateness where it was last is
-  // larger than what the clocks can tell apart (the largest clock uncertainty of the job).
-  size_t best = SIZE_MAX;
-  for (size_t m = 0; m < n; ++m) {
-    if (caused[m] <= 0) continue;
-    if (best == SIZE_MAX || caused[m] > caused[best]) best = m;
-  }
-  if (best != SIZE_MAX) {
-    int64_t clock_bar = 0;
-    for (const ClockOffset& c : out.clocks) {
-      if (c.samples > 0) clock_bar = std::max(clock_bar, c.uncertainty_ns);
-    }
-    const RankWait& w = out.ranks[best];
-    const int64_t per_instance =
-        caused[best] / static_cast<int64_t>(std::max<uint64_t>(1, w.times_last));
-    const double share = out.mean_step_ns > 0 ? static_cast<double>(w.wait_caused_ns_per_step) /
-                                                    static_cast<double>(out.mean_step_ns)
-                                              : 0.0;
-    // Clocks that cannot be aligned make every arrival difference as uncertain as the clocks:
-    // nobody is named then (the job reports the clocks instead).
-    if (out.clocks_alignable && share > kStragglerMinShare && per_instance > clock_bar) {
-      Straggler s;
-      s.rank = w.rank;
-      s.input = best;
-      s.wait_caused_ns_per_step = w.wait_caused_ns_per_step;
-      s.share_of_step = share;
-      out.straggler = s;
-    }
-  }
+  FindStraggler(caused, out);
   ReplayJobFixes(ranks, &out);
   return out;
 }
