@@ -48,7 +48,7 @@ std::string Num(double d) {
 
 class Reader {
  public:
-  Reader(simdjson::dom::object root, const std::string& source) : root_(root), source_(source) {}
+  explicit Reader(simdjson::dom::object root) : root_(root) {}
 
   // The value under `key`; of duplicate keys the last, as Python's json (and so transformers)
   // reads them. simdjson's own lookup returns the first.
@@ -170,7 +170,6 @@ class Reader {
   }
 
   simdjson::dom::object root_;
-  const std::string& source_;
   std::vector<std::string> errors_;
 };
 
@@ -387,7 +386,7 @@ Result<ModelConfig> ParseHfConfig(std::string_view json, const std::string& sour
   if (root.get_object().get(object) != simdjson::SUCCESS)
     return Status::Error(StatusCode::kInvalidInput,
                          source + ": expected a JSON object (a Hugging Face config.json)");
-  Reader r(object, source);
+  Reader r(object);
   ModelConfig m;
   m.name = SanitizeText(source);
   m.model_type = r.String("model_type");
