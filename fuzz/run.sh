@@ -79,6 +79,7 @@ seed_plan_config_fuzz() {
     { printf '\200'; cat "$f"; } >"$1/$name.exact"
     { printf '\001h800:80:989:3350:200:1979\n'; cat "$f"; } >"$1/$name.spec"
   done
+  cp fuzz/seeds/plan_config/* "$1/"  # past findings, byte 0 included
 }
 
 # Bytes 1-4: the before trace's length, little endian.

@@ -164,5 +164,29 @@ TEST(PlanHfOps, EagerIsNeverFasterThanMegatronOnTensorCores) {
   EXPECT_GT(a.step_s, b.step_s);
 }
 
+// Found by plan_config_fuzz: a long --gpu-spec name cut the priced compute term's formula in a
+// fixed buffer mid-character (invalid UTF-8, a document that did not read back as written). The
+// formula now carries the whole name.
+TEST(PlanHfOps, LongGpuNameKeepsTheWholeFormula) {
+  std::string name;
+  for (int i = 0; i < 300; ++i) name += "é";  // 600 bytes
+  api::PlanOptions o;
+  o.model = std::string(GPUSCOPE_SOURCE_DIR) + "/tests/data/plan/llama_shape.config.json";
+  o.gpu_spec = name + ":80:800:3000";
+  o.gpus = 1;
+  o.global_batch = 4;
+  o.mbs = 4;
+  o.seq_len = 512;
+  o.framework = "ddp";
+  o.precision = "bf16";
+  o.no_exact = true;
+  auto planned = api::PlanJob(o);
+  ASSERT_TRUE(planned.ok()) << planned.status().message();
+  const plan::Evaluation& e = planned->report.feasible.empty() ? *planned->report.closest
+                                                               : planned->report.feasible.front();
+  const std::string& formula = e.time.terms.front().formula;
+  EXPECT_NE(formula.find(name + " roofline"), std::string::npos) << formula.size();
+}
+
 }  // namespace
 }  // namespace gpuscope

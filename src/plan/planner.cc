@@ -664,21 +664,18 @@ void Evaluator::Compute() {
     const double gpu_mb = priced.gpu_s - priced.optimizer_s - math_s + std::max(math_s, math_floor);
     const double host_mb = priced.host_s;
     compute = std::max(gpu_mb, host_mb) * mb / p;
-    char buf[400];
-    std::snprintf(
-        buf, sizeof buf,
-        "max(GPU %s, host %s) × m=%s / p: %s kernels per micro-batch (GEMM %s + "
-        "attention %s%s, memory-bound %s) on the %s roofline",
-        Dur(gpu_mb).c_str(), Dur(host_mb).c_str(), Int(mb).c_str(),
-        Int(static_cast<double>(priced.kernels)).c_str(), Dur(priced.gemm_s).c_str(),
-        Dur(priced.attention_s).c_str(),
-        math_floor > math_s
-            ? (", at most η " + Num(st.efficiency) + " of peak: " + Dur(math_floor)).c_str()
-            : "",
-        Dur(priced.memory_s - priced.optimizer_s).c_str(), gpu.name.c_str());
+    // Built whole (a fixed buffer cut a long --gpu-spec name mid-character: plan_config_fuzz).
+    const std::string formula = fmt::format(
+        "max(GPU {}, host {}) × m={} / p: {} kernels per micro-batch (GEMM {} + attention {}{}, "
+        "memory-bound {}) on the {} roofline",
+        Dur(gpu_mb), Dur(host_mb), Int(mb), Int(static_cast<double>(priced.kernels)),
+        Dur(priced.gemm_s), Dur(priced.attention_s),
+        math_floor > math_s ? ", at most η " + Num(st.efficiency) + " of peak: " + Dur(math_floor)
+                            : std::string(),
+        Dur(priced.memory_s - priced.optimizer_s), gpu.name);
     st.terms.push_back(
-        {ms ? "compute (measured ops priced)" : "compute (Hugging Face ops priced, formulas)", buf,
-         compute});
+        {ms ? "compute (measured ops priced)" : "compute (Hugging Face ops priced, formulas)",
+         formula, compute});
   } else {
     compute = st.flops_hardware / N / (st.peak_flops * st.efficiency);
     st.terms.push_back({"compute",
