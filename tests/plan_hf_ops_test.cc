@@ -188,5 +188,27 @@ TEST(PlanHfOps, LongGpuNameKeepsTheWholeFormula) {
   EXPECT_NE(formula.find(name + " roofline"), std::string::npos) << formula.size();
 }
 
+// GPT-2's gelu_new is a chain of fp32 elementwise kernels under autocast; a one-kernel GELU
+// (activation_function "gelu") moves far fewer bytes with the same GEMMs.
+TEST(PlanHfOps, WrittenOutGeluCostsMoreThanOneKernel) {
+  const auto peaks = hw::PeaksForGpu("h200");
+  ASSERT_TRUE(peaks.has_value());
+  auto config = plan::ParseHfConfig(DataFile("gpt2-medium.config.json"), "gpt2-medium");
+  ASSERT_TRUE(config.ok());
+  plan::ModelConfig gelu = *config;
+  gelu.activation = "gelu";
+  auto priced = [&](const plan::ModelConfig& m) {
+    return plan::PriceMeasuredOps(
+        plan::HfFormulaStep(m, 8, 1024, hw::Precision::kBf16, plan::HfRegime::kAutocast16,
+                            plan::Recompute::kNone, plan::Optimizer::kAdam, 3.5e8),
+        *peaks, plan::OpEfficiency{}, 1, 1);
+  };
+  const plan::PricedStep tanh = priced(*config), one = priced(gelu);
+  EXPECT_EQ(config->activation, "gelu_new");
+  EXPECT_DOUBLE_EQ(tanh.gemm_s, one.gemm_s);
+  EXPECT_LT(one.memory_s, 0.8 * tanh.memory_s);
+  EXPECT_LT(one.kernels, tanh.kernels);
+}
+
 }  // namespace
 }  // namespace gpuscope

@@ -51,11 +51,13 @@ struct ModuleTraffic {
 #include "plan/hf_traffic.inc"
 
 const ModuleTraffic& TrafficFor(const ModelConfig& m, HfRegime regime) {
-  const bool tanh_gelu = m.activation == "gelu_new" || m.activation == "gelu_fast" ||
-                         m.activation == "gelu_pytorch_tanh" || m.model_type == "gpt2";
+  // GELU-tanh written out in Python ops (GPT-2's default activation); gelu_pytorch_tanh, gelu,
+  // relu… are one kernel each.
+  const bool written_out = m.activation == "gelu_new" || m.activation == "gelu_fast" ||
+                           (m.activation.empty() && m.model_type == "gpt2");
   const int r = regime == HfRegime::kAutocast16 ? 0 : 1;  // kPure16 scales the fp32 counts
   if (m.gated_mlp) return m.qkv_bias_only ? kQwen2[r] : kLlama[r];
-  return tanh_gelu && m.activation != "gelu_pytorch_tanh" ? kGpt2Tanh[r] : kGpt2Gelu[r];
+  return written_out ? kGpt2Tanh[r] : kGpt2Gelu[r];
 }
 
 }  // namespace
