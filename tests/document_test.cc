@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "gpuscope/ingest.h"
+#include "render/document.h"
 #include "render/html.h"
 #include "render/json.h"
 #include "render/text.h"
@@ -77,6 +78,22 @@ TEST(AnalyzeDocument, TextOfTheExample) {
   const std::string verbose = render::RenderText(ExampleDocument(), {false, true, 100});
   EXPECT_TRUE(HasLine(verbose, "per step"));
   EXPECT_GT(verbose.size(), text.size() * 2);
+}
+
+// Found by plan_config_fuzz: a byte count past int64 saturates at 9.2e18 (Value::BinaryBytes),
+// which JSON writes as a double; the reader took exactly 9.2e18 for a non-integer and the
+// document did not read back as written (a plan of a model with h = 81,928,192).
+TEST(AnalyzeDocument, SaturatedByteCountsReadBackAsIntegers) {
+  render::Document doc;
+  doc.schema = "gpuscope.test";
+  doc.title = "t";
+  render::Section& s = doc.AddSection("static", "static");
+  render::Row& row = s.AddRow("static", "static");
+  row.fields.push_back({"static_bytes", "", render::Value::BinaryBytes(1.4e19)});
+  row.fields.push_back({"big_bytes", "", render::Value::BinaryBytes(9.0e18)});
+  auto back = render::FromJson(render::ToJson(doc), "t.json");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_TRUE(*back == render::AsReadBack(doc));  // failed: 9.2e18 came back a double
 }
 
 }  // namespace

@@ -287,8 +287,9 @@ struct Reader {
     // Integers beyond 2^53 are written as doubles (JsonWriter::Int); in an integer unit such a
     // double comes back as the nearest integer. Below 2^53 a double stays a double (a mean count
     // per step), so its kind round-trips.
+    // 9.2e18 itself is what Value::BinaryBytes saturates at: an integer too.
     if (IsIntegerUnit(unit) && std::fabs(d) > static_cast<double>(kMaxExactJsonInteger) &&
-        std::fabs(d) < 9.2e18) {
+        std::fabs(d) <= 9.2e18) {
       *out = Value::Int(static_cast<int64_t>(d), unit);
       out->precision = static_cast<int8_t>(precision);
       return true;
@@ -613,7 +614,7 @@ void RoundValue(Value* v) {
   if (v->kind == Value::Kind::kInt && (v->i > kMaxExactJsonInteger || v->i < -kMaxExactJsonInteger))
     v->i = static_cast<int64_t>(static_cast<double>(v->i));
   if (v->kind == Value::Kind::kDouble && IsIntegerUnit(v->unit) &&
-      std::fabs(v->d) > static_cast<double>(kMaxExactJsonInteger) && std::fabs(v->d) < 9.2e18) {
+      std::fabs(v->d) > static_cast<double>(kMaxExactJsonInteger) && std::fabs(v->d) <= 9.2e18) {
     v->kind = Value::Kind::kInt;
     v->i = static_cast<int64_t>(v->d);
     v->d = 0;
