@@ -26,6 +26,22 @@ std::string_view MathPathName(MathPath p) {
   return "?";
 }
 
+MathPath MatmulPathOf(Precision p) {
+  switch (p) {
+    case Precision::kFp32:
+      return MathPath::kFp32Cuda;
+    case Precision::kTf32:
+      return MathPath::kTf32;
+    case Precision::kBf16:
+      return MathPath::kBf16;
+    case Precision::kFp16:
+      return MathPath::kFp16;
+    case Precision::kFp8:
+      return MathPath::kFp8;
+  }
+  return MathPath::kFp32Cuda;
+}
+
 namespace {
 
 // Dense fp32 on CUDA cores (FFMA), TFLOP/s, from each vendor's datasheet: gpu_table.h keeps TF32

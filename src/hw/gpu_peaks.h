@@ -25,6 +25,9 @@ namespace gpuscope::hw {
 enum class MathPath : uint8_t { kFp32Cuda, kTf32, kTf32x3, kBf16, kFp16, kFp8, kCount };
 inline constexpr size_t kMathPathCount = static_cast<size_t>(MathPath::kCount);
 std::string_view MathPathName(MathPath p);  // "fp32_cuda", "tf32", "3xtf32", "bf16", "fp16", "fp8"
+// The path a matmul of training precision `p` runs on in PyTorch: fp32 on CUDA cores (TF32 only
+// when allowed: Precision::kTf32), the 16- and 8-bit types on their tensor cores.
+MathPath MatmulPathOf(Precision p);
 
 struct Peak {
   double datasheet = 0;   // TFLOP/s (dense) or GB/s; 0 = the GPU has no such path

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "hw/gpu_peaks.h"
 #include "plan/planner.h"
 
 namespace gpuscope::plan {
@@ -86,12 +87,10 @@ MeasuredStep HfFormulaStep(const ModelConfig& m, int64_t batch, int64_t seq_len,
                    (m.experts > 0 ? static_cast<double>(std::max<int64_t>(1, m.experts_top_k)) : 1);
   const bool full = hw::FullPrecision(precision);
   const double e = full ? 4 : 2;  // bytes of a matmul's operands
-  const std::string path = precision == hw::Precision::kFp32 ? "fp32_cuda"
-                           : precision == hw::Precision::kTf32
-                               ? "tf32"
-                               : std::string(hw::PrecisionName(precision));
+  const std::string path(hw::MathPathName(hw::MatmulPathOf(precision)));
   // Exact mode's fp32 attention is the memory-efficient kernel on 3×TF32 MMAs.
-  const std::string attention_path = full ? "3xtf32" : path;
+  const std::string attention_path =
+      full ? std::string(hw::MathPathName(hw::MathPath::kTf32x3)) : path;
   const double recomputed = recompute == Recompute::kFull ? 1 : 0;
 
   auto gemm = [&](double mm, double nn, double kk, double count) {

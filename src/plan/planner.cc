@@ -659,8 +659,9 @@ void Evaluator::Compute() {
     // achievable peaks are what one kernel reaches alone. fp32's CUDA cores have no such runs
     // (and reach their small peak): the roofline stands there.
     const double math_s = priced.gemm_s + priced.attention_s;
-    const double math_floor =
-        c.precision == Precision::kFp32 ? 0 : priced.flops / (st.peak_flops * st.efficiency);
+    const double math_floor = hw::MatmulPathOf(c.precision) == hw::MathPath::kFp32Cuda
+                                  ? 0
+                                  : priced.flops / (st.peak_flops * st.efficiency);
     const double gpu_mb = priced.gpu_s - priced.optimizer_s - math_s + std::max(math_s, math_floor);
     const double host_mb = priced.host_s;
     compute = std::max(gpu_mb, host_mb) * mb / p;
