@@ -8,7 +8,9 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "api/analyze.h"
@@ -45,6 +47,61 @@ void Set(const py::dict& options, const char* key, T* field) {
 template <typename T>
 void Set(const py::dict& options, const char* key, std::optional<T>* field) {
   if (options.contains(key) && !options[key].is_none()) *field = options[key].cast<T>();
+}
+
+// Every key of `options` by the subcommand's options table (api/options.h): Python's keyword is the
+// flag's name with '_' for '-'. An unknown key or a value of the wrong type is a TypeError naming it.
+template <typename O>
+void SetFromTable(const api::OptionTable<O>& table, const py::dict& options, O* out,
+                  const char* call) {
+  for (const auto& [key, value] : options) {
+    const std::string name = py::str(key);
+    const api::Option<O>* opt = nullptr;
+    for (const api::Option<O>& o : table)
+      if (api::PythonName(o.name) == name) opt = &o;
+    if (opt == nullptr)
+      throw py::type_error(std::string(call) + "() got an unexpected option: " + name);
+    if (value.is_none()) continue;
+    std::visit(
+        [&](auto member) {
+          auto& field = out->*member;
+          using T = std::decay_t<decltype(field)>;
+          try {
+            if constexpr (std::is_same_v<T, std::optional<int64_t>>)
+              field = value.template cast<int64_t>();
+            else
+              field = value.template cast<T>();
+          } catch (const py::cast_error&) {
+            throw py::type_error(std::string(call) + "(): " + name + " must be " +
+                                 (std::is_same_v<T, bool>          ? "a bool"
+                                  : std::is_same_v<T, std::string> ? "a str"
+                                  : std::is_same_v<T, double>      ? "a number"
+                                                                   : "an int") +
+                                 ", not " + std::string(py::str(value.get_type().attr("__name__"))));
+          }
+        },
+        opt->member);
+  }
+}
+
+// The table for Python: [{name, help, allowed, default, excludes}], in the CLI's order.
+template <typename O>
+py::list Describe(const api::OptionTable<O>& table) {
+  static const O defaults{};
+  py::list out;
+  for (const api::Option<O>& o : table) {
+    py::dict row;
+    row["name"] = api::PythonName(o.name);
+    row["help"] = std::string(o.help);
+    row["allowed"] = o.allowed;
+    std::vector<std::string> excludes;
+    for (std::string_view x : o.excludes) excludes.push_back(api::PythonName(x));
+    row["excludes"] = excludes;
+    const std::string d = api::ValueText(o, defaults);
+    row["default"] = d.empty() ? py::object(py::none()) : py::object(py::str(d));
+    out.append(row);
+  }
+  return out;
 }
 
 }  // namespace
@@ -105,37 +162,7 @@ PYBIND11_MODULE(_gpuscope, m) {
       "plan",
       [](const py::dict& options) {
         api::PlanOptions o;
-        Set(options, "model", &o.model);
-        Set(options, "gpu", &o.gpu);
-        Set(options, "gpu_spec", &o.gpu_spec);
-        Set(options, "gpus", &o.gpus);
-        Set(options, "global_batch", &o.global_batch);
-        Set(options, "seq_len", &o.seq_len);
-        Set(options, "precision", &o.precision);
-        Set(options, "optimizer", &o.optimizer);
-        Set(options, "zero", &o.zero);
-        Set(options, "recompute", &o.recompute);
-        Set(options, "offload", &o.offload);
-        Set(options, "framework", &o.framework);
-        Set(options, "fsdp", &o.fsdp);
-        Set(options, "hybrid", &o.hybrid);
-        Set(options, "grad_reduce_in_bf16", &o.bf16_grads);
-        Set(options, "sp", &o.sp);
-        Set(options, "no_flash", &o.no_flash);
-        Set(options, "no_dropout", &o.no_dropout);
-        Set(options, "tp", &o.tp);
-        Set(options, "pp", &o.pp);
-        Set(options, "vpp", &o.vpp);
-        Set(options, "mbs", &o.mbs);
-        Set(options, "efficiency", &o.efficiency);
-        Set(options, "context_gib", &o.context_gib);
-        Set(options, "headroom", &o.headroom);
-        Set(options, "inter_node_gbps", &o.inter_node_gbps);
-        Set(options, "top", &o.top);
-        Set(options, "from_trace", &o.from_trace);
-        Set(options, "exact_from", &o.exact_from);
-        Set(options, "no_exact", &o.no_exact);
-        Set(options, "impl", &o.impl);
+        SetFromTable(api::PlanOptionTable(), options, &o, "plan");
         std::optional<Result<api::Planned>> r;
         {
           py::gil_scoped_release release;
@@ -148,6 +175,10 @@ PYBIND11_MODULE(_gpuscope, m) {
         return py::make_tuple(std::move(p.document), fits);
       },
       py::arg("options") = py::dict());
+
+  m.def(
+      "plan_options", []() { return Describe(api::PlanOptionTable()); },
+      "plan()'s options as [{name, help, allowed, default, excludes}] (the CLI's flags, from one table)");
 
   // diff(before, after, options) -> (Document, [failure messages])
   m.def(

@@ -56,7 +56,7 @@ for s in $subs; do
   done
 done
 [ "$(comp "$bin" analyze --color '' | tr '\n' ' ')" = "auto always never " ] || fail "analyze --color values"
-[ "$(comp "$bin" plan --precision f | tr '\n' ' ')" = "fp16 fp32 fp8 " ] || fail "plan --precision f"
+[ "$(comp "$bin" plan --precision f | tr '\n' ' ')" = "fp32 fp16 fp8 " ] || fail "plan --precision f"
 comp "$bin" plan --gpu h1 | grep -qx h100-sxm || fail "plan --gpu h1: no h100-sxm"
 comp "$bin" plan --model llama-3 | grep -qx llama-3-8b || fail "plan --model llama-3: no llama-3-8b"
 echo "man page: 8 subcommands once each, readable in C and C.UTF-8; completion: real options only, values for enumerations, models and GPUs"

@@ -5,7 +5,10 @@
 #include <simdjson.h>
 
 #include <filesystem>
+#include <set>
+#include <sstream>
 
+#include "api/plan.h"
 #include "test_util.h"
 
 namespace gpuscope::testing {
@@ -509,6 +512,90 @@ TEST(PlanCli, CalibrationBadTrace) {
   ExpectBadInput("plan --from-trace /nonexistent/trace.json --model gpt2 --gpu a100 --gpus 8 "
                  "--global-batch 64 --seq-len 1024 --mbs 8",
                  {"/nonexistent/trace.json"});
+}
+
+// One options table (api::PlanOptionTable) makes plan's flags and their checks: every row is a
+// flag of `plan --help` with its help, default and allowed values, the flags are the table's and
+// the CLI's own (views, listings, files) and nothing else, and a value the table refuses is refused
+// with the table's words by api (what Python calls) as by the CLI.
+TEST(PlanCli, OneOptionsTableMakesTheFlagsAndTheChecks) {
+  const CommandResult help = RunGpuscope("plan --help");
+  ASSERT_EQ(help.exit_code, 0) << help.err;
+  std::set<std::string> flags;  // the option lines' long names
+  std::istringstream lines(help.out);
+  for (std::string line; std::getline(lines, line);) {
+    const size_t at = line.find("--");
+    if (line.rfind("  ", 0) != 0 || at == std::string::npos || at > 5) continue;
+    const size_t end = line.find_first_of(" \n", at);
+    flags.insert(line.substr(at + 2, end == std::string::npos ? end : end - at - 2));
+  }
+  std::set<std::string> expected = {"help",  "write-configs", "json",  "html",       "csv",
+                                    "verbose", "color",       "width", "list-models", "list-gpus"};
+  for (const auto& opt : api::PlanOptionTable()) {
+    expected.insert(std::string(opt.name));
+    const std::string text = api::HelpText(opt);
+    EXPECT_NE(help.out.find(text.substr(0, 40)), std::string::npos) << opt.name;
+    if (!opt.allowed.empty()) {
+      std::string list;
+      for (const std::string& a : opt.allowed) list += (list.empty() ? "" : ",") + a;
+      EXPECT_NE(help.out.find("--" + std::string(opt.name) + " TEXT:{" + list + "}"),
+                std::string::npos)
+          << opt.name;
+    }
+  }
+  EXPECT_EQ(flags, expected);
+  // Defaults are written once, in api::PlanOptions, and shown from there.
+  EXPECT_NE(help.out.find("(default: 0.45)"), std::string::npos);
+  EXPECT_NE(help.out.find("sgd (with momentum) (default: adam)"), std::string::npos);
+
+  api::PlanOptions o;
+  o.model = "llama-2-7b";
+  o.gpu = "h100-sxm";
+  o.gpus = 8;
+  o.global_batch = 64;
+  o.seq_len = 4096;
+  o.top = 1;
+  ASSERT_TRUE(api::PlanJob(o).ok());
+  auto refused = [&](auto change) {
+    api::PlanOptions bad = o;
+    change(bad);
+    auto r = api::PlanJob(bad);
+    EXPECT_EQ(r.status().code(), StatusCode::kUsage);
+    return r.ok() ? std::string("(accepted)") : r.status().message();
+  };
+  EXPECT_EQ(refused([](auto& b) { b.optimizer = "lion"; }),
+            "--optimizer: lion not in {adam, adam8bit, sgd}");
+  EXPECT_EQ(refused([](auto& b) { b.precision = "int4"; }),
+            "--precision: int4 not in {fp32, tf32, bf16, fp16, fp8}");
+  EXPECT_EQ(refused([](auto& b) { b.top = 0; }), "--top: value not in range 1 to 1000");
+  EXPECT_EQ(refused([](auto& b) {
+              b.fsdp = true;
+              b.zero = "2";
+            }),
+            "--fsdp excludes --zero");
+  EXPECT_EQ(refused([](auto& b) {
+              b.exact_from = "m.json";
+              b.no_exact = true;
+            }),
+            "--exact-from excludes --no-exact");
+  const CommandResult cli = RunGpuscope(std::string(kBase) + " --optimizer lion");
+  EXPECT_EQ(cli.exit_code, 2);
+  EXPECT_NE(cli.err.find("lion not in {adam,adam8bit,sgd}"), std::string::npos) << cli.err;
+}
+
+// Each enum's one name table reads both ways: every name parses back to its value, and an unknown
+// name to none.
+TEST(PlanCli, EnumNameTablesReadBothWays) {
+  for (const auto& e : plan::kFrameworkNames)
+    EXPECT_EQ(FromName(plan::kFrameworkNames, e.name), e.value);
+  for (const auto& e : hw::kPrecisionNames) {
+    EXPECT_EQ(FromName(hw::kPrecisionNames, e.name), e.value);
+    EXPECT_EQ(hw::PrecisionName(e.value), e.name);
+  }
+  EXPECT_EQ(plan::OffloadName(plan::Offload::kParams), "params");
+  EXPECT_EQ(FromName(plan::kRecomputeNames, "sometimes"), std::nullopt);
+  EXPECT_EQ(NameOf(plan::kImplNames, static_cast<plan::Impl>(7)), "?");
+  EXPECT_EQ(NamesOf(plan::kOptimizerNames), (std::vector<std::string>{"adam", "adam8bit", "sgd"}));
 }
 
 }  // namespace

@@ -19,7 +19,7 @@ from typing import Any, Dict, List, Optional
 
 from . import _gpuscope
 
-__all__ = ["Error", "Report", "analyze", "plan", "diff", "__version__"]
+__all__ = ["Error", "Report", "analyze", "plan", "plan_options", "diff", "__version__"]
 __version__ = _gpuscope.__version__
 
 #: Raised when an input cannot be read or an option is bad; the message is the one the CLI prints
@@ -312,9 +312,8 @@ def plan(*, model: str, gpu: Optional[str] = None, gpus: int, global_batch: int,
 
     model: a bundled name ("llama-3-8b") or a Hugging Face config.json; gpu: a GPU name or alias
     (or gpu_spec="NAME:MEM_GIB:BF16_TFLOPS:HBM_GBPS"). Further options are the CLI's flags with
-    underscores: precision, optimizer, framework, zero, fsdp, hybrid, grad_reduce_in_bf16, tp, pp,
-    vpp, sp, mbs, recompute, offload, efficiency, context_gib, headroom, inter_node_gbps, no_flash,
-    no_dropout, top, from_trace, impl, exact, exact_from, no_exact. ``exact=True`` measures the step in
+    underscores (precision="fp32", grad_reduce_in_bf16=True, ...): ``plan_options()`` lists them
+    with their help, allowed values and defaults, from the table the CLI's flags are made of. ``exact=True`` measures the step in
     this process (gpuscope.exact: the model's own code on fake tensors; needs torch >= 2 and
     transformers) and plans from it, as `gpuscope plan --exact`; by default a config.json file
     planned for Hugging Face code is measured by $GPUSCOPE_PYTHON or python3 when it has them, as
@@ -322,13 +321,16 @@ def plan(*, model: str, gpu: Optional[str] = None, gpus: int, global_batch: int,
     gpuscope.Error with the CLI's message; the plan document (with the suggestions) is the
     exception's ``report``.
     """
-    known = {"gpu_spec", "precision", "optimizer", "zero", "recompute", "offload", "framework",
-             "fsdp", "hybrid", "grad_reduce_in_bf16", "sp", "no_flash", "no_dropout", "tp", "pp",
-             "vpp", "mbs", "efficiency", "context_gib", "headroom", "inter_node_gbps", "top",
-             "from_trace", "exact", "exact_from", "no_exact", "impl"}
-    unknown = sorted(set(options) - known)
+    table = {o["name"]: o for o in _gpuscope.plan_options()}
+    unknown = sorted(set(options) - set(table))
     if unknown:
         raise TypeError("plan() got unexpected option(s): " + ", ".join(unknown))
+    # Before exact mode measures anything: the table's exclusions, in the CLI's words.
+    given = {k for k, v in options.items() if v is not None and v is not False and v != ""}
+    for name in sorted(given):
+        for other in table[name]["excludes"]:
+            if other in given:
+                raise Error(f"--{name.replace('_', '-')} excludes --{other.replace('_', '-')}")
     opts = dict(options)
     if "zero" in opts and opts["zero"] is not None:
         opts["zero"] = str(opts["zero"])
@@ -340,8 +342,6 @@ def plan(*, model: str, gpu: Optional[str] = None, gpus: int, global_batch: int,
     if opts.get("exact_from") is not None:
         opts["exact_from"] = _os.fspath(opts["exact_from"])
     if opts.pop("exact", False):
-        if opts.get("exact_from"):
-            raise TypeError("plan(): exact and exact_from exclude each other")
         opts["exact_from"] = _measure_exact(opts)
         try:
             doc, does_not_fit = _gpuscope.plan(opts)
@@ -355,6 +355,13 @@ def plan(*, model: str, gpu: Optional[str] = None, gpus: int, global_batch: int,
         error.report = report
         raise error
     return report
+
+
+def plan_options() -> List[Dict[str, Any]]:
+    """plan()'s options, from the table the CLI's flags are made of: for each, its keyword name,
+    help, allowed values (empty: any), default (None: none or chosen by the plan) and the options
+    it excludes."""
+    return _gpuscope.plan_options()
 
 
 def _measure_exact(opts: Dict[str, Any]) -> str:

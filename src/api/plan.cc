@@ -65,13 +65,7 @@ Result<plan::TraceMeasurement> MeasureTrace(const std::string& path) {
 
 Status Usage(std::string message) { return Status::Error(StatusCode::kUsage, std::move(message)); }
 
-bool OneOf(const std::string& v, std::initializer_list<const char*> allowed) {
-  for (const char* a : allowed)
-    if (v == a) return true;
-  return false;
-}
-
-// The values and combinations the CLI's flag checks allow.
+// What the table cannot say: the options a plan needs, and combinations of values.
 Status CheckOptions(const PlanOptions& o) {
   std::vector<std::string> missing;
   if (o.model.empty()) missing.push_back("--model");
@@ -86,31 +80,9 @@ Status CheckOptions(const PlanOptions& o) {
                  " (hint: gpuscope plan --model llama-3-8b --gpu h100-sxm --gpus 8 "
                  "--global-batch 64 --seq-len 4096)");
   }
-  // The values the CLI's flag checks allow.
-  if (!o.precision.empty() && !OneOf(o.precision, {"bf16", "fp16", "fp32", "tf32", "fp8"}))
-    return Usage("--precision: " + o.precision + " not in {bf16, fp16, fp32, tf32, fp8}");
-  if (!OneOf(o.optimizer, {"adam", "adam8bit", "sgd"}))
-    return Usage("--optimizer: " + o.optimizer + " not in {adam, adam8bit, sgd}");
-  if (!o.framework.empty() && !OneOf(o.framework, {"megatron", "deepspeed", "fsdp", "ddp"}))
-    return Usage("--framework: " + o.framework + " not in {megatron, deepspeed, fsdp, ddp}");
-  if (!o.zero.empty() && !OneOf(o.zero, {"0", "1", "2", "3"}))
-    return Usage("--zero: " + o.zero + " not in {0, 1, 2, 3}");
-  if (!o.recompute.empty() && !OneOf(o.recompute, {"none", "selective", "full"}))
-    return Usage("--recompute: " + o.recompute + " not in {none, selective, full}");
-  if (!OneOf(o.offload, {"none", "optimizer", "params"}))
-    return Usage("--offload: " + o.offload + " not in {none, optimizer, params}");
-  if (o.fsdp && (!o.zero.empty() || !o.framework.empty()))
-    return Usage("--fsdp excludes --zero and --framework");
-  if (o.top < 1 || o.top > 1000) return Usage("--top: value not in range 1 to 1000");
-  if (!o.impl.empty() && !OneOf(o.impl, {"megatron", "te", "hf"}))
-    return Usage("--impl: " + o.impl + " not in {megatron, te, hf}");
+  if (Status s = api::CheckOptions(PlanOptionTable(), o); !s.ok()) return s;
   if (o.sp && o.tp && *o.tp == 1) return Usage("--sp needs --tp > 1");
-  if (o.exact && o.no_exact) return Usage("--exact and --no-exact exclude each other");
-  if (!o.exact_from.empty() && o.no_exact)
-    return Usage("--exact-from and --no-exact exclude each other");
   if (o.exact || !o.exact_from.empty()) {
-    if (o.exact && !o.exact_from.empty())
-      return Usage("--exact and --exact-from exclude each other");
     if (o.precision == "fp8")
       return Usage("exact mode measures fp32, tf32, bf16 and fp16, not fp8");
     if (o.recompute == "selective")
@@ -140,34 +112,19 @@ Result<plan::PlanRequest> RequestOf(const PlanOptions& o) {
   a.inter_node_gbps = o.inter_node_gbps;
   a.flash_attention = !o.no_flash;
   a.dropout = !o.no_dropout;
-  if (!o.precision.empty())
-    r.precision = o.precision == "fp32"   ? hw::Precision::kFp32
-                  : o.precision == "tf32" ? hw::Precision::kTf32
-                  : o.precision == "fp16" ? hw::Precision::kFp16
-                  : o.precision == "fp8"  ? hw::Precision::kFp8
-                                          : hw::Precision::kBf16;
-  r.optimizer = o.optimizer == "sgd"        ? plan::Optimizer::kSgd
-                : o.optimizer == "adam8bit" ? plan::Optimizer::kAdam8bit
-                                            : plan::Optimizer::kAdam;
+  // Values CheckOptions let through: each parses by its enum's name table.
+  if (!o.precision.empty()) r.precision = *FromName(hw::kPrecisionNames, o.precision);
+  r.optimizer = *FromName(plan::kOptimizerNames, o.optimizer);
   if (o.fsdp) {
     r.framework = plan::Framework::kFsdp;
     r.sharding = plan::Sharding::kZero3;
   }
-  if (!o.framework.empty())
-    r.framework = o.framework == "megatron"    ? plan::Framework::kMegatron
-                  : o.framework == "deepspeed" ? plan::Framework::kDeepSpeed
-                  : o.framework == "fsdp"      ? plan::Framework::kFsdp
-                                               : plan::Framework::kDdp;
+  if (!o.framework.empty()) r.framework = *FromName(plan::kFrameworkNames, o.framework);
   r.hybrid = o.hybrid;
   r.bf16_grads = o.bf16_grads;
   if (!o.zero.empty()) r.sharding = static_cast<plan::Sharding>(o.zero[0] - '0');
-  if (!o.recompute.empty())
-    r.recompute = o.recompute == "full"        ? plan::Recompute::kFull
-                  : o.recompute == "selective" ? plan::Recompute::kSelective
-                                               : plan::Recompute::kNone;
-  r.offload = o.offload == "params"      ? plan::Offload::kParams
-              : o.offload == "optimizer" ? plan::Offload::kOptimizer
-                                         : plan::Offload::kNone;
+  if (!o.recompute.empty()) r.recompute = *FromName(plan::kRecomputeNames, o.recompute);
+  r.offload = *FromName(plan::kOffloadNames, o.offload);
   r.tp = o.tp;
   r.pp = o.pp;
   r.vpp = o.vpp;
@@ -176,10 +133,7 @@ Result<plan::PlanRequest> RequestOf(const PlanOptions& o) {
     r.sp = true;
   else if (o.tp)
     r.sp = false;  // a given TP without --sp means no sequence parallelism
-  if (!o.impl.empty())
-    a.impl = o.impl == "hf"   ? plan::Impl::kHf
-             : o.impl == "te" ? plan::Impl::kTe
-                              : plan::Impl::kMegatron;
+  if (!o.impl.empty()) a.impl = *FromName(plan::kImplNames, o.impl);
   return r;
 }
 
@@ -309,6 +263,89 @@ Result<std::optional<plan::Calibration>> CalibrateFromTrace(const PlanOptions& o
 }
 
 }  // namespace
+
+const OptionTable<PlanOptions>& PlanOptionTable() {
+  using O = PlanOptions;
+  static const OptionTable<O> table = {
+      {"model", &O::model, "Hugging Face config.json, or a bundled model name (--list-models)"},
+      {"gpu", &O::gpu, "GPU name or alias (--list-gpus)"},
+      {"gpu-spec", &O::gpu_spec,
+       "Custom GPU NAME:MEM_GIB:BF16_TFLOPS:HBM_GBPS[:INTRA_NODE_GBPS[:FP8_TFLOPS]]"},
+      {"gpus", &O::gpus, "Number of GPUs N"},
+      {"global-batch", &O::global_batch, "Sequences per optimizer step (GBS)"},
+      {"seq-len", &O::seq_len, "Sequence length in tokens"},
+      {"precision", &O::precision,
+       "bf16, fp16 (autocast), fp32 (PyTorch's default: matmuls on CUDA cores), tf32 (fp32 with "
+       "allow_tf32 = True) or fp8 (Transformer Engine; only when asked). Default: bf16 (fp16 "
+       "where the GPU has no bf16)",
+       NamesOf(hw::kPrecisionNames)},
+      {"optimizer", &O::optimizer, "adam, adam8bit or sgd (with momentum)",
+       NamesOf(plan::kOptimizerNames)},
+      {"framework", &O::framework,
+       "megatron, deepspeed, fsdp or ddp: whose memory rules and config files the plan follows "
+       "(default: searched over those that run the layout)",
+       NamesOf(plan::kFrameworkNames)},
+      {"zero",
+       &O::zero,
+       "Sharding stage 0-3 (default: searched): DeepSpeed's ZeRO stage; Megatron 1 = "
+       "--use-distributed-optimizer; FSDP 2 = SHARD_GRAD_OP, 3 = FULL_SHARD",
+       {"0", "1", "2", "3"}},
+      {"fsdp",
+       &O::fsdp,
+       "Shorthand for --framework fsdp --zero 3 (FULL_SHARD)",
+       {},
+       {},
+       {"zero", "framework"}},
+      {"hybrid", &O::hybrid,
+       "FSDP HYBRID_SHARD: full sharding within a node, replicas across nodes"},
+      {"grad-reduce-in-bf16", &O::bf16_grads,
+       "Megatron-LM: bf16 main gradients instead of the fp32 default under --bf16"},
+      {"tp", &O::tp, "Tensor-parallel degree t"},
+      {"pp", &O::pp, "Pipeline-parallel degree p (1F1B)"},
+      {"vpp", &O::vpp, "Interleaved chunks per pipeline device v"},
+      {"sp", &O::sp, "Sequence parallel (with --tp > 1; default on when TP is searched)"},
+      {"mbs", &O::mbs, "Micro-batch size per GPU"},
+      {"recompute", &O::recompute, "Activation checkpointing: none, selective, full",
+       NamesOf(plan::kRecomputeNames)},
+      {"offload", &O::offload,
+       "CPU offload: none, optimizer (ZeRO-Offload), params (ZeRO-3 + params)",
+       NamesOf(plan::kOffloadNames)},
+      {"efficiency", &O::efficiency, "Share of dense peak reached by matmuls, η"},
+      {"context-gib", &O::context_gib, "CUDA context + NCCL + workspaces per GPU, GiB"},
+      {"headroom", &O::headroom, "Allocator headroom: budget = capacity × (1 − headroom)"},
+      {"inter-node-gbps", &O::inter_node_gbps, "Network bandwidth per GPU between nodes, GB/s"},
+      {"no-flash", &O::no_flash, "Explicit attention (stores the s² softmax)"},
+      {"no-dropout", &O::no_dropout, "Dropout off: no mask bytes"},
+      {"top", &O::top, "Configurations shown", {}, std::pair<int64_t, int64_t>{1, 1000}},
+      {"from-trace", &O::from_trace,
+       "Calibrate from a run of this model and configuration: a trace fits time and memory, a "
+       "CUDA memory snapshot memory only"},
+      {"impl", &O::impl,
+       "Whose modules run the model: megatron (fused kernels), te (Transformer Engine: the same "
+       "formulas) or hf (Hugging Face's eager modules). Default: megatron under --framework "
+       "megatron, hf under DeepSpeed, FSDP and DDP",
+       NamesOf(plan::kImplNames)},
+      {"exact", &O::exact,
+       "Exact mode: run one training step of the config's Hugging Face model on fake tensors (no "
+       "GPU, no weights) with the first Python that has torch >= 2 and transformers "
+       "($GPUSCOPE_PYTHON alone when set; else the active venv, python3, this tree's .venv) to "
+       "measure activation memory and price every op on the roofline (docs/planner.md)"},
+      {"no-exact",
+       &O::no_exact,
+       "Formulas only. Without --exact or --no-exact, a config.json file planned for Hugging Face "
+       "code (not --framework megatron) is measured when such a Python is found",
+       {},
+       {},
+       {"exact"}},
+      {"exact-from",
+       &O::exact_from,
+       "Exact mode from a saved measurement (the JSON python/gpuscope/exact.py prints)",
+       {},
+       {},
+       {"exact", "no-exact"}},
+  };
+  return table;
+}
 
 Result<Planned> PlanJob(const PlanOptions& o) {
   if (Status s = CheckOptions(o); !s.ok()) return s;

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "api/options.h"
 #include "gpuscope/status.h"
 #include "plan/calibrate.h"
 #include "plan/planner.h"
@@ -43,6 +44,10 @@ struct Planned {
   // Not ok when nothing fits: the message `gpuscope plan` prints after the document (exit 2).
   Status fits;
 };
+
+// The plan subcommand's options (name, help, type, allowed values, member; defaults are the
+// struct's above): the CLI's flags, Python's keywords and the checks PlanJob makes.
+const OptionTable<PlanOptions>& PlanOptionTable();
 
 // Fails with the CLI's message when a required value is missing or a value is bad.
 Result<Planned> PlanJob(const PlanOptions& options);

@@ -8,22 +8,6 @@
 
 namespace gpuscope::hw {
 
-std::string_view PrecisionName(Precision p) {
-  switch (p) {
-    case Precision::kFp32:
-      return "fp32";
-    case Precision::kTf32:
-      return "tf32";
-    case Precision::kBf16:
-      return "bf16";
-    case Precision::kFp16:
-      return "fp16";
-    case Precision::kFp8:
-      return "fp8";
-  }
-  return "?";
-}
-
 double GpuSpec::PeakTflops(Precision p) const {
   switch (p) {
     case Precision::kFp32:

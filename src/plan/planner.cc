@@ -13,65 +13,6 @@
 
 namespace gpuscope::plan {
 
-std::string_view OptimizerName(Optimizer o) {
-  switch (o) {
-    case Optimizer::kAdam:
-      return "adam";
-    case Optimizer::kAdam8bit:
-      return "adam8bit";
-    case Optimizer::kSgd:
-      return "sgd";
-  }
-  return "?";
-}
-std::string_view ShardingName(Sharding s) {
-  switch (s) {
-    case Sharding::kNone:
-      return "zero0";
-    case Sharding::kZero1:
-      return "zero1";
-    case Sharding::kZero2:
-      return "zero2";
-    case Sharding::kZero3:
-      return "zero3";
-  }
-  return "?";
-}
-std::string_view RecomputeName(Recompute r) {
-  switch (r) {
-    case Recompute::kNone:
-      return "none";
-    case Recompute::kSelective:
-      return "selective";
-    case Recompute::kFull:
-      return "full";
-  }
-  return "?";
-}
-std::string_view OffloadName(Offload o) {
-  switch (o) {
-    case Offload::kNone:
-      return "none";
-    case Offload::kOptimizer:
-      return "optimizer";
-    case Offload::kParams:
-      return "params";
-  }
-  return "?";
-}
-std::string_view FrameworkName(Framework f) {
-  switch (f) {
-    case Framework::kMegatron:
-      return "megatron";
-    case Framework::kDeepSpeed:
-      return "deepspeed";
-    case Framework::kFsdp:
-      return "fsdp";
-    case Framework::kDdp:
-      return "ddp";
-  }
-  return "?";
-}
 std::string Degrees(const ParallelConfig& c) {
   return fmt::format(
       "{} tp={} pp={}{} dp={} mbs={} ga={} {}{} recompute={} {}{} {}{}", FrameworkName(c.framework),
@@ -79,22 +20,6 @@ std::string Degrees(const ParallelConfig& c) {
       ShardingLabel(c), c.sp ? " sp" : "", RecomputeName(c.recompute),
       hw::PrecisionName(c.precision), c.bf16_grads ? " bf16-grads" : "", OptimizerName(c.optimizer),
       c.offload != Offload::kNone ? " offload=" + std::string(OffloadName(c.offload)) : "");
-}
-
-std::string_view TermKindName(TermKind k) {
-  switch (k) {
-    case TermKind::kStatic:
-      return "static";
-    case TermKind::kActivation:
-      return "activation";
-    case TermKind::kTransient:
-      return "transient";
-    case TermKind::kOverhead:
-      return "overhead";
-    case TermKind::kCpu:
-      return "cpu";
-  }
-  return "?";
 }
 
 namespace {
@@ -253,18 +178,6 @@ double ActivationBytesPerLayer(const ModelConfig& m, double s, double b, int64_t
     core = flash ? 4 * a * s * b / t                       // fp32 softmax statistics
                  : (dropout ? 5 : 4) * a * s * s * b / t;  // softmax 2 + mask 1 + dropout 2
   return (sp ? (replicated + shardable) / t : replicated + shardable / t) + core;
-}
-
-std::string_view ImplName(Impl i) {
-  switch (i) {
-    case Impl::kMegatron:
-      return "megatron";
-    case Impl::kTe:
-      return "te";
-    case Impl::kHf:
-      return "hf";
-  }
-  return "?";
 }
 
 double HfActivationBytesPerLayer(const ModelConfig& m, double s, double b, Precision p,

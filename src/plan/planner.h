@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "base/enum_names.h"
 #include "gpuscope/status.h"
 #include "hw/gpu_table.h"
 #include "plan/exact.h"
@@ -22,25 +23,44 @@ namespace gpuscope::plan {
 using hw::Precision;
 
 enum class Optimizer { kAdam, kAdam8bit, kSgd };
+inline constexpr EnumNames<Optimizer, 3> kOptimizerNames{
+    {{Optimizer::kAdam, "adam"}, {Optimizer::kAdam8bit, "adam8bit"}, {Optimizer::kSgd, "sgd"}}};
 // What is sharded over data parallel, as ZeRO stages: 1 the optimizer states and master weights,
 // 2 also the gradients, 3 also the weights. Each framework spells it its own way (Megatron's
 // distributed optimizer is stage 1; FSDP's SHARD_GRAD_OP stage 2 and FULL_SHARD stage 3): see
 // plan/frameworks.h, which also says which stages a framework has.
 enum class Sharding { kNone, kZero1, kZero2, kZero3 };
+inline constexpr EnumNames<Sharding, 4> kShardingNames{{{Sharding::kNone, "zero0"},
+                                                        {Sharding::kZero1, "zero1"},
+                                                        {Sharding::kZero2, "zero2"},
+                                                        {Sharding::kZero3, "zero3"}}};
 // The training framework whose memory rules and configuration files the plan follows.
 enum class Framework { kMegatron, kDeepSpeed, kFsdp, kDdp };
+inline constexpr EnumNames<Framework, 4> kFrameworkNames{{{Framework::kMegatron, "megatron"},
+                                                          {Framework::kDeepSpeed, "deepspeed"},
+                                                          {Framework::kFsdp, "fsdp"},
+                                                          {Framework::kDdp, "ddp"}}};
 enum class Recompute { kNone, kSelective, kFull };
+inline constexpr EnumNames<Recompute, 3> kRecomputeNames{
+    {{Recompute::kNone, "none"}, {Recompute::kSelective, "selective"}, {Recompute::kFull, "full"}}};
 enum class Offload { kNone, kOptimizer, kParams };
+inline constexpr EnumNames<Offload, 3> kOffloadNames{
+    {{Offload::kNone, "none"}, {Offload::kOptimizer, "optimizer"}, {Offload::kParams, "params"}}};
 // Whose modules run the model (what the activations are): Megatron's fused kernels, Transformer
 // Engine's (the same formulas), or Hugging Face's eager modules.
 enum class Impl { kMegatron, kTe, kHf };
-std::string_view ImplName(Impl i);  // "megatron", "te", "hf"
+inline constexpr EnumNames<Impl, 3> kImplNames{
+    {{Impl::kMegatron, "megatron"}, {Impl::kTe, "te"}, {Impl::kHf, "hf"}}};
+static_assert(EnumTableIsDense(kOptimizerNames) && EnumTableIsDense(kShardingNames) &&
+              EnumTableIsDense(kFrameworkNames) && EnumTableIsDense(kRecomputeNames) &&
+              EnumTableIsDense(kOffloadNames) && EnumTableIsDense(kImplNames));
 
-std::string_view OptimizerName(Optimizer o);
-std::string_view ShardingName(Sharding s);
-std::string_view RecomputeName(Recompute r);
-std::string_view OffloadName(Offload o);
-std::string_view FrameworkName(Framework f);  // "megatron", "deepspeed", "fsdp", "ddp"
+inline std::string_view ImplName(Impl i) { return NameOf(kImplNames, i); }
+inline std::string_view OptimizerName(Optimizer o) { return NameOf(kOptimizerNames, o); }
+inline std::string_view ShardingName(Sharding s) { return NameOf(kShardingNames, s); }
+inline std::string_view RecomputeName(Recompute r) { return NameOf(kRecomputeNames, r); }
+inline std::string_view OffloadName(Offload o) { return NameOf(kOffloadNames, o); }
+inline std::string_view FrameworkName(Framework f) { return NameOf(kFrameworkNames, f); }
 inline int ZeroStage(Sharding s) { return static_cast<int>(s); }
 
 // One parallel layout and batch split. GBS = mbs × grad_accum × dp (§9).
@@ -173,7 +193,13 @@ StaticBytes StaticMemory(double params, Precision precision, Optimizer optimizer
                          int64_t dp, bool fp32_grads);
 
 enum class TermKind { kStatic, kActivation, kTransient, kOverhead, kCpu };
-std::string_view TermKindName(TermKind k);
+inline constexpr EnumNames<TermKind, 5> kTermKindNames{{{TermKind::kStatic, "static"},
+                                                        {TermKind::kActivation, "activation"},
+                                                        {TermKind::kTransient, "transient"},
+                                                        {TermKind::kOverhead, "overhead"},
+                                                        {TermKind::kCpu, "cpu"}}};
+static_assert(EnumTableIsDense(kTermKindNames));
+inline std::string_view TermKindName(TermKind k) { return NameOf(kTermKindNames, k); }
 
 struct MemoryTerm {
   std::string name;

@@ -129,6 +129,30 @@ with tempfile.TemporaryDirectory() as tmp:
                                        global_batch=64, seq_len=4096),
          ["plan", "--model", "llama-3-8b", "--gpu", "h100-sxm", "--gpus", "8", "--global-batch",
           "64", "--seq-len", "4096"])
+    # plan's keywords are the CLI's flags from one table: the same names, the same refusals.
+    table = gpuscope.plan_options()
+    plan_help = run("plan", "--help").stdout
+    check(all(("--" + o["name"].replace("_", "-") + " ") in plan_help for o in table)
+          and len(table) == 32, "plan_options() are 32 flags of `plan --help`")
+    base = dict(model="llama-3-8b", gpu="h100-sxm", gpus=8, global_batch=64, seq_len=4096)
+    base_args = ["plan", "--model", "llama-3-8b", "--gpu", "h100-sxm", "--gpus", "8",
+                 "--global-batch", "64", "--seq-len", "4096"]
+    for extra, args in ((dict(optimizer="lion"), ["--optimizer", "lion"]),
+                        (dict(fsdp=True, zero=2), ["--fsdp", "--zero", "2"]),
+                        (dict(top=0), ["--top", "0"])):
+        try:
+            gpuscope.plan(**base, **extra)
+            check(False, "plan(%s) is refused" % extra)
+        except gpuscope.Error as e:
+            c = run(*base_args, *args)
+            check(c.returncode == 2, "CLI refuses %s (exit %d)" % (args, c.returncode))
+            check(str(e).split(":")[0].split(" ")[0] == args[0],
+                  "plan(%s) refused for %s as the CLI refuses %s" % (extra, e, args[0]))
+    try:
+        gpuscope.plan(**base, batch_size=8)
+        check(False, "an unknown keyword is refused")
+    except TypeError as e:
+        check("batch_size" in str(e), "an unknown keyword is named: %s" % e)
     same("diff", lambda: gpuscope.diff(ranks[0], ranks[1]), ["diff", ranks[0], ranks[1]])
     same("diff FOLDER FOLDER", lambda: gpuscope.diff(folder, folder), ["diff", folder, folder])
 
