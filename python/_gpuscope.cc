@@ -40,15 +40,6 @@ std::vector<std::string> Messages(const std::vector<Status>& failures) {
   return out;
 }
 
-template <typename T>
-void Set(const py::dict& options, const char* key, T* field) {
-  if (options.contains(key) && !options[key].is_none()) *field = options[key].cast<T>();
-}
-template <typename T>
-void Set(const py::dict& options, const char* key, std::optional<T>* field) {
-  if (options.contains(key) && !options[key].is_none()) *field = options[key].cast<T>();
-}
-
 // Every key of `options` by the subcommand's options table (api/options.h): Python's keyword is the
 // flag's name with '_' for '-'. An unknown key or a value of the wrong type is a TypeError naming it.
 template <typename O>
@@ -140,12 +131,7 @@ PYBIND11_MODULE(_gpuscope, m) {
       "analyze",
       [](const std::string& input, const py::dict& options) {
         api::AnalyzeOptions o;
-        Set(options, "threads", &o.threads);
-        Set(options, "batch_mb", &o.batch_mb);
-        Set(options, "inflater", &o.inflater);
-        Set(options, "monitor", &o.monitor_file);
-        Set(options, "ranks", &o.ranks);
-        Set(options, "ranks_in_memory", &o.ranks_in_memory);
+        SetFromTable(api::AnalyzeOptionTable(), options, &o, "analyze");
         std::optional<Result<api::Analysis>> r;
         {
           py::gil_scoped_release release;
@@ -179,15 +165,19 @@ PYBIND11_MODULE(_gpuscope, m) {
   m.def(
       "plan_options", []() { return Describe(api::PlanOptionTable()); },
       "plan()'s options as [{name, help, allowed, default, excludes}] (the CLI's flags, from one table)");
+  m.def(
+      "analyze_options", []() { return Describe(api::AnalyzeOptionTable()); },
+      "analyze()'s options, as plan_options");
+  m.def(
+      "diff_options", []() { return Describe(api::DiffOptionTable()); },
+      "diff()'s options, as plan_options");
 
   // diff(before, after, options) -> (Document, [failure messages])
   m.def(
       "diff",
       [](const std::string& before, const std::string& after, const py::dict& options) {
         api::DiffOptions o;
-        Set(options, "threads", &o.threads);
-        Set(options, "names", &o.names);
-        Set(options, "hta", &o.hta);
+        SetFromTable(api::DiffOptionTable(), options, &o, "diff");
         std::optional<Result<api::Diffed>> r;
         {
           py::gil_scoped_release release;

@@ -6,12 +6,20 @@
 #include <simdjson.h>
 #include <unistd.h>
 
+#include <set>
+#include <sstream>
+
+#include "api/analyze.h"
+#include "api/diff.h"
+#include "api/plan.h"
 #include "golden.h"
 #include "test_util.h"
 
 namespace gpuscope {
 namespace {
 
+using testing::CommandResult;
+using testing::DataDir;
 using testing::RunGpuscope;
 using testing::TempPath;
 using testing::WriteFile;
@@ -28,6 +36,66 @@ void ExpectInputError(const testing::CommandResult& r, const std::string& file,
   EXPECT_NE(r.err.find("gpuscope: error: " + file), std::string::npos) << r.err;
   EXPECT_NE(r.err.find(text), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("hint"), std::string::npos) << r.err;
+}
+
+// The long names of a subcommand's --help option lines ("  -j,--threads INT …" → threads).
+std::set<std::string> FlagsOfHelp(const std::string& help) {
+  std::set<std::string> flags;
+  std::istringstream lines(help);
+  for (std::string line; std::getline(lines, line);) {
+    const size_t at = line.find("--");
+    if (line.rfind("  ", 0) != 0 || at == std::string::npos || at > 5) continue;
+    const size_t end = line.find(' ', at);
+    flags.insert(line.substr(at + 2, end == std::string::npos ? end : end - at - 2));
+  }
+  return flags;
+}
+
+// A subcommand's flags are its options table's rows (help, default, allowed values) and the
+// CLI's own, nothing else.
+template <typename O>
+void ExpectTableIsTheFlags(const std::string& sub, const api::OptionTable<O>& table,
+                           std::set<std::string> cli_own) {
+  const CommandResult help = RunGpuscope(sub + " --help");
+  ASSERT_EQ(help.exit_code, 0) << help.err;
+  for (const std::string& own : {"help", "json", "html", "csv", "verbose", "color", "width"})
+    cli_own.insert(own);
+  for (const api::Option<O>& opt : table) {
+    cli_own.insert(std::string(opt.name));
+    EXPECT_NE(help.out.find(api::HelpText(opt).substr(0, 40)), std::string::npos) << opt.name;
+    if (!opt.allowed.empty()) {
+      std::string list;
+      for (const std::string& a : opt.allowed) list += (list.empty() ? "" : ",") + a;
+      EXPECT_NE(help.out.find("--" + std::string(opt.name) + " TEXT:{" + list + "}"),
+                std::string::npos)
+          << sub << " --" << opt.name;
+    }
+  }
+  EXPECT_EQ(FlagsOfHelp(help.out), cli_own) << sub;
+}
+
+// One options table per subcommand (api/options.h) makes its flags: the man page and completion
+// read them from --help, Python its keywords from the same table.
+TEST(Cli, OptionsTablesMakeTheFlags) {
+  ExpectTableIsTheFlags("plan", api::PlanOptionTable(),
+                        {"write-configs", "list-models", "list-gpus"});
+  ExpectTableIsTheFlags("analyze", api::AnalyzeOptionTable(), {"stats", "mpi"});
+  ExpectTableIsTheFlags("diff", api::DiffOptionTable(), {});
+  const CommandResult plan = RunGpuscope("plan --help");
+  // Defaults are written once, in the options struct, and shown from there.
+  EXPECT_NE(plan.out.find("(default: 0.45)"), std::string::npos);
+  EXPECT_NE(plan.out.find("sgd (with momentum) (default: adam)"), std::string::npos);
+  EXPECT_NE(RunGpuscope("analyze --help").out.find("-j,--threads INT:INT in [0 - 256]"),
+            std::string::npos);
+  // api refuses what the table refuses, as the CLI does.
+  api::AnalyzeOptions a;
+  a.inflater = "lz4";
+  EXPECT_EQ(api::AnalyzeInput(DataDir() + "/none.json", a).status().message(),
+            "--inflater: lz4 not in {auto, isal, zlib}");
+  api::DiffOptions d;
+  d.threads = 999;
+  EXPECT_EQ(api::DiffInputs("a", "b", d).status().message(),
+            "--threads: value not in range 0 to 256");
 }
 
 TEST(Cli, VersionAndHelp) {
@@ -239,6 +307,8 @@ TEST(Cli, RealTraceReportsMatchGolden) {
 namespace gpuscope {
 namespace {
 
+using testing::CommandResult;
+using testing::DataDir;
 using testing::RunGpuscope;
 using testing::TempPath;
 
@@ -333,6 +403,8 @@ TEST(Cli, TextReportFitsOneHundredColumns) {
 namespace gpuscope {
 namespace {
 
+using testing::CommandResult;
+using testing::DataDir;
 using testing::RunGpuscope;
 
 // Exactly one line on stderr, equal to `line`; exit code 2; nothing on stdout.

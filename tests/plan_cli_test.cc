@@ -514,40 +514,9 @@ TEST(PlanCli, CalibrationBadTrace) {
                  {"/nonexistent/trace.json"});
 }
 
-// One options table (api::PlanOptionTable) makes plan's flags and their checks: every row is a
-// flag of `plan --help` with its help, default and allowed values, the flags are the table's and
-// the CLI's own (views, listings, files) and nothing else, and a value the table refuses is refused
-// with the table's words by api (what Python calls) as by the CLI.
-TEST(PlanCli, OneOptionsTableMakesTheFlagsAndTheChecks) {
-  const CommandResult help = RunGpuscope("plan --help");
-  ASSERT_EQ(help.exit_code, 0) << help.err;
-  std::set<std::string> flags;  // the option lines' long names
-  std::istringstream lines(help.out);
-  for (std::string line; std::getline(lines, line);) {
-    const size_t at = line.find("--");
-    if (line.rfind("  ", 0) != 0 || at == std::string::npos || at > 5) continue;
-    const size_t end = line.find_first_of(" \n", at);
-    flags.insert(line.substr(at + 2, end == std::string::npos ? end : end - at - 2));
-  }
-  std::set<std::string> expected = {"help",  "write-configs", "json",  "html",       "csv",
-                                    "verbose", "color",       "width", "list-models", "list-gpus"};
-  for (const auto& opt : api::PlanOptionTable()) {
-    expected.insert(std::string(opt.name));
-    const std::string text = api::HelpText(opt);
-    EXPECT_NE(help.out.find(text.substr(0, 40)), std::string::npos) << opt.name;
-    if (!opt.allowed.empty()) {
-      std::string list;
-      for (const std::string& a : opt.allowed) list += (list.empty() ? "" : ",") + a;
-      EXPECT_NE(help.out.find("--" + std::string(opt.name) + " TEXT:{" + list + "}"),
-                std::string::npos)
-          << opt.name;
-    }
-  }
-  EXPECT_EQ(flags, expected);
-  // Defaults are written once, in api::PlanOptions, and shown from there.
-  EXPECT_NE(help.out.find("(default: 0.45)"), std::string::npos);
-  EXPECT_NE(help.out.find("sgd (with momentum) (default: adam)"), std::string::npos);
-
+// plan's options table refuses in api (what Python calls) with the words the CLI uses; that it
+// makes the flags is Cli.OptionsTablesMakeTheFlags.
+TEST(PlanCli, OptionsTableChecksInApiAsInTheCli) {
   api::PlanOptions o;
   o.model = "llama-2-7b";
   o.gpu = "h100-sxm";

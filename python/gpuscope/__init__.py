@@ -287,12 +287,13 @@ def _check_failures(report: Report) -> Report:
 
 def analyze(path: "str | os.PathLike[str]", *, threads: int = 0, monitor: Optional[str] = None,
             ranks: "str | list[int] | None" = None, ranks_in_memory: int = 0,
-            batch_mb: float = 2, inflater: str = "auto") -> Report:
+            batch_mb: float = 2, inflater: str = "auto", smi_fields: Optional[str] = None) -> Report:
     """Analyzes a trace file, a folder of rank traces or summaries, a `gpuscope map` summary, or a
     `gpuscope run --record` file / nvidia-smi log, as `gpuscope analyze PATH` does.
 
     Options are the CLI's flags: threads (-j), monitor (--monitor FILE), ranks ("all" or rank ids:
-    the ranks shown in full), ranks_in_memory, batch_mb, inflater. Raises gpuscope.Error when
+    the ranks shown in full), ranks_in_memory, batch_mb, inflater, smi_fields (the --query-gpu
+    list of a headerless nvidia-smi log). Raises gpuscope.Error when
     nothing can be read; inputs that could not be read beside others are in ``.failures`` (and
     warned about).
     """
@@ -300,6 +301,8 @@ def analyze(path: "str | os.PathLike[str]", *, threads: int = 0, monitor: Option
                                "batch_mb": batch_mb, "inflater": inflater}
     if monitor is not None:
         options["monitor"] = _os.fspath(monitor)
+    if smi_fields is not None:
+        options["smi_fields"] = smi_fields
     if ranks is not None:
         options["ranks"] = ranks if isinstance(ranks, str) else ",".join(str(int(r)) for r in ranks)
     doc, failures, monitor_input = _gpuscope.analyze(_os.fspath(path), options)

@@ -21,21 +21,53 @@ Status SkippedLines(const std::string& input, size_t lines) {
                        input + ": " + std::to_string(lines) + " malformed lines skipped");
 }
 
-Status CheckOptions(const AnalyzeOptions& args) {
-  if (args.inflater != "auto" && args.inflater != "isal" && args.inflater != "zlib")
-    return Status::Error(StatusCode::kUsage,
-                         "inflater \"" + args.inflater + "\" is not one of auto, isal, zlib");
-  if (!(args.batch_mb >= 0.01 && args.batch_mb <= 1024))
-    return Status::Error(StatusCode::kUsage, "batch_mb must be between 0.01 and 1024");
-  return Status::Ok();
-}
-
 }  // namespace
+
+const OptionTable<AnalyzeOptions>& AnalyzeOptionTable() {
+  using O = AnalyzeOptions;
+  static const OptionTable<O> table = {
+      {"threads",
+       &O::threads,
+       "Threads for reading and analysing, one pool for both (default: all cores)",
+       {},
+       std::pair<double, double>{0, 256},
+       {},
+       "j"},
+      {"batch-mb",
+       &O::batch_mb,
+       "JSON megabytes per parse batch",
+       {},
+       std::pair<double, double>{0.01, 1024}},
+      {"inflater", &O::inflater, "gzip backend: auto, isal or zlib", {"auto", "isal", "zlib"}},
+      {"monitor", &O::monitor_file,
+       "A `gpuscope run --record` file (or nvidia-smi log) of the same run: GPU/CPU summary "
+       "within the trace's time span, a \"monitor\" section of each rank"},
+      {"smi-fields", &O::smi_fields,
+       "The --query-gpu field list of an nvidia-smi log written with "
+       "--format=csv,noheader[,nounits], e.g. \"timestamp,index,utilization.gpu,memory.used\" "
+       "(default: columns recognised from their values; needed with nounits)"},
+      {"ranks",
+       &O::ranks,
+       "Ranks shown in full after the job summary: all, or rank ids (0,7); default: the worst "
+       "few",
+       {},
+       {},
+       {},
+       "",
+       "all|N,M"},
+      {"ranks-in-memory",
+       &O::ranks_in_memory,
+       "Traces of a folder loaded at once (default: one per two cores)",
+       {},
+       std::pair<double, double>{0, 4096}},
+  };
+  return table;
+}
 
 Result<Analysis> AnalyzeInput(const std::string& input, const AnalyzeOptions& args) {
   report::JobOptions job_options;
   if (Status s = report::ParseDetailRanks(args.ranks, &job_options.detail_ranks); !s.ok()) return s;
-  if (Status s = CheckOptions(args); !s.ok()) return s;
+  if (Status s = CheckOptions(AnalyzeOptionTable(), args); !s.ok()) return s;
   auto kind = ingest::ClassifyPath(input);
   if (!kind.ok()) return kind.status();
   // A folder (of traces, of summaries) or a summary: mapped in parallel, a few ranks in memory at

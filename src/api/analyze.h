@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "api/options.h"
 #include "gpuscope/ingest.h"
 #include "gpuscope/status.h"
 #include "job/map_reduce.h"
@@ -52,5 +53,9 @@ struct Analysis {
 // Fails (with the CLI's message and code) when nothing could be read: a missing path, an empty
 // folder, every file bad, a bad `ranks` or option value.
 Result<Analysis> AnalyzeInput(const std::string& input, const AnalyzeOptions& options = {});
+
+// analyze's options (the CLI's flags and Python's keywords; defaults are AnalyzeOptions's):
+// checked by AnalyzeInput (api/options.h).
+const OptionTable<AnalyzeOptions>& AnalyzeOptionTable();
 
 }  // namespace gpuscope::api

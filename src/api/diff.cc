@@ -38,10 +38,30 @@ Result<SideInputs> LoadSide(const char* side, const std::string& path, const Loa
 
 }  // namespace
 
+const OptionTable<DiffOptions>& DiffOptionTable() {
+  using O = DiffOptions;
+  static const OptionTable<O> table = {
+      {"threads",
+       &O::threads,
+       "Threads (default: all cores)",
+       {},
+       std::pair<double, double>{0, 256},
+       {},
+       "j"},
+      {"names",
+       &O::names,
+       "Match kernels by short name (templates and arguments stripped; default) or raw name",
+       {"short", "raw"}},
+      {"hta", &O::hta,
+       "Kernels and ops as HTA's trace diff counts them: first iteration only, raw names (unless "
+       "--names short)"},
+  };
+  return table;
+}
+
 Result<Diffed> DiffInputs(const std::string& before_path, const std::string& after_path,
                           const DiffOptions& o) {
-  if (!o.names.empty() && o.names != "short" && o.names != "raw")
-    return Status::Error(StatusCode::kUsage, "--names: " + o.names + " not in {short, raw}");
+  if (Status s = CheckOptions(DiffOptionTable(), o); !s.ok()) return s;
   ThreadPool pool(o.threads);  // one pool for both sides' loading and analyses
   LoadOptions lo;
   lo.threads = o.threads;

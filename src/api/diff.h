@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "api/options.h"
 #include "gpuscope/status.h"
 #include "render/document.h"
 
@@ -24,5 +25,8 @@ struct Diffed {
 // Fails with "before: …" / "after: …" when a side cannot be read at all.
 Result<Diffed> DiffInputs(const std::string& before, const std::string& after,
                           const DiffOptions& options = {});
+
+// diff's options (the CLI's flags and Python's keywords), checked by DiffInputs.
+const OptionTable<DiffOptions>& DiffOptionTable();
 
 }  // namespace gpuscope::api

@@ -28,9 +28,11 @@ struct Option {
   Member member;
   // Without the default: HelpText adds it from a default-constructed Options, where it is written.
   std::string_view help;
-  std::vector<std::string> allowed;                  // an enumeration's values; empty: any
-  std::optional<std::pair<int64_t, int64_t>> range;  // inclusive, for numbers
-  std::vector<std::string_view> excludes;            // options that cannot be given with this one
+  std::vector<std::string> allowed;                // an enumeration's values; empty: any
+  std::optional<std::pair<double, double>> range;  // inclusive, for numbers
+  std::vector<std::string_view> excludes;          // options that cannot be given with this one
+  std::string_view short_name;                     // "j" for -j,--threads; empty: none
+  std::string_view value_name;  // --help's name of the value ("all|N,M"); empty: its type
 };
 
 template <typename Options>
@@ -50,13 +52,16 @@ bool IsGiven(const Option<O>& opt, const O& o) {
 }
 
 // The help with the default added from the default-constructed Options: "… (default: 0.45)";
-// nothing added where the default is empty (absent, a flag, text the code chooses).
+// nothing added where the default is empty (absent, a flag, text the code chooses) or where the
+// help says it in words (a 0 that means "all cores": "(default: all cores)").
 template <typename O>
 std::string HelpText(const Option<O>& opt) {
   static const O defaults{};
   std::string text(opt.help);
   const std::string d = ValueText(opt, defaults);
-  if (!d.empty() && !std::holds_alternative<bool O::*>(opt.member)) text += " (default: " + d + ")";
+  if (!d.empty() && !std::holds_alternative<bool O::*>(opt.member) &&
+      text.find("default") == std::string::npos)
+    text += " (default: " + d + ")";
   return text;
 }
 
@@ -105,9 +110,9 @@ Status CheckOptions(const OptionTable<O>& table, const O& o) {
     }
     if (opt.range) {
       const double v = std::stod(value);
-      if (v < static_cast<double>(opt.range->first) || v > static_cast<double>(opt.range->second))
+      if (!(v >= opt.range->first && v <= opt.range->second))
         return usage("--" + std::string(opt.name) + ": value not in range " +
-                     std::to_string(opt.range->first) + " to " + std::to_string(opt.range->second));
+                     FormatNumber(opt.range->first) + " to " + FormatNumber(opt.range->second));
     }
     for (std::string_view other : opt.excludes)
       for (const Option<O>& x : table)

@@ -316,7 +316,7 @@ const OptionTable<PlanOptions>& PlanOptionTable() {
       {"inter-node-gbps", &O::inter_node_gbps, "Network bandwidth per GPU between nodes, GB/s"},
       {"no-flash", &O::no_flash, "Explicit attention (stores the s² softmax)"},
       {"no-dropout", &O::no_dropout, "Dropout off: no mask bytes"},
-      {"top", &O::top, "Configurations shown", {}, std::pair<int64_t, int64_t>{1, 1000}},
+      {"top", &O::top, "Configurations shown", {}, std::pair<double, double>{1, 1000}},
       {"from-trace", &O::from_trace,
        "Calibrate from a run of this model and configuration: a trace fits time and memory, a "
        "CUDA memory snapshot memory only"},

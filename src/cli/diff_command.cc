@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "api/diff.h"
+#include "cli/options.h"
 #include "cli/output.h"
 
 namespace gpuscope::cli {
@@ -23,24 +24,12 @@ CLI::App* AddDiffCommand(CLI::App& app, DiffCliOptions* o) {
                   "Trace file or folder of the run after the change (or a memory snapshot)")
       ->required();
   AddOutputFlags(cmd, &o->out);
-  cmd->add_option("-j,--threads", o->threads, "Threads (default: all cores)")
-      ->check(CLI::Range(0, 256));
-  cmd->add_option("--names", o->names,
-                  "Match kernels by short name (templates and arguments stripped; default) or "
-                  "raw name")
-      ->check(CLI::IsMember({"short", "raw"}));
-  cmd->add_flag("--hta", o->hta,
-                "Kernels and ops as HTA's trace diff counts them: first iteration only, raw "
-                "names (unless --names short)");
+  AddOptions(cmd, api::DiffOptionTable(), &o->diff);
   return cmd;
 }
 
 int RunDiffCommand(const DiffCliOptions& o) {
-  api::DiffOptions options;
-  options.threads = o.threads;
-  options.hta = o.hta;
-  options.names = o.names;
-  auto diffed = api::DiffInputs(o.before, o.after, options);
+  auto diffed = api::DiffInputs(o.before, o.after, o.diff);
   if (!diffed.ok()) {
     PrintError(diffed.status());
     return ExitCodeFor(diffed.status());

@@ -4,16 +4,15 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include "api/diff.h"
 #include "cli/output.h"
 
 namespace gpuscope::cli {
 
 struct DiffCliOptions {
   std::string before, after;  // trace files or folders of rank traces
-  OutputArgs out;             // --json, --html FILE, --verbose, --color, --width
-  int threads = 0;            // 0 = all cores
-  std::string names;          // short | raw; empty: short, or raw with --hta
-  bool hta = false;           // HTA's trace-diff selection (first iteration, raw names)
+  OutputArgs out;             // --json, --html FILE, --csv DIR, --verbose, --color, --width
+  api::DiffOptions diff;      // the flags of api::DiffOptionTable()
 };
 
 CLI::App* AddDiffCommand(CLI::App& app, DiffCliOptions* options);

@@ -19,6 +19,7 @@
 #include "base/thread_pool.h"
 #include "cli/diff_command.h"
 #include "cli/job_command.h"
+#include "cli/options.h"
 #include "cli/output.h"
 #include "cli/plan_command.h"
 #include "cli/run_command.h"
@@ -137,16 +138,11 @@ class ProgressBar {
 
 struct AnalyzeArgs {
   std::string input;
+  api::AnalyzeOptions options;  // the flags of api::AnalyzeOptionTable()
+  // The CLI's own: --stats, --mpi, the views.
   bool stats = false;
-  int threads = 0;
-  double batch_mb = static_cast<double>(kDefaultBatchBytes >> 20);
-  std::string inflater = "auto";
   cli::OutputArgs out;
-  std::string monitor_file;  // a `gpuscope run --record` file or nvidia-smi log of the same run
-  std::string ranks;         // --ranks all|N,M
-  int ranks_in_memory = 0;   // traces of a folder loaded at once; 0 = one per two cores
-  bool mpi = false;          // under mpirun/srun: map spread over the MPI processes (job/mpi.h)
-  std::string smi_fields;    // --smi-fields: the --query-gpu list of a headerless nvidia-smi log
+  bool mpi = false;  // under mpirun/srun: map spread over the MPI processes (job/mpi.h)
 };
 
 // What --stats prints on stderr after the report (bench/run.sh reads it).
@@ -180,14 +176,7 @@ void PrintStats(const api::Analysis& a, double wall) {
 // `gpuscope analyze`: flags → api::AnalyzeInput (the one implementation, shared with Python) →
 // the renderer; what is the CLI's own is MPI, the progress bar, --stats and the exit code.
 int RunAnalyze(const AnalyzeArgs& args) {
-  api::AnalyzeOptions options;
-  options.threads = args.threads;
-  options.batch_mb = args.batch_mb;
-  options.inflater = args.inflater;
-  options.monitor_file = args.monitor_file;
-  options.smi_fields = args.smi_fields;
-  options.ranks = args.ranks;
-  options.ranks_in_memory = args.ranks_in_memory;
+  api::AnalyzeOptions options = args.options;
   // Under mpirun every process runs this; MPI starts before any thread and ends after the last
   // (`world` is destroyed last). Only process 0 prints.
   std::unique_ptr<job::MpiWorld> world;
@@ -261,6 +250,185 @@ int RunAnalyze(const AnalyzeArgs& args) {
 
 namespace {
 
+CLI::App* AddAnalyzeCommand(CLI::App& app, AnalyzeArgs* aa) {
+  auto* analyze = app.add_subcommand(
+      "analyze",
+      "Read a trace (or a folder of per-rank traces, or summaries from `gpuscope map`) and\n"
+      "report, per rank, the verdict and the findings with estimated savings and fixes, then\n"
+      "where the step time goes: GPU time, step breakdown, kernels, launches, copies, sync\n"
+      "points, memory, and across ranks. A folder is mapped a few ranks at a time (memory stays\n"
+      "that of a few ranks plus their summaries) and reduced, as `map` + `reduce` do.");
+  analyze
+      ->add_option("TRACE", aa->input,
+                   "Trace file (.json or .json.gz, detected from content), folder, or - for "
+                   "stdin (pipes work); also a `gpuscope run --record` file (.jsonl, .csv or "
+                   ".json), an nvidia-smi CSV / dmon log, a PyTorch CUDA memory snapshot "
+                   "(torch.cuda.memory._dump_snapshot pickle), or a summary from `gpuscope map`")
+      ->required();
+  cli::AddOutputFlags(analyze, &aa->out);
+  cli::AddOptions(analyze, api::AnalyzeOptionTable(), &aa->options);
+  analyze->add_flag(
+      "--stats", aa->stats,
+      "Print load time, throughput, peak memory and each analysis' CPU seconds to stderr");
+  analyze->add_flag("--mpi", aa->mpi,
+                    std::string("Under mpirun/srun: each MPI process maps a share of the folder's "
+                                "traces, process 0 reduces and prints (output as without --mpi; "
+                                "docs/jobs.md)") +
+                        (job::MpiBuilt() ? "" : " [this build has no MPI]"));
+  return analyze;
+}
+
+// synth's flags: the generator's options, and the texts parsed after (sizes, durations).
+struct SynthArgs {
+  SynthOptions so;
+  std::string out_path, target_size, precision = "bf16";
+  std::string late, jitter, clock_offset, clock_noise;
+};
+
+CLI::App* AddSynthCommand(CLI::App& app, SynthArgs* a) {
+  auto* synth = app.add_subcommand(
+      "synth",
+      "Write synthetic Kineto traces of a training loop with planted bottlenecks\n"
+      "(for examples, ground-truth tests and benchmarks).");
+  synth
+      ->add_option("-o,--out", a->out_path,
+                   "Output file (1 rank) or folder (several ranks: rank<R>.pt.trace.json[.gz])")
+      ->required();
+  synth->add_option("--ranks", a->so.ranks, "Number of ranks (default 1)")
+      ->check(CLI::Range(1, 4096));
+  synth->add_option("--steps", a->so.steps, "ProfilerSteps per rank (default 8)")
+      ->check(CLI::Range(1, 10000000));
+  synth->add_option("--target-size", a->target_size,
+                    "Grow steps until each rank's JSON reaches this size (e.g. 1G)");
+  synth
+      ->add_option("--layers", a->so.layers,
+                   "Model layers; kernels per step scale with it (default 12)")
+      ->check(CLI::Range(1, 10000));
+  synth
+      ->add_option("--dataloader-stall", a->so.dataloader_stall_fraction,
+                   "Share of each step the GPU waits for the DataLoader (0-0.9)")
+      ->check(CLI::Range(0.0, 0.9));
+  synth
+      ->add_option("--sync-per-step", a->so.sync_points_per_step,
+                   "Host-device sync points (.item()) per step")
+      ->check(CLI::Range(0, 1000));
+  synth
+      ->add_option("--sync-stall", a->so.sync_stall_fraction,
+                   "Share of each step all GPU streams idle after the .item() syncs while the "
+                   "CPU uses the value (0-0.9; 1 sync per step if --sync-per-step is 0)")
+      ->check(CLI::Range(0.0, 0.9));
+  synth
+      ->add_option("--host-gap", a->so.host_gap_fraction,
+                   "Share of each step the GPU idles while the host runs a non-DataLoader, "
+                   "non-sync op (## log_metrics ##) before the first copy (0-0.89)")
+      ->check(CLI::Range(0.0, 0.89));
+  synth
+      ->add_option("--tiny-grids", a->so.tiny_grid_fraction,
+                   "Share of compute-kernel time in kernels with fewer blocks than SMs (0-0.89)")
+      ->check(CLI::Range(0.0, 0.89));
+  synth->add_flag("--pageable", a->so.pageable_copies,
+                  "Input copies from pageable (not pinned) memory");
+  synth
+      ->add_option("--exposed-comm", a->so.exposed_comm_fraction,
+                   "Share of each step the all-reduce runs with no compute beside it (0-0.9)")
+      ->check(CLI::Range(0.0, 0.9));
+  synth->add_option("--precision", a->precision, "Math precision of GEMM kernels: bf16 or fp32")
+      ->check(CLI::IsMember({"bf16", "fp32"}));
+  synth->add_option("--straggler-rank", a->so.straggler_rank, "This rank's compute runs slower");
+  synth
+      ->add_option("--straggler-slowdown", a->so.straggler_slowdown,
+                   "Slowdown factor of the straggler (default 1.3)")
+      ->check(CLI::Range(1.0, 100.0));
+  synth->add_option("--slow-kernel", a->so.slow_kernel,
+                    "Kernels whose name contains this text run --slow-kernel-factor times longer");
+  synth
+      ->add_option("--slow-kernel-factor", a->so.slow_kernel_factor,
+                   "Slowdown of the --slow-kernel kernels (default 1, i.e. none)")
+      ->check(CLI::Range(0.1, 100.0));
+  synth->add_flag("--coupled", a->so.coupled_collectives,
+                  "Ranks wait for each other at collectives: each rank's NCCL kernel starts at "
+                  "its arrival, all end together (implied by --late-rank, --clock-offset, "
+                  "--clock-noise)");
+  synth->add_option("--late-rank", a->so.late_rank,
+                    "This rank reaches every collective --late after the others (its forward "
+                    "pass runs longer), and the others wait for it");
+  synth->add_option("--late", a->late,
+                    "How late the --late-rank is, e.g. 500us, 2ms (exactly so without planted "
+                    "fractions; beside them, see docs/synth.md)");
+  synth->add_option("--arrival-jitter", a->jitter,
+                    "Coupled ranks: each rank's arrival at each collective varies by up to this "
+                    "(default 1us)");
+  synth->add_option("--clock-offset", a->clock_offset,
+                    "Coupled ranks: each rank's clock is off by a seeded amount up to ± this, "
+                    "e.g. 50ms");
+  synth->add_option("--clock-noise", a->clock_noise,
+                    "Coupled ranks: each step, each rank's clock is off by a further seeded "
+                    "amount up to ± this (clocks that cannot be aligned)");
+  synth
+      ->add_option("--runs", a->so.runs,
+                   "Write this many separate runs of the job into the folder "
+                   "(run<J>.rank<R>.pt.trace.json; run J starts J hours after run 0)")
+      ->check(CLI::Range(1, 1000));
+  synth->add_flag("--gzip", a->so.gzip, "Write gzip-compressed traces");
+  synth->add_flag("--integer-timestamps", a->so.integer_timestamps,
+                  "2021-style integer µs timestamps");
+  synth->add_option("--seed", a->so.seed,
+                    "Random seed (default 1); same options and seed → same bytes");
+  return synth;
+}
+
+int RunSynth(SynthArgs& a) {
+  a.so.precision = a.precision == "fp32" ? SynthPrecision::kFp32 : SynthPrecision::kBf16;
+  if (!a.target_size.empty() && !ParseSize(a.target_size, &a.so.target_bytes)) {
+    PrintError(Status::Error(
+        StatusCode::kUsage,
+        "--target-size \"" + a.target_size + "\" is not a size (hint: e.g. 100M, 1G, 5GB)"));
+    return kExitBadInput;
+  }
+  for (auto [text, field, flag] :
+       {std::tuple{&a.late, &a.so.late_ns, "--late"},
+        std::tuple{&a.jitter, &a.so.arrival_jitter_ns, "--arrival-jitter"},
+        std::tuple{&a.clock_offset, &a.so.clock_offset_max_ns, "--clock-offset"},
+        std::tuple{&a.clock_noise, &a.so.clock_noise_ns, "--clock-noise"}}) {
+    if (!text->empty() && !ParseDuration(*text, field)) {
+      PrintError(Status::Error(StatusCode::kUsage,
+                               std::string(flag) + " \"" + *text +
+                                   "\" is not a duration (hint: e.g. 500us, 2ms, 1.5s)"));
+      return kExitBadInput;
+    }
+  }
+  if (a.so.late_rank >= 0 && a.late.empty()) {
+    PrintError(Status::Error(StatusCode::kUsage,
+                             "--late-rank needs --late (how late, e.g. --late 500us)"));
+    return kExitBadInput;
+  }
+  if (a.so.ranks == 1 && a.so.runs == 1) {
+    auto truth = WriteSynthTrace(a.so, 0, a.out_path);
+    if (!truth.ok()) {
+      PrintError(truth.status());
+      return ExitCodeFor(truth.status());
+    }
+    std::printf("wrote %s: %d steps, %s events, %s\n", a.out_path.c_str(), truth->steps,
+                render::GroupDigits(truth->events).c_str(),
+                render::FormatBytes(static_cast<double>(truth->bytes_written)).c_str());
+    return kExitOk;
+  }
+  auto truths = WriteSynthTraces(a.so, a.out_path);
+  if (!truths.ok()) {
+    PrintError(truths.status());
+    return ExitCodeFor(truths.status());
+  }
+  uint64_t bytes = 0, events = 0;
+  for (const SynthTruth& t : *truths) bytes += t.bytes_written, events += t.events;
+  const std::string what = a.so.runs > 1 ? std::to_string(a.so.runs) + " runs of " +
+                                               std::to_string(a.so.ranks) + " ranks"
+                                         : std::to_string(truths->size()) + " ranks";
+  std::printf("wrote %s to %s: %s events, %s\n", what.c_str(), a.out_path.c_str(),
+              render::GroupDigits(events).c_str(),
+              render::FormatBytes(static_cast<double>(bytes)).c_str());
+  return kExitOk;
+}
+
 int Main(int argc, char** argv) {
   TuneMalloc();
   CLI::App app{
@@ -275,52 +443,8 @@ int Main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("gpuscope ") + GPUSCOPE_VERSION);
   app.require_subcommand(1);
 
-  // analyze
-  auto* analyze = app.add_subcommand(
-      "analyze",
-      "Read a trace (or a folder of per-rank traces, or summaries from `gpuscope map`) and\n"
-      "report, per rank, the verdict and the findings with estimated savings and fixes, then\n"
-      "where the step time goes: GPU time, step breakdown, kernels, launches, copies, sync\n"
-      "points, memory, and across ranks. A folder is mapped a few ranks at a time (memory stays\n"
-      "that of a few ranks plus their summaries) and reduced, as `map` + `reduce` do.");
   AnalyzeArgs aa;
-  analyze
-      ->add_option("TRACE", aa.input,
-                   "Trace file (.json or .json.gz, detected from content), folder, or - for "
-                   "stdin (pipes work); also a `gpuscope run --record` file (.jsonl, .csv or "
-                   ".json), an nvidia-smi CSV / dmon log, a PyTorch CUDA memory snapshot "
-                   "(torch.cuda.memory._dump_snapshot pickle), or a summary from `gpuscope map`")
-      ->required();
-  cli::AddOutputFlags(analyze, &aa.out);
-  analyze
-      ->add_option("-j,--threads", aa.threads,
-                   "Threads for reading and analysing, one pool for both (default: all cores)")
-      ->check(CLI::Range(0, 256));
-  analyze->add_option("--batch-mb", aa.batch_mb, "JSON megabytes per parse batch (default 2)")
-      ->check(CLI::Range(0.01, 1024.0));
-  analyze->add_option("--inflater", aa.inflater, "gzip backend: auto, isal or zlib")
-      ->check(CLI::IsMember({"auto", "isal", "zlib"}));
-  analyze->add_flag(
-      "--stats", aa.stats,
-      "Print load time, throughput, peak memory and each analysis' CPU seconds to stderr");
-  analyze->add_option("--monitor", aa.monitor_file,
-                      "A `gpuscope run --record` file (or nvidia-smi log) of the same run: GPU/CPU "
-                      "summary within the trace's time span, a \"monitor\" section of each rank");
-  analyze->add_option("--smi-fields", aa.smi_fields,
-                      "The --query-gpu field list of an nvidia-smi log written with "
-                      "--format=csv,noheader[,nounits], e.g. \"timestamp,index,utilization.gpu,"
-                      "memory.used\" (default: columns recognised from their values; needed "
-                      "with nounits)");
-  cli::AddRanksFlag(analyze, &aa.ranks);
-  analyze
-      ->add_option("--ranks-in-memory", aa.ranks_in_memory,
-                   "Traces of a folder loaded at once (default: one per two cores)")
-      ->check(CLI::Range(0, 4096));
-  analyze->add_flag("--mpi", aa.mpi,
-                    std::string("Under mpirun/srun: each MPI process maps a share of the folder's "
-                                "traces, process 0 reduces and prints (output as without --mpi; "
-                                "docs/jobs.md)") +
-                        (job::MpiBuilt() ? "" : " [this build has no MPI]"));
+  auto* analyze = AddAnalyzeCommand(app, &aa);
 
   cli::MapCliOptions map_options;
   auto* map = cli::AddMapCommand(app, &map_options);
@@ -331,97 +455,8 @@ int Main(int argc, char** argv) {
   cli::RunCliOptions run_options;
   auto* run = cli::AddRunCommand(app, &run_options);
 
-  // synth
-  auto* synth = app.add_subcommand(
-      "synth",
-      "Write synthetic Kineto traces of a training loop with planted bottlenecks\n"
-      "(for examples, ground-truth tests and benchmarks).");
-  SynthOptions so;
-  std::string out_path, target_size, precision = "bf16";
-  synth
-      ->add_option("-o,--out", out_path,
-                   "Output file (1 rank) or folder (several ranks: rank<R>.pt.trace.json[.gz])")
-      ->required();
-  synth->add_option("--ranks", so.ranks, "Number of ranks (default 1)")->check(CLI::Range(1, 4096));
-  synth->add_option("--steps", so.steps, "ProfilerSteps per rank (default 8)")
-      ->check(CLI::Range(1, 10000000));
-  synth->add_option("--target-size", target_size,
-                    "Grow steps until each rank's JSON reaches this size (e.g. 1G)");
-  synth
-      ->add_option("--layers", so.layers,
-                   "Model layers; kernels per step scale with it (default 12)")
-      ->check(CLI::Range(1, 10000));
-  synth
-      ->add_option("--dataloader-stall", so.dataloader_stall_fraction,
-                   "Share of each step the GPU waits for the DataLoader (0-0.9)")
-      ->check(CLI::Range(0.0, 0.9));
-  synth
-      ->add_option("--sync-per-step", so.sync_points_per_step,
-                   "Host-device sync points (.item()) per step")
-      ->check(CLI::Range(0, 1000));
-  synth
-      ->add_option("--sync-stall", so.sync_stall_fraction,
-                   "Share of each step all GPU streams idle after the .item() syncs while the "
-                   "CPU uses the value (0-0.9; 1 sync per step if --sync-per-step is 0)")
-      ->check(CLI::Range(0.0, 0.9));
-  synth
-      ->add_option("--host-gap", so.host_gap_fraction,
-                   "Share of each step the GPU idles while the host runs a non-DataLoader, "
-                   "non-sync op (## log_metrics ##) before the first copy (0-0.89)")
-      ->check(CLI::Range(0.0, 0.89));
-  synth
-      ->add_option("--tiny-grids", so.tiny_grid_fraction,
-                   "Share of compute-kernel time in kernels with fewer blocks than SMs (0-0.89)")
-      ->check(CLI::Range(0.0, 0.89));
-  synth->add_flag("--pageable", so.pageable_copies,
-                  "Input copies from pageable (not pinned) memory");
-  synth
-      ->add_option("--exposed-comm", so.exposed_comm_fraction,
-                   "Share of each step the all-reduce runs with no compute beside it (0-0.9)")
-      ->check(CLI::Range(0.0, 0.9));
-  synth->add_option("--precision", precision, "Math precision of GEMM kernels: bf16 or fp32")
-      ->check(CLI::IsMember({"bf16", "fp32"}));
-  synth->add_option("--straggler-rank", so.straggler_rank, "This rank's compute runs slower");
-  synth
-      ->add_option("--straggler-slowdown", so.straggler_slowdown,
-                   "Slowdown factor of the straggler (default 1.3)")
-      ->check(CLI::Range(1.0, 100.0));
-  synth->add_option("--slow-kernel", so.slow_kernel,
-                    "Kernels whose name contains this text run --slow-kernel-factor times longer");
-  synth
-      ->add_option("--slow-kernel-factor", so.slow_kernel_factor,
-                   "Slowdown of the --slow-kernel kernels (default 1, i.e. none)")
-      ->check(CLI::Range(0.1, 100.0));
-  std::string late, jitter, clock_offset, clock_noise;
-  synth->add_flag("--coupled", so.coupled_collectives,
-                  "Ranks wait for each other at collectives: each rank's NCCL kernel starts at "
-                  "its arrival, all end together (implied by --late-rank, --clock-offset, "
-                  "--clock-noise)");
-  synth->add_option("--late-rank", so.late_rank,
-                    "This rank reaches every collective --late after the others (its forward "
-                    "pass runs longer), and the others wait for it");
-  synth->add_option("--late", late,
-                    "How late the --late-rank is, e.g. 500us, 2ms (exactly so without planted "
-                    "fractions; beside them, see docs/synth.md)");
-  synth->add_option("--arrival-jitter", jitter,
-                    "Coupled ranks: each rank's arrival at each collective varies by up to this "
-                    "(default 1us)");
-  synth->add_option("--clock-offset", clock_offset,
-                    "Coupled ranks: each rank's clock is off by a seeded amount up to ± this, "
-                    "e.g. 50ms");
-  synth->add_option("--clock-noise", clock_noise,
-                    "Coupled ranks: each step, each rank's clock is off by a further seeded "
-                    "amount up to ± this (clocks that cannot be aligned)");
-  synth
-      ->add_option("--runs", so.runs,
-                   "Write this many separate runs of the job into the folder "
-                   "(run<J>.rank<R>.pt.trace.json; run J starts J hours after run 0)")
-      ->check(CLI::Range(1, 1000));
-  synth->add_flag("--gzip", so.gzip, "Write gzip-compressed traces");
-  synth->add_flag("--integer-timestamps", so.integer_timestamps,
-                  "2021-style integer µs timestamps");
-  synth->add_option("--seed", so.seed,
-                    "Random seed (default 1); same options and seed → same bytes");
+  SynthArgs synth_args;
+  auto* synth = AddSynthCommand(app, &synth_args);
 
   gpuscope::cli::PlanCliOptions plan_options;
   auto* plan = gpuscope::cli::AddPlanCommand(app, &plan_options);
@@ -454,57 +489,7 @@ int Main(int argc, char** argv) {
   if (tune->parsed()) return cli::RunTuneCommand(tune_options);
 
   if (diff->parsed()) return cli::RunDiffCommand(diff_options);
-  if (synth->parsed()) {
-    so.precision = precision == "fp32" ? SynthPrecision::kFp32 : SynthPrecision::kBf16;
-    if (!target_size.empty() && !ParseSize(target_size, &so.target_bytes)) {
-      PrintError(Status::Error(
-          StatusCode::kUsage,
-          "--target-size \"" + target_size + "\" is not a size (hint: e.g. 100M, 1G, 5GB)"));
-      return kExitBadInput;
-    }
-    for (auto [text, field, flag] :
-         {std::tuple{&late, &so.late_ns, "--late"},
-          std::tuple{&jitter, &so.arrival_jitter_ns, "--arrival-jitter"},
-          std::tuple{&clock_offset, &so.clock_offset_max_ns, "--clock-offset"},
-          std::tuple{&clock_noise, &so.clock_noise_ns, "--clock-noise"}}) {
-      if (!text->empty() && !ParseDuration(*text, field)) {
-        PrintError(Status::Error(StatusCode::kUsage,
-                                 std::string(flag) + " \"" + *text +
-                                     "\" is not a duration (hint: e.g. 500us, 2ms, 1.5s)"));
-        return kExitBadInput;
-      }
-    }
-    if (so.late_rank >= 0 && late.empty()) {
-      PrintError(Status::Error(StatusCode::kUsage,
-                               "--late-rank needs --late (how late, e.g. --late 500us)"));
-      return kExitBadInput;
-    }
-    if (so.ranks == 1 && so.runs == 1) {
-      auto truth = WriteSynthTrace(so, 0, out_path);
-      if (!truth.ok()) {
-        PrintError(truth.status());
-        return ExitCodeFor(truth.status());
-      }
-      std::printf("wrote %s: %d steps, %s events, %s\n", out_path.c_str(), truth->steps,
-                  render::GroupDigits(truth->events).c_str(),
-                  render::FormatBytes(static_cast<double>(truth->bytes_written)).c_str());
-      return kExitOk;
-    }
-    auto truths = WriteSynthTraces(so, out_path);
-    if (!truths.ok()) {
-      PrintError(truths.status());
-      return ExitCodeFor(truths.status());
-    }
-    uint64_t bytes = 0, events = 0;
-    for (const SynthTruth& t : *truths) bytes += t.bytes_written, events += t.events;
-    const std::string what =
-        so.runs > 1 ? std::to_string(so.runs) + " runs of " + std::to_string(so.ranks) + " ranks"
-                    : std::to_string(truths->size()) + " ranks";
-    std::printf("wrote %s to %s: %s events, %s\n", what.c_str(), out_path.c_str(),
-                render::GroupDigits(events).c_str(),
-                render::FormatBytes(static_cast<double>(bytes)).c_str());
-    return kExitOk;
-  }
+  if (synth->parsed()) return RunSynth(synth_args);
   return kExitInternal;
 }
 

@@ -153,6 +153,14 @@ with tempfile.TemporaryDirectory() as tmp:
         check(False, "an unknown keyword is refused")
     except TypeError as e:
         check("batch_size" in str(e), "an unknown keyword is named: %s" % e)
+    # analyze() and diff() take every option of their tables as keywords.
+    import inspect
+    from gpuscope import _gpuscope
+    for fn, rows in ((gpuscope.analyze, _gpuscope.analyze_options()),
+                     (gpuscope.diff, _gpuscope.diff_options())):
+        params = set(inspect.signature(fn).parameters)
+        missing = [o["name"] for o in rows if o["name"] not in params]
+        check(not missing, "%s() takes its table's options (missing: %s)" % (fn.__name__, missing))
     same("diff", lambda: gpuscope.diff(ranks[0], ranks[1]), ["diff", ranks[0], ranks[1]])
     same("diff FOLDER FOLDER", lambda: gpuscope.diff(folder, folder), ["diff", folder, folder])
 
