@@ -98,6 +98,28 @@ TEST(Cli, OptionsTablesMakeTheFlags) {
             "--threads: value not in range 0 to 256");
 }
 
+// The binary links no MPI (the plugin does, loaded only for --mpi): readelf finds no libmpi
+// among its needed libraries, and --mpi with a plugin that cannot load is a usage error naming
+// it, never a crash or a silent single-process run.
+TEST(Cli, MpiIsAPluginLoadedOnlyForMpi) {
+  const std::string elf = TempPath("needed.txt");
+  if (std::system(("readelf -d " + std::string(GPUSCOPE_BINARY) + " >" + elf + " 2>&1").c_str()) ==
+      0) {
+    const std::string needed = testing::ReadFile(elf);
+    EXPECT_NE(needed.find("NEEDED"), std::string::npos) << needed;
+    EXPECT_EQ(needed.find("libmpi"), std::string::npos) << needed;
+  }
+  std::filesystem::remove(elf);
+  const std::string folder = std::string(GPUSCOPE_SOURCE_DIR) + "/tests/data/traces/hta";
+  setenv("GPUSCOPE_MPI_PLUGIN", "/nonexistent/libgpuscope-mpi.so", 1);
+  const CommandResult r = RunGpuscope("analyze --mpi " + folder);
+  unsetenv("GPUSCOPE_MPI_PLUGIN");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--mpi: cannot load /nonexistent/libgpuscope-mpi.so"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.out.find("verdict"), std::string::npos) << "no single-process report";
+}
+
 TEST(Cli, VersionAndHelp) {
   auto r = RunGpuscope("--version");
   EXPECT_EQ(r.exit_code, 0);
@@ -149,8 +171,9 @@ TEST(Cli, MissingBraceIsLocatedAtItsEvent) {
   for (int i = 0; i < 40; ++i) {
     if (i) json += ", ";
     if (i == 10) broken_at = json.size();
-    json += R"({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": )" + std::to_string(1000 + 10 * i) +
-            R"(, "dur": 5, "args": {"device": 0, "stream": 7})" + (i == 10 ? "" : "}");
+    json += R"({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": )" +
+            std::to_string(1000 + 10 * i) + R"(, "dur": 5, "args": {"device": 0, "stream": 7})" +
+            (i == 10 ? "" : "}");
   }
   json += "]}";
   const std::string path = TempPath("missing_brace.json");
@@ -177,8 +200,9 @@ TEST(Cli, ErrorPathsSayWhatToDo) {
   // JSON that holds no event object is no trace (was exit 0, "no GPU work").
   const std::string arr = TempPath("numbers.json");
   WriteFile(arr, "[1,2,3]");
-  ExpectInputError(RunGpuscope("analyze " + arr), arr,
-                   "not a JSON trace: the top-level array holds 3 elements, none of them an event object");
+  ExpectInputError(
+      RunGpuscope("analyze " + arr), arr,
+      "not a JSON trace: the top-level array holds 3 elements, none of them an event object");
   // The generic refusal names every input gpuscope reads.
   const std::string text = TempPath("notes.txt");
   WriteFile(text, "hello");
@@ -192,7 +216,9 @@ TEST(Cli, ErrorPathsSayWhatToDo) {
     r = RunGpuscope(std::string("run ") + option + " " + dir + " -- sh -c 'echo started'");
     EXPECT_EQ(r.exit_code, 2) << option << r.err;
     EXPECT_EQ(r.out.find("started"), std::string::npos) << option << ": the command ran";
-    EXPECT_NE(r.err.find(std::string(option) + " " + dir + ": exists and is a folder"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(std::string(option) + " " + dir + ": exists and is a folder"),
+              std::string::npos)
+        << r.err;
   }
   std::filesystem::remove(dir);
   for (const std::string& f : {rep, arr, text}) std::filesystem::remove(f);
@@ -376,8 +402,8 @@ size_t CodePoints(const std::string& s) {
 // The terminal report fits 100 columns, whatever the names in the trace (long mangled kernels,
 // long warnings): checked on the example and on every real trace (shared/, else tests/data).
 TEST(Cli, TextReportFitsOneHundredColumns) {
-  std::vector<std::string> inputs = {
-      std::string(GPUSCOPE_SOURCE_DIR) + "/examples/train_input_bound.pt.trace.json.gz"};
+  std::vector<std::string> inputs = {std::string(GPUSCOPE_SOURCE_DIR) +
+                                     "/examples/train_input_bound.pt.trace.json.gz"};
   if (std::filesystem::exists(testing::RealTraceFolder())) {
     for (const auto& dir : std::filesystem::directory_iterator(testing::RealTraceFolder()))
       if (dir.is_directory())
@@ -418,13 +444,15 @@ void ExpectUsageError(const std::string& args, const std::string& line) {
 
 TEST(CliUsage, UnknownCommandSuggestsTheClosest) {
   // Before: "A subcommand is required".
-  ExpectUsageError("anaylze x", "unknown command \"anaylze\" (did you mean \"analyze\"?) (hint: "
-                                "gpuscope --help lists the commands)");
+  ExpectUsageError("anaylze x",
+                   "unknown command \"anaylze\" (did you mean \"analyze\"?) (hint: "
+                   "gpuscope --help lists the commands)");
   ExpectUsageError("plna --model llama-3-8b",
                    "unknown command \"plna\" (did you mean \"plan\"?) (hint: gpuscope --help "
                    "lists the commands)");
-  ExpectUsageError("dif a b", "unknown command \"dif\" (did you mean \"diff\"?) (hint: gpuscope "
-                              "--help lists the commands)");
+  ExpectUsageError("dif a b",
+                   "unknown command \"dif\" (did you mean \"diff\"?) (hint: gpuscope "
+                   "--help lists the commands)");
   ExpectUsageError("frobnicate",
                    "unknown command \"frobnicate\" (hint: the commands are analyze, map, reduce, "
                    "run, synth, plan, diff or tune; gpuscope --help)");
@@ -446,7 +474,8 @@ TEST(CliUsage, SynthJobFlags) {
   ExpectUsageError("synth -o x --ranks 2 --late-rank 2 --late 1ms",
                    "synth: late_rank must be -1 (none) or a rank in [0, 2) (got 2)");
   const std::string dir = testing::TempPath("synth_job_flags");
-  const auto r = RunGpuscope("synth -o " + dir + " --ranks 2 --steps 2 --layers 1 --late-rank 1 "
+  const auto r = RunGpuscope("synth -o " + dir +
+                             " --ranks 2 --steps 2 --layers 1 --late-rank 1 "
                              "--late 300us --clock-offset 5ms --arrival-jitter 2us --runs 2");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.rfind("wrote 2 runs of 2 ranks to " + dir, 0), 0u) << r.out;
@@ -458,32 +487,39 @@ TEST(CliUsage, SynthJobFlags) {
 
 TEST(CliUsage, UnknownOptionSuggestsTheClosest) {
   // Before: "The following argument was not expected: --jsn", no suggestion.
-  ExpectUsageError("analyze --jsn x", "unknown option \"--jsn\" for gpuscope analyze (did you "
-                                      "mean \"--json\"?) (hint: gpuscope analyze --help lists "
-                                      "the options)");
+  ExpectUsageError("analyze --jsn x",
+                   "unknown option \"--jsn\" for gpuscope analyze (did you "
+                   "mean \"--json\"?) (hint: gpuscope analyze --help lists "
+                   "the options)");
   ExpectUsageError("analyze x --thraeds=4",
                    "unknown option \"--thraeds=4\" for gpuscope analyze (did you mean "
                    "\"--threads\"?) (hint: gpuscope analyze --help lists the options)");
-  ExpectUsageError("analyze --thr 4 x", "unknown option \"--thr\" for gpuscope analyze (did you "
-                                        "mean \"--threads\"?) (hint: gpuscope analyze --help "
-                                        "lists the options)");
-  ExpectUsageError("diff a b --htlm d.html", "unknown option \"--htlm\" for gpuscope diff (did "
-                                             "you mean \"--html\"?) (hint: gpuscope diff --help "
-                                             "lists the options)");
+  ExpectUsageError("analyze --thr 4 x",
+                   "unknown option \"--thr\" for gpuscope analyze (did you "
+                   "mean \"--threads\"?) (hint: gpuscope analyze --help "
+                   "lists the options)");
+  ExpectUsageError("diff a b --htlm d.html",
+                   "unknown option \"--htlm\" for gpuscope diff (did "
+                   "you mean \"--html\"?) (hint: gpuscope diff --help "
+                   "lists the options)");
   ExpectUsageError("plan --model llama-3-8b --gpus 8 --global-bacth 64",
                    "unknown option \"--global-bacth\" for gpuscope plan (did you mean "
                    "\"--global-batch\"?) (hint: gpuscope plan --help lists the options)");
-  ExpectUsageError("synth -o x.json --seeed 3", "unknown option \"--seeed\" for gpuscope synth "
-                                                "(did you mean \"--seed\"?) (hint: gpuscope "
-                                                "synth --help lists the options)");
-  ExpectUsageError("--verison", "unknown option \"--verison\" for gpuscope (did you mean "
-                                "\"--version\"?) (hint: gpuscope --help lists the options)");
+  ExpectUsageError("synth -o x.json --seeed 3",
+                   "unknown option \"--seeed\" for gpuscope synth "
+                   "(did you mean \"--seed\"?) (hint: gpuscope "
+                   "synth --help lists the options)");
+  ExpectUsageError("--verison",
+                   "unknown option \"--verison\" for gpuscope (did you mean "
+                   "\"--version\"?) (hint: gpuscope --help lists the options)");
   // Far from every option, or a one-letter option: no guess.
-  ExpectUsageError("analyze --frobnicate x", "unknown option \"--frobnicate\" for gpuscope "
-                                             "analyze (hint: gpuscope analyze --help lists the "
-                                             "options)");
-  ExpectUsageError("analyze -x x", "unknown option \"-x\" for gpuscope analyze (hint: gpuscope "
-                                   "analyze --help lists the options)");
+  ExpectUsageError("analyze --frobnicate x",
+                   "unknown option \"--frobnicate\" for gpuscope "
+                   "analyze (hint: gpuscope analyze --help lists the "
+                   "options)");
+  ExpectUsageError("analyze -x x",
+                   "unknown option \"-x\" for gpuscope analyze (hint: gpuscope "
+                   "analyze --help lists the options)");
   // A known option's value is not mistaken for an option; CLI11's own check still answers.
   const auto r = RunGpuscope("analyze --threads -3 x");
   EXPECT_EQ(r.exit_code, 2);
@@ -492,9 +528,10 @@ TEST(CliUsage, UnknownOptionSuggestsTheClosest) {
 
 TEST(CliUsage, RunCommandBelongsAfterDoubleDash) {
   // Before: "The following argument was not expected: -V".
-  ExpectUsageError("run python3 -V", "\"-V\" is not an option of gpuscope run (hint: put the "
-                                     "command after --, so that its options are its own: "
-                                     "gpuscope run -- python3 -V)");
+  ExpectUsageError("run python3 -V",
+                   "\"-V\" is not an option of gpuscope run (hint: put the "
+                   "command after --, so that its options are its own: "
+                   "gpuscope run -- python3 -V)");
   ExpectUsageError("run --record r.jsonl python3 -c 'print(1)'",
                    "\"-c\" is not an option of gpuscope run (hint: put the command after --, so "
                    "that its options are its own: gpuscope run --record r.jsonl -- python3 -c "
@@ -502,8 +539,9 @@ TEST(CliUsage, RunCommandBelongsAfterDoubleDash) {
   ExpectUsageError("run --recrod r.jsonl -- python3 -V",
                    "unknown option \"--recrod\" for gpuscope run (did you mean \"--record\"?) "
                    "(hint: gpuscope run --help lists the options)");
-  ExpectUsageError("run --record r.jsonl", "run needs the command to watch, after -- (hint: "
-                                           "gpuscope run -- python train.py)");
+  ExpectUsageError("run --record r.jsonl",
+                   "run needs the command to watch, after -- (hint: "
+                   "gpuscope run -- python train.py)");
   // A bad value is not a missing command: CLI11's message stands.
   const auto r = RunGpuscope("run --live bogus");
   EXPECT_EQ(r.exit_code, 2);
@@ -539,7 +577,8 @@ TEST(CliUsage, EveryHelpEndsWithAnExample) {
 TEST(Cli, CsvWritesEveryTableWithOpCosts) {
   const std::string trace = testing::RealPath(
       "traces/kineto_tb_plugin/resnet50_num_workers_0.worker0.1623143089861.pt.trace.json.gz");
-  GPUSCOPE_REQUIRE_REAL("traces/kineto_tb_plugin/resnet50_num_workers_0.worker0.1623143089861.pt.trace.json.gz");
+  GPUSCOPE_REQUIRE_REAL(
+      "traces/kineto_tb_plugin/resnet50_num_workers_0.worker0.1623143089861.pt.trace.json.gz");
   testing::ScopedTempDir dir;
   const std::string out = dir.File("tables");
   const auto r = RunGpuscope("analyze --csv " + out + " " + trace);
@@ -550,7 +589,8 @@ TEST(Cli, CsvWritesEveryTableWithOpCosts) {
   std::ifstream in(out + "/ops.csv");
   std::string header;
   std::getline(in, header);
-  for (const char* column : {"section,", "op,", "input_dims,", "count,", "time_ns,", "flops,", "bytes,", "bound,"})
+  for (const char* column :
+       {"section,", "op,", "input_dims,", "count,", "time_ns,", "flops,", "bytes,", "bound,"})
     EXPECT_NE(header.find(column), std::string::npos) << column << " in " << header;
   std::string line;
   bool gemm = false, conv = false;
@@ -571,8 +611,8 @@ TEST(Cli, CsvWritesEveryTableWithOpCosts) {
   std::ifstream kin(out + "/kernel_costs.csv");
   std::string kheader;
   std::getline(kin, kheader);
-  for (const char* column : {"kernel,", "time_ns,", "flops,", "bytes,", "achieved_tflops,", "intensity,",
-                             "bound,", "roofline_ns,", "efficiency_share"})
+  for (const char* column : {"kernel,", "time_ns,", "flops,", "bytes,", "achieved_tflops,",
+                             "intensity,", "bound,", "roofline_ns,", "efficiency_share"})
     EXPECT_NE(kheader.find(column), std::string::npos) << column << " in " << kheader;
   // A path that is a file, not a folder: exit 2, nothing written.
   const std::string file = dir.File("plain");

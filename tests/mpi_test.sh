@@ -4,7 +4,7 @@
 # A synthetic 6-rank job with a planted late rank and clock offsets, plus two files that cannot be
 # read (their errors must come in the same order): JSON, text and stderr are compared byte for byte
 # with the single-process run, and the JSON must name the planted rank. Exits 77 (ctest: skipped)
-# with a message when mpirun is absent or gpuscope was built without MPI.
+# with a message when mpirun is absent or there is no MPI plugin beside gpuscope.
 set -u
 gpuscope="$1"
 processes="$2"
@@ -14,8 +14,8 @@ if ! command -v mpirun >/dev/null 2>&1; then
   echo "SKIP: mpirun not found (install Debian's openmpi-bin and libopenmpi-dev: tools/setup.sh --test, then rebuild)"
   exit 77
 fi
-if "$gpuscope" analyze --help | grep -q "this build has no MPI"; then
-  echo "SKIP: $gpuscope was built without MPI (install libopenmpi-dev, then rebuild: tools/build.sh)"
+if "$gpuscope" analyze --help | grep -q "no MPI plugin here"; then
+  echo "SKIP: no MPI plugin beside $gpuscope (install libopenmpi-dev, then rebuild: tools/build.sh)"
   exit 77
 fi
 

@@ -274,7 +274,7 @@ CLI::App* AddAnalyzeCommand(CLI::App& app, AnalyzeArgs* aa) {
                     std::string("Under mpirun/srun: each MPI process maps a share of the folder's "
                                 "traces, process 0 reduces and prints (output as without --mpi; "
                                 "docs/jobs.md)") +
-                        (job::MpiBuilt() ? "" : " [this build has no MPI]"));
+                        (job::MpiBuilt() ? "" : " [no MPI plugin here: libgpuscope-mpi.so]"));
   return analyze;
 }
 

@@ -9,11 +9,11 @@
 #include <numeric>
 #include <system_error>
 
-#include "store/summary_file.h"
+#include <dlfcn.h>
+#include <unistd.h>
 
-#if GPUSCOPE_HAVE_MPI
-#include <mpi.h>
-#endif
+#include "job/mpi_transport.h"
+#include "store/summary_file.h"
 
 namespace gpuscope::job {
 
@@ -33,29 +33,6 @@ std::vector<std::vector<size_t>> PlanMap(const std::vector<uint64_t>& sizes, int
   for (std::vector<size_t>& files : plan) std::sort(files.begin(), files.end());
   return plan;
 }
-
-#if !GPUSCOPE_HAVE_MPI
-
-bool MpiBuilt() { return false; }
-
-Result<std::unique_ptr<MpiWorld>> MpiWorld::Start(int*, char***) {
-  return Status::Error(
-      StatusCode::kUsage,
-      "--mpi: this gpuscope was built without MPI (hint: install Debian's "
-      "libopenmpi-dev and openmpi-bin, then rebuild: tools/build.sh; or spread the "
-      "work with `gpuscope map` and `gpuscope reduce`, see docs/jobs.md)");
-}
-
-MpiWorld::~MpiWorld() = default;
-
-void MpiWorld::Abort(int code) { std::exit(code); }
-
-Result<Mapped> MapTracesMpi(MpiWorld&, const std::vector<std::string>&, const MapOptions&,
-                            ThreadPool&) {
-  return Status::Error(StatusCode::kInternal, "MapTracesMpi without MPI");
-}
-
-#else
 
 namespace {
 
@@ -132,12 +109,50 @@ bool DecodeExtras(std::string_view in, MapStats* stats, std::vector<IndexedFailu
   return in.empty();
 }
 
-Status MpiError(const char* what, int code) {
-  char text[MPI_MAX_ERROR_STRING];
-  int len = 0;
-  MPI_Error_string(code, text, &len);
+Status MpiError(const GpuscopeMpiTransport& mpi, const char* what, int code) {
+  char text[512];
+  mpi.error_string(code, text, sizeof text);
   return Status::Error(StatusCode::kIoError,
-                       std::string("MPI: ") + what + " failed: " + std::string(text, len));
+                       std::string("MPI: ") + what + " failed: " + std::string(text));
+}
+
+// The plugin's path: $GPUSCOPE_MPI_PLUGIN, else beside the binary (a build tree), else
+// ../lib/gpuscope/ from it (installed: /usr/bin/gpuscope, /usr/lib/gpuscope/). "" when none.
+std::string PluginPath() {
+  if (const char* p = std::getenv("GPUSCOPE_MPI_PLUGIN"); p != nullptr && *p != '\0') return p;
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return "";
+  for (const std::filesystem::path& candidate :
+       {exe.parent_path() / "libgpuscope-mpi.so",
+        exe.parent_path().parent_path() / "lib" / "gpuscope" / "libgpuscope-mpi.so"})
+    if (std::filesystem::is_regular_file(candidate, ec)) return candidate.string();
+  return "";
+}
+
+// The plugin loaded once per process (never unloaded: MPI_Finalize runs at exit).
+Result<const GpuscopeMpiTransport*> LoadTransport() {
+  const std::string path = PluginPath();
+  if (path.empty())
+    return Status::Error(
+        StatusCode::kUsage,
+        "--mpi needs gpuscope's MPI plugin, libgpuscope-mpi.so (it links OpenMPI, which plain "
+        "gpuscope does not), and none is beside the binary or in ../lib/gpuscope (hint: install "
+        "the gpuscope-mpi package, or build with Debian's libopenmpi-dev: tools/build.sh; or "
+        "spread the work with `gpuscope map` and `gpuscope reduce`, see docs/jobs.md)");
+  // RTLD_GLOBAL: OpenMPI's own components, loaded by libmpi, resolve its symbols.
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
+  if (handle == nullptr)
+    return Status::Error(StatusCode::kUsage,
+                         "--mpi: cannot load " + path + ": " + dlerror() +
+                             " (hint: install Debian's OpenMPI: apt install libopenmpi3)");
+  using Entry = const GpuscopeMpiTransport* (*)();
+  auto entry = reinterpret_cast<Entry>(dlsym(handle, "gpuscope_mpi_transport"));
+  const GpuscopeMpiTransport* t = entry != nullptr ? entry() : nullptr;
+  if (t == nullptr || t->abi != GPUSCOPE_MPI_ABI)
+    return Status::Error(StatusCode::kUsage,
+                         path + " is not this gpuscope's MPI plugin (another version?)");
+  return t;
 }
 
 // Gathers one byte string per process on process 0 (sizes first, then the bytes).
@@ -145,10 +160,10 @@ Result<std::vector<std::string>> Gather(const std::string& mine, const MpiWorld&
   if (mine.size() > static_cast<size_t>(INT_MAX))
     return Status::Error(StatusCode::kInternal,
                          "MPI: one process's summaries exceed 2 GiB; run more processes");
+  const GpuscopeMpiTransport& mpi = world.transport();
   const int my_size = static_cast<int>(mine.size());
   std::vector<int> sizes(world.root() ? static_cast<size_t>(world.size()) : 0);
-  if (int e = MPI_Gather(&my_size, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, MPI_COMM_WORLD))
-    return MpiError("gathering sizes", e);
+  if (int e = mpi.gather_int(my_size, sizes.data())) return MpiError(mpi, "gathering sizes", e);
   std::vector<int> offsets(sizes.size());
   std::string all;
   if (world.root()) {
@@ -163,9 +178,8 @@ Result<std::vector<std::string>> Gather(const std::string& mine, const MpiWorld&
                            "reduce` from summary files instead");
     all.resize(static_cast<size_t>(total));
   }
-  if (int e = MPI_Gatherv(mine.data(), my_size, MPI_BYTE, all.data(), sizes.data(), offsets.data(),
-                          MPI_BYTE, 0, MPI_COMM_WORLD))
-    return MpiError("gathering summaries", e);
+  if (int e = mpi.gatherv_bytes(mine.data(), my_size, all.data(), sizes.data(), offsets.data()))
+    return MpiError(mpi, "gathering summaries", e);
   std::vector<std::string> parts;
   for (size_t p = 0; p < sizes.size(); ++p)
     parts.push_back(all.substr(static_cast<size_t>(offsets[p]), static_cast<size_t>(sizes[p])));
@@ -174,23 +188,21 @@ Result<std::vector<std::string>> Gather(const std::string& mine, const MpiWorld&
 
 }  // namespace
 
-bool MpiBuilt() { return true; }
+bool MpiBuilt() { return !PluginPath().empty(); }
 
 Result<std::unique_ptr<MpiWorld>> MpiWorld::Start(int* argc, char*** argv) {
-  int provided = 0;
-  // The pool's threads never call MPI: only the main thread does.
-  if (int e = MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided))
-    return MpiError("MPI_Init_thread", e);
+  auto transport = LoadTransport();
+  if (!transport.ok()) return transport.status();
+  const GpuscopeMpiTransport& mpi = **transport;
   int rank = 0, size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  return std::unique_ptr<MpiWorld>(new MpiWorld(rank, size));
+  if (int e = mpi.init(argc, argv, &rank, &size)) return MpiError(mpi, "MPI_Init_thread", e);
+  return std::unique_ptr<MpiWorld>(new MpiWorld(mpi, rank, size));
 }
 
-MpiWorld::~MpiWorld() { MPI_Finalize(); }
+MpiWorld::~MpiWorld() { mpi_->finalize(); }
 
 void MpiWorld::Abort(int code) {
-  MPI_Abort(MPI_COMM_WORLD, code);
+  mpi_->abort(code);
   std::exit(code);  // MPI_Abort does not return; should it, end this process at least
 }
 
@@ -246,7 +258,5 @@ Result<Mapped> MapTracesMpi(MpiWorld& world, const std::vector<std::string>& pat
   for (IndexedFailure& f : all_failures) all.failures.push_back(std::move(f.status));
   return all;
 }
-
-#endif
 
 }  // namespace gpuscope::job

@@ -1,9 +1,10 @@
 // `mpirun -n N gpuscope analyze --mpi FOLDER`: the map spread over N processes on any number of
 // nodes (Debian's OpenMPI; `srun` under Slurm), the summaries gathered on process 0, which reduces
 // and prints. The output is identical to the single-process run: process 0 gets the same
-// summaries, in the same order, and reduces them with the same code. Built only with the CMake
-// option GPUSCOPE_MPI (on when MPI is found); otherwise MpiBuilt() is false and StartMpi fails
-// with a message saying how to get it.
+// summaries, in the same order, and reduces them with the same code. The MPI calls live in a
+// plugin, libgpuscope-mpi.so (job/mpi_transport.h; built with the CMake option GPUSCOPE_MPI when
+// MPI is found), loaded only by MpiWorld::Start: the binary links no MPI. Without the plugin
+// MpiBuilt() is false and Start fails with a message saying how to get it.
 #pragma once
 
 #include <memory>
@@ -14,9 +15,12 @@
 #include "gpuscope/status.h"
 #include "job/map_reduce.h"
 
+struct GpuscopeMpiTransport;  // job/mpi_transport.h (a C interface, so not in the namespace)
+
 namespace gpuscope::job {
 
-// True when this binary was built with MPI.
+// True when the MPI plugin is there to load (beside the binary, in ../lib/gpuscope, or
+// $GPUSCOPE_MPI_PLUGIN).
 bool MpiBuilt();
 
 // The MPI world for one run: MPI_Init on Start, MPI_Finalize when destroyed. One per process.
@@ -28,6 +32,7 @@ class MpiWorld {
   MpiWorld& operator=(const MpiWorld&) = delete;
 
   int rank() const { return rank_; }
+  const GpuscopeMpiTransport& transport() const { return *mpi_; }
   int size() const { return size_; }
   bool root() const { return rank_ == 0; }
   // Ends every process of the job with `code` (MPI_Abort): for a failure on one process that
@@ -35,7 +40,9 @@ class MpiWorld {
   [[noreturn]] void Abort(int code);
 
  private:
-  MpiWorld(int rank, int size) : rank_(rank), size_(size) {}
+  MpiWorld(const GpuscopeMpiTransport& mpi, int rank, int size)
+      : mpi_(&mpi), rank_(rank), size_(size) {}
+  const GpuscopeMpiTransport* mpi_;
   int rank_ = 0;
   int size_ = 1;
 };
