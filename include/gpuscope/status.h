@@ -68,3 +68,17 @@ class Result {
 }  // namespace gpuscope
 
 #define GPUSCOPE_CHECK(expr) ((expr) ? (void)0 : ::gpuscope::CheckFailed(__FILE__, __LINE__, #expr))
+
+// The one way to pass a failure up (issue 34: 150 hand-written early returns had two shapes):
+//   GPUSCOPE_RETURN_IF_ERROR(WriteHeader(out));        // a Status: returned when not ok
+//   GPUSCOPE_TRY(model, LoadModelConfig(path));        // a Result: declared, its status returned
+//   use(*model);                                       // when not ok
+// The function returns Status or any Result<T> (a Status converts to both).
+#define GPUSCOPE_RETURN_IF_ERROR(expr)                                        \
+  do {                                                                        \
+    if (::gpuscope::Status gpuscope_status_ = (expr); !gpuscope_status_.ok()) \
+      return gpuscope_status_;                                                \
+  } while (0)
+#define GPUSCOPE_TRY(name, expr) \
+  auto name = (expr);            \
+  if (!name.ok()) return name.status()

@@ -66,10 +66,9 @@ const OptionTable<AnalyzeOptions>& AnalyzeOptionTable() {
 
 Result<Analysis> AnalyzeInput(const std::string& input, const AnalyzeOptions& args) {
   report::JobOptions job_options;
-  if (Status s = report::ParseDetailRanks(args.ranks, &job_options.detail_ranks); !s.ok()) return s;
-  if (Status s = CheckOptions(AnalyzeOptionTable(), args); !s.ok()) return s;
-  auto kind = ingest::ClassifyPath(input);
-  if (!kind.ok()) return kind.status();
+  GPUSCOPE_RETURN_IF_ERROR(report::ParseDetailRanks(args.ranks, &job_options.detail_ranks));
+  GPUSCOPE_RETURN_IF_ERROR(CheckOptions(AnalyzeOptionTable(), args));
+  GPUSCOPE_TRY(kind, ingest::ClassifyPath(input));
   // A folder (of traces, of summaries) or a summary: mapped in parallel, a few ranks in memory at
   // once, and reduced (src/job/); one file or stdin: whatever the registry makes of it.
   const bool many = *kind == ingest::PathKind::kFolder || *kind == ingest::PathKind::kSummary;
@@ -109,8 +108,7 @@ Result<Analysis> AnalyzeInput(const std::string& input, const AnalyzeOptions& ar
   const auto t0 = std::chrono::steady_clock::now();
   if (many) {
     read_monitor();
-    auto mapped = job::ReadSummaries({input}, map, pool, args.mapper);
-    if (!mapped.ok()) return mapped.status();
+    GPUSCOPE_TRY(mapped, job::ReadSummaries({input}, map, pool, args.mapper));
     ranks = std::move(mapped->ranks);
     out.failures = std::move(mapped->failures);
     out.stats = mapped->stats;
@@ -125,7 +123,7 @@ Result<Analysis> AnalyzeInput(const std::string& input, const AnalyzeOptions& ar
     auto loaded = ingest::LoadInputs(input, options, &recording, &snap);
     out.stats.load_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (!loaded.ok()) return loaded.status();
+    GPUSCOPE_RETURN_IF_ERROR(loaded.status());
     if (snap) {  // a CUDA memory snapshot: its own document (docs/memory-snapshot.md)
       out.document = report::SnapshotDocument(*snap);
       return out;

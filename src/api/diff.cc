@@ -61,16 +61,14 @@ const OptionTable<DiffOptions>& DiffOptionTable() {
 
 Result<Diffed> DiffInputs(const std::string& before_path, const std::string& after_path,
                           const DiffOptions& o) {
-  if (Status s = CheckOptions(DiffOptionTable(), o); !s.ok()) return s;
+  GPUSCOPE_RETURN_IF_ERROR(CheckOptions(DiffOptionTable(), o));
   ThreadPool pool(o.threads);  // one pool for both sides' loading and analyses
   LoadOptions lo;
   lo.threads = o.threads;
   lo.pool = &pool;
   // One side after the other: each load already uses every core.
-  auto before = LoadSide("before", before_path, lo);
-  if (!before.ok()) return before.status();
-  auto after = LoadSide("after", after_path, lo);
-  if (!after.ok()) return after.status();
+  GPUSCOPE_TRY(before, LoadSide("before", before_path, lo));
+  GPUSCOPE_TRY(after, LoadSide("after", after_path, lo));
   if (before->snapshot.has_value() != after->snapshot.has_value()) {
     const bool first = before->snapshot.has_value();
     return Status::Error(StatusCode::kInvalidInput,

@@ -21,8 +21,7 @@ namespace {
 Result<plan::TraceMeasurement> MeasureTrace(const std::string& path) {
   std::optional<monitor::Recording> recording;
   std::optional<snapshot::Snapshot> snap;
-  auto loaded = ingest::LoadInputs(path, LoadOptions{}, &recording, &snap);
-  if (!loaded.ok()) return loaded.status();
+  GPUSCOPE_TRY(loaded, ingest::LoadInputs(path, LoadOptions{}, &recording, &snap));
   plan::TraceMeasurement m;
   m.source = path;
   if (snap) {
@@ -80,7 +79,7 @@ Status CheckOptions(const PlanOptions& o) {
                  " (hint: gpuscope plan --model llama-3-8b --gpu h100-sxm --gpus 8 "
                  "--global-batch 64 --seq-len 4096)");
   }
-  if (Status s = api::CheckOptions(PlanOptionTable(), o); !s.ok()) return s;
+  GPUSCOPE_RETURN_IF_ERROR(api::CheckOptions(PlanOptionTable(), o));
   if (o.sp && o.tp && *o.tp == 1) return Usage("--sp needs --tp > 1");
   if (o.exact || !o.exact_from.empty()) {
     if (o.precision == "fp8")
@@ -95,11 +94,9 @@ Status CheckOptions(const PlanOptions& o) {
 // The request the options describe (the model's config and the GPU read).
 Result<plan::PlanRequest> RequestOf(const PlanOptions& o) {
   plan::PlanRequest r;
-  auto model = plan::LoadModelConfig(o.model);
-  if (!model.ok()) return model.status();
+  GPUSCOPE_TRY(model, plan::LoadModelConfig(o.model));
   r.model = *model;
-  auto gpu = o.gpu_spec.empty() ? hw::FindGpu(o.gpu) : hw::ParseGpuSpec(o.gpu_spec);
-  if (!gpu.ok()) return gpu.status();
+  GPUSCOPE_TRY(gpu, o.gpu_spec.empty() ? hw::FindGpu(o.gpu) : hw::ParseGpuSpec(o.gpu_spec));
   r.gpu = *gpu;
   r.gpus = *o.gpus;
   r.global_batch = *o.global_batch;
@@ -183,10 +180,9 @@ Status AddExactMeasurement(const PlanOptions& o, plan::PlanRequest* request) {
       x.python = exact_python;
       step = plan::MeasureStep(x);
     } else {
-      auto source = io::OpenByteSource(o.exact_from);
-      if (!source.ok()) return source.status();
+      GPUSCOPE_TRY(source, io::OpenByteSource(o.exact_from));
       auto text = io::ReadHead(**source, size_t{64} << 20);  // a measurement is ~20 KB
-      if (!text.ok()) return text.status();
+      GPUSCOPE_RETURN_IF_ERROR(text.status());
       step = plan::ParseMeasuredStep(*text, o.exact_from);
     }
     if (step.ok()) {
@@ -211,7 +207,7 @@ Result<std::optional<plan::Calibration>> CalibrateFromTrace(const PlanOptions& o
   std::optional<plan::Calibration> calibration;
   if (!o.from_trace.empty()) {
     // The traced configuration = the options, with unset degrees at their plain defaults.
-    if (Status s = plan::ValidateRequest(r); !s.ok()) return s;
+    GPUSCOPE_RETURN_IF_ERROR(plan::ValidateRequest(r));
     plan::ParallelConfig traced;
     traced.gpus = r.gpus;
     traced.tp = r.tp.value_or(1);
@@ -239,10 +235,8 @@ Result<std::optional<plan::Calibration>> CalibrateFromTrace(const PlanOptions& o
         traced.tp > 1 || traced.pp > 1             ? plan::Framework::kMegatron
         : traced.sharding != plan::Sharding::kNone ? plan::Framework::kDeepSpeed
                                                    : plan::Framework::kDdp);
-    auto measured = MeasureTrace(o.from_trace);
-    if (!measured.ok()) return measured.status();
-    auto cal = plan::Calibrate(r.model, r.gpu, traced, r.seq_len, a, *measured);
-    if (!cal.ok()) return cal.status();
+    GPUSCOPE_TRY(measured, MeasureTrace(o.from_trace));
+    GPUSCOPE_TRY(cal, plan::Calibrate(r.model, r.gpu, traced, r.seq_len, a, *measured));
     calibration = *cal;
     if (!measured->memory_only) a.hf_ops_priced = false;  // what was fitted is the η formula
     a.efficiency = cal->efficiency;
@@ -348,16 +342,13 @@ const OptionTable<PlanOptions>& PlanOptionTable() {
 }
 
 Result<Planned> PlanJob(const PlanOptions& o) {
-  if (Status s = CheckOptions(o); !s.ok()) return s;
-  auto request = RequestOf(o);
-  if (!request.ok()) return request.status();
+  GPUSCOPE_RETURN_IF_ERROR(CheckOptions(o));
+  GPUSCOPE_TRY(request, RequestOf(o));
   plan::PlanRequest r = std::move(*request);
-  if (Status s = AddExactMeasurement(o, &r); !s.ok()) return s;
-  auto calibrated = CalibrateFromTrace(o, &r);
-  if (!calibrated.ok()) return calibrated.status();
+  GPUSCOPE_RETURN_IF_ERROR(AddExactMeasurement(o, &r));
+  GPUSCOPE_TRY(calibrated, CalibrateFromTrace(o, &r));
   const std::optional<plan::Calibration>& calibration = *calibrated;
-  auto rep = plan::Plan(r);
-  if (!rep.ok()) return rep.status();
+  GPUSCOPE_TRY(rep, plan::Plan(r));
   Planned out;
   out.document = plan::BuildDocument(*rep, calibration ? &*calibration : nullptr);
   if (rep->feasible.empty()) {

@@ -78,7 +78,7 @@ Status CheckExisting(const std::string& path, const char* option, std::string* n
 
 Result<OutputFile> OpenOutputFile(const std::string& path, const char* option, OutputOpen mode) {
   OutputFile out;
-  if (Status s = CheckExisting(path, option, &out.note); !s.ok()) return s;
+  GPUSCOPE_RETURN_IF_ERROR(CheckExisting(path, option, &out.note));
   struct stat st {};
   const int flags =
       O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY | (mode == OutputOpen::kAppend ? O_APPEND : 0);
@@ -106,7 +106,7 @@ Result<OutputFile> OpenOutputFile(const std::string& path, const char* option, O
 Status CheckOutputFile(const std::string& path, const char* option) {
   std::string note;
   bool exists = false;
-  if (Status s = CheckExisting(path, option, &note, &exists); !s.ok()) return s;
+  GPUSCOPE_RETURN_IF_ERROR(CheckExisting(path, option, &note, &exists));
   if (exists) {
     if (access(path.c_str(), W_OK) != 0)
       return Status::Error(StatusCode::kIoError, std::string(option) + " " + SanitizeText(path) +
@@ -125,8 +125,7 @@ Status CheckOutputFile(const std::string& path, const char* option) {
 
 Status WriteOutputFile(const std::string& path, std::string_view bytes, const char* option,
                        std::string* note) {
-  auto file = OpenOutputFile(path, option);
-  if (!file.ok()) return file.status();
+  GPUSCOPE_TRY(file, OpenOutputFile(path, option));
   if (note != nullptr) *note = file->note;
   size_t done = 0;
   int error = 0;

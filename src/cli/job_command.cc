@@ -144,11 +144,10 @@ struct MapInputs {
 
 Status ListMapInputs(const std::vector<std::string>& inputs, MapInputs* out) {
   for (const std::string& in : inputs) {
-    auto kind = ingest::ClassifyPath(in);
-    if (!kind.ok()) return kind.status();
+    GPUSCOPE_TRY(kind, ingest::ClassifyPath(in));
     if (*kind == ingest::PathKind::kFolder) {
       ingest::FolderInputs listed;
-      if (Status s = ingest::ListFolderInputs(in, &listed); !s.ok()) return s;
+      GPUSCOPE_RETURN_IF_ERROR(ingest::ListFolderInputs(in, &listed));
       out->traces.insert(out->traces.end(), listed.traces.begin(), listed.traces.end());
       out->carried.insert(out->carried.end(), listed.summaries.begin(), listed.summaries.end());
       out->skipped.insert(out->skipped.end(), listed.skipped.begin(), listed.skipped.end());
@@ -246,7 +245,7 @@ int RunMapCommand(const MapCliOptions& o) {
   if (to_folder) {
     options.sink = [&](size_t i, report::RankSummary&& summary) -> Status {
       const std::vector<report::RankSummary> one{std::move(summary)};
-      if (Status s = store::WriteSummaryFile(outputs[i], one); !s.ok()) return s;
+      GPUSCOPE_RETURN_IF_ERROR(store::WriteSummaryFile(outputs[i], one));
       const int64_t bytes = SizeOf(outputs[i]);
       summary_bytes += static_cast<uint64_t>(bytes);
       std::printf("wrote %s (%s)\n", outputs[i].c_str(),

@@ -35,8 +35,7 @@ Status WriteConfigs(const plan::PlanRequest& r, const plan::ParallelConfig& c,
     if (sn.text.empty()) continue;
     const std::filesystem::path path = std::filesystem::path(dir) / sn.file;
     std::string note;
-    if (Status s = WriteOutputFile(path.string(), sn.text, "--write-configs", &note); !s.ok())
-      return s;
+    GPUSCOPE_RETURN_IF_ERROR(WriteOutputFile(path.string(), sn.text, "--write-configs", &note));
     if (path.extension() == ".sh") {  // a script with its #! line: runnable as ./name.sh
       namespace fs = std::filesystem;
       fs::permissions(path, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,

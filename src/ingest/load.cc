@@ -17,7 +17,7 @@ namespace {
 // A trace is what these callers (LoadInputs, diff, plan --from-trace) need; a recording or log
 // read fine is still the wrong input for them.
 Result<Trace> TraceOnly(Result<ingest::Input> in, const std::string& name) {
-  if (!in.ok()) return in.status();
+  GPUSCOPE_RETURN_IF_ERROR(in.status());
   if (in->kind != ingest::ModelKind::kTrace)
     return Status::Error(StatusCode::kInvalidInput,
                          name + ": is a " + ingest::FormatName(in->format) +
@@ -78,7 +78,7 @@ Status ingest::NotARegularTraceFile(const std::filesystem::directory_entry& entr
 Result<std::vector<std::string>> ListTraceFiles(const std::string& dir,
                                                 std::vector<Status>* skipped) {
   ingest::FolderInputs listed;
-  if (Status s = ingest::ListFolderInputs(dir, &listed); !s.ok()) return s;
+  GPUSCOPE_RETURN_IF_ERROR(ingest::ListFolderInputs(dir, &listed));
   if (skipped) skipped->insert(skipped->end(), listed.skipped.begin(), listed.skipped.end());
   if (listed.traces.empty() && !listed.skipped.empty() && skipped) return listed.traces;  // said
   if (listed.traces.empty())
@@ -97,19 +97,16 @@ Result<LoadedInputs> LoadInputs(const std::string& path, const LoadOptions& opti
 Result<LoadedInputs> ingest::LoadInputs(const std::string& path, const LoadOptions& options,
                                         std::optional<monitor::Recording>* recording,
                                         std::optional<snapshot::Snapshot>* snapshot) {
-  auto kind = ingest::ClassifyPath(path);
-  if (!kind.ok()) return kind.status();
+  GPUSCOPE_TRY(kind, ingest::ClassifyPath(path));
   std::vector<std::string> files;
   std::vector<Status> skipped;  // a folder's FIFOs, devices and dangling links, named
   if (*kind == ingest::PathKind::kFolder) {
-    auto listed = ListTraceFiles(path, &skipped);
-    if (!listed.ok()) return listed.status();
+    GPUSCOPE_TRY(listed, ListTraceFiles(path, &skipped));
     files = std::move(*listed);
   } else if (recording != nullptr || snapshot != nullptr) {
     // One file, read once: whatever the registry makes of it, a monitor input or a snapshot
     // included where the caller takes it.
-    auto in = ReadInput(path, options);
-    if (!in.ok()) return in.status();
+    GPUSCOPE_TRY(in, ReadInput(path, options));
     LoadedInputs out;
     if (in->kind == ModelKind::kMonitor && recording != nullptr)
       *recording = std::move(*in->recording);

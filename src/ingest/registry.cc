@@ -78,8 +78,7 @@ void ApplyRankFallback(Trace* trace) {
 
 Result<Input> ReadKineto(io::ByteSource& source, const std::string& name, uint64_t file_bytes,
                          const LoadOptions& options) {
-  auto trace = ReadKinetoJson(source, name, file_bytes, options);
-  if (!trace.ok()) return trace.status();
+  GPUSCOPE_TRY(trace, ReadKinetoJson(source, name, file_bytes, options));
   ApplyRankFallback(&*trace);
   Input in;
   in.format = InputFormat::kKinetoJson;
@@ -90,8 +89,7 @@ Result<Input> ReadKineto(io::ByteSource& source, const std::string& name, uint64
 
 Result<Input> ReadNsys(io::ByteSource& source, const std::string& name, uint64_t file_bytes,
                        const LoadOptions& options) {
-  auto trace = ReadNsysSqlite(source, name, file_bytes, options);
-  if (!trace.ok()) return trace.status();
+  GPUSCOPE_TRY(trace, ReadNsysSqlite(source, name, file_bytes, options));
   ApplyRankFallback(&*trace);
   Input in;
   in.format = InputFormat::kNsysSqlite;
@@ -104,8 +102,7 @@ template <InputFormat kFormat,
           Result<monitor::Recording> (*kRead)(io::ByteSource&, const std::string&, size_t)>
 Result<Input> ReadMonitor(io::ByteSource& source, const std::string& name, uint64_t,
                           const LoadOptions& options) {
-  auto rec = kRead(source, name, options.max_element_bytes);
-  if (!rec.ok()) return rec.status();
+  GPUSCOPE_TRY(rec, kRead(source, name, options.max_element_bytes));
   Input in;
   in.format = kFormat;
   in.kind = ModelKind::kMonitor;
@@ -117,7 +114,7 @@ Result<Input> ReadNvidiaSmi(io::ByteSource& source, const std::string& name, uin
                             const LoadOptions& options) {
   auto rec = ReadNvidiaSmiLogWithFields(source, name, options.max_element_bytes,
                                         options.nvidia_smi_fields);
-  if (!rec.ok()) return rec.status();
+  GPUSCOPE_RETURN_IF_ERROR(rec.status());
   Input in;
   in.format = InputFormat::kNvidiaSmiLog;
   in.kind = ModelKind::kMonitor;
@@ -127,8 +124,7 @@ Result<Input> ReadNvidiaSmi(io::ByteSource& source, const std::string& name, uin
 
 Result<Input> ReadSnapshot(io::ByteSource& source, const std::string& name, uint64_t file_bytes,
                            const LoadOptions& options) {
-  auto snap = ReadTorchSnapshot(source, name, file_bytes, options.max_element_bytes);
-  if (!snap.ok()) return snap.status();
+  GPUSCOPE_TRY(snap, ReadTorchSnapshot(source, name, file_bytes, options.max_element_bytes));
   Input in;
   in.format = InputFormat::kTorchMemorySnapshot;
   in.kind = ModelKind::kSnapshot;
@@ -244,8 +240,7 @@ Result<const FormatEntry*> SniffFormat(std::string_view head, const std::string&
 Result<Input> ReadInputFromSource(std::unique_ptr<io::ByteSource> source, const std::string& name,
                                   const LoadOptions& options) {
   const int64_t size = source->file_size();
-  auto head = io::ReadHead(*source, kSniffBytes);
-  if (!head.ok()) return head.status();
+  GPUSCOPE_TRY(head, io::ReadHead(*source, kSniffBytes));
   if (head->empty()) {
     if (source->is_gzip())
       return Status::InputError(name, 0, "empty: the gzip stream holds no data",
@@ -256,15 +251,13 @@ Result<Input> ReadInputFromSource(std::unique_ptr<io::ByteSource> source, const 
     return Status::InputError(name, 0, "empty file",
                               "the profiler did not write this trace; re-export it");
   }
-  auto format = SniffFormat(*head, name);
-  if (!format.ok()) return format.status();
+  GPUSCOPE_TRY(format, SniffFormat(*head, name));
   auto stream = io::WithPrefix(std::move(*head), std::move(source));
   return (*format)->read(*stream, name, static_cast<uint64_t>(std::max<int64_t>(0, size)), options);
 }
 
 Result<Input> ReadInput(const std::string& path, const LoadOptions& options) {
-  auto source = io::OpenByteSource(path, Backend(options.inflater));
-  if (!source.ok()) return source.status();
+  GPUSCOPE_TRY(source, io::OpenByteSource(path, Backend(options.inflater)));
   return ReadInputFromSource(std::move(*source), io::DisplayName(path), options);
 }
 
@@ -275,8 +268,7 @@ Result<Input> ReadInputFromBytes(std::string_view bytes, const std::string& name
 }
 
 Result<monitor::Recording> ReadMonitorInput(const std::string& path, const LoadOptions& options) {
-  auto in = ReadInput(path, options);
-  if (!in.ok()) return in.status();
+  GPUSCOPE_TRY(in, ReadInput(path, options));
   if (in->kind != ModelKind::kMonitor)
     return Status::Error(StatusCode::kInvalidInput,
                          io::DisplayName(path) + ": is a " + FormatName(in->format) +

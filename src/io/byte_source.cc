@@ -197,8 +197,7 @@ Result<std::unique_ptr<ByteSource>> OpenByteSource(const std::string& path,
   }
   std::unique_ptr<ByteSource> file =
       std::make_unique<FileSource>(fd, /*owns_fd=*/!is_stdin, is_stdin ? "" : path, name, st);
-  auto head = ReadHead(*file, 2);
-  if (!head.ok()) return head.status();
+  GPUSCOPE_TRY(head, ReadHead(*file, 2));
   const bool gzip = LooksGzip(*head);
   file = WithPrefix(std::move(*head), std::move(file));
   if (gzip) return MakeGzipSource(std::move(file), name, backend);
@@ -221,8 +220,7 @@ Result<std::string> ReadHead(ByteSource& source, size_t max_bytes) {
   std::string head(max_bytes, '\0');
   size_t got = 0;
   while (got < max_bytes) {
-    auto r = source.Read(head.data() + got, max_bytes - got);
-    if (!r.ok()) return r.status();
+    GPUSCOPE_TRY(r, source.Read(head.data() + got, max_bytes - got));
     if (*r == 0) break;
     got += *r;
   }
@@ -234,8 +232,7 @@ Status DrainForIntegrity(ByteSource& source) {
   if (!source.is_gzip()) return Status::Ok();
   std::vector<char> sink(size_t{1} << 20);
   while (true) {
-    auto r = source.Read(sink.data(), sink.size());
-    if (!r.ok()) return r.status();
+    GPUSCOPE_TRY(r, source.Read(sink.data(), sink.size()));
     if (*r == 0) return Status::Ok();
   }
 }

@@ -37,8 +37,7 @@ class GzipSourceBase : public ByteSource {
   // Refills the input buffer when empty. Returns false at end of the compressed file.
   Result<bool> Refill() {
     if (avail_ > 0) return true;
-    auto r = in_->Read(buf_.data(), buf_.size());
-    if (!r.ok()) return r.status();
+    GPUSCOPE_TRY(r, in_->Read(buf_.data(), buf_.size()));
     next_ = buf_.data();
     avail_ = *r;
     consumed_before_ = in_->raw_offset() - *r;
@@ -52,8 +51,7 @@ class GzipSourceBase : public ByteSource {
         consumed_before_ += static_cast<uint64_t>(next_ - buf_.data());
         next_ = buf_.data();
       }
-      auto r = in_->Read(buf_.data() + avail_, buf_.size() - avail_);
-      if (!r.ok()) return r.status();
+      GPUSCOPE_TRY(r, in_->Read(buf_.data() + avail_, buf_.size() - avail_));
       if (*r == 0) return false;
       avail_ += *r;
     }
@@ -99,14 +97,12 @@ class GzipSourceBase : public ByteSource {
   // error if other bytes do.
   Result<bool> AnotherMember() {
     while (true) {
-      auto more = Refill();
-      if (!more.ok()) return more.status();
+      GPUSCOPE_TRY(more, Refill());
       if (!*more) return false;
       while (avail_ > 0 && *next_ == 0) ++next_, --avail_;
       if (avail_ > 0) break;
     }
-    auto two = Ensure(2);
-    if (!two.ok()) return two.status();
+    GPUSCOPE_TRY(two, Ensure(2));
     if (*two && static_cast<unsigned char>(next_[0]) == 0x1f &&
         static_cast<unsigned char>(next_[1]) == 0x8b)
       return true;
@@ -141,8 +137,7 @@ class ZlibSource : public GzipSourceBase {
     zs_.next_out = reinterpret_cast<Bytef*>(dst);
     zs_.avail_out = static_cast<uInt>(std::min<size_t>(capacity, 1u << 30));
     while (zs_.avail_out > 0) {
-      auto more = Refill();
-      if (!more.ok()) return more.status();
+      GPUSCOPE_TRY(more, Refill());
       if (!*more) {
         if (member_started_) return Truncated();
         done_ = true;
@@ -157,8 +152,7 @@ class ZlibSource : public GzipSourceBase {
       avail_ -= used;
       if (rc == Z_STREAM_END) {
         member_started_ = false;
-        auto another = AnotherMember();
-        if (!another.ok()) return another.status();
+        GPUSCOPE_TRY(another, AnotherMember());
         if (!*another) {
           done_ = true;
           break;
@@ -204,8 +198,7 @@ class IsalSource : public GzipSourceBase {
     while (state_.avail_out > 0) {
       if (state_.block_state == ISAL_BLOCK_FINISH) {
         member_started_ = false;
-        auto another = AnotherMember();
-        if (!another.ok()) return another.status();
+        GPUSCOPE_TRY(another, AnotherMember());
         if (!*another) {
           done_ = true;
           break;
@@ -217,8 +210,7 @@ class IsalSource : public GzipSourceBase {
         state_.next_out = next_out;
         state_.avail_out = avail_out;
       }
-      auto more = Refill();
-      if (!more.ok()) return more.status();
+      GPUSCOPE_TRY(more, Refill());
       if (!*more) {
         if (member_started_) return Truncated();
         done_ = true;

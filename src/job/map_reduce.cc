@@ -89,8 +89,7 @@ report::RankSummary Summarize(Trace trace, const MapOptions& options, ThreadPool
 
 // Paths → the traces to map and the summaries to read, as ingest::ClassifyPath says.
 Status Classify(const std::string& path, ingest::FolderInputs* out) {
-  auto kind = ingest::ClassifyPath(path);
-  if (!kind.ok()) return kind.status();
+  GPUSCOPE_TRY(kind, ingest::ClassifyPath(path));
   switch (*kind) {
     case ingest::PathKind::kFolder:
       return ingest::ListFolderInputs(path, out);
@@ -129,8 +128,7 @@ Result<report::RankSummary> MapTrace(const std::string& path, const MapOptions& 
   LoadOptions load = options.load;
   if (load.pool == nullptr) load.pool = &pool;
   const auto t0 = std::chrono::steady_clock::now();
-  auto trace = LoadTrace(path, load);
-  if (!trace.ok()) return trace.status();
+  GPUSCOPE_TRY(trace, LoadTrace(path, load));
   if (stats) stats->load_seconds += SecondsSince(t0);
   return Summarize(std::move(*trace), options, pool, stats);
 }
@@ -216,8 +214,7 @@ Mapped MapTraces(const std::vector<std::string>& paths, const MapOptions& option
 Result<Mapped> ReadSummaries(const std::vector<std::string>& paths, const MapOptions& options,
                              ThreadPool& pool, const TraceMapper& map_traces) {
   ingest::FolderInputs inputs;
-  for (const std::string& p : paths)
-    if (Status s = Classify(p, &inputs); !s.ok()) return s;
+  for (const std::string& p : paths) GPUSCOPE_RETURN_IF_ERROR(Classify(p, &inputs));
 
   // Summary files: small, read on the pool.
   std::vector<std::optional<Result<std::vector<report::RankSummary>>>> read(
@@ -232,8 +229,7 @@ Result<Mapped> ReadSummaries(const std::vector<std::string>& paths, const MapOpt
   no_sink.sink = nullptr;
   Mapped out;
   if (map_traces) {
-    auto mapped = map_traces(inputs.traces, no_sink, pool);
-    if (!mapped.ok()) return mapped.status();
+    GPUSCOPE_TRY(mapped, map_traces(inputs.traces, no_sink, pool));
     out = std::move(*mapped);
   } else {
     out = MapTraces(inputs.traces, no_sink, pool);

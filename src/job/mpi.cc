@@ -191,8 +191,7 @@ Result<std::vector<std::string>> Gather(const std::string& mine, const MpiWorld&
 bool MpiBuilt() { return !PluginPath().empty(); }
 
 Result<std::unique_ptr<MpiWorld>> MpiWorld::Start(int* argc, char*** argv) {
-  auto transport = LoadTransport();
-  if (!transport.ok()) return transport.status();
+  GPUSCOPE_TRY(transport, LoadTransport());
   const GpuscopeMpiTransport& mpi = **transport;
   int rank = 0, size = 1;
   if (int e = mpi.init(argc, argv, &rank, &size)) return MpiError(mpi, "MPI_Init_thread", e);
@@ -231,12 +230,9 @@ Result<Mapped> MapTracesMpi(MpiWorld& world, const std::vector<std::string>& pat
       }
     failures.push_back({index, std::move(f)});
   }
-  auto summaries = store::SerializeSummaries(mapped.ranks);
-  if (!summaries.ok()) return summaries.status();
-  auto gathered_summaries = Gather(*summaries, world);
-  if (!gathered_summaries.ok()) return gathered_summaries.status();
-  auto gathered_failures = Gather(EncodeExtras(mapped.stats, failures), world);
-  if (!gathered_failures.ok()) return gathered_failures.status();
+  GPUSCOPE_TRY(summaries, store::SerializeSummaries(mapped.ranks));
+  GPUSCOPE_TRY(gathered_summaries, Gather(*summaries, world));
+  GPUSCOPE_TRY(gathered_failures, Gather(EncodeExtras(mapped.stats, failures), world));
   if (!world.root()) return Mapped{};
 
   Mapped all;
@@ -244,7 +240,7 @@ Result<Mapped> MapTracesMpi(MpiWorld& world, const std::vector<std::string>& pat
   for (size_t p = 0; p < gathered_summaries->size(); ++p) {
     auto ranks = store::DeserializeSummaries((*gathered_summaries)[p],
                                              "summaries of MPI process " + std::to_string(p));
-    if (!ranks.ok()) return ranks.status();
+    GPUSCOPE_RETURN_IF_ERROR(ranks.status());
     for (report::RankSummary& r : *ranks) all.ranks.push_back(std::move(r));
     if (!DecodeExtras((*gathered_failures)[p], &all.stats, &all_failures))
       return Status::Error(

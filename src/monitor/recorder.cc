@@ -206,8 +206,7 @@ std::string SampleToJsonLine(const Sample& s) {
 
 Result<std::unique_ptr<Recorder>> Recorder::Open(const std::string& path) {
   // O_CLOEXEC (OpenOutputFile's): not inherited by the command.
-  auto out = OpenOutputFile(path, "--record");
-  if (!out.ok()) return out.status();
+  GPUSCOPE_TRY(out, OpenOutputFile(path, "--record"));
   std::FILE* f = fdopen(out->fd, "wb");
   if (!f) {
     close(out->fd);

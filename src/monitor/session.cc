@@ -323,13 +323,11 @@ class Session {
 // Outputs first: a typo in a path should fail before a long job starts.
 Status Session::OpenOutputs() {
   if (!options_.record_path.empty()) {
-    auto r = Recorder::Open(options_.record_path);
-    if (!r.ok()) return r.status();
+    GPUSCOPE_TRY(r, Recorder::Open(options_.record_path));
     recorder_ = std::move(*r);
   }
   if (!options_.tensorboard_dir.empty()) {
-    auto t = TensorBoardWriter::Open(options_.tensorboard_dir);
-    if (!t.ok()) return t.status();
+    GPUSCOPE_TRY(t, TensorBoardWriter::Open(options_.tensorboard_dir));
     tensorboard_ = std::move(*t);
   }
   return Status::Ok();
@@ -745,7 +743,7 @@ Result<RunOutcome> Session::Run() {
   for (const std::string& a : options_.command) rec_.command.push_back(SanitizeText(a));
   rec_.interval_ns = options_.interval_ns;
   rec_.has_process_data = true;
-  if (Status s = OpenOutputs(); !s.ok()) return s;
+  GPUSCOPE_RETURN_IF_ERROR(OpenOutputs());
   OpenGpu();
   // In the foreground of a terminal CMD shares our process group, as it would without gpuscope;
   // anywhere else (a script, a scheduler, nohup, a background job) it gets a group of its own, so

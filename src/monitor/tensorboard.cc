@@ -135,8 +135,7 @@ Result<std::unique_ptr<TensorBoardWriter>> TensorBoardWriter::Open(const std::st
                            std::to_string(static_cast<long long>(std::time(nullptr))) + "." + host +
                            ".gpuscope";
   // O_CLOEXEC (OpenOutputFile's): not inherited by the command.
-  auto out = OpenOutputFile(path, "--tensorboard");
-  if (!out.ok()) return out.status();
+  GPUSCOPE_TRY(out, OpenOutputFile(path, "--tensorboard"));
   std::FILE* f = fdopen(out->fd, "wb");
   if (!f) {
     close(out->fd);

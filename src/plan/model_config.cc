@@ -347,8 +347,8 @@ Status CheckWidths(ModelConfig& m, const std::string& source) {
                          source + ": FFN size 4·hidden = " + std::to_string(m.ffn) +
                              " is too large (at most " + std::to_string(kMaxSize) +
                              ") (hint: fix the value in the config)");
-  if (Status s = width("attention width heads·head_dim", m.heads, m.head_dim); !s.ok()) return s;
-  if (Status s = width("KV width kv_heads·head_dim", m.kv_heads, m.head_dim); !s.ok()) return s;
+  GPUSCOPE_RETURN_IF_ERROR(width("attention width heads·head_dim", m.heads, m.head_dim));
+  GPUSCOPE_RETURN_IF_ERROR(width("KV width kv_heads·head_dim", m.kv_heads, m.head_dim));
   if (m.heads % m.kv_heads != 0)
     return Status::Error(StatusCode::kInvalidInput,
                          source + ": num_attention_heads " + std::to_string(m.heads) +
@@ -472,7 +472,7 @@ Result<ModelConfig> ParseHfConfig(std::string_view json, const std::string& sour
     return Status::Error(StatusCode::kInvalidInput,
                          source + ": " + list + " (hint: fix the value in the config)");
   }
-  if (Status s = CheckWidths(m, source); !s.ok()) return s;
+  GPUSCOPE_RETURN_IF_ERROR(CheckWidths(m, source));
   return m;
 }
 

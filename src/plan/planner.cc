@@ -1136,7 +1136,7 @@ void Suggest(const PlanRequest& r, PlanReport* rep) {
 }  // namespace
 
 Result<PlanReport> Plan(const PlanRequest& r) {
-  if (Status s = ValidateRequest(r); !s.ok()) return s;
+  GPUSCOPE_RETURN_IF_ERROR(ValidateRequest(r));
   PlanReport rep;
   rep.request = r;
   rep.vocab_padded_tp1 = r.model.vocab;

@@ -225,15 +225,14 @@ std::string SectionJson(const render::Section& section) {
 Status FillDatabase(sqlite3* db, const std::vector<report::RankSummary>& ranks) {
   Writer w(db);
   // An in-memory database: no journal to keep, nothing to sync.
-  if (Status s = w.Exec("PRAGMA page_size=1024; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;");
-      !s.ok())
-    return s;
+  GPUSCOPE_RETURN_IF_ERROR(
+      w.Exec("PRAGMA page_size=1024; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"));
   static_assert(kPageSize == 1024, "the PRAGMA above sets kPageSize");
   const std::string header = "PRAGMA application_id=" + std::to_string(kApplicationId) +
                              "; PRAGMA user_version=" + std::to_string(kSummaryFormatVersion) + ";";
-  if (Status s = w.Exec(header.c_str()); !s.ok()) return s;
-  if (Status s = w.Exec("BEGIN"); !s.ok()) return s;
-  if (Status s = w.Exec(kSchemaSql); !s.ok()) return s;
+  GPUSCOPE_RETURN_IF_ERROR(w.Exec(header.c_str()));
+  GPUSCOPE_RETURN_IF_ERROR(w.Exec("BEGIN"));
+  GPUSCOPE_RETURN_IF_ERROR(w.Exec(kSchemaSql));
 
   auto meta = w.Prepare("INSERT INTO meta(key, value) VALUES (?, ?)");
   auto rank_row = w.Prepare(
@@ -257,7 +256,7 @@ Status FillDatabase(sqlite3* db, const std::vector<report::RankSummary>& ranks) 
       {"section_schema_version", std::to_string(render::kSchemaVersion)},
   };
   for (const auto& [key, value] : meta_rows)
-    if (Status s = w.Insert(meta->get(), std::string(key), value); !s.ok()) return s;
+    GPUSCOPE_RETURN_IF_ERROR(w.Insert(meta->get(), std::string(key), value));
 
   for (size_t i = 0; i < ranks.size(); ++i) {
     const model::RankFacts& f = ranks[i].facts;
@@ -318,15 +317,14 @@ class Reader {
   Reader(sqlite3* db, const std::string& name) : db_(db), name_(name) {}
 
   Result<std::vector<report::RankSummary>> Read() {
-    if (Status s = CheckIdentity(); !s.ok()) return s;
+    GPUSCOPE_RETURN_IF_ERROR(CheckIdentity());
     std::vector<report::RankSummary> ranks;
-    if (Status s = ReadRanks(&ranks); !s.ok()) return s;
-    if (Status s = ReadProcessGroups(&ranks); !s.ok()) return s;
-    if (Status s = ReadSteps(&ranks); !s.ok()) return s;
-    if (Status s = ReadCollectives(&ranks); !s.ok()) return s;
-    if (Status s = ReadBusyBins(&ranks); !s.ok()) return s;
-    if (has_replay_)
-      if (Status s = ReadFixes(&ranks); !s.ok()) return s;
+    GPUSCOPE_RETURN_IF_ERROR(ReadRanks(&ranks));
+    GPUSCOPE_RETURN_IF_ERROR(ReadProcessGroups(&ranks));
+    GPUSCOPE_RETURN_IF_ERROR(ReadSteps(&ranks));
+    GPUSCOPE_RETURN_IF_ERROR(ReadCollectives(&ranks));
+    GPUSCOPE_RETURN_IF_ERROR(ReadBusyBins(&ranks));
+    if (has_replay_) GPUSCOPE_RETURN_IF_ERROR(ReadFixes(&ranks));
     return ranks;
   }
 
@@ -424,8 +422,7 @@ class Reader {
 
   Status CheckIdentity() {
     // The first read of the file: a file that is not SQLite at all fails here.
-    auto tables = Prepare("SELECT name, type FROM sqlite_schema");
-    if (!tables.ok()) return tables.status();
+    GPUSCOPE_TRY(tables, Prepare("SELECT name, type FROM sqlite_schema"));
     std::map<std::string, std::string> types;
     Status s = ForEachRow(tables->get(), "sqlite_schema", [&](std::string*) {
       std::string name, type;
@@ -520,8 +517,7 @@ class Reader {
         "steady_steps, span_ns, compute_ns, exposed_communication_ns, idle_ns, verdict, "
         "busy_first_bin_start_ns, busy_bin_ns, section_json, " +
         std::string(has_replay_ ? "replayed_step_ns" : "0") + " FROM ranks ORDER BY rank_index";
-    auto st = Prepare(sql.c_str());
-    if (!st.ok()) return st.status();
+    GPUSCOPE_TRY(st, Prepare(sql.c_str()));
     sqlite3_stmt* s = st->get();
     return ForEachRow(s, "ranks", [&](std::string* why) {
       int64_t index = -1;
@@ -615,7 +611,7 @@ class Reader {
     auto st = Prepare(
         "SELECT rank_index, position, process_group FROM rank_process_groups "
         "ORDER BY rank_index, position");
-    if (!st.ok()) return st.status();
+    GPUSCOPE_RETURN_IF_ERROR(st.status());
     sqlite3_stmt* s = st->get();
     return ForEachRow(s, "rank_process_groups", [&](std::string* why) {
       size_t r = 0, due = 0;
@@ -634,7 +630,7 @@ class Reader {
     auto st = Prepare(
         "SELECT rank_index, step_index, step, start_ns, end_ns, steady FROM steps "
         "ORDER BY rank_index, step_index");
-    if (!st.ok()) return st.status();
+    GPUSCOPE_RETURN_IF_ERROR(st.status());
     sqlite3_stmt* s = st->get();
     return ForEachRow(s, "steps", [&](std::string* why) {
       size_t r = 0, due = 0;
@@ -657,7 +653,7 @@ class Reader {
       auto st = Prepare(
           "SELECT rank_index, group_index, group_name, group_desc, group_ranks, group_size "
           "FROM comm_groups ORDER BY rank_index, group_index");
-      if (!st.ok()) return st.status();
+      GPUSCOPE_RETURN_IF_ERROR(st.status());
       sqlite3_stmt* s = st->get();
       Status status = ForEachRow(s, "comm_groups", [&](std::string* why) {
         const int64_t ri = sqlite3_column_int64(s, 0);
@@ -678,7 +674,7 @@ class Reader {
     auto st = Prepare(
         "SELECT rank_index, collective_index, group_index, seq, ordinal, type, size_bytes, dtype, "
         "start_ns, end_ns, step FROM collectives ORDER BY rank_index, collective_index");
-    if (!st.ok()) return st.status();
+    GPUSCOPE_RETURN_IF_ERROR(st.status());
     sqlite3_stmt* s = st->get();
     return ForEachRow(s, "collectives", [&](std::string* why) {
       size_t r = 0, due = 0;
@@ -700,8 +696,8 @@ class Reader {
   }
 
   Status ReadBusyBins(std::vector<report::RankSummary>* ranks) {
-    auto st = Prepare("SELECT rank_index, bin, busy_ns FROM busy_bins ORDER BY rank_index, bin");
-    if (!st.ok()) return st.status();
+    GPUSCOPE_TRY(
+        st, Prepare("SELECT rank_index, bin, busy_ns FROM busy_bins ORDER BY rank_index, bin"));
     sqlite3_stmt* s = st->get();
     return ForEachRow(s, "busy_bins", [&](std::string* why) {
       size_t r = 0, due = 0;
@@ -761,7 +757,7 @@ class Reader {
   Status ReadFixes(std::vector<report::RankSummary>* ranks) {
     auto st = Prepare(
         "SELECT rank_index, position, fix, saving_ns FROM fixes ORDER BY rank_index, position");
-    if (!st.ok()) return st.status();
+    GPUSCOPE_RETURN_IF_ERROR(st.status());
     sqlite3_stmt* s = st->get();
     return ForEachRow(s, "fixes", [&](std::string* why) {
       size_t r = 0, due = 0;
@@ -811,7 +807,7 @@ Result<std::string> SerializeSummaries(const std::vector<report::RankSummary>& r
     return Status::Error(StatusCode::kInternal,
                          std::string("cannot open an in-memory SQLite database: ") +
                              (raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc)));
-  if (Status s = FillDatabase(db.get(), ranks); !s.ok()) return s;
+  GPUSCOPE_RETURN_IF_ERROR(FillDatabase(db.get(), ranks));
   sqlite3_int64 size = 0;
   unsigned char* bytes = sqlite3_serialize(db.get(), "main", &size, 0);
   if (bytes == nullptr)
@@ -873,10 +869,8 @@ Result<std::vector<report::RankSummary>> ReadSummaryFile(const std::string& path
 
 Status WriteSummaryFile(const std::string& named, const std::vector<report::RankSummary>& ranks,
                         std::string* note) {
-  auto bytes = SerializeSummaries(ranks);
-  if (!bytes.ok()) return bytes.status();
-  auto target = CheckReplaceablePath(named, "-o", note);
-  if (!target.ok()) return target.status();
+  GPUSCOPE_TRY(bytes, SerializeSummaries(ranks));
+  GPUSCOPE_TRY(target, CheckReplaceablePath(named, "-o", note));
   const std::string& path = *target;
   // A temporary file beside the target, renamed over it once complete: a reader (or a job that
   // crashed half-way) never sees half a summary. The name is unique per process and call.

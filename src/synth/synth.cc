@@ -730,8 +730,7 @@ class Output {
 
   Status Open(const std::string& path, bool gzip) {
     path_ = path;
-    auto out = OpenOutputFile(path, "-o");
-    if (!out.ok()) return out.status();
+    GPUSCOPE_TRY(out, OpenOutputFile(path, "-o"));
     if (gzip) {
       gz_ = gzdopen(out->fd, "wb1");
       if (gz_ == nullptr) return OpenError(out->fd);
@@ -2654,7 +2653,7 @@ Result<std::vector<SynthTruth>> WriteSynthTraces(const SynthOptions& options,
                                (options.gzip ? ".gz" : "");
       Result<SynthTruth> t =
           WriteOne(options, run, r, (std::filesystem::path(dir) / name).string());
-      if (!t.ok()) return t.status();
+      GPUSCOPE_RETURN_IF_ERROR(t.status());
       truths.push_back(std::move(*t));
     }
   }

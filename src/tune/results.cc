@@ -77,7 +77,7 @@ Status GetOptional(simdjson::dom::object o, std::string_view key, std::optional<
   simdjson::dom::element e;
   if (o[key].get(e) || e.is_null()) return Status::Ok();
   double v = 0;
-  if (Status s = GetNumber(o, key, &v, true); !s.ok()) return s;
+  GPUSCOPE_RETURN_IF_ERROR(GetNumber(o, key, &v, true));
   *out = v;
   return Status::Ok();
 }
@@ -272,8 +272,7 @@ Result<std::unique_ptr<ResultsWriter>> ResultsWriter::Open(const std::string& pa
                                                            bool starts_mid_line) {
   auto w = std::make_unique<ResultsWriter>();
   w->path_ = path;
-  auto out = OpenOutputFile(path, "--results", OutputOpen::kAppend);
-  if (!out.ok()) return out.status();
+  GPUSCOPE_TRY(out, OpenOutputFile(path, "--results", OutputOpen::kAppend));
   w->fd_ = out->fd;
   if (starts_mid_line && write(w->fd_, "\n", 1) != 1)
     return Status::Error(StatusCode::kIoError,

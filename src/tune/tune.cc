@@ -252,8 +252,7 @@ class Runner {
     t.started_unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                             std::chrono::system_clock::now().time_since_epoch())
                             .count();
-    auto out = monitor::RunAndMonitor(ro);
-    if (!out.ok()) return out.status();
+    GPUSCOPE_TRY(out, monitor::RunAndMonitor(ro));
     t.duration_s = static_cast<double>(SteadyNs() - t0) / 1e9;
     t.exit_code = out->exit_code;
 
@@ -389,10 +388,9 @@ Status CheckOptions(const TuneOptions& o) {
     return Status::Error(StatusCode::kUsage,
                          "no command to tune (hint: gpuscope tune --param BATCH=pow2:8..256 "
                          "--metric '([0-9.]+) samples/s' -- python train.py --batch-size {BATCH})");
-  if (Status s = CheckParams(o.params); !s.ok()) return s;
-  if (Status s = CheckPlaceholders(o.command, o.params, o.metric.kind == MetricKind::kTraces);
-      !s.ok())
-    return s;
+  GPUSCOPE_RETURN_IF_ERROR(CheckParams(o.params));
+  GPUSCOPE_RETURN_IF_ERROR(
+      CheckPlaceholders(o.command, o.params, o.metric.kind == MetricKind::kTraces));
   if (o.metric.kind != MetricKind::kTraces)
     if (auto m = LineMeter::Make(o.metric); !m.ok()) return m.status();
   if (o.repeat < 1 || o.repeat > 1000)
@@ -404,20 +402,18 @@ Status CheckOptions(const TuneOptions& o) {
 }
 
 Result<TuneResult> RunTune(const TuneOptions& options) {
-  if (Status s = CheckOptions(options); !s.ok()) return s;
+  GPUSCOPE_RETURN_IF_ERROR(CheckOptions(options));
   TuneResult result;
   result.options = options;
   const bool scaled = options.metric.kind != MetricKind::kRegex;
   result.unit = !scaled ? "" : BatchParam(options.params) ? "samples/s" : "steps/s";
   if (options.metric.kind == MetricKind::kTraces && result.options.traces_root.empty())
     result.options.traces_root = options.results_path + ".traces";
-  auto existing = LoadResults(options.results_path);
-  if (!existing.ok()) return existing.status();
+  GPUSCOPE_TRY(existing, LoadResults(options.results_path));
   result.skipped_lines = existing->skipped;
   for (const std::string& line : result.skipped_lines)
     std::fprintf(stderr, "gpuscope tune: warning: %s\n", line.c_str());
-  auto writer = ResultsWriter::Open(options.results_path, existing->ends_mid_line);
-  if (!writer.ok()) return writer.status();
+  GPUSCOPE_TRY(writer, ResultsWriter::Open(options.results_path, existing->ends_mid_line));
   LineMeter meter = *LineMeter::Make(options.metric.kind == MetricKind::kTraces
                                          ? MetricSpec{MetricKind::kStep, ".", {}}
                                          : options.metric);

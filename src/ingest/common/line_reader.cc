@@ -64,8 +64,7 @@ Result<bool> LineReader::Next(std::string_view* line) {
       buf_ = std::move(bigger);
       capacity_ = size;
     }
-    auto got = source_.Read(buf_.get() + end_, kChunk);
-    if (!got.ok()) return got.status();
+    GPUSCOPE_TRY(got, source_.Read(buf_.get() + end_, kChunk));
     if (*got == 0) eof_ = true;
     end_ += *got;
   }

@@ -514,8 +514,7 @@ Result<Recording> Read(io::ByteSource& source, const std::string& path, size_t m
   std::string_view line;
   uint64_t cut_line = 0;
   while (true) {
-    auto more = lines.Next(&line);
-    if (!more.ok()) return more.status();
+    GPUSCOPE_TRY(more, lines.Next(&line));
     if (!*more) break;
     const uint64_t malformed_before = rec.malformed_lines;
     const size_t examples_before = rec.malformed_examples.size();

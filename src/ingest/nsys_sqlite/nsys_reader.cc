@@ -281,8 +281,8 @@ Status Reader::RequireColumns(const std::string& table, const std::set<std::stri
 }
 
 Status Reader::ReadTables() {
-  auto s = Prepare("SELECT name FROM sqlite_master WHERE type = 'table'", "listing its tables");
-  if (!s.ok()) return s.status();
+  GPUSCOPE_TRY(
+      s, Prepare("SELECT name FROM sqlite_master WHERE type = 'table'", "listing its tables"));
   while (Step(s->get(), "listing its tables")) {
     const unsigned char* c = sqlite3_column_text(s->get(), 0);
     if (c) tables_.insert(reinterpret_cast<const char*>(c));
@@ -314,8 +314,8 @@ Status Reader::ReadSchemaVersion() {
   if (table != nullptr) {
     const std::set<std::string> cols = Columns(table);
     if (cols.count("name") && cols.count("value")) {
-      auto s = Prepare(std::string("SELECT name, value FROM ") + table, "reading its metadata");
-      if (!s.ok()) return s.status();
+      GPUSCOPE_TRY(
+          s, Prepare(std::string("SELECT name, value FROM ") + table, "reading its metadata"));
       while (Step(s->get(), "reading its metadata")) {
         const unsigned char* k = sqlite3_column_text(s->get(), 0);
         const unsigned char* v = sqlite3_column_text(s->get(), 1);
@@ -346,8 +346,7 @@ Status Reader::ReadStrings() {
   const std::set<std::string> cols = Columns("StringIds");
   if (!status_.ok()) return status_;
   if (!cols.count("id") || !cols.count("value")) return Status::Ok();
-  auto s = Prepare("SELECT id, value FROM StringIds", "reading StringIds");
-  if (!s.ok()) return s.status();
+  GPUSCOPE_TRY(s, Prepare("SELECT id, value FROM StringIds", "reading StringIds"));
   while (Step(s->get(), "reading StringIds")) {
     const unsigned char* v = sqlite3_column_text(s->get(), 1);
     const int n = sqlite3_column_bytes(s->get(), 1);
@@ -444,7 +443,7 @@ Status Reader::ReadKernels() {
   if (!Has(kKernelTable)) return Status::Ok();
   const std::set<std::string> have = Columns(kKernelTable);
   if (!status_.ok()) return status_;
-  if (Status s = RequireColumns(kKernelTable, have, {"start", "end"}); !s.ok()) return s;
+  GPUSCOPE_RETURN_IF_ERROR(RequireColumns(kKernelTable, have, {"start", "end"}));
   const std::vector<std::string> cols = {"start",
                                          "end",
                                          "deviceId",
@@ -466,7 +465,7 @@ Status Reader::ReadKernels() {
   auto s = Prepare(
       "SELECT " + SelectList(kKernelTable, cols, have) + " FROM " + kKernelTable + " ORDER BY 1",
       "reading kernels");
-  if (!s.ok()) return s.status();
+  GPUSCOPE_RETURN_IF_ERROR(s.status());
   sqlite3_stmt* q = s->get();
   while (Step(q, "reading kernels")) {
     if (!WellTyped(q, &t_.diagnostics)) continue;
@@ -562,7 +561,7 @@ Status Reader::ReadCopies(bool memset) {
   if (!Has(table)) return Status::Ok();
   const std::set<std::string> have = Columns(table);
   if (!status_.ok()) return status_;
-  if (Status s = RequireColumns(table, have, {"start", "end"}); !s.ok()) return s;
+  GPUSCOPE_RETURN_IF_ERROR(RequireColumns(table, have, {"start", "end"}));
   const std::vector<std::string> cols =
       memset
           ? std::vector<std::string>{"start", "end",     "deviceId", "streamId", "correlationId",
@@ -571,7 +570,7 @@ Status Reader::ReadCopies(bool memset) {
                                      "bytes", "copyKind", "srcKind",  "dstKind",  "globalPid"};
   auto s = Prepare("SELECT " + SelectList(table, cols, have) + " FROM " + table + " ORDER BY 1",
                    memset ? "reading memsets" : "reading memcpys");
-  if (!s.ok()) return s.status();
+  GPUSCOPE_RETURN_IF_ERROR(s.status());
   sqlite3_stmt* q = s->get();
   while (Step(q, "reading copies")) {
     if (!WellTyped(q, &t_.diagnostics)) continue;
@@ -602,14 +601,14 @@ Status Reader::ReadSyncs() {
   if (!Has(kSyncTable)) return Status::Ok();
   const std::set<std::string> have = Columns(kSyncTable);
   if (!status_.ok()) return status_;
-  if (Status s = RequireColumns(kSyncTable, have, {"start", "end"}); !s.ok()) return s;
+  GPUSCOPE_RETURN_IF_ERROR(RequireColumns(kSyncTable, have, {"start", "end"}));
   const std::vector<std::string> cols = {
       "start",         "end",      "deviceId",           "streamId",
       "correlationId", "syncType", "deprecatedSyncType", "globalPid"};
   auto s = Prepare(
       "SELECT " + SelectList(kSyncTable, cols, have) + " FROM " + kSyncTable + " ORDER BY 1",
       "reading synchronisations");
-  if (!s.ok()) return s.status();
+  GPUSCOPE_RETURN_IF_ERROR(s.status());
   sqlite3_stmt* q = s->get();
   while (Step(q, "reading synchronisations")) {
     if (!WellTyped(q, &t_.diagnostics)) continue;
@@ -662,12 +661,12 @@ Status Reader::ReadRuntime() {
   if (!Has(kRuntimeTable)) return Status::Ok();
   const std::set<std::string> have = Columns(kRuntimeTable);
   if (!status_.ok()) return status_;
-  if (Status s = RequireColumns(kRuntimeTable, have, {"start", "end"}); !s.ok()) return s;
+  GPUSCOPE_RETURN_IF_ERROR(RequireColumns(kRuntimeTable, have, {"start", "end"}));
   const std::vector<std::string> cols = {"start", "end", "globalTid", "correlationId", "nameId"};
   auto s = Prepare(
       "SELECT " + SelectList(kRuntimeTable, cols, have) + " FROM " + kRuntimeTable + " ORDER BY 1",
       "reading CUDA API calls");
-  if (!s.ok()) return s.status();
+  GPUSCOPE_RETURN_IF_ERROR(s.status());
   sqlite3_stmt* q = s->get();
   std::unordered_map<int64_t, std::pair<StringId, bool>> names;  // nameId → name, is driver
   RuntimeCallTable& r = t_.runtime;
@@ -704,13 +703,13 @@ Status Reader::ReadNvtx() {
   if (!Has(kNvtxTable)) return Status::Ok();
   const std::set<std::string> have = Columns(kNvtxTable);
   if (!status_.ok()) return status_;
-  if (Status s = RequireColumns(kNvtxTable, have, {"start"}); !s.ok()) return s;
+  GPUSCOPE_RETURN_IF_ERROR(RequireColumns(kNvtxTable, have, {"start"}));
   const std::vector<std::string> cols = {"start", "end",    "globalTid",
                                          "text",  "textId", "eventType"};
   auto s = Prepare(
       "SELECT " + SelectList(kNvtxTable, cols, have) + " FROM " + kNvtxTable + " ORDER BY 1",
       "reading NVTX ranges");
-  if (!s.ok()) return s.status();
+  GPUSCOPE_RETURN_IF_ERROR(s.status());
   sqlite3_stmt* q = s->get();
   CpuOpTable& c = t_.cpu;
   uint64_t open_ranges = 0;
@@ -762,8 +761,7 @@ Status Reader::ReadDevices() {
   if (Has("TARGET_INFO_CUDA_DEVICE")) {
     const std::set<std::string> have = Columns("TARGET_INFO_CUDA_DEVICE");
     if (have.count("gpuId") && have.count("cudaId")) {
-      auto s = Prepare("SELECT gpuId, cudaId FROM TARGET_INFO_CUDA_DEVICE", "reading GPUs");
-      if (!s.ok()) return s.status();
+      GPUSCOPE_TRY(s, Prepare("SELECT gpuId, cudaId FROM TARGET_INFO_CUDA_DEVICE", "reading GPUs"));
       while (Step(s->get(), "reading GPUs"))
         if (sqlite3_column_type(s->get(), 0) != SQLITE_NULL)
           cuda_id.emplace(sqlite3_column_int64(s->get(), 0), sqlite3_column_int64(s->get(), 1));
@@ -791,7 +789,7 @@ Status Reader::ReadDevices() {
   auto s = Prepare(
       "SELECT " + SelectList("TARGET_INFO_GPU", cols, have) + " FROM TARGET_INFO_GPU ORDER BY 1",
       "reading GPUs");
-  if (!s.ok()) return s.status();
+  GPUSCOPE_RETURN_IF_ERROR(s.status());
   sqlite3_stmt* q = s->get();
   while (Step(q, "reading GPUs")) {
     DeviceProperties d;
@@ -867,15 +865,15 @@ void Reader::ScopeCorrelations() {
 }
 
 Status Reader::Read() {
-  if (Status s = ReadTables(); !s.ok()) return s;
-  if (Status s = ReadSchemaVersion(); !s.ok()) return s;
-  if (Status s = ReadStrings(); !s.ok()) return s;
-  if (Status s = ReadDevices(); !s.ok()) return s;
+  GPUSCOPE_RETURN_IF_ERROR(ReadTables());
+  GPUSCOPE_RETURN_IF_ERROR(ReadSchemaVersion());
+  GPUSCOPE_RETURN_IF_ERROR(ReadStrings());
+  GPUSCOPE_RETURN_IF_ERROR(ReadDevices());
   for (auto read :
        {&Reader::ReadKernels, &Reader::ReadSyncs, &Reader::ReadRuntime, &Reader::ReadNvtx})
-    if (Status s = (this->*read)(); !s.ok()) return s;
-  if (Status s = ReadCopies(false); !s.ok()) return s;
-  if (Status s = ReadCopies(true); !s.ok()) return s;
+    GPUSCOPE_RETURN_IF_ERROR((this->*read)());
+  GPUSCOPE_RETURN_IF_ERROR(ReadCopies(false));
+  GPUSCOPE_RETURN_IF_ERROR(ReadCopies(true));
   // Optional extras: an error here leaves them out, and is no reason to fail the read.
   ReadThreadNames();
   ReadSessionStart();
@@ -936,7 +934,7 @@ Result<Trace> ReadNsysSqlite(io::ByteSource& source, const std::string& name, ui
   Result<DbPtr> db = IsThisRegularFile(source, name)
                          ? OpenPath(name, name)
                          : OpenInMemory(source, name, kMaxNsysBytesInMemory);
-  if (!db.ok()) return db.status();
+  GPUSCOPE_RETURN_IF_ERROR(db.status());
   Trace trace;
   trace.info.path = name;
   trace.info.format = TraceFormat::kNsysSqlite;
@@ -944,7 +942,7 @@ Result<Trace> ReadNsysSqlite(io::ByteSource& source, const std::string& name, ui
   trace.info.file_bytes = file_bytes;
   trace.info.json_bytes = 0;
   Reader reader(db->get(), name, &trace);
-  if (Status s = reader.Read(); !s.ok()) return s;
+  GPUSCOPE_RETURN_IF_ERROR(reader.Read());
   return trace;
 }
 

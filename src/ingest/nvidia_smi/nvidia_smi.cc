@@ -496,7 +496,7 @@ class LogParser {
 
   Status Finish() {
     if (format_ == NvidiaSmiFormat::kCsvNoHeader && !pending_.empty())
-      if (Status s = Infer(); !s.ok()) return s;
+      GPUSCOPE_RETURN_IF_ERROR(Infer());
     builder_.Finish();
     return Status::Ok();
   }
@@ -817,14 +817,13 @@ Result<Recording> ReadNvidiaSmiLogWithFields(io::ByteSource& source, const std::
   bool any = false;
   uint64_t cut_line = 0;  // an unterminated last line that did not parse
   while (true) {
-    auto more = lines.Next(&line);
-    if (!more.ok()) return more.status();
+    GPUSCOPE_TRY(more, lines.Next(&line));
     if (!*more) break;
     any = true;
     const uint64_t malformed_before = rec.malformed_lines;
     const size_t examples_before = rec.malformed_examples.size();
     if (!lines.line_terminated()) parser.SetUnterminatedLine(lines.line_number());
-    if (Status s = parser.Line(std::string(line), lines.line_number()); !s.ok()) return s;
+    GPUSCOPE_RETURN_IF_ERROR(parser.Line(std::string(line), lines.line_number()));
     if (!lines.line_terminated() && rec.malformed_lines > malformed_before) {
       // `nvidia-smi -l` killed mid-line: the log was cut, the last line is not malformed data.
       rec.malformed_lines = malformed_before;
@@ -833,7 +832,7 @@ Result<Recording> ReadNvidiaSmiLogWithFields(io::ByteSource& source, const std::
     }
   }
   if (!any) return parser.NotALog();
-  if (Status s = parser.Finish(); !s.ok()) return s;
+  GPUSCOPE_RETURN_IF_ERROR(parser.Finish());
   if (cut_line == 0) cut_line = parser.cut_line();
   if (cut_line > 0)
     rec.notes.push_back("the log was cut short: its last line (" + std::to_string(cut_line) +

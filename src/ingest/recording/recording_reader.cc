@@ -249,14 +249,13 @@ Status ForEachLine(io::ByteSource& source, const std::string& name, size_t max_l
   LineReader lines(source, name, max_line_bytes);
   std::string_view line;
   while (true) {
-    auto more = lines.Next(&line);
-    if (!more.ok()) return more.status();
+    GPUSCOPE_TRY(more, lines.Next(&line));
     if (!*more) return Status::Ok();
     if (!lines.line_terminated() && lines.line_number() > 1) {
       b->cut_line_ = lines.line_number();
       return Status::Ok();
     }
-    if (Status s = on_line(line, lines.line_number()); !s.ok()) return s;
+    GPUSCOPE_RETURN_IF_ERROR(on_line(line, lines.line_number()));
   }
 }
 

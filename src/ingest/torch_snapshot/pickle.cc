@@ -306,35 +306,34 @@ Result<Value> Reader::Run() {
         }
         break;
       case '1':  // POP_MARK
-        if (Status s = PopMark(at, name, &items); !s.ok()) return s;
+        GPUSCOPE_RETURN_IF_ERROR(PopMark(at, name, &items));
         break;
       case '2':  // DUP
         if (Visible() == 0) return Error(at, "pickle DUP of an empty stack", "damaged pickle");
-        if (Status s = Push(at, stack_.back()); !s.ok()) return s;
+        GPUSCOPE_RETURN_IF_ERROR(Push(at, stack_.back()));
         break;
       case 'N':
-        if (Status s = Push(at, NewNode(Kind::kNone)); !s.ok()) return s;
+        GPUSCOPE_RETURN_IF_ERROR(Push(at, NewNode(Kind::kNone)));
         break;
       case 0x88:
       case 0x89: {
         const uint32_t n = NewNode(Kind::kBool);
         nodes_[n].i = op == 0x88;
-        if (Status s = Push(at, n); !s.ok()) return s;
+        GPUSCOPE_RETURN_IF_ERROR(Push(at, n));
         break;
       }
       case 'J':
         if (!need(4)) return Truncated(at, name);
-        if (Status s = Push(at, NewInt(static_cast<int32_t>(static_cast<uint32_t>(Le(4)))));
-            !s.ok())
-          return s;
+        GPUSCOPE_RETURN_IF_ERROR(
+            Push(at, NewInt(static_cast<int32_t>(static_cast<uint32_t>(Le(4))))));
         break;
       case 'K':
         if (!need(1)) return Truncated(at, name);
-        if (Status s = Push(at, NewInt(static_cast<int64_t>(Le(1)))); !s.ok()) return s;
+        GPUSCOPE_RETURN_IF_ERROR(Push(at, NewInt(static_cast<int64_t>(Le(1)))));
         break;
       case 'M':
         if (!need(2)) return Truncated(at, name);
-        if (Status s = Push(at, NewInt(static_cast<int64_t>(Le(2)))); !s.ok()) return s;
+        GPUSCOPE_RETURN_IF_ERROR(Push(at, NewInt(static_cast<int64_t>(Le(2)))));
         break;
       case 0x8a:    // LONG1
       case 0x8b: {  // LONG4
@@ -342,28 +341,28 @@ Result<Value> Reader::Run() {
         if (!need(lb)) return Truncated(at, name);
         const uint64_t n = Le(lb);
         if (n > in_.size() - pos_) return Truncated(at, name);
-        if (Status s = Long(at, n); !s.ok()) return s;
+        GPUSCOPE_RETURN_IF_ERROR(Long(at, n));
         break;
       }
       case 'I':
       case 'L': {
         std::string_view line;
-        if (Status s = Line(at, name, &line); !s.ok()) return s;
+        GPUSCOPE_RETURN_IF_ERROR(Line(at, name, &line));
         int64_t v = 0;
         uint32_t n;
         if (op == 'I' && (line == "00" || line == "01")) {
           n = NewNode(Kind::kBool);
           nodes_[n].i = line == "01";
         } else {
-          if (Status s = Decimal(at, name, line, &v); !s.ok()) return s;
+          GPUSCOPE_RETURN_IF_ERROR(Decimal(at, name, line, &v));
           n = NewInt(v);
         }
-        if (Status s = Push(at, n); !s.ok()) return s;
+        GPUSCOPE_RETURN_IF_ERROR(Push(at, n));
         break;
       }
       case 'F': {
         std::string_view line;
-        if (Status s = Line(at, name, &line); !s.ok()) return s;
+        GPUSCOPE_RETURN_IF_ERROR(Line(at, name, &line));
         const std::string text(line.substr(0, 64));
         char* end = nullptr;
         const double d = std::strtod(text.c_str(), &end);
@@ -371,7 +370,7 @@ Result<Value> Reader::Run() {
           return Error(at, "pickle opcode FLOAT: not a number", "the pickle is damaged");
         const uint32_t n = NewNode(Kind::kFloat);
         nodes_[n].f = d;
-        if (Status s = Push(at, n); !s.ok()) return s;
+        GPUSCOPE_RETURN_IF_ERROR(Push(at, n));
         break;
       }
       case 'G': {  // BINFLOAT: big-endian double
@@ -383,33 +382,33 @@ Result<Value> Reader::Run() {
         std::memcpy(&d, &bits, 8);
         const uint32_t n = NewNode(Kind::kFloat);
         nodes_[n].f = d;
-        if (Status s = Push(at, n); !s.ok()) return s;
+        GPUSCOPE_RETURN_IF_ERROR(Push(at, n));
         break;
       }
       case 0x8c:
-        if (Status s = Str(at, name, 1, Kind::kStr); !s.ok()) return s;
+        GPUSCOPE_RETURN_IF_ERROR(Str(at, name, 1, Kind::kStr));
         break;
       case 'X':
-        if (Status s = Str(at, name, 4, Kind::kStr); !s.ok()) return s;
+        GPUSCOPE_RETURN_IF_ERROR(Str(at, name, 4, Kind::kStr));
         break;
       case 0x8d:
-        if (Status s = Str(at, name, 8, Kind::kStr); !s.ok()) return s;
+        GPUSCOPE_RETURN_IF_ERROR(Str(at, name, 8, Kind::kStr));
         break;
       case 'U':  // Python 2 str: text in a snapshot written by Python 2
-        if (Status s = Str(at, name, 1, Kind::kStr); !s.ok()) return s;
+        GPUSCOPE_RETURN_IF_ERROR(Str(at, name, 1, Kind::kStr));
         break;
       case 'T':
-        if (Status s = Str(at, name, 4, Kind::kStr); !s.ok()) return s;
+        GPUSCOPE_RETURN_IF_ERROR(Str(at, name, 4, Kind::kStr));
         break;
       case 'C':
-        if (Status s = Str(at, name, 1, Kind::kBytes); !s.ok()) return s;
+        GPUSCOPE_RETURN_IF_ERROR(Str(at, name, 1, Kind::kBytes));
         break;
       case 'B':
-        if (Status s = Str(at, name, 4, Kind::kBytes); !s.ok()) return s;
+        GPUSCOPE_RETURN_IF_ERROR(Str(at, name, 4, Kind::kBytes));
         break;
       case 0x8e:
       case 0x96:
-        if (Status s = Str(at, name, 8, Kind::kBytes); !s.ok()) return s;
+        GPUSCOPE_RETURN_IF_ERROR(Str(at, name, 8, Kind::kBytes));
         break;
       case ']':
       case ')':
@@ -421,14 +420,14 @@ Result<Value> Reader::Run() {
                                    : Kind::kSet;
         const uint32_t n = NewNode(k);
         nodes_[n].depth = 1;
-        if (Status s = Push(at, n); !s.ok()) return s;
+        GPUSCOPE_RETURN_IF_ERROR(Push(at, n));
         break;
       }
       case 'l':
       case 't':
       case 'd':
       case 0x91: {  // LIST, TUPLE, DICT, FROZENSET from the mark
-        if (Status s = PopMark(at, name, &items); !s.ok()) return s;
+        GPUSCOPE_RETURN_IF_ERROR(PopMark(at, name, &items));
         const Kind k = op == 'l'   ? Kind::kList
                        : op == 't' ? Kind::kTuple
                        : op == 'd' ? Kind::kDict
@@ -436,8 +435,8 @@ Result<Value> Reader::Run() {
         if (k == Kind::kDict && items.size() % 2 != 0)
           return Error(at, "pickle DICT with an odd number of items", "the pickle is damaged");
         uint32_t n;
-        if (Status s = Container(at, k, items, &n); !s.ok()) return s;
-        if (Status s = Push(at, n); !s.ok()) return s;
+        GPUSCOPE_RETURN_IF_ERROR(Container(at, k, items, &n));
+        GPUSCOPE_RETURN_IF_ERROR(Push(at, n));
         break;
       }
       case 0x85:
@@ -451,8 +450,8 @@ Result<Value> Reader::Run() {
         items.assign(stack_.end() - static_cast<std::ptrdiff_t>(count), stack_.end());
         stack_.resize(stack_.size() - count);
         uint32_t n;
-        if (Status s = Container(at, Kind::kTuple, items, &n); !s.ok()) return s;
-        if (Status s = Push(at, n); !s.ok()) return s;
+        GPUSCOPE_RETURN_IF_ERROR(Container(at, Kind::kTuple, items, &n));
+        GPUSCOPE_RETURN_IF_ERROR(Push(at, n));
         break;
       }
       case 'a':    // APPEND
@@ -471,13 +470,13 @@ Result<Value> Reader::Run() {
                        std::string("pickle opcode ") + name + " on a value that is not a " +
                            (op == 'a' ? "list" : "dict"),
                        "the pickle is damaged");
-        if (Status s = AddChildren(at, target, items); !s.ok()) return s;
+        GPUSCOPE_RETURN_IF_ERROR(AddChildren(at, target, items));
         break;
       }
       case 'e':     // APPENDS
       case 'u':     // SETITEMS
       case 0x90: {  // ADDITEMS
-        if (Status s = PopMark(at, name, &items); !s.ok()) return s;
+        GPUSCOPE_RETURN_IF_ERROR(PopMark(at, name, &items));
         if (Visible() == 0)
           return Error(at, std::string("pickle opcode ") + name + " without a container",
                        "the pickle is damaged");
@@ -486,36 +485,34 @@ Result<Value> Reader::Run() {
         if (nodes_[target].kind != want || (op == 'u' && items.size() % 2 != 0))
           return Error(at, std::string("pickle opcode ") + name + " on the wrong kind of value",
                        "the pickle is damaged");
-        if (Status s = AddChildren(at, target, items); !s.ok()) return s;
+        GPUSCOPE_RETURN_IF_ERROR(AddChildren(at, target, items));
         break;
       }
       case 0x94:  // MEMOIZE
-        if (Status s = Memo(at, memo_.size()); !s.ok()) return s;
+        GPUSCOPE_RETURN_IF_ERROR(Memo(at, memo_.size()));
         break;
       case 'q':
       case 'r': {
         const size_t lb = op == 'q' ? 1 : 4;
         if (!need(lb)) return Truncated(at, name);
-        if (Status s = Memo(at, Le(lb)); !s.ok()) return s;
+        GPUSCOPE_RETURN_IF_ERROR(Memo(at, Le(lb)));
         break;
       }
       case 'h':
       case 'j': {
         const size_t lb = op == 'h' ? 1 : 4;
         if (!need(lb)) return Truncated(at, name);
-        if (Status s = Get(at, Le(lb)); !s.ok()) return s;
+        GPUSCOPE_RETURN_IF_ERROR(Get(at, Le(lb)));
         break;
       }
       case 'p':
       case 'g': {
         std::string_view line;
-        if (Status s = Line(at, name, &line); !s.ok()) return s;
+        GPUSCOPE_RETURN_IF_ERROR(Line(at, name, &line));
         int64_t key = 0;
-        if (Status s = Decimal(at, name, line, &key); !s.ok()) return s;
-        if (Status s = op == 'p' ? Memo(at, static_cast<uint64_t>(key))
-                                 : Get(at, static_cast<uint64_t>(key));
-            !s.ok())
-          return s;
+        GPUSCOPE_RETURN_IF_ERROR(Decimal(at, name, line, &key));
+        GPUSCOPE_RETURN_IF_ERROR(op == 'p' ? Memo(at, static_cast<uint64_t>(key))
+                                           : Get(at, static_cast<uint64_t>(key)));
         break;
       }
       case 'c':

@@ -199,8 +199,7 @@ Result<snapshot::Snapshot> Converter::Run() {
         const std::string state = Str(b, "state");
         block.active_allocated = state == "active_allocated";
         block.active_pending_free = state == "active_pending_free";
-        auto stack = Stack(b);
-        if (!stack.ok()) return stack.status();
+        GPUSCOPE_TRY(stack, Stack(b));
         block.stack = *stack;
         seg.blocks.push_back(block);
       }
@@ -239,8 +238,7 @@ Result<snapshot::Snapshot> Converter::Run() {
       ev.stream = Int(e, "stream", 0);
       ev.time_us = Int(e, "time_us", -1);
       ev.device_free = Int(e, "device_free", -1);
-      auto stack = Stack(e);
-      if (!stack.ok()) return stack.status();
+      GPUSCOPE_TRY(stack, Stack(e));
       ev.stack = *stack;
       trace.events.push_back(ev);
     }
@@ -275,10 +273,8 @@ bool LooksLikePickle(std::string_view head) {
 
 Result<snapshot::Snapshot> ParseTorchSnapshot(std::string_view bytes, const std::string& name,
                                               size_t max_string_bytes) {
-  auto value = pickle::Unpickle(bytes, name, max_string_bytes);
-  if (!value.ok()) return value.status();
-  auto snap = Converter(*value, name, bytes.size()).Run();
-  if (!snap.ok()) return snap.status();
+  GPUSCOPE_TRY(value, pickle::Unpickle(bytes, name, max_string_bytes));
+  GPUSCOPE_TRY(snap, Converter(*value, name, bytes.size()).Run());
   snap->path = name;
   snap->file_bytes = bytes.size();
   return snap;
@@ -290,8 +286,7 @@ Result<snapshot::Snapshot> ReadTorchSnapshot(io::ByteSource& source, const std::
   if (file_bytes > 0 && file_bytes <= kMaxSnapshotBytes) bytes.reserve(file_bytes);
   std::string chunk(size_t{1} << 20, '\0');
   while (true) {
-    auto n = source.Read(chunk.data(), chunk.size());
-    if (!n.ok()) return n.status();
+    GPUSCOPE_TRY(n, source.Read(chunk.data(), chunk.size()));
     if (*n == 0) break;
     if (bytes.size() + *n > kMaxSnapshotBytes)
       return Status::InputError(name, bytes.size(),
