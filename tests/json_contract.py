@@ -178,7 +178,14 @@ def v2_value(v2, p, v1_ids={}):
         if f == "complete_steps": return F("steps", "tb_plugin_steps", "complete_steps")
         if f == "tb_plugin_mean_step_ns": return F("steps", "tb_plugin_steps", "mean_step_ns")
         if f == "tb_plugin_mean_breakdown_ns": return F("steps", "tb_plugin_steps", rest[2] + "_ns")
+    # v2 tables count times from the trace's start (its first CPU or GPU event); v1 gave the clock.
+    def trace_start():
+        g = v2.field(r, "inputs", "gpu_span", "start_ns") or 0
+        c = v2.field(r, "inputs", "cpu_span", "start_ns") or 0
+        return min(g, c) if g > 0 and c > 0 else max(g, c)
     if k == "steps":
+        if rest[2] == "start_ns":
+            return v2.cell(r, "steps", "per_step", rest[1], "start_offset_ns") + trace_start(), 1
         col = rest[3] + "_ns" if rest[2] == "breakdown_ns" else rest[2]
         return v2.cell(r, "steps", "per_step", rest[1], col), 1
     if k == "kernels":
@@ -236,6 +243,9 @@ def v2_value(v2, p, v1_ids={}):
             if rest[3] == "host_ops":
                 ops = [row for row in v2.item(r, "idle_gaps", "longest_idle_gap_ops")["rows"] if row["gap"] == rest[2]]
                 return ops[rest[4]][rest[5]], 1
+            if rest[3] == "start_ns":
+                return (v2.cell(r, "idle_gaps", "longest_idle_gaps", rest[2], "start_offset_ns")
+                        + trace_start(), 1)
             return v2.cell(r, "idle_gaps", "longest_idle_gaps", rest[2], rest[3]), 1
         key = "unexplained_per_steady_step_ns" if rest[1] == "unexplained_ns_per_steady_step" else rest[1]
         for item in ("idle_gaps", "idle_gap_causes", "nsight_gaps"):

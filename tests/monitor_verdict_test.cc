@@ -532,7 +532,7 @@ TEST(Verdict, MonitorBesideSectionSaysWhyItCannotLineUp) {
     EXPECT_EQ(s.title, "monitor run.jsonl within t.json");
     const auto* row = std::get_if<render::Row>(s.FindItem("alignment"));
     ASSERT_NE(row, nullptr);
-    EXPECT_EQ(row->fields[1].value, render::Value::Int(kT0, render::Unit::kCount));
+    EXPECT_EQ(row->fields[1].value, render::Value::Int(kT0, render::Unit::kTimestamp));
     bool found = false;
     for (const render::Item& item : s.items)
       if (const auto* t = std::get_if<render::Text>(&item)) found |= t->text == text;

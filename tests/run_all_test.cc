@@ -80,6 +80,7 @@ std::string JsonOfAnalysesAlone(const std::vector<Trace>& traces) {
     r.op_costs = AnalyzeOpCosts(t, BuildKernelClasses(t), r.steps);
     r.step_graph = BuildStepGraph(t, BuildKernelClasses(t), r.steps);
     r.critical_path = FindCriticalPath(r.step_graph, Replay(r.step_graph));
+    r.step_timeline = BuildStepTimeline(t, BuildKernelClasses(t), r.steps);
   }
   return JsonOf(std::move(ranks));
 }

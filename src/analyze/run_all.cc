@@ -11,9 +11,10 @@ namespace gpuscope::analyze {
 
 const char* AnalysisName(AnalysisId id) {
   static constexpr const char* kNames[] = {
-      "kernel_classes", "gpu_selection", "steps",     "occupancy", "gpu_time",   "kernels",
-      "sync_points",    "idle_gaps",     "launches",  "copies",    "memory",     "summary",
-      "monitor",        "rank_facts",    "op_shapes", "op_costs",  "step_graph", "host_work"};
+      "kernel_classes", "gpu_selection", "steps",     "occupancy",    "gpu_time",
+      "kernels",        "sync_points",   "idle_gaps", "launches",     "copies",
+      "memory",         "summary",       "monitor",   "rank_facts",   "op_shapes",
+      "op_costs",       "step_graph",    "host_work", "step_timeline"};
   static_assert(std::size(kNames) == kAnalysisCount);
   return kNames[static_cast<size_t>(id)];
 }
@@ -72,6 +73,11 @@ class RankSchedule : public std::enable_shared_from_this<RankSchedule> {
         s2.Run([](RankSchedule& s3) {
           Timed(s3.r_, AnalysisId::kHostWork,
                 [&] { s3.r_.host_work = AnalyzeHostWork(s3.t_, s3.r_.steps); });
+        });
+        s2.Run([](RankSchedule& s3) {
+          Timed(s3.r_, AnalysisId::kStepTimeline, [&] {
+            s3.r_.step_timeline = BuildStepTimeline(s3.t_, s3.r_.kernel_classes, s3.r_.steps);
+          });
         });
         s2.IdleGapInputDone();
         s2.FactsInputDone();

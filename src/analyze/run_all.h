@@ -1,7 +1,8 @@
 // Every analysis of a rank, run once, in dependency order, as tasks on the program's thread pool.
 //
 // Order (an arrow: needs the result of):
-//   kernel classes ← GPU time, steps, kernels;   steps ← occupancy, op costs, step graph;
+//   kernel classes ← GPU time, steps, kernels;   steps ← occupancy, op costs, step graph,
+//   host work, step timeline;
 //   steps, sync points ← idle gaps
 //   GPU selection (HTA's rows, sorted) ← GPU time, launches, copies
 //   steps, GPU time ← the rank's facts (ExtractRankFacts, for the job level and summary files)
@@ -28,6 +29,7 @@
 #include "analyze/op_costs.h"
 #include "analyze/op_shapes.h"
 #include "analyze/step_graph.h"
+#include "analyze/step_timeline.h"
 #include "analyze/steps.h"
 #include "analyze/sync_points.h"
 #include "analyze/trace_summary.h"
@@ -70,6 +72,7 @@ enum class AnalysisId : uint8_t {
   kOpCosts,
   kStepGraph,
   kHostWork,
+  kStepTimeline,
   kCount
 };
 inline constexpr size_t kAnalysisCount = static_cast<size_t>(AnalysisId::kCount);
@@ -101,6 +104,7 @@ struct RankResults {
   // critical path.
   StepGraph step_graph;
   CriticalPath critical_path;
+  StepTimeline step_timeline;  // one steady step in time, per thread and stream (≥ steps)
   std::optional<MonitorBeside> monitor;  // with RunOptions::monitor
   // ExtractRankFacts(*this) (analyze/job.h), made by RunAll as soon as the steps and GPU time are
   // done, beside the other analyses rather than after them; empty where the results were not made

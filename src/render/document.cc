@@ -26,11 +26,12 @@ constexpr UnitSpelling kUnits[] = {
     {Unit::kWatts, "watts", "_w"},
     {Unit::kMegahertz, "mhz", "_mhz"},
     {Unit::kCelsius, "celsius", "_c"},
+    {Unit::kTimestamp, "timestamp_ns", "_ns"},
 };
 
 // A document and a section both hold sections: one way to add and find them.
 Section& AppendSection(std::deque<Section>& sections, std::string key, std::string title) {
-  sections.push_back(Section{std::move(key), std::move(title), kViewAll, false, {}, {}});
+  sections.push_back(Section{std::move(key), std::move(title), kViewAll, false, false, {}, {}});
   return sections.back();
 }
 

@@ -34,6 +34,9 @@ enum class Unit : uint8_t {
   kWatts,      // power ("120 W")
   kMegahertz,  // a clock ("1,410 MHz")
   kCelsius,    // a temperature ("65 °C")
+  // An instant on the trace's clock, ns (an integer in JSON). Text and HTML never print the
+  // epoch number: a Unix-epoch time as its UTC date and time, another clock as seconds on it.
+  kTimestamp,
 };
 const char* UnitName(Unit u);  // "ns", "bytes", "share", … (the JSON spelling)
 bool UnitFromName(std::string_view name, Unit* u);
@@ -148,6 +151,9 @@ struct Chart {
   std::vector<Series> series;
   std::vector<Field> reference_lines;  // e.g. device capacity, drawn as a dashed line
   std::vector<Segment> segments;       // timeline: in lane order, then time order
+  // Timeline: what each segment is (a kernel's or op's name), shown on hover; empty, or one per
+  // segment.
+  std::vector<std::string> segment_labels;
   bool operator==(const Chart&) const = default;
 };
 
@@ -184,6 +190,8 @@ struct Section {
   // Text shows the items without a title line, at the parent's indentation (a grouping that
   // HTML and JSON keep); e.g. a rank's "GPU time" rows read as part of the rank.
   bool text_inline = false;
+  // HTML: closed until clicked (a long detail section); the table of contents still lists it.
+  bool collapsed = false;
   // Deques: a reference returned by Add* stays valid while more items and sections are added.
   std::deque<Item> items;
   std::deque<Section> sections;

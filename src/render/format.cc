@@ -1,5 +1,7 @@
 #include "render/format.h"
 
+#include <ctime>
+
 #include <fmt/format.h>
 #include <cmath>
 
@@ -94,6 +96,19 @@ std::string FormatRate(double per_second, Unit unit, int precision) {
   return FormatNumber(per_second, precision < 0 ? 2 : precision) + "/s";
 }
 
+std::string FormatTimestamp(int64_t ns) {
+  constexpr int64_t k2000 = 946684800LL * 1000000000, k2100 = 4102444800LL * 1000000000;
+  if (ns >= k2000 && ns < k2100) {
+    const time_t secs = static_cast<time_t>(ns / 1000000000);
+    std::tm tm{};
+    gmtime_r(&secs, &tm);
+    return fmt::format("{:04}-{:02}-{:02} {:02}:{:02}:{:02}.{:06} UTC", tm.tm_year + 1900,
+                       tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                       ns % 1000000000 / 1000);
+  }
+  return fmt::format("at {:.6f} s on the trace clock", static_cast<double>(ns) / 1e9);
+}
+
 std::string FormatValue(const Value& v) {
   if (v.show_sign && (v.kind == Value::Kind::kInt || v.kind == Value::Kind::kDouble)) {
     Value magnitude = v;
@@ -133,6 +148,9 @@ std::string FormatValue(const Value& v) {
       return FormatNumber(d, v.precision < 0 ? 0 : v.precision) + " W";
     case Unit::kMegahertz:
       return FormatNumber(d, v.precision < 0 ? 0 : v.precision) + " MHz";
+    case Unit::kTimestamp:
+      return FormatTimestamp(v.kind == Value::Kind::kInt ? v.i
+                                                         : static_cast<int64_t>(std::llround(d)));
     case Unit::kCelsius:
       return FormatNumber(d, v.precision < 0 ? 0 : v.precision) + " °C";
     case Unit::kNone:

@@ -20,6 +20,9 @@ std::string FormatDuration(int64_t ns);       // "45 ns", "12.300 µs", "830.494
 std::string FormatShare(double share, int precision = 1);                  // 0.3 → "30.0 %"
 std::string FormatNumber(double v, int precision);                         // fixed, no grouping
 std::string FormatRate(double per_second, Unit unit, int precision = -1);  // "6.4 GB/s", "5.71/s"
+// An instant on a trace clock: "2021-06-08 22:17:03.460172 UTC" when it is a Unix-epoch time
+// (2000–2100), else "at 1,234.567890 s on the trace clock".
+std::string FormatTimestamp(int64_t ns);
 // The text of any value, as text and HTML show it.
 std::string FormatValue(const Value& v);
 // An estimate at the precision it deserves: three significant digits ("14.5 ms", "262 µs").

@@ -45,7 +45,24 @@ const char* kStyle =
     ".legend span{display:inline-block;margin-right:14px}.legend i{display:inline-block;"
     "width:11px;height:11px;margin-right:4px;vertical-align:-1px}\n"
     "svg{display:block;max-width:100%;height:auto}svg text{font:11px system-ui,sans-serif;"
-    "fill:#333}\n.muted{color:#666}pre{background:#f4f6f8;padding:8px 12px;overflow-x:auto}\n";
+    "fill:#333}\n.muted{color:#666}pre{background:#f4f6f8;padding:8px 12px;overflow-x:auto}\n"
+    // The zoomable timeline (Timeline): labels beside a scrolling plot widened by the radios.
+    "nav{background:#f4f6f8;padding:6px 12px;margin:8px 0 12px;font-size:13px}"
+    "nav ul{margin:2px 0;padding-left:18px}nav .sub a{margin-right:10px;color:#0b5a8c}"
+    "nav .sub{font-size:12px}summary{cursor:pointer}summary h2,summary h3,summary h4{"
+    "display:inline}details>summary{margin:14px 0 4px}\n"
+    ".tl{font-size:12px;margin:4px 0 12px}.tl label{margin:0 8px 0 2px}"
+    ".tlbody{display:flex;margin-top:4px}.tllabels{flex:none;width:210px}"
+    ".tllabels div{height:20px;line-height:20px;font-size:11px;white-space:nowrap;"
+    "overflow:hidden;text-overflow:ellipsis;text-align:right;padding-right:6px}"
+    ".tlscroll{flex:1;min-width:0;overflow-x:auto}.tlplot{position:relative;width:100%}"
+    ".tlplot svg{width:100%;max-width:none}"
+    ".tlaxis{position:relative;height:18px;font-size:11px;color:#333}"
+    ".tlaxis span{position:absolute;transform:translateX(-50%);white-space:nowrap}"
+    ".tlaxis span:first-child{transform:none}"
+    ".tl input:nth-of-type(2):checked~.tlbody .tlplot{width:400%}"
+    ".tl input:nth-of-type(3):checked~.tlbody .tlplot{width:1600%}"
+    ".tl input:nth-of-type(4):checked~.tlbody .tlplot{width:6400%}\n";
 
 std::string FieldsHtml(const std::vector<Field>& fields, bool verbose) {
   std::string out;
@@ -190,7 +207,8 @@ struct Page {
     for (const Field& f : c.reference_lines) {
       const double v = f.value.AsDouble();
       if (f.value.is_na()) continue;
-      if (v <= std::max(y_max, 0.0) * 1.5 || y_max <= 0) {
+      // A line of the chart's unit only (a capacity on a bytes chart); others are named below.
+      if (f.value.unit == c.unit && (v <= std::max(y_max, 0.0) * 1.5 || y_max <= 0)) {
         drawn.push_back(&f);
         y_max = std::max(y_max, v);
       } else {
@@ -324,10 +342,12 @@ struct Page {
   }
 
   // One lane per category on a shared x axis (from 0 to the longest lane's end), its segments
-  // coloured by series; each segment says what it is and how long on hover.
-  void Timeline(const Chart& c) {
-    constexpr int kLabelW = 200, kPlotW = 720, kRight = 100, kRowH = 20, kBarH = 14, kTop = 4,
-                  kAxisH = 22;
+  // coloured by series; each says what it is and how long on hover. Zoom without a script (the
+  // page runs none): radio buttons widen the plot inside a scrolling box, the SVG stretches
+  // horizontally only (preserveAspectRatio none), and the lane labels and time ticks are HTML
+  // outside it, so no text is stretched.
+  void Timeline(const Chart& c, const std::string& chart_id) {
+    constexpr int kRowH = 20, kBarH = 14, kPlotUnits = 1000;
     double span = 0;
     for (const Segment& s : c.segments) span = std::max(span, s.end);
     if (c.categories.empty() || c.segments.empty() || !(span > 0)) {
@@ -335,41 +355,48 @@ struct Page {
       return;
     }
     Legend(c.series);
-    const int height = kTop + kRowH * static_cast<int>(c.categories.size()) + kAxisH;
+    const std::string id = HtmlEscape(chart_id);
+    const int height = kRowH * static_cast<int>(c.categories.size());
+    out += "<div class=\"tl\" id=\"" + id + "\">zoom";
+    int zoom_index = 0;
+    for (const char* zoom : {"1", "4", "16", "64"}) {
+      const std::string rid = id + "-zoom" + zoom;
+      out += "<input type=\"radio\" name=\"" + id + "-zoom\" id=\"" + rid + "\"" +
+             (zoom_index++ == 0 ? " checked" : "") + "><label for=\"" + rid + "\">" + zoom +
+             "×</label>";
+    }
+    out += "\n<div class=\"tlbody\"><div class=\"tllabels\">";
+    for (const std::string& lane : c.categories)
+      out += "<div title=\"" + HtmlEscape(lane) + "\">" + HtmlEscape(lane) + "</div>";
+    out += "</div><div class=\"tlscroll\"><div class=\"tlplot\">\n";
     out += fmt::format(
-        "<svg class=\"timeline\" viewBox=\"0 0 {0} {1}\" width=\"{0}\" height=\"{1}\" role=\"img\" "
-        "aria-label=\"{2}\">\n",
-        kLabelW + kPlotW + kRight, height, HtmlEscape(c.title));
-    std::vector<double> lane_end(c.categories.size(), 0);
-    for (size_t lane = 0; lane < c.categories.size(); ++lane)
-      out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>", kLabelW - 6,
-                         kTop + kRowH * static_cast<int>(lane) + kBarH - 3,
-                         HtmlEscape(Ellipsize(c.categories[lane], 32)));
-    for (const Segment& s : c.segments) {
+        "<svg viewBox=\"0 0 {0} {1}\" preserveAspectRatio=\"none\" style=\"height:{1}px\" "
+        "role=\"img\" aria-label=\"{2}\">\n",
+        kPlotUnits, height, HtmlEscape(c.title.empty() ? c.key : c.title));
+    for (size_t k = 0; k < c.segments.size(); ++k) {
+      const Segment& s = c.segments[k];
       if (s.lane >= c.categories.size() || s.series >= c.series.size() || !(s.end > s.start))
         continue;
-      lane_end[s.lane] = std::max(lane_end[s.lane], s.end);
-      const double x = kLabelW + kPlotW * s.start / span, w = kPlotW * (s.end - s.start) / span;
+      const double x = kPlotUnits * s.start / span, w = kPlotUnits * (s.end - s.start) / span;
+      std::string what = c.categories[s.lane] + " · " + c.series[s.series].label;
+      if (k < c.segment_labels.size() && !c.segment_labels[k].empty())
+        what += ": " + c.segment_labels[k];
       out += fmt::format(
-          "<rect x=\"{:.2f}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\" "
-          "fill=\"{}\"><title>{}</title></rect>",
-          x, kTop + kRowH * static_cast<int>(s.lane), std::max(w, 0.3), kBarH, Color(s.series),
-          HtmlEscape(c.categories[s.lane] + " · " + c.series[s.series].label + ": " +
-                     TickLabel(s.start, c.x_unit) + " → " + TickLabel(s.end, c.x_unit) + " (" +
+          "<rect x=\"{:.3f}\" y=\"{}\" width=\"{:.3f}\" height=\"{}\" fill=\"{}\"><title>{}"
+          "</title></rect>",
+          x, kRowH * static_cast<int>(s.lane) + (kRowH - kBarH) / 2, std::max(w, 0.05), kBarH,
+          Color(s.series),
+          HtmlEscape(what + " · " + TickLabel(s.start, c.x_unit) + " → " +
+                     TickLabel(s.end, c.x_unit) + " (" +
                      FormatValue(ChartValue(s.end - s.start, c.x_unit)) + ")"));
     }
-    for (size_t lane = 0; lane < c.categories.size(); ++lane)
-      out += fmt::format("<text x=\"{:.2f}\" y=\"{}\">{}</text>\n",
-                         kLabelW + kPlotW * lane_end[lane] / span + 6,
-                         kTop + kRowH * static_cast<int>(lane) + kBarH - 3,
-                         HtmlEscape(FormatValue(ChartValue(lane_end[lane], c.x_unit))));
-    const int y = kTop + kRowH * static_cast<int>(c.categories.size()) + 15;
-    for (double t : NiceTicks(span)) {
+    out += "</svg>\n<div class=\"tlaxis\">";
+    for (double t : NiceTicks(span, 8)) {
       if (t > span * 1.0001) break;
-      out += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
-                         kLabelW + kPlotW * t / span, y, HtmlEscape(TickLabel(t, c.x_unit)));
+      out += fmt::format("<span style=\"left:{:.3f}%\">{}</span>", 100 * t / span,
+                         HtmlEscape(TickLabel(t, c.x_unit)));
     }
-    out += "</svg>\n";
+    out += "</div></div></div></div></div>\n";
   }
 
   void FindingItem(const Finding& f, int number) {
@@ -419,7 +446,7 @@ struct Page {
         else if (c->kind == Chart::Kind::kHeatmap)
           Heatmap(*c);
         else if (c->kind == Chart::Kind::kTimeline)
-          Timeline(*c);
+          Timeline(*c, id_ + "-" + c->key);
         else
           Bars(*c);
       } else if (const Finding* f = std::get_if<Finding>(&item)) {
@@ -440,6 +467,8 @@ struct Page {
     }
   }
 
+  // A titled section below the top is a <details> (open unless the document marks it collapsed),
+  // so a long page folds to its headings; the table of contents links every one.
   void SectionOut(const Section& s, int depth, const std::string& parent_id) {
     if (!(s.views & kViewHtml)) return;
     const int h = std::min(depth + 2, 4);
@@ -447,10 +476,34 @@ struct Page {
     const std::string id = parent_id.empty() ? s.key : parent_id + "-" + s.key;
     id_ = id;
     out += "<section id=\"" + HtmlEscape(id) + "\">\n";
-    if (!s.title.empty()) out += fmt::format("<h{0}>{1}</h{0}>\n", h, HtmlEscape(s.title));
+    const bool fold = depth > 0 && !s.title.empty();
+    if (fold)
+      out += fmt::format("<details{}><summary><h{}>{}</h{}></summary>\n",
+                         s.collapsed ? "" : " open", h, HtmlEscape(s.title), h);
+    else if (!s.title.empty())
+      out += fmt::format("<h{0}>{1}</h{0}>\n", h, HtmlEscape(s.title));
     Items(s);
     for (const Section& child : s.sections) SectionOut(child, depth + 1, id);
+    if (fold) out += "</details>\n";
     out += "</section>\n";
+  }
+
+  // The table of contents: each top section and the titled sections one level below it.
+  void Nav(const Document& doc) {
+    std::string items;
+    for (const Section& top : doc.sections) {
+      if (!(top.views & kViewHtml) || top.title.empty()) continue;
+      items += "<li><a href=\"#" + HtmlEscape(top.key) + "\">" +
+               HtmlEscape(Ellipsize(top.title, 90)) + "</a>";
+      std::string sub;
+      for (const Section& child : top.sections)
+        if ((child.views & kViewHtml) && !child.title.empty())
+          sub += "<a href=\"#" + HtmlEscape(top.key + "-" + child.key) + "\">" +
+                 HtmlEscape(child.title) + "</a> ";
+      if (!sub.empty()) items += "<div class=\"sub\">" + sub + "</div>";
+      items += "</li>\n";
+    }
+    if (!items.empty()) out += "<nav><b>contents</b><ul>\n" + items + "</ul></nav>\n";
   }
 };
 
@@ -522,6 +575,7 @@ std::string RenderHtml(const Document& doc, const RenderOptions& options) {
   p.out += HtmlEscape(doc.title) + "</title>\n<style>\n" + kStyle + "</style>\n</head>\n<body>\n";
   p.out += "<h1>" + HtmlEscape(doc.title) + "</h1>\n";
   if (!doc.subtitle.empty()) p.out += "<p class=\"muted\">" + HtmlEscape(doc.subtitle) + "</p>\n";
+  p.Nav(doc);
   for (const Section& s : doc.sections) p.SectionOut(s, 0, "");
   // The same JSON as --json, as data: a JSON script block is never executed, and "</" is escaped
   // so no string can end the block.

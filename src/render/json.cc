@@ -11,7 +11,8 @@ namespace gpuscope::render {
 namespace {
 
 bool IsIntegerUnit(Unit unit) {
-  return unit == Unit::kNanos || unit == Unit::kBytes || unit == Unit::kCount;
+  return unit == Unit::kNanos || unit == Unit::kBytes || unit == Unit::kCount ||
+         unit == Unit::kTimestamp;
 }
 
 void WriteScalar(const Value& v, JsonWriter* w) {
@@ -161,6 +162,11 @@ void WriteItem(const Chart& c, JsonWriter* w) {
       w->EndArray();
     }
     w->EndArray();
+    if (!c.segment_labels.empty()) {
+      w->Key("segment_labels").BeginArray();
+      for (const std::string& l : c.segment_labels) w->String(l);
+      w->EndArray();
+    }
   }
 }
 
@@ -202,6 +208,7 @@ void WriteSection(const Section& s, JsonWriter* w) {
   w->Key("title").String(s.title);
   if (s.views != kViewAll) w->Key("views").String(ViewsName(s.views));
   if (s.text_inline) w->Key("text_inline").Bool(true);
+  if (s.collapsed) w->Key("collapsed").Bool(true);
   w->Key("items").BeginObject();
   for (const Item& item : s.items) {
     w->Key(ItemKey(item)).BeginObject();
@@ -463,6 +470,16 @@ struct Reader {
         c.segments.push_back(
             {static_cast<uint32_t>(v[0]), static_cast<uint32_t>(v[1]), v[2], v[3]});
       }
+      simdjson::dom::array labels;
+      if (!o["segment_labels"].get(labels)) {
+        for (element e : labels) {
+          std::string l;
+          if (!Str(e, path + ".segment_labels", &l)) return false;
+          c.segment_labels.push_back(std::move(l));
+        }
+        if (c.segment_labels.size() != c.segments.size())
+          return Fail(path + ".segment_labels", "expected one label per segment");
+      }
     }
     *out = std::move(c);
     return true;
@@ -504,6 +521,8 @@ struct Reader {
                                    : kViewAll;
     bool text_inline = false;
     if (!o["text_inline"].get(text_inline)) out->text_inline = text_inline;
+    bool collapsed = false;
+    if (!o["collapsed"].get(collapsed)) out->collapsed = collapsed;
     object items;
     if (o["items"].get(items)) return Fail(path + ".items", "expected an object");
     for (auto [k, v] : items) {

@@ -227,22 +227,36 @@ TEST(Html, TimelineDrawsOneRectPerSegmentAndRoundTrips) {
   ASSERT_TRUE(back.ok()) << back.status().message();
   EXPECT_EQ(*back, doc);
   const std::string html = RenderHtml(doc);
-  const size_t svg = html.find("<svg class=\"timeline\"");
-  ASSERT_NE(svg, std::string::npos);
+  const size_t svg = html.find("<svg viewBox=\"0 0 1000 40\" preserveAspectRatio=\"none\"");
+  ASSERT_NE(svg, std::string::npos) << html;
   const std::string body = html.substr(svg, html.find("</svg>", svg) - svg);
   size_t rects = 0;
   for (size_t at = body.find("<rect "); at != std::string::npos; at = body.find("<rect ", at + 1))
     ++rects;
   EXPECT_EQ(rects, 3u);
-  // The longest lane spans the plot (720 px from x = 200): the 2 ms host stretch is 144 px.
-  EXPECT_NE(body.find("<rect x=\"200.00\" y=\"4\" width=\"144.00\" height=\"14\" fill=\"#0072B2\">"
-                      "<title>ProfilerStep#1 · host: 0 ns → 2.000 ms (2.000 ms)</title>"),
+  // The longest lane spans the plot (1000 units): the 2 ms host stretch of 10 ms is 200.
+  EXPECT_NE(body.find("<rect x=\"0.000\" y=\"3\" width=\"200.000\" height=\"14\" fill=\"#0072B2\">"
+                      "<title>ProfilerStep#1 · host · 0 ns → 2.000 ms (2.000 ms)</title>"),
             std::string::npos)
       << body;
   EXPECT_NE(body.find("fill=\"#E69F00\"><title>ProfilerStep#&lt;2&gt; · GPU compute"),
             std::string::npos)
       << body;
-  EXPECT_EQ(body.find("ProfilerStep#<2>"), std::string::npos);
+  EXPECT_EQ(html.find("ProfilerStep#<2>"), std::string::npos);
+  // Lane labels and ticks are HTML beside the plot; zoom is radio buttons (no script).
+  EXPECT_NE(html.find("<div title=\"ProfilerStep#&lt;2&gt;\">ProfilerStep#&lt;2&gt;</div>"),
+            std::string::npos);
+  EXPECT_NE(html.find("type=\"radio\""), std::string::npos);
+  EXPECT_EQ(html.find("<script>"), std::string::npos);
+  // Segment labels name each span on hover, and round-trip through JSON.
+  c.segment_labels = {"a", "b<c", ""};
+  const std::string labelled = RenderHtml(doc);
+  EXPECT_NE(labelled.find("ProfilerStep#1 · GPU compute: b&lt;c · 2.000 ms"), std::string::npos)
+      << labelled;
+  Result<Document> back2 = FromJson(ToJson(doc), "mem");
+  ASSERT_TRUE(back2.ok()) << back2.status().message();
+  EXPECT_EQ(*back2, doc);
+  c.segment_labels.clear();
   // A segment of a lane that does not exist.
   std::string bad = json;
   bad.replace(bad.find("[1, 1, 0, 9000000]"), 18, "[7, 1, 0, 9000000]");

@@ -37,6 +37,13 @@ std::string Name(const Trace* t, StringId id) {
   return t ? std::string(t->Str(id)) : std::string();
 }
 
+// Where the trace starts (its first CPU or GPU event, trace clock): times in tables count from it,
+// as Perfetto's timeline does.
+int64_t TraceStartNs(const analyze::TraceSummary& r) {
+  if (r.gpu_start_ns > 0 && r.cpu_start_ns > 0) return std::min(r.gpu_start_ns, r.cpu_start_ns);
+  return std::max(r.gpu_start_ns, r.cpu_start_ns);
+}
+
 void AddInputs(const analyze::TraceSummary& r, Section& s) {
   Row& in = s.AddRow("input", "input");
   in.fields = {F("file_bytes", "", Value::Bytes(r.file_bytes)),
@@ -71,13 +78,13 @@ void AddInputs(const analyze::TraceSummary& r, Section& s) {
   const analyze::EventCounts& c = r.counts;
   Row& gpu_span = s.AddRow("gpu_span", "GPU span");
   gpu_span.fields = {F("span_ns", "", Ns(r.gpu_end_ns - r.gpu_start_ns)),
-                     Detail("start_ns", "from", Value::Int(r.gpu_start_ns, Unit::kCount)),
-                     Detail("end_ns", "to", Value::Int(r.gpu_end_ns, Unit::kCount))};
+                     Detail("start_ns", "from", Value::Int(r.gpu_start_ns, Unit::kTimestamp)),
+                     Detail("end_ns", "to", Value::Int(r.gpu_end_ns, Unit::kTimestamp))};
   gpu_span.detail = c.kernels + c.memcpys + c.memsets + c.gpu_syncs == 0;
   Row& cpu_span = s.AddRow("cpu_span", "CPU span");
   cpu_span.fields = {F("span_ns", "", Ns(r.cpu_end_ns - r.cpu_start_ns)),
-                     Detail("start_ns", "from", Value::Int(r.cpu_start_ns, Unit::kCount)),
-                     Detail("end_ns", "to", Value::Int(r.cpu_end_ns, Unit::kCount))};
+                     Detail("start_ns", "from", Value::Int(r.cpu_start_ns, Unit::kTimestamp)),
+                     Detail("end_ns", "to", Value::Int(r.cpu_end_ns, Unit::kTimestamp))};
   cpu_span.detail = r.cpu_end_ns <= r.cpu_start_ns;
   Row& steps = s.AddRow("steps", "steps");
   steps.fields = {F("range", "", Text(StepRange(r.steps, r.counts.profiler_steps))),
@@ -232,7 +239,7 @@ void AddGpuTime(const analyze::GpuTime& g, Section& s) {
 constexpr const char* kStepLabels[] = {"kernel",  "memcpy",     "memset",   "communication",
                                        "runtime", "DataLoader", "CPU exec", "other"};
 
-void AddSteps(const analyze::StepsResult& st, Section& s) {
+void AddSteps(const analyze::StepsResult& st, int64_t trace_start_ns, Section& s) {
   if (st.steps.empty()) return;
   Row& head = s.AddRow("step_time", "step time");
   head.fields = {
@@ -259,9 +266,12 @@ void AddSteps(const analyze::StepsResult& st, Section& s) {
     const std::string name = analyze::StepCategoryName(static_cast<analyze::StepCategory>(c));
     tb.fields.push_back(F(name + "_ns", kStepLabels[c], Ns(st.mean_complete_ns[c])));
   }
-  std::vector<Column> cols = {{"name", "step"},           {"step", "#"},
-                              {"start_ns", "start"},      {"duration_ns", "duration"},
-                              {"steady_state", "steady"}, {"incomplete", "incomplete"}};
+  std::vector<Column> cols = {{"name", "step"},
+                              {"step", "#"},
+                              {"start_offset_ns", "start (from trace start)"},
+                              {"duration_ns", "duration"},
+                              {"steady_state", "steady"},
+                              {"incomplete", "incomplete"}};
   for (size_t c = 0; c < analyze::kStepCategoryCount; ++c)
     cols.push_back(
         {std::string(analyze::StepCategoryName(static_cast<analyze::StepCategory>(c))) + "_ns",
@@ -275,7 +285,7 @@ void AddSteps(const analyze::StepsResult& st, Section& s) {
         {analyze::StepCategoryName(static_cast<analyze::StepCategory>(c)), kStepLabels[c], {}});
   for (const analyze::StepBreakdown& b : st.steps) {
     std::vector<Value> row = {
-        Text(b.name),      Value::Count(b.step),        Value::Int(b.start_ns, Unit::kCount),
+        Text(b.name),      Value::Count(b.step),        Ns(b.start_ns - trace_start_ns),
         Ns(b.duration_ns), Value::Bool(b.steady_state), Value::Bool(b.incomplete)};
     for (size_t c = 0; c < analyze::kStepCategoryCount; ++c) {
       row.push_back(Ns(b.category_ns[c]));
@@ -543,7 +553,7 @@ void AddMemory(const analyze::MemoryStats& m, Section& s) {
     }
     c.series.push_back(std::move(alloc));
     if (any_reserved) c.series.push_back(std::move(reserved));
-    c.reference_lines.push_back(F("start_ns", "first sample at", Value::Int(t0, Unit::kCount)));
+    c.reference_lines.push_back(F("start_ns", "first sample at", Value::Int(t0, Unit::kTimestamp)));
     if (d.total_bytes > 0)
       c.reference_lines.push_back(F("capacity_bytes", "device memory", Bytes(d.total_bytes)));
   }
@@ -562,9 +572,11 @@ void AddOccupancy(const analyze::OccupancyStats& o, Section& s) {
       // No kernels: no device and no range (n/a, never a sentinel −1 in the JSON).
       Detail("device", "device", o.device >= 0 ? Value::Count(o.device) : Value::Na(Unit::kCount)),
       Detail("range_start_ns", "from",
-             o.device >= 0 ? Value::Int(o.range_start_ns, Unit::kCount) : Value::Na(Unit::kCount)),
+             o.device >= 0 ? Value::Int(o.range_start_ns, Unit::kTimestamp)
+                           : Value::Na(Unit::kTimestamp)),
       Detail("range_end_ns", "to",
-             o.device >= 0 ? Value::Int(o.range_end_ns, Unit::kCount) : Value::Na(Unit::kCount))};
+             o.device >= 0 ? Value::Int(o.range_end_ns, Unit::kTimestamp)
+                           : Value::Na(Unit::kTimestamp))};
   row.detail = !o.available && !o.occupancy_available;
   Row& tiny = s.AddRow("tiny_grids", "");
   tiny.fields = {
@@ -797,8 +809,8 @@ void AddIdleGaps(const RankReport& rr, Section& s) {
                  F("long_gaps", "≥ 1 ms", Count(g.long_gaps)),
                  F("long_gap_ns", "", Ns(g.long_gap_ns)),
                  Detail("long_gap_threshold_ns", "long-gap threshold", Ns(analyze::kLongIdleGapNs)),
-                 Detail("range_start_ns", "from", Value::Int(g.range_start_ns, Unit::kCount)),
-                 Detail("range_end_ns", "to", Value::Int(g.range_end_ns, Unit::kCount)),
+                 Detail("range_start_ns", "from", Value::Int(g.range_start_ns, Unit::kTimestamp)),
+                 Detail("range_end_ns", "to", Value::Int(g.range_end_ns, Unit::kTimestamp)),
                  Detail("steady_steps", "steady steps", Count(g.steady_steps))};
   head.detail = g.gaps == 0;
   Row& causes = s.AddRow("idle_gap_causes", "");
@@ -828,7 +840,7 @@ void AddIdleGaps(const RankReport& rr, Section& s) {
                               {{"duration_ns", "idle"},
                                {"step", "step"},
                                {"claim", "explained by"},
-                               {"start_ns", "start"},
+                               {"start_offset_ns", "start (from trace start)"},
                                {"steady", "steady"},
                                {"dataloader_ns", "DataLoader"},
                                {"unexplained_ns", "unexplained"}});
@@ -841,7 +853,7 @@ void AddIdleGaps(const RankReport& rr, Section& s) {
     const analyze::IdleGap& gap = g.longest[i];
     longest.rows.push_back({Ns(gap.length()), Value::Count(gap.step),
                             Text(analyze::IdleClaimName(gap.claim)),
-                            Value::Int(gap.start_ns, Unit::kCount), Value::Bool(gap.steady),
+                            Ns(gap.start_ns - TraceStartNs(rr.summary)), Value::Bool(gap.steady),
                             Ns(gap.dataloader_ns), Ns(gap.unexplained_ns)});
     for (const auto& [name, ns] : gap.host_ops)
       gap_ops.rows.push_back({Count(i), Text(Name(rr.trace, name)), Ns(ns)});
@@ -1028,6 +1040,48 @@ void AddCriticalPath(const RankReport& rr, Section& s) {
                    });
 }
 
+// One steady step in time (analyze/step_timeline.h), HTML only: a lane per CPU thread (and its
+// CUDA runtime calls) and per GPU stream, spans coloured by kind, named on hover; times from the
+// step's start, the step's place in the trace said once.
+constexpr const char* kTimelineLabels[] = {"CPU op",        "DataLoader",     "CUDA launch",
+                                           "sync",          "compute kernel", "communication",
+                                           "memory kernel", "copy",           "GPU idle"};
+static_assert(std::size(kTimelineLabels) == analyze::kTimelineKindCount);
+
+void AddStepTimeline(const RankReport& rr, Section& s) {
+  const analyze::StepTimeline& tl = rr.step_timeline;
+  s.views = render::kViewHtml;
+  if (tl.lanes.empty()) {
+    s.AddText("none", "No step with device or host work to draw.");
+    return;
+  }
+  s.AddText("what", tl.step_name + " (the steady step of median duration), " +
+                        render::FormatDuration(tl.end_ns - tl.start_ns) + ", starting " +
+                        render::FormatDuration(
+                            tl.start_ns -
+                            (rr.summary.gpu_start_ns > 0 && rr.summary.cpu_start_ns > 0
+                                 ? std::min(rr.summary.gpu_start_ns, rr.summary.cpu_start_ns)
+                                 : std::max(rr.summary.gpu_start_ns, rr.summary.cpu_start_ns))) +
+                        " after the trace's first event. Hover a span for what it is; zoom "
+                        "below. The whole trace opens in Perfetto (ui.perfetto.dev, Open trace "
+                        "file) or chrome://tracing, offline.");
+  render::Chart& chart = s.AddChart("timeline", "", render::Chart::Kind::kTimeline, Unit::kNanos);
+  chart.x_unit = Unit::kNanos;
+  for (size_t k = 0; k < analyze::kTimelineKindCount; ++k)
+    chart.series.push_back(
+        {analyze::TimelineKindName(static_cast<analyze::TimelineKind>(k)), kTimelineLabels[k], {}});
+  chart.categories = tl.lanes;
+  for (const analyze::TimelineSpan& sp : tl.spans) {
+    chart.segments.push_back({sp.lane, static_cast<uint32_t>(sp.kind),
+                              static_cast<double>(sp.start_ns), static_cast<double>(sp.end_ns)});
+    std::string label =
+        sp.name == kEmptyString ? std::string() : analyze::ShortKernelName(Name(rr.trace, sp.name));
+    if (sp.merged > 1)
+      label += (label.empty() ? "" : " ") + ("+" + std::to_string(sp.merged - 1) + " more");
+    chart.segment_labels.push_back(std::move(label));
+  }
+}
+
 void AddAdvice(const advise::Advice& a, Section& s) {
   s.AddRow("verdict", "verdict").fields = {F("verdict", "", Text(a.verdict))};
   for (const advise::Finding& f : a.findings) s.items.emplace_back(advise::ToDocumentFinding(f));
@@ -1045,6 +1099,7 @@ render::Section BuildRankSection(const RankReport& rr, size_t index) {
             title,
             render::kViewAll,
             false,
+            false,
             {},
             {}};
   s.AddRow("identity", "rank").detail = true;
@@ -1055,26 +1110,29 @@ render::Section BuildRankSection(const RankReport& rr, size_t index) {
       F("rank_source", "from", Text(RankSourceName(r.rank_source))),
       F("path", "file", Text(r.path))};
   // Groups: headed sections in HTML and JSON; in text they read as one rank's lines.
-  auto group = [&s](const char* key, const char* heading) -> Section& {
+  // Detail groups start collapsed in HTML (the table of contents lists them all).
+  auto group = [&s](const char* key, const char* heading, bool collapsed = false) -> Section& {
     Section& g = s.AddSection(key, heading);
     g.text_inline = true;
+    g.collapsed = collapsed;
     return g;
   };
   AddAdvice(rr.advice, group("findings", "verdict and findings"));
   AddCriticalPath(rr, group("critical_path", "critical path and what-if"));
-  AddInputs(r, group("inputs", "inputs"));
-  AddCapture(r, group("capture", "what this capture can tell"));
+  AddInputs(r, group("inputs", "inputs", true));
+  AddCapture(r, group("capture", "what this capture can tell", true));
   AddGpuTime(rr.gpu_time, group("gpu_time", "GPU time"));
-  AddSteps(rr.steps, group("steps", "step time"));
+  AddSteps(rr.steps, TraceStartNs(rr.summary), group("steps", "step time"));
+  AddStepTimeline(rr, group("timeline", "one step in time"));
   AddKernels(rr.kernels, group("kernels", "kernels"));
-  AddLaunches(rr, group("launches", "launches"));
-  AddCopies(rr.copies, group("copies", "copies"));
-  AddSync(rr, group("sync", "synchronisation"));
-  AddMemory(rr.memory, group("memory", "memory"));
-  AddOccupancy(rr.occupancy, group("occupancy", "occupancy"));
-  AddIdleGaps(rr, group("idle_gaps", "idle gaps"));
-  AddOpShapes(rr, group("ops", "ops by input shape"));
-  AddOpCosts(rr, group("op_costs", "every op priced"));
+  AddLaunches(rr, group("launches", "launches", true));
+  AddCopies(rr.copies, group("copies", "copies", true));
+  AddSync(rr, group("sync", "synchronisation", true));
+  AddMemory(rr.memory, group("memory", "memory", true));
+  AddOccupancy(rr.occupancy, group("occupancy", "occupancy", true));
+  AddIdleGaps(rr, group("idle_gaps", "idle gaps", true));
+  AddOpShapes(rr, group("ops", "ops by input shape", true));
+  AddOpCosts(rr, group("op_costs", "every op priced", true));
   // `analyze TRACE --monitor FILE`: the recording's samples within this trace's span.
   if (rr.monitor)
     s.sections.push_back(

@@ -520,7 +520,7 @@ void AddBusyHeatmap(const analyze::JobAnalysis& a, const std::vector<Member>& me
       series.values.push_back(covered[k] > 0 ? busy[k] / covered[k] : std::nan(""));
     chart.series.push_back(std::move(series));
   }
-  chart.reference_lines = {F("start_ns", "first cell at", Value::Int(t0, Unit::kCount)),
+  chart.reference_lines = {F("start_ns", "first cell at", Value::Int(t0, Unit::kTimestamp)),
                            F("cell_ns", "cell", Ns(cell))};
 }
 

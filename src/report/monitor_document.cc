@@ -67,7 +67,7 @@ void AddRunRows(const MonitorStats& s, Section* out) {
                  F("steady_ns", "steady", Value::Nanos(s.steady_ns)),
                  s.teardown_ns > 0 ? F("teardown_ns", "teardown", Value::Nanos(s.teardown_ns))
                                    : Detail("teardown_ns", "teardown", Value::Nanos(0)),
-                 Detail("start_ns", "start (unix ns)", Value::Int(s.start_ns, Unit::kCount))};
+                 Detail("start_ns", "start", Value::Int(s.start_ns, Unit::kTimestamp))};
 }
 
 // `phases`: the run has a warm-up or a teardown, so the steady utilisation and the whole run's
@@ -245,17 +245,17 @@ render::Section BuildMonitorBesideSection(const analyze::MonitorBeside& m,
             "monitor " + m.stats.source_path + " within " + trace_path,
             render::kViewAll,
             false,
+            false,
             {},
             {}};
   const char* const kAlignment[] = {"aligned", "no_events", "not_wall_clock", "no_overlap"};
   Row& row = s.AddRow("alignment", "lined up");
   row.detail = true;
-  row.fields = {
-      F("alignment", "", Value::Text(kAlignment[static_cast<int>(m.alignment)])),
-      F("trace_start_ns", "trace (unix ns)", Value::Int(m.span.start_ns, Unit::kCount)),
-      F("trace_end_ns", "–", Value::Int(m.span.end_ns, Unit::kCount)),
-      F("samples_start_ns", "samples (unix ns)", Value::Int(m.samples_start_ns, Unit::kCount)),
-      F("samples_end_ns", "–", Value::Int(m.samples_end_ns, Unit::kCount))};
+  row.fields = {F("alignment", "", Value::Text(kAlignment[static_cast<int>(m.alignment)])),
+                F("trace_start_ns", "trace", Value::Int(m.span.start_ns, Unit::kTimestamp)),
+                F("trace_end_ns", "–", Value::Int(m.span.end_ns, Unit::kTimestamp)),
+                F("samples_start_ns", "samples", Value::Int(m.samples_start_ns, Unit::kTimestamp)),
+                F("samples_end_ns", "–", Value::Int(m.samples_end_ns, Unit::kTimestamp))};
   switch (m.alignment) {
     case analyze::MonitorAlignment::kNoEvents:
       s.AddText("no_events", "no events in the trace: nothing to line up");
