@@ -18,6 +18,7 @@
 #include "api/plan.h"
 #include "base/sanitize.h"
 #include "gpuscope/version.h"
+#include "render/csv.h"
 #include "render/html.h"
 #include "render/json.h"
 #include "render/text.h"
@@ -124,7 +125,10 @@ PYBIND11_MODULE(_gpuscope, m) {
           [](const render::Document& d, bool verbose) {
             return render::RenderHtml(d, {verbose});
           },
-          py::arg("verbose") = false, "The self-contained HTML page, as `--html FILE` writes it");
+          py::arg("verbose") = false, "The self-contained HTML page, as `--html FILE` writes it")
+      .def(
+          "csv", [](const render::Document& d) { return render::CsvTables(d); },
+          "Every table as [(table key, CSV text)], as `--csv DIR` writes them");
 
   // analyze(input, options) -> (Document, [failure messages], monitor_input)
   m.def(

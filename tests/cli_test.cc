@@ -11,7 +11,9 @@
 
 #include "api/analyze.h"
 #include "api/diff.h"
+#include "analyze/kernel_class.h"
 #include "api/plan.h"
+#include "gpuscope/ingest.h"
 #include "golden.h"
 #include "test_util.h"
 
@@ -569,6 +571,44 @@ TEST(CliUsage, EveryHelpEndsWithAnExample) {
     }
     EXPECT_GE(examples, 1u);
   }
+}
+
+// kernels.csv holds every distinct kernel of a real trace (by short name, per class: copies and
+// sets in class memory), with the rank and trace file of each row; its sums are the classes'.
+TEST(Cli, CsvKernelTableHasEveryDistinctKernel) {
+  const std::string trace = testing::RealPath(
+      "traces/kineto_tb_plugin/resnet50_num_workers_0.worker0.1623143089861.pt.trace.json.gz");
+  GPUSCOPE_REQUIRE_REAL(
+      "traces/kineto_tb_plugin/resnet50_num_workers_0.worker0.1623143089861.pt.trace.json.gz");
+  testing::ScopedTempDir dir;
+  const std::string out = dir.File("tables");
+  const auto r = RunGpuscope("analyze --csv " + out + " " + trace);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto rows = testing::ReadCsv(out + "/kernels.csv");
+  ASSERT_GE(rows.size(), 2u);
+  EXPECT_EQ(rows[0][0], "section");
+  EXPECT_EQ(rows[0][1], "rank");
+  EXPECT_EQ(rows[0][2], "path");
+  EXPECT_EQ(rows[0][3], "class");
+  EXPECT_EQ(rows[0][4], "name");
+  // The trace's distinct (class, short name) pairs, counted here from the model.
+  Result<Trace> t = LoadTrace(trace);
+  ASSERT_TRUE(t.ok());
+  const analyze::KernelClasses classes = analyze::BuildKernelClasses(*t);
+  std::set<std::pair<std::string, std::string>> distinct;
+  for (size_t i = 0; i < t->gpu.size(); ++i)
+    if (t->gpu.kind[i] != GpuKind::kSync)
+      distinct.insert({analyze::KernelClassName(classes.row[i]),
+                       classes.OfName(t->gpu.name[i]).short_name});
+  std::set<std::pair<std::string, std::string>> listed;
+  for (size_t i = 1; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i][0], "input_0");  // no rank in this trace: its section is input_0
+    EXPECT_EQ(rows[i][2], trace);
+    listed.insert({rows[i][3], rows[i][4]});
+  }
+  EXPECT_EQ(listed.size(), rows.size() - 1) << "each kernel once";
+  EXPECT_EQ(listed, distinct);
+  EXPECT_GT(listed.size(), 50u);  // ResNet-50: more than the top 10 per class
 }
 
 // --csv DIR writes every table of the report as DIR/<table>.csv, ops.csv among them: the

@@ -98,6 +98,20 @@ class Report:
         with open(path, "w", encoding="utf-8") as f:
             f.write(self.to_html(verbose))
 
+    def to_csv(self, directory: "str | os.PathLike[str]") -> List[str]:
+        """Every table as directory/<table>.csv, as `--csv DIR` writes them (the folder is made
+        if missing): a `section` column, then `rank` and `path` of the rank the row is from, then
+        the table's columns, units in their names. Returns the paths written."""
+        directory = _os.fspath(directory)
+        _os.makedirs(directory, exist_ok=True)
+        written = []
+        for key, text in self._doc.csv():
+            path = _os.path.join(directory, key + ".csv")
+            with open(path, "w", encoding="utf-8", newline="") as f:
+                f.write(text)
+            written.append(path)
+        return written
+
     def _repr_html_(self) -> str:
         # The page in an iframe: its styles and scripts stay out of the notebook's.
         page = _html.escape(self.to_html(), quote=True)
@@ -147,7 +161,8 @@ class Report:
     def findings(self) -> List[Dict[str, Any]]:
         """Every finding in the document, ranked as in the report: key (the rule id), title,
         severity, saving_ns and saving_share (per step), confidence, evidence {key: value}, fix,
-        and the rank (None outside a rank's section)."""
+        and the section, rank and trace path it is from (rank and path None outside a rank's
+        section)."""
         out = []
         data = self._data()
         for top_key, top in data.get("sections", {}).items():
@@ -156,7 +171,8 @@ class Report:
             for _, key, item in _walk(top, (top_key,)):
                 if item.get("type") != "finding":
                     continue
-                f = {"rank": rank, "key": key}
+                f = {"section": top_key, "rank": rank,
+                     "path": ident.get("path") if ident else None, "key": key}
                 for k, v in item.items():
                     if k == "type":
                         continue
@@ -196,8 +212,9 @@ class Report:
         return out
 
     def table(self, key: str, extra: Optional[Dict[str, str]] = None):
-        """The table(s) with this item key, over every rank shown, one row per row with a "rank"
-        column (when the table is in a rank's section)."""
+        """The table(s) with this item key, over every rank shown: one row per row, with the
+        `section` it is from and, in a rank's section, its `rank` and trace `path` (as
+        `to_csv` writes them)."""
         return self._tables({key: None}, extra)
 
     def _tables(self, keys: Dict[str, Optional[Dict[str, Any]]], extra=None):
@@ -207,9 +224,10 @@ class Report:
             for _, key, item in _walk(top, (top_key,)):
                 if key not in keys or item.get("type") != "table":
                     continue
-                prefix = {}
+                prefix = {"section": top_key}
                 if ident is not None:
                     prefix["rank"] = ident.get("rank")
+                    prefix["path"] = ident.get("path")
                 prefix.update(keys[key] or {})
                 for c in list(prefix) + [c["key"] for c in item["columns"]]:
                     if c not in columns:
@@ -231,7 +249,15 @@ class Report:
 
     @property
     def kernels(self):
-        """Top kernels per class (compute, communication, memory) per rank."""
+        """Every kernel of every rank (grouped by short name; copies and sets in class memory):
+        class, name, count, total_ns, mean_ns, min_ns, max_ns, class_share, precision — the
+        table `--csv` writes as kernels.csv."""
+        return self._tables({"kernels": None})
+
+    @property
+    def top_kernels(self):
+        """The top kernels per class (compute, communication, memory) per rank, as the report
+        shows them."""
         return self._tables({"top_kernels_compute": {"class": "compute"},
                              "top_kernels_communication": {"class": "communication"},
                              "top_kernels_memory": {"class": "memory"}})

@@ -79,13 +79,14 @@ KernelsResult AnalyzeKernels(const Trace& t, const KernelClasses& classes, size_
     std::sort(all.begin(), all.end(), [](const KernelRow& a, const KernelRow& b) {
       return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
     });
-    if (all.size() > top_n) all.resize(top_n);
     for (KernelRow& row : all) {
       row.share = ck.total_ns > 0
                       ? static_cast<double>(row.total_ns) / static_cast<double>(ck.total_ns)
                       : 0;
     }
-    ck.top = std::move(all);
+    ck.top.assign(all.begin(),
+                  all.begin() + static_cast<std::ptrdiff_t>(std::min(top_n, all.size())));
+    ck.all = std::move(all);
   }
   int64_t best = 0;
   for (size_t p = 0; p < kMathPrecisionCount; ++p) {

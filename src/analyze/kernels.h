@@ -41,6 +41,7 @@ struct ClassKernels {
   int64_t total_ns = 0;
   uint64_t distinct_names = 0;
   std::vector<KernelRow> top;  // at most kTopKernelsPerClass, by total time
+  std::vector<KernelRow> all;  // every short name, by total time (`top` is its head)
 };
 
 struct KernelsResult {

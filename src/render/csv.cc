@@ -37,11 +37,29 @@ std::string Cell(const Value& v) {
 }
 
 struct Sheet {
-  std::vector<std::string> columns;  // the first table's columns
+  std::vector<std::string> columns;       // the first table's columns
+  bool add_rank = true, add_path = true;  // unless the table has such a column itself
   std::string body;
 };
 
-void Collect(const Section& s, const std::string& top, std::map<std::string, size_t>* index,
+// What names a row's input: the top section's key, and a rank's number and file (its "identity"
+// row), so rows of several ranks and runs in one sheet stay apart.
+struct Origin {
+  std::string section, rank, path;
+};
+
+Origin OriginOf(const Section& top) {
+  Origin o{top.key, "", ""};
+  if (const Item* item = top.FindItem("identity"))
+    if (const Row* r = std::get_if<Row>(item))
+      for (const Field& f : r->fields) {
+        if (f.key == "rank") o.rank = Cell(f.value);
+        if (f.key == "path") o.path = Cell(f.value);
+      }
+  return o;
+}
+
+void Collect(const Section& s, const Origin& top, std::map<std::string, size_t>* index,
              std::vector<std::pair<std::string, Sheet>>* sheets) {
   for (const Item& item : s.items) {
     const Table* t = std::get_if<Table>(&item);
@@ -49,12 +67,18 @@ void Collect(const Section& s, const std::string& top, std::map<std::string, siz
     auto [it, added] = index->try_emplace(t->key, sheets->size());
     if (added) {
       Sheet sheet;
-      for (const Column& c : t->columns) sheet.columns.push_back(c.key);
+      for (const Column& c : t->columns) {
+        sheet.columns.push_back(c.key);
+        sheet.add_rank &= c.key != "rank";
+        sheet.add_path &= c.key != "path";
+      }
       sheets->emplace_back(t->key, std::move(sheet));
     }
     Sheet& sheet = (*sheets)[it->second].second;
     for (const std::vector<Value>& row : t->rows) {
-      sheet.body += Quote(top);
+      sheet.body += Quote(top.section);
+      if (sheet.add_rank) sheet.body += ',' + top.rank;
+      if (sheet.add_path) sheet.body += ',' + top.path;
       // By column key, so a table whose columns differ between sections still lines up.
       for (const std::string& key : sheet.columns) {
         sheet.body += ',';
@@ -72,10 +96,12 @@ void Collect(const Section& s, const std::string& top, std::map<std::string, siz
 std::vector<std::pair<std::string, std::string>> CsvTables(const Document& doc) {
   std::map<std::string, size_t> index;
   std::vector<std::pair<std::string, Sheet>> sheets;
-  for (const Section& s : doc.sections) Collect(s, s.key, &index, &sheets);
+  for (const Section& s : doc.sections) Collect(s, OriginOf(s), &index, &sheets);
   std::vector<std::pair<std::string, std::string>> out;
   for (auto& [key, sheet] : sheets) {
     std::string text = "section";
+    if (sheet.add_rank) text += ",rank";
+    if (sheet.add_path) text += ",path";
     for (const std::string& c : sheet.columns) {
       text += ',';  // (not "," + Quote(c): GCC 12 warns -Wrestrict on that falsely)
       text += Quote(c);

@@ -324,7 +324,11 @@ void AddKernels(const analyze::KernelsResult& k, Section& s) {
                             Count(c.distinct_names)});
     if (c.count == 0) continue;
     const std::string cls = analyze::KernelClassName(c.cls);
-    Table& t = s.AddTable("top_kernels_" + cls, "top " + cls + " kernels",
+    // The memory class holds copies and sets, which are not kernels.
+    Table& t = s.AddTable("top_kernels_" + cls,
+                          c.cls == analyze::KernelClass::kMemory
+                              ? std::string("top memory activities (copies, sets, memory kernels)")
+                              : "top " + cls + " kernels",
                           {{"time_share", "share"},
                            {"name", "kernel"},
                            {"count", "count"},
@@ -342,6 +346,27 @@ void AddKernels(const analyze::KernelsResult& k, Section& s) {
                         Ns(r.total_ns), Ns(r.min_ns), Ns(r.max_ns),
                         Text(analyze::MathPrecisionName(r.precision))});
   }
+  // Every kernel (by short name) of every class, for JSON, CSV and Python (the pages keep the
+  // top tables): what HTA's and TraceLens's kernel sheets list.
+  Section& full = s.AddSection("kernels_all", "");
+  full.views = 0;
+  Table& all = full.AddTable("kernels", "every kernel",
+                             {{"class", "class"},
+                              {"name", "kernel"},
+                              {"count", "count"},
+                              {"total_ns", "total"},
+                              {"mean_ns", "mean"},
+                              {"min_ns", "min"},
+                              {"max_ns", "max"},
+                              {"class_share", "of its class"},
+                              {"precision", "precision"}});
+  all.text_rows = 0;
+  for (const analyze::ClassKernels& c : k.classes)
+    for (const analyze::KernelRow& r : c.all)
+      all.rows.push_back(
+          {Text(analyze::KernelClassName(c.cls)), Text(r.name), Count(r.count), Ns(r.total_ns),
+           Ns(r.count > 0 ? r.total_ns / static_cast<int64_t>(r.count) : 0), Ns(r.min_ns),
+           Ns(r.max_ns), Value::Share(r.share, 1), Text(analyze::MathPrecisionName(r.precision))});
 }
 
 std::vector<render::Field> LaunchSummaryFields(const analyze::LaunchSummary& l, bool detail) {

@@ -129,6 +129,49 @@ with tempfile.TemporaryDirectory() as tmp:
                                        global_batch=64, seq_len=4096),
          ["plan", "--model", "llama-3-8b", "--gpu", "h100-sxm", "--gpus", "8", "--global-batch",
           "64", "--seq-len", "4096"])
+    # Every table as a DataFrame equals its CSV (Report.to_csv, `--csv DIR`), kernels complete.
+    import csv as _csv
+    rep = gpuscope.analyze(example)
+    csv_dir = os.path.join(tmp, "csv")
+    written = rep.to_csv(csv_dir)
+    cli_dir = os.path.join(tmp, "cli_csv")
+    c = run("analyze", example, "--csv", cli_dir)
+    check(c.returncode == 0 and sorted(os.listdir(cli_dir)) == sorted(map(os.path.basename, written)),
+          "to_csv writes the CLI's --csv files (%d)" % len(written))
+
+    def cell(text):
+        if text == "":
+            return None
+        if text in ("true", "false"):
+            return text == "true"
+        for kind in (int, float):
+            try:
+                return kind(text)
+            except ValueError:
+                pass
+        return text
+
+    mismatched = []
+    for path in written:
+        key = os.path.basename(path)[:-4]
+        with open(path, newline="", encoding="utf-8") as f:
+            cli_rows = [{k: cell(v) for k, v in row.items()} for row in _csv.DictReader(f)]
+        with open(os.path.join(cli_dir, key + ".csv"), encoding="utf-8") as f1, open(path, encoding="utf-8") as f2:
+            if f1.read() != f2.read():
+                mismatched.append(key + " (CLI)")
+        frame = rep.table(key)
+        py_rows = frame.to_dict("records") if hasattr(frame, "to_dict") else frame
+        py_rows = [{k: (None if v != v else v) for k, v in r.items() if k in cli_rows[0]}
+                   for r in py_rows] if cli_rows else py_rows
+        if [{k: r.get(k) for k in cli_rows[0]} for r in py_rows] != cli_rows:
+            mismatched.append(key)
+    check(not mismatched, "every Python table equals its CSV (mismatched: %s)" % mismatched)
+    kernels = rep.kernels
+    names = set(kernels["name"]) if hasattr(kernels, "columns") else {k["name"] for k in kernels}
+    check(len(names) == len(kernels) and len(kernels) > 10 and
+          {"section", "rank", "path", "class", "count", "total_ns"} <= set(kernels.columns),
+          "r.kernels: every kernel (%d), with section, rank and path" % len(kernels))
+
     # plan's keywords are the CLI's flags from one table: the same names, the same refusals.
     table = gpuscope.plan_options()
     plan_help = run("plan", "--help").stdout
