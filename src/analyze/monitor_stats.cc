@@ -514,6 +514,68 @@ Recording SliceRecording(const Recording& r, int64_t from_ns, int64_t to_ns) {
   return out;
 }
 
+namespace {
+
+// The samples binned into at most kMonitorSeriesPoints slices of the run, each the mean of its
+// samples (NaN where none has the metric).
+MonitorSeries SeriesOf(const Recording& r, int64_t start_ns, int64_t duration_ns,
+                       int32_t main_pid) {
+  MonitorSeries out;
+  const size_t n = std::min(kMonitorSeriesPoints, r.samples.size());
+  if (n == 0) return out;
+  const double slice = std::max(1.0, static_cast<double>(duration_ns) / static_cast<double>(n));
+  auto bin = [&](int64_t t) {
+    return std::min(n - 1, static_cast<size_t>(std::max<double>(0, (t - start_ns) / slice)));
+  };
+  std::map<int32_t, size_t> gpu_slot;
+  for (const Sample& sm : r.samples)
+    for (const GpuSample& g : sm.gpus) gpu_slot.emplace(g.index, 0);
+  size_t next = 0;
+  for (auto& [index, slot] : gpu_slot) slot = next++;
+  // Sums and counts per bin and metric: util, memory, power, clock per GPU; main, workers.
+  const size_t metrics = 4 * gpu_slot.size() + 2;
+  std::vector<double> sum(metrics * n, 0), count(metrics * n, 0);
+  auto add = [&](size_t metric, size_t b, std::optional<double> v) {
+    if (!v || !std::isfinite(*v)) return;
+    sum[metric * n + b] += *v;
+    count[metric * n + b] += 1;
+  };
+  for (const Sample& sm : r.samples) {
+    const size_t b = bin(sm.time_ns);
+    for (const GpuSample& g : sm.gpus) {
+      const size_t base = 4 * gpu_slot[g.index];
+      add(base, b, g.sm_util_pct);
+      add(base + 1, b,
+          g.mem_used_bytes ? std::optional<double>(static_cast<double>(*g.mem_used_bytes))
+                           : std::nullopt);
+      add(base + 2, b, g.power_w);
+      add(base + 3, b, g.sm_clock_mhz);
+    }
+    if (r.has_process_data && !sm.processes.empty()) {
+      const TreeCpu t = SplitTreeCpu(sm, main_pid);
+      add(metrics - 2, b, t.main_pct);
+      add(metrics - 1, b, t.workers_pct);
+    }
+  }
+  auto series = [&](size_t metric) {
+    std::vector<double> v(n);
+    for (size_t b = 0; b < n; ++b)
+      v[b] = count[metric * n + b] > 0 ? sum[metric * n + b] / count[metric * n + b] : std::nan("");
+    return v;
+  };
+  for (size_t b = 0; b < n; ++b) out.t_ns.push_back((static_cast<double>(b) + 0.5) * slice);
+  for (const auto& [index, slot] : gpu_slot)
+    out.gpus.push_back({index, series(4 * slot), series(4 * slot + 1), series(4 * slot + 2),
+                        series(4 * slot + 3)});
+  if (r.has_process_data) {
+    out.main_cpu_pct = series(metrics - 2);
+    out.workers_cpu_pct = series(metrics - 1);
+  }
+  return out;
+}
+
+}  // namespace
+
 MonitorStats ComputeMonitorStats(const Recording& r) {
   MonitorStats out;
   out.source = r.source;
@@ -539,6 +601,7 @@ MonitorStats ComputeMonitorStats(const Recording& r) {
   out.has_gpu = gpu_signal || std::any_of(out.gpus.begin(), out.gpus.end(),
                                           [](const MonitorGpu& g) { return g.samples > 0; });
   if (r.has_process_data) out.cpu = CpuStats(r, main_pid, in_steady);
+  out.series = SeriesOf(r, out.start_ns, out.duration_ns, main_pid);
   return out;
 }
 

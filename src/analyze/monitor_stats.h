@@ -152,6 +152,21 @@ struct MonitorCpu {
   std::optional<uint64_t> read_bytes;          // storage reads by the tree during the run
 };
 
+// The run over time, for charts: at most kMonitorSeriesPoints points, each the mean of the
+// samples in its slice of the run (NaN where a slice has none or the source lacks the metric).
+inline constexpr size_t kMonitorSeriesPoints = 600;
+struct MonitorSeriesGpu {
+  int32_t index = 0;
+  std::vector<double> util_pct, mem_used_bytes, power_w, sm_clock_mhz;
+};
+struct MonitorSeries {
+  std::vector<double> t_ns;  // from the run's start
+  std::vector<MonitorSeriesGpu> gpus;
+  // CPU of the trainer and of its workers (its descendants), % of one core; empty without
+  // process samples.
+  std::vector<double> main_cpu_pct, workers_cpu_pct;
+};
+
 struct MonitorStats {
   monitor::SourceKind source = monitor::SourceKind::kLive;
   std::string source_path;
@@ -173,6 +188,7 @@ struct MonitorStats {
   std::optional<double> energy_j;
   std::optional<double> energy_per_hour_wh;
   std::optional<MonitorCpu> cpu;  // when the source sampled processes
+  MonitorSeries series;
   std::vector<std::string> notes;
   uint64_t malformed_lines = 0;
   std::vector<std::string> malformed_examples;

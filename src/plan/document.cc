@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <map>
 
+#include <fmt/format.h>
+
 #include "hw/gpu_peaks.h"
 #include "plan/frameworks.h"
 #include "plan/render.h"
@@ -218,6 +220,51 @@ void AddCalibration(const PlanRequest& r, const Calibration& cal, render::Docume
 
 }  // namespace
 
+// The best configurations side by side (HTML draws them; JSON carries them): memory per GPU by
+// kind of term against the budget, and the step by time term (the terms sum to the step).
+void AddBestCharts(const PlanReport& rep, size_t n, Section& s) {
+  if (n == 0) return;
+  std::vector<std::string> labels;
+  for (size_t i = 0; i < n; ++i) {
+    const ParallelConfig& c = rep.feasible[i].config;
+    labels.push_back(fmt::format("#{} {} tp{} pp{} dp{} mbs{}", i + 1, FrameworkName(c.framework),
+                                 c.tp, c.pp, c.dp, c.mbs));
+  }
+  render::Chart& mem = s.AddChart("memory_chart", "memory per GPU by kind of term (counted terms)",
+                                  render::Chart::Kind::kStackedBars, Unit::kBytes);
+  mem.categories = labels;
+  for (TermKind k :
+       {TermKind::kStatic, TermKind::kActivation, TermKind::kTransient, TermKind::kOverhead}) {
+    render::Series series{std::string(TermKindName(k)), std::string(TermKindName(k)), {}};
+    for (size_t i = 0; i < n; ++i) {
+      double bytes = 0;
+      for (const MemoryTerm& t : rep.feasible[i].memory.terms)
+        if (t.counted && t.kind == k) bytes += t.bytes;
+      series.values.push_back(bytes);
+    }
+    mem.series.push_back(std::move(series));
+  }
+  mem.reference_lines = {
+      F("budget_bytes", "budget", GiB(rep.feasible.front().memory.budget_bytes))};
+  render::Chart& time = s.AddChart("time_chart", "step time by term",
+                                   render::Chart::Kind::kStackedBars, Unit::kNanos);
+  time.categories = labels;
+  std::vector<std::string> names;  // every term, in order of first appearance
+  for (size_t i = 0; i < n; ++i)
+    for (const TimeTerm& t : rep.feasible[i].time.terms)
+      if (std::find(names.begin(), names.end(), t.name) == names.end()) names.push_back(t.name);
+  for (size_t j = 0; j < names.size(); ++j) {
+    render::Series series{"term_" + std::to_string(j), names[j], {}};
+    for (size_t i = 0; i < n; ++i) {
+      double ns = 0;
+      for (const TimeTerm& t : rep.feasible[i].time.terms)
+        if (t.name == names[j]) ns += t.seconds * 1e9;
+      series.values.push_back(ns);
+    }
+    time.series.push_back(std::move(series));
+  }
+}
+
 render::Document BuildDocument(const PlanReport& rep, const Calibration* cal) {
   const PlanRequest& r = rep.request;
   render::Document doc;
@@ -278,12 +325,14 @@ render::Document BuildDocument(const PlanReport& rep, const Calibration* cal) {
                        Unit::kPerSecond),
          Value::Share(e.time.mfu)});
   }
+  AddBestCharts(rep, n, search);
   if (!rep.feasible.empty())
     AddWorking(rep.feasible.front(), "best", rep.exact ? "configuration" : "best", doc);
   else if (rep.closest)
     AddWorking(*rep.closest, "closest", "no configuration fits; the closest", doc);
   if (!rep.rejected.empty() && !rep.exact) {
     Section& rej = doc.AddSection("rejected", "rejected");
+    rej.collapsed = true;  // HTML: folded; the reasons table groups them
     std::map<std::string, size_t> by_reason;
     for (const Rejection& x : rep.rejected) ++by_reason[ReasonClass(x.reason)];
     Table& reasons =

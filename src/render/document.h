@@ -150,6 +150,7 @@ struct Chart {
   std::vector<double> x;                // lines, heatmap: shared x values
   std::vector<Series> series;
   std::vector<Field> reference_lines;  // e.g. device capacity, drawn as a dashed line
+  std::vector<double> x_band;          // lines: [from, to] of x shaded (a run's steady phase)
   std::vector<Segment> segments;       // timeline: in lane order, then time order
   // Timeline: what each segment is (a kernel's or op's name), shown on hover; empty, or one per
   // segment.

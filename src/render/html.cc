@@ -35,7 +35,9 @@ const char* kStyle =
     "td.num,th.num{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}"
     "table:not(.kv) "
     "td:not(.num){font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12.5px}\n"
-    "table.kv th{background:none;color:#555;font-weight:normal;white-space:nowrap}\n"
+    "table.kv th{background:none;color:#555;font-weight:normal;white-space:nowrap}"
+    // Rows of fields wrap (a long path or name breaks anywhere) rather than widen the page.
+    "table.kv{max-width:100%}table.kv td{overflow-wrap:anywhere}\n"
     ".finding{border-left:5px solid #999;padding:6px 12px;margin:10px 0;background:#fafafa}\n"
     ".finding.critical{border-color:#D55E00}.finding.warning{border-color:#E69F00}"
     ".finding.info{border-color:#56B4E9}\n"
@@ -86,6 +88,10 @@ std::string TickLabel(double v, Unit unit) {
       return FormatShare(v, 0);
     case Unit::kPercent:
       return FormatNumber(v, 0) + " %";
+    case Unit::kWatts:
+      return FormatNumber(v, 0) + " W";
+    case Unit::kMegahertz:
+      return FormatNumber(v, 0) + " MHz";
     default:
       return fmt::format("{:g}", v);
   }
@@ -158,6 +164,19 @@ struct Page {
         if (b < s.values.size()) totals[b] += std::max(0.0, s.values[b]);
       max_total = std::max(max_total, totals[b]);
     }
+    // A reference of the chart's unit (a memory budget) is a dashed vertical line when within
+    // 1.5× of the longest bar; others are named under the chart.
+    std::vector<const Field*> drawn, beyond;
+    for (const Field& f : c.reference_lines) {
+      if (f.value.is_na()) continue;
+      const double v = f.value.AsDouble();
+      if (f.value.unit == c.unit && v > 0 && (max_total <= 0 || v <= max_total * 1.5)) {
+        drawn.push_back(&f);
+        max_total = std::max(max_total, v);
+      } else {
+        beyond.push_back(&f);
+      }
+    }
     Legend(c.series);
     out += fmt::format(
         "<svg class=\"bars\" viewBox=\"0 0 {0} {1}\" width=\"{0}\" height=\"{1}\" role=\"img\" "
@@ -184,7 +203,20 @@ struct Page {
       out += fmt::format("<text x=\"{:.2f}\" y=\"{}\">{}</text>\n", x + 6, y + kBarH - 3,
                          HtmlEscape(FormatValue(ChartValue(totals[b], c.unit))));
     }
+    for (const Field* f : drawn) {
+      const double x = kLabelW + kBarW * f->value.AsDouble() / max_total;
+      out += fmt::format(
+          "<line x1=\"{0:.2f}\" x2=\"{0:.2f}\" y1=\"0\" y2=\"{1}\" stroke=\"#B00020\" "
+          "stroke-dasharray=\"5 3\"><title>{2}</title></line>\n",
+          x, height, HtmlEscape(f->label + " " + FormatValue(f->value)));
+    }
     out += "</svg>\n";
+    for (const Field* f : drawn)
+      out += "<p class=\"muted\">dashed line: " + HtmlEscape(f->label) + " " +
+             HtmlEscape(FormatValue(f->value)) + "</p>\n";
+    for (const Field* f : beyond)
+      out += "<p class=\"muted\">" + HtmlEscape(f->label) + " " +
+             HtmlEscape(FormatValue(f->value)) + "</p>\n";
   }
 
   void Lines(const Chart& c) {
@@ -226,6 +258,12 @@ struct Page {
         "<svg class=\"line\" viewBox=\"0 0 {0} {1}\" width=\"{0}\" height=\"{1}\" role=\"img\" "
         "aria-label=\"{2}\">\n",
         kW, kH, HtmlEscape(c.title));
+    if (c.x_band.size() == 2 && c.x_band[1] > c.x_band[0])  // the steady phase, behind the lines
+      out += fmt::format(
+          "<rect x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"#eef6ee\">"
+          "<title>steady phase</title></rect>",
+          px(std::max(c.x_band[0], x0)), kTop,
+          std::max(0.0, px(std::min(c.x_band[1], x1)) - px(std::max(c.x_band[0], x0))), ph);
     for (double t : ticks) {
       out +=
           fmt::format("<line x1=\"{}\" x2=\"{}\" y1=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#e4e4e4\"/>",

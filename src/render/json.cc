@@ -145,6 +145,11 @@ void WriteItem(const Chart& c, JsonWriter* w) {
   }
   w->EndArray();
   WriteFields("reference_lines", c.reference_lines, w);
+  if (c.x_band.size() == 2) {
+    w->Key("x_band").BeginArray(true);
+    w->ShortestDouble(c.x_band[0]).ShortestDouble(c.x_band[1]);
+    w->EndArray();
+  }
   if (c.kind == Chart::Kind::kTimeline) {  // [lane, series, start, end]: compact, there are many
     w->Key("segments").BeginArray();
     // Whole numbers (ns) as integers; anything else as the shortest double.
@@ -451,6 +456,10 @@ struct Reader {
       c.series.push_back(std::move(s));
     }
     if (!Fields(o, "reference_lines", path, &c.reference_lines)) return false;
+    if (o["x_band"].error() == simdjson::SUCCESS && !Doubles(o, "x_band", path, &c.x_band))
+      return false;
+    if (!c.x_band.empty() && c.x_band.size() != 2)
+      return Fail(path + ".x_band", "expected [from, to]");
     simdjson::dom::array segments;
     if (c.kind == Chart::Kind::kTimeline && !o["segments"].get(segments)) {
       for (element e : segments) {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <type_traits>
 
@@ -172,6 +173,49 @@ void AddCpuRows(const MonitorCpu& c, Section* out) {
     t.rows.push_back({Count(w.pid), Text(w.name), Percent(w.cpu_mean_pct)});
 }
 
+// The run over time (HTML draws the charts; JSON carries them): GPU utilisation, memory, power
+// and SM clock per GPU, the trainer's and its workers' CPU, the steady phase shaded. A chart the
+// source has no data for is left out.
+void AddOverTime(const MonitorStats& s, Section* out) {
+  const analyze::MonitorSeries& ts = s.series;
+  if (ts.t_ns.size() < 2) return;
+  Section& sec = out->AddSection("over_time", "over time");
+  const std::vector<double> band = {static_cast<double>(s.warmup_ns),
+                                    static_cast<double>(s.warmup_ns + s.steady_ns)};
+  auto any = [](const std::vector<double>& v) {
+    return std::any_of(v.begin(), v.end(), [](double x) { return std::isfinite(x); });
+  };
+  auto chart = [&](const char* key, const char* title, Unit unit,
+                   std::vector<render::Series> series) {
+    std::erase_if(series, [&](const render::Series& x) { return !any(x.values); });
+    if (series.empty()) return;
+    render::Chart& c = sec.AddChart(key, title, render::Chart::Kind::kLines, unit);
+    c.x_unit = Unit::kNanos;
+    c.x = ts.t_ns;
+    c.series = std::move(series);
+    if (s.warmup_ns > 0 || s.teardown_ns > 0) c.x_band = band;
+  };
+  using Member = std::vector<double> analyze::MonitorSeriesGpu::*;
+  auto per_gpu = [&](Member m) {
+    std::vector<render::Series> out_series;
+    for (const analyze::MonitorSeriesGpu& g : ts.gpus)
+      out_series.push_back(
+          {"gpu_" + std::to_string(g.index), "GPU " + std::to_string(g.index), g.*m});
+    return out_series;
+  };
+  chart("gpu_util_chart", "GPU utilisation (steady phase shaded)", Unit::kPercent,
+        per_gpu(&analyze::MonitorSeriesGpu::util_pct));
+  chart("gpu_memory_chart", "GPU memory used", Unit::kBytes,
+        per_gpu(&analyze::MonitorSeriesGpu::mem_used_bytes));
+  chart("gpu_power_chart", "GPU power", Unit::kWatts, per_gpu(&analyze::MonitorSeriesGpu::power_w));
+  chart("gpu_clock_chart", "SM clock", Unit::kMegahertz,
+        per_gpu(&analyze::MonitorSeriesGpu::sm_clock_mhz));
+  if (!ts.main_cpu_pct.empty())
+    chart("cpu_chart", "CPU: the trainer and its workers (% of a core)", Unit::kPercent,
+          {{"trainer_pct", "trainer", ts.main_cpu_pct},
+           {"workers_pct", "workers", ts.workers_cpu_pct}});
+}
+
 void AddNotes(const MonitorStats& s, Section* out) {
   for (size_t i = 0; i < s.notes.size(); ++i)
     out->AddRow("note_" + std::to_string(i), "note").fields = {
@@ -223,6 +267,7 @@ void AddMonitorItems(const MonitorStats& s, const advise::MonitorAdvice& advice,
   for (const advise::MonitorFinding& f : advice.findings)
     out->items.emplace_back(advise::ToDocumentFinding(f));
   AddNotes(s, out);
+  AddOverTime(s, out);
 }
 
 render::Document BuildRunDocument(const MonitorStats& stats, const advise::MonitorAdvice& advice) {
