@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <regex>
 #include <set>
 #include <string>
 #include <vector>
@@ -496,6 +497,116 @@ TEST(HtmlBrowser, DiffPageRenders) {
   const PixelStats st = Stats(img);
   EXPECT_GT(st.non_white, 0.03);
   EXPECT_GT(st.palette_hits, 500u);
+}
+
+// How far a page overflows a window of `width` px: a harness page loads it in an iframe of that
+// width and writes the document's scroll width minus its client width, and the elements that
+// reach past the right edge outside a scrolling box, into its DOM (the report itself runs no
+// script: its CSP forbids them).
+struct Overflow {
+  int excess = -1;  // px; -1: not measured
+  std::string wide;  // the first elements past the edge
+};
+Overflow MeasureOverflow(const std::string& chromium, const std::string& page, int width,
+                         const std::string& tag) {
+  const std::string harness = TempPath("harness-" + tag + ".html");
+  WriteFile(harness,
+            "<!doctype html><html><body><iframe id=\"f\" src=\"file://" + page + "\" width=\"" +
+                std::to_string(width) +
+                "\" height=\"900\"></iframe><script>"
+                "document.getElementById('f').onload = function () {"
+                "  var d = this.contentDocument.documentElement, wide = [];"
+                "  this.contentDocument.querySelectorAll('body *').forEach(function (e) {"
+                "    if (e.getBoundingClientRect().right > d.clientWidth + 1 &&"
+                "        !e.closest('.scroll, .tlscroll, pre')) wide.push(e.tagName);"
+                "  });"
+                "  document.body.setAttribute('data-excess', d.scrollWidth - d.clientWidth);"
+                "  document.body.setAttribute('data-wide', wide.slice(0, 8).join(' '));"
+                "};</script></body></html>");
+  const std::string dom =
+      RunChromium(chromium,
+                  "--allow-file-access-from-files --virtual-time-budget=5000 --dump-dom file://" +
+                      harness,
+                  tag);
+  Overflow o;
+  const size_t at = dom.find("data-excess=\"");
+  if (at != std::string::npos) o.excess = std::atoi(dom.c_str() + at + 13);
+  const size_t w = dom.find("data-wide=\"");
+  if (w != std::string::npos) o.wide = dom.substr(w + 11, dom.find('"', w + 11) - w - 11);
+  return o;
+}
+
+// A number of 16 digits or more, grouped ("1,623,142,623,460,172,032"): an epoch in ns printed
+// raw. The page's visible text only (the embedded JSON keeps exact integers).
+bool HasEpochNumber(std::string dom) {
+  const size_t script = dom.find("<script type=\"application/json\"");
+  if (script != std::string::npos) dom.erase(script, dom.find("</script>", script) - script);
+  const std::regex grouped("[0-9]{1,3}(,[0-9]{3}){5,}");
+  return std::regex_search(dom, grouped);
+}
+
+// Every page — analyze (the bundled example), a run recording, an nvidia-smi log, a plan, a CUDA
+// memory snapshot, a diff — at 800 and 1280 px: its charts (and the analyze page's table of
+// contents and step timeline) in the DOM, no epoch-ns number, no horizontal overflow, and a
+// screenshot of the window's size that is not blank.
+TEST(HtmlBrowser, EveryPageFitsTwoWidthsWithItsCharts) {
+  REQUIRE_CHROMIUM(chromium);
+  const std::string src = GPUSCOPE_SOURCE_DIR;
+  const std::string before = TempPath("pages_before.pt.trace.json");
+  const std::string after = TempPath("pages_after.pt.trace.json");
+  ASSERT_EQ(RunGpuscope("synth -o " + before + " --steps 6 --dataloader-stall 0.3").exit_code, 0);
+  ASSERT_EQ(RunGpuscope("synth -o " + after + " --steps 6").exit_code, 0);
+  struct Page {
+    std::string name, args;
+    std::vector<std::pair<std::string, size_t>> at_least;  // DOM text, how many times
+  };
+  const std::vector<Page> pages = {
+      {"analyze",
+       "analyze " + src + "/examples/train_input_bound.pt.trace.json.gz",
+       {{"<nav>", 1},
+        {"<details", 10},
+        {"class=\"tl\" id=\"rank_0-timeline-timeline\"", 1},
+        {"GPU 0 stream 7", 1},
+        {"<svg class=\"bars\"", 2}}},
+      {"run",
+       "analyze " + src + "/tests/data/monitor/run_cpu_busy_workers.jsonl",
+       {{"<section id=\"monitor-over_time\">", 1}, {"<svg class=\"line\"", 1}}},
+      {"smi",
+       "analyze " + src + "/tests/data/monitor/nvidia_smi_2gpu.csv",
+       {{"GPU utilisation", 1}, {"<svg class=\"line\"", 3}}},
+      {"plan",
+       "plan --model llama-3-8b --gpu h100-sxm --gpus 8 --global-batch 64 --seq-len 4096",
+       {{"memory per GPU by kind of term", 1}, {"step time by term", 1},
+        {"<svg class=\"bars\"", 2}, {"<details>", 1}}},
+      {"snapshot",
+       "analyze " + src + "/fuzz/seeds/snapshot/snapshot_p4.pickle",
+       {{"<svg class=\"", 1}}},
+      {"diff", "diff " + before + " " + after, {{"<svg class=\"bars\"", 2}}},
+  };
+  for (const Page& p : pages) {
+    SCOPED_TRACE(p.name);
+    const std::string html = TempPath("page-" + p.name + ".html");
+    const auto r = RunGpuscope(p.args + " --html " + html);
+    ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 2) << r.err;  // a plan may not fit: still a page
+    const std::string dom = RunChromium(chromium, "--dump-dom file://" + html, "dom-" + p.name);
+    for (const auto& [text, n] : p.at_least) EXPECT_GE(Count(dom, text), n) << text;
+    EXPECT_FALSE(HasEpochNumber(dom));
+    for (const int width : {800, 1280}) {
+      const Overflow o = MeasureOverflow(chromium, html, width, p.name + std::to_string(width));
+      EXPECT_EQ(o.excess, 0) << width << " px: " << o.wide;
+      const std::string png = TempPath("page-" + p.name + std::to_string(width) + ".png");
+      RunChromium(chromium,
+                  "--window-size=" + std::to_string(width) + ",1000 --screenshot=" + png +
+                      " file://" + html,
+                  "shot-" + p.name + std::to_string(width));
+      Image img;
+      std::string error;
+      ASSERT_TRUE(DecodePng(ReadFile(png), &img, &error)) << error;
+      EXPECT_EQ(img.width, static_cast<uint32_t>(width));
+      EXPECT_EQ(img.height, 1000u);
+      EXPECT_GT(Stats(img).non_white, 0.02);
+    }
+  }
 }
 
 TEST(HtmlBrowser, RealTraceReport) {

@@ -514,7 +514,7 @@ struct Page {
     const std::string id = parent_id.empty() ? s.key : parent_id + "-" + s.key;
     id_ = id;
     out += "<section id=\"" + HtmlEscape(id) + "\">\n";
-    const bool fold = depth > 0 && !s.title.empty();
+    const bool fold = !s.title.empty() && (depth > 0 || s.collapsed);
     if (fold)
       out += fmt::format("<details{}><summary><h{}>{}</h{}></summary>\n",
                          s.collapsed ? "" : " open", h, HtmlEscape(s.title), h);
