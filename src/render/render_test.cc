@@ -264,6 +264,30 @@ TEST(Html, TimelineDrawsOneRectPerSegmentAndRoundTrips) {
   EXPECT_FALSE(FromJson(bad, "mem").ok());
 }
 
+// A line wider than the terminal breaks at a space, else between a path's parts (after a '/'),
+// never inside a name; every line fits.
+TEST(Text, LongPathsBreakBetweenTheirParts) {
+  const std::string path =
+      "/data/a_very_long_directory_name_for_runs/another_long_subdirectory_name/"
+      "rank0_profile_trace_with_long_name.pt.trace.json.gz";
+  const std::string out = FitToWidth("  " + path, 60, 2);
+  std::vector<std::string> lines;
+  for (size_t at = 0; at <= out.size();) {
+    const size_t nl = out.find('\n', at);
+    lines.push_back(out.substr(at, nl == std::string::npos ? std::string::npos : nl - at));
+    if (nl == std::string::npos) break;
+    at = nl + 1;
+  }
+  ASSERT_EQ(lines.size(), 3u) << out;
+  EXPECT_EQ(lines[0], "  /data/a_very_long_directory_name_for_runs/");
+  EXPECT_EQ(lines[1], "  another_long_subdirectory_name/");
+  EXPECT_EQ(lines[2], "  rank0_profile_trace_with_long_name.pt.trace.json.gz");
+  // Joined again, the path is whole.
+  std::string joined;
+  for (const std::string& l : lines) joined += l.substr(2);
+  EXPECT_EQ(joined, path);
+}
+
 TEST(Html, NiceTicksAreRound) {
   EXPECT_EQ(NiceTicks(3.4e9), (std::vector<double>{0, 1e9, 2e9, 3e9, 4e9}));
   EXPECT_EQ(NiceTicks(100), (std::vector<double>{0, 25, 50, 75, 100}));

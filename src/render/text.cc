@@ -312,14 +312,20 @@ std::string FitToWidth(const std::string& text, size_t width, size_t indent) {
       i += len;
       ++cols;
     }
-    // Prefer a break after " · ", else at the last space, else a hard cut.
+    // Prefer a break after " · ", else at the last space, else after the last '/' (a path breaks
+    // between its parts, never inside a name), else a hard cut.
     size_t cut = std::string_view::npos;
     const size_t dot = rest.substr(0, limit).rfind(" · ");
     const size_t space = rest.substr(0, limit).rfind(' ');
+    const size_t slash = rest.substr(0, limit).rfind('/');
+    // Not inside the line's leading indentation.
+    const size_t lead = std::max(line_indent, std::min(rest.find_first_not_of(' '), limit));
     if (dot != std::string_view::npos && dot > limit / 2)
       cut = dot + std::string_view(" · ").size() - 1;
-    else if (space != std::string_view::npos && space > line_indent)
+    else if (space != std::string_view::npos && space > lead)
       cut = space;
+    else if (slash != std::string_view::npos && slash + 1 > lead && slash + 1 < rest.size())
+      cut = slash + 1;
     if (cut == std::string_view::npos || cut == 0) cut = limit;
     std::string_view head = rest.substr(0, cut);
     while (!head.empty() && head.back() == ' ') head.remove_suffix(1);
