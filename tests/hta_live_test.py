@@ -116,7 +116,8 @@ calls while the critical path is computed; with it, all three paths equal HTA 0.
 pandas 2.3.3 (length, nodes, graph size and bound-by breakdown).
 
 Note: absolute times beyond 2^53 ns (epoch-based traces) currently reach gpuscope's JSON through
-a double (the report document is re-read), so `per_step[].start_ns` can be off by up to 128 ns
+a double (the report document is re-read), so the trace's start (the inputs' span, to which
+`per_step[].start_offset_ns` counts) can be off by up to 128 ns
 (durations are exact). The µs comparisons of step ends on ns_resolution are 275 ns clear of a µs
 boundary; nccl_parser_config's times are below 2^53.
 """
@@ -648,7 +649,12 @@ def compare_critical_path(name, analyzer, annotation, instance, ours):
     if len(step) != 1:
         check(False, what, f"gpuscope has {len(step)} steps named {step_name}")
         return
-    end_ns = step[0]["start_ns"] + step[0]["duration_ns"]  # gpuscope's step end, trace clock
+    # gpuscope's step end on the trace clock: the table counts from the trace's start (its first
+    # CPU or GPU event, the inputs' spans).
+    g = fields(ours[rank], "inputs", "gpu_span")["start_ns"] or 0
+    c = fields(ours[rank], "inputs", "cpu_span")["start_ns"] or 0
+    trace_start = min(g, c) if g > 0 and c > 0 else max(g, c)
+    end_ns = trace_start + step[0]["start_offset_ns"] + step[0]["duration_ns"]
     check(last * 1000 <= end_ns, f"{what} ends inside gpuscope's {step_name}",
           f"HTA's last node {last} µs <= gpuscope's step end {end_ns} ns")
     check(length * 1000 <= end_ns - host_start * 1000, f"{what} length",

@@ -862,7 +862,8 @@ void AddIdleGaps(const RankReport& rr, Section& s) {
                              : Value::Na(Unit::kNanos),
                          Count(g.histogram_count[b]), Ns(g.histogram_ns[b])});
   Table& longest = s.AddTable("longest_idle_gaps", "longest idle gaps",
-                              {{"duration_ns", "idle"},
+                              {{"gap", "#"},
+                               {"duration_ns", "idle"},
                                {"step", "step"},
                                {"claim", "explained by"},
                                {"start_offset_ns", "start (from trace start)"},
@@ -872,11 +873,11 @@ void AddIdleGaps(const RankReport& rr, Section& s) {
   longest.text_rows = 0;
   Table& gap_ops = s.AddTable(
       "longest_idle_gap_ops", "host ops during the longest idle gaps",
-      {{"gap", "gap (row of longest idle gaps)"}, {"op", "op"}, {"overlap_ns", "overlap"}});
+      {{"gap", "gap (# in longest idle gaps)"}, {"op", "op"}, {"overlap_ns", "overlap"}});
   gap_ops.text_rows = 0;
   for (size_t i = 0; i < g.longest.size(); ++i) {
     const analyze::IdleGap& gap = g.longest[i];
-    longest.rows.push_back({Ns(gap.length()), Value::Count(gap.step),
+    longest.rows.push_back({Count(i), Ns(gap.length()), Value::Count(gap.step),
                             Text(analyze::IdleClaimName(gap.claim)),
                             Ns(gap.start_ns - TraceStartNs(rr.summary)), Value::Bool(gap.steady),
                             Ns(gap.dataloader_ns), Ns(gap.unexplained_ns)});
@@ -1073,6 +1074,54 @@ constexpr const char* kTimelineLabels[] = {"CPU op",        "DataLoader",     "C
                                            "memory kernel", "copy",           "GPU idle"};
 static_assert(std::size(kTimelineLabels) == analyze::kTimelineKindCount);
 
+// The critical path through the drawn step (analyze/step_graph.h) as the timeline's last lane,
+// each stretch in the colour of the work it is (a DataLoader wait as DataLoader, GPU waiting as
+// GPU idle); stretches under 1/2000 of the step join the one before.
+void AddCriticalPathLane(const analyze::CriticalPath& cp, const analyze::StepTimeline& tl,
+                         render::Chart& chart) {
+  using analyze::PathCategory;
+  using analyze::TimelineKind;
+  if (!cp.built) return;
+  auto kind = [](PathCategory c) {
+    switch (c) {
+      case PathCategory::kHostCompute:
+        return TimelineKind::kHostOp;
+      case PathCategory::kLaunchOverhead:
+        return TimelineKind::kLaunch;
+      case PathCategory::kDataWait:
+        return TimelineKind::kDataLoader;
+      case PathCategory::kSync:
+        return TimelineKind::kSync;
+      case PathCategory::kGpuCompute:
+        return TimelineKind::kCompute;
+      case PathCategory::kCommunication:
+        return TimelineKind::kCommunication;
+      case PathCategory::kCopy:
+        return TimelineKind::kCopy;
+      default:
+        return TimelineKind::kGpuIdle;
+    }
+  };
+  const int64_t res = std::max<int64_t>(1, (tl.end_ns - tl.start_ns) / 2000);
+  const uint32_t lane = static_cast<uint32_t>(chart.categories.size());
+  const size_t first = chart.segments.size();
+  for (const analyze::PathSegment& p : cp.segments) {
+    const int64_t a = std::max(p.start_ns, tl.start_ns), b = std::min(p.end_ns, tl.end_ns);
+    if (b <= a) continue;
+    const double from = static_cast<double>(a - tl.start_ns),
+                 to = static_cast<double>(b - tl.start_ns);
+    if (chart.segments.size() > first &&
+        (b - a < res || chart.segments.back().series == static_cast<uint32_t>(kind(p.category)))) {
+      chart.segments.back().end = to;
+      continue;
+    }
+    chart.segments.push_back({lane, static_cast<uint32_t>(kind(p.category)), from, to});
+    chart.segment_labels.push_back(std::string("critical path: ") +
+                                   kPathLabels[static_cast<size_t>(p.category)]);
+  }
+  if (chart.segments.size() > first) chart.categories.push_back("critical path");
+}
+
 void AddStepTimeline(const RankReport& rr, Section& s) {
   const analyze::StepTimeline& tl = rr.step_timeline;
   s.views = render::kViewHtml;
@@ -1080,16 +1129,18 @@ void AddStepTimeline(const RankReport& rr, Section& s) {
     s.AddText("none", "No step with device or host work to draw.");
     return;
   }
-  s.AddText("what", tl.step_name + " (the steady step of median duration), " +
-                        render::FormatDuration(tl.end_ns - tl.start_ns) + ", starting " +
-                        render::FormatDuration(
-                            tl.start_ns -
-                            (rr.summary.gpu_start_ns > 0 && rr.summary.cpu_start_ns > 0
+  s.AddText(
+      "what",
+      tl.step_name + " (the steady step of median duration), " +
+          render::FormatDuration(tl.end_ns - tl.start_ns) + ", starting " +
+          render::FormatDuration(
+              tl.start_ns - (rr.summary.gpu_start_ns > 0 && rr.summary.cpu_start_ns > 0
                                  ? std::min(rr.summary.gpu_start_ns, rr.summary.cpu_start_ns)
                                  : std::max(rr.summary.gpu_start_ns, rr.summary.cpu_start_ns))) +
-                        " after the trace's first event. Hover a span for what it is; zoom "
-                        "below. The whole trace opens in Perfetto (ui.perfetto.dev, Open trace "
-                        "file) or chrome://tracing, offline.");
+          " after the trace's first event; the last lane is the step's critical path. Hover a "
+          "span for what it is; zoom "
+          "below. The whole trace opens in Perfetto (ui.perfetto.dev, Open trace "
+          "file) or chrome://tracing, offline.");
   render::Chart& chart = s.AddChart("timeline", "", render::Chart::Kind::kTimeline, Unit::kNanos);
   chart.x_unit = Unit::kNanos;
   for (size_t k = 0; k < analyze::kTimelineKindCount; ++k)
@@ -1105,6 +1156,7 @@ void AddStepTimeline(const RankReport& rr, Section& s) {
       label += (label.empty() ? "" : " ") + ("+" + std::to_string(sp.merged - 1) + " more");
     chart.segment_labels.push_back(std::move(label));
   }
+  AddCriticalPathLane(rr.critical_path, tl, chart);
 }
 
 void AddAdvice(const advise::Advice& a, Section& s) {
