@@ -60,7 +60,7 @@ void ExpectTableIsTheFlags(const std::string& sub, const api::OptionTable<O>& ta
                            std::set<std::string> cli_own) {
   const CommandResult help = RunGpuscope(sub + " --help");
   ASSERT_EQ(help.exit_code, 0) << help.err;
-  for (const std::string& own : {"help", "json", "html", "csv", "verbose", "color", "width"})
+  for (const char* own : {"help", "json", "html", "csv", "verbose", "color", "width"})
     cli_own.insert(own);
   for (const api::Option<O>& opt : table) {
     cli_own.insert(std::string(opt.name));

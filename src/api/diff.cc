@@ -38,6 +38,9 @@ Result<SideInputs> LoadSide(const char* side, const std::string& path, const Loa
 
 }  // namespace
 
+// A row names what it sets; the fields after it keep their defaults (none, no range, …).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 const OptionTable<DiffOptions>& DiffOptionTable() {
   using O = DiffOptions;
   static const OptionTable<O> table = {
@@ -58,6 +61,7 @@ const OptionTable<DiffOptions>& DiffOptionTable() {
   };
   return table;
 }
+#pragma GCC diagnostic pop
 
 Result<Diffed> DiffInputs(const std::string& before_path, const std::string& after_path,
                           const DiffOptions& o) {

@@ -693,7 +693,7 @@ render::Document Build(const std::vector<RankSummary>& ranks, std::vector<RankSu
   // One rank is the single-rank report: its section first and shown, the job section after it in
   // JSON only (where the across-ranks section was).
   const bool single = ranks.size() == 1;
-  Section jobs_section{"jobs", "", render::kViewAll, false, {}, {}};
+  Section jobs_section{"jobs", "", render::kViewAll, false, false, {}, {}};
   if (single) jobs_section.views = 0;
   for (size_t j = 0; j < kept.size(); ++j)
     AddJob(*kept[j], j + 1, job_members[j], single ? JobOptions{{-1}} : options, jobs_section);
