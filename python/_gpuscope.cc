@@ -128,7 +128,15 @@ PYBIND11_MODULE(_gpuscope, m) {
           py::arg("verbose") = false, "The self-contained HTML page, as `--html FILE` writes it")
       .def(
           "csv", [](const render::Document& d) { return render::CsvTables(d); },
-          "Every table as [(table key, CSV text)], as `--csv DIR` writes them");
+          "Every table as [(table key, CSV text)], as `--csv DIR` writes them")
+      .def(
+          "write_csv",
+          [](const render::Document& d, const std::string& dir) {
+            auto written = render::WriteCsvTables(d, dir, "to_csv");
+            if (!written.ok()) Raise(written.status());
+            return *written;
+          },
+          py::arg("dir"), "Every table as DIR/<table>.csv through the CLI's output checks");
 
   // analyze(input, options) -> (Document, [failure messages], monitor_input)
   m.def(

@@ -102,15 +102,9 @@ class Report:
         """Every table as directory/<table>.csv, as `--csv DIR` writes them (the folder is made
         if missing): a `section` column, then `rank` and `path` of the rank the row is from, then
         the table's columns, units in their names. Returns the paths written."""
-        directory = _os.fspath(directory)
-        _os.makedirs(directory, exist_ok=True)
-        written = []
-        for key, text in self._doc.csv():
-            path = _os.path.join(directory, key + ".csv")
-            with open(path, "w", encoding="utf-8", newline="") as f:
-                f.write(text)
-            written.append(path)
-        return written
+        # The CLI's writer (base/output_file.h): a FIFO or a device named like a table is refused
+        # (gpuscope.Error), never written through.
+        return self._doc.write_csv(_os.fspath(directory))
 
     def _repr_html_(self) -> str:
         # The page in an iframe: its styles and scripts stay out of the notebook's.

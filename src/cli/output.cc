@@ -69,28 +69,14 @@ size_t TerminalColumns(int fd) {
   if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= kMinWrapColumns) return ws.ws_col;
   return kDefaultColumns;
 }
-// Every table as DIR/<key>.csv, each file through the one output check (base/output_file.h).
+// Every table as DIR/<key>.csv (render/csv.h), and what was written said on stderr.
 int WriteCsv(const render::Document& doc, const std::string& dir) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (!fs::is_directory(dir, ec)) {
-    std::fprintf(stderr,
-                 "gpuscope: error: cannot write CSV tables to %s: not a folder (hint: "
-                 "--csv takes a folder; it is made if missing)\n",
-                 SanitizeText(dir).c_str());
-    return 2;
+  auto written = render::WriteCsvTables(doc, dir);
+  if (!written.ok()) {
+    PrintError(written.status());
+    return ExitCodeFor(written.status());
   }
-  size_t written = 0;
-  for (const auto& [key, text] : render::CsvTables(doc)) {
-    const fs::path path = fs::path(dir) / (key + ".csv");
-    if (const Status s = WriteOutputFile(path.string(), text, "--csv"); !s.ok()) {
-      PrintError(s);
-      return ExitCodeFor(s);
-    }
-    ++written;
-  }
-  std::fprintf(stderr, "gpuscope: wrote %zu CSV tables to %s\n", written,
+  std::fprintf(stderr, "gpuscope: wrote %zu CSV tables to %s\n", written->size(),
                SanitizeText(dir).c_str());
   return 0;
 }

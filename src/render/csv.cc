@@ -1,6 +1,9 @@
 #include "render/csv.h"
 
+#include "base/output_file.h"
+
 #include <charconv>
+#include <filesystem>
 #include <map>
 
 namespace gpuscope::render {
@@ -109,6 +112,24 @@ std::vector<std::pair<std::string, std::string>> CsvTables(const Document& doc) 
     out.emplace_back(key, text + "\r\n" + sheet.body);
   }
   return out;
+}
+
+Result<std::vector<std::string>> WriteCsvTables(const Document& doc, const std::string& dir,
+                                                const char* option) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (!fs::is_directory(dir, ec))
+    return Status::Error(StatusCode::kUsage, std::string("cannot write CSV tables to ") + dir +
+                                                 ": not a folder (hint: " + option +
+                                                 " takes a folder; it is made if missing)");
+  std::vector<std::string> written;
+  for (const auto& [key, text] : CsvTables(doc)) {
+    const std::string path = (fs::path(dir) / (key + ".csv")).string();
+    GPUSCOPE_RETURN_IF_ERROR(WriteOutputFile(path, text, option));
+    written.push_back(path);
+  }
+  return written;
 }
 
 }  // namespace gpuscope::render

@@ -11,11 +11,18 @@
 #include <utility>
 #include <vector>
 
+#include "gpuscope/status.h"
 #include "render/document.h"
 
 namespace gpuscope::render {
 
 // (table key, CSV text) in the order the tables first appear in the document.
 std::vector<std::pair<std::string, std::string>> CsvTables(const Document& doc);
+
+// Every table as DIR/<key>.csv (DIR made if missing), each file through the one output check
+// (base/output_file.h: never into a FIFO or a device): what `--csv DIR` and
+// Python's Report.to_csv write. Returns the paths written; `option` names the flag in errors.
+Result<std::vector<std::string>> WriteCsvTables(const Document& doc, const std::string& dir,
+                                                const char* option = "--csv");
 
 }  // namespace gpuscope::render

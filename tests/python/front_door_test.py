@@ -166,6 +166,15 @@ with tempfile.TemporaryDirectory() as tmp:
         if [{k: r.get(k) for k in cli_rows[0]} for r in py_rows] != cli_rows:
             mismatched.append(key)
     check(not mismatched, "every Python table equals its CSV (mismatched: %s)" % mismatched)
+    # to_csv goes through the CLI's output checks: a folder named like a table is an error naming
+    # it (as `--csv` says), not a Python traceback from open().
+    odd_dir = os.path.join(tmp, "csv_odd")
+    os.makedirs(os.path.join(odd_dir, "kernels.csv"))
+    try:
+        rep.to_csv(odd_dir)
+        check(False, "to_csv refuses a folder named kernels.csv")
+    except gpuscope.Error as e:
+        check("kernels.csv" in str(e), "to_csv refuses a folder named kernels.csv: %s" % e)
     kernels = rep.kernels
     names = set(kernels["name"]) if hasattr(kernels, "columns") else {k["name"] for k in kernels}
     check(len(names) == len(kernels) and len(kernels) > 10 and
