@@ -48,11 +48,12 @@ const char* kStyle =
     "width:11px;height:11px;margin-right:4px;vertical-align:-1px}\n"
     "svg{display:block;max-width:100%;height:auto}svg text{font:11px system-ui,sans-serif;"
     "fill:#333}\n.muted{color:#666}pre{background:#f4f6f8;padding:8px 12px;overflow-x:auto}\n"
-    // The zoomable timeline (Timeline): labels beside a scrolling plot widened by the radios.
+    // The table of contents (Nav) and folded sections (SectionOut).
     "nav{background:#f4f6f8;padding:6px 12px;margin:8px 0 12px;font-size:13px}"
     "nav ul{margin:2px 0;padding-left:18px}nav .sub a{margin-right:10px;color:#0b5a8c}"
     "nav .sub{font-size:12px}summary{cursor:pointer}summary h2,summary h3,summary h4{"
     "display:inline}details>summary{margin:14px 0 4px}\n"
+    // The zoomable timeline (Timeline): labels beside a scrolling plot widened by the radios.
     ".tl{font-size:12px;margin:4px 0 12px}.tl label{margin:0 8px 0 2px}"
     ".tlbody{display:flex;margin-top:4px}.tllabels{flex:none;width:210px}"
     ".tllabels div{height:20px;line-height:20px;font-size:11px;white-space:nowrap;"
@@ -144,6 +145,24 @@ struct Page {
     out += "</tbody>\n</table></div>\n";
   }
 
+  // A chart's reference values: drawn when of the chart's unit (a capacity on a bytes chart) and
+  // within 1.5× of the data's maximum `*max` (which then grows to hold them), else named under the
+  // chart; `positive_only` names those at or below 0 too.
+  static void SplitReferences(const Chart& c, bool positive_only, double* max,
+                              std::vector<const Field*>* drawn, std::vector<const Field*>* beyond) {
+    for (const Field& f : c.reference_lines) {
+      if (f.value.is_na()) continue;
+      const double v = f.value.AsDouble();
+      if (f.value.unit == c.unit && (!positive_only || v > 0) &&
+          (v <= std::max(*max, 0.0) * 1.5 || *max <= 0)) {
+        drawn->push_back(&f);
+        *max = std::max(*max, v);
+      } else {
+        beyond->push_back(&f);
+      }
+    }
+  }
+
   void Legend(const std::vector<Series>& series) {
     out += "<div class=\"legend\">";
     for (size_t i = 0; i < series.size(); ++i)
@@ -164,19 +183,9 @@ struct Page {
         if (b < s.values.size()) totals[b] += std::max(0.0, s.values[b]);
       max_total = std::max(max_total, totals[b]);
     }
-    // A reference of the chart's unit (a memory budget) is a dashed vertical line when within
-    // 1.5× of the longest bar; others are named under the chart.
+    // A reference (a memory budget) is a dashed vertical line; a bar has no length at or below 0.
     std::vector<const Field*> drawn, beyond;
-    for (const Field& f : c.reference_lines) {
-      if (f.value.is_na()) continue;
-      const double v = f.value.AsDouble();
-      if (f.value.unit == c.unit && v > 0 && (max_total <= 0 || v <= max_total * 1.5)) {
-        drawn.push_back(&f);
-        max_total = std::max(max_total, v);
-      } else {
-        beyond.push_back(&f);
-      }
-    }
+    SplitReferences(c, /*positive_only=*/true, &max_total, &drawn, &beyond);
     Legend(c.series);
     out += fmt::format(
         "<svg class=\"bars\" viewBox=\"0 0 {0} {1}\" width=\"{0}\" height=\"{1}\" role=\"img\" "
@@ -233,20 +242,9 @@ struct Page {
     for (const Series& s : c.series)
       for (double v : s.values)
         if (std::isfinite(v)) y_max = std::max(y_max, v);
-    // The axis fits the data; a reference line (a capacity) is drawn when it falls within 1.5×
-    // of the data's maximum, and otherwise named under the chart.
+    // The axis fits the data; a reference line (a capacity) is drawn across it.
     std::vector<const Field*> drawn, beyond;
-    for (const Field& f : c.reference_lines) {
-      const double v = f.value.AsDouble();
-      if (f.value.is_na()) continue;
-      // A line of the chart's unit only (a capacity on a bytes chart); others are named below.
-      if (f.value.unit == c.unit && (v <= std::max(y_max, 0.0) * 1.5 || y_max <= 0)) {
-        drawn.push_back(&f);
-        y_max = std::max(y_max, v);
-      } else {
-        beyond.push_back(&f);
-      }
-    }
+    SplitReferences(c, /*positive_only=*/false, &y_max, &drawn, &beyond);
     const std::vector<double> ticks = NiceTicks(y_max > 0 ? y_max : 1);
     const double y1 = ticks.back();
     if (x1 <= x0) x1 = x0 + 1;

@@ -1076,7 +1076,8 @@ static_assert(std::size(kTimelineLabels) == analyze::kTimelineKindCount);
 
 // The critical path through the drawn step (analyze/step_graph.h) as the timeline's last lane,
 // each stretch in the colour of the work it is (a DataLoader wait as DataLoader, GPU waiting as
-// GPU idle); stretches under 1/2000 of the step join the one before.
+// GPU idle); stretches under the timeline's resolution (1/kTimelineResolution of the step) join
+// the one before.
 void AddCriticalPathLane(const analyze::CriticalPath& cp, const analyze::StepTimeline& tl,
                          render::Chart& chart) {
   using analyze::PathCategory;
@@ -1102,7 +1103,8 @@ void AddCriticalPathLane(const analyze::CriticalPath& cp, const analyze::StepTim
         return TimelineKind::kGpuIdle;
     }
   };
-  const int64_t res = std::max<int64_t>(1, (tl.end_ns - tl.start_ns) / 2000);
+  const int64_t res =
+      std::max<int64_t>(1, (tl.end_ns - tl.start_ns) / analyze::kTimelineResolution);
   const uint32_t lane = static_cast<uint32_t>(chart.categories.size());
   const size_t first = chart.segments.size();
   for (const analyze::PathSegment& p : cp.segments) {
@@ -1133,10 +1135,7 @@ void AddStepTimeline(const RankReport& rr, Section& s) {
       "what",
       tl.step_name + " (the steady step of median duration), " +
           render::FormatDuration(tl.end_ns - tl.start_ns) + ", starting " +
-          render::FormatDuration(
-              tl.start_ns - (rr.summary.gpu_start_ns > 0 && rr.summary.cpu_start_ns > 0
-                                 ? std::min(rr.summary.gpu_start_ns, rr.summary.cpu_start_ns)
-                                 : std::max(rr.summary.gpu_start_ns, rr.summary.cpu_start_ns))) +
+          render::FormatDuration(tl.start_ns - TraceStartNs(rr.summary)) +
           " after the trace's first event; the last lane is the step's critical path. Hover a "
           "span for what it is; zoom "
           "below. The whole trace opens in Perfetto (ui.perfetto.dev, Open trace "
