@@ -500,9 +500,9 @@ TEST(HtmlBrowser, DiffPageRenders) {
 }
 
 // How far a page overflows a window of `width` px: a harness page loads it in an iframe of that
-// width and writes the document's scroll width minus its client width, and the elements that
-// reach past the right edge outside a scrolling box, into its DOM (the report itself runs no
-// script: its CSP forbids them).
+// width and writes the document's scroll width minus its client width, and the elements and text
+// that reach past the right edge outside a scrolling box, into its DOM (the report itself runs
+// no script: its CSP forbids them).
 struct Overflow {
   int excess = -1;  // px; -1: not measured
   std::string wide;  // the first elements past the edge
@@ -516,10 +516,20 @@ Overflow MeasureOverflow(const std::string& chromium, const std::string& page, i
                 "\" height=\"900\"></iframe><script>"
                 "document.getElementById('f').onload = function () {"
                 "  var d = this.contentDocument.documentElement, wide = [];"
-                "  this.contentDocument.querySelectorAll('body *').forEach(function (e) {"
-                "    if (e.getBoundingClientRect().right > d.clientWidth + 1 &&"
-                "        !e.closest('.scroll, .tlscroll, pre')) wide.push(e.tagName);"
+                "  var doc = this.contentDocument, inside = function (e) {"
+                "    return e.closest('.scroll, .tlscroll, pre'); };"
+                "  doc.querySelectorAll('body *').forEach(function (e) {"
+                "    if (e.getBoundingClientRect().right > d.clientWidth + 1 && !inside(e))"
+                "      wide.push(e.tagName);"
                 "  });"
+                // Text runs past its box's edge without widening the box: each text node's own
+                // rectangle, named by its element with '#text'.
+                "  var walk = doc.createTreeWalker(doc.body, NodeFilter.SHOW_TEXT), n;"
+                "  while ((n = walk.nextNode())) {"
+                "    var range = doc.createRange(); range.selectNodeContents(n);"
+                "    if (range.getBoundingClientRect().right > d.clientWidth + 1 &&"
+                "        !inside(n.parentElement)) wide.push(n.parentElement.tagName + '#text');"
+                "  }"
                 "  document.body.setAttribute('data-excess', d.scrollWidth - d.clientWidth);"
                 "  document.body.setAttribute('data-wide', wide.slice(0, 8).join(' '));"
                 "};</script></body></html>");
@@ -551,7 +561,13 @@ bool HasEpochNumber(std::string dom) {
 // screenshot of the window's size that is not blank.
 TEST(HtmlBrowser, EveryPageFitsTwoWidthsWithItsCharts) {
   REQUIRE_CHROMIUM(chromium);
-  const std::string src = GPUSCOPE_SOURCE_DIR;
+  // The inputs through a long folder name: a page's title holds the input's path, and a path
+  // longer than the window, with no hyphen to break at, must wrap, not widen the page (CI's
+  // checkout is deeper than ours).
+  const std::string src = TempPath(
+      "a_long_folder_name_as_users_have_them_experiments_2026_11_29_llama_8b_fsdp_sweep_run_17");
+  std::filesystem::remove(src);
+  std::filesystem::create_directory_symlink(GPUSCOPE_SOURCE_DIR, src);
   const std::string before = TempPath("pages_before.pt.trace.json");
   const std::string after = TempPath("pages_after.pt.trace.json");
   ASSERT_EQ(RunGpuscope("synth -o " + before + " --steps 6 --dataloader-stall 0.3").exit_code, 0);

@@ -22,16 +22,18 @@ const char* Color(size_t i) {
   return kPalette[i % (sizeof kPalette / sizeof kPalette[0])];
 }
 
+// Text breaks anywhere rather than widen the page (a title holding a long input path, a
+// finding naming a kernel); table cells keep their words whole and scroll instead.
 const char* kStyle =
     "body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;color:#1a1a1a;"
-    "background:#fff;margin:0 auto;max-width:1120px;padding:16px 24px}\n"
+    "background:#fff;margin:0 auto;max-width:1120px;padding:16px 24px;overflow-wrap:anywhere}\n"
     "h1{font-size:22px;margin:8px 0}h2{font-size:18px;border-bottom:2px solid #0072B2;"
     "padding-bottom:2px;margin-top:28px}h3{font-size:15px;margin:16px 0 4px}h4{font-size:14px;"
     "margin:12px 0 4px}\n"
     ".scroll{overflow-x:auto}"
     "table{border-collapse:collapse;margin:6px 0 12px}th,td{padding:3px 8px;"
     "border-bottom:1px solid #e4e4e4;text-align:left;vertical-align:top}"
-    "th{background:#f4f6f8}td{overflow-wrap:normal;word-break:normal;hyphens:none}"
+    "th{background:#f4f6f8}th,td{overflow-wrap:normal;word-break:normal;hyphens:none}"
     "td.num,th.num{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}"
     "table:not(.kv) "
     "td:not(.num){font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12.5px}\n"
