@@ -478,6 +478,22 @@ TEST(DiffCli, TextJsonAndErrors) {
   ASSERT_EQ(doc["sections"]["pair_0"]["items"]["new"]["fields"]["input_pipeline_stall_ns"]["value"].get(saving),
             simdjson::SUCCESS);
   EXPECT_GT(saving, 0);
+  // The detail says which of its three breakdowns answers "what did the change do to a step",
+  // quoting each by words of its table's title.
+  auto detail = doc["sections"]["detail_0"]["items"];
+  std::string_view which;
+  ASSERT_EQ(detail["which_breakdown"]["text"].get(which), simdjson::SUCCESS);
+  const std::pair<const char*, const char*> quoted[] = {
+      {"step_categories", "mean of steady steps"},
+      {"step_categories_all_steps", "every complete step"},
+      {"exclusive", "GPU time, exclusive"}};
+  for (const auto& [table, words] : quoted) {
+    std::string_view title;
+    ASSERT_EQ(detail[table]["title"].get(title), simdjson::SUCCESS) << table;
+    EXPECT_NE(title.find(words), std::string_view::npos) << title;
+    EXPECT_NE(which.find("\"" + std::string(words) + "\""), std::string_view::npos) << which;
+  }
+  EXPECT_NE(which.find("is what the change did to a training step"), std::string_view::npos);
   auto missing = testing::RunGpuscope("diff " + a + " /nonexistent/trace.json");
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.err.find("gpuscope: error: after:"), std::string::npos) << missing.err;

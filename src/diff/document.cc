@@ -147,6 +147,13 @@ void AddSummary(const RankDiff& r, const DiffOptions& o, Section& s) {
   names("cpu_ops", "CPU ops", r.ops);
 }
 
+constexpr const char* kWhichBreakdown =
+    "Which breakdown to read: \"mean of steady steps\" (warm-up and partial steps left out) is "
+    "what the change did to a training step; the verdict and the findings use it. \"every "
+    "complete step\" (--verbose, HTML, JSON) takes the warm-up in, as the TensorBoard plugin "
+    "does, so its numbers can be matched with it. \"GPU time, exclusive\" covers the whole GPU "
+    "span, time between steps included: where the GPU's time went, not a step.";
+
 void AddCategories(const char* key, const char* title, const std::vector<CategoryDelta>& v,
                    int64_t before_total, int64_t after_total, bool detail, Section& s) {
   Table& t = s.AddTable(key, title,
@@ -311,6 +318,8 @@ render::Document BuildDocument(const DiffReport& d) {
   for (size_t i = 0; i < d.ranks.size(); ++i) {
     const RankDiff& r = d.ranks[i];
     Section& s = doc.AddSection("detail_" + std::to_string(i), RankTitle(r) + " · detail");
+    // Three breakdowns with three totals: say which answers "what did the change do to a step".
+    s.AddText("which_breakdown", kWhichBreakdown);
     AddCategories("step_categories", "step breakdown (mean of steady steps)", r.step_categories,
                   r.before_mean_step_ns, r.after_mean_step_ns, false, s);
     AddCategories("step_categories_all_steps", "step breakdown (every complete step, tb_plugin)",
