@@ -557,8 +557,8 @@ bool HasEpochNumber(std::string dom) {
 
 // Every page — analyze (the bundled example), a run recording, an nvidia-smi log, a plan, a CUDA
 // memory snapshot, a diff — at 800 and 1280 px: its charts (and the analyze page's table of
-// contents and step timeline) in the DOM, no epoch-ns number, no horizontal overflow, and a
-// screenshot of the window's size that is not blank.
+// contents and step timeline) in the DOM, no epoch-ns number, no script that could fail, no
+// horizontal overflow, and a screenshot of the window's size that is not blank.
 TEST(HtmlBrowser, EveryPageFitsTwoWidthsWithItsCharts) {
   REQUIRE_CHROMIUM(chromium);
   // The inputs through a long folder name: a page's title holds the input's path, and a path
@@ -607,6 +607,8 @@ TEST(HtmlBrowser, EveryPageFitsTwoWidthsWithItsCharts) {
     const std::string dom = RunChromium(chromium, "--dump-dom file://" + html, "dom-" + p.name);
     for (const auto& [text, n] : p.at_least) EXPECT_GE(Count(dom, text), n) << text;
     EXPECT_FALSE(HasEpochNumber(dom));
+    // No script to fail: the only script element is the embedded JSON, which does not run.
+    EXPECT_EQ(Count(dom, "<script"), Count(dom, "<script type=\"application/json\""));
     for (const int width : {800, 1280}) {
       const Overflow o = MeasureOverflow(chromium, html, width, p.name + std::to_string(width));
       EXPECT_EQ(o.excess, 0) << width << " px: " << o.wide;

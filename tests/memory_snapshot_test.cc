@@ -400,6 +400,16 @@ TEST(SnapshotAnalysis, KnownSnapshotGivesItsNumbersAndFindings) {
   ASSERT_EQ(d.live_at_peak.size(), 2u);
   EXPECT_EQ(d.live_at_peak[0].rule, "frame 'forward' (model.py): a module's forward");
   EXPECT_EQ(d.live_at_peak[1].rule, "frame '_init_group' (adam.py): optimizer (torch.optim)");
+  // After each point, the stack holding most of each category (the chart's hover): the relu
+  // activation from its alloc to its free, the Adam state from its alloc on.
+  const int32_t relu = d.live_at_peak[0].stack, adam = d.live_at_peak[1].stack;
+  const size_t act = static_cast<size_t>(analyze::MemoryCategory::kActivations);
+  const size_t opt = static_cast<size_t>(analyze::MemoryCategory::kOptimizerState);
+  constexpr int32_t none = snapshot::kNoStack;
+  EXPECT_EQ(d.top_stack[act], (std::vector<int32_t>{none, relu, relu, none}));
+  EXPECT_EQ(d.top_stack_bytes[act], (std::vector<int64_t>{0, 512 * M, 512 * M, 0}));
+  EXPECT_EQ(d.top_stack[opt], (std::vector<int32_t>{none, none, adam, adam}));
+  EXPECT_EQ(d.top_stack_bytes[opt], (std::vector<int64_t>{0, 0, 256 * M, 256 * M}));
   EXPECT_EQ(d.free_in_segments_bytes, 768 * M);
   EXPECT_EQ(d.largest_free_block_bytes, 256 * M);
   EXPECT_EQ(d.free_blocks, 3);
@@ -424,6 +434,13 @@ TEST(SnapshotAnalysis, KnownSnapshotGivesItsNumbersAndFindings) {
     EXPECT_EQ(r.exit_code, 0) << flag << ": " << r.err;
   }
   EXPECT_NE(ReadFile(page).find("allocated and reserved over the trace"), std::string::npos);
+  // The stacked chart marks the peak's bar, and hovering a part names the stack holding most of
+  // it, innermost frame first.
+  const std::string html = ReadFile(page);
+  EXPECT_NE(html.find("<title>20.0 µs (peak) · activations: 536.9 MB (66.7 %)\nmost from: relu "
+                      "(functional.py:1) ← forward (model.py:5) (536.9 MB)</title>"),
+            std::string::npos)
+      << html;
 }
 
 // Sizes no device holds (negative, 2^62 B) are counted and their entries left out, with a note;

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 namespace gpuscope::analyze {
@@ -97,6 +99,34 @@ struct Live {
   int64_t size = 0;
   int32_t stack = snapshot::kNoStack;
   MemoryCategory category = MemoryCategory::kUnknown;
+};
+
+// The bytes live per allocation stack within one category, also ordered by bytes, so the stack
+// holding the most is known after every event in O(log stacks).
+class StackBytes {
+ public:
+  void Add(int32_t stack, int64_t bytes) {
+    if (bytes == 0) return;
+    int64_t& held = by_stack_[stack];
+    if (held > 0) ordered_.erase({held, stack});
+    held = std::max<int64_t>(0, held + bytes);
+    if (held > 0) {
+      ordered_.insert({held, stack});
+    } else {
+      by_stack_.erase(stack);
+    }
+  }
+  // The stack holding the most (the lowest index on a tie), and its bytes; {kNoStack, 0}: none.
+  std::pair<int32_t, int64_t> Top() const {
+    if (ordered_.empty()) return {snapshot::kNoStack, 0};
+    const int64_t most = ordered_.rbegin()->first;
+    const auto first = ordered_.lower_bound({most, std::numeric_limits<int32_t>::min()});
+    return {first->second, most};
+  }
+
+ private:
+  std::unordered_map<int32_t, int64_t> by_stack_;
+  std::set<std::pair<int64_t, int32_t>> ordered_;  // (bytes, stack)
 };
 
 // Which allocations the trace's frees end: free_completed, or free_requested in a trace without
@@ -261,7 +291,10 @@ SnapshotDevice AnalyzeDevice(const snapshot::Snapshot& snap, int device,
   d.peak_reserved_bytes = reserved;
   d.min_allocated_bytes = allocated;
   std::array<int64_t, kMemoryCategoryCount> cat{};
-  cat[static_cast<size_t>(MemoryCategory::kUnknown)] = allocated;  // before the trace
+  std::array<StackBytes, kMemoryCategoryCount> cat_stacks;
+  constexpr size_t kUnknown = static_cast<size_t>(MemoryCategory::kUnknown);
+  cat[kUnknown] = allocated;  // before the trace
+  cat_stacks[kUnknown].Add(kBeforeTraceStack, allocated);
   std::unordered_map<int64_t, Live> live;
   int64_t pre_left = d.initial_allocated_bytes;  // before-trace bytes not freed yet
   bool exceeded_reserved = false;
@@ -274,20 +307,27 @@ SnapshotDevice AnalyzeDevice(const snapshot::Snapshot& snap, int device,
                                    ? classes[static_cast<size_t>(e.stack)].category
                                    : MemoryCategory::kUnknown;
       Live& l = live[e.addr];
-      if (l.size > 0) cat[static_cast<size_t>(l.category)] -= l.size;  // a double alloc: replaced
+      if (l.size > 0) {  // a double alloc: replaced
+        cat[static_cast<size_t>(l.category)] -= l.size;
+        cat_stacks[static_cast<size_t>(l.category)].Add(l.stack, -l.size);
+      }
       l = Live{e.size, e.stack, c};
       allocated += e.size;
       cat[static_cast<size_t>(c)] += e.size;
+      cat_stacks[static_cast<size_t>(c)].Add(l.stack, e.size);
       changed = true;
     } else if (EndsAllocation(e.action, d.frees_from_requested)) {
       auto it = live.find(e.addr);
       if (it != live.end()) {
         cat[static_cast<size_t>(it->second.category)] -= it->second.size;
+        cat_stacks[static_cast<size_t>(it->second.category)].Add(it->second.stack,
+                                                                 -it->second.size);
         live.erase(it);
       } else {
         const int64_t take = std::min(pre_left, e.size);
         pre_left -= take;
-        cat[static_cast<size_t>(MemoryCategory::kUnknown)] -= take;
+        cat[kUnknown] -= take;
+        cat_stacks[kUnknown].Add(kBeforeTraceStack, -take);
       }
       allocated -= e.size;
       changed = true;
@@ -306,9 +346,12 @@ SnapshotDevice AnalyzeDevice(const snapshot::Snapshot& snap, int device,
     d.time_us.push_back(e.time_us);
     d.allocated_bytes.push_back(allocated);
     d.reserved_bytes.push_back(reserved);
-    for (int c = 0; c < kMemoryCategoryCount; ++c)
-      d.category_bytes[static_cast<size_t>(c)].push_back(
-          std::max<int64_t>(0, cat[static_cast<size_t>(c)]));
+    for (size_t c = 0; c < static_cast<size_t>(kMemoryCategoryCount); ++c) {
+      d.category_bytes[c].push_back(std::max<int64_t>(0, cat[c]));
+      const auto [stack, bytes] = cat_stacks[c].Top();
+      d.top_stack[c].push_back(stack);
+      d.top_stack_bytes[c].push_back(bytes);
+    }
     d.min_allocated_bytes = std::min(d.min_allocated_bytes, allocated);
     d.peak_reserved_bytes = std::max(d.peak_reserved_bytes, reserved);
     if (allocated > reserved) {

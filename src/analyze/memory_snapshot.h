@@ -37,6 +37,9 @@ StackClass ClassifyStack(const std::vector<snapshot::Frame>& stack);
 // Cache classes): the allocation holds past keys and values. Returns that frame, or null.
 const snapshot::Frame* KvCacheFrame(const std::vector<snapshot::Frame>& stack);
 
+// The stack of the bytes allocated before the trace (their stacks are not in it).
+inline constexpr int32_t kBeforeTraceStack = -2;
+
 // Allocations live at the peak with the same stack, together.
 struct LiveGroup {
   int32_t stack = snapshot::kNoStack;  // kNoStack: no frames, or allocated before the trace
@@ -95,6 +98,12 @@ struct SnapshotDevice {
   std::vector<int64_t> reserved_bytes;
   // Per category, the allocated bytes after each timeline point (stacked chart), same length.
   std::array<std::vector<int64_t>, kMemoryCategoryCount> category_bytes;
+  // Per category, after each timeline point: the allocation stack holding the most of the
+  // category's bytes (kNoStack: allocations without frames; kBeforeTraceStack: bytes allocated
+  // before the trace), and those bytes; 0 bytes when the category holds nothing. The chart's
+  // hover names what an instant's memory is.
+  std::array<std::vector<int32_t>, kMemoryCategoryCount> top_stack;
+  std::array<std::vector<int64_t>, kMemoryCategoryCount> top_stack_bytes;
 
   int64_t peak_allocated_bytes = 0;    // the largest allocated, initial state included
   int64_t peak_above_start_bytes = 0;  // peak − initial: what the trace's own events add

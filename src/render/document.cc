@@ -136,7 +136,8 @@ Value Value::Bool(bool b) {
 }
 
 bool Series::operator==(const Series& o) const {
-  if (key != o.key || label != o.label || values.size() != o.values.size()) return false;
+  if (key != o.key || label != o.label || notes != o.notes || values.size() != o.values.size())
+    return false;
   for (size_t i = 0; i < values.size(); ++i)
     if (!(values[i] == o.values[i] || (std::isnan(values[i]) && std::isnan(o.values[i]))))
       return false;

@@ -12,6 +12,7 @@
 #include <deque>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -118,10 +119,17 @@ struct Table {
 
 // Data for a chart. Text shows none (the tables and rows carry the numbers); HTML draws SVG.
 struct Series {
+  Series() = default;
+  // Notes are rare: a series is made from its key, label and values.
+  Series(std::string k, std::string l, std::vector<double> v = {})
+      : key(std::move(k)), label(std::move(l)), values(std::move(v)) {}
   std::string key;
   std::string label;
   // One per category (bars) or per x (lines, heatmap cells); NaN: no value (null).
   std::vector<double> values;
+  // Bars: what each value is made of, shown on hover (the allocation stack holding most of a
+  // snapshot's category); empty, or one per value ("" for none).
+  std::vector<std::string> notes;
   bool operator==(const Series& other) const;  // NaN equals NaN: a gap in a line is a gap
 };
 

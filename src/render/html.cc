@@ -208,7 +208,10 @@ struct Page {
             x, y, std::max(w, 0.5), kBarH, Color(k),
             HtmlEscape(c.categories[b] + " · " + c.series[k].label + ": " +
                        FormatValue(ChartValue(v, c.unit)) + " (" + FormatShare(v / totals[b]) +
-                       ")"));
+                       ")" +
+                       (b < c.series[k].notes.size() && !c.series[k].notes[b].empty()
+                            ? "\n" + c.series[k].notes[b]
+                            : std::string())));
         x += w;
       }
       out += fmt::format("<text x=\"{:.2f}\" y=\"{}\">{}</text>\n", x + 6, y + kBarH - 3,

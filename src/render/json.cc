@@ -141,6 +141,11 @@ void WriteItem(const Chart& c, JsonWriter* w) {
     w->Key("values").BeginArray();
     for (double v : s.values) w->ShortestDouble(v);
     w->EndArray();
+    if (!s.notes.empty()) {
+      w->Key("notes").BeginArray();
+      for (const std::string& n : s.notes) w->String(n);
+      w->EndArray();
+    }
     w->EndObject();
   }
   w->EndArray();
@@ -453,6 +458,16 @@ struct Reader {
       if (!OptStr(so, "key", path, &s.key) || !OptStr(so, "label", path, &s.label) ||
           !Doubles(so, "values", path + ".series", &s.values))
         return false;
+      simdjson::dom::array notes;
+      if (!so["notes"].get(notes)) {
+        for (element n : notes) {
+          std::string text;
+          if (!Str(n, path + ".series.notes", &text)) return false;
+          s.notes.push_back(std::move(text));
+        }
+        if (s.notes.size() != s.values.size())
+          return Fail(path + ".series.notes", "expected one note per value");
+      }
       c.series.push_back(std::move(s));
     }
     if (!Fields(o, "reference_lines", path, &c.reference_lines)) return false;

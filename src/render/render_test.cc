@@ -264,6 +264,40 @@ TEST(Html, TimelineDrawsOneRectPerSegmentAndRoundTrips) {
   EXPECT_FALSE(FromJson(bad, "mem").ok());
 }
 
+// A bar part's note (what it is mostly made of) follows its value on hover, escaped; notes
+// round-trip through JSON, and a series with a note count other than its value count is refused.
+TEST(Html, BarNotesShowOnHoverAndRoundTrip) {
+  Document doc;
+  doc.schema = "gpuscope.snapshot";
+  Chart& c = doc.AddSection("mem", "mem")
+                 .AddChart("by_category", "allocated", Chart::Kind::kStackedBars, Unit::kBytes);
+  c.categories = {"1 ms", "2 ms (peak)"};
+  Series act{"activations", "activations", {100, 300}};
+  act.notes = {"most from: relu<x> (functional.py:1) (60 B)", ""};
+  c.series.push_back(act);
+  c.series.push_back({"unknown", "unknown", {100, 100}});
+  const std::string html = RenderHtml(doc);
+  EXPECT_NE(html.find("<title>1 ms · activations: 100 B (50.0 %)\nmost from: relu&lt;x&gt; "
+                      "(functional.py:1) (60 B)</title>"),
+            std::string::npos)
+      << html;
+  EXPECT_NE(html.find("<title>2 ms (peak) · activations: 300 B (75.0 %)</title>"),
+            std::string::npos);
+  const std::string json = ToJson(doc);
+  EXPECT_NE(json.find("\"notes\": ["), std::string::npos);
+  EXPECT_EQ(json.find("\"notes\"", json.find("\"unknown\"")), std::string::npos);
+  Result<Document> back = FromJson(json, "mem");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(*back, doc);
+  std::string bad = json;  // one note for two values
+  const size_t notes = bad.find("[", bad.find("\"notes\""));
+  bad.replace(notes, bad.find("]", notes) + 1 - notes, "[\"one\"]");
+  const Result<Document> refused = FromJson(bad, "mem");
+  ASSERT_FALSE(refused.ok()) << bad;
+  EXPECT_NE(refused.status().message().find("expected one note per value"), std::string::npos)
+      << refused.status().message();
+}
+
 // A line wider than the terminal breaks at a space, else between a path's parts (after a '/'),
 // never inside a name; every line fits.
 TEST(Text, LongPathsBreakBetweenTheirParts) {

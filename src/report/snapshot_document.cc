@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <string>
 
 #include "advise/snapshot_rules.h"
@@ -44,7 +45,19 @@ std::string StackText(const snapshot::Snapshot& snap, int32_t stack, size_t n) {
   return out;
 }
 
-void AddTimeline(const SnapshotDevice& d, Section& s) {
+// What a category's bytes at timeline point `i` are mostly: "most from: <stack> (1.2 GiB)".
+std::string TopStackNote(const snapshot::Snapshot& snap, const SnapshotDevice& d, size_t category,
+                         size_t i) {
+  if (i >= d.top_stack_bytes[category].size() || d.top_stack_bytes[category][i] <= 0) return "";
+  const int32_t stack = d.top_stack[category][i];
+  const std::string where = stack == analyze::kBeforeTraceStack ? "(allocated before the trace)"
+                            : stack < 0                         ? "(no frames)"
+                                                                : StackText(snap, stack, 4);
+  return "most from: " + where + " (" + render::FormatValue(Bytes(d.top_stack_bytes[category][i])) +
+         ")";
+}
+
+void AddTimeline(const snapshot::Snapshot& snap, const SnapshotDevice& d, Section& s) {
   if (d.time_us.empty()) return;
   render::Chart& c = s.AddChart("allocated_timeline", "allocated and reserved over the trace",
                                 render::Chart::Kind::kLines, Unit::kBytes);
@@ -95,22 +108,41 @@ void AddTimeline(const SnapshotDevice& d, Section& s) {
       F("peak_allocated_bytes", "peak allocated", Bytes(d.peak_allocated_bytes)));
   if (!known) return;
   // What the allocated bytes are made of over time: one bar per sampled instant, stacked by
-  // category (the same points as the lines; at most kStackBars of them), the peak marked.
+  // category (the same points as the lines; at most kStackBars of them), the peak one of them
+  // and marked; hovering a part names the allocation stack holding most of it.
   constexpr size_t kStackBars = 48;
   render::Chart& bars =
       s.AddChart("allocated_by_category", "allocated over the trace, stacked by category",
                  render::Chart::Kind::kStackedBars, Unit::kBytes);
   const size_t points = xs.size();
-  std::vector<size_t> pick;
+  std::vector<size_t> pick;  // indexes into keep (and xs)
   for (size_t b = 0; b < std::min(points, kStackBars); ++b)
     pick.push_back(points <= kStackBars ? b : b * (points - 1) / (kStackBars - 1));
-  for (size_t i : pick) bars.categories.push_back(render::FormatDurationApprox(xs[i]));
+  // The peak's point is in keep (its bucket keeps its largest, the first to reach the peak);
+  // the nearest pick becomes it.
+  const auto peak_at = std::find(keep.begin(), keep.end(), static_cast<size_t>(d.peak_point));
+  size_t peak_pick = pick.size();
+  if (d.peak_point >= 0 && peak_at != keep.end() && !pick.empty()) {
+    const size_t p = static_cast<size_t>(peak_at - keep.begin());
+    peak_pick = 0;
+    for (size_t b = 1; b < pick.size(); ++b)
+      if (std::llabs(static_cast<long long>(pick[b]) - static_cast<long long>(p)) <
+          std::llabs(static_cast<long long>(pick[peak_pick]) - static_cast<long long>(p)))
+        peak_pick = b;
+    pick[peak_pick] = p;
+  }
+  for (size_t b = 0; b < pick.size(); ++b)
+    bars.categories.push_back(render::FormatDurationApprox(xs[pick[b]]) +
+                              (b == peak_pick ? " (peak)" : ""));
   for (size_t k = 0; k < cats.size(); ++k) {
     if (d.categories_at_peak[k].bytes <= 0) continue;
-    render::Series part{
-        cats[k].key, std::string(analyze::MemoryCategoryName(static_cast<MemoryCategory>(k))), {}};
-    for (size_t i : pick) part.values.push_back(cats[k].values[i]);
-    bars.series.push_back(part);
+    render::Series part{cats[k].key,
+                        std::string(analyze::MemoryCategoryName(static_cast<MemoryCategory>(k)))};
+    for (size_t i : pick) {
+      part.values.push_back(cats[k].values[i]);
+      part.notes.push_back(TopStackNote(snap, d, k, keep[i]));
+    }
+    bars.series.push_back(std::move(part));
     c.series.push_back(std::move(cats[k]));
   }
   bars.reference_lines.push_back(
@@ -223,7 +255,7 @@ void AddDevice(const snapshot::Snapshot& snap, const SnapshotDevice& d, Section&
            Bytes(o.requested_bytes), Bytes(o.device_free_bytes),
            Bytes(d.largest_free_block_bytes)});
   }
-  AddTimeline(d, s);
+  AddTimeline(snap, d, s);
   for (size_t k = 0; k < d.notes.size(); ++k) s.AddText("note_" + std::to_string(k), d.notes[k]);
 }
 
