@@ -6,6 +6,7 @@
 #include <simdjson.h>
 #include <unistd.h>
 
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -574,7 +575,7 @@ TEST(CliUsage, EveryHelpEndsWithAnExample) {
 }
 
 // kernels.csv holds every distinct kernel of a real trace (by short name, per class: copies and
-// sets in class memory), with the rank and trace file of each row; its sums are the classes'.
+// sets in class memory), with the run, rank and trace file of each row.
 TEST(Cli, CsvKernelTableHasEveryDistinctKernel) {
   const std::string trace = testing::RealPath(
       "traces/kineto_tb_plugin/resnet50_num_workers_0.worker0.1623143089861.pt.trace.json.gz");
@@ -587,10 +588,11 @@ TEST(Cli, CsvKernelTableHasEveryDistinctKernel) {
   const auto rows = testing::ReadCsv(out + "/kernels.csv");
   ASSERT_GE(rows.size(), 2u);
   EXPECT_EQ(rows[0][0], "section");
-  EXPECT_EQ(rows[0][1], "rank");
-  EXPECT_EQ(rows[0][2], "path");
-  EXPECT_EQ(rows[0][3], "class");
-  EXPECT_EQ(rows[0][4], "name");
+  EXPECT_EQ(rows[0][1], "run");
+  EXPECT_EQ(rows[0][2], "rank");
+  EXPECT_EQ(rows[0][3], "path");
+  EXPECT_EQ(rows[0][4], "class");
+  EXPECT_EQ(rows[0][5], "name");
   // The trace's distinct (class, short name) pairs, counted here from the model.
   Result<Trace> t = LoadTrace(trace);
   ASSERT_TRUE(t.ok());
@@ -603,12 +605,48 @@ TEST(Cli, CsvKernelTableHasEveryDistinctKernel) {
   std::set<std::pair<std::string, std::string>> listed;
   for (size_t i = 1; i < rows.size(); ++i) {
     EXPECT_EQ(rows[i][0], "input_0");  // no rank in this trace: its section is input_0
-    EXPECT_EQ(rows[i][2], trace);
-    listed.insert({rows[i][3], rows[i][4]});
+    EXPECT_EQ(rows[i][1], "job_1");    // one trace, one run
+    EXPECT_EQ(rows[i][2], "");
+    EXPECT_EQ(rows[i][3], trace);
+    listed.insert({rows[i][4], rows[i][5]});
   }
   EXPECT_EQ(listed.size(), rows.size() - 1) << "each kernel once";
   EXPECT_EQ(listed, distinct);
   EXPECT_GT(listed.size(), 50u);  // ResNet-50: more than the top 10 per class
+}
+
+// A folder holding two runs of two ranks each: every row names its run, so the two runs' rank 0
+// stay apart (both have rank 0 and the same tables), and each section is in one run.
+TEST(Cli, CsvRowsOfTwoRunsNameTheirRun) {
+  testing::ScopedTempDir dir;
+  const std::string folder = dir.File("two_runs");
+  ASSERT_EQ(RunGpuscope("synth -o " + dir.File("a") + " --ranks 2 --steps 4").exit_code, 0);
+  ASSERT_EQ(RunGpuscope("synth -o " + dir.File("b") + " --ranks 2 --steps 4 --dataloader-stall 0.3")
+                .exit_code,
+            0);
+  std::filesystem::create_directory(folder);
+  for (const char* run : {"a", "b"})
+    for (const char* rank : {"rank0", "rank1"})
+      std::filesystem::copy_file(dir.File(std::string(run) + "/" + rank + ".pt.trace.json"),
+                                 folder + "/" + run + "_" + rank + ".pt.trace.json");
+  const std::string out = dir.File("tables");
+  const auto r = RunGpuscope("analyze --csv " + out + " " + folder);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto rows = testing::ReadCsv(out + "/per_step.csv");
+  ASSERT_GE(rows.size(), 2u);
+  ASSERT_EQ(rows[0][1], "run");
+  std::map<std::string, std::set<std::string>> runs_of_section;
+  std::map<std::string, std::set<std::string>> paths_of_rank0_by_run;
+  for (size_t i = 1; i < rows.size(); ++i) {
+    runs_of_section[rows[i][0]].insert(rows[i][1]);
+    if (rows[i][2] == "0") paths_of_rank0_by_run[rows[i][1]].insert(rows[i][3]);
+  }
+  EXPECT_EQ(runs_of_section.size(), 4u);
+  for (const auto& [section, runs] : runs_of_section) EXPECT_EQ(runs.size(), 1u) << section;
+  ASSERT_EQ(paths_of_rank0_by_run.size(), 2u);
+  EXPECT_EQ(paths_of_rank0_by_run["job_1"].size(), 1u);
+  EXPECT_EQ(paths_of_rank0_by_run["job_2"].size(), 1u);
+  EXPECT_NE(*paths_of_rank0_by_run["job_1"].begin(), *paths_of_rank0_by_run["job_2"].begin());
 }
 
 // --csv DIR writes every table of the report as DIR/<table>.csv, ops.csv among them: the

@@ -55,6 +55,23 @@ def _identity(section: dict) -> Optional[dict]:
     return {k: _value(v) for k, v in item.get("fields", {}).items()}
 
 
+def _findings_in(section: dict, origin: dict) -> List[Dict[str, Any]]:
+    """The findings under `section`, each a dict: `origin`'s keys, then key (the rule id) and
+    the finding's own fields, evidence as {key: value}."""
+    out = []
+    for _, key, item in _walk(section, ()):
+        if item.get("type") != "finding":
+            continue
+        f = dict(origin, key=key)
+        for k, v in item.items():
+            if k == "evidence":
+                f[k] = {ek: _value(ev) for ek, ev in v.items()}
+            elif k != "type":
+                f[k] = _value(v)
+        out.append(f)
+    return out
+
+
 class Report:
     """A gpuscope document (analyze, plan, diff or a `run` recording) with Python accessors.
 
@@ -100,8 +117,8 @@ class Report:
 
     def to_csv(self, directory: "str | os.PathLike[str]") -> List[str]:
         """Every table as directory/<table>.csv, as `--csv DIR` writes them (the folder is made
-        if missing): a `section` column, then `rank` and `path` of the rank the row is from, then
-        the table's columns, units in their names. Returns the paths written."""
+        if missing): a `section` column, then `run`, `rank` and `path` of the rank the row is
+        from, then the table's columns, units in their names. Returns the paths written."""
         # The CLI's writer (base/output_file.h): a FIFO or a device named like a table is refused
         # (gpuscope.Error), never written through.
         return self._doc.write_csv(_os.fspath(directory))
@@ -155,31 +172,26 @@ class Report:
     def findings(self) -> List[Dict[str, Any]]:
         """Every finding in the document, ranked as in the report: key (the rule id), title,
         severity, saving_ns and saving_share (per step), confidence, evidence {key: value}, fix,
-        and the section, rank and trace path it is from (rank and path None outside a rank's
-        section)."""
+        and the section, run, rank and trace path it is from (rank and path None outside a rank's
+        section; run None outside a run: "job_1", a job's key under `jobs`)."""
         out = []
-        data = self._data()
-        for top_key, top in data.get("sections", {}).items():
-            ident = _identity(top)
-            rank = ident.get("rank") if ident else None
-            for _, key, item in _walk(top, (top_key,)):
-                if item.get("type") != "finding":
-                    continue
-                f = {"section": top_key, "rank": rank,
-                     "path": ident.get("path") if ident else None, "key": key}
-                for k, v in item.items():
-                    if k == "type":
-                        continue
-                    if k == "evidence":
-                        v = {ek: _value(ev) for ek, ev in v.items()}
-                    f[k] = _value(v)
-                out.append(f)
+        for top_key, top in self._data().get("sections", {}).items():
+            ident = _identity(top) or {}
+            origin = {"section": top_key, "run": ident.get("run"), "rank": ident.get("rank"),
+                      "path": ident.get("path")}
+            if top_key == "jobs":  # a job's own findings (a straggler): their run is the job
+                out += _findings_in({"items": top.get("items", {})}, origin)
+                for job_key, job in top.get("sections", {}).items():
+                    out += _findings_in(job, dict(origin, run=job_key))
+            else:
+                out += _findings_in(top, origin)
         return out
 
     @property
     def ranks(self) -> List[Dict[str, Any]]:
-        """One dict per rank shown in full: rank, path, verdict, findings (and the identity
-        fields: world_size, rank_source …)."""
+        """One dict per rank: section, run (its job's key under `jobs`, "job_1"), rank, path,
+        verdict, findings (and the identity fields: world_size, rank_source …). Two runs' rank 0
+        are two entries, each with its own findings."""
         out = []
         findings = self.findings
         for key, section, ident in self._rank_sections():
@@ -190,7 +202,27 @@ class Report:
                 if ikey == "verdict" and item.get("type") == "row":
                     r["verdict"] = _value(item.get("fields", {}).get("verdict"))
                     break
-            r["findings"] = [f for f in findings if f["rank"] == ident.get("rank")]
+            r["findings"] = [f for f in findings if f["section"] == key]
+            out.append(r)
+        return out
+
+    @property
+    def runs(self) -> List[Dict[str, Any]]:
+        """One dict per run (a job: the ranks of one training run) of an analyze document: run
+        (its key, "job_1"), title, verdict (the job's), ranks (the `ranks` entries of its ranks)
+        and findings (the job's own, then its ranks'). Empty for other documents."""
+        jobs = self._data().get("sections", {}).get("jobs", {}).get("sections", {})
+        ranks, findings = self.ranks, self.findings
+        out = []
+        for key, job in jobs.items():
+            r = {"run": key, "title": job.get("title"), "verdict": None}
+            for _, ikey, item in _walk(job, ()):
+                if ikey == "verdict" and item.get("type") == "row":
+                    r["verdict"] = _value(item.get("fields", {}).get("verdict"))
+                    break
+            r["ranks"] = [x for x in ranks if x.get("run") == key]
+            own = [f for f in findings if f["section"] == "jobs" and f["run"] == key]
+            r["findings"] = own + [f for x in r["ranks"] for f in x["findings"]]
             out.append(r)
         return out
 
@@ -207,7 +239,7 @@ class Report:
 
     def table(self, key: str, extra: Optional[Dict[str, str]] = None):
         """The table(s) with this item key, over every rank shown: one row per row, with the
-        `section` it is from and, in a rank's section, its `rank` and trace `path` (as
+        `section` it is from and, in a rank's section, its `run`, `rank` and trace `path` (as
         `to_csv` writes them)."""
         return self._tables({key: None}, extra)
 
@@ -220,6 +252,7 @@ class Report:
                     continue
                 prefix = {"section": top_key}
                 if ident is not None:
+                    prefix["run"] = ident.get("run")
                     prefix["rank"] = ident.get("rank")
                     prefix["path"] = ident.get("path")
                 prefix.update(keys[key] or {})

@@ -40,22 +40,24 @@ std::string Cell(const Value& v) {
 }
 
 struct Sheet {
-  std::vector<std::string> columns;       // the first table's columns
-  bool add_rank = true, add_path = true;  // unless the table has such a column itself
+  std::vector<std::string> columns;  // the first table's columns
+  // Unless the table has such a column itself.
+  bool add_run = true, add_rank = true, add_path = true;
   std::string body;
 };
 
-// What names a row's input: the top section's key, and a rank's number and file (its "identity"
-// row), so rows of several ranks and runs in one sheet stay apart.
+// What names a row's input: the top section's key, and a rank's run (its job's section), number
+// and file (its "identity" row), so rows of several ranks and runs in one sheet stay apart.
 struct Origin {
-  std::string section, rank, path;
+  std::string section, run, rank, path;
 };
 
 Origin OriginOf(const Section& top) {
-  Origin o{top.key, "", ""};
+  Origin o{top.key, "", "", ""};
   if (const Item* item = top.FindItem("identity"))
     if (const Row* r = std::get_if<Row>(item))
       for (const Field& f : r->fields) {
+        if (f.key == "run") o.run = Cell(f.value);
         if (f.key == "rank") o.rank = Cell(f.value);
         if (f.key == "path") o.path = Cell(f.value);
       }
@@ -72,6 +74,7 @@ void Collect(const Section& s, const Origin& top, std::map<std::string, size_t>*
       Sheet sheet;
       for (const Column& c : t->columns) {
         sheet.columns.push_back(c.key);
+        sheet.add_run &= c.key != "run";
         sheet.add_rank &= c.key != "rank";
         sheet.add_path &= c.key != "path";
       }
@@ -80,6 +83,7 @@ void Collect(const Section& s, const Origin& top, std::map<std::string, size_t>*
     Sheet& sheet = (*sheets)[it->second].second;
     for (const std::vector<Value>& row : t->rows) {
       sheet.body += Quote(top.section);
+      if (sheet.add_run) sheet.body += ',' + top.run;
       if (sheet.add_rank) sheet.body += ',' + top.rank;
       if (sheet.add_path) sheet.body += ',' + top.path;
       // By column key, so a table whose columns differ between sections still lines up.
@@ -103,6 +107,7 @@ std::vector<std::pair<std::string, std::string>> CsvTables(const Document& doc) 
   std::vector<std::pair<std::string, std::string>> out;
   for (auto& [key, sheet] : sheets) {
     std::string text = "section";
+    if (sheet.add_run) text += ",run";
     if (sheet.add_rank) text += ",rank";
     if (sheet.add_path) text += ",path";
     for (const std::string& c : sheet.columns) {

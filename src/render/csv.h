@@ -1,8 +1,9 @@
 // The CSV view of a document: every table as one CSV text (`--csv DIR` writes each to
 // DIR/<table key>.csv). A table that several sections hold (one per rank) becomes one CSV whose
 // first column, `section`, is the key of the top-level section each row came from (rank_0,
-// input_1, jobs, …), then `rank` and `path`, the rank's number and trace file (empty outside a
-// rank's section; left out where the table has such a column itself). Values are written as the
+// input_1, jobs, …), then `run`, `rank` and `path`: the rank's job ("job_2": its section under
+// `jobs`), number and trace file (empty outside a rank's section; each left out where the table
+// has such a column itself). Values are written as the
 // JSON view writes them (durations as integer ns, shares 0–1, bytes as integers), null as an empty
 // field; RFC 4180 quoting.
 #pragma once

@@ -216,6 +216,9 @@ struct Section {
   Section& AddSection(std::string section_key, std::string section_title);
   const Section* FindSection(std::string_view key) const;
   const Item* FindItem(std::string_view key) const;
+  Item* FindItem(std::string_view item_key) {
+    return const_cast<Item*>(std::as_const(*this).FindItem(item_key));
+  }
 };
 
 struct RenderOptions {

@@ -698,17 +698,24 @@ render::Document Build(const std::vector<RankSummary>& ranks, std::vector<RankSu
   for (size_t j = 0; j < kept.size(); ++j)
     AddJob(*kept[j], j + 1, job_members[j], single ? JobOptions{{-1}} : options, jobs_section);
   if (!kept.empty() && !single) doc.sections.push_back(std::move(jobs_section));
-  // Rank sections: job by job, in member order; ranks in no job last, shown.
-  auto add_rank = [&](size_t i, bool shown) {
+  // Rank sections: job by job, in member order; ranks in no job last, shown. A member's identity
+  // row names its job's section ("run": "job_2"), so its rows stay apart from another run's
+  // same rank in CSV and Python.
+  auto add_rank = [&](size_t i, bool shown, const std::string& run) {
     render::Section s = owned ? std::move((*owned)[i].section) : ranks[i].section;
     s.key = keys[i];
     if (!shown) s.views &= static_cast<uint8_t>(~render::kViewText);
+    if (!run.empty())
+      if (render::Item* item = s.FindItem("identity"))
+        if (Row* identity = std::get_if<Row>(item))
+          identity->fields.push_back(F("run", "run", Text(run)));
     doc.sections.push_back(std::move(s));
   };
-  for (const std::vector<Member>& members : job_members)
-    for (const Member& m : members) add_rank(m.input, m.shown_in_text);
+  for (size_t j = 0; j < job_members.size(); ++j)
+    for (const Member& m : job_members[j])
+      add_rank(m.input, m.shown_in_text, "job_" + std::to_string(j + 1));
   for (size_t i = 0; i < ranks.size(); ++i)
-    if (!placed[i]) add_rank(i, true);
+    if (!placed[i]) add_rank(i, true, "");
   if (!kept.empty() && single) {
     // The job section is JSON only here; the ranks its world size has and the input lacks are
     // said in the rank's inputs too, beside its warnings (a summary of rank 0 of 8 is not the job).

@@ -178,8 +178,39 @@ with tempfile.TemporaryDirectory() as tmp:
     kernels = rep.kernels
     names = set(kernels["name"]) if hasattr(kernels, "columns") else {k["name"] for k in kernels}
     check(len(names) == len(kernels) and len(kernels) > 10 and
-          {"section", "rank", "path", "class", "count", "total_ns"} <= set(kernels.columns),
-          "r.kernels: every kernel (%d), with section, rank and path" % len(kernels))
+          {"section", "run", "rank", "path", "class", "count", "total_ns"} <=
+          set(kernels.columns),
+          "r.kernels: every kernel (%d), with section, run, rank and path" % len(kernels))
+
+    # A folder of two runs of two ranks (one with a DataLoader stall): each rank entry has its
+    # run and only its own findings; runs() gives each run's verdict, ranks and findings; every
+    # table row names its run, as the CSV does.
+    two_runs = os.path.join(tmp, "two_runs")
+    os.mkdir(two_runs)
+    for name, extra in (("a", []), ("b", ["--dataloader-stall", "0.3"])):
+        out = os.path.join(tmp, "synth_" + name)
+        check(run("synth", "-o", out, "--ranks", "2", "--steps", "4", *extra).returncode == 0,
+              "synth run " + name)
+        for f in sorted(os.listdir(out)):
+            shutil.copy(os.path.join(out, f), os.path.join(two_runs, name + "_" + f))
+    rr = gpuscope.analyze(two_runs)
+    entries = rr.ranks
+    stalled = {x["section"] for x in entries
+               if any(f["key"] == "input_pipeline_stall" for f in x["findings"])}
+    check(len(entries) == 4 and {x["run"] for x in entries} == {"job_1", "job_2"} and
+          all(f["section"] == x["section"] for x in entries for f in x["findings"]) and
+          len(stalled) == 2 and len({x["run"] for x in entries if x["section"] in stalled}) == 1,
+          "two runs: 4 rank entries, each with its run and its own findings (stall in one run)")
+    runs_ = rr.runs
+    check([r_["run"] for r_ in runs_] == ["job_1", "job_2"] and
+          all(len(r_["ranks"]) == 2 and r_["verdict"] for r_ in runs_) and
+          sum(any(f["key"] == "input_pipeline_stall" for f in r_["findings"]) for r_ in runs_) == 1,
+          "runs: two, each with 2 ranks, a verdict, and its own findings")
+    steps = rr.table("per_step")
+    pairs = {(r_["section"], r_["run"]) for r_ in
+             (steps.to_dict("records") if hasattr(steps, "to_dict") else steps)}
+    check(len(pairs) == 4 and len({s_ for s_, _ in pairs}) == 4,
+          "per_step rows name their run, one run per section")
 
     # plan's keywords are the CLI's flags from one table: the same names, the same refusals.
     table = gpuscope.plan_options()
