@@ -651,6 +651,139 @@ sj::error_code ReadTriple(od::value& v, Context& ctx, std::array<int32_t, 3>* ou
   return sj::SUCCESS;
 }
 
+// One field of args: dispatch on the key's first byte, then whole keys (with their closing
+// quote); a key not listed is skipped. This runs for every field of every event's args, so it is
+// inlined into ReadArgs' loop.
+static inline sj::error_code ReadArg(const char* raw, od::value& val, Context& ctx, RawEvent* ev) {
+  sj::error_code e = sj::SUCCESS;
+  bool present = false;
+  switch (raw[0]) {
+    case 'n':
+      if (KeyIs(raw, "name")) e = ReadString(val, ctx, &ev->arg_name, &ev->has_arg_name);
+      break;
+    case 'g':
+      if (KeyIs(raw, "grid")) e = ReadTriple(val, ctx, &ev->grid);
+      break;
+    case 'b':
+      if (KeyIs(raw, "bytes"))
+        e = ReadInt(val, ctx, &ev->bytes);
+      else if (KeyIs(raw, "block"))
+        e = ReadTriple(val, ctx, &ev->block);
+      else if (KeyIs(raw, "blocks per SM"))
+        e = ReadDouble(val, ctx, &ev->blocks_per_sm);
+      break;
+    case 'B':
+      if (KeyIs(raw, "Bytes")) e = ReadInt(val, ctx, &ev->mem_bytes, &ev->has_mem_bytes);
+      break;
+    case 'd':
+      if (KeyIs(raw, "device"))
+        e = ReadInt(val, ctx, &ev->device);
+      else if (KeyIs(raw, "dtype"))
+        e = ReadString(val, ctx, &ev->dtype, &present);
+      break;
+    case 's':
+      if (KeyIs(raw, "stream"))
+        e = ReadInt(val, ctx, &ev->stream, &ev->has_stream);
+      else if (KeyIs(raw, "sort_index"))
+        e = ReadInt(val, ctx, &ev->sort_index, &ev->has_sort_index);
+      else if (KeyIs(raw, "shared memory"))
+        e = ReadInt(val, ctx, &ev->shared_memory);
+      break;
+    case 'l':
+      if (KeyIs(raw, "labels")) e = ReadString(val, ctx, &ev->labels, &present);
+      break;
+    case 'G':
+      if (KeyIs(raw, "Group size")) e = ReadInt(val, ctx, &ev->group_size);
+      break;
+    case 'c':
+      if (KeyIs(raw, "correlation"))
+        e = ReadInt(val, ctx, &ev->correlation);
+      else if (KeyIs(raw, "cbid"))
+        e = ReadInt(val, ctx, &ev->cbid);
+      else if (KeyIs(raw, "cuda_sync_kind"))
+        e = ReadString(val, ctx, &ev->sync_kind, &present);
+      break;
+    case 'E':
+      if (KeyIs(raw, "External id")) e = ReadInt(val, ctx, &ev->external_id);
+      break;
+    case 'e':
+      if (KeyIs(raw, "external id"))
+        e = ReadInt(val, ctx, &ev->external_id);
+      else if (KeyIs(raw, "est. achieved occupancy %"))
+        e = ReadDouble(val, ctx, &ev->occupancy);
+      break;
+    case 'D':
+      if (KeyIs(raw, "Device Type"))
+        e = ReadInt(val, ctx, &ev->device_type);
+      else if (KeyIs(raw, "Device Id"))
+        e = ReadInt(val, ctx, &ev->device_id);
+      break;
+    case 'w':
+      if (KeyIs(raw, "warps per SM"))
+        e = ReadDouble(val, ctx, &ev->warps_per_sm);
+      else if (KeyIs(raw, "wait_on_stream"))
+        e = ReadInt(val, ctx, &ev->wait_on_stream);
+      else if (KeyIs(raw, "wait_on_cuda_event_record_corr_id"))
+        e = ReadInt(val, ctx, &ev->wait_record_correlation);
+      break;
+    case 'I':
+      if (KeyIs(raw, "In msg nelems"))
+        e = ReadInt(val, ctx, &ev->in_nelems);
+      else if (KeyIs(raw, "Input Dims"))
+        e = ReadArrayText(val, ctx, &ev->input_dims);
+      else if (KeyIs(raw, "Input type"))
+        e = ReadArrayText(val, ctx, &ev->input_types);
+      else if (KeyIs(raw, "Input Strides"))
+        e = ReadArrayText(val, ctx, &ev->input_strides);
+      break;
+    case 'O':
+      if (KeyIs(raw, "Out msg nelems")) e = ReadInt(val, ctx, &ev->out_nelems);
+      break;
+    case 'T':
+      if (KeyIs(raw, "Total Reserved"))
+        e = ReadInt(val, ctx, &ev->total_reserved);
+      else if (KeyIs(raw, "Total Allocated"))
+        e = ReadInt(val, ctx, &ev->total_allocated);
+      break;
+    case 'C':
+      if (KeyIs(raw, "Collective name"))
+        e = ReadString(val, ctx, &ev->collective, &ev->has_collective);
+      else if (KeyIs(raw, "Concrete Inputs"))
+        e = ReadArrayText(val, ctx, &ev->concrete_inputs);
+      break;
+    case 'S':
+      // The collective's sequence number in its process group (Kineto's kSeqNum, written raw
+      // from record_param_comms onto the NCCL kernel). Not "Sequence number": that is
+      // autograd's counter on cpu ops.
+      if (KeyIs(raw, "Seq")) e = ReadInt(val, ctx, &ev->seq, &ev->has_seq);
+      break;
+    case 'P':
+      // PyTorch ~2.2 wrote the group as a number under "Process Group ID" (ns_resolution_*
+      // shows it on record_param_comms); newer versions write "Process Group Name".
+      if (KeyIs(raw, "Process Group Name"))
+        e = ReadString(val, ctx, &ev->process_group, &ev->has_process_group);
+      else if (KeyIs(raw, "Process Group ID") && ev->process_group.empty())
+        e = ReadString(val, ctx, &ev->process_group, &ev->has_process_group);
+      else if (KeyIs(raw, "Process Group Ranks"))
+        e = ReadString(val, ctx, &ev->process_group_ranks, &present);
+      else if (KeyIs(raw, "Process Group Description"))
+        e = ReadString(val, ctx, &ev->process_group_desc, &present);
+      break;
+    case 'r':
+      if (KeyIs(raw, "registers per thread")) e = ReadInt(val, ctx, &ev->registers);
+      break;
+    case 'm':
+      if (KeyIs(raw, "memory bandwidth (GB/s)")) e = ReadDouble(val, ctx, &ev->bandwidth);
+      break;
+    case 'A':
+      if (KeyIs(raw, "Addr")) e = ReadUint(val, ctx, &ev->addr);
+      break;
+    default:
+      break;
+  }
+  return e;
+}
+
 sj::error_code ReadArgs(od::value& v, Context& ctx, RawEvent* ev) {
   od::json_type type;
   if (auto e = v.type().get(type)) return e;
@@ -668,8 +801,6 @@ sj::error_code ReadArgs(od::value& v, Context& ctx, RawEvent* ev) {
     od::field&& field = std::move(field_result).value_unsafe();
     const char* raw = field.key().raw();
     od::value& val = field.value();
-    sj::error_code e = sj::SUCCESS;
-    bool present = false;
     // Counter series: ph "C" events put every series in args; "args" may come before "ph", so
     // numeric args are kept until the phase is known. type() and raw_json_token() only peek, so the
     // value can still be read below.
@@ -681,133 +812,7 @@ sj::error_code ReadArgs(od::value& v, Context& ctx, RawEvent* ev) {
         ev->counter_values->emplace_back(RawKey(field), x);
       }
     }
-    // Dispatch on the first byte, then whole keys (with their closing quote): this runs for every
-    // field of every event's args.
-    switch (raw[0]) {
-      case 'n':
-        if (KeyIs(raw, "name")) e = ReadString(val, ctx, &ev->arg_name, &ev->has_arg_name);
-        break;
-      case 'g':
-        if (KeyIs(raw, "grid")) e = ReadTriple(val, ctx, &ev->grid);
-        break;
-      case 'b':
-        if (KeyIs(raw, "bytes"))
-          e = ReadInt(val, ctx, &ev->bytes);
-        else if (KeyIs(raw, "block"))
-          e = ReadTriple(val, ctx, &ev->block);
-        else if (KeyIs(raw, "blocks per SM"))
-          e = ReadDouble(val, ctx, &ev->blocks_per_sm);
-        break;
-      case 'B':
-        if (KeyIs(raw, "Bytes")) e = ReadInt(val, ctx, &ev->mem_bytes, &ev->has_mem_bytes);
-        break;
-      case 'd':
-        if (KeyIs(raw, "device"))
-          e = ReadInt(val, ctx, &ev->device);
-        else if (KeyIs(raw, "dtype"))
-          e = ReadString(val, ctx, &ev->dtype, &present);
-        break;
-      case 's':
-        if (KeyIs(raw, "stream"))
-          e = ReadInt(val, ctx, &ev->stream, &ev->has_stream);
-        else if (KeyIs(raw, "sort_index"))
-          e = ReadInt(val, ctx, &ev->sort_index, &ev->has_sort_index);
-        else if (KeyIs(raw, "shared memory"))
-          e = ReadInt(val, ctx, &ev->shared_memory);
-        break;
-      case 'l':
-        if (KeyIs(raw, "labels")) e = ReadString(val, ctx, &ev->labels, &present);
-        break;
-      case 'G':
-        if (KeyIs(raw, "Group size")) e = ReadInt(val, ctx, &ev->group_size);
-        break;
-      case 'c':
-        if (KeyIs(raw, "correlation"))
-          e = ReadInt(val, ctx, &ev->correlation);
-        else if (KeyIs(raw, "cbid"))
-          e = ReadInt(val, ctx, &ev->cbid);
-        else if (KeyIs(raw, "cuda_sync_kind"))
-          e = ReadString(val, ctx, &ev->sync_kind, &present);
-        break;
-      case 'E':
-        if (KeyIs(raw, "External id")) e = ReadInt(val, ctx, &ev->external_id);
-        break;
-      case 'e':
-        if (KeyIs(raw, "external id"))
-          e = ReadInt(val, ctx, &ev->external_id);
-        else if (KeyIs(raw, "est. achieved occupancy %"))
-          e = ReadDouble(val, ctx, &ev->occupancy);
-        break;
-      case 'D':
-        if (KeyIs(raw, "Device Type"))
-          e = ReadInt(val, ctx, &ev->device_type);
-        else if (KeyIs(raw, "Device Id"))
-          e = ReadInt(val, ctx, &ev->device_id);
-        break;
-      case 'w':
-        if (KeyIs(raw, "warps per SM"))
-          e = ReadDouble(val, ctx, &ev->warps_per_sm);
-        else if (KeyIs(raw, "wait_on_stream"))
-          e = ReadInt(val, ctx, &ev->wait_on_stream);
-        else if (KeyIs(raw, "wait_on_cuda_event_record_corr_id"))
-          e = ReadInt(val, ctx, &ev->wait_record_correlation);
-        break;
-      case 'I':
-        if (KeyIs(raw, "In msg nelems"))
-          e = ReadInt(val, ctx, &ev->in_nelems);
-        else if (KeyIs(raw, "Input Dims"))
-          e = ReadArrayText(val, ctx, &ev->input_dims);
-        else if (KeyIs(raw, "Input type"))
-          e = ReadArrayText(val, ctx, &ev->input_types);
-        else if (KeyIs(raw, "Input Strides"))
-          e = ReadArrayText(val, ctx, &ev->input_strides);
-        break;
-      case 'O':
-        if (KeyIs(raw, "Out msg nelems")) e = ReadInt(val, ctx, &ev->out_nelems);
-        break;
-      case 'T':
-        if (KeyIs(raw, "Total Reserved"))
-          e = ReadInt(val, ctx, &ev->total_reserved);
-        else if (KeyIs(raw, "Total Allocated"))
-          e = ReadInt(val, ctx, &ev->total_allocated);
-        break;
-      case 'C':
-        if (KeyIs(raw, "Collective name"))
-          e = ReadString(val, ctx, &ev->collective, &ev->has_collective);
-        else if (KeyIs(raw, "Concrete Inputs"))
-          e = ReadArrayText(val, ctx, &ev->concrete_inputs);
-        break;
-      case 'S':
-        // The collective's sequence number in its process group (Kineto's kSeqNum, written raw
-        // from record_param_comms onto the NCCL kernel). Not "Sequence number": that is
-        // autograd's counter on cpu ops.
-        if (KeyIs(raw, "Seq")) e = ReadInt(val, ctx, &ev->seq, &ev->has_seq);
-        break;
-      case 'P':
-        // PyTorch ~2.2 wrote the group as a number under "Process Group ID" (ns_resolution_*
-        // shows it on record_param_comms); newer versions write "Process Group Name".
-        if (KeyIs(raw, "Process Group Name"))
-          e = ReadString(val, ctx, &ev->process_group, &ev->has_process_group);
-        else if (KeyIs(raw, "Process Group ID") && ev->process_group.empty())
-          e = ReadString(val, ctx, &ev->process_group, &ev->has_process_group);
-        else if (KeyIs(raw, "Process Group Ranks"))
-          e = ReadString(val, ctx, &ev->process_group_ranks, &present);
-        else if (KeyIs(raw, "Process Group Description"))
-          e = ReadString(val, ctx, &ev->process_group_desc, &present);
-        break;
-      case 'r':
-        if (KeyIs(raw, "registers per thread")) e = ReadInt(val, ctx, &ev->registers);
-        break;
-      case 'm':
-        if (KeyIs(raw, "memory bandwidth (GB/s)")) e = ReadDouble(val, ctx, &ev->bandwidth);
-        break;
-      case 'A':
-        if (KeyIs(raw, "Addr")) e = ReadUint(val, ctx, &ev->addr);
-        break;
-      default:
-        break;
-    }
-    if (e) return e;
+    if (auto e = ReadArg(raw, val, ctx, ev)) return e;
   }
   return sj::SUCCESS;
 }
