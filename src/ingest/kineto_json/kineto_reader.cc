@@ -350,6 +350,176 @@ bool FlowsCouldLink(const Trace& trace) {
   return false;
 }
 
+// Batches parsed in order and merged into the trace. One thread: every batch is parsed on the
+// reading thread. More: each batch is a task on the program's pool (or one made for this file),
+// parsed and merged by whichever thread takes it; at most 2 × threads + 1 batches are queued or
+// being parsed, and the reading thread parses queued batches itself while it waits for room.
+class BatchParsing {
+ public:
+  BatchParsing(const LoadOptions& options, Flows flows, OrderedMerger* merger)
+      : merger_(merger), keep_flows_(flows != Flows::kCountOnly) {
+    int threads = options.threads > 0 ? options.threads
+                                      : (options.pool != nullptr ? options.pool->threads()
+                                                                 : ThreadPool::DefaultThreads());
+    threads = std::min(threads, 64);
+    max_in_flight_ = 2 * static_cast<size_t>(threads) + 1;
+    if (threads <= 1) {
+      inline_parser_ = std::make_unique<EventParser>();
+      return;
+    }
+    ThreadPool* task_pool = options.pool;
+    if (task_pool == nullptr) {
+      own_pool_ = std::make_unique<ThreadPool>(threads);
+      task_pool = own_pool_.get();
+    }
+    tasks_.emplace(*task_pool);
+  }
+
+  // A batch buffer of `capacity` bytes, byte 0 reserved so the first event can be wrapped in '['
+  // in place.
+  OwnedBatch NewBuffer(size_t capacity) {
+    OwnedBatch b;
+    b.storage = buffers_.Acquire(capacity);
+    b.batch.text = b.storage.get();
+    b.batch.capacity = capacity;
+    b.batch.size = 1;
+    b.batch.keep_flows = keep_flows_;
+    return b;
+  }
+  void Release(OwnedBatch&& b) { buffers_.Release(std::move(b.storage), b.batch.capacity); }
+
+  uint64_t submitted() const { return sequence_; }
+  void Submit(OwnedBatch&& b) {
+    b.sequence = sequence_++;
+    if (inline_parser_) {
+      BatchResult result;
+      inline_parser_->ParseBatch(b.batch, &result);
+      Release(std::move(b));
+      merger_->Add(b.sequence, std::move(result));
+      return;
+    }
+    tasks_->WaitUntilPendingAtMost(max_in_flight_ - 1);
+    // std::function needs a copyable callable: the batch travels in a shared_ptr.
+    auto owned = std::make_shared<OwnedBatch>(std::move(b));
+    tasks_->Run([owned, this] {
+      std::unique_ptr<EventParser> parser = parsers_.Acquire();
+      BatchResult result;
+      parser->ParseBatch(owned->batch, &result);
+      parsers_.Release(std::move(parser));
+      Release(std::move(*owned));  // before merging: memory stays bounded
+      merger_->Add(owned->sequence, std::move(result));
+    });
+  }
+
+  // Every batch parsed and merged. The parsers (simdjson's buffers: ~4 bytes per batch byte) and
+  // batch buffers are freed now: duplicate removal, linking and the analyses reuse their pages
+  // instead of touching new ones (11 MB of the real-derived trace's peak RSS).
+  void Finish() {
+    if (tasks_) tasks_->Wait();
+    parsers_.Clear();
+    inline_parser_.reset();
+    buffers_.Clear();
+  }
+  ThreadPool* pool() { return tasks_ ? &tasks_->pool() : nullptr; }
+
+ private:
+  OrderedMerger* merger_;
+  bool keep_flows_;
+  size_t max_in_flight_ = 1;
+  uint64_t sequence_ = 0;
+  BufferPool buffers_;
+  ParserPool parsers_;
+  std::unique_ptr<EventParser> inline_parser_;
+  // Declared after what its tasks use, so that it is destroyed (and waited for) first.
+  std::unique_ptr<ThreadPool> own_pool_;
+  std::optional<TaskGroup> tasks_;
+};
+
+// One event (or the header) is larger than the buffer holds with one more read: grow it, doubling,
+// straight to the limit when one more doubling would pass it (old and new buffers coexist while
+// copying, so the last step should start from a small one).
+void GrowForOneMoreRead(OwnedBatch& current, size_t max_capacity) {
+  Batch& b = current.batch;
+  size_t capacity =
+      std::min(max_capacity, std::max(b.capacity * 2, b.size + kReadChunk + kPadding));
+  if (capacity * 2 > max_capacity)
+    capacity = std::max(max_capacity, b.size + kReadChunk + kPadding);
+  std::unique_ptr<char[]> bigger(new char[capacity]);
+  std::memcpy(bigger.get(), b.text, b.size);
+  current.storage = std::move(bigger);
+  b.text = current.storage.get();
+  b.capacity = capacity;
+}
+
+// The last byte of [text, text + n) that is not JSON whitespace; `previous` when there is none.
+char LastNonSpace(const char* text, size_t n, char previous) {
+  for (size_t i = n; i > 0; --i) {
+    const char c = text[i - 1];
+    if (c != ' ' && c != '\n' && c != '\r' && c != '\t') return c;
+  }
+  return previous;
+}
+
+// One element is capped whether it closed within this read or not: an element this large is not
+// an event but a missing quote or brace (or a hostile input), so reading stops, naming its start.
+// The same for a top-level member, and for the bytes still held (an open element, or the JSON
+// outside traceEvents), which cannot be released.
+Status CheckElementCap(const Scanner& scanner, const Batch& b, size_t elements_before,
+                       size_t members_before, size_t max_element, const std::string& name) {
+  for (size_t i = elements_before; i < b.elements.size(); ++i) {
+    const ScannedElement& e = b.elements[i];
+    if (e.end - e.begin > max_element)
+      return scanner.TooLong(e.begin, e.end - e.begin, max_element);
+  }
+  for (size_t i = members_before; i < scanner.header_members().size(); ++i)
+    if (scanner.header_members()[i].size() > max_element)
+      return Status::InputError(
+          name, 0,
+          "a top-level member is " + std::to_string(scanner.header_members()[i].size()) +
+              " bytes long, over the " + ByteSize(max_element) + " cap on one element",
+          "a Kineto trace holds a few KB besides its events; this is not one");
+  const size_t held = scanner.held_start();
+  if (held != SIZE_MAX && b.size - held > max_element) return scanner.TooLarge(max_element);
+  return Status::Ok();
+}
+
+// After every batch is merged: a trace of no event object is refused; the header is read,
+// duplicates removed and launches linked (with Flows::kCountOnly, *reread is set and an error
+// returned where linking needs the flows).
+Status FinishTrace(const Scanner& scanner, const std::string& name, Flows flows, ThreadPool* pool,
+                   Trace* trace, bool* reread) {
+  // JSON whose events array holds elements, none of them an object ([1,2,3]): not a trace with
+  // every event skipped, but no trace at all.
+  const uint64_t not_objects = trace->diagnostics.count[static_cast<size_t>(Diag::kNotAnObject)];
+  if (not_objects > 0 && not_objects == trace->info.events_total)
+    return Status::InputError(
+        name, 0,
+        std::string("not a JSON trace: ") +
+            (scanner.is_bare_array() ? "the top-level array" : "its traceEvents array") +
+            " holds " + std::to_string(not_objects) + " elements, none of them an event object",
+        "gpuscope reads PyTorch profiler (Kineto) Chrome-trace JSON: {\"traceEvents\": [{\"ph\": "
+        "\"X\", \"name\": …}, …]}");
+  ParseHeader(scanner.header_members(), trace);
+  trace->info.format =
+      scanner.is_bare_array() ? TraceFormat::kBareArray : TraceFormat::kKinetoObject;
+  // Before linking: a duplicated runtime call would otherwise count as a duplicate correlation, and
+  // no analysis must see an event twice (a repeated ProfilerStep#N became a zero-length step).
+  const model::DuplicateCounts dups = model::RemoveDuplicateEvents(trace, pool);
+  if (dups.gpu > 0) trace->diagnostics.Add(Diag::kDuplicateGpuEvent, -1, dups.gpu);
+  if (dups.runtime > 0) trace->diagnostics.Add(Diag::kDuplicateRuntimeCall, -1, dups.runtime);
+  if (dups.cpu > 0) trace->diagnostics.Add(Diag::kDuplicateCpuEvent, -1, dups.cpu);
+  if (flows == Flows::kCountOnly && FlowsCouldLink(*trace)) {
+    *reread = true;
+    return Status::Error(StatusCode::kInternal, name + ": flows needed for linking");
+  }
+  LinkLaunches(trace);
+  if (flows == Flows::kDropAfterLink) {
+    trace->info.flow_events_dropped += trace->flows.size();
+    trace->flows = FlowTable();
+  }
+  return Status::Ok();
+}
+
 // With Flows::kCountOnly, sets *reread and returns no trace where linking needs the flows.
 Result<Trace> ReadKinetoJsonOnce(io::ByteSource& source, const std::string& name,
                                  uint64_t file_bytes, const LoadOptions& options, Flows flows,
@@ -360,117 +530,39 @@ Result<Trace> ReadKinetoJsonOnce(io::ByteSource& source, const std::string& name
   trace.info.gzip = source.is_gzip();
 
   const size_t batch_bytes = std::max<size_t>(options.batch_bytes, 4096);
-  int threads = options.threads > 0 ? options.threads
-                                    : (options.pool != nullptr ? options.pool->threads()
-                                                               : ThreadPool::DefaultThreads());
-  threads = std::min(threads, 64);
-
   Scanner scanner(name);
-  BufferPool pool;
   OrderedMerger merger(&trace);
-  // One thread: every batch is parsed here, in order. More: each batch is a task on the program's
-  // pool (or one made for this file), parsed and merged by whichever thread takes it; at most
-  // 2 × threads + 1 batches are queued or being parsed (what the old bounded queue held), and the
-  // reading thread parses queued batches itself while it waits for room.
-  std::unique_ptr<EventParser> inline_parser;
-  ParserPool parsers;
-  // Declared after what its tasks use, so that it is destroyed (and waited for) first.
-  std::unique_ptr<ThreadPool> own_pool;
-  std::optional<TaskGroup> parse_tasks;
-  const size_t max_in_flight = 2 * static_cast<size_t>(threads) + 1;
-  if (threads <= 1) {
-    inline_parser = std::make_unique<EventParser>();
-  } else {
-    ThreadPool* task_pool = options.pool;
-    if (task_pool == nullptr) {
-      own_pool = std::make_unique<ThreadPool>(threads);
-      task_pool = own_pool.get();
-    }
-    parse_tasks.emplace(*task_pool);
-  }
-  auto stop_workers = [&] {
-    if (parse_tasks) parse_tasks->Wait();
-  };
-
-  uint64_t sequence = 0;
+  BatchParsing parsing(options, flows, &merger);
   uint64_t json_bytes = 0;
   auto submit = [&](OwnedBatch&& b) {
-    if (sequence == 0 && source.raw_offset() > 0) {
+    if (parsing.submitted() == 0 && source.raw_offset() > 0) {
       // Plain: the file size. Gzip: the file size times the compression ratio seen so far.
       merger.set_expected_json_bytes(
           static_cast<uint64_t>(static_cast<double>(file_bytes) * static_cast<double>(json_bytes) /
                                 static_cast<double>(source.raw_offset())));
     }
-    b.sequence = sequence++;
-    if (inline_parser) {
-      BatchResult result;
-      inline_parser->ParseBatch(b.batch, &result);
-      pool.Release(std::move(b.storage), b.batch.capacity);
-      merger.Add(b.sequence, std::move(result));
-    } else {
-      parse_tasks->WaitUntilPendingAtMost(max_in_flight - 1);
-      // std::function needs a copyable callable: the batch travels in a shared_ptr.
-      auto owned = std::make_shared<OwnedBatch>(std::move(b));
-      parse_tasks->Run([owned, &parsers, &pool, &merger] {
-        std::unique_ptr<EventParser> parser = parsers.Acquire();
-        BatchResult result;
-        parser->ParseBatch(owned->batch, &result);
-        parsers.Release(std::move(parser));
-        // Before merging: memory stays bounded.
-        pool.Release(std::move(owned->storage), owned->batch.capacity);
-        merger.Add(owned->sequence, std::move(result));
-      });
-    }
-  };
-
-  auto new_buffer = [&pool, flows](size_t capacity) {
-    OwnedBatch b;
-    b.storage = pool.Acquire(capacity);
-    b.batch.text = b.storage.get();
-    b.batch.capacity = capacity;
-    b.batch.size = 1;  // byte 0 is reserved so the first event can be wrapped in '[' in place
-    b.batch.keep_flows = flows != Flows::kCountOnly;
-    return b;
+    parsing.Submit(std::move(b));
   };
   const size_t initial_capacity = batch_bytes + kReadChunk + kPadding + 1;
   // One element (or the header) may grow a buffer up to the cap plus a batch and a read; never
   // beyond, whatever the input (memory stays bounded on a gzip bomb of one endless string).
   const size_t max_element = std::max<size_t>(options.max_element_bytes, 1);
   const size_t max_capacity = max_element + initial_capacity;
-  OwnedBatch current = new_buffer(initial_capacity);
+  OwnedBatch current = parsing.NewBuffer(initial_capacity);
   Status failure;
   bool scan_failed = false;  // the JSON is malformed before the end of the input
   char last_non_space = 0;   // of the stream so far: does the input end like a complete trace?
 
   while (true) {
     Batch& b = current.batch;
-    if (b.size + kReadChunk + kPadding > b.capacity) {
-      // One event (or the header) is larger than a batch: grow this buffer.
-      // Doubling, straight to the limit when one more doubling would pass it: old and new
-      // buffers coexist while copying, so the last step should start from a small one.
-      size_t capacity =
-          std::min(max_capacity, std::max(b.capacity * 2, b.size + kReadChunk + kPadding));
-      if (capacity * 2 > max_capacity)
-        capacity = std::max(max_capacity, b.size + kReadChunk + kPadding);
-      std::unique_ptr<char[]> bigger(new char[capacity]);
-      std::memcpy(bigger.get(), b.text, b.size);
-      current.storage = std::move(bigger);
-      b.text = current.storage.get();
-      b.capacity = capacity;
-    }
+    if (b.size + kReadChunk + kPadding > b.capacity) GrowForOneMoreRead(current, max_capacity);
     auto got = source.Read(b.text + b.size, kReadChunk);
     if (!got.ok()) {
       failure = got.status();
       break;
     }
     if (*got == 0) break;
-    for (size_t i = b.size + *got; i > b.size; --i) {
-      const char c = b.text[i - 1];
-      if (c != ' ' && c != '\n' && c != '\r' && c != '\t') {
-        last_non_space = c;
-        break;
-      }
-    }
+    last_non_space = LastNonSpace(b.text + b.size, *got, last_non_space);
     b.size += *got;
     json_bytes += *got;
     const size_t elements_before = b.elements.size();
@@ -480,27 +572,8 @@ Result<Trace> ReadKinetoJsonOnce(io::ByteSource& source, const std::string& name
       scan_failed = true;
       break;
     }
-    // One element is capped whether it closed within this read or not: an element this large is
-    // not an event but a missing quote or brace (or a hostile input). Stop now, naming its start.
-    for (size_t i = elements_before; i < b.elements.size() && failure.ok(); ++i) {
-      const ScannedElement& e = b.elements[i];
-      if (e.end - e.begin > max_element)
-        failure = scanner.TooLong(e.begin, e.end - e.begin, max_element);
-    }
-    for (size_t i = members_before; i < scanner.header_members().size() && failure.ok(); ++i)
-      if (scanner.header_members()[i].size() > max_element)
-        failure = Status::InputError(
-            name, 0,
-            "a top-level member is " + std::to_string(scanner.header_members()[i].size()) +
-                " bytes long, over the " + ByteSize(max_element) + " cap on one element",
-            "a Kineto trace holds a few KB besides its events; this is not one");
+    failure = CheckElementCap(scanner, b, elements_before, members_before, max_element, name);
     if (!failure.ok()) break;
-    // Bytes still held (an open element, or the JSON outside traceEvents) cannot be released.
-    const size_t held = scanner.held_start();
-    if (held != SIZE_MAX && b.size - held > max_element) {
-      failure = scanner.TooLarge(max_element);
-      break;
-    }
     if (options.progress) options.progress(source.raw_offset(), file_bytes);
     if (scanner.in_events() && b.size - 1 >= batch_bytes) {
       // Cut after the last complete event (the partial one moves to a fresh buffer); with no event
@@ -515,7 +588,8 @@ Result<Trace> ReadKinetoJsonOnce(io::ByteSource& source, const std::string& name
       }
       if (cut > 1) {
         const size_t tail = b.size - cut;
-        OwnedBatch next = new_buffer(std::max(initial_capacity, 1 + tail + kReadChunk + kPadding));
+        OwnedBatch next =
+            parsing.NewBuffer(std::max(initial_capacity, 1 + tail + kReadChunk + kPadding));
         std::memcpy(next.batch.text + 1, b.text + cut, tail);
         next.batch.size = 1 + tail;
         b.stream_offset = scanner.Absolute(0);
@@ -524,7 +598,7 @@ Result<Trace> ReadKinetoJsonOnce(io::ByteSource& source, const std::string& name
           b.size = cut;
           submit(std::move(current));
         } else {
-          pool.Release(std::move(current.storage), b.capacity);
+          parsing.Release(std::move(current));
         }
         current = std::move(next);
       }
@@ -536,14 +610,8 @@ Result<Trace> ReadKinetoJsonOnce(io::ByteSource& source, const std::string& name
     b.stream_offset = scanner.Absolute(0);
     if (!b.elements.empty()) submit(std::move(current));
   }
-  stop_workers();
-  // The parsers (simdjson's buffers: ~4 bytes per batch byte) and batch buffers are done: freed
-  // now, duplicate removal, linking and the analyses reuse their pages instead of touching new
-  // ones (11 MB of the real-derived trace's peak RSS).
-  parsers.Clear();
-  inline_parser.reset();
-  pool.Clear();
   current = OwnedBatch();
+  parsing.Finish();
   if (!failure.ok()) {
     // Malformed JSON inside a gzip file may be damage: one changed byte inside the deflate stream
     // often still decodes, into wrong bytes, and only the CRC-32 at the end tells. Read on to the
@@ -554,39 +622,10 @@ Result<Trace> ReadKinetoJsonOnce(io::ByteSource& source, const std::string& name
     return failure;
   }
 
-  // JSON whose events array holds elements, none of them an object ([1,2,3]): not a trace with
-  // every event skipped, but no trace at all.
-  const uint64_t not_objects = trace.diagnostics.count[static_cast<size_t>(Diag::kNotAnObject)];
-  if (not_objects > 0 && not_objects == merger.events())
-    return Status::InputError(
-        name, 0,
-        std::string("not a JSON trace: ") +
-            (scanner.is_bare_array() ? "the top-level array" : "its traceEvents array") +
-            " holds " + std::to_string(not_objects) + " elements, none of them an event object",
-        "gpuscope reads PyTorch profiler (Kineto) Chrome-trace JSON: {\"traceEvents\": [{\"ph\": "
-        "\"X\", \"name\": …}, …]}");
   PairBeginEnd(merger.begin_end(), &trace);
-  ParseHeader(scanner.header_members(), &trace);
-  trace.info.format =
-      scanner.is_bare_array() ? TraceFormat::kBareArray : TraceFormat::kKinetoObject;
   trace.info.json_bytes = json_bytes;
   trace.info.events_total = merger.events();
-  // Before linking: a duplicated runtime call would otherwise count as a duplicate correlation, and
-  // no analysis must see an event twice (a repeated ProfilerStep#N became a zero-length step).
-  const model::DuplicateCounts dups =
-      model::RemoveDuplicateEvents(&trace, parse_tasks ? &parse_tasks->pool() : nullptr);
-  if (dups.gpu > 0) trace.diagnostics.Add(Diag::kDuplicateGpuEvent, -1, dups.gpu);
-  if (dups.runtime > 0) trace.diagnostics.Add(Diag::kDuplicateRuntimeCall, -1, dups.runtime);
-  if (dups.cpu > 0) trace.diagnostics.Add(Diag::kDuplicateCpuEvent, -1, dups.cpu);
-  if (flows == Flows::kCountOnly && FlowsCouldLink(trace)) {
-    *reread = true;
-    return Status::Error(StatusCode::kInternal, name + ": flows needed for linking");
-  }
-  LinkLaunches(&trace);
-  if (flows == Flows::kDropAfterLink) {
-    trace.info.flow_events_dropped += trace.flows.size();
-    trace.flows = FlowTable();
-  }
+  GPUSCOPE_RETURN_IF_ERROR(FinishTrace(scanner, name, flows, parsing.pool(), &trace, reread));
   return trace;
 }
 
