@@ -94,6 +94,12 @@ class Reader {
   Result<Value> Run();
 
  private:
+  // Run's opcode groups (each returns on an error; a STOP or a refusal stays in Run).
+  Status Scalar(size_t at, uint8_t op, const char* name);
+  Status Containers(size_t at, uint8_t op, const char* name, std::vector<uint32_t>& items);
+  Status MemoOp(size_t at, uint8_t op, const char* name);
+  Status Refuse(size_t at, uint8_t op, const char* name) const;
+
   Status Error(size_t at, const std::string& what, const std::string& hint) const {
     return Status::InputError(name_, at, what, hint);
   }
@@ -252,6 +258,227 @@ class Reader {
   std::unordered_map<uint64_t, uint32_t> memo_;
 };
 
+// A number, bool or None pushed (N, NEWTRUE/NEWFALSE, BININT*, LONG*, INT, LONG, FLOAT, BINFLOAT).
+Status Reader::Scalar(size_t at, uint8_t op, const char* name) {
+  switch (op) {
+    case 'N':
+      return Push(at, NewNode(Kind::kNone));
+    case 0x88:
+    case 0x89: {
+      const uint32_t n = NewNode(Kind::kBool);
+      nodes_[n].i = op == 0x88;
+      return Push(at, n);
+    }
+    case 'J':
+      if (!Need(4)) return Truncated(at, name);
+      return Push(at, NewInt(static_cast<int32_t>(static_cast<uint32_t>(Le(4)))));
+    case 'K':
+      if (!Need(1)) return Truncated(at, name);
+      return Push(at, NewInt(static_cast<int64_t>(Le(1))));
+    case 'M':
+      if (!Need(2)) return Truncated(at, name);
+      return Push(at, NewInt(static_cast<int64_t>(Le(2))));
+    case 0x8a:    // LONG1
+    case 0x8b: {  // LONG4
+      const size_t lb = op == 0x8a ? 1 : 4;
+      if (!Need(lb)) return Truncated(at, name);
+      const uint64_t n = Le(lb);
+      if (n > in_.size() - pos_) return Truncated(at, name);
+      return Long(at, n);
+    }
+    case 'I':
+    case 'L': {
+      std::string_view line;
+      GPUSCOPE_RETURN_IF_ERROR(Line(at, name, &line));
+      int64_t v = 0;
+      uint32_t n;
+      if (op == 'I' && (line == "00" || line == "01")) {
+        n = NewNode(Kind::kBool);
+        nodes_[n].i = line == "01";
+      } else {
+        GPUSCOPE_RETURN_IF_ERROR(Decimal(at, name, line, &v));
+        n = NewInt(v);
+      }
+      return Push(at, n);
+    }
+    case 'F': {
+      std::string_view line;
+      GPUSCOPE_RETURN_IF_ERROR(Line(at, name, &line));
+      const std::string text(line.substr(0, 64));
+      char* end = nullptr;
+      const double d = std::strtod(text.c_str(), &end);
+      if (text.empty() || end != text.c_str() + text.size())
+        return Error(at, "pickle opcode FLOAT: not a number", "the pickle is damaged");
+      const uint32_t n = NewNode(Kind::kFloat);
+      nodes_[n].f = d;
+      return Push(at, n);
+    }
+    case 'G': {  // BINFLOAT: big-endian double
+      if (!Need(8)) return Truncated(at, name);
+      uint64_t bits = 0;
+      for (int k = 0; k < 8; ++k) bits = (bits << 8) | static_cast<uint8_t>(in_[pos_ + k]);
+      pos_ += 8;
+      double d;
+      std::memcpy(&d, &bits, 8);
+      const uint32_t n = NewNode(Kind::kFloat);
+      nodes_[n].f = d;
+      return Push(at, n);
+    }
+  }
+  return Status::Ok();
+}
+
+// A container made, filled or extended (EMPTY_*, LIST/TUPLE/DICT/FROZENSET from the mark,
+// TUPLE1–3, APPEND(S), SETITEM(S), ADDITEMS); `items` is scratch space.
+Status Reader::Containers(size_t at, uint8_t op, const char* name, std::vector<uint32_t>& items) {
+  switch (op) {
+    case ']':
+    case ')':
+    case '}':
+    case 0x8f: {
+      const Kind k = op == ']'   ? Kind::kList
+                     : op == ')' ? Kind::kTuple
+                     : op == '}' ? Kind::kDict
+                                 : Kind::kSet;
+      const uint32_t n = NewNode(k);
+      nodes_[n].depth = 1;
+      return Push(at, n);
+    }
+    case 'l':
+    case 't':
+    case 'd':
+    case 0x91: {  // LIST, TUPLE, DICT, FROZENSET from the mark
+      GPUSCOPE_RETURN_IF_ERROR(PopMark(at, name, &items));
+      const Kind k = op == 'l'   ? Kind::kList
+                     : op == 't' ? Kind::kTuple
+                     : op == 'd' ? Kind::kDict
+                                 : Kind::kSet;
+      if (k == Kind::kDict && items.size() % 2 != 0)
+        return Error(at, "pickle DICT with an odd number of items", "the pickle is damaged");
+      uint32_t n;
+      GPUSCOPE_RETURN_IF_ERROR(Container(at, k, items, &n));
+      return Push(at, n);
+    }
+    case 0x85:
+    case 0x86:
+    case 0x87: {
+      const size_t count = op - 0x84u;
+      if (Visible() < count)
+        return Error(at, std::string("pickle opcode ") + name + " with too few values on the stack",
+                     "the pickle is damaged");
+      items.assign(stack_.end() - static_cast<std::ptrdiff_t>(count), stack_.end());
+      stack_.resize(stack_.size() - count);
+      uint32_t n;
+      GPUSCOPE_RETURN_IF_ERROR(Container(at, Kind::kTuple, items, &n));
+      return Push(at, n);
+    }
+    case 'a':    // APPEND
+    case 's': {  // SETITEM
+      const size_t count = op == 'a' ? 1 : 2;
+      if (Visible() < count + 1)
+        return Error(at, std::string("pickle opcode ") + name + " with too few values on the stack",
+                     "the pickle is damaged");
+      items.assign(stack_.end() - static_cast<std::ptrdiff_t>(count), stack_.end());
+      stack_.resize(stack_.size() - count);
+      const uint32_t target = stack_.back();
+      const Kind want = op == 'a' ? Kind::kList : Kind::kDict;
+      if (nodes_[target].kind != want)
+        return Error(at,
+                     std::string("pickle opcode ") + name + " on a value that is not a " +
+                         (op == 'a' ? "list" : "dict"),
+                     "the pickle is damaged");
+      return AddChildren(at, target, items);
+    }
+    case 'e':     // APPENDS
+    case 'u':     // SETITEMS
+    case 0x90: {  // ADDITEMS
+      GPUSCOPE_RETURN_IF_ERROR(PopMark(at, name, &items));
+      if (Visible() == 0)
+        return Error(at, std::string("pickle opcode ") + name + " without a container",
+                     "the pickle is damaged");
+      const uint32_t target = stack_.back();
+      const Kind want = op == 'e' ? Kind::kList : op == 'u' ? Kind::kDict : Kind::kSet;
+      if (nodes_[target].kind != want || (op == 'u' && items.size() % 2 != 0))
+        return Error(at, std::string("pickle opcode ") + name + " on the wrong kind of value",
+                     "the pickle is damaged");
+      return AddChildren(at, target, items);
+    }
+  }
+  return Status::Ok();
+}
+
+// The memo: MEMOIZE, (BIN|LONG_BIN)PUT, (BIN|LONG_BIN)GET, PUT, GET.
+Status Reader::MemoOp(size_t at, uint8_t op, const char* name) {
+  switch (op) {
+    case 0x94:  // MEMOIZE
+      return Memo(at, memo_.size());
+    case 'q':
+    case 'r': {
+      const size_t lb = op == 'q' ? 1 : 4;
+      if (!Need(lb)) return Truncated(at, name);
+      return Memo(at, Le(lb));
+    }
+    case 'h':
+    case 'j': {
+      const size_t lb = op == 'h' ? 1 : 4;
+      if (!Need(lb)) return Truncated(at, name);
+      return Get(at, Le(lb));
+    }
+    case 'p':
+    case 'g': {
+      std::string_view line;
+      GPUSCOPE_RETURN_IF_ERROR(Line(at, name, &line));
+      int64_t key = 0;
+      GPUSCOPE_RETURN_IF_ERROR(Decimal(at, name, line, &key));
+      return op == 'p' ? Memo(at, static_cast<uint64_t>(key)) : Get(at, static_cast<uint64_t>(key));
+    }
+  }
+  return Status::Ok();
+}
+
+// An opcode this reader does not run: one that builds objects (imports or calls code), a
+// protocol-0 quoted string, or a byte that is no opcode. Always an error.
+Status Reader::Refuse(size_t at, uint8_t op, const char* name) const {
+  switch (op) {
+    case 'c':
+    case 0x93:
+    case 'R':
+    case 'b':
+    case 'i':
+    case 'o':
+    case 0x81:
+    case 0x92:
+    case 'P':
+    case 'Q':
+    case 0x82:
+    case 0x83:
+    case 0x84:
+    case 0x97:
+    case 0x98:
+      return Error(at,
+                   std::string("pickle opcode ") + name +
+                       ": snapshots are plain data; refusing to build objects",
+                   "gpuscope reads torch.cuda.memory._dump_snapshot files, which hold only "
+                   "dicts, lists, strings and numbers; this pickle imports or calls code (a "
+                   "torch.save file, another program's pickle?) and is never executed");
+    case 'S':
+    case 'V':
+      return Error(
+          at, std::string("pickle opcode ") + name + " (a protocol-0 quoted string) is not read",
+          "dump the snapshot with protocol 2 or later, as torch does");
+    default:
+      return Error(
+          at,
+          "byte 0x" +
+              [op] {
+                const char* hex = "0123456789abcdef";
+                return std::string{hex[op >> 4], hex[op & 15]};
+              }() +
+              " is no pickle opcode",
+          "this is not a pickle, or it is damaged here");
+  }
+}
+
 Result<Value> Reader::Run() {
   std::vector<uint32_t> items;
   while (true) {
@@ -313,78 +540,19 @@ Result<Value> Reader::Run() {
         GPUSCOPE_RETURN_IF_ERROR(Push(at, stack_.back()));
         break;
       case 'N':
-        GPUSCOPE_RETURN_IF_ERROR(Push(at, NewNode(Kind::kNone)));
-        break;
       case 0x88:
-      case 0x89: {
-        const uint32_t n = NewNode(Kind::kBool);
-        nodes_[n].i = op == 0x88;
-        GPUSCOPE_RETURN_IF_ERROR(Push(at, n));
-        break;
-      }
+      case 0x89:
       case 'J':
-        if (!need(4)) return Truncated(at, name);
-        GPUSCOPE_RETURN_IF_ERROR(
-            Push(at, NewInt(static_cast<int32_t>(static_cast<uint32_t>(Le(4))))));
-        break;
       case 'K':
-        if (!need(1)) return Truncated(at, name);
-        GPUSCOPE_RETURN_IF_ERROR(Push(at, NewInt(static_cast<int64_t>(Le(1)))));
-        break;
       case 'M':
-        if (!need(2)) return Truncated(at, name);
-        GPUSCOPE_RETURN_IF_ERROR(Push(at, NewInt(static_cast<int64_t>(Le(2)))));
-        break;
-      case 0x8a:    // LONG1
-      case 0x8b: {  // LONG4
-        const size_t lb = op == 0x8a ? 1 : 4;
-        if (!need(lb)) return Truncated(at, name);
-        const uint64_t n = Le(lb);
-        if (n > in_.size() - pos_) return Truncated(at, name);
-        GPUSCOPE_RETURN_IF_ERROR(Long(at, n));
-        break;
-      }
+      case 0x8a:  // LONG1
+      case 0x8b:  // LONG4
       case 'I':
-      case 'L': {
-        std::string_view line;
-        GPUSCOPE_RETURN_IF_ERROR(Line(at, name, &line));
-        int64_t v = 0;
-        uint32_t n;
-        if (op == 'I' && (line == "00" || line == "01")) {
-          n = NewNode(Kind::kBool);
-          nodes_[n].i = line == "01";
-        } else {
-          GPUSCOPE_RETURN_IF_ERROR(Decimal(at, name, line, &v));
-          n = NewInt(v);
-        }
-        GPUSCOPE_RETURN_IF_ERROR(Push(at, n));
+      case 'L':
+      case 'F':
+      case 'G':  // BINFLOAT: big-endian double
+        GPUSCOPE_RETURN_IF_ERROR(Scalar(at, op, name));
         break;
-      }
-      case 'F': {
-        std::string_view line;
-        GPUSCOPE_RETURN_IF_ERROR(Line(at, name, &line));
-        const std::string text(line.substr(0, 64));
-        char* end = nullptr;
-        const double d = std::strtod(text.c_str(), &end);
-        if (text.empty() || end != text.c_str() + text.size())
-          return Error(at, "pickle opcode FLOAT: not a number", "the pickle is damaged");
-        const uint32_t n = NewNode(Kind::kFloat);
-        nodes_[n].f = d;
-        GPUSCOPE_RETURN_IF_ERROR(Push(at, n));
-        break;
-      }
-      case 'G': {  // BINFLOAT: big-endian double
-        if (!need(8)) return Truncated(at, name);
-        uint64_t bits = 0;
-        for (int k = 0; k < 8; ++k) bits = (bits << 8) | static_cast<uint8_t>(in_[pos_ + k]);
-        pos_ += 8;
-        double d;
-        std::memcpy(&d, &bits, 8);
-        const uint32_t n = NewNode(Kind::kFloat);
-        nodes_[n].f = d;
-        GPUSCOPE_RETURN_IF_ERROR(Push(at, n));
-        break;
-      }
       case 0x8c:
         GPUSCOPE_RETURN_IF_ERROR(Str(at, name, 1, Kind::kStr));
         break;
@@ -413,144 +581,32 @@ Result<Value> Reader::Run() {
       case ']':
       case ')':
       case '}':
-      case 0x8f: {
-        const Kind k = op == ']'   ? Kind::kList
-                       : op == ')' ? Kind::kTuple
-                       : op == '}' ? Kind::kDict
-                                   : Kind::kSet;
-        const uint32_t n = NewNode(k);
-        nodes_[n].depth = 1;
-        GPUSCOPE_RETURN_IF_ERROR(Push(at, n));
-        break;
-      }
+      case 0x8f:
       case 'l':
       case 't':
       case 'd':
-      case 0x91: {  // LIST, TUPLE, DICT, FROZENSET from the mark
-        GPUSCOPE_RETURN_IF_ERROR(PopMark(at, name, &items));
-        const Kind k = op == 'l'   ? Kind::kList
-                       : op == 't' ? Kind::kTuple
-                       : op == 'd' ? Kind::kDict
-                                   : Kind::kSet;
-        if (k == Kind::kDict && items.size() % 2 != 0)
-          return Error(at, "pickle DICT with an odd number of items", "the pickle is damaged");
-        uint32_t n;
-        GPUSCOPE_RETURN_IF_ERROR(Container(at, k, items, &n));
-        GPUSCOPE_RETURN_IF_ERROR(Push(at, n));
-        break;
-      }
+      case 0x91:  // LIST, TUPLE, DICT, FROZENSET from the mark
       case 0x85:
       case 0x86:
-      case 0x87: {
-        const size_t count = op - 0x84u;
-        if (Visible() < count)
-          return Error(at,
-                       std::string("pickle opcode ") + name + " with too few values on the stack",
-                       "the pickle is damaged");
-        items.assign(stack_.end() - static_cast<std::ptrdiff_t>(count), stack_.end());
-        stack_.resize(stack_.size() - count);
-        uint32_t n;
-        GPUSCOPE_RETURN_IF_ERROR(Container(at, Kind::kTuple, items, &n));
-        GPUSCOPE_RETURN_IF_ERROR(Push(at, n));
+      case 0x87:
+      case 'a':   // APPEND
+      case 's':   // SETITEM
+      case 'e':   // APPENDS
+      case 'u':   // SETITEMS
+      case 0x90:  // ADDITEMS
+        GPUSCOPE_RETURN_IF_ERROR(Containers(at, op, name, items));
         break;
-      }
-      case 'a':    // APPEND
-      case 's': {  // SETITEM
-        const size_t count = op == 'a' ? 1 : 2;
-        if (Visible() < count + 1)
-          return Error(at,
-                       std::string("pickle opcode ") + name + " with too few values on the stack",
-                       "the pickle is damaged");
-        items.assign(stack_.end() - static_cast<std::ptrdiff_t>(count), stack_.end());
-        stack_.resize(stack_.size() - count);
-        const uint32_t target = stack_.back();
-        const Kind want = op == 'a' ? Kind::kList : Kind::kDict;
-        if (nodes_[target].kind != want)
-          return Error(at,
-                       std::string("pickle opcode ") + name + " on a value that is not a " +
-                           (op == 'a' ? "list" : "dict"),
-                       "the pickle is damaged");
-        GPUSCOPE_RETURN_IF_ERROR(AddChildren(at, target, items));
-        break;
-      }
-      case 'e':     // APPENDS
-      case 'u':     // SETITEMS
-      case 0x90: {  // ADDITEMS
-        GPUSCOPE_RETURN_IF_ERROR(PopMark(at, name, &items));
-        if (Visible() == 0)
-          return Error(at, std::string("pickle opcode ") + name + " without a container",
-                       "the pickle is damaged");
-        const uint32_t target = stack_.back();
-        const Kind want = op == 'e' ? Kind::kList : op == 'u' ? Kind::kDict : Kind::kSet;
-        if (nodes_[target].kind != want || (op == 'u' && items.size() % 2 != 0))
-          return Error(at, std::string("pickle opcode ") + name + " on the wrong kind of value",
-                       "the pickle is damaged");
-        GPUSCOPE_RETURN_IF_ERROR(AddChildren(at, target, items));
-        break;
-      }
       case 0x94:  // MEMOIZE
-        GPUSCOPE_RETURN_IF_ERROR(Memo(at, memo_.size()));
-        break;
       case 'q':
-      case 'r': {
-        const size_t lb = op == 'q' ? 1 : 4;
-        if (!need(lb)) return Truncated(at, name);
-        GPUSCOPE_RETURN_IF_ERROR(Memo(at, Le(lb)));
-        break;
-      }
+      case 'r':
       case 'h':
-      case 'j': {
-        const size_t lb = op == 'h' ? 1 : 4;
-        if (!need(lb)) return Truncated(at, name);
-        GPUSCOPE_RETURN_IF_ERROR(Get(at, Le(lb)));
-        break;
-      }
+      case 'j':
       case 'p':
-      case 'g': {
-        std::string_view line;
-        GPUSCOPE_RETURN_IF_ERROR(Line(at, name, &line));
-        int64_t key = 0;
-        GPUSCOPE_RETURN_IF_ERROR(Decimal(at, name, line, &key));
-        GPUSCOPE_RETURN_IF_ERROR(op == 'p' ? Memo(at, static_cast<uint64_t>(key))
-                                           : Get(at, static_cast<uint64_t>(key)));
+      case 'g':
+        GPUSCOPE_RETURN_IF_ERROR(MemoOp(at, op, name));
         break;
-      }
-      case 'c':
-      case 0x93:
-      case 'R':
-      case 'b':
-      case 'i':
-      case 'o':
-      case 0x81:
-      case 0x92:
-      case 'P':
-      case 'Q':
-      case 0x82:
-      case 0x83:
-      case 0x84:
-      case 0x97:
-      case 0x98:
-        return Error(at,
-                     std::string("pickle opcode ") + name +
-                         ": snapshots are plain data; refusing to build objects",
-                     "gpuscope reads torch.cuda.memory._dump_snapshot files, which hold only "
-                     "dicts, lists, strings and numbers; this pickle imports or calls code (a "
-                     "torch.save file, another program's pickle?) and is never executed");
-      case 'S':
-      case 'V':
-        return Error(
-            at, std::string("pickle opcode ") + name + " (a protocol-0 quoted string) is not read",
-            "dump the snapshot with protocol 2 or later, as torch does");
       default:
-        return Error(
-            at,
-            "byte 0x" +
-                [op] {
-                  const char* hex = "0123456789abcdef";
-                  return std::string{hex[op >> 4], hex[op & 15]};
-                }() +
-                " is no pickle opcode",
-            "this is not a pickle, or it is damaged here");
+        return Refuse(at, op, name);
     }
   }
 }
