@@ -429,6 +429,20 @@ struct Reader {
     return true;
   }
 
+  // An optional array of strings: absent leaves `out` empty; present, it must hold `count`.
+  bool OptStrings(object o, const char* key, const std::string& path, size_t count,
+                  const char* expected, std::vector<std::string>* out) {
+    simdjson::dom::array a;
+    if (o[key].get(a)) return true;
+    for (element e : a) {
+      std::string text;
+      if (!Str(e, path + "." + key, &text)) return false;
+      out->push_back(std::move(text));
+    }
+    if (out->size() != count) return Fail(path + "." + key, std::string("expected ") + expected);
+    return true;
+  }
+
   bool ReadChart(object o, const std::string& key, const std::string& path, Item* out) {
     Chart c;
     c.key = key;
@@ -458,16 +472,9 @@ struct Reader {
       if (!OptStr(so, "key", path, &s.key) || !OptStr(so, "label", path, &s.label) ||
           !Doubles(so, "values", path + ".series", &s.values))
         return false;
-      simdjson::dom::array notes;
-      if (!so["notes"].get(notes)) {
-        for (element n : notes) {
-          std::string text;
-          if (!Str(n, path + ".series.notes", &text)) return false;
-          s.notes.push_back(std::move(text));
-        }
-        if (s.notes.size() != s.values.size())
-          return Fail(path + ".series.notes", "expected one note per value");
-      }
+      if (!OptStrings(so, "notes", path + ".series", s.values.size(), "one note per value",
+                      &s.notes))
+        return false;
       c.series.push_back(std::move(s));
     }
     if (!Fields(o, "reference_lines", path, &c.reference_lines)) return false;
@@ -494,16 +501,9 @@ struct Reader {
         c.segments.push_back(
             {static_cast<uint32_t>(v[0]), static_cast<uint32_t>(v[1]), v[2], v[3]});
       }
-      simdjson::dom::array labels;
-      if (!o["segment_labels"].get(labels)) {
-        for (element e : labels) {
-          std::string l;
-          if (!Str(e, path + ".segment_labels", &l)) return false;
-          c.segment_labels.push_back(std::move(l));
-        }
-        if (c.segment_labels.size() != c.segments.size())
-          return Fail(path + ".segment_labels", "expected one label per segment");
-      }
+      if (!OptStrings(o, "segment_labels", path, c.segments.size(), "one label per segment",
+                      &c.segment_labels))
+        return false;
     }
     *out = std::move(c);
     return true;
