@@ -16,6 +16,12 @@ case "$flavour" in
   *) echo "usage: tools/build.sh [release|asan|fuzz|native]" >&2; exit 2 ;;
 esac
 dir="build/$flavour"
+# Without clang, configuring the fuzz flavour would leave a cache with no compiler that later
+# configures fail on (an RPATH error): say what to install instead.
+if [ "$flavour" = fuzz ] && ! command -v clang++ >/dev/null 2>&1; then
+  echo "tools/build.sh fuzz: clang++ is not installed (run tools/setup.sh --dev)" >&2
+  exit 1
+fi
 mkdir -p build
 # Configure every time (fast when nothing changed) so newly installed packages, e.g. GoogleTest
 # after `tools/setup.sh --test`, are picked up by an existing build folder.
