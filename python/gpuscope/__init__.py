@@ -55,6 +55,14 @@ def _identity(section: dict) -> Optional[dict]:
     return {k: _value(v) for k, v in item.get("fields", {}).items()}
 
 
+def _verdict_in(section: dict) -> Optional[str]:
+    """The `verdict` field of the first row keyed "verdict" under `section`, or None."""
+    for _, key, item in _walk(section, ()):
+        if key == "verdict" and item.get("type") == "row":
+            return _value(item.get("fields", {}).get("verdict"))
+    return None
+
+
 def _findings_in(section: dict, origin: dict) -> List[Dict[str, Any]]:
     """The findings under `section`, each a dict: `origin`'s keys, then key (the rule id) and
     the finding's own fields, evidence as {key: value}."""
@@ -192,16 +200,14 @@ class Report:
         """One dict per rank: section, run (its job's key under `jobs`, "job_1"), rank, path,
         verdict, findings (and the identity fields: world_size, rank_source …). Two runs' rank 0
         are two entries, each with its own findings."""
+        return self._ranks(self.findings)
+
+    def _ranks(self, findings: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
         out = []
-        findings = self.findings
         for key, section, ident in self._rank_sections():
             r = dict(ident)
             r["section"] = key
-            r["verdict"] = None
-            for _, ikey, item in _walk(section, ()):
-                if ikey == "verdict" and item.get("type") == "row":
-                    r["verdict"] = _value(item.get("fields", {}).get("verdict"))
-                    break
+            r["verdict"] = _verdict_in(section)
             r["findings"] = [f for f in findings if f["section"] == key]
             out.append(r)
         return out
@@ -212,14 +218,11 @@ class Report:
         (its key, "job_1"), title, verdict (the job's), ranks (the `ranks` entries of its ranks)
         and findings (the job's own, then its ranks'). Empty for other documents."""
         jobs = self._data().get("sections", {}).get("jobs", {}).get("sections", {})
-        ranks, findings = self.ranks, self.findings
+        findings = self.findings  # walked once: the ranks' entries take theirs from it
+        ranks = self._ranks(findings)
         out = []
         for key, job in jobs.items():
-            r = {"run": key, "title": job.get("title"), "verdict": None}
-            for _, ikey, item in _walk(job, ()):
-                if ikey == "verdict" and item.get("type") == "row":
-                    r["verdict"] = _value(item.get("fields", {}).get("verdict"))
-                    break
+            r = {"run": key, "title": job.get("title"), "verdict": _verdict_in(job)}
             r["ranks"] = [x for x in ranks if x.get("run") == key]
             own = [f for f in findings if f["section"] == "jobs" and f["run"] == key]
             r["findings"] = own + [f for x in r["ranks"] for f in x["findings"]]

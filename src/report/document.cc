@@ -1112,12 +1112,12 @@ void AddCriticalPathLane(const analyze::CriticalPath& cp, const analyze::StepTim
     if (b <= a) continue;
     const double from = static_cast<double>(a - tl.start_ns),
                  to = static_cast<double>(b - tl.start_ns);
-    if (chart.segments.size() > first &&
-        (b - a < res || chart.segments.back().series == static_cast<uint32_t>(kind(p.category)))) {
+    const auto series = static_cast<uint32_t>(kind(p.category));
+    if (chart.segments.size() > first && (b - a < res || chart.segments.back().series == series)) {
       chart.segments.back().end = to;
       continue;
     }
-    chart.segments.push_back({lane, static_cast<uint32_t>(kind(p.category)), from, to});
+    chart.segments.push_back({lane, series, from, to});
     chart.segment_labels.push_back(std::string("critical path: ") +
                                    kPathLabels[static_cast<size_t>(p.category)]);
   }
