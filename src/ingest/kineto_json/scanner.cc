@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "ingest/common/line_reader.h"  // ByteSize
 
@@ -325,284 +326,275 @@ Status Scanner::Scan(const char* b, size_t size, std::vector<ScannedElement>* ou
       }
       // No progress (a non-object element right here): one step of the byte path below.
     }
-    if (in_string_) {
-      if (escape_) {
-        escape_ = false;
-        ++p;
-        continue;
-      }
-      p = FindStringSpecial(b, p, size);
-      if (p >= size) break;
-      if (b[p] == '\\') {
-        escape_ = true;
-        ++p;
-        continue;
-      }
-      // Closing quote.
-      in_string_ = false;
-      if (top_ == 'o' && depth_ == 1 && member_ == Member::kInKey) {
-        key_.assign(b + string_start_ + 1, p - string_start_ - 1);
-        member_ = Member::kExpectColon;
-      } else if (top_ == 'o' && depth_ == 1 && member_ == Member::kInValue) {
-        value_last_ = p;
-        member_ = Member::kAfterValue;
-        header_members_.emplace_back(b + member_start_, p + 1 - member_start_);
-      } else if (events_depth_ >= 0 && depth_ == events_depth_ && element_start_ != SIZE_MAX &&
-                 !element_is_object_) {
-        value_last_ = p;
-      }
-      ++p;
-      continue;
-    }
-
-    // Inside an element of traceEvents: only nesting and strings matter; skip the rest fast.
-    if (events_depth_ >= 0 && depth_ > events_depth_) {
-      p = FindStructural(b, p, size);
-      if (p >= size) break;
-    }
-    const char c = b[p];
-    if (top_ == 0) {
-      if (IsSpace(c)) {
-        ++p;
-        continue;
-      }
-      if (Absolute(p) == 0 && static_cast<unsigned char>(c) == 0xEF) {
-        if (p + 3 > size) break;  // wait for the rest of a possible byte-order mark
-        if (static_cast<unsigned char>(b[p + 1]) == 0xBB &&
-            static_cast<unsigned char>(b[p + 2]) == 0xBF) {
-          p += 3;  // UTF-8 byte-order mark
-          continue;
-        }
-      }
-      if (c == '{') {
-        top_ = 'o';
-        depth_ = 1;
-        member_ = Member::kExpectKey;
-      } else if (c == '[') {
-        top_ = 'a';
-        bare_array_ = true;
-        depth_ = 1;
-        events_depth_ = 1;
-        saw_trace_events_ = true;
-      } else {
-        pos_ = p;
-        return Fail(p,
-                    "not a JSON trace: expected '{' or '[' but found " +
-                        ByteForMessage(static_cast<unsigned char>(c)),
-                    "gpuscope reads PyTorch profiler (Kineto) Chrome-trace JSON (plain or gzip), "
-                    "Nsight Systems SQLite exports (nsys export --type sqlite), CUDA memory "
-                    "snapshots (torch.cuda.memory._dump_snapshot), gpuscope run recordings and "
-                    "summaries, and nvidia-smi and DCGM logs with their header line");
-      }
-      ++p;
-      continue;
-    }
-    if (top_ == 'x') {
-      if (!IsSpace(c) && c != '\0') {
-        pos_ = p;
-        return Fail(p,
-                    "unexpected " + ByteForMessage(static_cast<unsigned char>(c)) +
-                        " after the end of the JSON document",
-                    "the file may hold two documents or trailing garbage");
-      }
-      ++p;
-      continue;
-    }
-
-    // Between elements of traceEvents.
-    if (events_depth_ >= 0 && depth_ == events_depth_) {
-      if (element_start_ != SIZE_MAX && !element_is_object_) {
-        // A scalar element in progress ends at ',' or ']'.
-        if (c == ',' || c == ']') {
-          EndElement(value_last_ + 1, out);
-        } else if (c == '"') {
-          in_string_ = true;
-          string_start_ = p;
-          ++p;
-          continue;
-        } else if (c == '{' || c == '[') {
-          ++depth_;  // nested value inside a malformed element; keep balance
-          ++p;
-          continue;
-        } else {
-          if (!IsSpace(c)) value_last_ = p;
-          ++p;
-          continue;
-        }
-      }
-      if (IsSpace(c) || c == ',') {
-        ++p;
-        continue;
-      }
-      if (c == '{' || c == '[') {
-        element_start_ = p;
-        element_is_object_ = c == '{';
-        ++depth_;
-        ++p;
-        continue;
-      }
-      if (c == ']') {
-        // End of traceEvents.
-        events_depth_ = -1;
-        events_end_ = p + 1;
-        --depth_;
-        if (top_ == 'a') {
-          top_ = 'x';
-        } else {
-          member_ = Member::kAfterValue;
-        }
-        ++p;
-        continue;
-      }
-      if (c == '}') {
-        pos_ = p;
-        // A brace missing inside an element makes every later element part of it, until the
-        // array's ']' closes it: that element is where the brace is missing, not here.
-        if (mismatch_start_ >= 0)
-          return Status::InputError(
-              file_, static_cast<uint64_t>(mismatch_start_),
-              "the traceEvents element starting here is closed by the ']' at byte " +
-                  std::to_string(mismatch_close_) +
-                  ": a '}' is missing inside it, and the elements after it ran into it",
-              "look for the missing '}' in the first event from here (`tail -c +" +
-                  std::to_string(mismatch_start_ + 1) + " FILE | head -c 400`)");
-        return Fail(p, "unbalanced '}' inside traceEvents", "the JSON is malformed");
-      }
-      // Start of a scalar (non-object) element.
-      element_start_ = p;
-      element_is_object_ = false;
-      value_last_ = p;
-      if (c == '"') {
-        in_string_ = true;
-        string_start_ = p;
-      }
-      ++p;
-      continue;
-    }
-
-    // Inside an element, at depth > events_depth_ (p points at a structural byte).
-    if (events_depth_ >= 0) {
-      if (c == '"') {
-        in_string_ = true;
-        string_start_ = p;
-      } else if (c == '{' || c == '[') {
-        ++depth_;
-      } else {  // '}' or ']'
-        --depth_;
-        if (depth_ == events_depth_) {
-          if ((c == '}') != element_is_object_) NoteMismatch(p);
-          EndElement(p + 1, out);
-        }
-      }
-      ++p;
-      continue;
-    }
-
-    // Object form, outside traceEvents.
-    if (depth_ == 1) {
-      switch (member_) {
-        case Member::kExpectKey:
-          if (IsSpace(c) || c == ',') break;
-          if (c == '"') {
-            member_ = Member::kInKey;
-            member_start_ = p;
-            in_string_ = true;
-            string_start_ = p;
-            break;
-          }
-          if (c == '}') {
-            depth_ = 0;
-            top_ = 'x';
-            break;
-          }
-          pos_ = p;
-          return Fail(p,
-                      "expected a key string in the top-level object but found " +
-                          ByteForMessage(static_cast<unsigned char>(c)),
-                      "the JSON is malformed");
-        case Member::kExpectColon:
-          if (IsSpace(c)) break;
-          if (c == ':') {
-            member_ = Member::kExpectValue;
-            break;
-          }
-          pos_ = p;
-          return Fail(p, "expected ':' after key \"" + key_ + "\"", "the JSON is malformed");
-        case Member::kExpectValue:
-          if (IsSpace(c)) break;
-          if (key_ == "traceEvents") {
-            if (c != '[') {
-              pos_ = p;
-              return Fail(p, "\"traceEvents\" is not an array",
-                          "a Kineto trace holds its events in a JSON array");
-            }
-            saw_trace_events_ = true;
-            depth_ = 2;
-            events_depth_ = 2;
-            break;
-          }
-          member_ = Member::kInValue;
-          value_last_ = p;
-          if (c == '"') {
-            in_string_ = true;
-            string_start_ = p;
-          } else if (c == '{' || c == '[') {
-            ++depth_;
-          }
-          break;
-        case Member::kInValue:
-          // A scalar value (number, true, false, null) runs to ',' or '}'.
-          if (c == ',' || c == '}') {
-            header_members_.emplace_back(b + member_start_, value_last_ + 1 - member_start_);
-            member_ = Member::kExpectKey;
-            if (c == '}') {
-              depth_ = 0;
-              top_ = 'x';
-            }
-          } else if (!IsSpace(c)) {
-            value_last_ = p;
-          }
-          break;
-        case Member::kAfterValue:
-          if (IsSpace(c)) break;
-          if (c == ',') {
-            member_ = Member::kExpectKey;
-            break;
-          }
-          if (c == '}') {
-            depth_ = 0;
-            top_ = 'x';
-            break;
-          }
-          pos_ = p;
-          return Fail(p,
-                      "expected ',' or '}' after a top-level member but found " +
-                          ByteForMessage(static_cast<unsigned char>(c)),
-                      "the JSON is malformed");
-        case Member::kInKey:
-          break;  // unreachable: keys are strings
-      }
-      ++p;
-      continue;
-    }
-
-    // Object form, inside a composite header value (depth >= 2).
-    if (c == '"') {
-      in_string_ = true;
-      string_start_ = p;
-    } else if (c == '{' || c == '[') {
-      ++depth_;
-    } else if (c == '}' || c == ']') {
-      --depth_;
-      if (depth_ == 1) {
-        header_members_.emplace_back(b + member_start_, p + 1 - member_start_);
-        member_ = Member::kAfterValue;
-      }
-    }
-    ++p;
+    const size_t next = in_string_ ? InString(b, p, size) : Structural(b, p, size, out);
+    if (next == kStop) return std::exchange(failure_, Status::Ok());
+    p = next;
   }
   pos_ = p;
   return Status::Ok();
+}
+
+size_t Scanner::Stop(size_t p, Status failure) {
+  pos_ = p;
+  failure_ = std::move(failure);
+  return kStop;
+}
+
+size_t Scanner::InString(const char* b, size_t p, size_t size) {
+  if (escape_) {
+    escape_ = false;
+    return p + 1;
+  }
+  p = FindStringSpecial(b, p, size);
+  if (p >= size) return p;
+  if (b[p] == '\\') {
+    escape_ = true;
+    return p + 1;
+  }
+  // Closing quote.
+  in_string_ = false;
+  if (top_ == 'o' && depth_ == 1 && member_ == Member::kInKey) {
+    key_.assign(b + string_start_ + 1, p - string_start_ - 1);
+    member_ = Member::kExpectColon;
+  } else if (top_ == 'o' && depth_ == 1 && member_ == Member::kInValue) {
+    value_last_ = p;
+    member_ = Member::kAfterValue;
+    header_members_.emplace_back(b + member_start_, p + 1 - member_start_);
+  } else if (events_depth_ >= 0 && depth_ == events_depth_ && element_start_ != SIZE_MAX &&
+             !element_is_object_) {
+    value_last_ = p;
+  }
+  return p + 1;
+}
+
+size_t Scanner::Structural(const char* b, size_t p, size_t size, std::vector<ScannedElement>* out) {
+  // Inside an element of traceEvents: only nesting and strings matter; skip the rest fast.
+  if (events_depth_ >= 0 && depth_ > events_depth_) {
+    p = FindStructural(b, p, size);
+    if (p >= size) return p;
+  }
+  const char c = b[p];
+  if (top_ == 0) return DocumentStart(b, p, size);
+  if (top_ == 'x') {
+    if (!IsSpace(c) && c != '\0') {
+      return Stop(p, Fail(p,
+                          "unexpected " + ByteForMessage(static_cast<unsigned char>(c)) +
+                              " after the end of the JSON document",
+                          "the file may hold two documents or trailing garbage"));
+    }
+    return p + 1;
+  }
+  if (events_depth_ >= 0 && depth_ == events_depth_) return BetweenElements(p, c, out);
+  if (events_depth_ >= 0) return InElement(p, c, out);
+  if (depth_ == 1) return TopLevelMember(p, c);
+  // Object form, inside a composite header value (depth >= 2).
+  if (c == '"') {
+    StartString(p);
+  } else if (c == '{' || c == '[') {
+    ++depth_;
+  } else if (c == '}' || c == ']') {
+    --depth_;
+    if (depth_ == 1) {
+      header_members_.emplace_back(b + member_start_, p + 1 - member_start_);
+      member_ = Member::kAfterValue;
+    }
+  }
+  return p + 1;
+}
+
+void Scanner::StartString(size_t p) {
+  in_string_ = true;
+  string_start_ = p;
+}
+
+size_t Scanner::DocumentStart(const char* b, size_t p, size_t size) {
+  const char c = b[p];
+  if (IsSpace(c)) return p + 1;
+  if (Absolute(p) == 0 && static_cast<unsigned char>(c) == 0xEF) {
+    if (p + 3 > size) return Stop(p, Status::Ok());  // wait for the rest of a byte-order mark
+    if (static_cast<unsigned char>(b[p + 1]) == 0xBB &&
+        static_cast<unsigned char>(b[p + 2]) == 0xBF) {
+      return p + 3;  // UTF-8 byte-order mark
+    }
+  }
+  if (c == '{') {
+    top_ = 'o';
+    depth_ = 1;
+    member_ = Member::kExpectKey;
+  } else if (c == '[') {
+    top_ = 'a';
+    bare_array_ = true;
+    depth_ = 1;
+    events_depth_ = 1;
+    saw_trace_events_ = true;
+  } else {
+    return Stop(p, Fail(p,
+                        "not a JSON trace: expected '{' or '[' but found " +
+                            ByteForMessage(static_cast<unsigned char>(c)),
+                        "gpuscope reads PyTorch profiler (Kineto) Chrome-trace JSON (plain or "
+                        "gzip), Nsight Systems SQLite exports (nsys export --type sqlite), CUDA "
+                        "memory snapshots (torch.cuda.memory._dump_snapshot), gpuscope run "
+                        "recordings and summaries, and nvidia-smi and DCGM logs with their "
+                        "header line"));
+  }
+  return p + 1;
+}
+
+size_t Scanner::BetweenElements(size_t p, char c, std::vector<ScannedElement>* out) {
+  if (element_start_ != SIZE_MAX && !element_is_object_) {
+    // A scalar element in progress ends at ',' or ']'.
+    if (c == ',' || c == ']') {
+      EndElement(value_last_ + 1, out);
+    } else if (c == '"') {
+      StartString(p);
+      return p + 1;
+    } else if (c == '{' || c == '[') {
+      ++depth_;  // nested value inside a malformed element; keep balance
+      return p + 1;
+    } else {
+      if (!IsSpace(c)) value_last_ = p;
+      return p + 1;
+    }
+  }
+  if (IsSpace(c) || c == ',') return p + 1;
+  if (c == '{' || c == '[') {
+    element_start_ = p;
+    element_is_object_ = c == '{';
+    ++depth_;
+    return p + 1;
+  }
+  if (c == ']') {
+    // End of traceEvents.
+    events_depth_ = -1;
+    events_end_ = p + 1;
+    --depth_;
+    if (top_ == 'a') {
+      top_ = 'x';
+    } else {
+      member_ = Member::kAfterValue;
+    }
+    return p + 1;
+  }
+  if (c == '}') {
+    // A brace missing inside an element makes every later element part of it, until the
+    // array's ']' closes it: that element is where the brace is missing, not here.
+    if (mismatch_start_ >= 0)
+      return Stop(p, Status::InputError(
+                         file_, static_cast<uint64_t>(mismatch_start_),
+                         "the traceEvents element starting here is closed by the ']' at byte " +
+                             std::to_string(mismatch_close_) +
+                             ": a '}' is missing inside it, and the elements after it ran into it",
+                         "look for the missing '}' in the first event from here (`tail -c +" +
+                             std::to_string(mismatch_start_ + 1) + " FILE | head -c 400`)"));
+    return Stop(p, Fail(p, "unbalanced '}' inside traceEvents", "the JSON is malformed"));
+  }
+  // Start of a scalar (non-object) element.
+  element_start_ = p;
+  element_is_object_ = false;
+  value_last_ = p;
+  if (c == '"') StartString(p);
+  return p + 1;
+}
+
+// Inside an element, at depth > events_depth_ (p points at a structural byte).
+size_t Scanner::InElement(size_t p, char c, std::vector<ScannedElement>* out) {
+  if (c == '"') {
+    StartString(p);
+  } else if (c == '{' || c == '[') {
+    ++depth_;
+  } else {  // '}' or ']'
+    --depth_;
+    if (depth_ == events_depth_) {
+      if ((c == '}') != element_is_object_) NoteMismatch(p);
+      EndElement(p + 1, out);
+    }
+  }
+  return p + 1;
+}
+
+// Object form, outside traceEvents, at depth 1: the top-level members.
+size_t Scanner::TopLevelMember(size_t p, char c) {
+  const bool space = IsSpace(c);
+  switch (member_) {
+    case Member::kExpectKey:
+      if (space || c == ',') break;
+      if (c == '"') {
+        member_ = Member::kInKey;
+        member_start_ = p;
+        StartString(p);
+        break;
+      }
+      if (c == '}') {
+        EndDocument();
+        break;
+      }
+      return Stop(p, Fail(p,
+                          "expected a key string in the top-level object but found " +
+                              ByteForMessage(static_cast<unsigned char>(c)),
+                          "the JSON is malformed"));
+    case Member::kExpectColon:
+      if (space) break;
+      if (c != ':')
+        return Stop(p, Fail(p, "expected ':' after key \"" + key_ + "\"", "the JSON is malformed"));
+      member_ = Member::kExpectValue;
+      break;
+    case Member::kExpectValue:
+      if (!space) return MemberValueStart(p, c);
+      break;
+    case Member::kInValue:
+      // A scalar value (number, true, false, null) runs to ',' or '}'.
+      if (c == ',' || c == '}') {
+        header_members_.emplace_back(buffer_ + member_start_, value_last_ + 1 - member_start_);
+        member_ = Member::kExpectKey;
+        if (c == '}') EndDocument();
+      } else if (!space) {
+        value_last_ = p;
+      }
+      break;
+    case Member::kAfterValue:
+      if (space) break;
+      if (c == ',') {
+        member_ = Member::kExpectKey;
+        break;
+      }
+      if (c == '}') {
+        EndDocument();
+        break;
+      }
+      return Stop(p, Fail(p,
+                          "expected ',' or '}' after a top-level member but found " +
+                              ByteForMessage(static_cast<unsigned char>(c)),
+                          "the JSON is malformed"));
+    case Member::kInKey:
+      break;  // unreachable: keys are strings
+  }
+  return p + 1;
+}
+
+void Scanner::EndDocument() {
+  depth_ = 0;
+  top_ = 'x';
+}
+
+// The first byte of a top-level member's value: traceEvents' array, or a header value.
+size_t Scanner::MemberValueStart(size_t p, char c) {
+  if (key_ == "traceEvents") {
+    if (c != '[')
+      return Stop(p, Fail(p, "\"traceEvents\" is not an array",
+                          "a Kineto trace holds its events in a JSON array"));
+    saw_trace_events_ = true;
+    depth_ = 2;
+    events_depth_ = 2;
+    return p + 1;
+  }
+  member_ = Member::kInValue;
+  value_last_ = p;
+  if (c == '"') {
+    StartString(p);
+  } else if (c == '{' || c == '[') {
+    ++depth_;
+  }
+  return p + 1;
 }
 
 size_t Scanner::open_start() const {

@@ -77,6 +77,19 @@ class Scanner {
 
  private:
   Status Fail(size_t p, const std::string& what, const std::string& hint) const;
+  // The byte path, one step at p: each returns the next position, or kStop where Scan must
+  // return (pos_ set; failure_ the error, or Ok to wait for more bytes).
+  static constexpr size_t kStop = SIZE_MAX;
+  size_t Stop(size_t p, Status failure);
+  size_t InString(const char* b, size_t p, size_t size);
+  size_t Structural(const char* b, size_t p, size_t size, std::vector<ScannedElement>* out);
+  size_t DocumentStart(const char* b, size_t p, size_t size);
+  size_t BetweenElements(size_t p, char c, std::vector<ScannedElement>* out);
+  size_t InElement(size_t p, char c, std::vector<ScannedElement>* out);
+  size_t TopLevelMember(size_t p, char c);
+  size_t MemberValueStart(size_t p, char c);
+  void StartString(size_t p);
+  void EndDocument();
   std::string ShowBytesHint(size_t p) const;
   void EndElement(size_t end, std::vector<ScannedElement>* out);
   // An element closed by the other kind of bracket ('{' … ']'): remembered (absolute offsets),
@@ -131,6 +144,7 @@ class Scanner {
   size_t value_last_ = 0;  // last non-space byte of a scalar member value
   std::vector<std::string> header_members_;
   const char* buffer_ = nullptr;
+  Status failure_;  // what a step that returned kStop failed on
 };
 
 }  // namespace gpuscope::ingest
