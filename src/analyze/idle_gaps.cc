@@ -7,21 +7,19 @@
 
 #include "analyze/intervals.h"
 #include "analyze/thread_lists.h"
+#include "base/enum_names.h"
 #include "base/sort.h"
 
 namespace gpuscope::analyze {
 
-const char* IdleClaimName(IdleClaim c) {
-  switch (c) {
-    case IdleClaim::kSync:
-      return "sync";
-    case IdleClaim::kDataLoader:
-      return "dataloader";
-    case IdleClaim::kHost:
-      break;
-  }
-  return "host";
-}
+constexpr EnumNames<IdleClaim, 3> kIdleClaimNames = {{
+    {IdleClaim::kHost, "host"},
+    {IdleClaim::kSync, "sync"},
+    {IdleClaim::kDataLoader, "dataloader"},
+}};
+static_assert(EnumTableIsDense(kIdleClaimNames));
+
+const char* IdleClaimName(IdleClaim c) { return CNameOf(kIdleClaimNames, c); }
 
 namespace {
 

@@ -1,4 +1,5 @@
 #include "analyze/kernel_class.h"
+#include "base/enum_names.h"
 
 namespace gpuscope::analyze {
 
@@ -625,21 +626,16 @@ bool IsWrapperComponent(std::string_view short_name) {
 
 // ---------------------------------------------------------------------------------------------
 
-const char* KernelClassName(KernelClass c) {
-  switch (c) {
-    case KernelClass::kCompute:
-      return "compute";
-    case KernelClass::kCommunication:
-      return "communication";
-    case KernelClass::kMemory:
-      return "memory";
-    case KernelClass::kSync:
-      return "sync";
-    case KernelClass::kOther:
-      return "other";
-  }
-  return "other";
-}
+constexpr EnumNames<KernelClass, 5> kKernelClassNames = {{
+    {KernelClass::kCompute, "compute"},
+    {KernelClass::kCommunication, "communication"},
+    {KernelClass::kMemory, "memory"},
+    {KernelClass::kSync, "sync"},
+    {KernelClass::kOther, "other"},
+}};
+static_assert(EnumTableIsDense(kKernelClassNames));
+
+const char* KernelClassName(KernelClass c) { return CNameOf(kKernelClassNames, c); }
 
 std::span<const KernelNamePattern> CommunicationPatterns() { return kCommunicationPatterns; }
 std::span<const KernelNamePattern> MemoryKernelPatterns() { return kMemoryKernelPatterns; }
@@ -698,19 +694,15 @@ HtaKernelType HtaKernelTypeOf(std::string_view n) {
   return excluded ? HtaKernelType::kOther : HtaKernelType::kComputation;
 }
 
-const char* HtaKernelTypeName(HtaKernelType t) {
-  switch (t) {
-    case HtaKernelType::kCommunication:
-      return "COMMUNICATION";
-    case HtaKernelType::kMemory:
-      return "MEMORY";
-    case HtaKernelType::kComputation:
-      return "COMPUTATION";
-    case HtaKernelType::kOther:
-      return "OTHER";
-  }
-  return "OTHER";
-}
+constexpr EnumNames<HtaKernelType, 4> kHtaKernelTypeNames = {{
+    {HtaKernelType::kCommunication, "COMMUNICATION"},
+    {HtaKernelType::kMemory, "MEMORY"},
+    {HtaKernelType::kComputation, "COMPUTATION"},
+    {HtaKernelType::kOther, "OTHER"},
+}};
+static_assert(EnumTableIsDense(kHtaKernelTypeNames));
+
+const char* HtaKernelTypeName(HtaKernelType t) { return CNameOf(kHtaKernelTypeNames, t); }
 
 // ---------------------------------------------------------------------------------------------
 
@@ -792,31 +784,21 @@ std::string ShortKernelName(std::string_view name) {
 
 // ---------------------------------------------------------------------------------------------
 
-const char* MathPrecisionName(MathPrecision p) {
-  switch (p) {
-    case P::kNone:
-      return "none";
-    case P::kFp32Simt:
-      return "fp32_simt";
-    case P::kTf32TensorCore:
-      return "tf32_tc";
-    case P::kFp16TensorCore:
-      return "fp16_tc";
-    case P::kBf16TensorCore:
-      return "bf16_tc";
-    case P::kFp8TensorCore:
-      return "fp8_tc";
-    case P::kInt8TensorCore:
-      return "int8_tc";
-    case P::kTensorCoreUnknownType:
-      return "tc_unknown_type";
-    case P::kFp64:
-      return "fp64";
-    case P::kUnknown:
-      return "unknown";
-  }
-  return "unknown";
-}
+constexpr EnumNames<MathPrecision, 10> kMathPrecisionNames = {{
+    {P::kNone, "none"},
+    {P::kFp32Simt, "fp32_simt"},
+    {P::kTf32TensorCore, "tf32_tc"},
+    {P::kFp16TensorCore, "fp16_tc"},
+    {P::kBf16TensorCore, "bf16_tc"},
+    {P::kFp8TensorCore, "fp8_tc"},
+    {P::kInt8TensorCore, "int8_tc"},
+    {P::kTensorCoreUnknownType, "tc_unknown_type"},
+    {P::kFp64, "fp64"},
+    {P::kUnknown, "unknown"},
+}};
+static_assert(EnumTableIsDense(kMathPrecisionNames));
+
+const char* MathPrecisionName(MathPrecision p) { return CNameOf(kMathPrecisionNames, p); }
 
 std::span<const MathRule> MathRules() { return kMathRules; }
 std::span<const TypeMarker> TypeMarkers() { return kTypeMarkers; }

@@ -1,4 +1,5 @@
 #include "analyze/memory_snapshot.h"
+#include "base/enum_names.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -42,23 +43,17 @@ std::string Rule(const snapshot::Frame& f, std::string_view what) {
 
 }  // namespace
 
-const char* MemoryCategoryName(MemoryCategory c) {
-  switch (c) {
-    case MemoryCategory::kParameters:
-      return "parameters";
-    case MemoryCategory::kGradients:
-      return "gradients";
-    case MemoryCategory::kOptimizerState:
-      return "optimizer_state";
-    case MemoryCategory::kActivations:
-      return "activations";
-    case MemoryCategory::kWorkspace:
-      return "workspace";
-    case MemoryCategory::kUnknown:
-      break;
-  }
-  return "unknown";
-}
+constexpr EnumNames<MemoryCategory, 6> kMemoryCategoryNames = {{
+    {MemoryCategory::kParameters, "parameters"},
+    {MemoryCategory::kGradients, "gradients"},
+    {MemoryCategory::kOptimizerState, "optimizer_state"},
+    {MemoryCategory::kActivations, "activations"},
+    {MemoryCategory::kWorkspace, "workspace"},
+    {MemoryCategory::kUnknown, "unknown"},
+}};
+static_assert(EnumTableIsDense(kMemoryCategoryNames));
+
+const char* MemoryCategoryName(MemoryCategory c) { return CNameOf(kMemoryCategoryNames, c); }
 
 StackClass ClassifyStack(const std::vector<snapshot::Frame>& stack) {
   // Rules in order; each looks at every frame (innermost first) before the next rule is tried.

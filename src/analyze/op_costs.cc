@@ -5,25 +5,21 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "base/enum_names.h"
 #include "base/sort.h"
 
 namespace gpuscope::analyze {
 
-const char* UnpricedName(Unpriced u) {
-  switch (u) {
-    case Unpriced::kPriced:
-      return "";
-    case Unpriced::kNoRule:
-      return "no_rule";
-    case Unpriced::kShapesNotRecorded:
-      return "shapes_not_recorded";
-    case Unpriced::kShapesNotUnderstood:
-      return "shapes_not_understood";
-    case Unpriced::kListsNotParameters:
-      return "lists_not_parameters";
-  }
-  return "?";
-}
+constexpr EnumNames<Unpriced, 5> kUnpricedNames = {{
+    {Unpriced::kPriced, ""},
+    {Unpriced::kNoRule, "no_rule"},
+    {Unpriced::kShapesNotRecorded, "shapes_not_recorded"},
+    {Unpriced::kShapesNotUnderstood, "shapes_not_understood"},
+    {Unpriced::kListsNotParameters, "lists_not_parameters"},
+}};
+static_assert(EnumTableIsDense(kUnpricedNames));
+
+const char* UnpricedName(Unpriced u) { return CNameOf(kUnpricedNames, u); }
 
 bool IsLayoutTransposeKernel(std::string_view name) {
   return name.find("nchwToNhwc") != std::string_view::npos ||

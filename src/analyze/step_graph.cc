@@ -7,60 +7,39 @@
 #include <utility>
 
 #include "analyze/sync_points.h"
+#include "base/enum_names.h"
 
 namespace gpuscope::analyze {
 
-const char* NodeKindName(NodeKind k) {
-  switch (k) {
-    case NodeKind::kMarker:
-      return "marker";
-    case NodeKind::kHostCompute:
-      return "host_compute";
-    case NodeKind::kDataWait:
-      return "data_wait";
-    case NodeKind::kLaunch:
-      return "launch";
-    case NodeKind::kRuntime:
-      return "runtime";
-    case NodeKind::kSyncReturn:
-      return "sync_return";
-    case NodeKind::kKernel:
-      return "kernel";
-    case NodeKind::kCommunication:
-      return "communication";
-    case NodeKind::kMemcpy:
-      return "memcpy";
-    case NodeKind::kMemset:
-      return "memset";
-    case NodeKind::kCount:
-      break;
-  }
-  return "?";
-}
+constexpr EnumNames<NodeKind, 10> kNodeKindNames = {{
+    {NodeKind::kMarker, "marker"},
+    {NodeKind::kHostCompute, "host_compute"},
+    {NodeKind::kDataWait, "data_wait"},
+    {NodeKind::kLaunch, "launch"},
+    {NodeKind::kRuntime, "runtime"},
+    {NodeKind::kSyncReturn, "sync_return"},
+    {NodeKind::kKernel, "kernel"},
+    {NodeKind::kCommunication, "communication"},
+    {NodeKind::kMemcpy, "memcpy"},
+    {NodeKind::kMemset, "memset"},
+}};
+static_assert(EnumTableIsDense(kNodeKindNames));
 
-const char* PathCategoryName(PathCategory c) {
-  switch (c) {
-    case PathCategory::kHostCompute:
-      return "host_compute";
-    case PathCategory::kLaunchOverhead:
-      return "launch_overhead";
-    case PathCategory::kDataWait:
-      return "data_wait";
-    case PathCategory::kSync:
-      return "sync";
-    case PathCategory::kGpuCompute:
-      return "gpu_compute";
-    case PathCategory::kCommunication:
-      return "communication";
-    case PathCategory::kCopy:
-      return "copy";
-    case PathCategory::kGpuIdle:
-      return "gpu_idle";
-    case PathCategory::kCount:
-      break;
-  }
-  return "?";
-}
+const char* NodeKindName(NodeKind k) { return CNameOf(kNodeKindNames, k); }
+
+constexpr EnumNames<PathCategory, 8> kPathCategoryNames = {{
+    {PathCategory::kHostCompute, "host_compute"},
+    {PathCategory::kLaunchOverhead, "launch_overhead"},
+    {PathCategory::kDataWait, "data_wait"},
+    {PathCategory::kSync, "sync"},
+    {PathCategory::kGpuCompute, "gpu_compute"},
+    {PathCategory::kCommunication, "communication"},
+    {PathCategory::kCopy, "copy"},
+    {PathCategory::kGpuIdle, "gpu_idle"},
+}};
+static_assert(EnumTableIsDense(kPathCategoryNames));
+
+const char* PathCategoryName(PathCategory c) { return CNameOf(kPathCategoryNames, c); }
 
 PathCategory CategoryOfNode(NodeKind k) {
   switch (k) {

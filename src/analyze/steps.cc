@@ -9,33 +9,24 @@
 
 #include "analyze/intervals.h"
 #include "analyze/kernel_class.h"
+#include "base/enum_names.h"
 #include "base/sort.h"
 
 namespace gpuscope::analyze {
 
-const char* StepCategoryName(StepCategory c) {
-  switch (c) {
-    case StepCategory::kKernel:
-      return "kernel";
-    case StepCategory::kMemcpy:
-      return "memcpy";
-    case StepCategory::kMemset:
-      return "memset";
-    case StepCategory::kCommunication:
-      return "communication";
-    case StepCategory::kRuntime:
-      return "runtime";
-    case StepCategory::kDataLoader:
-      return "dataloader";
-    case StepCategory::kCpuExec:
-      return "cpu_exec";
-    case StepCategory::kOther:
-      return "other";
-    case StepCategory::kCount:
-      break;
-  }
-  return "?";
-}
+constexpr EnumNames<StepCategory, 8> kStepCategoryNames = {{
+    {StepCategory::kKernel, "kernel"},
+    {StepCategory::kMemcpy, "memcpy"},
+    {StepCategory::kMemset, "memset"},
+    {StepCategory::kCommunication, "communication"},
+    {StepCategory::kRuntime, "runtime"},
+    {StepCategory::kDataLoader, "dataloader"},
+    {StepCategory::kCpuExec, "cpu_exec"},
+    {StepCategory::kOther, "other"},
+}};
+static_assert(EnumTableIsDense(kStepCategoryNames));
+
+const char* StepCategoryName(StepCategory c) { return CNameOf(kStepCategoryNames, c); }
 
 namespace {
 

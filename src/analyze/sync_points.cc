@@ -10,6 +10,7 @@
 
 #include "analyze/intervals.h"
 #include "analyze/thread_lists.h"
+#include "base/enum_names.h"
 #include "base/sort.h"
 
 namespace gpuscope::analyze {
@@ -91,25 +92,18 @@ struct ChainFinder {
 
 }  // namespace
 
-const char* SyncCategoryName(SyncCategory c) {
-  switch (c) {
-    case SyncCategory::kDeviceSync:
-      return "device_sync";
-    case SyncCategory::kStreamSync:
-      return "stream_sync";
-    case SyncCategory::kEventSync:
-      return "event_sync";
-    case SyncCategory::kStreamWaitEvent:
-      return "stream_wait_event";
-    case SyncCategory::kSyncMemcpy:
-      return "sync_memcpy";
-    case SyncCategory::kPageableMemcpyAsync:
-      return "pageable_memcpy_async";
-    case SyncCategory::kSyncMemset:
-      return "sync_memset";
-  }
-  return "unknown";
-}
+constexpr EnumNames<SyncCategory, 7> kSyncCategoryNames = {{
+    {SyncCategory::kDeviceSync, "device_sync"},
+    {SyncCategory::kStreamSync, "stream_sync"},
+    {SyncCategory::kEventSync, "event_sync"},
+    {SyncCategory::kStreamWaitEvent, "stream_wait_event"},
+    {SyncCategory::kSyncMemcpy, "sync_memcpy"},
+    {SyncCategory::kPageableMemcpyAsync, "pageable_memcpy_async"},
+    {SyncCategory::kSyncMemset, "sync_memset"},
+}};
+static_assert(EnumTableIsDense(kSyncCategoryNames));
+
+const char* SyncCategoryName(SyncCategory c) { return CNameOf(kSyncCategoryNames, c); }
 
 namespace {
 

@@ -38,6 +38,12 @@ constexpr std::string_view NameOf(const EnumNames<E, N>& table, E value) {
   return i < N ? table[i].name : std::string_view("?");
 }
 
+// The same as a C string: a table's names are string literals, so NUL-terminated.
+template <typename E, size_t N>
+constexpr const char* CNameOf(const EnumNames<E, N>& table, E value) {
+  return NameOf(table, value).data();
+}
+
 template <typename E, size_t N>
 constexpr std::optional<E> FromName(const EnumNames<E, N>& table, std::string_view name) {
   for (const EnumName<E>& e : table)

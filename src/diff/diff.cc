@@ -8,53 +8,41 @@
 
 #include "analyze/gpu_time.h"
 #include "analyze/kernel_class.h"
+#include "base/enum_names.h"
 #include "whatif/whatif.h"
 
 namespace gpuscope::diff {
 
-const char* CountChangeName(CountChange c) {
-  switch (c) {
-    case CountChange::kAdded:
-      return "added";
-    case CountChange::kRemoved:
-      return "removed";
-    case CountChange::kIncreased:
-      return "increased";
-    case CountChange::kDecreased:
-      return "decreased";
-    case CountChange::kUnchanged:
-      break;
-  }
-  return "unchanged";
-}
+constexpr EnumNames<CountChange, 5> kCountChangeNames = {{
+    {CountChange::kAdded, "added"},
+    {CountChange::kRemoved, "removed"},
+    {CountChange::kIncreased, "increased"},
+    {CountChange::kDecreased, "decreased"},
+    {CountChange::kUnchanged, "unchanged"},
+}};
+static_assert(EnumTableIsDense(kCountChangeNames));
 
-const char* TimeChangeName(TimeChange c) {
-  switch (c) {
-    case TimeChange::kAdded:
-      return "added";
-    case TimeChange::kRemoved:
-      return "removed";
-    case TimeChange::kSlower:
-      return "slower";
-    case TimeChange::kFaster:
-      return "faster";
-    case TimeChange::kUnchanged:
-      break;
-  }
-  return "unchanged";
-}
+const char* CountChangeName(CountChange c) { return CNameOf(kCountChangeNames, c); }
 
-const char* FindingStatusName(FindingStatus s) {
-  switch (s) {
-    case FindingStatus::kResolved:
-      return "resolved";
-    case FindingStatus::kNew:
-      return "new";
-    case FindingStatus::kPersisting:
-      break;
-  }
-  return "persisting";
-}
+constexpr EnumNames<TimeChange, 5> kTimeChangeNames = {{
+    {TimeChange::kAdded, "added"},
+    {TimeChange::kRemoved, "removed"},
+    {TimeChange::kSlower, "slower"},
+    {TimeChange::kFaster, "faster"},
+    {TimeChange::kUnchanged, "unchanged"},
+}};
+static_assert(EnumTableIsDense(kTimeChangeNames));
+
+const char* TimeChangeName(TimeChange c) { return CNameOf(kTimeChangeNames, c); }
+
+constexpr EnumNames<FindingStatus, 3> kFindingStatusNames = {{
+    {FindingStatus::kResolved, "resolved"},
+    {FindingStatus::kNew, "new"},
+    {FindingStatus::kPersisting, "persisting"},
+}};
+static_assert(EnumTableIsDense(kFindingStatusNames));
+
+const char* FindingStatusName(FindingStatus s) { return CNameOf(kFindingStatusNames, s); }
 
 namespace {
 
@@ -77,36 +65,27 @@ struct SideTables {
   bool whole_trace = false;
 };
 
-const char* GpuKindName(GpuKind k) {
-  switch (k) {
-    case GpuKind::kKernel:
-      return "kernel";
-    case GpuKind::kMemcpy:
-      return "memcpy";
-    case GpuKind::kMemset:
-      return "memset";
-    case GpuKind::kSync:
-      break;
-  }
-  return "sync";
-}
+constexpr EnumNames<GpuKind, 4> kGpuKindNames = {{
+    {GpuKind::kKernel, "kernel"},
+    {GpuKind::kMemcpy, "memcpy"},
+    {GpuKind::kMemset, "memset"},
+    {GpuKind::kSync, "sync"},
+}};
+static_assert(EnumTableIsDense(kGpuKindNames));
 
-const char* CpuKindName(CpuKind k) {
-  switch (k) {
-    case CpuKind::kCpuOp:
-      return "cpu_op";
-    case CpuKind::kUserAnnotation:
-      return "annotation";
-    case CpuKind::kGpuUserAnnotation:
-      return "gpu_annotation";
-    case CpuKind::kPythonFunction:
-      return "python";
-    case CpuKind::kProfilerRange:
-    case CpuKind::kOther:
-      break;
-  }
-  return "other";
-}
+const char* GpuKindName(GpuKind k) { return CNameOf(kGpuKindNames, k); }
+
+constexpr EnumNames<CpuKind, 6> kCpuKindNames = {{
+    {CpuKind::kCpuOp, "cpu_op"},
+    {CpuKind::kUserAnnotation, "annotation"},
+    {CpuKind::kGpuUserAnnotation, "gpu_annotation"},
+    {CpuKind::kPythonFunction, "python"},
+    {CpuKind::kProfilerRange, "other"},
+    {CpuKind::kOther, "other"},
+}};
+static_assert(EnumTableIsDense(kCpuKindNames));
+
+const char* CpuKindName(CpuKind k) { return CNameOf(kCpuKindNames, k); }
 
 // Half-open time spans [start, end), sorted by start and disjoint (steps do not overlap).
 struct Spans {

@@ -4,27 +4,21 @@
 #include <cctype>
 #include <cmath>
 
+#include "base/enum_names.h"
+
 namespace gpuscope::hw {
 
-std::string_view MathPathName(MathPath p) {
-  switch (p) {
-    case MathPath::kFp32Cuda:
-      return "fp32_cuda";
-    case MathPath::kTf32:
-      return "tf32";
-    case MathPath::kTf32x3:
-      return "3xtf32";
-    case MathPath::kBf16:
-      return "bf16";
-    case MathPath::kFp16:
-      return "fp16";
-    case MathPath::kFp8:
-      return "fp8";
-    case MathPath::kCount:
-      break;
-  }
-  return "?";
-}
+constexpr EnumNames<MathPath, 6> kMathPathNames = {{
+    {MathPath::kFp32Cuda, "fp32_cuda"},
+    {MathPath::kTf32, "tf32"},
+    {MathPath::kTf32x3, "3xtf32"},
+    {MathPath::kBf16, "bf16"},
+    {MathPath::kFp16, "fp16"},
+    {MathPath::kFp8, "fp8"},
+}};
+static_assert(EnumTableIsDense(kMathPathNames));
+
+std::string_view MathPathName(MathPath p) { return NameOf(kMathPathNames, p); }
 
 MathPath MatmulPathOf(Precision p) {
   switch (p) {

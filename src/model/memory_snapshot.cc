@@ -1,31 +1,22 @@
 #include "model/memory_snapshot.h"
+#include "base/enum_names.h"
 
 namespace gpuscope::snapshot {
 
-const char* ActionName(Action a) {
-  switch (a) {
-    case Action::kAlloc:
-      return "alloc";
-    case Action::kFreeRequested:
-      return "free_requested";
-    case Action::kFreeCompleted:
-      return "free_completed";
-    case Action::kSegmentAlloc:
-      return "segment_alloc";
-    case Action::kSegmentFree:
-      return "segment_free";
-    case Action::kSegmentMap:
-      return "segment_map";
-    case Action::kSegmentUnmap:
-      return "segment_unmap";
-    case Action::kOom:
-      return "oom";
-    case Action::kSnapshot:
-      return "snapshot";
-    case Action::kOther:
-      break;
-  }
-  return "other";
-}
+constexpr EnumNames<Action, 10> kActionNames = {{
+    {Action::kAlloc, "alloc"},
+    {Action::kFreeRequested, "free_requested"},
+    {Action::kFreeCompleted, "free_completed"},
+    {Action::kSegmentAlloc, "segment_alloc"},
+    {Action::kSegmentFree, "segment_free"},
+    {Action::kSegmentMap, "segment_map"},
+    {Action::kSegmentUnmap, "segment_unmap"},
+    {Action::kOom, "oom"},
+    {Action::kSnapshot, "snapshot"},
+    {Action::kOther, "other"},
+}};
+static_assert(EnumTableIsDense(kActionNames));
+
+const char* ActionName(Action a) { return CNameOf(kActionNames, a); }
 
 }  // namespace gpuscope::snapshot

@@ -1,63 +1,39 @@
 #include <algorithm>
 
+#include "base/enum_names.h"
 #include "gpuscope/model.h"
 #include "model/merge.h"
 
 namespace gpuscope {
 
-const char* DiagName(Diag d) {
-  switch (d) {
-    case Diag::kMalformedEvent:
-      return "malformed_event";
-    case Diag::kNotAnObject:
-      return "not_an_object";
-    case Diag::kMissingPhase:
-      return "missing_phase";
-    case Diag::kUnknownPhase:
-      return "unknown_phase";
-    case Diag::kMissingTimestamp:
-      return "missing_timestamp";
-    case Diag::kMissingDuration:
-      return "missing_duration";
-    case Diag::kNegativeDuration:
-      return "negative_duration";
-    case Diag::kBadNumber:
-      return "bad_number";
-    case Diag::kNumberAsString:
-      return "number_as_string";
-    case Diag::kIntegerOutOfRange:
-      return "integer_out_of_range";
-    case Diag::kInvalidUtf8:
-      return "invalid_utf8";
-    case Diag::kControlCharacter:
-      return "control_character";
-    case Diag::kUnknownCategory:
-      return "unknown_category";
-    case Diag::kUnmatchedBegin:
-      return "unmatched_begin";
-    case Diag::kUnmatchedEnd:
-      return "unmatched_end";
-    case Diag::kMissingName:
-      return "missing_name";
-    case Diag::kDuplicateCorrelation:
-      return "duplicate_correlation";
-    case Diag::kMalformedHeader:
-      return "malformed_header";
-    case Diag::kLoneSurrogate:
-      return "lone_surrogate";
-    case Diag::kDuplicateGpuEvent:
-      return "duplicate_gpu_event";
-    case Diag::kDuplicateRuntimeCall:
-      return "duplicate_runtime_call";
-    case Diag::kDuplicateCpuEvent:
-      return "duplicate_cpu_event";
-    case Diag::kWrongColumnType:
-      return "wrong_column_type";
-    case Diag::kCount:
-      break;
-  }
-  return "unknown";
-}
+constexpr EnumNames<Diag, 23> kDiagNames = {{
+    {Diag::kMalformedEvent, "malformed_event"},
+    {Diag::kNotAnObject, "not_an_object"},
+    {Diag::kMissingPhase, "missing_phase"},
+    {Diag::kUnknownPhase, "unknown_phase"},
+    {Diag::kMissingTimestamp, "missing_timestamp"},
+    {Diag::kMissingDuration, "missing_duration"},
+    {Diag::kNegativeDuration, "negative_duration"},
+    {Diag::kBadNumber, "bad_number"},
+    {Diag::kNumberAsString, "number_as_string"},
+    {Diag::kIntegerOutOfRange, "integer_out_of_range"},
+    {Diag::kInvalidUtf8, "invalid_utf8"},
+    {Diag::kControlCharacter, "control_character"},
+    {Diag::kUnknownCategory, "unknown_category"},
+    {Diag::kUnmatchedBegin, "unmatched_begin"},
+    {Diag::kUnmatchedEnd, "unmatched_end"},
+    {Diag::kMissingName, "missing_name"},
+    {Diag::kDuplicateCorrelation, "duplicate_correlation"},
+    {Diag::kMalformedHeader, "malformed_header"},
+    {Diag::kLoneSurrogate, "lone_surrogate"},
+    {Diag::kDuplicateGpuEvent, "duplicate_gpu_event"},
+    {Diag::kDuplicateRuntimeCall, "duplicate_runtime_call"},
+    {Diag::kDuplicateCpuEvent, "duplicate_cpu_event"},
+    {Diag::kWrongColumnType, "wrong_column_type"},
+}};
+static_assert(EnumTableIsDense(kDiagNames));
+
+const char* DiagName(Diag d) { return CNameOf(kDiagNames, d); }
 
 const char* DiagDescription(Diag d) {
   switch (d) {
@@ -156,41 +132,29 @@ uint64_t Diagnostics::total() const {
   return n;
 }
 
-const char* CopyDirectionName(CopyDirection d) {
-  switch (d) {
-    case CopyDirection::kHtoD:
-      return "HtoD";
-    case CopyDirection::kDtoH:
-      return "DtoH";
-    case CopyDirection::kDtoD:
-      return "DtoD";
-    case CopyDirection::kHtoH:
-      return "HtoH";
-    case CopyDirection::kPtoP:
-      return "PtoP";
-    case CopyDirection::kUnknown:
-      break;
-  }
-  return "unknown";
-}
+constexpr EnumNames<CopyDirection, 6> kCopyDirectionNames = {{
+    {CopyDirection::kUnknown, "unknown"},
+    {CopyDirection::kHtoD, "HtoD"},
+    {CopyDirection::kDtoH, "DtoH"},
+    {CopyDirection::kDtoD, "DtoD"},
+    {CopyDirection::kHtoH, "HtoH"},
+    {CopyDirection::kPtoP, "PtoP"},
+}};
+static_assert(EnumTableIsDense(kCopyDirectionNames));
 
-const char* MemoryKindName(MemoryKind k) {
-  switch (k) {
-    case MemoryKind::kPageable:
-      return "Pageable";
-    case MemoryKind::kPinned:
-      return "Pinned";
-    case MemoryKind::kDevice:
-      return "Device";
-    case MemoryKind::kManaged:
-      return "Managed";
-    case MemoryKind::kArray:
-      return "Array";
-    case MemoryKind::kUnknown:
-      break;
-  }
-  return "unknown";
-}
+const char* CopyDirectionName(CopyDirection d) { return CNameOf(kCopyDirectionNames, d); }
+
+constexpr EnumNames<MemoryKind, 6> kMemoryKindNames = {{
+    {MemoryKind::kUnknown, "unknown"},
+    {MemoryKind::kPageable, "Pageable"},
+    {MemoryKind::kPinned, "Pinned"},
+    {MemoryKind::kDevice, "Device"},
+    {MemoryKind::kManaged, "Managed"},
+    {MemoryKind::kArray, "Array"},
+}};
+static_assert(EnumTableIsDense(kMemoryKindNames));
+
+const char* MemoryKindName(MemoryKind k) { return CNameOf(kMemoryKindNames, k); }
 
 namespace {
 

@@ -1,4 +1,5 @@
 #include "render/document.h"
+#include "base/enum_names.h"
 
 #include <algorithm>
 #include <cmath>
@@ -63,16 +64,17 @@ std::string_view RequiredSuffix(Unit u) {
   return "";
 }
 
-const char* SeverityName(Severity s) {
-  switch (s) {
-    case Severity::kInfo:
-      return "info";
-    case Severity::kWarning:
-      return "warning";
-    case Severity::kCritical:
-      return "critical";
-  }
-  return "info";
+constexpr EnumNames<Severity, 3> kSeverityNames = {{
+    {Severity::kInfo, "info"},
+    {Severity::kWarning, "warning"},
+    {Severity::kCritical, "critical"},
+}};
+static_assert(EnumTableIsDense(kSeverityNames));
+
+const char* SeverityName(Severity s) { return CNameOf(kSeverityNames, s); }
+
+std::optional<Severity> SeverityFromName(std::string_view name) {
+  return FromName(kSeverityNames, name);
 }
 
 Value Value::Na(Unit unit) {

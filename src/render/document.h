@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -168,6 +169,7 @@ struct Chart {
 
 enum class Severity : uint8_t { kInfo, kWarning, kCritical };
 const char* SeverityName(Severity s);
+std::optional<Severity> SeverityFromName(std::string_view name);  // nullopt: not a severity
 
 struct Finding {
   std::string key;  // the rule id: "input_pipeline_stall"

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "base/enum_names.h"
 #include "render/json_writer.h"
 
 namespace gpuscope::render {
@@ -107,19 +108,15 @@ void WriteItem(const Table& t, JsonWriter* w) {
   w->EndArray();
 }
 
-const char* ChartKindName(Chart::Kind kind) {
-  switch (kind) {
-    case Chart::Kind::kLines:
-      return "lines";
-    case Chart::Kind::kHeatmap:
-      return "heatmap";
-    case Chart::Kind::kTimeline:
-      return "timeline";
-    case Chart::Kind::kStackedBars:
-      break;
-  }
-  return "stacked_bars";
-}
+constexpr EnumNames<Chart::Kind, 4> kChartKindNames = {{
+    {Chart::Kind::kStackedBars, "stacked_bars"},
+    {Chart::Kind::kLines, "lines"},
+    {Chart::Kind::kHeatmap, "heatmap"},
+    {Chart::Kind::kTimeline, "timeline"},
+}};
+static_assert(EnumTableIsDense(kChartKindNames));
+
+const char* ChartKindName(Chart::Kind kind) { return CNameOf(kChartKindNames, kind); }
 
 void WriteItem(const Chart& c, JsonWriter* w) {
   w->Key("type").String("chart");
@@ -450,10 +447,11 @@ struct Reader {
     if (!OptStr(o, "kind", path, &kind) || !OptStr(o, "title", path, &c.title) ||
         !OptStr(o, "unit", path, &unit) || !OptStr(o, "x_unit", path, &x_unit))
       return false;
-    c.kind = kind == "lines"      ? Chart::Kind::kLines
-             : kind == "heatmap"  ? Chart::Kind::kHeatmap
-             : kind == "timeline" ? Chart::Kind::kTimeline
-                                  : Chart::Kind::kStackedBars;
+    if (!kind.empty()) {
+      const std::optional<Chart::Kind> named = FromName(kChartKindNames, kind);
+      if (!named) return Fail(path + ".kind", "unknown chart kind \"" + kind + "\"");
+      c.kind = *named;
+    }
     if (!UnitFromName(unit, &c.unit) || !UnitFromName(x_unit, &c.x_unit))
       return Fail(path, "unknown unit");
     simdjson::dom::array cats, series;
@@ -517,9 +515,11 @@ struct Reader {
         !OptStr(o, "saving_assumption", path, &f.saving_assumption) ||
         !OptStr(o, "fix", path, &f.fix))
       return false;
-    f.severity = severity == "critical"  ? Severity::kCritical
-                 : severity == "warning" ? Severity::kWarning
-                                         : Severity::kInfo;
+    if (!severity.empty()) {
+      const std::optional<Severity> named = SeverityFromName(severity);
+      if (!named) return Fail(path + ".severity", "unknown severity \"" + severity + "\"");
+      f.severity = *named;
+    }
     element e;
     if (!o["saving_ns"].get(e) && !Scalar(e, Unit::kNanos, -1, path + ".saving_ns", &f.saving))
       return false;

@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
+#include <tuple>
 
 #include "base/utf8.h"
 #include "render/document.h"
@@ -114,6 +116,26 @@ TEST(Document, DoublesInIntegerUnitsKeepTheirKind) {
   EXPECT_EQ(r.fields[1].value.kind, Value::Kind::kDouble);
   EXPECT_EQ(r.fields[2].value.kind, Value::Kind::kInt);
   EXPECT_EQ(r.fields[2].value.i, 300'000'000'000'000'000);
+}
+
+// Enumerations read back through their name tables: a name the writer never writes is an error
+// naming the field, never a silent default (a misspelt severity was read as "info").
+TEST(Document, FromJsonRejectsUnknownSeverityAndChartKind) {
+  const std::string json = ToJson(SampleDocument());
+  for (const auto& [from, to, where] : {std::tuple<std::string, std::string, std::string>{
+                                            "\"critical\"", "\"critcal\"", ".severity"},
+                                        {"\"lines\"", "\"line\"", ".kind"}}) {
+    const size_t at = json.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    std::string bad = json;
+    bad.replace(at, from.size(), to);
+    Result<Document> back = FromJson(bad, "bad.json");
+    ASSERT_FALSE(back.ok()) << to;
+    EXPECT_NE(back.status().message().find(where), std::string::npos) << back.status().message();
+    EXPECT_NE(back.status().message().find(to), std::string::npos) << back.status().message();
+  }
+  EXPECT_EQ(SeverityFromName("warning"), Severity::kWarning);
+  EXPECT_EQ(SeverityName(*SeverityFromName("critical")), std::string("critical"));
 }
 
 TEST(Document, FromJsonRejectsOtherFiles) {

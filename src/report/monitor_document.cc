@@ -6,6 +6,7 @@
 #include <cmath>
 #include <type_traits>
 
+#include "base/enum_names.h"
 #include "render/build.h"
 
 namespace gpuscope::report {
@@ -28,23 +29,17 @@ Field Opt(std::string key, std::string label, const std::optional<T>& v, Unit un
     return F(std::move(key), std::move(label), UnsignedBytes(*v));
 }
 
-const char* SourceName(monitor::SourceKind s) {
-  switch (s) {
-    case monitor::SourceKind::kLive:
-      return "live";
-    case monitor::SourceKind::kRecording:
-      return "recording";
-    case monitor::SourceKind::kNvidiaSmiCsv:
-      return "nvidia_smi_csv";
-    case monitor::SourceKind::kNvidiaSmiDmon:
-      return "nvidia_smi_dmon";
-    case monitor::SourceKind::kDcgmiDmon:
-      return "dcgmi_dmon";
-    case monitor::SourceKind::kDcgmExporter:
-      return "dcgm_exporter";
-  }
-  return "live";
-}
+constexpr EnumNames<monitor::SourceKind, 6> kSourceNames = {{
+    {monitor::SourceKind::kLive, "live"},
+    {monitor::SourceKind::kRecording, "recording"},
+    {monitor::SourceKind::kNvidiaSmiCsv, "nvidia_smi_csv"},
+    {monitor::SourceKind::kNvidiaSmiDmon, "nvidia_smi_dmon"},
+    {monitor::SourceKind::kDcgmiDmon, "dcgmi_dmon"},
+    {monitor::SourceKind::kDcgmExporter, "dcgm_exporter"},
+}};
+static_assert(EnumTableIsDense(kSourceNames));
+
+const char* SourceName(monitor::SourceKind s) { return CNameOf(kSourceNames, s); }
 
 void AddRunRows(const MonitorStats& s, Section* out) {
   Row& source = out->AddRow("source", "source");
