@@ -1,4 +1,5 @@
 #include "analyze/kernel_class.h"
+
 #include "base/enum_names.h"
 
 namespace gpuscope::analyze {

@@ -1,4 +1,5 @@
 #include "analyze/memory_snapshot.h"
+
 #include "base/enum_names.h"
 
 #include <algorithm>

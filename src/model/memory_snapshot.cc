@@ -1,4 +1,5 @@
 #include "model/memory_snapshot.h"
+
 #include "base/enum_names.h"
 
 namespace gpuscope::snapshot {
@@ -18,5 +19,9 @@ constexpr EnumNames<Action, 10> kActionNames = {{
 static_assert(EnumTableIsDense(kActionNames));
 
 const char* ActionName(Action a) { return CNameOf(kActionNames, a); }
+
+Action ActionFromName(std::string_view name) {
+  return FromName(kActionNames, name).value_or(Action::kOther);
+}
 
 }  // namespace gpuscope::snapshot

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -35,6 +36,8 @@ enum class Action : uint8_t {
 };
 inline constexpr int kActionCount = 10;
 const char* ActionName(Action a);  // "alloc", "free_requested", …
+// The action PyTorch's snapshot names `name`; kOther for one this version does not know.
+Action ActionFromName(std::string_view name);
 
 inline constexpr int32_t kNoStack = -1;
 

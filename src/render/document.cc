@@ -1,4 +1,5 @@
 #include "render/document.h"
+
 #include "base/enum_names.h"
 
 #include <algorithm>

@@ -143,20 +143,6 @@ std::string Converter::Spell(uint32_t n, int depth) const {
   return out + (node.kind == Kind::kDict ? "}" : "]");
 }
 
-snapshot::Action ActionOf(std::string_view a) {
-  using snapshot::Action;
-  if (a == "alloc") return Action::kAlloc;
-  if (a == "free_requested") return Action::kFreeRequested;
-  if (a == "free_completed") return Action::kFreeCompleted;
-  if (a == "segment_alloc") return Action::kSegmentAlloc;
-  if (a == "segment_free") return Action::kSegmentFree;
-  if (a == "segment_map") return Action::kSegmentMap;
-  if (a == "segment_unmap") return Action::kSegmentUnmap;
-  if (a == "oom") return Action::kOom;
-  if (a == "snapshot") return Action::kSnapshot;
-  return Action::kOther;
-}
-
 Result<snapshot::Snapshot> Converter::Run() {
   const uint32_t root = v_.root;
   if (v_.at(root).kind == Kind::kList)
@@ -224,7 +210,7 @@ Result<snapshot::Snapshot> Converter::Run() {
       if (!Spend()) return OverBudget(name_);
       snapshot::TraceEvent ev;
       const std::string action = Str(e, "action");
-      ev.action = ActionOf(action);
+      ev.action = snapshot::ActionFromName(action);
       if (ev.action == snapshot::Action::kOther) {
         auto it = std::find_if(trace.other_actions.begin(), trace.other_actions.end(),
                                [&](const auto& p) { return p.first == action; });
