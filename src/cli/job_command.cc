@@ -35,10 +35,7 @@ int64_t SizeOf(const std::string& path) {
 
 std::string Share(uint64_t part, uint64_t whole) {
   if (whole == 0) return "n/a";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f %%",
-                100.0 * static_cast<double>(part) / static_cast<double>(whole));
-  return buf;
+  return render::FormatShare(static_cast<double>(part) / static_cast<double>(whole), 2);
 }
 
 // A folder's summaries carried into map's output as they are: read (and so checked), then written

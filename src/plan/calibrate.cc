@@ -1,7 +1,8 @@
 #include "plan/calibrate.h"
 
 #include <algorithm>
-#include <cstdio>
+
+#include "render/format.h"
 
 namespace gpuscope::plan {
 
@@ -56,13 +57,11 @@ Result<Calibration> Calibrate(const ModelConfig& m, const hw::GpuSpec& gpu,
       cal.time_split = true;
       cal.efficiency = eta;
       cal.other_s_per_token = 0.5 * (lo + hi);
-      char buf[200];
-      std::snprintf(buf, sizeof buf,
-                    "time split: GEMM/conv/attention %.1f %% of the ops' GPU time → η %.3f; the "
-                    "other %.3f ms of the step as %.2f ns per token",
-                    measured.math_share * 100, eta, cal.other_s_per_token * tokens * 1e3,
-                    cal.other_s_per_token * 1e9);
-      cal.notes.push_back(buf);
+      cal.notes.push_back(
+          "time split: GEMM/conv/attention " + render::FormatShare(measured.math_share, 1) +
+          " of the ops' GPU time → η " + render::FormatNumber(eta, 3) + "; the other " +
+          render::FormatNumber(cal.other_s_per_token * tokens * 1e3, 3) + " ms of the step as " +
+          render::FormatNumber(cal.other_s_per_token * 1e9, 2) + " ns per token");
       if (eta >= 1.0 || eta <= 0.01)
         cal.notes.push_back(
             "η clamped: the model's FLOPs at this precision's peak do not fit the "

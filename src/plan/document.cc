@@ -12,6 +12,7 @@
 #include "plan/frameworks.h"
 #include "plan/render.h"
 #include "render/build.h"
+#include "render/format.h"
 
 namespace gpuscope::plan {
 
@@ -147,9 +148,7 @@ void AddRequest(const PlanReport& rep, render::Document& doc) {
                   Detail("experts_top_k", "top-k", Count(r.model.experts_top_k))};
   Row& params = s.AddRow("parameters", "parameters");
   params.fields = {F("total", "", Count(rep.params.total))};
-  char billions[32];
-  std::snprintf(billions, sizeof billions, "(%.3f B)", rep.params.total / 1e9);
-  params.note = billions;
+  params.note = "(" + render::FormatNumber(rep.params.total / 1e9, 3) + " B)";
   if (r.model.experts > 0)
     params.fields.push_back(F("active", "active per token", Count(rep.params.active)));
   else

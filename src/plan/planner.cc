@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <map>
 
 #include <fmt/format.h>
@@ -31,21 +30,9 @@ constexpr double kMiB = 1024.0 * 1024;
 std::string Int(double v) { return render::FormatCount(std::llround(v)); }
 std::string Dur(double seconds) { return render::FormatDuration(std::llround(seconds * 1e9)); }
 // 4 significant digits: 0.4167, 1.124e+16
-std::string Num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g", v);
-  return buf;
-}
-std::string MiB(double bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f MiB", bytes / kMiB);
-  return buf;
-}
-std::string GiB(double bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / kGiB);
-  return buf;
-}
+std::string Num(double v) { return render::FormatSignificant(v, 4); }
+std::string MiB(double bytes) { return render::FormatNumber(bytes / kMiB, 1) + " MiB"; }
+std::string GiB(double bytes) { return render::FormatNumber(bytes / kGiB, 2) + " GiB"; }
 
 double WeightBytes(Precision p) { return hw::FullPrecision(p) ? 4 : 2; }
 double GradBytes(Precision p, bool fp32_grads) {
@@ -456,12 +443,10 @@ void Evaluator::Activations() {
       core_formula = as.flash_attention ? " + 4·a·s·b/t (flash softmax stats)"
                      : as.dropout       ? " + 5·a·s²·b/t"
                                   : " + 4·a·s²·b/t (no dropout)";  // as ActivationBytesPerLayer
-    char buf[256];
-    std::snprintf(buf, sizeof buf, "%s layers × %s%s = %s × %s", Num(in_flight).c_str(),
-                  layer_formula, core_formula.c_str(), Num(in_flight).c_str(),
-                  MiB(per_layer).c_str());
-    add("activations of transformer layers in flight", buf, in_flight * per_layer,
-        TermKind::kActivation);
+    add("activations of transformer layers in flight",
+        Num(in_flight) + " layers × " + layer_formula + core_formula + " = " + Num(in_flight) +
+            " × " + MiB(per_layer),
+        in_flight * per_layer, TermKind::kActivation);
     // Token ids (int64) and the embedding-dropout output, for each micro-batch in flight on stage
     // 0.
     const double mbs_in_flight = c.pp > 1 ? std::min(mb, p) : 1;
@@ -969,12 +954,11 @@ void Search(const PlanRequest& r, const SearchSpace& x, int64_t per_node, PlanRe
                       rep->feasible.push_back(std::move(ev));
                     } else {
                       const double over = ev.memory.peak_bytes - ev.memory.budget_bytes;
-                      char buf[160];
-                      std::snprintf(buf, sizeof buf,
-                                    "OOM by %.2f GiB on stage 0 (peak %.2f GiB > budget %.2f GiB)",
-                                    over / kGiB, ev.memory.peak_bytes / kGiB,
-                                    ev.memory.budget_bytes / kGiB);
-                      rep->rejected.push_back({c, buf, over});
+                      rep->rejected.push_back({c,
+                                               "OOM by " + GiB(over) + " on stage 0 (peak " +
+                                                   GiB(ev.memory.peak_bytes) + " > budget " +
+                                                   GiB(ev.memory.budget_bytes) + ")",
+                                               over});
                     }
                   }
               }
@@ -1063,10 +1047,8 @@ void Suggest(const PlanRequest& r, PlanReport* rep) {
       if (x.over_bytes > 0 && (!closest || x.over_bytes < closest->over_bytes)) closest = &x;
     if (closest) {
       rep->closest = Evaluate(m, r.gpu, closest->config, r.seq_len, as);
-      char buf[200];
-      std::snprintf(buf, sizeof buf, "closest: %s is over the budget by %.2f GiB",
-                    Degrees(closest->config).c_str(), closest->over_bytes / kGiB);
-      rep->suggestions.push_back(buf);
+      rep->suggestions.push_back("closest: " + Degrees(closest->config) +
+                                 " is over the budget by " + GiB(closest->over_bytes));
     }
     // Re-run with each restriction lifted, and with more GPUs.
     auto try_variant = [&](PlanRequest v, const std::string& what) {

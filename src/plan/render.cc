@@ -1,36 +1,20 @@
 #include "plan/render.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
-#include <cinttypes>
-#include <cstdarg>
-#include <cstdio>
 
 #include "plan/frameworks.h"
 #include "render/json_writer.h"
 
 namespace gpuscope::plan {
 
-namespace {
-
-std::string Fmt(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
-std::string Fmt(const char* fmt, ...) {
-  char buf[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  std::vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
-  return buf;
-}
-
-}  // namespace
-
 std::string ModelLine(const ModelConfig& m) {
-  std::string s = Fmt("L=%" PRId64 " h=%" PRId64 " a=%" PRId64 " g=%" PRId64 " d_h=%" PRId64
-                      " f=%" PRId64 " %s V=%" PRId64 " %s %s",
-                      m.layers, m.hidden, m.heads, m.kv_heads, m.head_dim, m.ffn,
-                      m.gated_mlp ? "gated MLP (SwiGLU)" : "plain MLP", m.vocab,
-                      m.tied_embeddings ? "tied" : "untied", m.rms_norm ? "RMSNorm" : "LayerNorm");
-  if (m.experts > 0) s += Fmt(" MoE E=%" PRId64 " top-%" PRId64, m.experts, m.experts_top_k);
+  std::string s = fmt::format(
+      "L={} h={} a={} g={} d_h={} f={} {} V={} {} {}", m.layers, m.hidden, m.heads, m.kv_heads,
+      m.head_dim, m.ffn, m.gated_mlp ? "gated MLP (SwiGLU)" : "plain MLP", m.vocab,
+      m.tied_embeddings ? "tied" : "untied", m.rms_norm ? "RMSNorm" : "LayerNorm");
+  if (m.experts > 0) s += fmt::format(" MoE E={} top-{}", m.experts, m.experts_top_k);
   return s;
 }
 
@@ -49,8 +33,7 @@ Launch LaunchShape(const PlanRequest& r, const ParallelConfig& c) {
 }
 std::string Torchrun(const PlanRequest& r, const ParallelConfig& c) {
   const Launch l = LaunchShape(r, c);
-  std::string cmd =
-      Fmt("torchrun --nnodes=%" PRId64 " --nproc_per_node=%" PRId64, l.nodes, l.nproc);
+  std::string cmd = fmt::format("torchrun --nnodes={} --nproc_per_node={}", l.nodes, l.nproc);
   if (l.nodes > 1) cmd += " --rdzv_backend=c10d --rdzv_endpoint=$MASTER_ADDR:29500";
   return cmd;
 }
@@ -80,18 +63,19 @@ ConfigSnippet MegatronArgs(const PlanRequest& r, const ParallelConfig& c) {
   // validate_args asserts it with tensor parallelism (before Blackwell; harmless after).
   if (c.tp > 1) cmd += "CUDA_DEVICE_MAX_CONNECTIONS=1 ";
   cmd += Torchrun(r, c);
-  cmd += Fmt(" pretrain_gpt.py --num-layers %" PRId64 " --hidden-size %" PRId64
-             " --ffn-hidden-size %" PRId64 " --num-attention-heads %" PRId64,
-             m.layers, m.hidden, m.ffn, m.heads);
+  cmd += fmt::format(
+      " pretrain_gpt.py --num-layers {} --hidden-size {} --ffn-hidden-size {} "
+      "--num-attention-heads {}",
+      m.layers, m.hidden, m.ffn, m.heads);
   if (m.kv_heads > 0 && m.kv_heads != m.heads)
-    cmd += Fmt(" --group-query-attention --num-query-groups %" PRId64, m.kv_heads);
+    cmd += fmt::format(" --group-query-attention --num-query-groups {}", m.kv_heads);
   if (m.head_dim > 0 && m.head_dim * m.heads != m.hidden)
-    cmd += Fmt(" --kv-channels %" PRId64, m.head_dim);
+    cmd += fmt::format(" --kv-channels {}", m.head_dim);
   if (m.learned_positions > 0) {
-    cmd += Fmt(" --max-position-embeddings %" PRId64, m.learned_positions);
+    cmd += fmt::format(" --max-position-embeddings {}", m.learned_positions);
   } else {
-    cmd += Fmt(" --position-embedding-type rope --max-position-embeddings %" PRId64,
-               std::max(m.max_positions, r.seq_len));
+    cmd += fmt::format(" --position-embedding-type rope --max-position-embeddings {}",
+                       std::max(m.max_positions, r.seq_len));
   }
   if (m.rms_norm) cmd += " --normalization RMSNorm";
   if (m.gated_mlp) cmd += " --swiglu";
@@ -101,16 +85,15 @@ ConfigSnippet MegatronArgs(const PlanRequest& r, const ParallelConfig& c) {
     cmd += " --disable-bias-linear";
   if (!m.tied_embeddings) cmd += " --untie-embeddings-and-output-weights";
   if (m.experts > 0)
-    cmd += Fmt(" --num-experts %" PRId64 " --moe-router-topk %" PRId64, m.experts, m.experts_top_k);
-  cmd += Fmt(" --tensor-model-parallel-size %" PRId64 " --pipeline-model-parallel-size %" PRId64,
-             c.tp, c.pp);
+    cmd += fmt::format(" --num-experts {} --moe-router-topk {}", m.experts, m.experts_top_k);
+  cmd +=
+      fmt::format(" --tensor-model-parallel-size {} --pipeline-model-parallel-size {}", c.tp, c.pp);
   if (c.vpp > 1)
     cmd +=
-        Fmt(" --num-layers-per-virtual-pipeline-stage %" PRId64, r.model.layers / (c.pp * c.vpp));
+        fmt::format(" --num-layers-per-virtual-pipeline-stage {}", r.model.layers / (c.pp * c.vpp));
   if (c.sp) cmd += " --sequence-parallel";
-  cmd +=
-      Fmt(" --micro-batch-size %" PRId64 " --global-batch-size %" PRId64 " --seq-length %" PRId64,
-          c.mbs, r.global_batch, r.seq_len);
+  cmd += fmt::format(" --micro-batch-size {} --global-batch-size {} --seq-length {}", c.mbs,
+                     r.global_batch, r.seq_len);
   if (c.recompute == Recompute::kSelective) cmd += " --recompute-granularity selective";
   if (c.recompute == Recompute::kFull)
     cmd += " --recompute-granularity full --recompute-method uniform --recompute-num-layers 1";
@@ -147,11 +130,10 @@ ConfigSnippet DeepSpeedConfig(const PlanRequest& r, const ParallelConfig& c) {
   }
   const bool trainer = c.pp == 1;
   if (!trainer)
-    sn.title = Fmt("DeepSpeed (ds_config.json; the %" PRId64
-                   " pipeline stages are PipelineModule(..., num_stages=%" PRId64
-                   ") in the model code; "
-                   "add the run's optimizer.params: lr, weight_decay, …)",
-                   c.pp, c.pp);
+    sn.title = fmt::format(
+        "DeepSpeed (ds_config.json; the {} pipeline stages are PipelineModule(..., num_stages={}) "
+        "in the model code; add the run's optimizer.params: lr, weight_decay, …)",
+        c.pp, c.pp);
   render::JsonWriter w(2);
   w.BeginObject();
   w.Key("train_batch_size").Int(r.global_batch);
@@ -228,8 +210,9 @@ ConfigSnippet AccelerateConfig(const PlanRequest& r, const ParallelConfig& c) {
       if (!sn.not_expressed.empty()) return sn;
       body =
           "distributed_type: MEGATRON_LM\nmegatron_lm_config:\n" +
-          Fmt("  megatron_lm_tp_degree: %" PRId64 "\n  megatron_lm_pp_degree: %" PRId64
-              "\n  megatron_lm_num_micro_batches: %" PRId64 "\n",
+          fmt::format(
+              "  megatron_lm_tp_degree: {}\n  megatron_lm_pp_degree: {}\n  "
+              "megatron_lm_num_micro_batches: {}\n",
               c.tp, c.pp, c.grad_accum) +
           "  megatron_lm_sequence_parallelism: " + YamlBool(c.sp) + "\n" +
           "  megatron_lm_recompute_activations: " + YamlBool(c.recompute == Recompute::kSelective) +
@@ -247,15 +230,15 @@ ConfigSnippet AccelerateConfig(const PlanRequest& r, const ParallelConfig& c) {
             "Accelerate's DeepSpeed integration does not run DeepSpeed's pipeline engine (pp > 1)";
         return sn;
       }
-      body = "distributed_type: DEEPSPEED\ndeepspeed_config:\n" +
-             Fmt("  zero_stage: %d\n  gradient_accumulation_steps: %" PRId64 "\n", zero,
-                 c.grad_accum) +
-             // Across nodes Accelerate's default DeepSpeed launcher is pdsh with a hostfile;
-             // "standard" is torchrun on each node, as the other snippets launch.
-             (l.nodes > 1 ? "  deepspeed_multinode_launcher: standard\n" : "") +
-             "  offload_optimizer_device: " + (c.offload != Offload::kNone ? "cpu" : "none") +
-             "\n" + "  offload_param_device: " + (c.offload == Offload::kParams ? "cpu" : "none") +
-             "\n" + "  zero3_init_flag: " + YamlBool(zero == 3) + "\n";
+      body =
+          "distributed_type: DEEPSPEED\ndeepspeed_config:\n" +
+          fmt::format("  zero_stage: {}\n  gradient_accumulation_steps: {}\n", zero, c.grad_accum) +
+          // Across nodes Accelerate's default DeepSpeed launcher is pdsh with a hostfile;
+          // "standard" is torchrun on each node, as the other snippets launch.
+          (l.nodes > 1 ? "  deepspeed_multinode_launcher: standard\n" : "") +
+          "  offload_optimizer_device: " + (c.offload != Offload::kNone ? "cpu" : "none") + "\n" +
+          "  offload_param_device: " + (c.offload == Offload::kParams ? "cpu" : "none") + "\n" +
+          "  zero3_init_flag: " + YamlBool(zero == 3) + "\n";
       break;
     case Framework::kFsdp:
       body =
@@ -281,7 +264,7 @@ ConfigSnippet AccelerateConfig(const PlanRequest& r, const ParallelConfig& c) {
        std::string(hw::FullPrecision(c.precision) ? "'no'"
                                                   : std::string(hw::PrecisionName(c.precision))) +
        "\n";
-  y += Fmt("num_machines: %" PRId64 "\nnum_processes: %" PRId64 "\n", l.nodes, c.gpus);
+  y += fmt::format("num_machines: {}\nnum_processes: {}\n", l.nodes, c.gpus);
   if (l.nodes > 1) {
     // Accelerate's launcher asserts a main process address across machines; a YAML file cannot
     // read $MASTER_ADDR as the torchrun lines do, so it is a name to replace or override.
@@ -293,9 +276,10 @@ ConfigSnippet AccelerateConfig(const PlanRequest& r, const ParallelConfig& c) {
     y += "machine_rank: 0\n";
   }
   // Micro-batch and accumulation live in the training script under Accelerate.
-  y += Fmt("# in the training script: per_device_train_batch_size=%" PRId64
-           ", gradient_accumulation_steps=%" PRId64 ", gradient_checkpointing=%s\n",
-           c.mbs, c.grad_accum, c.recompute == Recompute::kFull ? "True" : "False");
+  y += fmt::format(
+      "# in the training script: per_device_train_batch_size={}, gradient_accumulation_steps={}, "
+      "gradient_checkpointing={}\n",
+      c.mbs, c.grad_accum, c.recompute == Recompute::kFull ? "True" : "False");
   sn.text = y;
   return sn;
 }
@@ -309,8 +293,9 @@ ConfigSnippet TrainerCommand(const PlanRequest& r, const ParallelConfig& c) {
   if (c.framework == Framework::kMegatron) {
     sn.not_expressed =
         c.tp > 1 || c.pp > 1
-            ? Fmt("the HF Trainer has no tensor or pipeline parallelism (tp=%" PRId64 " pp=%" PRId64
-                  "); use the Megatron-LM arguments",
+            ? fmt::format(
+                  "the HF Trainer has no tensor or pipeline parallelism (tp={} pp={}); use the "
+                  "Megatron-LM arguments",
                   c.tp, c.pp)
             : "the HF Trainer does not run Megatron-LM; use the Megatron-LM arguments";
     return sn;
@@ -320,9 +305,8 @@ ConfigSnippet TrainerCommand(const PlanRequest& r, const ParallelConfig& c) {
     return sn;
   }
   std::string cmd = "#!/bin/sh\n" + Torchrun(r, c);
-  cmd += Fmt(" train.py --per_device_train_batch_size %" PRId64
-             " --gradient_accumulation_steps %" PRId64,
-             c.mbs, c.grad_accum);
+  cmd += fmt::format(" train.py --per_device_train_batch_size {} --gradient_accumulation_steps {}",
+                     c.mbs, c.grad_accum);
   if (c.precision == Precision::kBf16) cmd += " --bf16";
   if (c.precision == Precision::kFp16) cmd += " --fp16";
   if (c.recompute == Recompute::kFull) cmd += " --gradient_checkpointing";

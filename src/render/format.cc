@@ -82,6 +82,11 @@ std::string FormatNumber(double v, int precision) {
   return fmt::format("{:.{}f}", v, precision);
 }
 
+std::string FormatSignificant(double v, int digits) {
+  if (!std::isfinite(v)) return std::string(kNotAvailable);
+  return fmt::format("{:.{}g}", v, digits);
+}
+
 std::string FormatRate(double per_second, Unit unit, int precision) {
   if (!std::isfinite(per_second)) return std::string(kNotAvailable);
   if (unit == Unit::kBytesPerSecond) {
