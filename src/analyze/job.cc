@@ -4,9 +4,7 @@
 #include "analyze/job.h"
 
 #include <algorithm>
-#include <cinttypes>
 #include <cmath>
-#include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <iterator>
@@ -16,6 +14,8 @@
 #include <string_view>
 #include <unordered_map>
 #include <utility>
+
+#include <fmt/format.h>
 
 #include "analyze/intervals.h"
 #include "analyze/kernel_class.h"
@@ -178,17 +178,10 @@ std::string UtcTime(int64_t ns) {
 // "19 h 21 min", "7 min 57 s", "12 s".
 std::string Duration(int64_t ns) {
   const int64_t s = std::llabs(ns) / 1'000'000'000;
-  char buf[64];
-  if (s >= 86400) {
-    std::snprintf(buf, sizeof(buf), "%" PRId64 " d %" PRId64 " h", s / 86400, s % 86400 / 3600);
-  } else if (s >= 3600) {
-    std::snprintf(buf, sizeof(buf), "%" PRId64 " h %" PRId64 " min", s / 3600, s % 3600 / 60);
-  } else if (s >= 60) {
-    std::snprintf(buf, sizeof(buf), "%" PRId64 " min %" PRId64 " s", s / 60, s % 60);
-  } else {
-    std::snprintf(buf, sizeof(buf), "%" PRId64 " s", s);
-  }
-  return buf;
+  if (s >= 86400) return fmt::format("{} d {} h", s / 86400, s % 86400 / 3600);
+  if (s >= 3600) return fmt::format("{} h {} min", s / 3600, s % 3600 / 60);
+  if (s >= 60) return fmt::format("{} min {} s", s / 60, s % 60);
+  return fmt::format("{} s", s);
 }
 
 // ---- map side ---------------------------------------------------------------------------------

@@ -3,11 +3,12 @@
 #include "base/enum_names.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <limits>
 #include <map>
 #include <set>
 #include <unordered_map>
+
+#include <fmt/format.h>
 
 namespace gpuscope::analyze {
 
@@ -365,13 +366,12 @@ SnapshotDevice AnalyzeDevice(const snapshot::Snapshot& snap, int device,
     d.inconsistent = true;
     // Said as measured: the cause is not in the file (a guess — "a synthetic snapshot?" — was
     // wrong on most real snapshots where this happens).
-    char over[32];
-    std::snprintf(over, sizeof over, "%.2f GiB",
-                  static_cast<double>(most_over_reserved) / (1 << 30));
+    const std::string over =
+        fmt::format("{:.2f} GiB", static_cast<double>(most_over_reserved) / (1 << 30));
     d.notes.push_back(
         "at some point the trace allocates more than its segment events reserve (by up "
         "to " +
-        std::string(over) +
+        over +
         "): the segment events do not account for all reserved memory, so the "
         "reserved line is as recorded, not the device's");
   }

@@ -9,6 +9,8 @@
 #include <sstream>
 #include <string_view>
 
+#include <fmt/format.h>
+
 #include "base/sanitize.h"
 
 namespace gpuscope::monitor {
@@ -49,9 +51,8 @@ int64_t PageBytes() {
 bool HaveChildrenFiles() {
   // Needs CONFIG_PROC_CHILDREN (Debian and most distribution kernels have it).
   static const bool have = [] {
-    char path[64];
-    std::snprintf(path, sizeof path, "/proc/self/task/%d/children", static_cast<int>(getpid()));
-    return access(path, R_OK) == 0;
+    const std::string path = fmt::format("/proc/self/task/{}/children", getpid());
+    return access(path.c_str(), R_OK) == 0;
   }();
   return have;
 }
@@ -71,13 +72,12 @@ std::vector<int32_t> NumbersIn(const std::string& text) {
 
 std::vector<int32_t> ChildrenOf(int32_t pid) {
   std::vector<int32_t> out;
-  char path[64];
-  std::snprintf(path, sizeof path, "/proc/%d/task", static_cast<int>(pid));
-  DIR* dir = opendir(path);
+  const std::string path = fmt::format("/proc/{}/task", pid);
+  DIR* dir = opendir(path.c_str());
   if (!dir) return out;
   while (dirent* e = readdir(dir)) {
     if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-    const std::string children = std::string(path) + "/" + e->d_name + "/children";
+    const std::string children = path + "/" + e->d_name + "/children";
     for (int32_t c : NumbersIn(ReadSmallFile(children.c_str()))) out.push_back(c);
   }
   closedir(dir);
@@ -117,13 +117,11 @@ std::optional<ProcStat> ParseProcStat(const std::string& text, int64_t clock_tic
 }
 
 std::optional<ProcStat> ReadProcStat(int32_t pid) {
-  char path[64];
-  std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
-  auto s = ParseProcStat(ReadSmallFile(path), ClockTicks(), PageBytes());
+  auto s = ParseProcStat(ReadSmallFile(fmt::format("/proc/{}/stat", pid).c_str()), ClockTicks(),
+                         PageBytes());
   if (!s) return s;
   // /proc/PID/io "read_bytes": bytes this process caused to be fetched from storage.
-  std::snprintf(path, sizeof path, "/proc/%d/io", static_cast<int>(pid));
-  const std::string io = ReadSmallFile(path);
+  const std::string io = ReadSmallFile(fmt::format("/proc/{}/io", pid).c_str());
   if (size_t at = io.find("\nread_bytes: "); at != std::string::npos)
     s->read_bytes = std::strtoull(io.c_str() + at + 13, nullptr, 10);
   return s;

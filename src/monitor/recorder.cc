@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstring>
 
+#include <fmt/format.h>
+
 #include "base/output_file.h"
 #include "base/sanitize.h"
 #include "render/json_writer.h"
@@ -292,9 +294,8 @@ void Recorder::WriteSample(const Sample& s) {
       Put(SampleToJsonLine(s) + "\n");
       break;
     case RecordFormat::kCsv: {
-      char prefix[64];
-      std::snprintf(prefix, sizeof prefix, "%.3f,%lld,", (s.time_ns - start_ns_) / 1e9,
-                    static_cast<long long>(s.time_ns));
+      const std::string prefix =
+          fmt::format("{:.3f},{},", (s.time_ns - start_ns_) / 1e9, s.time_ns);
       std::string out;
       auto row = [&](const char* source, const std::string& id, const char* metric,
                      const std::string& value) {
@@ -338,9 +339,7 @@ void Recorder::WriteSample(const Sample& s) {
     case RecordFormat::kChromeTrace: {
       // Counter events at absolute unix µs: Kineto traces also use unix-based µs (or give
       // baseTimeNanoseconds), so both line up when opened together.
-      char ts[48];
-      std::snprintf(ts, sizeof ts, "%lld.%03lld", static_cast<long long>(s.time_ns / 1000),
-                    static_cast<long long>(s.time_ns % 1000));
+      const std::string ts = fmt::format("{}.{:03}", s.time_ns / 1000, s.time_ns % 1000);
       std::string out;
       auto counter = [&](const std::string& name, const std::string& args) {
         out += ",\n{\"ph\":\"C\",\"pid\":\"gpuscope monitor\",\"name\":";
@@ -393,12 +392,10 @@ Status Recorder::Finish(const Recording& meta) {
       Put(EndJson(meta) + "\n");
       break;
     case RecordFormat::kCsv: {
-      char prefix[64];
-      std::snprintf(prefix, sizeof prefix, "%.3f,%lld,run,", (meta.end_ns - start_ns_) / 1e9,
-                    static_cast<long long>(meta.end_ns));
-      std::string out = prefix + std::string(",end_ns,") + std::to_string(meta.end_ns) + "\n";
-      if (meta.exit_code)
-        out += prefix + std::string(",exit_code,") + std::to_string(*meta.exit_code) + "\n";
+      const std::string prefix =
+          fmt::format("{:.3f},{},run,", (meta.end_ns - start_ns_) / 1e9, meta.end_ns);
+      std::string out = prefix + ",end_ns," + std::to_string(meta.end_ns) + "\n";
+      if (meta.exit_code) out += prefix + ",exit_code," + std::to_string(*meta.exit_code) + "\n";
       for (size_t i = 0; i < meta.notes.size(); ++i)
         out += prefix + CsvQuote(meta.notes[i]) + ",note," + std::to_string(i) + "\n";
       Put(out);

@@ -20,6 +20,8 @@
 #include <optional>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "analyze/monitor_stats.h"
 #include "base/sanitize.h"
 #include "monitor/nvml.h"
@@ -209,26 +211,19 @@ class JobGuard {
 
 std::string LiveLine(const Sample& s) {
   std::string out = "[gpuscope]";
-  char buf[160];
+  // A terminal status line: fixed widths so that it does not jitter from sample to sample.
   for (const GpuSample& g : s.gpus) {
-    std::snprintf(buf, sizeof buf, " GPU%d", g.index);
-    out += buf;
-    if (g.sm_util_pct) std::snprintf(buf, sizeof buf, " %3.0f%%", *g.sm_util_pct), out += buf;
+    out += fmt::format(" GPU{}", g.index);
+    if (g.sm_util_pct) out += fmt::format(" {:3.0f}%", *g.sm_util_pct);
     if (g.mem_used_bytes && g.mem_total_bytes)
-      std::snprintf(buf, sizeof buf, " %.1f/%.0fGB", *g.mem_used_bytes / 1e9,
-                    *g.mem_total_bytes / 1e9),
-          out += buf;
-    if (g.power_w) std::snprintf(buf, sizeof buf, " %.0fW", *g.power_w), out += buf;
+      out += fmt::format(" {:.1f}/{:.0f}GB", *g.mem_used_bytes / 1e9, *g.mem_total_bytes / 1e9);
+    if (g.power_w) out += fmt::format(" {:.0f}W", *g.power_w);
     out += " |";
   }
   if (s.gpus.empty()) out += " no GPU |";
   const analyze::TreeCpu cpu = analyze::SplitTreeCpu(s);
-  std::snprintf(buf, sizeof buf, " CPU main %.0f%%", cpu.main_pct);
-  out += buf;
-  if (cpu.workers > 0) {
-    std::snprintf(buf, sizeof buf, " · %d workers %.0f%%", cpu.workers, cpu.workers_pct);
-    out += buf;
-  }
+  out += fmt::format(" CPU main {:.0f}%", cpu.main_pct);
+  if (cpu.workers > 0) out += fmt::format(" · {} workers {:.0f}%", cpu.workers, cpu.workers_pct);
   return out;
 }
 

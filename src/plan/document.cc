@@ -3,7 +3,6 @@
 // ready snippets. docs/planner.md defines every term.
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <map>
 
 #include <fmt/format.h>

@@ -32,12 +32,15 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <system_error>
 #include <utility>
 #include <vector>
+
+#include <fmt/format.h>
 
 namespace gpuscope {
 namespace {
@@ -702,9 +705,7 @@ std::string JsonEscape(std::string_view s) {
         break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof(buf), "\\u%04x", static_cast<unsigned>(c));
-          out += buf;
+          fmt::format_to(std::back_inserter(out), "\\u{:04x}", static_cast<unsigned>(c));
         } else {
           out += c;
         }
@@ -1052,14 +1053,12 @@ class RankGenerator {
       info.tiny = blocks_per_sm < 1.0;
       int threads = d.block[0] * d.block[1] * d.block[2];
       double warps_per_sm = blocks_per_sm * ((threads + 31) / 32);
-      char buf[512];
-      std::snprintf(buf, sizeof(buf),
-                    ",      \"registers per thread\": %d,      \"shared memory\": %d,      "
-                    "\"blocks per SM\": %.6f,      \"warps per SM\": %.6f,      \"grid\": [%d, %d, "
-                    "%d],      \"block\": [%d, %d, %d],      \"est. achieved occupancy %%\": %d",
-                    d.regs, d.smem, blocks_per_sm, warps_per_sm, d.grid[0], d.grid[1], d.grid[2],
-                    d.block[0], d.block[1], d.block[2], d.occupancy);
-      info.static_args = buf;
+      info.static_args = fmt::format(
+          ",      \"registers per thread\": {},      \"shared memory\": {},      \"blocks per "
+          "SM\": {:.6f},      \"warps per SM\": {:.6f},      \"grid\": [{}, {}, {}],      "
+          "\"block\": [{}, {}, {}],      \"est. achieved occupancy %\": {}",
+          d.regs, d.smem, blocks_per_sm, warps_per_sm, d.grid[0], d.grid[1], d.grid[2], d.block[0],
+          d.block[1], d.block[2], d.occupancy);
     }
 
     // Collective args shared by record_param_comms and the NCCL kernels.
@@ -2047,11 +2046,9 @@ class RankGenerator {
           Begin();
           const bool op = r.kind == Kind::kCpuOp;
           if (r.a != 0 && !op && r.name[0] == 'P') {  // ProfilerStep#N
-            char name[40];
-            int n =
-                std::snprintf(name, sizeof(name), "ProfilerStep#%lld", static_cast<long long>(r.a));
-            XHead("user_annotation", std::string_view(name, static_cast<size_t>(n)), pid_, tid_,
-                  start, end);
+            char name[40];  // "ProfilerStep#" and at most 20 digits of an int64
+            const size_t n = fmt::format_to_n(name, sizeof(name), "ProfilerStep#{}", r.a).size;
+            XHead("user_annotation", std::string_view(name, n), pid_, tid_, start, end);
           } else {
             XHead(op ? "cpu_op" : "user_annotation", r.name, pid_, tid_, start, end);
           }
@@ -2170,19 +2167,16 @@ class RankGenerator {
     const int devices = std::min(world_, 8);
     const std::string name = JsonEscape(o_.device_name);
     for (int d = 0; d < devices; ++d) {
-      char buf[1024];
-      int n = std::snprintf(
-          buf, sizeof(buf),
-          "%s\n    {\n      \"id\": %d, \"name\": \"%s\", \"totalGlobalMem\": %lld,\n      "
-          "\"computeMajor\": %d, \"computeMinor\": %d,\n      \"maxThreadsPerBlock\": 1024, "
+      const std::string device = fmt::format(
+          "{}\n    {{\n      \"id\": {}, \"name\": \"{}\", \"totalGlobalMem\": {},\n      "
+          "\"computeMajor\": {}, \"computeMinor\": {},\n      \"maxThreadsPerBlock\": 1024, "
           "\"maxThreadsPerMultiprocessor\": 2048,\n      \"regsPerBlock\": 65536, \"warpSize\": "
-          "32,\n"
-          "      \"sharedMemPerBlock\": 49152, \"numSms\": %d\n    , \"regsPerMultiprocessor\": "
-          "65536, "
-          "\"sharedMemPerBlockOptin\": %d, \"sharedMemPerMultiprocessor\": %d\n    }",
-          d == 0 ? "" : ",", d, name.c_str(), static_cast<long long>(o_.device_memory_bytes),
-          props_.major, props_.minor, props_.num_sms, props_.smem_optin, props_.smem_per_sm);
-      out_.Put(buf, static_cast<size_t>(std::min<int>(n, static_cast<int>(sizeof(buf)) - 1)));
+          "32,\n      \"sharedMemPerBlock\": 49152, \"numSms\": {}\n    , "
+          "\"regsPerMultiprocessor\": 65536, \"sharedMemPerBlockOptin\": {}, "
+          "\"sharedMemPerMultiprocessor\": {}\n    }}",
+          d == 0 ? "" : ",", d, name, o_.device_memory_bytes, props_.major, props_.minor,
+          props_.num_sms, props_.smem_optin, props_.smem_per_sm);
+      out_.Put(device.data(), device.size());
     }
     out_.Lit("\n  ],\n  \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": ");
     out_.Int(rank_);

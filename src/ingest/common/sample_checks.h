@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "model/monitor_samples.h"
 
 namespace gpuscope::ingest {
@@ -25,11 +27,7 @@ inline constexpr double kMaxEnergyJ = 1e15;         // 1 PJ: 100 kW for 300 year
 // Why a value is out of range ("is out of range (0 to 100 %)"), or "" when it is fine.
 inline std::string CheckRange(double v, double lo, double hi, const char* unit) {
   if (v >= lo && v <= hi) return "";
-  auto num = [](double x) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.15g", x);
-    return std::string(buf);
-  };
+  auto num = [](double x) { return fmt::format("{:.15g}", x); };
   return "is out of range (" + num(lo) + " to " + num(hi) + (unit[0] ? " " : "") + unit + ")";
 }
 
@@ -41,9 +39,7 @@ inline std::string CheckGpuSample(const monitor::GpuSample& g) {
     if (!v) return "";
     const std::string why = CheckRange(*v, lo, hi, unit);
     if (why.empty()) return "";
-    char buf[48];
-    std::snprintf(buf, sizeof buf, "%.6g", *v);
-    return std::string(field) + " " + buf + " " + why;
+    return fmt::format("{} {:.6g} {}", field, *v, why);
   };
   for (const std::string& why :
        {check("sm_util_pct", g.sm_util_pct, 0, kMaxUtilPct, "%"),

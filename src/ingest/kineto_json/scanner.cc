@@ -6,6 +6,8 @@
 #include <string>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "ingest/common/line_reader.h"  // ByteSize
 
 #if defined(__SSE2__)
@@ -67,9 +69,7 @@ inline size_t FindStructural(const char* b, size_t p, size_t end) {
 
 std::string ByteForMessage(unsigned char c) {
   if (c >= 0x20 && c < 0x7f) return std::string("'") + static_cast<char>(c) + "'";
-  char hex[8];
-  std::snprintf(hex, sizeof hex, "0x%02x", c);
-  return hex;
+  return fmt::format("0x{:02x}", c);
 }
 
 }  // namespace

@@ -13,6 +13,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "base/sanitize.h"
 #include "ingest/common/linker.h"
 #include "ingest/kineto_json/event_parser.h"
@@ -79,9 +81,7 @@ std::string FileUri(const std::string& path) {
         c == '-' || c == '_' || c == '.' || c == '~') {
       uri.push_back(static_cast<char>(c));
     } else {
-      char buf[4];
-      std::snprintf(buf, sizeof buf, "%%%02X", c);
-      uri += buf;
+      uri += fmt::format("%{:02X}", c);
     }
   }
   return uri + "?mode=ro&immutable=1";
