@@ -12,6 +12,7 @@
 
 #include "base/sanitize.h"
 #include "ingest/common/line_reader.h"
+#include "ingest/common/malformed.h"
 #include "ingest/common/sample_checks.h"
 
 namespace gpuscope::ingest {
@@ -25,7 +26,6 @@ using monitor::SourceKind;
 namespace {
 
 constexpr int64_t kDefaultTickNs = 1'000'000'000;  // dcgmi dmon -d 1000; one scrape a second
-constexpr size_t kMalformedExamples = 3;
 constexpr double kMiB = 1024.0 * 1024.0;
 // Prometheus timestamps and `# timestamp` values above this are unix ms, below unix seconds.
 constexpr double kMsThreshold = 1e11;
@@ -213,7 +213,7 @@ std::string Store(Metric metric, double v, Pending* p) {
 // Ticks of GPU samples, assembled in any order and turned into the Recording at the end.
 class Assembler {
  public:
-  Assembler(Recording* rec, std::string path) : rec_(rec), path_(std::move(path)) {}
+  Assembler(Recording* rec, std::string path) : rec_(rec), malformed_(rec, std::move(path)) {}
 
   Pending& At(int64_t time_ns, int32_t gpu) {
     Pending& p = ticks_[time_ns][gpu];
@@ -225,11 +225,7 @@ class Assembler {
     if (!name.empty() && !names_.count(gpu)) names_[gpu] = SanitizeText(name);
   }
 
-  void Malformed(uint64_t line, const std::string& why) {
-    ++rec_->malformed_lines;
-    if (rec_->malformed_examples.size() < kMalformedExamples)
-      rec_->malformed_examples.push_back(path_ + ":" + std::to_string(line) + ": " + why);
-  }
+  void Malformed(uint64_t line, const std::string& why) { malformed_.Count(line, why); }
 
   void Finish() {
     std::map<int32_t, GpuInfo> infos;
@@ -262,7 +258,7 @@ class Assembler {
 
  private:
   Recording* rec_;
-  std::string path_;
+  MalformedLines malformed_;
   std::map<int64_t, std::map<int32_t, Pending>> ticks_;
   std::map<int32_t, std::string> names_;
 };
@@ -511,19 +507,15 @@ Result<Recording> Read(io::ByteSource& source, const std::string& path, size_t m
   rec.source_path = path;
   Parser parser(&rec, path);
   LineReader lines(source, path, max_line_bytes);
+  MalformedLines malformed(&rec, path);
   std::string_view line;
   uint64_t cut_line = 0;
   while (true) {
     GPUSCOPE_TRY(more, lines.Next(&line));
     if (!*more) break;
-    const uint64_t malformed_before = rec.malformed_lines;
-    const size_t examples_before = rec.malformed_examples.size();
+    const MalformedLines::Mark mark = malformed.Checkpoint();
     parser.Line(line, lines.line_number());
-    if (!lines.line_terminated() && rec.malformed_lines > malformed_before) {
-      rec.malformed_lines = malformed_before;  // the writer was stopped mid-line
-      rec.malformed_examples.resize(examples_before);
-      cut_line = lines.line_number();
-    }
+    if (!lines.line_terminated() && malformed.TakeBackCut(mark)) cut_line = lines.line_number();
   }
   parser.Finish();
   if (cut_line > 0)

@@ -11,6 +11,7 @@
 
 #include "base/sanitize.h"
 #include "ingest/common/line_reader.h"
+#include "ingest/common/malformed.h"
 #include "ingest/common/sample_checks.h"
 
 namespace gpuscope::ingest {
@@ -25,7 +26,6 @@ namespace {
 
 // Ticks without a time column: nvidia-smi -l and dmon both default to 1 s.
 constexpr int64_t kDefaultTickNs = 1'000'000'000;
-constexpr size_t kMalformedExamples = 3;
 constexpr double kMiB = 1024.0 * 1024.0;
 
 std::string Trim(const std::string& s) {
@@ -278,12 +278,6 @@ class SampleBuilder {
   bool have_time_ = false;
 };
 
-void Malformed(Recording* rec, const std::string& path, uint64_t line, const std::string& why) {
-  ++rec->malformed_lines;
-  if (rec->malformed_examples.size() < kMalformedExamples)
-    rec->malformed_examples.push_back(path + ":" + std::to_string(line) + ": " + why);
-}
-
 // Stores `value` of `column` into `g`; on a bad value returns why ("is not a number", …), else "".
 std::string Store(const Column& column, const std::string& value, GpuSample* g,
                   std::optional<int32_t>* index, std::string* bus_id, std::string* name) {
@@ -452,7 +446,7 @@ CellKind KindOf(const std::string& cell) {
 class LogParser {
  public:
   LogParser(const std::string& path, Recording* rec, std::string_view fields)
-      : path_(path), rec_(rec), builder_(rec), fields_(fields) {}
+      : path_(path), rec_(rec), malformed_(rec, path), builder_(rec), fields_(fields) {}
 
   // Returns an error only for a log that cannot be read at all (its first line, or the first
   // rows of a headerless log, show it).
@@ -605,14 +599,10 @@ class LogParser {
     std::vector<std::pair<std::string, uint64_t>> rows = std::move(pending_);
     pending_.clear();
     for (const auto& [text, number] : rows) {
-      const uint64_t malformed_before = rec_->malformed_lines;
-      const size_t examples_before = rec_->malformed_examples.size();
+      const MalformedLines::Mark mark = malformed_.Checkpoint();
       CsvLine(text, number);
-      if (number == unterminated_line_ && rec_->malformed_lines > malformed_before) {
-        rec_->malformed_lines = malformed_before;  // cut mid-line, as in the read loop
-        rec_->malformed_examples.resize(examples_before);
-        cut_line_ = number;
-      }
+      // Cut mid-line, as in the read loop.
+      if (number == unterminated_line_ && malformed_.TakeBackCut(mark)) cut_line_ = number;
     }
     return Status::Ok();
   }
@@ -660,14 +650,13 @@ class LogParser {
 
   void DataRow(const std::vector<std::string>& cells, uint64_t line_number) {
     if (columns_.empty()) {
-      Malformed(rec_, path_, line_number, "data before the header line");
+      malformed_.Count(line_number, "data before the header line");
       return;
     }
     // GPU names may hold commas in theory; nvidia-smi does not quote, so a surplus means trouble.
     if (cells.size() != columns_.size()) {
-      Malformed(rec_, path_, line_number,
-                "expected " + std::to_string(columns_.size()) + " fields, found " +
-                    std::to_string(cells.size()));
+      malformed_.Count(line_number, "expected " + std::to_string(columns_.size()) +
+                                        " fields, found " + std::to_string(cells.size()));
       return;
     }
     GpuSample g;
@@ -678,15 +667,15 @@ class LogParser {
       if (columns_[i].field == Field::kTimestamp) {
         time_ns = ParseCsvTimestamp(cells[i]);
         if (!time_ns) {
-          Malformed(rec_, path_, line_number,
-                    "bad timestamp \"" + SanitizeText(cells[i]) +
-                        "\" (expected YYYY/MM/DD HH:MM:SS.mmm, years 1970–2200)");
+          malformed_.Count(line_number,
+                           "bad timestamp \"" + SanitizeText(cells[i]) +
+                               "\" (expected YYYY/MM/DD HH:MM:SS.mmm, years 1970–2200)");
           return;
         }
       } else if (const std::string why = Store(columns_[i], cells[i], &g, &index, &bus_id, &name);
                  !why.empty()) {
-        Malformed(rec_, path_, line_number,
-                  SanitizeText(columns_[i].name) + ": \"" + SanitizeText(cells[i]) + "\" " + why);
+        malformed_.Count(line_number, SanitizeText(columns_[i].name) + ": \"" +
+                                          SanitizeText(cells[i]) + "\" " + why);
         return;
       }
     }
@@ -698,7 +687,7 @@ class LogParser {
         if (columns_[i].field == Field::kMemUsed) used = named;
         if (columns_[i].field == Field::kMemTotal) total = named;
       }
-      Malformed(rec_, path_, line_number, used + " is above " + total);
+      malformed_.Count(line_number, used + " is above " + total);
       return;
     }
     g.index = builder_.GpuFor(index, bus_id);
@@ -728,14 +717,13 @@ class LogParser {
       return;
     }
     if (columns_.empty()) {
-      Malformed(rec_, path_, line_number, "data before the \"# gpu …\" header line");
+      malformed_.Count(line_number, "data before the \"# gpu …\" header line");
       return;
     }
     std::vector<std::string> words = SplitSpace(line);
     if (words.size() != columns_.size()) {
-      Malformed(rec_, path_, line_number,
-                "expected " + std::to_string(columns_.size()) + " columns, found " +
-                    std::to_string(words.size()));
+      malformed_.Count(line_number, "expected " + std::to_string(columns_.size()) +
+                                        " columns, found " + std::to_string(words.size()));
       return;
     }
     GpuSample g;
@@ -746,22 +734,21 @@ class LogParser {
       if (columns_[i].field == Field::kTime) time = words[i];
       if (const std::string why = Store(columns_[i], words[i], &g, &index, &bus_id, &name);
           !why.empty()) {
-        Malformed(rec_, path_, line_number,
-                  SanitizeText(columns_[i].name) + ": \"" + SanitizeText(words[i]) + "\" " + why);
+        malformed_.Count(line_number, SanitizeText(columns_[i].name) + ": \"" +
+                                          SanitizeText(words[i]) + "\" " + why);
         return;
       }
     }
     if (!index) {
-      Malformed(rec_, path_, line_number, "no GPU index");
+      malformed_.Count(line_number, "no GPU index");
       return;
     }
     std::optional<int64_t> time_ns;
     if (!date.empty() || !time.empty()) {
       time_ns = ParseDmonTime(date, time);
       if (!time_ns) {
-        Malformed(rec_, path_, line_number,
-                  "bad date/time \"" + SanitizeText(date + " " + time) +
-                      "\" (expected YYYYMMDD HH:MM:SS, years 1970–2200)");
+        malformed_.Count(line_number, "bad date/time \"" + SanitizeText(date + " " + time) +
+                                          "\" (expected YYYYMMDD HH:MM:SS, years 1970–2200)");
         return;
       }
     }
@@ -771,6 +758,7 @@ class LogParser {
 
   const std::string& path_;
   Recording* rec_;
+  MalformedLines malformed_;
   SampleBuilder builder_;
   std::string_view fields_;
   NvidiaSmiFormat format_ = NvidiaSmiFormat::kNone;
@@ -813,6 +801,7 @@ Result<Recording> ReadNvidiaSmiLogWithFields(io::ByteSource& source, const std::
   rec.source_path = path;
   LogParser parser(path, &rec, fields);
   LineReader lines(source, path, max_line_bytes);
+  MalformedLines malformed(&rec, path);
   std::string_view line;
   bool any = false;
   uint64_t cut_line = 0;  // an unterminated last line that did not parse
@@ -820,16 +809,11 @@ Result<Recording> ReadNvidiaSmiLogWithFields(io::ByteSource& source, const std::
     GPUSCOPE_TRY(more, lines.Next(&line));
     if (!*more) break;
     any = true;
-    const uint64_t malformed_before = rec.malformed_lines;
-    const size_t examples_before = rec.malformed_examples.size();
+    const MalformedLines::Mark mark = malformed.Checkpoint();
     if (!lines.line_terminated()) parser.SetUnterminatedLine(lines.line_number());
     GPUSCOPE_RETURN_IF_ERROR(parser.Line(std::string(line), lines.line_number()));
-    if (!lines.line_terminated() && rec.malformed_lines > malformed_before) {
-      // `nvidia-smi -l` killed mid-line: the log was cut, the last line is not malformed data.
-      rec.malformed_lines = malformed_before;
-      rec.malformed_examples.resize(examples_before);
-      cut_line = lines.line_number();
-    }
+    // `nvidia-smi -l` killed mid-line: the log was cut, the last line is not malformed data.
+    if (!lines.line_terminated() && malformed.TakeBackCut(mark)) cut_line = lines.line_number();
   }
   if (!any) return parser.NotALog();
   GPUSCOPE_RETURN_IF_ERROR(parser.Finish());

@@ -12,6 +12,7 @@
 #include "base/numbers.h"
 #include "base/sanitize.h"
 #include "ingest/common/line_reader.h"
+#include "ingest/common/malformed.h"
 #include "ingest/common/sample_checks.h"
 
 namespace gpuscope::ingest {
@@ -26,7 +27,6 @@ using monitor::SourceKind;
 namespace {
 
 constexpr const char* kFormatName = "gpuscope-monitor";  // the JSONL header's "format"
-constexpr size_t kMalformedExamples = 3;
 constexpr const char* kCsvHeader = "time_s,unix_ns,source,id,metric,value";
 constexpr const char* kChromeProcess = "\"pid\":\"gpuscope monitor\"";
 // GPU indices as NVML and nvidia-smi number them; larger is not an index.
@@ -92,17 +92,14 @@ std::string GetString(simdjson::dom::object o, const char* key) {
 // and end were seen.
 class Builder {
  public:
-  Builder(const std::string& name, SourceKind kind) : name_(name) {
+  Builder(const Builder&) = delete;  // malformed_ points into rec
+  Builder& operator=(const Builder&) = delete;
+  Builder(const std::string& name, SourceKind kind) : malformed_(&rec, name) {
     rec.source = kind;
     rec.source_path = name;
   }
 
-  void Bad(uint64_t line, const std::string& why) {
-    ++rec.malformed_lines;
-    if (rec.malformed_examples.size() < kMalformedExamples)
-      rec.malformed_examples.push_back(name_ + ":" + std::to_string(line) + ": " +
-                                       SanitizeText(why));
-  }
+  void Bad(uint64_t line, const std::string& why) { malformed_.Count(line, why); }
 
   // The JSON objects of the JSONL lines (the Chrome-trace metadata events carry the same).
   void Header(simdjson::dom::object o, uint64_t line) {
@@ -237,7 +234,7 @@ class Builder {
   uint64_t cut_line_ = 0;
 
  private:
-  const std::string& name_;
+  MalformedLines malformed_;  // counts into rec (declared before it)
 };
 
 // Reads `source` line by line and hands each line to `on_line`. The writer ends every line with
