@@ -118,7 +118,9 @@ enum class GpuKind : uint8_t { kKernel, kMemcpy, kMemset, kSync };
 enum class CopyDirection : uint8_t { kUnknown, kHtoD, kDtoH, kDtoD, kHtoH, kPtoP };
 enum class MemoryKind : uint8_t { kUnknown, kPageable, kPinned, kDevice, kManaged, kArray };
 const char* CopyDirectionName(CopyDirection d);  // "HtoD", "DtoH", ..., "unknown"
-const char* MemoryKindName(MemoryKind k);        // "Pageable", "Pinned", "Device", ..., "unknown"
+// N of "ProfilerStep#N" (at most 9 digits), else -1: how readers and analyses number CPU steps.
+int32_t ProfilerStepNumber(std::string_view name);
+const char* MemoryKindName(MemoryKind k);  // "Pageable", "Pinned", "Device", ..., "unknown"
 
 // cuda_sync_kind of a GPU-side sync event.
 enum class SyncKind : uint8_t {

@@ -26,21 +26,6 @@ int64_t HtaEnd(int64_t start_ns, int64_t dur_ns) {
   return static_cast<int64_t>(std::floor(HtaMicros(start_ns) + HtaMicros(dur_ns))) * 1000;
 }
 
-// N of "ProfilerStep#N" (the reader's rule for CPU-side steps), else -1.
-int32_t ProfilerStepOfName(std::string_view name) {
-  constexpr std::string_view kPrefix = "ProfilerStep#";
-  if (name.substr(0, kPrefix.size()) != kPrefix || name.size() == kPrefix.size() ||
-      name.size() > kPrefix.size() + 9) {
-    return -1;
-  }
-  int32_t n = 0;
-  for (size_t i = kPrefix.size(); i < name.size(); ++i) {
-    if (name[i] < '0' || name[i] > '9') return -1;
-    n = n * 10 + (name[i] - '0');
-  }
-  return n;
-}
-
 bool HasSubMicrosecondTimes(const Trace& t) {
   for (size_t i = 0; i < t.gpu.size(); ++i) {
     if (t.gpu.start_ns[i] % 1000 != 0 || t.gpu.dur_ns[i] % 1000 != 0) return true;
@@ -90,7 +75,7 @@ GpuSelection SelectGpuEvents(const Trace& t, const SelectionOptions& options) {
   for (size_t i = 0; i < t.cpu.size(); ++i) {
     int32_t step = t.cpu.step[i];
     if (step < 0 && t.cpu.kind[i] == CpuKind::kGpuUserAnnotation)
-      step = ProfilerStepOfName(t.Str(t.cpu.name[i]));
+      step = ProfilerStepNumber(t.Str(t.cpu.name[i]));
     if (step < 0) continue;
     step_numbers.insert(step);
     last_step_start = std::max(last_step_start, start_of(t.cpu.start_ns[i]));

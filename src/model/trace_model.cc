@@ -132,6 +132,20 @@ uint64_t Diagnostics::total() const {
   return n;
 }
 
+int32_t ProfilerStepNumber(std::string_view name) {
+  constexpr std::string_view kPrefix = "ProfilerStep#";
+  if (name.substr(0, kPrefix.size()) != kPrefix || name.size() == kPrefix.size() ||
+      name.size() > kPrefix.size() + 9) {
+    return -1;
+  }
+  int32_t n = 0;
+  for (size_t i = kPrefix.size(); i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') return -1;
+    n = n * 10 + (name[i] - '0');
+  }
+  return n;
+}
+
 constexpr EnumNames<CopyDirection, 6> kCopyDirectionNames = {{
     {CopyDirection::kUnknown, "unknown"},
     {CopyDirection::kHtoD, "HtoD"},

@@ -951,20 +951,6 @@ SyncKind SyncKindFromText(std::string_view s) {
 
 }  // namespace
 
-int32_t ProfilerStepNumber(std::string_view name) {
-  constexpr std::string_view kPrefix = "ProfilerStep#";
-  if (!StartsWith(name, kPrefix) || name.size() == kPrefix.size() ||
-      name.size() > kPrefix.size() + 9) {
-    return -1;
-  }
-  int32_t n = 0;
-  for (size_t i = kPrefix.size(); i < name.size(); ++i) {
-    if (name[i] < '0' || name[i] > '9') return -1;
-    n = n * 10 + (name[i] - '0');
-  }
-  return n;
-}
-
 bool IsDataLoaderName(std::string_view name) { return StartsWith(name, "enumerate(DataLoader)"); }
 
 CpuKind CpuKindForCategory(Category c) {

@@ -84,8 +84,6 @@ Category ClassifyCategory(std::string_view cat);
 RuntimeKind ClassifyRuntime(std::string_view name);
 // The CPU table kind of a complete event of category `c` (kCpuOp for cpu_op/Operator and no cat).
 CpuKind CpuKindForCategory(Category c);
-// N of "ProfilerStep#N", else -1. Only CpuKind::kCpuOp and kUserAnnotation events are steps.
-int32_t ProfilerStepNumber(std::string_view name);
 // "enumerate(DataLoader)…" ops.
 bool IsDataLoaderName(std::string_view name);
 
