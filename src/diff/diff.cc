@@ -75,6 +75,8 @@ static_assert(EnumTableIsDense(kGpuKindNames));
 
 const char* GpuKindName(GpuKind k) { return CNameOf(kGpuKindNames, k); }
 
+// The diff's kind column, not the model's names: a profiler range counts as "other" (so this
+// table is read one way only).
 constexpr EnumNames<CpuKind, 6> kCpuKindNames = {{
     {CpuKind::kCpuOp, "cpu_op"},
     {CpuKind::kUserAnnotation, "annotation"},
