@@ -280,11 +280,12 @@ class OpCostAnalysis {
   }
 
   // 2. Rules per op name (by StringId, looked up once per distinct name).
-  const CostRule* Rule(uint32_t op) {
-    auto [it, added] = rule_of_.try_emplace(c_.name[op], nullptr);
-    if (added) it->second = FindCostRule(t_.Str(c_.name[op]));
+  const CostRule* RuleOfName(StringId name) {
+    auto [it, added] = rule_of_.try_emplace(name, nullptr);
+    if (added) it->second = FindCostRule(t_.Str(name));
     return it->second;
   }
+  const CostRule* Rule(uint32_t op) { return RuleOfName(c_.name[op]); }
 
   // The op a launch's GPU time is counted for: the outermost enclosing op whose rule owns its
   // subtree, else the nearest with a rule, else the op itself (memoised per launching op).
@@ -432,7 +433,7 @@ class OpCostAnalysis {
     OpArgs args;
     for (OpCostGroup& gr : out_.groups) {
       const std::string_view name = t_.Str(gr.name);
-      const CostRule* r = FindCostRule(name);
+      const CostRule* r = RuleOfName(gr.name);  // looked up while finding the owners
       if (!r) {
         gr.unpriced = Unpriced::kNoRule;
         continue;
