@@ -12,12 +12,9 @@
 
 namespace gpuscope::analyze {
 
-constexpr EnumNames<IdleClaim, 3> kIdleClaimNames = {{
-    {IdleClaim::kHost, "host"},
-    {IdleClaim::kSync, "sync"},
-    {IdleClaim::kDataLoader, "dataloader"},
-}};
-static_assert(EnumTableIsDense(kIdleClaimNames));
+constexpr EnumNames<IdleClaim, 3> kIdleClaimNames({IdleClaim::kHost, "host"},
+                                                  {IdleClaim::kSync, "sync"},
+                                                  {IdleClaim::kDataLoader, "dataloader"});
 
 const char* IdleClaimName(IdleClaim c) { return CNameOf(kIdleClaimNames, c); }
 

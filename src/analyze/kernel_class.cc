@@ -627,14 +627,9 @@ bool IsWrapperComponent(std::string_view short_name) {
 
 // ---------------------------------------------------------------------------------------------
 
-constexpr EnumNames<KernelClass, 5> kKernelClassNames = {{
-    {KernelClass::kCompute, "compute"},
-    {KernelClass::kCommunication, "communication"},
-    {KernelClass::kMemory, "memory"},
-    {KernelClass::kSync, "sync"},
-    {KernelClass::kOther, "other"},
-}};
-static_assert(EnumTableIsDense(kKernelClassNames));
+constexpr EnumNames<KernelClass, 5> kKernelClassNames(
+    {KernelClass::kCompute, "compute"}, {KernelClass::kCommunication, "communication"},
+    {KernelClass::kMemory, "memory"}, {KernelClass::kSync, "sync"}, {KernelClass::kOther, "other"});
 
 const char* KernelClassName(KernelClass c) { return CNameOf(kKernelClassNames, c); }
 
@@ -695,13 +690,9 @@ HtaKernelType HtaKernelTypeOf(std::string_view n) {
   return excluded ? HtaKernelType::kOther : HtaKernelType::kComputation;
 }
 
-constexpr EnumNames<HtaKernelType, 4> kHtaKernelTypeNames = {{
-    {HtaKernelType::kCommunication, "COMMUNICATION"},
-    {HtaKernelType::kMemory, "MEMORY"},
-    {HtaKernelType::kComputation, "COMPUTATION"},
-    {HtaKernelType::kOther, "OTHER"},
-}};
-static_assert(EnumTableIsDense(kHtaKernelTypeNames));
+constexpr EnumNames<HtaKernelType, 4> kHtaKernelTypeNames(
+    {HtaKernelType::kCommunication, "COMMUNICATION"}, {HtaKernelType::kMemory, "MEMORY"},
+    {HtaKernelType::kComputation, "COMPUTATION"}, {HtaKernelType::kOther, "OTHER"});
 
 const char* HtaKernelTypeName(HtaKernelType t) { return CNameOf(kHtaKernelTypeNames, t); }
 
@@ -785,19 +776,11 @@ std::string ShortKernelName(std::string_view name) {
 
 // ---------------------------------------------------------------------------------------------
 
-constexpr EnumNames<MathPrecision, 10> kMathPrecisionNames = {{
-    {P::kNone, "none"},
-    {P::kFp32Simt, "fp32_simt"},
-    {P::kTf32TensorCore, "tf32_tc"},
-    {P::kFp16TensorCore, "fp16_tc"},
-    {P::kBf16TensorCore, "bf16_tc"},
-    {P::kFp8TensorCore, "fp8_tc"},
-    {P::kInt8TensorCore, "int8_tc"},
-    {P::kTensorCoreUnknownType, "tc_unknown_type"},
-    {P::kFp64, "fp64"},
-    {P::kUnknown, "unknown"},
-}};
-static_assert(EnumTableIsDense(kMathPrecisionNames));
+constexpr EnumNames<MathPrecision, 10> kMathPrecisionNames(
+    {P::kNone, "none"}, {P::kFp32Simt, "fp32_simt"}, {P::kTf32TensorCore, "tf32_tc"},
+    {P::kFp16TensorCore, "fp16_tc"}, {P::kBf16TensorCore, "bf16_tc"}, {P::kFp8TensorCore, "fp8_tc"},
+    {P::kInt8TensorCore, "int8_tc"}, {P::kTensorCoreUnknownType, "tc_unknown_type"},
+    {P::kFp64, "fp64"}, {P::kUnknown, "unknown"});
 
 const char* MathPrecisionName(MathPrecision p) { return CNameOf(kMathPrecisionNames, p); }
 

@@ -45,15 +45,11 @@ std::string Rule(const snapshot::Frame& f, std::string_view what) {
 
 }  // namespace
 
-constexpr EnumNames<MemoryCategory, 6> kMemoryCategoryNames = {{
-    {MemoryCategory::kParameters, "parameters"},
-    {MemoryCategory::kGradients, "gradients"},
+constexpr EnumNames<MemoryCategory, 6> kMemoryCategoryNames(
+    {MemoryCategory::kParameters, "parameters"}, {MemoryCategory::kGradients, "gradients"},
     {MemoryCategory::kOptimizerState, "optimizer_state"},
-    {MemoryCategory::kActivations, "activations"},
-    {MemoryCategory::kWorkspace, "workspace"},
-    {MemoryCategory::kUnknown, "unknown"},
-}};
-static_assert(EnumTableIsDense(kMemoryCategoryNames));
+    {MemoryCategory::kActivations, "activations"}, {MemoryCategory::kWorkspace, "workspace"},
+    {MemoryCategory::kUnknown, "unknown"});
 
 const char* MemoryCategoryName(MemoryCategory c) { return CNameOf(kMemoryCategoryNames, c); }
 

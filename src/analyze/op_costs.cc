@@ -10,14 +10,11 @@
 
 namespace gpuscope::analyze {
 
-constexpr EnumNames<Unpriced, 5> kUnpricedNames = {{
-    {Unpriced::kPriced, ""},
-    {Unpriced::kNoRule, "no_rule"},
+constexpr EnumNames<Unpriced, 5> kUnpricedNames(
+    {Unpriced::kPriced, ""}, {Unpriced::kNoRule, "no_rule"},
     {Unpriced::kShapesNotRecorded, "shapes_not_recorded"},
     {Unpriced::kShapesNotUnderstood, "shapes_not_understood"},
-    {Unpriced::kListsNotParameters, "lists_not_parameters"},
-}};
-static_assert(EnumTableIsDense(kUnpricedNames));
+    {Unpriced::kListsNotParameters, "lists_not_parameters"});
 
 const char* UnpricedName(Unpriced u) { return CNameOf(kUnpricedNames, u); }
 

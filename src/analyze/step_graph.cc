@@ -11,33 +11,21 @@
 
 namespace gpuscope::analyze {
 
-constexpr EnumNames<NodeKind, 10> kNodeKindNames = {{
-    {NodeKind::kMarker, "marker"},
-    {NodeKind::kHostCompute, "host_compute"},
-    {NodeKind::kDataWait, "data_wait"},
-    {NodeKind::kLaunch, "launch"},
-    {NodeKind::kRuntime, "runtime"},
-    {NodeKind::kSyncReturn, "sync_return"},
-    {NodeKind::kKernel, "kernel"},
-    {NodeKind::kCommunication, "communication"},
-    {NodeKind::kMemcpy, "memcpy"},
-    {NodeKind::kMemset, "memset"},
-}};
-static_assert(EnumTableIsDense(kNodeKindNames));
+constexpr EnumNames<NodeKind, 10> kNodeKindNames(
+    {NodeKind::kMarker, "marker"}, {NodeKind::kHostCompute, "host_compute"},
+    {NodeKind::kDataWait, "data_wait"}, {NodeKind::kLaunch, "launch"},
+    {NodeKind::kRuntime, "runtime"}, {NodeKind::kSyncReturn, "sync_return"},
+    {NodeKind::kKernel, "kernel"}, {NodeKind::kCommunication, "communication"},
+    {NodeKind::kMemcpy, "memcpy"}, {NodeKind::kMemset, "memset"});
 
 const char* NodeKindName(NodeKind k) { return CNameOf(kNodeKindNames, k); }
 
-constexpr EnumNames<PathCategory, 8> kPathCategoryNames = {{
+constexpr EnumNames<PathCategory, 8> kPathCategoryNames(
     {PathCategory::kHostCompute, "host_compute"},
-    {PathCategory::kLaunchOverhead, "launch_overhead"},
-    {PathCategory::kDataWait, "data_wait"},
-    {PathCategory::kSync, "sync"},
-    {PathCategory::kGpuCompute, "gpu_compute"},
-    {PathCategory::kCommunication, "communication"},
-    {PathCategory::kCopy, "copy"},
-    {PathCategory::kGpuIdle, "gpu_idle"},
-}};
-static_assert(EnumTableIsDense(kPathCategoryNames));
+    {PathCategory::kLaunchOverhead, "launch_overhead"}, {PathCategory::kDataWait, "data_wait"},
+    {PathCategory::kSync, "sync"}, {PathCategory::kGpuCompute, "gpu_compute"},
+    {PathCategory::kCommunication, "communication"}, {PathCategory::kCopy, "copy"},
+    {PathCategory::kGpuIdle, "gpu_idle"});
 
 const char* PathCategoryName(PathCategory c) { return CNameOf(kPathCategoryNames, c); }
 

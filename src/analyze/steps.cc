@@ -14,17 +14,11 @@
 
 namespace gpuscope::analyze {
 
-constexpr EnumNames<StepCategory, 8> kStepCategoryNames = {{
-    {StepCategory::kKernel, "kernel"},
-    {StepCategory::kMemcpy, "memcpy"},
-    {StepCategory::kMemset, "memset"},
-    {StepCategory::kCommunication, "communication"},
-    {StepCategory::kRuntime, "runtime"},
-    {StepCategory::kDataLoader, "dataloader"},
-    {StepCategory::kCpuExec, "cpu_exec"},
-    {StepCategory::kOther, "other"},
-}};
-static_assert(EnumTableIsDense(kStepCategoryNames));
+constexpr EnumNames<StepCategory, 8> kStepCategoryNames(
+    {StepCategory::kKernel, "kernel"}, {StepCategory::kMemcpy, "memcpy"},
+    {StepCategory::kMemset, "memset"}, {StepCategory::kCommunication, "communication"},
+    {StepCategory::kRuntime, "runtime"}, {StepCategory::kDataLoader, "dataloader"},
+    {StepCategory::kCpuExec, "cpu_exec"}, {StepCategory::kOther, "other"});
 
 const char* StepCategoryName(StepCategory c) { return CNameOf(kStepCategoryNames, c); }
 

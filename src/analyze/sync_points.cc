@@ -92,16 +92,12 @@ struct ChainFinder {
 
 }  // namespace
 
-constexpr EnumNames<SyncCategory, 7> kSyncCategoryNames = {{
-    {SyncCategory::kDeviceSync, "device_sync"},
-    {SyncCategory::kStreamSync, "stream_sync"},
-    {SyncCategory::kEventSync, "event_sync"},
-    {SyncCategory::kStreamWaitEvent, "stream_wait_event"},
+constexpr EnumNames<SyncCategory, 7> kSyncCategoryNames(
+    {SyncCategory::kDeviceSync, "device_sync"}, {SyncCategory::kStreamSync, "stream_sync"},
+    {SyncCategory::kEventSync, "event_sync"}, {SyncCategory::kStreamWaitEvent, "stream_wait_event"},
     {SyncCategory::kSyncMemcpy, "sync_memcpy"},
     {SyncCategory::kPageableMemcpyAsync, "pageable_memcpy_async"},
-    {SyncCategory::kSyncMemset, "sync_memset"},
-}};
-static_assert(EnumTableIsDense(kSyncCategoryNames));
+    {SyncCategory::kSyncMemset, "sync_memset"});
 
 const char* SyncCategoryName(SyncCategory c) { return CNameOf(kSyncCategoryNames, c); }
 

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace gpuscope {
@@ -19,17 +20,37 @@ struct EnumName {
   std::string_view name;
 };
 
-// A table lists every enumerator once, in declaration order from 0 (checked at compile time by
-// `static_assert(EnumTableIsDense(kTable))`), so NameOf is an index, not a search.
-template <typename E, size_t N>
-using EnumNames = std::array<EnumName<E>, N>;
+// A table lists every enumerator once, in declaration order from 0, so NameOf is an index, not a
+// search:
+//   constexpr EnumNames<Color, 2> kColorNames({Color::kRed, "red"}, {Color::kBlue, "blue"});
+// The build checks both halves: the constructor takes exactly N entries (one parameter per
+// enumerator, so a missing or extra entry does not compile), and it is consteval, so its throw on
+// an entry out of declaration order is a compile error. Each entry names its enumerator, so a
+// reordered enum is caught too, not only a wrong count. (Entries as constructor arguments rather
+// than a nested braced list so that clang-format fills the lines instead of giving each entry one.)
+template <typename T, size_t>
+using RepeatType = T;  // a type once per index of a pack: N parameters of one type
 
-template <typename E, size_t N>
-constexpr bool EnumTableIsDense(const EnumNames<E, N>& table) {
-  for (size_t i = 0; i < N; ++i)
-    if (static_cast<size_t>(table[i].value) != i) return false;
-  return true;
-}
+template <typename E, size_t N, typename = std::make_index_sequence<N>>
+class EnumNames;
+
+template <typename E, size_t N, size_t... I>
+class EnumNames<E, N, std::index_sequence<I...>> {
+ public:
+  consteval EnumNames(RepeatType<EnumName<E>, I>... entries) : entries_{entries...} {
+    for (size_t i = 0; i < N; ++i)
+      if (static_cast<size_t>(entries_[i].value) != i)
+        throw "EnumNames: the entries are not the enumerators in declaration order from 0";
+  }
+
+  static constexpr size_t size() { return N; }
+  constexpr const EnumName<E>& operator[](size_t i) const { return entries_[i]; }
+  constexpr const EnumName<E>* begin() const { return entries_.data(); }
+  constexpr const EnumName<E>* end() const { return entries_.data() + N; }
+
+ private:
+  std::array<EnumName<E>, N> entries_;
+};
 
 // "?" for a value outside the table (a corrupt enum), never out of bounds.
 template <typename E, size_t N>

@@ -13,34 +13,26 @@
 
 namespace gpuscope::diff {
 
-constexpr EnumNames<CountChange, 5> kCountChangeNames = {{
-    {CountChange::kAdded, "added"},
-    {CountChange::kRemoved, "removed"},
-    {CountChange::kIncreased, "increased"},
-    {CountChange::kDecreased, "decreased"},
-    {CountChange::kUnchanged, "unchanged"},
-}};
-static_assert(EnumTableIsDense(kCountChangeNames));
+constexpr EnumNames<CountChange, 5> kCountChangeNames({CountChange::kAdded, "added"},
+                                                      {CountChange::kRemoved, "removed"},
+                                                      {CountChange::kIncreased, "increased"},
+                                                      {CountChange::kDecreased, "decreased"},
+                                                      {CountChange::kUnchanged, "unchanged"});
 
 const char* CountChangeName(CountChange c) { return CNameOf(kCountChangeNames, c); }
 
-constexpr EnumNames<TimeChange, 5> kTimeChangeNames = {{
-    {TimeChange::kAdded, "added"},
-    {TimeChange::kRemoved, "removed"},
-    {TimeChange::kSlower, "slower"},
-    {TimeChange::kFaster, "faster"},
-    {TimeChange::kUnchanged, "unchanged"},
-}};
-static_assert(EnumTableIsDense(kTimeChangeNames));
+constexpr EnumNames<TimeChange, 5> kTimeChangeNames({TimeChange::kAdded, "added"},
+                                                    {TimeChange::kRemoved, "removed"},
+                                                    {TimeChange::kSlower, "slower"},
+                                                    {TimeChange::kFaster, "faster"},
+                                                    {TimeChange::kUnchanged, "unchanged"});
 
 const char* TimeChangeName(TimeChange c) { return CNameOf(kTimeChangeNames, c); }
 
-constexpr EnumNames<FindingStatus, 3> kFindingStatusNames = {{
-    {FindingStatus::kResolved, "resolved"},
-    {FindingStatus::kNew, "new"},
-    {FindingStatus::kPersisting, "persisting"},
-}};
-static_assert(EnumTableIsDense(kFindingStatusNames));
+constexpr EnumNames<FindingStatus, 3> kFindingStatusNames({FindingStatus::kResolved, "resolved"},
+                                                          {FindingStatus::kNew, "new"},
+                                                          {FindingStatus::kPersisting,
+                                                           "persisting"});
 
 const char* FindingStatusName(FindingStatus s) { return CNameOf(kFindingStatusNames, s); }
 
@@ -65,27 +57,21 @@ struct SideTables {
   bool whole_trace = false;
 };
 
-constexpr EnumNames<GpuKind, 4> kGpuKindNames = {{
-    {GpuKind::kKernel, "kernel"},
-    {GpuKind::kMemcpy, "memcpy"},
-    {GpuKind::kMemset, "memset"},
-    {GpuKind::kSync, "sync"},
-}};
-static_assert(EnumTableIsDense(kGpuKindNames));
+constexpr EnumNames<GpuKind, 4> kGpuKindNames({GpuKind::kKernel, "kernel"},
+                                              {GpuKind::kMemcpy, "memcpy"},
+                                              {GpuKind::kMemset, "memset"},
+                                              {GpuKind::kSync, "sync"});
 
 const char* GpuKindName(GpuKind k) { return CNameOf(kGpuKindNames, k); }
 
 // The diff's kind column, not the model's names: a profiler range counts as "other" (so this
 // table is read one way only).
-constexpr EnumNames<CpuKind, 6> kCpuKindNames = {{
-    {CpuKind::kCpuOp, "cpu_op"},
-    {CpuKind::kUserAnnotation, "annotation"},
-    {CpuKind::kGpuUserAnnotation, "gpu_annotation"},
-    {CpuKind::kPythonFunction, "python"},
-    {CpuKind::kProfilerRange, "other"},
-    {CpuKind::kOther, "other"},
-}};
-static_assert(EnumTableIsDense(kCpuKindNames));
+constexpr EnumNames<CpuKind, 6> kCpuKindNames({CpuKind::kCpuOp, "cpu_op"},
+                                              {CpuKind::kUserAnnotation, "annotation"},
+                                              {CpuKind::kGpuUserAnnotation, "gpu_annotation"},
+                                              {CpuKind::kPythonFunction, "python"},
+                                              {CpuKind::kProfilerRange, "other"},
+                                              {CpuKind::kOther, "other"});
 
 const char* CpuKindName(CpuKind k) { return CNameOf(kCpuKindNames, k); }
 

@@ -8,15 +8,11 @@
 
 namespace gpuscope::hw {
 
-constexpr EnumNames<MathPath, 6> kMathPathNames = {{
-    {MathPath::kFp32Cuda, "fp32_cuda"},
-    {MathPath::kTf32, "tf32"},
-    {MathPath::kTf32x3, "3xtf32"},
-    {MathPath::kBf16, "bf16"},
-    {MathPath::kFp16, "fp16"},
-    {MathPath::kFp8, "fp8"},
-}};
-static_assert(EnumTableIsDense(kMathPathNames));
+constexpr EnumNames<MathPath, 6> kMathPathNames({MathPath::kFp32Cuda, "fp32_cuda"},
+                                                {MathPath::kTf32, "tf32"},
+                                                {MathPath::kTf32x3, "3xtf32"},
+                                                {MathPath::kBf16, "bf16"},
+                                                {MathPath::kFp16, "fp16"}, {MathPath::kFp8, "fp8"});
 
 std::string_view MathPathName(MathPath p) { return NameOf(kMathPathNames, p); }
 

@@ -19,12 +19,11 @@ enum class Precision { kFp32, kTf32, kBf16, kFp16, kFp8 };
 // fp32 and tf32 keep fp32 weights and gradients (no mixed precision).
 inline bool FullPrecision(Precision p) { return p == Precision::kFp32 || p == Precision::kTf32; }
 
-inline constexpr EnumNames<Precision, 5> kPrecisionNames{{{Precision::kFp32, "fp32"},
-                                                          {Precision::kTf32, "tf32"},
-                                                          {Precision::kBf16, "bf16"},
-                                                          {Precision::kFp16, "fp16"},
-                                                          {Precision::kFp8, "fp8"}}};
-static_assert(EnumTableIsDense(kPrecisionNames));
+inline constexpr EnumNames<Precision, 5> kPrecisionNames({Precision::kFp32, "fp32"},
+                                                         {Precision::kTf32, "tf32"},
+                                                         {Precision::kBf16, "bf16"},
+                                                         {Precision::kFp16, "fp16"},
+                                                         {Precision::kFp8, "fp8"});
 inline std::string_view PrecisionName(Precision p) { return NameOf(kPrecisionNames, p); }
 
 struct GpuSpec {

@@ -4,19 +4,12 @@
 
 namespace gpuscope::snapshot {
 
-constexpr EnumNames<Action, 10> kActionNames = {{
-    {Action::kAlloc, "alloc"},
-    {Action::kFreeRequested, "free_requested"},
-    {Action::kFreeCompleted, "free_completed"},
-    {Action::kSegmentAlloc, "segment_alloc"},
-    {Action::kSegmentFree, "segment_free"},
-    {Action::kSegmentMap, "segment_map"},
-    {Action::kSegmentUnmap, "segment_unmap"},
-    {Action::kOom, "oom"},
-    {Action::kSnapshot, "snapshot"},
-    {Action::kOther, "other"},
-}};
-static_assert(EnumTableIsDense(kActionNames));
+constexpr EnumNames<Action, 10> kActionNames(
+    {Action::kAlloc, "alloc"}, {Action::kFreeRequested, "free_requested"},
+    {Action::kFreeCompleted, "free_completed"}, {Action::kSegmentAlloc, "segment_alloc"},
+    {Action::kSegmentFree, "segment_free"}, {Action::kSegmentMap, "segment_map"},
+    {Action::kSegmentUnmap, "segment_unmap"}, {Action::kOom, "oom"},
+    {Action::kSnapshot, "snapshot"}, {Action::kOther, "other"});
 
 const char* ActionName(Action a) { return CNameOf(kActionNames, a); }
 

@@ -6,32 +6,21 @@
 
 namespace gpuscope {
 
-constexpr EnumNames<Diag, 23> kDiagNames = {{
-    {Diag::kMalformedEvent, "malformed_event"},
-    {Diag::kNotAnObject, "not_an_object"},
-    {Diag::kMissingPhase, "missing_phase"},
-    {Diag::kUnknownPhase, "unknown_phase"},
-    {Diag::kMissingTimestamp, "missing_timestamp"},
-    {Diag::kMissingDuration, "missing_duration"},
-    {Diag::kNegativeDuration, "negative_duration"},
-    {Diag::kBadNumber, "bad_number"},
-    {Diag::kNumberAsString, "number_as_string"},
-    {Diag::kIntegerOutOfRange, "integer_out_of_range"},
-    {Diag::kInvalidUtf8, "invalid_utf8"},
-    {Diag::kControlCharacter, "control_character"},
-    {Diag::kUnknownCategory, "unknown_category"},
-    {Diag::kUnmatchedBegin, "unmatched_begin"},
-    {Diag::kUnmatchedEnd, "unmatched_end"},
-    {Diag::kMissingName, "missing_name"},
+constexpr EnumNames<Diag, 23> kDiagNames(
+    {Diag::kMalformedEvent, "malformed_event"}, {Diag::kNotAnObject, "not_an_object"},
+    {Diag::kMissingPhase, "missing_phase"}, {Diag::kUnknownPhase, "unknown_phase"},
+    {Diag::kMissingTimestamp, "missing_timestamp"}, {Diag::kMissingDuration, "missing_duration"},
+    {Diag::kNegativeDuration, "negative_duration"}, {Diag::kBadNumber, "bad_number"},
+    {Diag::kNumberAsString, "number_as_string"}, {Diag::kIntegerOutOfRange, "integer_out_of_range"},
+    {Diag::kInvalidUtf8, "invalid_utf8"}, {Diag::kControlCharacter, "control_character"},
+    {Diag::kUnknownCategory, "unknown_category"}, {Diag::kUnmatchedBegin, "unmatched_begin"},
+    {Diag::kUnmatchedEnd, "unmatched_end"}, {Diag::kMissingName, "missing_name"},
     {Diag::kDuplicateCorrelation, "duplicate_correlation"},
-    {Diag::kMalformedHeader, "malformed_header"},
-    {Diag::kLoneSurrogate, "lone_surrogate"},
+    {Diag::kMalformedHeader, "malformed_header"}, {Diag::kLoneSurrogate, "lone_surrogate"},
     {Diag::kDuplicateGpuEvent, "duplicate_gpu_event"},
     {Diag::kDuplicateRuntimeCall, "duplicate_runtime_call"},
     {Diag::kDuplicateCpuEvent, "duplicate_cpu_event"},
-    {Diag::kWrongColumnType, "wrong_column_type"},
-}};
-static_assert(EnumTableIsDense(kDiagNames));
+    {Diag::kWrongColumnType, "wrong_column_type"});
 
 const char* DiagName(Diag d) { return CNameOf(kDiagNames, d); }
 
@@ -146,27 +135,21 @@ int32_t ProfilerStepNumber(std::string_view name) {
   return n;
 }
 
-constexpr EnumNames<CopyDirection, 6> kCopyDirectionNames = {{
-    {CopyDirection::kUnknown, "unknown"},
-    {CopyDirection::kHtoD, "HtoD"},
-    {CopyDirection::kDtoH, "DtoH"},
-    {CopyDirection::kDtoD, "DtoD"},
-    {CopyDirection::kHtoH, "HtoH"},
-    {CopyDirection::kPtoP, "PtoP"},
-}};
-static_assert(EnumTableIsDense(kCopyDirectionNames));
+constexpr EnumNames<CopyDirection, 6> kCopyDirectionNames({CopyDirection::kUnknown, "unknown"},
+                                                          {CopyDirection::kHtoD, "HtoD"},
+                                                          {CopyDirection::kDtoH, "DtoH"},
+                                                          {CopyDirection::kDtoD, "DtoD"},
+                                                          {CopyDirection::kHtoH, "HtoH"},
+                                                          {CopyDirection::kPtoP, "PtoP"});
 
 const char* CopyDirectionName(CopyDirection d) { return CNameOf(kCopyDirectionNames, d); }
 
-constexpr EnumNames<MemoryKind, 6> kMemoryKindNames = {{
-    {MemoryKind::kUnknown, "unknown"},
-    {MemoryKind::kPageable, "Pageable"},
-    {MemoryKind::kPinned, "Pinned"},
-    {MemoryKind::kDevice, "Device"},
-    {MemoryKind::kManaged, "Managed"},
-    {MemoryKind::kArray, "Array"},
-}};
-static_assert(EnumTableIsDense(kMemoryKindNames));
+constexpr EnumNames<MemoryKind, 6> kMemoryKindNames({MemoryKind::kUnknown, "unknown"},
+                                                    {MemoryKind::kPageable, "Pageable"},
+                                                    {MemoryKind::kPinned, "Pinned"},
+                                                    {MemoryKind::kDevice, "Device"},
+                                                    {MemoryKind::kManaged, "Managed"},
+                                                    {MemoryKind::kArray, "Array"});
 
 const char* MemoryKindName(MemoryKind k) { return CNameOf(kMemoryKindNames, k); }
 

@@ -23,37 +23,37 @@ namespace gpuscope::plan {
 using hw::Precision;
 
 enum class Optimizer { kAdam, kAdam8bit, kSgd };
-inline constexpr EnumNames<Optimizer, 3> kOptimizerNames{
-    {{Optimizer::kAdam, "adam"}, {Optimizer::kAdam8bit, "adam8bit"}, {Optimizer::kSgd, "sgd"}}};
+inline constexpr EnumNames<Optimizer, 3> kOptimizerNames({Optimizer::kAdam, "adam"},
+                                                         {Optimizer::kAdam8bit, "adam8bit"},
+                                                         {Optimizer::kSgd, "sgd"});
 // What is sharded over data parallel, as ZeRO stages: 1 the optimizer states and master weights,
 // 2 also the gradients, 3 also the weights. Each framework spells it its own way (Megatron's
 // distributed optimizer is stage 1; FSDP's SHARD_GRAD_OP stage 2 and FULL_SHARD stage 3): see
 // plan/frameworks.h, which also says which stages a framework has.
 enum class Sharding { kNone, kZero1, kZero2, kZero3 };
-inline constexpr EnumNames<Sharding, 4> kShardingNames{{{Sharding::kNone, "zero0"},
-                                                        {Sharding::kZero1, "zero1"},
-                                                        {Sharding::kZero2, "zero2"},
-                                                        {Sharding::kZero3, "zero3"}}};
+inline constexpr EnumNames<Sharding, 4> kShardingNames({Sharding::kNone, "zero0"},
+                                                       {Sharding::kZero1, "zero1"},
+                                                       {Sharding::kZero2, "zero2"},
+                                                       {Sharding::kZero3, "zero3"});
 // The training framework whose memory rules and configuration files the plan follows.
 enum class Framework { kMegatron, kDeepSpeed, kFsdp, kDdp };
-inline constexpr EnumNames<Framework, 4> kFrameworkNames{{{Framework::kMegatron, "megatron"},
-                                                          {Framework::kDeepSpeed, "deepspeed"},
-                                                          {Framework::kFsdp, "fsdp"},
-                                                          {Framework::kDdp, "ddp"}}};
+inline constexpr EnumNames<Framework, 4> kFrameworkNames({Framework::kMegatron, "megatron"},
+                                                         {Framework::kDeepSpeed, "deepspeed"},
+                                                         {Framework::kFsdp, "fsdp"},
+                                                         {Framework::kDdp, "ddp"});
 enum class Recompute { kNone, kSelective, kFull };
-inline constexpr EnumNames<Recompute, 3> kRecomputeNames{
-    {{Recompute::kNone, "none"}, {Recompute::kSelective, "selective"}, {Recompute::kFull, "full"}}};
+inline constexpr EnumNames<Recompute, 3> kRecomputeNames({Recompute::kNone, "none"},
+                                                         {Recompute::kSelective, "selective"},
+                                                         {Recompute::kFull, "full"});
 enum class Offload { kNone, kOptimizer, kParams };
-inline constexpr EnumNames<Offload, 3> kOffloadNames{
-    {{Offload::kNone, "none"}, {Offload::kOptimizer, "optimizer"}, {Offload::kParams, "params"}}};
+inline constexpr EnumNames<Offload, 3> kOffloadNames({Offload::kNone, "none"},
+                                                     {Offload::kOptimizer, "optimizer"},
+                                                     {Offload::kParams, "params"});
 // Whose modules run the model (what the activations are): Megatron's fused kernels, Transformer
 // Engine's (the same formulas), or Hugging Face's eager modules.
 enum class Impl { kMegatron, kTe, kHf };
-inline constexpr EnumNames<Impl, 3> kImplNames{
-    {{Impl::kMegatron, "megatron"}, {Impl::kTe, "te"}, {Impl::kHf, "hf"}}};
-static_assert(EnumTableIsDense(kOptimizerNames) && EnumTableIsDense(kShardingNames) &&
-              EnumTableIsDense(kFrameworkNames) && EnumTableIsDense(kRecomputeNames) &&
-              EnumTableIsDense(kOffloadNames) && EnumTableIsDense(kImplNames));
+inline constexpr EnumNames<Impl, 3> kImplNames({Impl::kMegatron, "megatron"}, {Impl::kTe, "te"},
+                                               {Impl::kHf, "hf"});
 
 inline std::string_view ImplName(Impl i) { return NameOf(kImplNames, i); }
 inline std::string_view OptimizerName(Optimizer o) { return NameOf(kOptimizerNames, o); }
@@ -193,12 +193,11 @@ StaticBytes StaticMemory(double params, Precision precision, Optimizer optimizer
                          int64_t dp, bool fp32_grads);
 
 enum class TermKind { kStatic, kActivation, kTransient, kOverhead, kCpu };
-inline constexpr EnumNames<TermKind, 5> kTermKindNames{{{TermKind::kStatic, "static"},
-                                                        {TermKind::kActivation, "activation"},
-                                                        {TermKind::kTransient, "transient"},
-                                                        {TermKind::kOverhead, "overhead"},
-                                                        {TermKind::kCpu, "cpu"}}};
-static_assert(EnumTableIsDense(kTermKindNames));
+inline constexpr EnumNames<TermKind, 5> kTermKindNames({TermKind::kStatic, "static"},
+                                                       {TermKind::kActivation, "activation"},
+                                                       {TermKind::kTransient, "transient"},
+                                                       {TermKind::kOverhead, "overhead"},
+                                                       {TermKind::kCpu, "cpu"});
 inline std::string_view TermKindName(TermKind k) { return NameOf(kTermKindNames, k); }
 
 struct MemoryTerm {

@@ -65,12 +65,9 @@ std::string_view RequiredSuffix(Unit u) {
   return "";
 }
 
-constexpr EnumNames<Severity, 3> kSeverityNames = {{
-    {Severity::kInfo, "info"},
-    {Severity::kWarning, "warning"},
-    {Severity::kCritical, "critical"},
-}};
-static_assert(EnumTableIsDense(kSeverityNames));
+constexpr EnumNames<Severity, 3> kSeverityNames({Severity::kInfo, "info"},
+                                                {Severity::kWarning, "warning"},
+                                                {Severity::kCritical, "critical"});
 
 const char* SeverityName(Severity s) { return CNameOf(kSeverityNames, s); }
 

@@ -108,13 +108,10 @@ void WriteItem(const Table& t, JsonWriter* w) {
   w->EndArray();
 }
 
-constexpr EnumNames<Chart::Kind, 4> kChartKindNames = {{
-    {Chart::Kind::kStackedBars, "stacked_bars"},
-    {Chart::Kind::kLines, "lines"},
-    {Chart::Kind::kHeatmap, "heatmap"},
-    {Chart::Kind::kTimeline, "timeline"},
-}};
-static_assert(EnumTableIsDense(kChartKindNames));
+constexpr EnumNames<Chart::Kind, 4> kChartKindNames({Chart::Kind::kStackedBars, "stacked_bars"},
+                                                    {Chart::Kind::kLines, "lines"},
+                                                    {Chart::Kind::kHeatmap, "heatmap"},
+                                                    {Chart::Kind::kTimeline, "timeline"});
 
 const char* ChartKindName(Chart::Kind kind) { return CNameOf(kChartKindNames, kind); }
 

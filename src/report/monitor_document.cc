@@ -29,15 +29,12 @@ Field Opt(std::string key, std::string label, const std::optional<T>& v, Unit un
     return F(std::move(key), std::move(label), UnsignedBytes(*v));
 }
 
-constexpr EnumNames<monitor::SourceKind, 6> kSourceNames = {{
-    {monitor::SourceKind::kLive, "live"},
-    {monitor::SourceKind::kRecording, "recording"},
+constexpr EnumNames<monitor::SourceKind, 6> kSourceNames(
+    {monitor::SourceKind::kLive, "live"}, {monitor::SourceKind::kRecording, "recording"},
     {monitor::SourceKind::kNvidiaSmiCsv, "nvidia_smi_csv"},
     {monitor::SourceKind::kNvidiaSmiDmon, "nvidia_smi_dmon"},
     {monitor::SourceKind::kDcgmiDmon, "dcgmi_dmon"},
-    {monitor::SourceKind::kDcgmExporter, "dcgm_exporter"},
-}};
-static_assert(EnumTableIsDense(kSourceNames));
+    {monitor::SourceKind::kDcgmExporter, "dcgm_exporter"});
 
 const char* SourceName(monitor::SourceKind s) { return CNameOf(kSourceNames, s); }
 
