@@ -112,16 +112,11 @@ CopyStats AnalyzeCopies(const Trace& t, const CopyOptions& o) {
   CopyStats out;
   const GpuActivityTable& g = t.gpu;
 
-  // The rank's shared selection when RunAll made one (read, not copied), else our own.
   GpuSelection own;
-  const bool shared = o.hta_selection && o.made_selection != nullptr;
-  if (!shared) own = SelectGpuEventsOrAll(t, o.hta_selection, o.selection);
-  const GpuSelection& sel = shared ? *o.made_selection : own;
+  const GpuSelection& sel =
+      SharedOrOwnSelection(t, o.hta_selection, o.selection, o.made_selection, &own);
   out.step_filtered = sel.step_filtered;
   out.rounded = sel.rounded;
-  const std::vector<uint32_t>& rows = sel.rows;
-  const std::vector<int64_t>& starts = sel.start_ns;
-  const std::vector<int64_t>& ends = sel.end_ns;
 
   using Key = std::tuple<GpuKind, CopyDirection, MemoryKind, MemoryKind>;
   std::map<Key, CopyGroup> groups;
@@ -132,13 +127,13 @@ CopyStats AnalyzeCopies(const Trace& t, const CopyOptions& o) {
   std::map<std::string, std::vector<HtaCounterChange>> hta_changes;
   std::vector<int8_t> hta_memory(t.strings.size(), -1);  // per name: HTA type MEMORY?
 
-  for (size_t k = 0; k < rows.size(); ++k) {
-    const uint32_t r = rows[k];
+  for (size_t k = 0; k < sel.rows.size(); ++k) {
+    const uint32_t r = sel.rows[k];
     const GpuKind kind = g.kind[r];
     if (kind != GpuKind::kMemcpy && kind != GpuKind::kMemset) continue;
     // A copy under 1 µs can come out negative after HTA's rounding (start up, end down): it took
     // no time, not less than none.
-    const int64_t dur = std::max<int64_t>(0, ends[k] - starts[k]);
+    const int64_t dur = std::max<int64_t>(0, sel.end_ns[k] - sel.start_ns[k]);
 
     const Key key{kind, kind == GpuKind::kMemcpy ? g.copy_direction[r] : CopyDirection::kUnknown,
                   g.src_kind[r], g.dst_kind[r]};
@@ -209,9 +204,10 @@ CopyStats AnalyzeCopies(const Trace& t, const CopyOptions& o) {
     if (hta_memory[name_id] == 1) {
       const std::string_view name = t.Str(name_id);
       const double bw = g.bandwidth_gbps[r] >= 0 ? static_cast<double>(g.bandwidth_gbps[r]) : 0.0;
-      const int64_t end = ends[k] == starts[k] ? starts[k] + 1000 : ends[k];  // as HTA, unclamped
+      const int64_t end = sel.end_ns[k] == sel.start_ns[k] ? sel.start_ns[k] + 1000
+                                                           : sel.end_ns[k];  // as HTA, unclamped
       std::vector<HtaCounterChange>& ch = hta_changes[HtaMemoryType(name)];
-      ch.push_back({starts[k], false, k, bw});
+      ch.push_back({sel.start_ns[k], false, k, bw});
       ch.push_back({end, true, k, -bw});
     }
   }

@@ -124,6 +124,14 @@ GpuSelection SelectGpuEventsOrAll(const Trace& t, bool hta_selection,
   return sel;
 }
 
+const GpuSelection& SharedOrOwnSelection(const Trace& t, bool hta_selection,
+                                         const SelectionOptions& options, const GpuSelection* made,
+                                         GpuSelection* own) {
+  if (hta_selection && made != nullptr) return *made;
+  *own = SelectGpuEventsOrAll(t, hta_selection, options);
+  return *own;
+}
+
 GpuTime AnalyzeGpuTime(const Trace& t, const SelectionOptions& options,
                        int64_t consecutive_kernel_delay_ns, StreamGapFrom gap_from) {
   return AnalyzeGpuTime(t, BuildKernelClasses(t), options, consecutive_kernel_delay_ns, gap_from);

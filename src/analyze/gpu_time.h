@@ -63,6 +63,13 @@ GpuSelection SelectGpuEvents(const Trace& trace, const SelectionOptions& options
 GpuSelection SelectGpuEventsOrAll(const Trace& trace, bool hta_selection,
                                   const SelectionOptions& options);
 
+// The selection launches and copies read: `made` (the rank's shared one, when RunAll made it)
+// when HTA's selection is asked for, read and not copied; else SelectGpuEventsOrAll, made into
+// `*own`. The reference is to one of the two.
+const GpuSelection& SharedOrOwnSelection(const Trace& trace, bool hta_selection,
+                                         const SelectionOptions& options, const GpuSelection* made,
+                                         GpuSelection* own);
+
 // HTA's µs rounding of an event (used when GpuSelection::rounded): start rounded up, end = start +
 // dur rounded down, both computed on float64 µs values as pandas holds them.
 int64_t HtaRoundedStartNs(int64_t start_ns);

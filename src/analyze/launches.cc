@@ -86,16 +86,11 @@ LaunchStats AnalyzeLaunches(const Trace& t, const LaunchOptions& o) {
   LaunchStats out;
 
   // The GPU activities looked at, with the times used.
-  // The rank's shared selection when RunAll made one (read, not copied), else our own.
   GpuSelection own;
-  const bool shared = o.hta_selection && o.made_selection != nullptr;
-  if (!shared) own = SelectGpuEventsOrAll(t, o.hta_selection, o.selection);
-  const GpuSelection& sel = shared ? *o.made_selection : own;
+  const GpuSelection& sel =
+      SharedOrOwnSelection(t, o.hta_selection, o.selection, o.made_selection, &own);
   out.step_filtered = sel.step_filtered;
   out.rounded = sel.rounded;
-  const std::vector<uint32_t>& rows = sel.rows;
-  const std::vector<int64_t>& starts = sel.start_ns;
-  const std::vector<int64_t>& ends = sel.end_ns;
 
   // Per runtime name: is it one of HTA's four launch APIs?
   std::vector<int8_t> hta_name(t.strings.size(), -1);
@@ -105,13 +100,13 @@ LaunchStats AnalyzeLaunches(const Trace& t, const LaunchOptions& o) {
   };
 
   std::vector<LaunchRow> launch_rows;
-  if (o.keep_rows) launch_rows.reserve(rows.size());
+  if (o.keep_rows) launch_rows.reserve(sel.rows.size());
   LaunchSamples all, hta;
-  all.Reserve(rows.size());
+  all.Reserve(sel.rows.size());
   std::vector<uint8_t> hta_row;  // per sample: the call is one of HTA's four APIs
-  hta_row.reserve(rows.size());
-  for (size_t k = 0; k < rows.size(); ++k) {
-    const uint32_t r = rows[k];
+  hta_row.reserve(sel.rows.size());
+  for (size_t k = 0; k < sel.rows.size(); ++k) {
+    const uint32_t r = sel.rows[k];
     if (t.gpu.kind[r] == GpuKind::kSync) continue;
     const int32_t call = t.gpu.launch[r];
     if (call < 0) {
@@ -127,8 +122,8 @@ LaunchStats AnalyzeLaunches(const Trace& t, const LaunchOptions& o) {
       call_end = HtaRoundedEndNs(call_start, t.runtime.dur_ns[c]);
       call_start = HtaRoundedStartNs(call_start);
     }
-    const int64_t cpu_ns = call_end - call_start, gpu_ns = ends[k] - starts[k];
-    const int64_t delay_ns = starts[k] - call_end, latency_ns = starts[k] - call_start;
+    const int64_t cpu_ns = call_end - call_start, gpu_ns = sel.end_ns[k] - sel.start_ns[k];
+    const int64_t delay_ns = sel.start_ns[k] - call_end, latency_ns = sel.start_ns[k] - call_start;
     const bool is_hta_api = is_hta(t.runtime.name[c]);
     all.Add(cpu_ns, gpu_ns, delay_ns, latency_ns);
     hta_row.push_back(is_hta_api ? 1 : 0);

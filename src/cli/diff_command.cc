@@ -5,18 +5,12 @@
 #include "api/diff.h"
 #include "cli/options.h"
 #include "cli/output.h"
+#include "cli/usage.h"
 
 namespace gpuscope::cli {
 
 CLI::App* AddDiffCommand(CLI::App& app, DiffCliOptions* o) {
-  auto* cmd = app.add_subcommand(
-      "diff",
-      "Compare two runs (BEFORE and AFTER: trace files or folders of rank traces, ranks matched\n"
-      "by rank id): step time and its spread, breakdowns, kernels and ops added/removed/slower/\n"
-      "faster, findings resolved and new, peak memory. Definitions: docs/diff.md. Two CUDA memory\n"
-      "snapshots (torch.cuda.memory._dump_snapshot pickles) are compared too: peak, categories "
-      "and\n"
-      "allocation stacks at the peak (docs/memory-snapshot.md).");
+  auto* cmd = AddCommand(app, "diff");
   cmd->add_option("BEFORE", o->before,
                   "Trace file or folder of the run before the change (or a memory snapshot)")
       ->required();

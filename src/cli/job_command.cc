@@ -11,6 +11,7 @@
 #include "base/sanitize.h"
 #include "base/thread_pool.h"
 #include "cli/output.h"
+#include "cli/usage.h"
 #include "gpuscope/ingest.h"
 #include "ingest/inputs.h"
 #include "ingest/registry.h"
@@ -100,11 +101,7 @@ void AddRanksFlag(CLI::App* app, std::string* ranks) {
 }
 
 CLI::App* AddMapCommand(CLI::App& app, MapCliOptions* o) {
-  auto* cmd = app.add_subcommand(
-      "map",
-      "Analyse each trace on its own and write its summary (an SQLite file: the rank's report\n"
-      "section, steps, collectives and headline numbers; docs/summary-format.md), for `reduce`\n"
-      "to combine. Run one map per rank anywhere (a Slurm array, xargs -P), then reduce.");
+  auto* cmd = AddCommand(app, "map");
   cmd->add_option("TRACE", o->inputs,
                   "Trace files and Nsight Systems exports, or folders of them (a folder's gpuscope "
                   "summaries are carried into the output as they are); - for stdin")
@@ -308,11 +305,7 @@ int RunMapCommand(const MapCliOptions& o) {
 }
 
 CLI::App* AddReduceCommand(CLI::App& app, ReduceCliOptions* o) {
-  auto* cmd = app.add_subcommand(
-      "reduce",
-      "Combine summaries written by `gpuscope map` (files, or folders of them) into the report\n"
-      "`gpuscope analyze FOLDER` prints for the same traces: ranks grouped into jobs,\n"
-      "collectives matched across ranks, the job summary, then the rank sections.");
+  auto* cmd = AddCommand(app, "reduce");
   cmd->add_option("SUMMARY", o->inputs,
                   "Summary files or folders of them (traces among them are mapped on the way)")
       ->required();

@@ -251,13 +251,7 @@ int RunAnalyze(const AnalyzeArgs& args) {
 namespace {
 
 CLI::App* AddAnalyzeCommand(CLI::App& app, AnalyzeArgs* aa) {
-  auto* analyze = app.add_subcommand(
-      "analyze",
-      "Read a trace (or a folder of per-rank traces, or summaries from `gpuscope map`) and\n"
-      "report, per rank, the verdict and the findings with estimated savings and fixes, then\n"
-      "where the step time goes: GPU time, step breakdown, kernels, launches, copies, sync\n"
-      "points, memory, and across ranks. A folder is mapped a few ranks at a time (memory stays\n"
-      "that of a few ranks plus their summaries) and reduced, as `map` + `reduce` do.");
+  auto* analyze = cli::AddCommand(app, "analyze");
   analyze
       ->add_option("TRACE", aa->input,
                    "Trace file (.json or .json.gz, detected from content), folder, or - for "
@@ -286,10 +280,7 @@ struct SynthArgs {
 };
 
 CLI::App* AddSynthCommand(CLI::App& app, SynthArgs* a) {
-  auto* synth = app.add_subcommand(
-      "synth",
-      "Write synthetic Kineto traces of a training loop with planted bottlenecks\n"
-      "(for examples, ground-truth tests and benchmarks).");
+  auto* synth = cli::AddCommand(app, "synth");
   synth
       ->add_option("-o,--out", a->out_path,
                    "Output file (1 rank) or folder (several ranks: rank<R>.pt.trace.json[.gz])")

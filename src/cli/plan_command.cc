@@ -2,6 +2,7 @@
 
 #include "cli/options.h"
 #include "cli/output.h"
+#include "cli/usage.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -51,14 +52,7 @@ Status WriteConfigs(const plan::PlanRequest& r, const plan::ParallelConfig& c,
 }  // namespace
 
 CLI::App* AddPlanCommand(CLI::App& app, PlanCliOptions* o) {
-  auto* plan = app.add_subcommand(
-      "plan",
-      "Plan transformer training: memory per GPU term by term, step time, and the best\n"
-      "micro-batch / accumulation / TP / PP / ZeRO / recompute / precision for N GPUs, under\n"
-      "each framework's own memory rules (Megatron-LM, DeepSpeed, FSDP, DDP; or --framework),\n"
-      "with its config files (--write-configs DIR). With every degree given (--tp --pp --mbs\n"
-      "--zero|--fsdp --recompute --precision) it evaluates that configuration; otherwise it\n"
-      "searches the free ones.");
+  auto* plan = AddCommand(app, "plan");
   AddOptions(plan, api::PlanOptionTable(), &o->plan);
   plan->add_option("--write-configs", o->write_configs,
                    "Write the best configuration's snippets as files into this folder "

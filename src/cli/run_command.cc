@@ -9,6 +9,7 @@
 #include "base/output_file.h"
 #include "base/sanitize.h"
 #include "cli/output.h"
+#include "cli/usage.h"
 #include "monitor/session.h"
 #include "render/json.h"
 #include "report/monitor_document.h"
@@ -16,12 +17,7 @@
 namespace gpuscope::cli {
 
 CLI::App* AddRunCommand(CLI::App& app, RunCliOptions* o) {
-  auto* run = app.add_subcommand(
-      "run",
-      "Run a command and watch it: GPU (NVML) and CPU of its process tree (/proc), a live line,\n"
-      "an optional record, and a verdict at the end: text on stderr (the command keeps stdout),\n"
-      "--json on stdout after the command's own output, --html FILE. Exits with the command's\n"
-      "code (2 when it succeeded but the verdict could not be written).");
+  auto* run = AddCommand(app, "run");
   run->add_option("--interval", o->interval, "Sampling interval, e.g. 100ms (default), 1s");
   run->add_option("--record", o->record,
                   "Record samples: FILE.jsonl (default format), FILE.csv, or FILE.json "

@@ -2,21 +2,14 @@
 
 #include <cstdio>
 
+#include "cli/usage.h"
 #include "monitor/session.h"
 #include "tune/tune.h"
 
 namespace gpuscope::cli {
 
 CLI::App* AddTuneCommand(CLI::App& app, TuneCliOptions* o) {
-  auto* tune = app.add_subcommand(
-      "tune",
-      "Run the experiments the optimisation guides prescribe around a training command: each\n"
-      "trial runs CMD under the monitor with {NAME} (and $GPUSCOPE_NAME) set to its values and\n"
-      "measures its throughput; batch sizes (pow2:) are doubled until out of memory or a\n"
-      "plateau, then bisected to the exact boundary; other params are tried at the best batch\n"
-      "(coordinate descent). Out of memory is a result. Trials are appended to --results as\n"
-      "they end; a rerun resumes. Ctrl-C ends the current trial and prints the best so far.\n"
-      "Trials' output goes to stderr; the report to stdout. docs/tune.md.");
+  auto* tune = AddCommand(app, "tune");
   tune->add_option("--param", o->params,
                    "NAME=V1,V2,… (tried in this order) or NAME=pow2:LO..HI (a batch size); "
                    "repeatable")

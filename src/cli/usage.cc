@@ -225,6 +225,98 @@ std::optional<std::string> ExplainUsageError(const CLI::App& app,
   return std::nullopt;
 }
 
+namespace {
+
+// Each subcommand's description (the first paragraph of its --help, and of its man page section)
+// and its examples (the end of its --help), in one table so that the help reads as one text.
+struct CommandDoc {
+  std::string_view name;
+  const char* description;
+  const char* examples;
+};
+constexpr CommandDoc kCommandDocs[] = {
+    {"analyze",
+     "Read a trace (or a folder of per-rank traces, or summaries from `gpuscope map`) and\n"
+     "report, per rank, the verdict and the findings with estimated savings and fixes, then\n"
+     "where the step time goes: GPU time, step breakdown, kernels, launches, copies, sync\n"
+     "points, memory, and across ranks. A folder is mapped a few ranks at a time (memory stays\n"
+     "that of a few ranks plus their summaries) and reduced, as `map` + `reduce` do.",
+     "Examples:\n"
+     "  gpuscope analyze rank0.pt.trace.json.gz\n"
+     "  gpuscope analyze --json --html report.html traces/   # a folder of per-rank traces\n"
+     "  gpuscope analyze --mpi traces/   # under mpirun -n 4 --bind-to none: docs/jobs.md\n"
+     "  gpuscope analyze snapshot.pickle   # torch.cuda.memory._dump_snapshot: "
+     "docs/memory-snapshot.md"},
+    {"map",
+     "Analyse each trace on its own and write its summary (an SQLite file: the rank's report\n"
+     "section, steps, collectives and headline numbers; docs/summary-format.md), for `reduce`\n"
+     "to combine. Run one map per rank anywhere (a Slurm array, xargs -P), then reduce.",
+     "Examples:\n"
+     "  gpuscope map rank7.pt.trace.json.gz -o summaries/  # summaries/rank7.gpuscope.db\n"
+     "  ls traces/*.json.gz | xargs -P 8 -I{} gpuscope map -j 1 {} -o summaries/\n"
+     "  sbatch --array=0-999 --wrap 'gpuscope map traces/rank$SLURM_ARRAY_TASK_ID.json -o "
+     "summaries/'"},
+    {"reduce",
+     "Combine summaries written by `gpuscope map` (files, or folders of them) into the report\n"
+     "`gpuscope analyze FOLDER` prints for the same traces: ranks grouped into jobs,\n"
+     "collectives matched across ranks, the job summary, then the rank sections.",
+     "Examples:\n"
+     "  gpuscope reduce summaries/                  # the report analyze traces/ prints\n"
+     "  gpuscope reduce --json --ranks all summaries/ > job.json"},
+    {"run",
+     "Run a command and watch it: GPU (NVML) and CPU of its process tree (/proc), a live line,\n"
+     "an optional record, and a verdict at the end: text on stderr (the command keeps stdout),\n"
+     "--json on stdout after the command's own output, --html FILE. Exits with the command's\n"
+     "code (2 when it succeeded but the verdict could not be written).",
+     "Examples:\n"
+     "  gpuscope run --record run.jsonl --report-json verdict.json -- torchrun "
+     "--nproc_per_node 8 train.py\n"
+     "  gpuscope run --html run.html -- python train.py   # the verdict as a page too"},
+    {"tune",
+     "Run the experiments the optimisation guides prescribe around a training command: each\n"
+     "trial runs CMD under the monitor with {NAME} (and $GPUSCOPE_NAME) set to its values and\n"
+     "measures its throughput; batch sizes (pow2:) are doubled until out of memory or a\n"
+     "plateau, then bisected to the exact boundary; other params are tried at the best batch\n"
+     "(coordinate descent). Out of memory is a result. Trials are appended to --results as\n"
+     "they end; a rerun resumes. Ctrl-C ends the current trial and prints the best so far.\n"
+     "Trials' output goes to stderr; the report to stdout. docs/tune.md.",
+     "Examples:\n"
+     "  gpuscope tune --param BATCH=pow2:8..512 --param WORKERS=0,2,4,8 --metric "
+     "'([0-9.]+) samples/s' -- python train.py --batch-size {BATCH} --workers {WORKERS}\n"
+     "  gpuscope tune --param BATCH=pow2:16..256 --step '^step ' --trial-time 2m --budget 1h "
+     "--repeat 3 -- python train.py   # reads $GPUSCOPE_BATCH\n"
+     "  docs/tune.md: the search, the metric options and their pitfalls"},
+    {"synth",
+     "Write synthetic Kineto traces of a training loop with planted bottlenecks\n"
+     "(for examples, ground-truth tests and benchmarks).",
+     "Example:\n"
+     "  gpuscope synth -o stalled.pt.trace.json.gz --gzip --dataloader-stall 0.3"},
+    {"plan",
+     "Plan transformer training: memory per GPU term by term, step time, and the best\n"
+     "micro-batch / accumulation / TP / PP / ZeRO / recompute / precision for N GPUs, under\n"
+     "each framework's own memory rules (Megatron-LM, DeepSpeed, FSDP, DDP; or --framework),\n"
+     "with its config files (--write-configs DIR). With every degree given (--tp --pp --mbs\n"
+     "--zero|--fsdp --recompute --precision) it evaluates that configuration; otherwise it\n"
+     "searches the free ones.",
+     "Examples:\n"
+     "  gpuscope plan --model llama-3-8b --gpu h100-sxm --gpus 8 --global-batch 64 --seq-len "
+     "4096\n"
+     "  gpuscope plan --model ./config.json --gpu a100-80gb --gpus 16 --global-batch 256 "
+     "--seq-len 2048 --json"},
+    {"diff",
+     "Compare two runs (BEFORE and AFTER: trace files or folders of rank traces, ranks matched\n"
+     "by rank id): step time and its spread, breakdowns, kernels and ops added/removed/slower/\n"
+     "faster, findings resolved and new, peak memory. Definitions: docs/diff.md. Two CUDA memory\n"
+     "snapshots (torch.cuda.memory._dump_snapshot pickles) are compared too: peak, categories "
+     "and\n"
+     "allocation stacks at the peak (docs/memory-snapshot.md).",
+     "Examples:\n"
+     "  gpuscope diff before.pt.trace.json.gz after.pt.trace.json.gz --html diff.html\n"
+     "  gpuscope diff before.pickle after.pickle   # two CUDA memory snapshots"},
+};
+
+}  // namespace
+
 void AddHelpExamples(CLI::App& app) {
   app.footer(
       "Python: import gpuscope (Python 3.9 or newer; pip install --no-build-isolation . in a "
@@ -241,51 +333,17 @@ void AddHelpExamples(CLI::App& app) {
       "  gpuscope plan --model llama-3-8b --gpu h100-sxm --gpus 8 --global-batch 64 --seq-len "
       "4096\n"
       "  gpuscope diff before.pt.trace.json.gz after.pt.trace.json.gz");
-  const std::pair<const char*, const char*> examples[] = {
-      {"analyze",
-       "Examples:\n"
-       "  gpuscope analyze rank0.pt.trace.json.gz\n"
-       "  gpuscope analyze --json --html report.html traces/   # a folder of per-rank traces\n"
-       "  gpuscope analyze --mpi traces/   # under mpirun -n 4 --bind-to none: docs/jobs.md\n"
-       "  gpuscope analyze snapshot.pickle   # torch.cuda.memory._dump_snapshot: "
-       "docs/memory-snapshot.md"},
-      {"map",
-       "Examples:\n"
-       "  gpuscope map rank7.pt.trace.json.gz -o summaries/  # summaries/rank7.gpuscope.db\n"
-       "  ls traces/*.json.gz | xargs -P 8 -I{} gpuscope map -j 1 {} -o summaries/\n"
-       "  sbatch --array=0-999 --wrap 'gpuscope map traces/rank$SLURM_ARRAY_TASK_ID.json -o "
-       "summaries/'"},
-      {"reduce",
-       "Examples:\n"
-       "  gpuscope reduce summaries/                  # the report analyze traces/ prints\n"
-       "  gpuscope reduce --json --ranks all summaries/ > job.json"},
-      {"run",
-       "Examples:\n"
-       "  gpuscope run --record run.jsonl --report-json verdict.json -- torchrun "
-       "--nproc_per_node 8 train.py\n"
-       "  gpuscope run --html run.html -- python train.py   # the verdict as a page too"},
-      {"tune",
-       "Examples:\n"
-       "  gpuscope tune --param BATCH=pow2:8..512 --param WORKERS=0,2,4,8 --metric "
-       "'([0-9.]+) samples/s' -- python train.py --batch-size {BATCH} --workers {WORKERS}\n"
-       "  gpuscope tune --param BATCH=pow2:16..256 --step '^step ' --trial-time 2m --budget 1h "
-       "--repeat 3 -- python train.py   # reads $GPUSCOPE_BATCH\n"
-       "  docs/tune.md: the search, the metric options and their pitfalls"},
-      {"synth",
-       "Example:\n"
-       "  gpuscope synth -o stalled.pt.trace.json.gz --gzip --dataloader-stall 0.3"},
-      {"plan",
-       "Examples:\n"
-       "  gpuscope plan --model llama-3-8b --gpu h100-sxm --gpus 8 --global-batch 64 --seq-len "
-       "4096\n"
-       "  gpuscope plan --model ./config.json --gpu a100-80gb --gpus 16 --global-batch 256 "
-       "--seq-len 2048 --json"},
-      {"diff",
-       "Examples:\n"
-       "  gpuscope diff before.pt.trace.json.gz after.pt.trace.json.gz --html diff.html\n"
-       "  gpuscope diff before.pickle after.pickle   # two CUDA memory snapshots"},
-  };
-  for (const auto& [name, text] : examples) app.get_subcommand(name)->footer(text);
+}
+
+CLI::App* AddCommand(CLI::App& app, std::string_view name) {
+  for (const CommandDoc& c : kCommandDocs)
+    if (c.name == name) {
+      CLI::App* cmd = app.add_subcommand(std::string(name), c.description);
+      cmd->footer(c.examples);
+      return cmd;
+    }
+  // Only the Add*Command functions call this, each with its own name: a missing row is a bug.
+  std::abort();
 }
 
 }  // namespace gpuscope::cli

@@ -1,5 +1,5 @@
 // Command-line manners: "did you mean …?" for a mistyped command or option, a hint when `run`'s
-// command is not after `--`, and an example at the end of every --help.
+// command is not after `--`, and each command's description and examples for its --help.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -28,7 +28,11 @@ std::optional<std::string> ExplainUsageError(const CLI::App& app,
                                              const std::vector<std::string>& args,
                                              const CLI::ParseError& error);
 
-// Ends the top-level --help and each command's --help with examples.
+// Ends the top-level --help with examples.
 void AddHelpExamples(CLI::App& app);
+
+// Adds subcommand `name` with its description and examples from the one table of them in
+// usage.cc (so the help reads as one text); the caller adds its options.
+CLI::App* AddCommand(CLI::App& app, std::string_view name);
 
 }  // namespace gpuscope::cli
