@@ -1,6 +1,9 @@
 #include "advise/snapshot_rules.h"
 
+#include <algorithm>
 #include <cmath>
+#include <optional>
+#include <string>
 
 #include "render/build.h"
 #include "render/format.h"
@@ -111,35 +114,41 @@ void KvCache(const SnapshotContext& c, const SnapshotRule& rule,
   out->push_back(std::move(f));
 }
 
+// A memory category that holds at least `share` of the peak allocated: the finding, with the
+// category's bytes at the peak and its share as evidence (keys `<key>_bytes`, `<key>_share`);
+// nullopt below the share.
+std::optional<render::Finding> CategoryShare(const SnapshotContext& c, const SnapshotRule& rule,
+                                             MemoryCategory category, double share,
+                                             const std::string& key, std::string title) {
+  const SnapshotDevice& d = c.device;
+  const int64_t bytes = CategoryAtPeak(d, category);
+  const double peak = static_cast<double>(d.peak_allocated_bytes);
+  if (d.peak_allocated_bytes <= 0 || static_cast<double>(bytes) < share * peak) return std::nullopt;
+  std::string label = key + " at the peak";
+  std::replace(label.begin(), label.end(), '_', ' ');
+  render::Finding f = Start(c, rule, std::move(title));
+  f.evidence.push_back(F(key + "_bytes", label, Bytes(bytes)));
+  f.evidence.push_back(F(key + "_share", "of the peak", ShareOf(static_cast<double>(bytes), peak)));
+  return f;
+}
+
 void Activations(const SnapshotContext& c, const SnapshotRule& rule,
                  std::vector<render::Finding>* out) {
-  const SnapshotDevice& d = c.device;
-  const int64_t act = CategoryAtPeak(d, MemoryCategory::kActivations);
-  if (d.peak_allocated_bytes <= 0 ||
-      static_cast<double>(act) < kActivationsDominate * static_cast<double>(d.peak_allocated_bytes))
-    return;
-  render::Finding f = Start(c, rule, "Activations fill most of the memory at the peak");
-  f.evidence.push_back(F("activations_bytes", "activations at the peak", Bytes(act)));
-  f.evidence.push_back(
-      F("activations_share", "of the peak",
-        ShareOf(static_cast<double>(act), static_cast<double>(d.peak_allocated_bytes))));
-  f.evidence.push_back(F("peak_allocated_bytes", "peak allocated", Bytes(d.peak_allocated_bytes)));
-  out->push_back(std::move(f));
+  std::optional<render::Finding> f =
+      CategoryShare(c, rule, MemoryCategory::kActivations, kActivationsDominate, "activations",
+                    "Activations fill most of the memory at the peak");
+  if (!f) return;
+  f->evidence.push_back(
+      F("peak_allocated_bytes", "peak allocated", Bytes(c.device.peak_allocated_bytes)));
+  out->push_back(std::move(*f));
 }
 
 void Optimizer(const SnapshotContext& c, const SnapshotRule& rule,
                std::vector<render::Finding>* out) {
-  const SnapshotDevice& d = c.device;
-  const int64_t opt = CategoryAtPeak(d, MemoryCategory::kOptimizerState);
-  if (d.peak_allocated_bytes <= 0 ||
-      static_cast<double>(opt) < kOptimizerDominates * static_cast<double>(d.peak_allocated_bytes))
-    return;
-  render::Finding f = Start(c, rule, "Optimizer state is a large share of the memory at the peak");
-  f.evidence.push_back(F("optimizer_state_bytes", "optimizer state at the peak", Bytes(opt)));
-  f.evidence.push_back(
-      F("optimizer_state_share", "of the peak",
-        ShareOf(static_cast<double>(opt), static_cast<double>(d.peak_allocated_bytes))));
-  out->push_back(std::move(f));
+  std::optional<render::Finding> f = CategoryShare(
+      c, rule, MemoryCategory::kOptimizerState, kOptimizerDominates, "optimizer_state",
+      "Optimizer state is a large share of the memory at the peak");
+  if (f) out->push_back(std::move(*f));
 }
 
 void Headroom(const SnapshotContext& c, const SnapshotRule& rule,

@@ -244,12 +244,7 @@ Result<std::optional<plan::Calibration>> CalibrateFromTrace(const PlanOptions& o
     a.activation_scale = cal->activation_scale;
     a.other_s_per_token = cal->other_s_per_token;
     // Re-plan: the same job size with the layout searched afresh under the fitted constants.
-    r.tp.reset();
-    r.pp.reset();
-    r.vpp.reset();
-    r.mbs.reset();
-    r.sharding.reset();
-    r.recompute.reset();
+    r.SearchLayout();
     r.sp.reset();
   }
 

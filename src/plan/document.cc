@@ -216,6 +216,46 @@ void AddCalibration(const PlanRequest& r, const Calibration& cal, render::Docume
     s.AddText("note_" + std::to_string(i), "note: " + cal.notes[i]);
 }
 
+// The layout columns of the best configurations and of the rejected examples, and a
+// configuration's cells for them, in one place so the two tables cannot drift apart.
+std::vector<Column> LayoutColumns() {
+  return {{"framework", "framework"},
+          {"tp", "tp"},
+          {"pp", "pp"},
+          {"vpp", "vpp"},
+          {"dp", "dp"},
+          {"mbs", "mbs"},
+          {"grad_accum", "ga"},
+          {"sharding", "shard"},
+          {"sp", "sp"},
+          {"recompute", "recompute"},
+          {"precision", "prec"}};
+}
+
+std::vector<Value> LayoutCells(const ParallelConfig& c) {
+  return {Text(std::string(FrameworkName(c.framework))),
+          Count(c.tp),
+          Count(c.pp),
+          Count(c.vpp),
+          Count(c.dp),
+          Count(c.mbs),
+          Count(c.grad_accum),
+          Text(ShardingLabel(c)),
+          Value::Bool(c.sp),
+          Text(std::string(RecomputeName(c.recompute))),
+          Text(std::string(hw::PrecisionName(c.precision)))};
+}
+
+// `head`, then `middle`, then `tail`: a table's columns or a row's cells around the layout's.
+template <typename T>
+std::vector<T> Joined(std::vector<T> head, std::vector<T> middle, std::vector<T> tail) {
+  head.insert(head.end(), std::make_move_iterator(middle.begin()),
+              std::make_move_iterator(middle.end()));
+  head.insert(head.end(), std::make_move_iterator(tail.begin()),
+              std::make_move_iterator(tail.end()));
+  return head;
+}
+
 }  // namespace
 
 // The best configurations side by side (HTML draws them; JSON carries them): memory per GPU by
@@ -289,39 +329,25 @@ render::Document BuildDocument(const PlanReport& rep, const Calibration* cal) {
   // One configuration given and it does not fit: no search and no table (the working says why).
   if (rep.exact && rep.feasible.empty()) search.views = 0;
   Table& best = search.AddTable("configurations", "best configurations",
-                                {{"rank", "rank"},
-                                 {"framework", "framework"},
-                                 {"tp", "tp"},
-                                 {"pp", "pp"},
-                                 {"vpp", "vpp"},
-                                 {"dp", "dp"},
-                                 {"mbs", "mbs"},
-                                 {"grad_accum", "ga"},
-                                 {"sharding", "shard"},
-                                 {"sp", "sp"},
-                                 {"recompute", "recompute"},
-                                 {"precision", "prec"},
-                                 {"peak_bytes", "peak"},
-                                 {"peak_allocated_bytes", "allocated"},
-                                 {"step_time_ns", "step"},
-                                 {"tokens_per_s", "tokens/s"},
-                                 {"tokens_per_gpu_per_s", "per GPU"},
-                                 {"mfu_share", "MFU"}});
+                                Joined({{"rank", "rank"}}, LayoutColumns(),
+                                       {{"peak_bytes", "peak"},
+                                        {"peak_allocated_bytes", "allocated"},
+                                        {"step_time_ns", "step"},
+                                        {"tokens_per_s", "tokens/s"},
+                                        {"tokens_per_gpu_per_s", "per GPU"},
+                                        {"mfu_share", "MFU"}}));
   best.text_rows = 100;
   const size_t n = std::min<size_t>(rep.feasible.size(), static_cast<size_t>(std::max(1, r.top)));
   for (size_t i = 0; i < n; ++i) {
     const Evaluation& e = rep.feasible[i];
     const ParallelConfig& c = e.config;
-    best.rows.push_back(
-        {Count(static_cast<int64_t>(i + 1)), Text(std::string(FrameworkName(c.framework))),
-         Count(c.tp), Count(c.pp), Count(c.vpp), Count(c.dp), Count(c.mbs), Count(c.grad_accum),
-         Text(ShardingLabel(c)), Value::Bool(c.sp), Text(std::string(RecomputeName(c.recompute))),
-         Text(std::string(hw::PrecisionName(c.precision))), GiB(e.memory.peak_bytes),
-         GiB(e.memory.peak_allocated_bytes), Seconds(e.time.step_s),
+    best.rows.push_back(Joined(
+        {Count(static_cast<int64_t>(i + 1))}, LayoutCells(c),
+        {GiB(e.memory.peak_bytes), GiB(e.memory.peak_allocated_bytes), Seconds(e.time.step_s),
          Value::Number(e.time.tokens_per_s, 0, Unit::kPerSecond),
          Value::Number(e.time.tokens_per_s / static_cast<double>(std::max<int64_t>(1, c.gpus)), 0,
                        Unit::kPerSecond),
-         Value::Share(e.time.mfu)});
+         Value::Share(e.time.mfu)}));
   }
   AddBestCharts(rep, n, search);
   if (!rep.feasible.empty())
@@ -354,29 +380,17 @@ render::Document BuildDocument(const PlanReport& rep, const Calibration* cal) {
     for (; next_other < other.size(); ++next_other) order.push_back(other[next_other]);
     if (order.size() > 50) order.resize(50);
     Table& ex = rej.AddTable("examples", "",
-                             {{"framework", "framework"},
-                              {"tp", "tp"},
-                              {"pp", "pp"},
-                              {"vpp", "vpp"},
-                              {"dp", "dp"},
-                              {"mbs", "mbs"},
-                              {"grad_accum", "ga"},
-                              {"sharding", "shard"},
-                              {"sp", "sp"},
-                              {"recompute", "recompute"},
-                              {"precision", "prec"},
-                              {"config", "configuration", true},
-                              {"over_bytes", "over by"},
-                              Whole("reason", "reason")});
+                             Joined({}, LayoutColumns(),
+                                    {{"config", "configuration", true},
+                                     {"over_bytes", "over by"},
+                                     Whole("reason", "reason")}));
     ex.text_rows = static_cast<int>(kShown);
     for (const Rejection* x : order) {
       const ParallelConfig& c = x->config;
-      ex.rows.push_back(
-          {Text(std::string(FrameworkName(c.framework))), Count(c.tp), Count(c.pp), Count(c.vpp),
-           Count(c.dp), Count(c.mbs), Count(c.grad_accum), Text(ShardingLabel(c)),
-           Value::Bool(c.sp), Text(std::string(RecomputeName(c.recompute))),
-           Text(std::string(hw::PrecisionName(c.precision))), Text(Degrees(c)),
-           x->over_bytes > 0 ? GiB(x->over_bytes) : Value::Na(Unit::kBytes), Text(x->reason)});
+      ex.rows.push_back(Joined(
+          {}, LayoutCells(c),
+          {Text(Degrees(c)), x->over_bytes > 0 ? GiB(x->over_bytes) : Value::Na(Unit::kBytes),
+           Text(x->reason)}));
     }
   }
   if (!rep.suggestions.empty()) {

@@ -1087,12 +1087,7 @@ void Suggest(const PlanRequest& r, PlanReport* rep) {
     if (!found && rep->suggestions.size() <= 1) {
       // No single lever is enough: all of them together on the same GPUs.
       PlanRequest v = r;
-      v.tp.reset();
-      v.pp.reset();
-      v.vpp.reset();
-      v.mbs.reset();
-      v.sharding.reset();
-      v.recompute.reset();
+      v.SearchLayout();
       found = try_variant(v, "searching micro-batch, ZeRO, checkpointing and TP/PP together");
     }
     if (rep->suggestions.size() > 1) found = true;
@@ -1100,12 +1095,7 @@ void Suggest(const PlanRequest& r, PlanReport* rep) {
       PlanRequest v = r;
       // Overflow-safe, and never past the --gpus limit (the re-plan would be rejected anyway).
       if (__builtin_mul_overflow(r.gpus, mult, &v.gpus) || v.gpus > kMaxGpus) break;
-      v.tp.reset();
-      v.pp.reset();
-      v.vpp.reset();
-      v.mbs.reset();
-      v.sharding.reset();
-      v.recompute.reset();
+      v.SearchLayout();
       found = try_variant(v, std::to_string(v.gpus) + " GPUs");
     }
     if (!found && rep->suggestions.size() <= 1)

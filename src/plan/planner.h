@@ -270,6 +270,17 @@ struct PlanRequest {
   Offload offload = Offload::kNone;  // never searched
   int top = 5;
   bool suggest = true;  // when nothing fits, search variants that would (off inside them)
+
+  // Unsets the layout (TP, PP, VPP, micro-batch, ZeRO stage, recompute) so that the search
+  // chooses it afresh for the same job; precision, framework and sequence parallelism stay.
+  void SearchLayout() {
+    tp.reset();
+    pp.reset();
+    vpp.reset();
+    mbs.reset();
+    sharding.reset();
+    recompute.reset();
+  }
 };
 
 struct Rejection {
