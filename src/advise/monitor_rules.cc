@@ -72,6 +72,14 @@ void AddWorkers(const MonitorContext& c, std::vector<Field>* e) {
   e->push_back(std::move(ended));
 }
 
+// The GPU's busy share (when recorded), the main process and its workers: the evidence of the
+// findings about who the GPU waits for.
+void AddGpuMainWorkers(const MonitorContext& c, std::vector<Field>* e) {
+  if (c.stats.util_mean_pct) AddGpuUtil(c, e);
+  AddMain(c, e);
+  AddWorkers(c, e);
+}
+
 void AddSystem(const MonitorContext& c, std::vector<Field>* e) {
   e->push_back(F("system_busy_mean_pct", "cores busy", Percent(*c.cpu->system_busy_mean_pct)));
   e->push_back(Detail("cores", "cores", Count(c.cpu->cores)));
@@ -215,9 +223,7 @@ void InputSingleThreaded(const MonitorContext& c, std::vector<MonitorFinding>* o
   if (!Underused(c) || !c.main_bound || !c.workers_idle) return;
   MonitorFinding f;
   f.title = "Input pipeline is single-threaded";
-  AddGpuUtil(c, &f.evidence);
-  AddMain(c, &f.evidence);
-  AddWorkers(c, &f.evidence);
+  AddGpuMainWorkers(c, &f.evidence);
   f.words = GpuWords(c) + " while " + MainWords(c) + " and " + WorkerWords(c);
   out->push_back(std::move(f));
 }
@@ -287,9 +293,7 @@ void WaitsOnWorkers(const MonitorContext& c, std::vector<MonitorFinding>* out) {
   if (c.stats.util_mean_pct && *c.stats.util_mean_pct >= kIdleGpuUtilPct) return;
   MonitorFinding f;
   f.title = "The training process waits for its input from its worker processes";
-  if (c.stats.util_mean_pct) AddGpuUtil(c, &f.evidence);
-  AddMain(c, &f.evidence);
-  AddWorkers(c, &f.evidence);
+  AddGpuMainWorkers(c, &f.evidence);
   f.evidence.push_back(F("main_off_cpu_share", "main process off the CPU",
                          Value::Share(1 - c.cpu->main_mean_pct / 100)));
   f.words = (c.stats.util_mean_pct ? GpuWords(c) + " while " : std::string()) + MainWords(c) +
@@ -334,9 +338,7 @@ void GpuUnderused(const MonitorContext& c, std::vector<MonitorFinding>* out) {
     if (c.Fired(id)) return;
   MonitorFinding f;
   f.title = "GPU under-used, host not visibly the bottleneck";
-  AddGpuUtil(c, &f.evidence);
-  AddMain(c, &f.evidence);
-  AddWorkers(c, &f.evidence);
+  AddGpuMainWorkers(c, &f.evidence);
   f.words = GpuWords(c) + "; " + MainWords(c) + "; " + WorkerWords(c);
   out->push_back(std::move(f));
 }

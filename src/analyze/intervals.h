@@ -2,6 +2,7 @@
 // A set is "merged" when sorted by start with no two intervals touching or overlapping.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -65,5 +66,21 @@ int64_t LengthWithin(const std::vector<Interval>& merged, int64_t lo, int64_t hi
 // turn (Intersect, Subtract, LengthWithin), which the tests check.
 std::vector<int64_t> ExclusiveCoverage(const std::vector<Interval>& windows,
                                        std::span<const std::vector<Interval>> sets);
+
+// Widens [*lo, *hi] (ns) to cover each row of `table` (a model table: start_ns and dur_ns) that
+// `keep(row)` accepts; start from lo = INT64_MAX, hi = INT64_MIN, so lo > hi means no row.
+template <typename Table, typename Keep>
+void WidenToRows(const Table& table, int64_t* lo, int64_t* hi, Keep keep) {
+  for (size_t i = 0; i < table.size(); ++i) {
+    if (!keep(i)) continue;
+    *lo = std::min(*lo, table.start_ns[i]);
+    *hi = std::max(*hi, table.start_ns[i] + table.dur_ns[i]);
+  }
+}
+
+template <typename Table>
+void WidenToRows(const Table& table, int64_t* lo, int64_t* hi) {
+  WidenToRows(table, lo, hi, [](size_t) { return true; });
+}
 
 }  // namespace gpuscope::analyze

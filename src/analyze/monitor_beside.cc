@@ -2,18 +2,14 @@
 
 #include <algorithm>
 
+#include "analyze/intervals.h"
+
 namespace gpuscope::analyze {
 
 TraceWallSpan WallSpanOf(const Trace& t) {
   int64_t lo = INT64_MAX, hi = INT64_MIN;
-  for (size_t i = 0; i < t.gpu.size(); ++i) {
-    lo = std::min(lo, t.gpu.start_ns[i]);
-    hi = std::max(hi, t.gpu.start_ns[i] + t.gpu.dur_ns[i]);
-  }
-  for (size_t i = 0; i < t.cpu.size(); ++i) {
-    lo = std::min(lo, t.cpu.start_ns[i]);
-    hi = std::max(hi, t.cpu.start_ns[i] + t.cpu.dur_ns[i]);
-  }
+  WidenToRows(t.gpu, &lo, &hi);
+  WidenToRows(t.cpu, &lo, &hi);
   TraceWallSpan span;
   if (lo > hi) return span;
   const int64_t base = t.info.base_time_ns.value_or(0);

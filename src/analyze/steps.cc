@@ -108,20 +108,10 @@ struct HostStep {
 // range there).
 bool WholeSpan(const Trace& t, int64_t* lo, int64_t* hi) {
   int64_t a = kNoStart, b = kNoEnd;
-  for (size_t i = 0; i < t.cpu.size(); ++i) {
-    if (!IsHostOpKind(t.cpu.kind[i], false)) continue;
-    a = std::min(a, t.cpu.start_ns[i]);
-    b = std::max(b, t.cpu.start_ns[i] + t.cpu.dur_ns[i]);
-  }
+  WidenToRows(t.cpu, &a, &b, [&](size_t i) { return IsHostOpKind(t.cpu.kind[i], false); });
   if (a > b) {
-    for (size_t i = 0; i < t.gpu.size(); ++i) {
-      a = std::min(a, t.gpu.start_ns[i]);
-      b = std::max(b, t.gpu.start_ns[i] + t.gpu.dur_ns[i]);
-    }
-    for (size_t i = 0; i < t.runtime.size(); ++i) {
-      a = std::min(a, t.runtime.start_ns[i]);
-      b = std::max(b, t.runtime.start_ns[i] + t.runtime.dur_ns[i]);
-    }
+    WidenToRows(t.gpu, &a, &b);
+    WidenToRows(t.runtime, &a, &b);
   }
   if (a > b) return false;
   *lo = a;

@@ -23,19 +23,11 @@ Status SkippedLines(const std::string& input, size_t lines) {
 
 }  // namespace
 
-// A row names what it sets; the fields after it keep their defaults (none, no range, …).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 const OptionTable<AnalyzeOptions>& AnalyzeOptionTable() {
   using O = AnalyzeOptions;
   static const OptionTable<O> table = {
-      {"threads",
-       &O::threads,
-       "Threads for reading and analysing, one pool for both (default: all cores)",
-       {},
-       std::pair<double, double>{0, 256},
-       {},
-       "j"},
+      ThreadsOption(&O::threads,
+                    "Threads for reading and analysing, one pool for both (default: all cores)"),
       {"batch-mb",
        &O::batch_mb,
        "JSON megabytes per parse batch",
@@ -66,8 +58,6 @@ const OptionTable<AnalyzeOptions>& AnalyzeOptionTable() {
   };
   return table;
 }
-#pragma GCC diagnostic pop
-
 Result<Analysis> AnalyzeInput(const std::string& input, const AnalyzeOptions& args) {
   report::JobOptions job_options;
   GPUSCOPE_RETURN_IF_ERROR(report::ParseDetailRanks(args.ranks, &job_options.detail_ranks));

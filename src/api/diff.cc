@@ -38,19 +38,10 @@ Result<SideInputs> LoadSide(const char* side, const std::string& path, const Loa
 
 }  // namespace
 
-// A row names what it sets; the fields after it keep their defaults (none, no range, …).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 const OptionTable<DiffOptions>& DiffOptionTable() {
   using O = DiffOptions;
   static const OptionTable<O> table = {
-      {"threads",
-       &O::threads,
-       "Threads (default: all cores)",
-       {},
-       std::pair<double, double>{0, 256},
-       {},
-       "j"},
+      ThreadsOption(&O::threads, "Threads (default: all cores)"),
       {"names",
        &O::names,
        "Match kernels by short name (templates and arguments stripped; default) or raw name",
@@ -61,8 +52,6 @@ const OptionTable<DiffOptions>& DiffOptionTable() {
   };
   return table;
 }
-#pragma GCC diagnostic pop
-
 Result<Diffed> DiffInputs(const std::string& before_path, const std::string& after_path,
                           const DiffOptions& o) {
   GPUSCOPE_RETURN_IF_ERROR(CheckOptions(DiffOptionTable(), o));

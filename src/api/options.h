@@ -24,6 +24,21 @@ struct Option {
   // integer that may be absent (so "plan needs --gpus" differs from a bad --gpus 0).
   using Member = std::variant<bool Options::*, std::string Options::*, int Options::*,
                               double Options::*, std::optional<int64_t> Options::*>;
+  // A row names what it sets; the fields after it keep their defaults (none, no range, …).
+  Option(std::string_view name_, Member member_, std::string_view help_,
+         std::vector<std::string> allowed_ = {},
+         std::optional<std::pair<double, double>> range_ = std::nullopt,
+         std::vector<std::string_view> excludes_ = {}, std::string_view short_name_ = {},
+         std::string_view value_name_ = {})
+      : name(name_),
+        member(member_),
+        help(help_),
+        allowed(std::move(allowed_)),
+        range(range_),
+        excludes(std::move(excludes_)),
+        short_name(short_name_),
+        value_name(value_name_) {}
+
   std::string_view name;  // the CLI's long name without "--"; Python's keyword: '-' → '_'
   Member member;
   // Without the default: HelpText adds it from a default-constructed Options, where it is written.
@@ -37,6 +52,12 @@ struct Option {
 
 template <typename Options>
 using OptionTable = std::vector<Option<Options>>;
+
+// -j,--threads as every subcommand spells it: 0 (all cores) to 256.
+template <typename Options>
+Option<Options> ThreadsOption(int Options::*member, std::string_view help) {
+  return {"threads", member, help, {}, std::pair<double, double>{0, 256}, {}, "j"};
+}
 
 std::string PythonName(std::string_view name);  // "global-batch" → "global_batch"
 

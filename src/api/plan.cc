@@ -253,9 +253,6 @@ Result<std::optional<plan::Calibration>> CalibrateFromTrace(const PlanOptions& o
 
 }  // namespace
 
-// A row names what it sets; the fields after it keep their defaults (none, no range, …).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 const OptionTable<PlanOptions>& PlanOptionTable() {
   using O = PlanOptions;
   static const OptionTable<O> table = {
@@ -338,8 +335,6 @@ const OptionTable<PlanOptions>& PlanOptionTable() {
   };
   return table;
 }
-#pragma GCC diagnostic pop
-
 Result<Planned> PlanJob(const PlanOptions& o) {
   GPUSCOPE_RETURN_IF_ERROR(CheckOptions(o));
   GPUSCOPE_TRY(request, RequestOf(o));

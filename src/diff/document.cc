@@ -243,6 +243,18 @@ void AddMemory(const MemoryDelta& m, Section& s) {
   }
 }
 
+// Two stacked bars, before and after, a series per category (ns).
+void AddBeforeAfterChart(Section& s, std::string key, std::string title,
+                         const std::vector<CategoryDelta>& categories) {
+  render::Chart& c =
+      s.AddChart(std::move(key), std::move(title), render::Chart::Kind::kStackedBars, Unit::kNanos);
+  c.categories = {"before", "after"};
+  for (const CategoryDelta& cat : categories)
+    c.series.push_back({cat.name,
+                        CategoryLabel(cat.name),
+                        {static_cast<double>(cat.before_ns), static_cast<double>(cat.after_ns)}});
+}
+
 void AddDistributions(const RankDiff& r, Section& s) {
   Table& t = s.AddTable("step_durations", "step durations",
                         {{"side", "side"}, {"step", "step"}, {"duration_ns", "duration"}});
@@ -251,20 +263,9 @@ void AddDistributions(const RankDiff& r, Section& s) {
        {std::pair{"before", &r.step_time.before}, std::pair{"after", &r.step_time.after}})
     for (size_t i = 0; i < d->steps.size() && i < d->values_ns.size(); ++i)
       t.rows.push_back({Text(side), Value::Count(d->steps[i]), Value::Nanos(d->values_ns[i])});
-  render::Chart& c = s.AddChart("step_chart", "mean step by category, before and after",
-                                render::Chart::Kind::kStackedBars, Unit::kNanos);
-  c.categories = {"before", "after"};
-  for (const CategoryDelta& cat : r.step_categories)
-    c.series.push_back({cat.name,
-                        CategoryLabel(cat.name),
-                        {static_cast<double>(cat.before_ns), static_cast<double>(cat.after_ns)}});
-  render::Chart& g = s.AddChart("exclusive_chart", "GPU time (exclusive), before and after",
-                                render::Chart::Kind::kStackedBars, Unit::kNanos);
-  g.categories = {"before", "after"};
-  for (const CategoryDelta& cat : r.exclusive)
-    g.series.push_back({cat.name,
-                        CategoryLabel(cat.name),
-                        {static_cast<double>(cat.before_ns), static_cast<double>(cat.after_ns)}});
+  AddBeforeAfterChart(s, "step_chart", "mean step by category, before and after",
+                      r.step_categories);
+  AddBeforeAfterChart(s, "exclusive_chart", "GPU time (exclusive), before and after", r.exclusive);
 }
 
 }  // namespace
