@@ -118,9 +118,12 @@ enum class GpuKind : uint8_t { kKernel, kMemcpy, kMemset, kSync };
 enum class CopyDirection : uint8_t { kUnknown, kHtoD, kDtoH, kDtoD, kHtoH, kPtoP };
 enum class MemoryKind : uint8_t { kUnknown, kPageable, kPinned, kDevice, kManaged, kArray };
 const char* CopyDirectionName(CopyDirection d);  // "HtoD", "DtoH", ..., "unknown"
-// N of "ProfilerStep#N" (at most 9 digits), else -1: how readers and analyses number CPU steps.
+const char* MemoryKindName(MemoryKind k);        // "Pageable", "Pinned", "Device", ..., "unknown"
+
+// N of "ProfilerStep#N" (at most 9 digits), else -1: how readers and analyses number steps. The
+// readers number only kCpuOp and kUserAnnotation rows (the CPU steps); analyze/gpu_time.cc also
+// numbers kGpuUserAnnotation rows by it (the GPU-side copy of a step's range).
 int32_t ProfilerStepNumber(std::string_view name);
-const char* MemoryKindName(MemoryKind k);  // "Pageable", "Pinned", "Device", ..., "unknown"
 
 // cuda_sync_kind of a GPU-side sync event.
 enum class SyncKind : uint8_t {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace gpuscope {
 
@@ -50,6 +51,20 @@ inline std::string_view Utf8Prefix(std::string_view s, size_t max_bytes) {
 
 // U+FFFD, what a view shows for bytes that are not valid UTF-8 or characters it cannot show.
 inline constexpr std::string_view kUtf8Replacement = "\xEF\xBF\xBD";
+
+// A medium's escape for each byte it cannot carry as itself: (byte, what stands for it).
+using ByteEscape = std::pair<char, std::string_view>;
+
+// Appends the escape `escapes` lists for byte `c`, if it lists one: true when it did.
+template <size_t N>
+bool AppendListedEscape(const ByteEscape (&escapes)[N], unsigned char c, std::string* out) {
+  for (const auto& [byte, text] : escapes)
+    if (c == static_cast<unsigned char>(byte)) {
+      out->append(text);
+      return true;
+    }
+  return false;
+}
 
 // Appends `s` to *out character by character: each ASCII byte goes through `ascii(c, out)`, each
 // valid multi-byte sequence through `sequence(seq, out)`, and each byte that starts no valid

@@ -76,23 +76,15 @@ void ApplyRankFallback(Trace* trace) {
   }
 }
 
-Result<Input> ReadKineto(io::ByteSource& source, const std::string& name, uint64_t file_bytes,
-                         const LoadOptions& options) {
-  GPUSCOPE_TRY(trace, ReadKinetoJson(source, name, file_bytes, options));
+// A trace reader as an Input reader: the rank from the file name when the trace does not say it.
+template <InputFormat kFormat,
+          Result<Trace> (*kRead)(io::ByteSource&, const std::string&, uint64_t, const LoadOptions&)>
+Result<Input> ReadTrace(io::ByteSource& source, const std::string& name, uint64_t file_bytes,
+                        const LoadOptions& options) {
+  GPUSCOPE_TRY(trace, kRead(source, name, file_bytes, options));
   ApplyRankFallback(&*trace);
   Input in;
-  in.format = InputFormat::kKinetoJson;
-  in.kind = ModelKind::kTrace;
-  in.trace = std::move(*trace);
-  return in;
-}
-
-Result<Input> ReadNsys(io::ByteSource& source, const std::string& name, uint64_t file_bytes,
-                       const LoadOptions& options) {
-  GPUSCOPE_TRY(trace, ReadNsysSqlite(source, name, file_bytes, options));
-  ApplyRankFallback(&*trace);
-  Input in;
-  in.format = InputFormat::kNsysSqlite;
+  in.format = kFormat;
   in.kind = ModelKind::kTrace;
   in.trace = std::move(*trace);
   return in;
@@ -169,7 +161,7 @@ bool IsZip(std::string_view head) { return head.substr(0, 4) == "PK\x03\x04"; }
 const std::vector<FormatEntry>& InputFormats() {
   static const std::vector<FormatEntry> kFormats = {
       {InputFormat::kKinetoJson, "PyTorch profiler (Kineto) trace", ModelKind::kTrace, SniffKineto,
-       ReadKineto},
+       ReadTrace<InputFormat::kKinetoJson, ReadKinetoJson>},
       {InputFormat::kRecordingJsonl, "gpuscope run recording (JSONL)", ModelKind::kMonitor,
        SniffJsonlRecording, ReadMonitor<InputFormat::kRecordingJsonl, ReadJsonlRecording>},
       {InputFormat::kRecordingCsv, "gpuscope run recording (CSV)", ModelKind::kMonitor,
@@ -178,7 +170,7 @@ const std::vector<FormatEntry>& InputFormats() {
        ModelKind::kMonitor, SniffChromeRecording,
        ReadMonitor<InputFormat::kRecordingChromeTrace, ReadChromeTraceRecording>},
       {InputFormat::kNsysSqlite, "Nsight Systems SQLite export", ModelKind::kTrace, SniffNsysSqlite,
-       ReadNsys},
+       ReadTrace<InputFormat::kNsysSqlite, ReadNsysSqlite>},
       {InputFormat::kNvidiaSmiLog, "nvidia-smi log", ModelKind::kMonitor, SniffNvidiaSmi,
        ReadNvidiaSmi},
       {InputFormat::kDcgmiDmon, "dcgmi dmon log", ModelKind::kMonitor, SniffDcgmiDmon,

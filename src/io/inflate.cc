@@ -26,12 +26,17 @@ constexpr size_t kInputChunk = 1 << 20;  // 1 MiB of compressed input per read
 // Shared input buffering and error wording for both backends.
 class GzipSourceBase : public ByteSource {
  public:
-  GzipSourceBase(std::unique_ptr<ByteSource> in, std::string name)
-      : in_(std::move(in)), name_(std::move(name)), buf_(kInputChunk) {}
+  GzipSourceBase(std::unique_ptr<ByteSource> in, std::string name, InflateBackend kind)
+      : in_(std::move(in)), name_(std::move(name)), kind_(kind), buf_(kInputChunk) {}
   uint64_t raw_offset() const override { return in_->raw_offset(); }
   bool is_gzip() const override { return true; }
   int64_t file_size() const override { return in_->file_size(); }
   bool CanReopen() const override { return in_->CanReopen(); }
+  // The same file from its start, through the same backend.
+  std::unique_ptr<ByteSource> Reopen() const override {
+    auto in = in_->Reopen();
+    return in ? MakeGzipSource(std::move(in), name_, kind_) : nullptr;
+  }
 
  protected:
   // Refills the input buffer when empty. Returns false at end of the compressed file.
@@ -42,6 +47,15 @@ class GzipSourceBase : public ByteSource {
     avail_ = *r;
     consumed_before_ = in_->raw_offset() - *r;
     return *r > 0;
+  }
+  // Refill for a backend's read loop: false when the file ended between members (done_ set), an
+  // error when it ended inside one.
+  Result<bool> RefillOrFinish() {
+    GPUSCOPE_TRY(more, Refill());
+    if (*more) return true;
+    if (member_started_) return Truncated();
+    done_ = true;
+    return false;
   }
   // Makes at least `n` bytes available, keeping the unread ones; false if the input ends first.
   Result<bool> Ensure(size_t n) {
@@ -111,38 +125,32 @@ class GzipSourceBase : public ByteSource {
 
   std::unique_ptr<ByteSource> in_;
   std::string name_;
+  InflateBackend kind_;
   std::vector<char> buf_;
   char* next_ = nullptr;
   size_t avail_ = 0;
   uint64_t consumed_before_ = 0;
   bool done_ = false;
+  bool member_started_ = false;  // inside a gzip member: an end of input here is a truncation
 };
 
 class ZlibSource : public GzipSourceBase {
  public:
   ZlibSource(std::unique_ptr<ByteSource> in, std::string name)
-      : GzipSourceBase(std::move(in), std::move(name)) {
+      : GzipSourceBase(std::move(in), std::move(name), InflateBackend::kZlib) {
     std::memset(&zs_, 0, sizeof zs_);
     inflateInit2(&zs_, 15 + 16);  // 15-bit window, gzip wrapper only
   }
   ~ZlibSource() override { inflateEnd(&zs_); }
   const char* backend() const override { return "zlib"; }
-  std::unique_ptr<ByteSource> Reopen() const override {
-    auto in = in_->Reopen();
-    return in ? MakeGzipSource(std::move(in), name_, InflateBackend::kZlib) : nullptr;
-  }
 
   Result<size_t> Read(char* dst, size_t capacity) override {
     if (done_ || capacity == 0) return size_t{0};
     zs_.next_out = reinterpret_cast<Bytef*>(dst);
     zs_.avail_out = static_cast<uInt>(std::min<size_t>(capacity, 1u << 30));
     while (zs_.avail_out > 0) {
-      GPUSCOPE_TRY(more, Refill());
-      if (!*more) {
-        if (member_started_) return Truncated();
-        done_ = true;
-        break;
-      }
+      GPUSCOPE_TRY(more, RefillOrFinish());
+      if (!*more) break;
       zs_.next_in = reinterpret_cast<Bytef*>(next_);
       zs_.avail_in = static_cast<uInt>(avail_);
       member_started_ = true;
@@ -174,21 +182,16 @@ class ZlibSource : public GzipSourceBase {
 
  private:
   z_stream zs_;
-  bool member_started_ = false;
 };
 
 #ifdef GPUSCOPE_HAVE_ISAL
 class IsalSource : public GzipSourceBase {
  public:
   IsalSource(std::unique_ptr<ByteSource> in, std::string name)
-      : GzipSourceBase(std::move(in), std::move(name)) {
+      : GzipSourceBase(std::move(in), std::move(name), InflateBackend::kIsal) {
     Reset();
   }
   const char* backend() const override { return "isa-l"; }
-  std::unique_ptr<ByteSource> Reopen() const override {
-    auto in = in_->Reopen();
-    return in ? MakeGzipSource(std::move(in), name_, InflateBackend::kIsal) : nullptr;
-  }
 
   Result<size_t> Read(char* dst, size_t capacity) override {
     if (done_ || capacity == 0) return size_t{0};
@@ -210,12 +213,8 @@ class IsalSource : public GzipSourceBase {
         state_.next_out = next_out;
         state_.avail_out = avail_out;
       }
-      GPUSCOPE_TRY(more, Refill());
-      if (!*more) {
-        if (member_started_) return Truncated();
-        done_ = true;
-        break;
-      }
+      GPUSCOPE_TRY(more, RefillOrFinish());
+      if (!*more) break;
       state_.next_in = reinterpret_cast<uint8_t*>(next_);
       state_.avail_in = static_cast<uint32_t>(avail_);
       member_started_ = true;
@@ -258,7 +257,6 @@ class IsalSource : public GzipSourceBase {
     state_.crc_flag = ISAL_GZIP;
   }
   inflate_state state_;
-  bool member_started_ = false;
 };
 #endif
 

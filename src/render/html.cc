@@ -550,31 +550,17 @@ struct Page {
 
 }  // namespace
 
+// The characters HTML text and attribute values cannot carry as themselves.
+constexpr ByteEscape kHtmlEntities[] = {
+    {'&', "&amp;"}, {'<', "&lt;"}, {'>', "&gt;"}, {'"', "&quot;"}, {'\'', "&#39;"}};
+
 std::string HtmlEscape(std::string_view s) {
   std::string out;
   out.reserve(s.size() + 16);
   AppendUtf8Escaped(
       s, &out, kUtf8Replacement,
       [](unsigned char c, std::string* o) {
-        switch (c) {
-          case '&':
-            o->append("&amp;");
-            return;
-          case '<':
-            o->append("&lt;");
-            return;
-          case '>':
-            o->append("&gt;");
-            return;
-          case '"':
-            o->append("&quot;");
-            return;
-          case '\'':
-            o->append("&#39;");
-            return;
-          default:
-            break;
-        }
+        if (AppendListedEscape(kHtmlEntities, c, o)) return;
         // C0 controls (and DEL) are not allowed in HTML text: shown as U+FFFD.
         if ((c < 0x20 && c != '\t' && c != '\n') || c == 0x7F)
           o->append(kUtf8Replacement);

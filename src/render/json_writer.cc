@@ -11,30 +11,20 @@
 
 namespace gpuscope::render {
 
+namespace {
+
+// RFC 8259's two-character escapes that JSON text needs (the rest: \u00XX below).
+constexpr ByteEscape kJsonShortEscapes[] = {
+    {'"', "\\\""}, {'\\', "\\\\"}, {'\n', "\\n"}, {'\r', "\\r"}, {'\t', "\\t"}};
+
+}  // namespace
+
 void JsonWriter::AppendEscaped(std::string* out, std::string_view s) {
   out->push_back('"');
   AppendUtf8Escaped(
       s, out, "\\ufffd",
       [](unsigned char c, std::string* o) {
-        switch (c) {
-          case '"':
-            o->append("\\\"");
-            return;
-          case '\\':
-            o->append("\\\\");
-            return;
-          case '\n':
-            o->append("\\n");
-            return;
-          case '\r':
-            o->append("\\r");
-            return;
-          case '\t':
-            o->append("\\t");
-            return;
-          default:
-            break;
-        }
+        if (AppendListedEscape(kJsonShortEscapes, c, o)) return;
         // Controls must be escaped; < > & are, so the JSON can be embedded in an HTML <script>
         // block safely.
         if (c < 0x20 || c == 0x7f || c == '<' || c == '>' || c == '&') {

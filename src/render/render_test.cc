@@ -15,6 +15,13 @@
 namespace gpuscope::render {
 namespace {
 
+// A report with nothing in it yet, for a test to add the one thing it looks at.
+Document EmptyReport() {
+  Document doc;
+  doc.schema = "gpuscope.report";
+  return doc;
+}
+
 Document SampleDocument() {
   Document doc;
   doc.schema = "gpuscope.test";
@@ -85,8 +92,7 @@ TEST(Document, IntegersBeyond2To53AreDoubles) {
 }
 
 TEST(Document, IntegersBeyond2To53ReadBackAsTheNearestDouble) {
-  Document doc;
-  doc.schema = "gpuscope.report";
+  Document doc = EmptyReport();
   Row& row = doc.AddSection("s", "S").AddRow("r", "r");
   // A unix-ns timestamp: 19 digits, more than a double holds.
   row.fields = {F("start_ns", "from", Value::Int(1707417525512145988, Unit::kCount)),
@@ -102,8 +108,7 @@ TEST(Document, IntegersBeyond2To53ReadBackAsTheNearestDouble) {
 // A mean count per step (a double in an integer unit) stays a double; only doubles beyond 2^53
 // in an integer unit are integers written with an exponent.
 TEST(Document, DoublesInIntegerUnitsKeepTheirKind) {
-  Document doc;
-  doc.schema = "gpuscope.report";
+  Document doc = EmptyReport();
   Row& row = doc.AddSection("s", "S").AddRow("r", "r");
   row.fields = {F("params", "params", Value::Number(1557611200, 0, Unit::kCount)),
                 F("per_step", "per step", Value::Number(12.0, 0, Unit::kCount)),
@@ -193,8 +198,7 @@ TEST(Html, EscapesAndEmbedsJson) {
 // one rect per cell, full blue at 100 %, white at 0, grey where a row has no data (NaN), with the
 // labels escaped.
 TEST(Html, HeatmapDrawsOneCellPerValueAndRoundTrips) {
-  Document doc;
-  doc.schema = "gpuscope.report";
+  Document doc = EmptyReport();
   Chart& c = doc.AddSection("job", "job")
                  .AddChart("busy", "GPU busy", Chart::Kind::kHeatmap, Unit::kShare);
   c.x_unit = Unit::kNanos;
@@ -230,8 +234,7 @@ TEST(Html, HeatmapDrawsOneCellPerValueAndRoundTrips) {
 // rect per segment in its series' colour on a shared axis, and a segment naming no lane or series
 // is refused when read.
 TEST(Html, TimelineDrawsOneRectPerSegmentAndRoundTrips) {
-  Document doc;
-  doc.schema = "gpuscope.report";
+  Document doc = EmptyReport();
   Chart& c = doc.AddSection("cp", "cp")
                  .AddChart("path", "critical path", Chart::Kind::kTimeline, Unit::kNanos);
   c.x_unit = Unit::kNanos;

@@ -14,6 +14,14 @@
 
 namespace gpuscope::ingest {
 
+// The monitor model's words, as every monitor reader (recordings, nvidia-smi, DCGM) uses them.
+// Inside ingest only: this header is the stage's own, not part of its public surface.
+using monitor::GpuInfo;
+using monitor::GpuSample;
+using monitor::Recording;
+using monitor::Sample;
+using monitor::SourceKind;
+
 inline constexpr double kMaxUtilPct = 100;          // utilisation is a share of the sample period
 inline constexpr double kMaxPowerW = 100'000;       // 100 kW: above any GPU board (≈ 1.5 kW)
 inline constexpr double kMaxClockMhz = 100'000;     // 100 GHz

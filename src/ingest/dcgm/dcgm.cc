@@ -17,12 +17,6 @@
 
 namespace gpuscope::ingest {
 
-using monitor::GpuInfo;
-using monitor::GpuSample;
-using monitor::Recording;
-using monitor::Sample;
-using monitor::SourceKind;
-
 namespace {
 
 constexpr int64_t kDefaultTickNs = 1'000'000'000;  // dcgmi dmon -d 1000; one scrape a second

@@ -16,12 +16,6 @@
 
 namespace gpuscope::ingest {
 
-using monitor::GpuInfo;
-using monitor::GpuSample;
-using monitor::Recording;
-using monitor::Sample;
-using monitor::SourceKind;
-
 namespace {
 
 // Ticks without a time column: nvidia-smi -l and dmon both default to 1 s.
@@ -648,17 +642,21 @@ class LogParser {
     }
   }
 
+  // A row of another width than the header's: counted as malformed (the caller skips it).
+  bool WrongWidth(size_t found, const char* what, uint64_t line_number) {
+    if (found == columns_.size()) return false;
+    malformed_.Count(line_number, "expected " + std::to_string(columns_.size()) + " " + what +
+                                      ", found " + std::to_string(found));
+    return true;
+  }
+
   void DataRow(const std::vector<std::string>& cells, uint64_t line_number) {
     if (columns_.empty()) {
       malformed_.Count(line_number, "data before the header line");
       return;
     }
     // GPU names may hold commas in theory; nvidia-smi does not quote, so a surplus means trouble.
-    if (cells.size() != columns_.size()) {
-      malformed_.Count(line_number, "expected " + std::to_string(columns_.size()) +
-                                        " fields, found " + std::to_string(cells.size()));
-      return;
-    }
+    if (WrongWidth(cells.size(), "fields", line_number)) return;
     GpuSample g;
     std::optional<int32_t> index;
     std::optional<int64_t> time_ns;
@@ -721,11 +719,7 @@ class LogParser {
       return;
     }
     std::vector<std::string> words = SplitSpace(line);
-    if (words.size() != columns_.size()) {
-      malformed_.Count(line_number, "expected " + std::to_string(columns_.size()) +
-                                        " columns, found " + std::to_string(words.size()));
-      return;
-    }
+    if (WrongWidth(words.size(), "columns", line_number)) return;
     GpuSample g;
     std::optional<int32_t> index;
     std::string bus_id, name, date, time;

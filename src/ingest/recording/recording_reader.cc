@@ -17,12 +17,7 @@
 
 namespace gpuscope::ingest {
 
-using monitor::GpuInfo;
-using monitor::GpuSample;
 using monitor::ProcessSample;
-using monitor::Recording;
-using monitor::Sample;
-using monitor::SourceKind;
 
 namespace {
 
