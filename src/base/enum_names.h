@@ -31,6 +31,9 @@ struct EnumName {
 template <typename T, size_t>
 using RepeatType = T;  // a type once per index of a pack: N parameters of one type
 
+// The third parameter is the index pack the constructor's parameters are made from; functions
+// that take a table take all three (clang cannot deduce through the defaulted
+// std::make_index_sequence, gcc can).
 template <typename E, size_t N, typename = std::make_index_sequence<N>>
 class EnumNames;
 
@@ -53,27 +56,27 @@ class EnumNames<E, N, std::index_sequence<I...>> {
 };
 
 // "?" for a value outside the table (a corrupt enum), never out of bounds.
-template <typename E, size_t N>
-constexpr std::string_view NameOf(const EnumNames<E, N>& table, E value) {
+template <typename E, size_t N, typename I>
+constexpr std::string_view NameOf(const EnumNames<E, N, I>& table, E value) {
   const auto i = static_cast<size_t>(value);
   return i < N ? table[i].name : std::string_view("?");
 }
 
 // The same as a C string: a table's names are string literals, so NUL-terminated.
-template <typename E, size_t N>
-constexpr const char* CNameOf(const EnumNames<E, N>& table, E value) {
+template <typename E, size_t N, typename I>
+constexpr const char* CNameOf(const EnumNames<E, N, I>& table, E value) {
   return NameOf(table, value).data();
 }
 
-template <typename E, size_t N>
-constexpr std::optional<E> FromName(const EnumNames<E, N>& table, std::string_view name) {
+template <typename E, size_t N, typename I>
+constexpr std::optional<E> FromName(const EnumNames<E, N, I>& table, std::string_view name) {
   for (const EnumName<E>& e : table)
     if (e.name == name) return e.value;
   return std::nullopt;
 }
 
-template <typename E, size_t N>
-std::vector<std::string> NamesOf(const EnumNames<E, N>& table) {
+template <typename E, size_t N, typename I>
+std::vector<std::string> NamesOf(const EnumNames<E, N, I>& table) {
   std::vector<std::string> out;
   out.reserve(N);
   for (const EnumName<E>& e : table) out.emplace_back(e.name);
