@@ -55,6 +55,10 @@ inline constexpr std::string_view kUtf8Replacement = "\xEF\xBF\xBD";
 // A medium's escape for each byte it cannot carry as itself: (byte, what stands for it).
 using ByteEscape = std::pair<char, std::string_view>;
 
+// RFC 8259's two-character escapes that JSON text needs (other controls: \u00XX, each writer's).
+inline constexpr ByteEscape kJsonShortEscapes[] = {
+    {'"', "\\\""}, {'\\', "\\\\"}, {'\n', "\\n"}, {'\r', "\\r"}, {'\t', "\\t"}};
+
 // Appends the escape `escapes` lists for byte `c`, if it lists one: true when it did.
 template <size_t N>
 bool AppendListedEscape(const ByteEscape (&escapes)[N], unsigned char c, std::string* out) {

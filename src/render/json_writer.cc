@@ -11,14 +11,6 @@
 
 namespace gpuscope::render {
 
-namespace {
-
-// RFC 8259's two-character escapes that JSON text needs (the rest: \u00XX below).
-constexpr ByteEscape kJsonShortEscapes[] = {
-    {'"', "\\\""}, {'\\', "\\\\"}, {'\n', "\\n"}, {'\r', "\\r"}, {'\t', "\\t"}};
-
-}  // namespace
-
 void JsonWriter::AppendEscaped(std::string* out, std::string_view s) {
   out->push_back('"');
   AppendUtf8Escaped(

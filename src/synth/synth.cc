@@ -21,6 +21,7 @@
 #include "gpuscope/synth.h"
 
 #include "base/output_file.h"
+#include "base/utf8.h"
 
 #include <unistd.h>
 #include <zlib.h>
@@ -687,29 +688,12 @@ std::string JsonEscape(std::string_view s) {
   std::string out;
   out.reserve(s.size());
   for (char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          fmt::format_to(std::back_inserter(out), "\\u{:04x}", static_cast<unsigned>(c));
-        } else {
-          out += c;
-        }
-    }
+    const auto byte = static_cast<unsigned char>(c);
+    if (AppendListedEscape(kJsonShortEscapes, byte, &out)) continue;
+    if (byte < 0x20)
+      fmt::format_to(std::back_inserter(out), "\\u{:04x}", static_cast<unsigned>(byte));
+    else
+      out += c;
   }
   return out;
 }
