@@ -13,6 +13,7 @@
 #include <variant>
 
 #include "analyze/invariants.h"
+#include "model/columns.h"
 #include "render/document.h"
 #include "render/html.h"
 #include "render/json.h"
@@ -30,15 +31,23 @@ namespace gpuscope::fuzz {
   __builtin_trap();
 }
 
-// Text for a terminal without colour: newlines only, no C0 control, DEL or ESC.
 // Every analysis invariant (analyze/invariants.h) holds on one rank's results; traps naming each
 // one violated.
 inline void CheckInvariantsHold(const analyze::RankResults& rank) {
   const std::vector<std::string> violations = analyze::CheckInvariants(analyze::ViewOf(rank));
-  for (const std::string& v : violations) std::fprintf(stderr, "invariant violated: %s\n", v.c_str());
+  for (const std::string& v : violations)
+    std::fprintf(stderr, "invariant violated: %s\n", v.c_str());
   if (!violations.empty()) Fail("%zu invariant(s) violated", violations.size());
 }
 
+// What a reader gives: every column of a table as long as the table, every collective and sync
+// wait naming a GPU row (model/columns.h).
+inline void CheckColumnsAligned(const Trace& trace) {
+  const std::string problem = model::MisalignedColumns(trace);
+  if (!problem.empty()) Fail("misaligned trace model: %s", problem.c_str());
+}
+
+// Text for a terminal without colour: newlines only, no C0 control, DEL or ESC.
 inline void CheckTerminalText(const std::string& text) {
   for (char c : text)
     if ((static_cast<unsigned char>(c) < 0x20 && c != '\n') || c == 0x7F)
@@ -97,8 +106,10 @@ inline std::string SectionDifference(const std::deque<render::Section>& a,
     if (a[i].items.size() != b[i].items.size()) return at + "item count";
     for (size_t k = 0; k < a[i].items.size(); ++k)
       if (!(a[i].items[k] == b[i].items[k]))
-        return at + render::ItemKey(a[i].items[k]) + ": " + ItemDifference(a[i].items[k], b[i].items[k]);
-    if (!(a[i].sections == b[i].sections)) return at + SectionDifference(a[i].sections, b[i].sections);
+        return at + render::ItemKey(a[i].items[k]) + ": " +
+               ItemDifference(a[i].items[k], b[i].items[k]);
+    if (!(a[i].sections == b[i].sections))
+      return at + SectionDifference(a[i].sections, b[i].sections);
     return at + "section attributes";
   }
   return "document attributes";

@@ -27,8 +27,10 @@ Side Load(std::string_view bytes, const char* name) {
   options.threads = 1;
   Side side;
   auto trace = gpuscope::LoadTraceFromBytes(bytes, name, options);
-  if (trace.ok()) side.traces.push_back(std::move(trace.value()));
-  else side.failures.push_back(trace.status());
+  if (trace.ok())
+    side.traces.push_back(std::move(trace.value()));
+  else
+    side.failures.push_back(trace.status());
   return side;
 }
 
@@ -48,7 +50,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const report::Report ra = report::BuildReport(after.traces, after.failures, 1);
   diff::DiffOptions options;
   options.names = (mode & 1) ? diff::NameMode::kRaw : diff::NameMode::kShort;
-  options.selection = (mode & 2) ? diff::Selection::kHtaFirstIteration : diff::Selection::kSteadySteps;
+  options.selection =
+      (mode & 2) ? diff::Selection::kHtaFirstIteration : diff::Selection::kSteadySteps;
   diff::DiffReport d = diff::Diff(rb, ra, options);
   d.before_label = "before.json";
   d.after_label = "after.json";

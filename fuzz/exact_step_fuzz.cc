@@ -31,7 +31,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const auto peaks = hw::PeaksForGpu("h200");
   if (!peaks) fuzz::Fail("no h200 peaks");
   const plan::PricedStep priced = plan::PriceMeasuredOps(*step, *peaks, plan::OpEfficiency{}, 1, 1);
-  if (!(priced.gpu_s >= 0) || !(priced.host_s >= 0) || priced.optimizer_s > priced.gpu_s * (1 + 1e-9) + 1e-300)
+  if (!(priced.gpu_s >= 0) || !(priced.host_s >= 0) ||
+      priced.optimizer_s > priced.gpu_s * (1 + 1e-9) + 1e-300)
     fuzz::Fail("priced step out of range: gpu %g host %g optimizer %g", priced.gpu_s, priced.host_s,
                priced.optimizer_s);
   auto model = plan::LoadModelConfig("gpt2");

@@ -25,6 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto trace = gpuscope::LoadTraceFromBytes(
       std::string_view(reinterpret_cast<const char*>(data) + 1, size - 1), "fuzz.json", options);
   if (trace.ok()) {
+    gpuscope::fuzz::CheckColumnsAligned(trace.value());
     std::vector<gpuscope::Trace> traces;
     traces.push_back(std::move(trace.value()));
     const auto report = gpuscope::report::BuildReport(traces, {}, 1);

@@ -1,12 +1,12 @@
 // Fuzz target: any bytes → each monitor reader (src/ingest/nvidia_smi: query CSV with or without
 // a header — also with a --smi-fields list —, dmon; src/ingest/dcgm: dcgmi dmon, dcgm-exporter
-// text; src/ingest/recording: JSONL, CSV and Chrome-trace recordings), whatever the sniffers say, must return a Recording or a
-// Status, never crash. What was read must hold no control character in any string (the sanitiser,
-// base/sanitize.h) and no value out of range; the statistics, rules and the run document are then
-// built, also on a slice of it (as `--monitor` does against a trace), and every view of it checked
-// (fuzz/checks.h: terminal text, JSON read back as written, HTML). Byte 0 lowers the line cap so
-// the overlong-line error is reached too; bit 1 adds the --smi-fields read. Seeds:
-// fuzz/seeds/monitor (fuzz/run.sh).
+// text; src/ingest/recording: JSONL, CSV and Chrome-trace recordings), whatever the sniffers say,
+// must return a Recording or a Status, never crash. What was read must hold no control character in
+// any string (the sanitiser, base/sanitize.h) and no value out of range; the statistics, rules and
+// the run document are then built, also on a slice of it (as `--monitor` does against a trace), and
+// every view of it checked (fuzz/checks.h: terminal text, JSON read back as written, HTML). Byte 0
+// lowers the line cap so the overlong-line error is reached too; bit 1 adds the --smi-fields read.
+// Seeds: fuzz/seeds/monitor (fuzz/run.sh).
 #include <cstddef>
 #include <cstdint>
 #include <string>

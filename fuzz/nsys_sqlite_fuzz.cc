@@ -24,8 +24,8 @@ namespace {
 
 std::string TempFile() {
   const char* dir = std::getenv("TMPDIR");
-  return std::string(dir && *dir ? dir : "/tmp") + "/nsys_sqlite_fuzz." +
-         std::to_string(getpid()) + ".sqlite";
+  return std::string(dir && *dir ? dir : "/tmp") + "/nsys_sqlite_fuzz." + std::to_string(getpid()) +
+         ".sqlite";
 }
 
 }  // namespace
@@ -59,6 +59,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   if (in->kind != ingest::ModelKind::kTrace || !in->trace) fuzz::Fail("no trace");
   const Trace& t = *in->trace;
+  fuzz::CheckColumnsAligned(t);
   for (size_t i = 0; i < t.gpu.size(); ++i)
     if (t.gpu.dur_ns[i] < 0) fuzz::Fail("GPU row %zu with a negative duration", i);
   for (size_t i = 0; i < t.runtime.size(); ++i)

@@ -11,11 +11,11 @@
 #include <string>
 #include <string_view>
 
+#include "checks.h"
 #include "hw/gpu_table.h"
 #include "plan/model_config.h"
 #include "plan/planner.h"
 #include "plan/render.h"
-#include "checks.h"
 #include "render/text.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,18 +1,19 @@
 // Fuzz target: any bytes (plain or gzip) → the input registry (src/ingest/registry.h): sniffing,
 // the known non-inputs, and whichever reader claims the bytes must give a Trace, a Recording, a
-// memory Snapshot or a Status with a message, never crash. Byte 0 picks threads, batch size and a small element cap
-// (so the cap's error path runs on small inputs). Seeds: one file of every format, fuzz/run.sh.
+// memory Snapshot or a Status with a message, never crash. Byte 0 picks threads, batch size and a
+// small element cap (so the cap's error path runs on small inputs). Seeds: one file of every
+// format, fuzz/run.sh.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
 #include "advise/monitor_rules.h"
+#include "advise/snapshot_rules.h"
+#include "analyze/memory_snapshot.h"
 #include "analyze/monitor_stats.h"
 #include "base/sanitize.h"
 #include "checks.h"
 #include "ingest/registry.h"
-#include "advise/snapshot_rules.h"
-#include "analyze/memory_snapshot.h"
 #include "report/document.h"
 #include "report/monitor_document.h"
 #include "report/report.h"
@@ -33,6 +34,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   if (in->kind == ingest::ModelKind::kTrace) {
     if (!in->trace) __builtin_trap();
+    fuzz::CheckColumnsAligned(*in->trace);
     std::vector<Trace> traces;
     traces.push_back(std::move(*in->trace));
     const auto report = report::BuildReport(traces, {}, 1);

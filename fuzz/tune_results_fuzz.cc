@@ -38,8 +38,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     auto back = ParseTrialRecord(TrialRecordJson(r));
     if (!back.ok()) fuzz::Fail("a record does not read back: %s", back.status().message().c_str());
     if (!SameTrial(r, *back) || back->outcome != r.outcome || back->samples != r.samples ||
-        (HasThroughput(r.outcome) && back->throughput != r.throughput) ||
-        back->note != r.note || back->gpu_mem_peak_bytes != r.gpu_mem_peak_bytes)
+        (HasThroughput(r.outcome) && back->throughput != r.throughput) || back->note != r.note ||
+        back->gpu_mem_peak_bytes != r.gpu_mem_peak_bytes)
       fuzz::Fail("a record reads back different");
     result.trials.push_back(r);
     result.resumed.push_back(true);

@@ -15,6 +15,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -113,6 +114,27 @@ class TraceIdColumn {
   uint32_t last_ = 0;
 };
 
+// Each table lists its columns once, in a static Columns(table) (a tuple of ColumnRefs, const or
+// not as the table), and everything that treats a table as a whole walks that list
+// (model/columns.h): merging batches and traces, duplicate removal, reserving, byte counts, the
+// equal-rows check. A new column is then one line there, not four places to remember. The role
+// says what merging two traces must do with a column's values.
+enum class ColumnRole : uint8_t {
+  kValue,       // copied as is
+  kName,        // StringIds: re-interned into the merged trace's pool
+  kTraceId,     // TraceIds: a string-encoded id (kStringTraceIdBase) follows its string
+  kSparseName,  // StringIds, but empty while no row has a value (CpuOpTable's shapes)
+};
+template <ColumnRole R, typename V>
+struct ColumnRef {
+  static constexpr ColumnRole role = R;
+  V& values;
+};
+template <ColumnRole R, typename V>
+constexpr ColumnRef<R, V> Col(V& values) {
+  return {values};
+}
+
 enum class GpuKind : uint8_t { kKernel, kMemcpy, kMemset, kSync };
 
 enum class CopyDirection : uint8_t { kUnknown, kHtoD, kDtoH, kDtoD, kHtoH, kPtoP };
@@ -164,6 +186,19 @@ struct GpuActivityTable {
   std::vector<SyncKind> sync_kind;
 
   size_t size() const { return start_ns.size(); }
+  template <typename Self>
+  static auto Columns(Self& t) {
+    using enum ColumnRole;
+    return std::tuple(
+        Col<kValue>(t.kind), Col<kValue>(t.start_ns), Col<kValue>(t.dur_ns), Col<kName>(t.name),
+        Col<kTraceId>(t.pid), Col<kTraceId>(t.tid), Col<kValue>(t.device), Col<kValue>(t.stream),
+        Col<kValue>(t.correlation), Col<kValue>(t.external_id), Col<kValue>(t.launch),
+        Col<kValue>(t.grid), Col<kValue>(t.block), Col<kValue>(t.registers_per_thread),
+        Col<kValue>(t.shared_memory_bytes), Col<kValue>(t.blocks_per_sm),
+        Col<kValue>(t.warps_per_sm), Col<kValue>(t.est_occupancy_pct), Col<kValue>(t.bytes),
+        Col<kValue>(t.bandwidth_gbps), Col<kValue>(t.copy_direction), Col<kValue>(t.src_kind),
+        Col<kValue>(t.dst_kind), Col<kValue>(t.sync_kind));
+  }
 };
 
 // Collective metadata that NCCL-aware traces attach to communication kernels.
@@ -217,6 +252,14 @@ struct RuntimeCallTable {
   std::vector<uint8_t> is_driver;  // 1 for cuda_driver (cuLaunchKernel from Triton, ...)
 
   size_t size() const { return start_ns.size(); }
+  template <typename Self>
+  static auto Columns(Self& t) {
+    using enum ColumnRole;
+    return std::tuple(Col<kValue>(t.start_ns), Col<kValue>(t.dur_ns), Col<kName>(t.name),
+                      Col<kTraceId>(t.pid), Col<kTraceId>(t.tid), Col<kValue>(t.correlation),
+                      Col<kValue>(t.external_id), Col<kValue>(t.cbid), Col<kValue>(t.kind),
+                      Col<kValue>(t.is_driver));
+  }
 };
 
 enum class CpuKind : uint8_t {
@@ -248,6 +291,15 @@ struct CpuOpTable {
   std::vector<StringId> concrete_inputs;
 
   size_t size() const { return start_ns.size(); }
+  template <typename Self>
+  static auto Columns(Self& t) {
+    using enum ColumnRole;
+    return std::tuple(Col<kValue>(t.start_ns), Col<kValue>(t.dur_ns), Col<kName>(t.name),
+                      Col<kTraceId>(t.pid), Col<kTraceId>(t.tid), Col<kValue>(t.external_id),
+                      Col<kValue>(t.kind), Col<kValue>(t.step), Col<kValue>(t.is_dataloader),
+                      Col<kSparseName>(t.input_dims), Col<kSparseName>(t.input_types),
+                      Col<kSparseName>(t.input_strides), Col<kSparseName>(t.concrete_inputs));
+  }
   bool has_shapes() const { return !input_dims.empty(); }
 };
 
@@ -263,6 +315,13 @@ struct MemoryEventTable {
   std::vector<uint64_t> addr;
 
   size_t size() const { return ts_ns.size(); }
+  template <typename Self>
+  static auto Columns(Self& t) {
+    using enum ColumnRole;
+    return std::tuple(Col<kValue>(t.ts_ns), Col<kValue>(t.device_type), Col<kValue>(t.device_id),
+                      Col<kValue>(t.bytes_delta), Col<kValue>(t.total_allocated),
+                      Col<kValue>(t.total_reserved), Col<kValue>(t.addr));
+  }
 };
 
 struct CounterTable {  // ph "C": one row per series value
@@ -273,6 +332,12 @@ struct CounterTable {  // ph "C": one row per series value
   std::vector<double> value;
 
   size_t size() const { return ts_ns.size(); }
+  template <typename Self>
+  static auto Columns(Self& t) {
+    using enum ColumnRole;
+    return std::tuple(Col<kValue>(t.ts_ns), Col<kTraceId>(t.pid), Col<kName>(t.name),
+                      Col<kName>(t.series), Col<kValue>(t.value));
+  }
 };
 
 struct FlowTable {  // ph s / t / f
@@ -285,6 +350,13 @@ struct FlowTable {  // ph s / t / f
   std::vector<uint8_t> binds_enclosing;  // bp == "e"
 
   size_t size() const { return ts_ns.size(); }
+  template <typename Self>
+  static auto Columns(Self& t) {
+    using enum ColumnRole;
+    return std::tuple(Col<kValue>(t.ts_ns), Col<kTraceId>(t.pid), Col<kTraceId>(t.tid),
+                      Col<kValue>(t.id), Col<kValue>(t.phase), Col<kName>(t.category),
+                      Col<kValue>(t.binds_enclosing));
+  }
 };
 
 struct InstantTable {  // ph i / I other than [memory]
@@ -295,6 +367,12 @@ struct InstantTable {  // ph i / I other than [memory]
   std::vector<char> scope;  // 't', 'p', 'g' or 0
 
   size_t size() const { return ts_ns.size(); }
+  template <typename Self>
+  static auto Columns(Self& t) {
+    using enum ColumnRole;
+    return std::tuple(Col<kValue>(t.ts_ns), Col<kTraceId>(t.pid), Col<kTraceId>(t.tid),
+                      Col<kName>(t.name), Col<kValue>(t.scope));
+  }
 };
 
 struct DeviceProperties {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "base/thread_pool.h"
+#include "model/columns.h"
 
 namespace gpuscope::model {
 
@@ -19,11 +20,6 @@ inline uint64_t Mix(uint64_t h, uint64_t v) {
   x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
   x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
   return x ^ (x >> 31);
-}
-
-// Floats compare by their bits: "identical" means the same value as read, NaN included.
-inline bool SameBits(float a, float b) {
-  return std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b);
 }
 
 // Marks in `dup` every row equal (per `eq`) to an earlier row. `hash` must be equal for equal
@@ -106,6 +102,34 @@ void Compact(std::vector<T>& v, const std::vector<uint8_t>& dup) {
   }
   v.resize(out);
 }
+void Compact(TraceIdColumn& v, const std::vector<uint8_t>& dup) { v.KeepRows(dup); }
+
+// Drops the rows `dup` marks from every column of `table`.
+template <typename Table>
+void CompactTable(Table& table, const std::vector<uint8_t>& dup) {
+  // A sparse column with no values has no rows to drop.
+  ForEachColumn(table, [&dup](auto column) {
+    if (!column.values.empty()) Compact(column.values, dup);
+  });
+}
+
+template <typename T>
+bool SameValue(const T& a, const T& b) {
+  return a == b;
+}
+// Floats compare by their bits: "identical" means the same value as read, NaN included.
+bool SameValue(float a, float b) {
+  return std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b);
+}
+
+// Rows a and b of `table` hold the same value in every column (a sparse column without values
+// holds none in either).
+template <typename Table>
+bool SameRow(const Table& table, size_t a, size_t b) {
+  return AllColumns(table, [a, b](auto column) {
+    return column.values.empty() || SameValue(column.values[a], column.values[b]);
+  });
+}
 
 uint64_t DedupGpu(Trace* t, std::vector<uint8_t>* dup) {
   GpuActivityTable& g = t->gpu;
@@ -136,22 +160,7 @@ uint64_t DedupGpu(Trace* t, std::vector<uint8_t>* dup) {
     h = Mix(h, static_cast<uint64_t>(g.tid[i]));
     return Mix(h, static_cast<uint64_t>(g.correlation[i]));
   };
-  auto eq = [&](size_t a, size_t b) {
-    return g.start_ns[a] == g.start_ns[b] && g.dur_ns[a] == g.dur_ns[b] && g.name[a] == g.name[b] &&
-           g.kind[a] == g.kind[b] && g.pid[a] == g.pid[b] && g.tid[a] == g.tid[b] &&
-           g.device[a] == g.device[b] && g.stream[a] == g.stream[b] &&
-           g.correlation[a] == g.correlation[b] && g.external_id[a] == g.external_id[b] &&
-           g.launch[a] == g.launch[b] && g.grid[a] == g.grid[b] && g.block[a] == g.block[b] &&
-           g.registers_per_thread[a] == g.registers_per_thread[b] &&
-           g.shared_memory_bytes[a] == g.shared_memory_bytes[b] &&
-           SameBits(g.blocks_per_sm[a], g.blocks_per_sm[b]) &&
-           SameBits(g.warps_per_sm[a], g.warps_per_sm[b]) &&
-           SameBits(g.est_occupancy_pct[a], g.est_occupancy_pct[b]) && g.bytes[a] == g.bytes[b] &&
-           SameBits(g.bandwidth_gbps[a], g.bandwidth_gbps[b]) &&
-           g.copy_direction[a] == g.copy_direction[b] && g.src_kind[a] == g.src_kind[b] &&
-           g.dst_kind[a] == g.dst_kind[b] && g.sync_kind[a] == g.sync_kind[b] &&
-           same_collective(a, b);
-  };
+  auto eq = [&](size_t a, size_t b) { return SameRow(g, a, b) && same_collective(a, b); };
   const uint64_t removed = MarkDuplicates(g.size(), hash, eq, dup);
   if (removed == 0) return 0;
   // New row index of each kept row, for the collective metadata.
@@ -173,30 +182,7 @@ uint64_t DedupGpu(Trace* t, std::vector<uint8_t>* dup) {
     waits.push_back(w);
   }
   t->sync_waits = std::move(waits);
-  Compact(g.kind, *dup);
-  Compact(g.start_ns, *dup);
-  Compact(g.dur_ns, *dup);
-  Compact(g.name, *dup);
-  g.pid.KeepRows(*dup);
-  g.tid.KeepRows(*dup);
-  Compact(g.device, *dup);
-  Compact(g.stream, *dup);
-  Compact(g.correlation, *dup);
-  Compact(g.external_id, *dup);
-  Compact(g.launch, *dup);
-  Compact(g.grid, *dup);
-  Compact(g.block, *dup);
-  Compact(g.registers_per_thread, *dup);
-  Compact(g.shared_memory_bytes, *dup);
-  Compact(g.blocks_per_sm, *dup);
-  Compact(g.warps_per_sm, *dup);
-  Compact(g.est_occupancy_pct, *dup);
-  Compact(g.bytes, *dup);
-  Compact(g.bandwidth_gbps, *dup);
-  Compact(g.copy_direction, *dup);
-  Compact(g.src_kind, *dup);
-  Compact(g.dst_kind, *dup);
-  Compact(g.sync_kind, *dup);
+  CompactTable(g, *dup);
   return removed;
 }
 
@@ -209,24 +195,10 @@ uint64_t DedupRuntime(Trace* t, std::vector<uint8_t>* dup) {
     h = Mix(h, static_cast<uint64_t>(r.tid[i]));
     return Mix(h, static_cast<uint64_t>(r.correlation[i]));
   };
-  auto eq = [&r](size_t a, size_t b) {
-    return r.start_ns[a] == r.start_ns[b] && r.dur_ns[a] == r.dur_ns[b] && r.name[a] == r.name[b] &&
-           r.pid[a] == r.pid[b] && r.tid[a] == r.tid[b] && r.correlation[a] == r.correlation[b] &&
-           r.external_id[a] == r.external_id[b] && r.cbid[a] == r.cbid[b] &&
-           r.kind[a] == r.kind[b] && r.is_driver[a] == r.is_driver[b];
-  };
+  auto eq = [&r](size_t a, size_t b) { return SameRow(r, a, b); };
   const uint64_t removed = MarkDuplicates(r.size(), hash, eq, dup);
   if (removed == 0) return 0;
-  Compact(r.start_ns, *dup);
-  Compact(r.dur_ns, *dup);
-  Compact(r.name, *dup);
-  r.pid.KeepRows(*dup);
-  r.tid.KeepRows(*dup);
-  Compact(r.correlation, *dup);
-  Compact(r.external_id, *dup);
-  Compact(r.cbid, *dup);
-  Compact(r.kind, *dup);
-  Compact(r.is_driver, *dup);
+  CompactTable(r, *dup);
   return removed;
 }
 
@@ -239,26 +211,10 @@ uint64_t DedupCpu(Trace* t, std::vector<uint8_t>* dup) {
     h = Mix(h, static_cast<uint64_t>(c.tid[i]));
     return Mix(h, static_cast<uint64_t>(c.external_id[i]));
   };
-  auto eq = [&c](size_t a, size_t b) {
-    return c.start_ns[a] == c.start_ns[b] && c.dur_ns[a] == c.dur_ns[b] && c.name[a] == c.name[b] &&
-           c.pid[a] == c.pid[b] && c.tid[a] == c.tid[b] && c.external_id[a] == c.external_id[b] &&
-           c.kind[a] == c.kind[b] && c.step[a] == c.step[b] &&
-           c.is_dataloader[a] == c.is_dataloader[b];
-  };
+  auto eq = [&c](size_t a, size_t b) { return SameRow(c, a, b); };
   const uint64_t removed = MarkDuplicates(c.size(), hash, eq, dup);
   if (removed == 0) return 0;
-  Compact(c.start_ns, *dup);
-  Compact(c.dur_ns, *dup);
-  Compact(c.name, *dup);
-  c.pid.KeepRows(*dup);
-  c.tid.KeepRows(*dup);
-  Compact(c.external_id, *dup);
-  Compact(c.kind, *dup);
-  Compact(c.step, *dup);
-  Compact(c.is_dataloader, *dup);
-  for (std::vector<StringId>* col :
-       {&c.input_dims, &c.input_types, &c.input_strides, &c.concrete_inputs})
-    if (!col->empty()) Compact(*col, *dup);
+  CompactTable(c, *dup);
   return removed;
 }
 

@@ -1,11 +1,12 @@
 // Removal of identical duplicate events, once at import, so that no analysis sees an event twice.
 //
 // Two rows of the GPU, runtime or CPU table are identical duplicates when every column the model
-// keeps is equal: kind, name, start, duration, process and thread (device and stream for GPU
-// events), and every argument read (correlation, External id, launch geometry, sizes, collective
-// metadata, ...). A profiler writes each activity once (correlation and External ids are unique per
-// launch and per op), so identical rows come from a trace concatenated with itself or a tool that
-// re-emitted its events. The first row (in file order) is kept.
+// keeps is equal (every column the table's Columns() lists): kind, name, start, duration, process
+// and thread (device and stream for GPU events), and every argument read (correlation, External
+// id, launch geometry, sizes, collective metadata, record_shapes' inputs, ...). A profiler writes
+// each activity once (correlation and External ids are unique per launch and per op), so identical
+// rows come from a trace concatenated with itself or a tool that re-emitted its events. The first
+// row (in file order) is kept.
 #pragma once
 
 #include <cstdint>

@@ -2,6 +2,7 @@
 
 #include "base/enum_names.h"
 #include "gpuscope/model.h"
+#include "model/columns.h"
 #include "model/merge.h"
 
 namespace gpuscope {
@@ -208,33 +209,15 @@ void AppendTraceIds(TraceIdColumn& dst, const TraceIdColumn& src,
 
 size_t Trace::TableBytes() const {
   size_t n = strings.text_bytes() + strings.size() * (sizeof(std::string_view) * 3);
-  n += VecBytes(gpu.kind) + VecBytes(gpu.start_ns) + VecBytes(gpu.dur_ns) + VecBytes(gpu.name) +
-       VecBytes(gpu.pid) + VecBytes(gpu.tid) + VecBytes(gpu.device) + VecBytes(gpu.stream) +
-       VecBytes(gpu.correlation) + VecBytes(gpu.external_id) + VecBytes(gpu.launch) +
-       VecBytes(gpu.grid) + VecBytes(gpu.block) + VecBytes(gpu.registers_per_thread) +
-       VecBytes(gpu.shared_memory_bytes) + VecBytes(gpu.blocks_per_sm) +
-       VecBytes(gpu.warps_per_sm) + VecBytes(gpu.est_occupancy_pct) + VecBytes(gpu.bytes) +
-       VecBytes(gpu.bandwidth_gbps) + VecBytes(gpu.copy_direction) + VecBytes(gpu.src_kind) +
-       VecBytes(gpu.dst_kind) + VecBytes(gpu.sync_kind) + VecBytes(collectives) +
-       VecBytes(sync_waits);
-  n += VecBytes(runtime.start_ns) + VecBytes(runtime.dur_ns) + VecBytes(runtime.name) +
-       VecBytes(runtime.pid) + VecBytes(runtime.tid) + VecBytes(runtime.correlation) +
-       VecBytes(runtime.external_id) + VecBytes(runtime.cbid) + VecBytes(runtime.kind) +
-       VecBytes(runtime.is_driver);
-  n += VecBytes(cpu.start_ns) + VecBytes(cpu.dur_ns) + VecBytes(cpu.name) + VecBytes(cpu.pid) +
-       VecBytes(cpu.tid) + VecBytes(cpu.external_id) + VecBytes(cpu.kind) + VecBytes(cpu.step) +
-       VecBytes(cpu.is_dataloader) + VecBytes(cpu.input_dims) + VecBytes(cpu.input_types) +
-       VecBytes(cpu.input_strides) + VecBytes(cpu.concrete_inputs);
-  n += VecBytes(memory.ts_ns) + VecBytes(memory.device_type) + VecBytes(memory.device_id) +
-       VecBytes(memory.bytes_delta) + VecBytes(memory.total_allocated) +
-       VecBytes(memory.total_reserved) + VecBytes(memory.addr);
-  n += VecBytes(counters.ts_ns) + VecBytes(counters.pid) + VecBytes(counters.name) +
-       VecBytes(counters.series) + VecBytes(counters.value);
-  n += VecBytes(flows.ts_ns) + VecBytes(flows.pid) + VecBytes(flows.tid) + VecBytes(flows.id) +
-       VecBytes(flows.phase) + VecBytes(flows.category) + VecBytes(flows.binds_enclosing);
-  n += VecBytes(instants.ts_ns) + VecBytes(instants.pid) + VecBytes(instants.tid) +
-       VecBytes(instants.name) + VecBytes(instants.scope);
-  return n;
+  auto add = [&n](auto column) { n += VecBytes(column.values); };
+  model::ForEachColumn(gpu, add);
+  model::ForEachColumn(runtime, add);
+  model::ForEachColumn(cpu, add);
+  model::ForEachColumn(memory, add);
+  model::ForEachColumn(counters, add);
+  model::ForEachColumn(flows, add);
+  model::ForEachColumn(instants, add);
+  return n + VecBytes(collectives) + VecBytes(sync_waits);
 }
 
 namespace model {
@@ -244,53 +227,40 @@ template <typename Column>
 void ReserveFor(Column& v, double factor) {
   v.reserve(static_cast<size_t>(static_cast<double>(v.size()) * factor) + 16);
 }
+
+// Appends src's rows of one table to dst's, each column as its role says.
+template <typename Table>
+void AppendTable(Table& dst, const Table& src, const std::vector<StringId>& remap) {
+  const size_t dst_rows = dst.size(), src_rows = src.size();
+  ForEachColumnPair(dst, src, [&](auto to, auto from) {
+    if constexpr (decltype(to)::role == ColumnRole::kName) {
+      AppendIds(to.values, from.values, remap);
+    } else if constexpr (decltype(to)::role == ColumnRole::kTraceId) {
+      AppendTraceIds(to.values, from.values, remap);
+    } else if constexpr (decltype(to)::role == ColumnRole::kSparseName) {
+      AppendOptionalIds(to.values, dst_rows, from.values, src_rows, remap);
+    } else {
+      Append(to.values, from.values);
+    }
+  });
+}
+
 }  // namespace
 
 void ReserveTables(Trace* t, double factor) {
-  GpuActivityTable& g = t->gpu;
-  for (auto* v : {&g.start_ns, &g.dur_ns, &g.stream, &g.correlation, &g.external_id, &g.bytes})
-    ReserveFor(*v, factor);
-  for (auto* v : {&g.pid, &g.tid}) ReserveFor(*v, factor);
-  ReserveFor(g.kind, factor);
-  ReserveFor(g.name, factor);
-  for (auto* v : {&g.device, &g.launch, &g.registers_per_thread, &g.shared_memory_bytes})
-    ReserveFor(*v, factor);
-  ReserveFor(g.grid, factor);
-  ReserveFor(g.block, factor);
-  for (auto* v : {&g.blocks_per_sm, &g.warps_per_sm, &g.est_occupancy_pct, &g.bandwidth_gbps})
-    ReserveFor(*v, factor);
-  ReserveFor(g.copy_direction, factor);
-  ReserveFor(g.src_kind, factor);
-  ReserveFor(g.dst_kind, factor);
-  ReserveFor(g.sync_kind, factor);
+  // The tables a batch of events fills in proportion to its bytes; counters and instants are few.
+  auto reserve = [factor](auto column) {
+    // A sparse column stays empty until some row has a value: nothing to reserve for.
+    if constexpr (decltype(column)::role != ColumnRole::kSparseName)
+      ReserveFor(column.values, factor);
+  };
+  ForEachColumn(t->gpu, reserve);
   ReserveFor(t->collectives, factor);
   ReserveFor(t->sync_waits, factor);
-  RuntimeCallTable& r = t->runtime;
-  for (auto* v : {&r.start_ns, &r.dur_ns, &r.correlation, &r.external_id}) ReserveFor(*v, factor);
-  for (auto* v : {&r.pid, &r.tid}) ReserveFor(*v, factor);
-  ReserveFor(r.name, factor);
-  ReserveFor(r.cbid, factor);
-  ReserveFor(r.kind, factor);
-  ReserveFor(r.is_driver, factor);
-  CpuOpTable& c = t->cpu;
-  for (auto* v : {&c.start_ns, &c.dur_ns, &c.external_id}) ReserveFor(*v, factor);
-  for (auto* v : {&c.pid, &c.tid}) ReserveFor(*v, factor);
-  ReserveFor(c.name, factor);
-  ReserveFor(c.kind, factor);
-  ReserveFor(c.step, factor);
-  ReserveFor(c.is_dataloader, factor);
-  MemoryEventTable& m = t->memory;
-  for (auto* v : {&m.ts_ns, &m.bytes_delta, &m.total_allocated, &m.total_reserved})
-    ReserveFor(*v, factor);
-  ReserveFor(m.device_type, factor);
-  ReserveFor(m.device_id, factor);
-  ReserveFor(m.addr, factor);
-  FlowTable& f = t->flows;
-  for (auto* v : {&f.ts_ns, &f.id}) ReserveFor(*v, factor);
-  for (auto* v : {&f.pid, &f.tid}) ReserveFor(*v, factor);
-  ReserveFor(f.phase, factor);
-  ReserveFor(f.category, factor);
-  ReserveFor(f.binds_enclosing, factor);
+  ForEachColumn(t->runtime, reserve);
+  ForEachColumn(t->cpu, reserve);
+  ForEachColumn(t->memory, reserve);
+  ForEachColumn(t->flows, reserve);
 }
 
 std::vector<StringId> AppendTrace(Trace* dst, Trace&& src) {
@@ -298,33 +268,8 @@ std::vector<StringId> AppendTrace(Trace* dst, Trace&& src) {
   for (size_t i = 0; i < remap.size(); ++i)
     remap[i] = dst->strings.Intern(src.strings.Get(static_cast<StringId>(i)));
 
-  GpuActivityTable& g = dst->gpu;
-  const GpuActivityTable& s = src.gpu;
-  const uint32_t gpu_base = static_cast<uint32_t>(g.size());
-  Append(g.kind, s.kind);
-  Append(g.start_ns, s.start_ns);
-  Append(g.dur_ns, s.dur_ns);
-  AppendIds(g.name, s.name, remap);
-  AppendTraceIds(g.pid, s.pid, remap);
-  AppendTraceIds(g.tid, s.tid, remap);
-  Append(g.device, s.device);
-  Append(g.stream, s.stream);
-  Append(g.correlation, s.correlation);
-  Append(g.external_id, s.external_id);
-  Append(g.launch, s.launch);
-  Append(g.grid, s.grid);
-  Append(g.block, s.block);
-  Append(g.registers_per_thread, s.registers_per_thread);
-  Append(g.shared_memory_bytes, s.shared_memory_bytes);
-  Append(g.blocks_per_sm, s.blocks_per_sm);
-  Append(g.warps_per_sm, s.warps_per_sm);
-  Append(g.est_occupancy_pct, s.est_occupancy_pct);
-  Append(g.bytes, s.bytes);
-  Append(g.bandwidth_gbps, s.bandwidth_gbps);
-  Append(g.copy_direction, s.copy_direction);
-  Append(g.src_kind, s.src_kind);
-  Append(g.dst_kind, s.dst_kind);
-  Append(g.sync_kind, s.sync_kind);
+  const uint32_t gpu_base = static_cast<uint32_t>(dst->gpu.size());
+  AppendTable(dst->gpu, src.gpu, remap);
   for (CollectiveInfo c : src.collectives) {
     c.gpu_index += gpu_base;
     c.collective = remap[c.collective];
@@ -338,72 +283,12 @@ std::vector<StringId> AppendTrace(Trace* dst, Trace&& src) {
     w.gpu_index += gpu_base;
     dst->sync_waits.push_back(w);
   }
-
-  RuntimeCallTable& r = dst->runtime;
-  const RuntimeCallTable& sr = src.runtime;
-  Append(r.start_ns, sr.start_ns);
-  Append(r.dur_ns, sr.dur_ns);
-  AppendIds(r.name, sr.name, remap);
-  AppendTraceIds(r.pid, sr.pid, remap);
-  AppendTraceIds(r.tid, sr.tid, remap);
-  Append(r.correlation, sr.correlation);
-  Append(r.external_id, sr.external_id);
-  Append(r.cbid, sr.cbid);
-  Append(r.kind, sr.kind);
-  Append(r.is_driver, sr.is_driver);
-
-  CpuOpTable& c = dst->cpu;
-  const CpuOpTable& sc = src.cpu;
-  const size_t cpu_rows = c.size();
-  AppendOptionalIds(c.input_dims, cpu_rows, sc.input_dims, sc.size(), remap);
-  AppendOptionalIds(c.input_types, cpu_rows, sc.input_types, sc.size(), remap);
-  AppendOptionalIds(c.input_strides, cpu_rows, sc.input_strides, sc.size(), remap);
-  AppendOptionalIds(c.concrete_inputs, cpu_rows, sc.concrete_inputs, sc.size(), remap);
-  Append(c.start_ns, sc.start_ns);
-  Append(c.dur_ns, sc.dur_ns);
-  AppendIds(c.name, sc.name, remap);
-  AppendTraceIds(c.pid, sc.pid, remap);
-  AppendTraceIds(c.tid, sc.tid, remap);
-  Append(c.external_id, sc.external_id);
-  Append(c.kind, sc.kind);
-  Append(c.step, sc.step);
-  Append(c.is_dataloader, sc.is_dataloader);
-
-  MemoryEventTable& m = dst->memory;
-  const MemoryEventTable& sm = src.memory;
-  Append(m.ts_ns, sm.ts_ns);
-  Append(m.device_type, sm.device_type);
-  Append(m.device_id, sm.device_id);
-  Append(m.bytes_delta, sm.bytes_delta);
-  Append(m.total_allocated, sm.total_allocated);
-  Append(m.total_reserved, sm.total_reserved);
-  Append(m.addr, sm.addr);
-
-  CounterTable& k = dst->counters;
-  const CounterTable& sk = src.counters;
-  Append(k.ts_ns, sk.ts_ns);
-  AppendTraceIds(k.pid, sk.pid, remap);
-  AppendIds(k.name, sk.name, remap);
-  AppendIds(k.series, sk.series, remap);
-  Append(k.value, sk.value);
-
-  FlowTable& f = dst->flows;
-  const FlowTable& sf = src.flows;
-  Append(f.ts_ns, sf.ts_ns);
-  AppendTraceIds(f.pid, sf.pid, remap);
-  AppendTraceIds(f.tid, sf.tid, remap);
-  Append(f.id, sf.id);
-  Append(f.phase, sf.phase);
-  AppendIds(f.category, sf.category, remap);
-  Append(f.binds_enclosing, sf.binds_enclosing);
-
-  InstantTable& in = dst->instants;
-  const InstantTable& si = src.instants;
-  Append(in.ts_ns, si.ts_ns);
-  AppendTraceIds(in.pid, si.pid, remap);
-  AppendTraceIds(in.tid, si.tid, remap);
-  AppendIds(in.name, si.name, remap);
-  Append(in.scope, si.scope);
+  AppendTable(dst->runtime, src.runtime, remap);
+  AppendTable(dst->cpu, src.cpu, remap);
+  AppendTable(dst->memory, src.memory, remap);
+  AppendTable(dst->counters, src.counters, remap);
+  AppendTable(dst->flows, src.flows, remap);
+  AppendTable(dst->instants, src.instants, remap);
 
   ProcessMetadata& md = dst->metadata;
   for (auto& [pid, name] : src.metadata.process_names)
