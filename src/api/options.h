@@ -53,10 +53,12 @@ struct Option {
 template <typename Options>
 using OptionTable = std::vector<Option<Options>>;
 
-// -j,--threads as every subcommand spells it: 0 (all cores) to 256.
+// -j,--threads as every subcommand spells it: 0 (all cores) to kMaxThreads (map and reduce, which
+// have no options table, declare it with the same bound in cli/job_command.cc).
+inline constexpr int kMaxThreads = 256;
 template <typename Options>
 Option<Options> ThreadsOption(int Options::*member, std::string_view help) {
-  return {"threads", member, help, {}, std::pair<double, double>{0, 256}, {}, "j"};
+  return {"threads", member, help, {}, std::pair<double, double>{0, kMaxThreads}, {}, "j"};
 }
 
 std::string PythonName(std::string_view name);  // "global-batch" → "global_batch"

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <map>
 
+#include "api/options.h"
 #include "base/output_file.h"
 #include "base/sanitize.h"
 #include "base/thread_pool.h"
@@ -100,6 +101,15 @@ void AddRanksFlag(CLI::App* app, std::string* ranks) {
       ->type_name("all|N,M");
 }
 
+// -j,--threads (bounded as api's ThreadsOption bounds it for the other subcommands) and
+// --ranks-in-memory, as map and reduce both take them.
+void AddParallelismFlags(CLI::App* cmd, int* threads, int* ranks_in_memory,
+                         const char* ranks_help) {
+  cmd->add_option("-j,--threads", *threads, "Threads (default: all cores)")
+      ->check(CLI::Range(0, api::kMaxThreads));
+  cmd->add_option("--ranks-in-memory", *ranks_in_memory, ranks_help)->check(CLI::Range(0, 4096));
+}
+
 CLI::App* AddMapCommand(CLI::App& app, MapCliOptions* o) {
   auto* cmd = AddCommand(app, "map");
   cmd->add_option("TRACE", o->inputs,
@@ -110,11 +120,8 @@ CLI::App* AddMapCommand(CLI::App& app, MapCliOptions* o) {
                   "DIR/ (ends with / or is a folder): one summary per trace, "
                   "DIR/<name>.gpuscope.db; FILE: every summary in one file")
       ->required();
-  cmd->add_option("-j,--threads", o->threads, "Threads (default: all cores)")
-      ->check(CLI::Range(0, 256));
-  cmd->add_option("--ranks-in-memory", o->ranks_in_memory,
-                  "Traces loaded at once (default: one per two cores)")
-      ->check(CLI::Range(0, 4096));
+  AddParallelismFlags(cmd, &o->threads, &o->ranks_in_memory,
+                      "Traces loaded at once (default: one per two cores)");
   cmd->add_option("--batch-mb", o->batch_mb, "JSON megabytes per parse batch (default 2)")
       ->check(CLI::Range(0.01, 1024.0));
   cmd->add_option("--inflater", o->inflater, "gzip backend: auto, isal or zlib")
@@ -128,9 +135,9 @@ CLI::App* AddMapCommand(CLI::App& app, MapCliOptions* o) {
 namespace {
 
 // What map reads: the traces (files as given, folders listed as `analyze FOLDER` lists them,
-// ingest/inputs.h), a folder's summaries to carry into the output as they are (so that `reduce` of
-// the output sees every rank `analyze FOLDER` does), and what a folder held that is neither (said
-// at the end).
+// ingest/inputs.h), a folder's summaries to carry into the output as they are (so that `reduce`
+// of the output sees every rank `analyze FOLDER` does), and what a folder held that is neither
+// (said at the end).
 struct MapInputs {
   std::vector<std::string> traces, carried;
   std::vector<Status> skipped;
@@ -167,10 +174,10 @@ Status NameFolderOutputs(const std::string& folder, const MapInputs& in,
     std::string out = (std::filesystem::path(folder) / SummaryFileName(t)).string();
     auto [it, added] = taken.emplace(out, t);
     if (!added)
-      return Status::Error(
-          StatusCode::kInvalidInput,
-          t + " and " + it->second + " would both be summarised to " + out +
-              " (hint: map them into separate folders, or all into one file: -o job.gpuscope.db)");
+      return Status::Error(StatusCode::kInvalidInput,
+                           t + " and " + it->second + " would both be summarised to " + out +
+                               " (hint: map them into separate folders, or all into one file: -o "
+                               "job.gpuscope.db)");
     outputs->push_back(std::move(out));
   }
   for (const std::string& c : in.carried) {
@@ -311,11 +318,8 @@ CLI::App* AddReduceCommand(CLI::App& app, ReduceCliOptions* o) {
       ->required();
   AddOutputFlags(cmd, &o->out);
   AddRanksFlag(cmd, &o->ranks);
-  cmd->add_option("-j,--threads", o->threads, "Threads (default: all cores)")
-      ->check(CLI::Range(0, 256));
-  cmd->add_option("--ranks-in-memory", o->ranks_in_memory,
-                  "Traces among the inputs loaded at once (default: one per two cores)")
-      ->check(CLI::Range(0, 4096));
+  AddParallelismFlags(cmd, &o->threads, &o->ranks_in_memory,
+                      "Traces among the inputs loaded at once (default: one per two cores)");
   return cmd;
 }
 
