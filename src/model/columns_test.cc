@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <set>
 
 #include "model/dedup.h"
@@ -112,6 +114,21 @@ TEST(Columns, DuplicateRemovalComparesEverySparseColumn) {
   ASSERT_EQ(t.cpu.size(), 2u);
   EXPECT_EQ(t.Str(t.cpu.input_dims[0]), "[[2]]");
   EXPECT_EQ(t.Str(t.cpu.input_dims[1]), "[[3]]");
+}
+
+// Floats compare by their bits, not by ==: 0.0 and -0.0 are two values as read, so the rows
+// differ; NaN equals the same NaN, so a row holding one is still a duplicate of its copy.
+TEST(Columns, DuplicateRemovalComparesFloatsByTheirBits) {
+  Trace t;
+  for (int i = 0; i < 4; ++i) AddRow(t.gpu);
+  t.gpu.blocks_per_sm = {0.0f, -0.0f, std::numeric_limits<float>::quiet_NaN(),
+                         std::numeric_limits<float>::quiet_NaN()};
+  const DuplicateCounts removed = RemoveDuplicateEvents(&t);
+  EXPECT_EQ(removed.gpu, 1u);
+  ASSERT_EQ(t.gpu.size(), 3u);
+  EXPECT_TRUE(std::signbit(t.gpu.blocks_per_sm[1]));
+  EXPECT_TRUE(std::isnan(t.gpu.blocks_per_sm[2]));
+  EXPECT_EQ(MisalignedColumns(t), "");
 }
 
 }  // namespace
