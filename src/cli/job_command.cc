@@ -135,9 +135,9 @@ CLI::App* AddMapCommand(CLI::App& app, MapCliOptions* o) {
 namespace {
 
 // What map reads: the traces (files as given, folders listed as `analyze FOLDER` lists them,
-// ingest/inputs.h), a folder's summaries to carry into the output as they are (so that `reduce`
-// of the output sees every rank `analyze FOLDER` does), and what a folder held that is neither
-// (said at the end).
+// ingest/inputs.h), a folder's summaries to carry into the output as they are (so that `reduce` of
+// the output sees every rank `analyze FOLDER` does), and what a folder held that is neither (said
+// at the end).
 struct MapInputs {
   std::vector<std::string> traces, carried;
   std::vector<Status> skipped;
@@ -174,10 +174,10 @@ Status NameFolderOutputs(const std::string& folder, const MapInputs& in,
     std::string out = (std::filesystem::path(folder) / SummaryFileName(t)).string();
     auto [it, added] = taken.emplace(out, t);
     if (!added)
-      return Status::Error(StatusCode::kInvalidInput,
-                           t + " and " + it->second + " would both be summarised to " + out +
-                               " (hint: map them into separate folders, or all into one file: -o "
-                               "job.gpuscope.db)");
+      return Status::Error(
+          StatusCode::kInvalidInput,
+          t + " and " + it->second + " would both be summarised to " + out +
+              " (hint: map them into separate folders, or all into one file: -o job.gpuscope.db)");
     outputs->push_back(std::move(out));
   }
   for (const std::string& c : in.carried) {
