@@ -161,6 +161,7 @@ template <typename T>
 size_t VecBytes(const std::vector<T>& v) {
   return v.size() * sizeof(T);
 }
+size_t VecBytes(const TraceIdColumn& c) { return c.bytes(); }
 
 template <typename T>
 void Append(std::vector<T>& dst, const std::vector<T>& src) {
@@ -189,8 +190,6 @@ void AppendOptionalIds(std::vector<StringId>& dst, size_t dst_rows,
 }
 
 // String-encoded pids/tids (see kStringTraceIdBase) must follow their string into the new pool.
-size_t VecBytes(const TraceIdColumn& c) { return c.bytes(); }
-
 TraceId RemapTraceId(TraceId id, const std::vector<StringId>& remap) {
   return IsStringTraceId(id) ? TraceIdOfString(remap[StringOfTraceId(id)]) : id;
 }
