@@ -1200,11 +1200,15 @@ void ApplyReplay(const whatif::WhatIfResults& w, int64_t step_ns, std::vector<Fi
   std::stable_sort(others.begin(), others.end(), [](const Finding* a, const Finding* b) {
     return a->estimated_saving_ns_per_step > b->estimated_saving_ns_per_step;
   });
-  int64_t left = std::max<int64_t>(0, step_ns - claimed);
+  // What the whole plan leaves of the step, its fixes without a finding (a plan entry whose
+  // rule did not fire) included: the others save at most that, so no saving is counted twice
+  // and the findings' savings add up to at most the step.
+  const int64_t plan_leaves = w.plan.empty() ? step_ns : scaled(w.planned_step_ns);
+  int64_t left = std::clamp<int64_t>(std::min(step_ns - claimed, plan_leaves), 0, step_ns);
   for (Finding* f : others) {
     if (f->estimated_saving_ns_per_step > left) {
       f->estimated_saving_ns_per_step = left;
-      f->saving_assumption += " Capped at the step time the replayed fixes leave.";
+      f->saving_assumption += " Capped at the step time the replayed plan leaves.";
       f->severity = SeverityFor(Share(left, step_ns));
     }
     left -= f->estimated_saving_ns_per_step;

@@ -426,6 +426,38 @@ TEST(AdviseRules, PlantedSavingsRankingSeverityAndVerdict) {
   EXPECT_NE(Find(AdviseRank(p.Inputs()), "fp32_math")->fix.find("GradScaler"), std::string::npos);
 }
 
+// With a replay, a finding its what-if prices saves its plan increment and every other finding
+// at most what the whole plan leaves: a plan entry whose rule did not fire (channels_last here,
+// as on HTA's nccl_parser_config trace) counts too, so the savings never add up to more than the
+// step (they added up to all of it there: a predicted step of 0 ms).
+TEST(AdviseRules, SavingsAddUpToAtMostTheStepTheReplayedPlanLeaves) {
+  Planted p;
+  RankInputs in = p.Inputs();
+  whatif::WhatIfResults w;
+  w.replayed = true;
+  w.step_ns = 100 * kMs;
+  w.fixes = {{"cuda_graphs", 10, 40 * kMs, 60 * kMs}, {"channels_last", 4, 95 * kMs, 5 * kMs}};
+  w.plan = {{"cuda_graphs", 40 * kMs, 60 * kMs}, {"channels_last", 35 * kMs, 5 * kMs}};
+  w.planned_step_ns = 35 * kMs;
+  in.whatif = &w;
+  const Advice a = AdviseRank(in);
+  ASSERT_EQ(Find(a, "nchw_layout"), nullptr);  // its rule does not fire: no op costs
+  const Finding* launch = Find(a, "launch_bound");
+  ASSERT_NE(launch, nullptr);
+  EXPECT_EQ(launch->estimated_saving_ns_per_step, 60 * kMs);
+  EXPECT_TRUE(launch->replayed);
+  int64_t others = 0;
+  for (const Finding& f : a.findings)
+    if (f.id != "launch_bound") others += f.estimated_saving_ns_per_step;
+  EXPECT_EQ(others, 35 * kMs);  // the input stall's 30 ms, then 5 ms of the next, then nothing
+  EXPECT_EQ(Find(a, "input_pipeline_stall")->estimated_saving_ns_per_step, 30 * kMs);
+  int capped = 0;
+  for (const Finding& f : a.findings)
+    capped += f.saving_assumption.find("Capped at the step time the replayed plan leaves.") !=
+              std::string::npos;
+  EXPECT_GE(capped, 1);
+}
+
 TEST(AdviseRules, WithoutANameResolverGapsSayNoRecordedOp) {
   Planted p;
   RankInputs in = p.Inputs();
