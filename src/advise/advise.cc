@@ -648,8 +648,9 @@ constexpr const char* kIdleGapsEvidence =
     "when > 500 ms";
 
 // The GPU idles ≥ 1 ms at a time while the host does something that is neither the DataLoader
-// (input_pipeline_stall) nor waiting on a sync (sync_points). The analysis already leaves those
-// parts out, so this saving is disjoint from theirs.
+// (input_pipeline_stall), waiting on a sync (sync_points), compiling (jit_compile) nor the
+// driver's memory calls (allocator_churn). The analysis already leaves those parts out, so this
+// saving is disjoint from theirs.
 void IdleGaps(const RuleContext& c, std::vector<Finding>* out) {
   const analyze::IdleGapStats& g = *c.in.idle_gaps;
   if (g.long_gaps == 0) return;
@@ -1029,13 +1030,14 @@ std::vector<Rule> MakeRules() {
        TinyCopies},
       {"idle_gaps", kInIdleGaps | kInSteps,
        "GPU idle in gaps ≥ " + Ms(analyze::kLongIdleGapNs) +
-           " (`analyze::kLongIdleGapNs`) that neither a sync point nor the DataLoader explains "
-           "> " +
+           " (`analyze::kLongIdleGapNs`) that no sync point, DataLoader op, compile or "
+           "driver memory call explains > " +
            Pct(kIdleGapShare) + " of the steady step (`kIdleGapShare`); one such gap > " +
            Ms(analyze::kNsightGpuGapNs) +
            " (Nsight's gpu_gaps, `analyze::kNsightGpuGapNs`) fires it as critical",
-       "that unexplained idle per steady step (the DataLoader-covered part and gaps after syncs "
-       "are input_pipeline_stall's and sync_points')",
+       "that unexplained idle per steady step (gaps after syncs, the parts DataLoader ops, "
+       "compiles and driver memory calls cover are sync_points', input_pipeline_stall's, "
+       "jit_compile's and allocator_churn's)",
        0.5, "host-bound", kVerdictMinShare, kIdleGapsFix, kIdleGapsEvidence, IdleGaps},
       {"allocator_churn", kInHostWork | kInSteps,
        "driver memory calls (cudaMalloc, cudaFree, hipFree, pinned-host allocations; one over " +

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <map>
 #include <set>
+#include <unordered_map>
 
 namespace gpuscope::analyze {
 
@@ -107,6 +108,34 @@ int64_t OverlapNs(const Spans& spans, int64_t start, int64_t end) {
   for (; it != spans.end() && it->first < end; ++it)
     ns += std::max<int64_t>(0, std::min(end, it->second) - std::max(start, it->first));
   return ns;
+}
+
+Spans CompileAndAllocatorSpans(const Trace& t) {
+  // A name is tested once, not once per event (a 1 GB trace has millions of ops, few names).
+  std::unordered_map<StringId, bool> compile_name, allocator_name;
+  auto is = [&t](std::unordered_map<StringId, bool>& seen, StringId id,
+                 bool (*pred)(std::string_view)) {
+    auto [it, added] = seen.try_emplace(id, false);
+    if (added) it->second = pred(t.Str(id));
+    return it->second;
+  };
+  Spans out;
+  const RuntimeCallTable& rt = t.runtime;
+  for (size_t r = 0; r < rt.size(); ++r) {
+    const int64_t d = std::max<int64_t>(rt.dur_ns[r], 0);
+    if (is(compile_name, rt.name[r], IsCompileName) ||
+        (d <= kDriverInitCallNs && is(allocator_name, rt.name[r], IsAllocatorCall)))
+      out.emplace_back(rt.start_ns[r], rt.start_ns[r] + d);
+  }
+  const CpuOpTable& cpu = t.cpu;
+  for (size_t i = 0; i < cpu.size(); ++i) {
+    const CpuKind k = cpu.kind[i];
+    if (k == CpuKind::kGpuUserAnnotation || k == CpuKind::kProfilerRange) continue;
+    if (is(compile_name, cpu.name[i], IsCompileName))
+      out.emplace_back(cpu.start_ns[i], cpu.start_ns[i] + std::max<int64_t>(cpu.dur_ns[i], 0));
+  }
+  Merge(&out);
+  return out;
 }
 
 HostWork AnalyzeHostWork(const Trace& t, const StepsResult& steps) {

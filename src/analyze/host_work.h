@@ -83,6 +83,12 @@ bool IsCompileName(std::string_view name);
 
 HostWork AnalyzeHostWork(const Trace& trace, const StepsResult& steps);
 
+// The host time that jit_compile and allocator_churn claim, anywhere in the trace: compile spans
+// and allocator calls (those up to kDriverInitCallNs: longer ones are the driver initialising,
+// which no allocator setting removes), merged. idle_gaps leaves it out of its unexplained idle,
+// so one idle is not counted by two findings.
+Spans CompileAndAllocatorSpans(const Trace& trace);
+
 // Σ of the overlap of [start, end) with `spans`.
 int64_t OverlapNs(const Spans& spans, int64_t start, int64_t end);
 

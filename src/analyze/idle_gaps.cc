@@ -5,6 +5,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "analyze/host_work.h"
 #include "analyze/intervals.h"
 #include "analyze/thread_lists.h"
 #include "base/enum_names.h"
@@ -12,9 +13,9 @@
 
 namespace gpuscope::analyze {
 
-constexpr EnumNames<IdleClaim, 3> kIdleClaimNames({IdleClaim::kHost, "host"},
-                                                  {IdleClaim::kSync, "sync"},
-                                                  {IdleClaim::kDataLoader, "dataloader"});
+constexpr EnumNames<IdleClaim, 4> kIdleClaimNames(
+    {IdleClaim::kHost, "host"}, {IdleClaim::kSync, "sync"}, {IdleClaim::kDataLoader, "dataloader"},
+    {IdleClaim::kCompileAllocator, "compile_allocator"});
 
 const char* IdleClaimName(IdleClaim c) { return CNameOf(kIdleClaimNames, c); }
 
@@ -229,6 +230,28 @@ std::vector<Interval> DataLoaderSpans(const Trace& trace) {
   return Merge(std::move(dl));
 }
 
+// Compile spans and the driver's memory calls (host_work.h), as a merged set.
+std::vector<Interval> HostWorkSpans(const Trace& trace) {
+  std::vector<Interval> hw;
+  for (const auto& [a, b] : CompileAndAllocatorSpans(trace)) hw.push_back({a, b});
+  return hw;
+}
+
+std::vector<Interval> Union(const std::vector<Interval>& a, const std::vector<Interval>& b) {
+  std::vector<Interval> both = a;
+  both.insert(both.end(), b.begin(), b.end());
+  return Merge(std::move(both));
+}
+
+// Nsight's gpu_gaps: the gaps between the first and the last GPU op.
+void NsightGaps(const std::vector<Interval>& busy, IdleGapStats& out) {
+  for (size_t i = 1; i < busy.size(); ++i) {
+    const int64_t len = busy[i].start - busy[i - 1].end;
+    out.nsight_longest_gap_ns = std::max(out.nsight_longest_gap_ns, len);
+    if (len > kNsightGpuGapNs) ++out.nsight_gaps;
+  }
+}
+
 // The steady steps as a merged set; every step gets its row in out.steps.
 std::vector<Interval> SteadySteps(const StepsResult& steps, IdleGapStats& out) {
   std::vector<Interval> steady;
@@ -254,11 +277,11 @@ void SyncSpans(const SyncStats& sync, std::vector<int64_t>* sync_ends,
 }
 
 // The unexplained long-gap time per steady step, the longest gaps and the host ops in them.
-void Summarize(const std::vector<Interval>& unexplained, const std::vector<Interval>& dl,
+void Summarize(const std::vector<Interval>& unexplained, const std::vector<Interval>& claimed,
                const std::vector<Interval>& steady, std::vector<IdleGap> long_gaps,
                const std::unordered_map<StringId, IdleHostOp>& host_ops, IdleGapStats& out) {
   if (out.steady_steps > 0) {
-    const std::vector<Interval> mine = Intersect(Subtract(unexplained, dl), steady);
+    const std::vector<Interval> mine = Intersect(Subtract(unexplained, claimed), steady);
     out.unexplained_ns_per_steady_step = TotalLength(mine) / static_cast<int64_t>(out.steady_steps);
   }
 
@@ -288,12 +311,7 @@ IdleGapStats AnalyzeIdleGaps(const Trace& trace, const StepsResult& steps, const
   const std::vector<Interval> busy = gpu_busy.Take();
   if (busy.empty()) return out;
 
-  // Nsight gpu_gaps: between the first and the last GPU op.
-  for (size_t i = 1; i < busy.size(); ++i) {
-    const int64_t len = busy[i].start - busy[i - 1].end;
-    out.nsight_longest_gap_ns = std::max(out.nsight_longest_gap_ns, len);
-    if (len > kNsightGpuGapNs) ++out.nsight_gaps;
-  }
+  NsightGaps(busy, out);
 
   const Interval range = AnalysedRange(steps, busy);
   const int64_t lo = range.start, hi = range.end;  // named: lambdas below capture them
@@ -326,8 +344,11 @@ IdleGapStats AnalyzeIdleGaps(const Trace& trace, const StepsResult& steps, const
     }
   };
 
-  // DataLoader ops (any thread) and the steady steps, as merged sets.
+  // DataLoader ops (any thread), compile and allocator spans (any thread), the time either
+  // covers (other findings count it) and the steady steps, as merged sets.
   const std::vector<Interval> dl = DataLoaderSpans(trace);
+  const std::vector<Interval> hw = HostWorkSpans(trace);
+  const std::vector<Interval> claimed = Union(dl, hw);
   const std::vector<Interval> steady = SteadySteps(steps, out);
   // Steps are in time order and do not overlap: the last one starting at or before t.
   auto step_of = [&](int64_t t) -> int {
@@ -355,7 +376,7 @@ IdleGapStats AnalyzeIdleGaps(const Trace& trace, const StepsResult& steps, const
                    std::set<ThreadKey>(gap_thread.begin(), gap_thread.end()));
   size_t long_index = 0;  // the long gap's index in long_idle (the loop below meets them in order)
 
-  std::vector<Interval> unexplained;  // long, not-after-sync gaps (before removing DataLoader)
+  std::vector<Interval> unexplained;  // long, not-after-sync gaps (before removing `claimed`)
   std::unordered_map<StringId, IdleHostOp> host_ops;
   std::vector<IdleGap> long_gaps;
   for_each_idle([&](const Interval& iv) {
@@ -381,11 +402,14 @@ IdleGapStats AnalyzeIdleGaps(const Trace& trace, const StepsResult& steps, const
     gap.after_sync = (it != sync_ends.end() && *it <= iv.end) ||
                      2 * LengthWithin(blocked, iv.start, iv.end) >= len;
     gap.dataloader_ns = LengthWithin(dl, iv.start, iv.end);
+    gap.compile_allocator_ns = LengthWithin(hw, iv.start, iv.end);
     if (gap.after_sync) {
       gap.claim = IdleClaim::kSync;
     } else {
-      gap.unexplained_ns = len - gap.dataloader_ns;
-      gap.claim = 2 * gap.dataloader_ns >= len ? IdleClaim::kDataLoader : IdleClaim::kHost;
+      gap.unexplained_ns = len - LengthWithin(claimed, iv.start, iv.end);
+      gap.claim = 2 * gap.dataloader_ns >= len          ? IdleClaim::kDataLoader
+                  : 2 * gap.compile_allocator_ns >= len ? IdleClaim::kCompileAllocator
+                                                        : IdleClaim::kHost;
       unexplained.push_back(iv);
     }
 
@@ -400,6 +424,7 @@ IdleGapStats AnalyzeIdleGaps(const Trace& trace, const StepsResult& steps, const
       out.long_gap_after_sync_ns += len;
     } else {
       out.long_gap_dataloader_ns += gap.dataloader_ns;
+      out.long_gap_compile_allocator_ns += gap.compile_allocator_ns;
       out.unexplained_ns += gap.unexplained_ns;
       if (gap.claim == IdleClaim::kDataLoader) ++out.long_gaps_dataloader;
       if (gap.claim == IdleClaim::kHost) {
@@ -417,7 +442,7 @@ IdleGapStats AnalyzeIdleGaps(const Trace& trace, const StepsResult& steps, const
     long_gaps.push_back(std::move(gap));
   });
 
-  Summarize(unexplained, dl, steady, std::move(long_gaps), host_ops, out);
+  Summarize(unexplained, claimed, steady, std::move(long_gaps), host_ops, out);
   return out;
 }
 

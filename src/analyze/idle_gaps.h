@@ -20,15 +20,19 @@
 //        device, a peer rank — and is not doing other work);
 //      - dataloader_ns: the part of the gap covered by DataLoader ops (CpuOpTable::is_dataloader,
 //        any thread); the input_pipeline_stall finding counts that time;
-//      - unexplained_ns = 0 after a sync, else length − dataloader_ns.
-//    claim = sync (after_sync), else dataloader (dataloader_ns ≥ half the gap), else host.
+//      - compile_allocator_ns: the part covered by compile spans or the driver's memory calls
+//        (host_work.h CompileAndAllocatorSpans, any thread); jit_compile and allocator_churn
+//        count that time;
+//      - unexplained_ns = 0 after a sync, else length − the part covered by either of the two.
+//    claim = sync (after_sync), else dataloader (dataloader_ns ≥ half the gap), else
+//    compile_allocator (compile_allocator_ns ≥ half the gap), else host.
 //  * host ops: the outermost CPU events (cpu_op, user_annotation, and runtime calls made outside
 //    every op; ProfilerStep excluded) on the
 //    thread that launched the GPU op ending the gap (the thread with most launches when that op
 //    has no linked launch), ranked by their overlap with the gap. Time inside no op is Python
 //    between ops (no event without with_stack).
-//  * unexplained idle per steady step: |∪ (long, not-after-sync gaps) − ∪ DataLoader ops| inside
-//    the steady steps / number of steady steps.
+//  * unexplained idle per steady step: |∪ (long, not-after-sync gaps) − ∪ DataLoader ops −
+//    ∪ compile and allocator spans| inside the steady steps / number of steady steps.
 //  * Nsight's gpu_gaps rule: gaps longer than kNsightGpuGapNs (500 ms) between the first and the
 //    last GPU op (whole trace, not only the steps).
 #pragma once
@@ -53,8 +57,9 @@ inline constexpr std::array<int64_t, 6> kIdleGapBucketBoundsNs = {
     10'000, 100'000, 1'000'000, 10'000'000, 100'000'000, 1'000'000'000};
 inline constexpr size_t kIdleGapBuckets = kIdleGapBucketBoundsNs.size() + 1;
 
-enum class IdleClaim : uint8_t { kHost, kSync, kDataLoader };
-const char* IdleClaimName(IdleClaim c);  // "host", "sync", "dataloader"
+enum class IdleClaim : uint8_t { kHost, kSync, kDataLoader, kCompileAllocator };
+// "host", "sync", "dataloader", "compile_allocator"
+const char* IdleClaimName(IdleClaim c);
 
 struct IdleGap {
   int64_t start_ns = 0;
@@ -63,6 +68,7 @@ struct IdleGap {
   bool steady = false;
   bool after_sync = false;  // a sync point ends in it, or the host is blocked in syncs ≥ half of it
   int64_t dataloader_ns = 0;
+  int64_t compile_allocator_ns = 0;
   int64_t unexplained_ns = 0;
   IdleClaim claim = IdleClaim::kHost;
   // Outermost ops on the launching thread overlapping the gap: (name, overlap ns), largest first,
@@ -97,9 +103,10 @@ struct IdleGapStats {
   int64_t long_gap_ns = 0;
   uint64_t long_gaps_after_sync = 0;
   int64_t long_gap_after_sync_ns = 0;
-  uint64_t long_gaps_dataloader = 0;   // claim dataloader
-  int64_t long_gap_dataloader_ns = 0;  // Σ dataloader_ns over long gaps not after a sync
-  int64_t unexplained_ns = 0;          // Σ unexplained_ns over long gaps (whole range)
+  uint64_t long_gaps_dataloader = 0;          // claim dataloader
+  int64_t long_gap_dataloader_ns = 0;         // Σ dataloader_ns over long gaps not after a sync
+  int64_t long_gap_compile_allocator_ns = 0;  // Σ compile_allocator_ns, the same gaps
+  int64_t unexplained_ns = 0;                 // Σ unexplained_ns over long gaps (whole range)
   size_t steady_steps = 0;
   int64_t unexplained_ns_per_steady_step = 0;
   int64_t longest_unexplained_ns = 0;  // the longest long gap with claim host (its length)

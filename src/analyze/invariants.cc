@@ -181,6 +181,7 @@ void CheckIdleGaps(const IdleGapStats& g, Checker& c) {
   c.AtMost("idle_gaps long_gap_ns ≤ idle_ns", g.long_gap_ns, g.idle_ns);
   c.NonNegative("idle_gaps.long_gap_after_sync_ns", g.long_gap_after_sync_ns);
   c.NonNegative("idle_gaps.long_gap_dataloader_ns", g.long_gap_dataloader_ns);
+  c.NonNegative("idle_gaps.long_gap_compile_allocator_ns", g.long_gap_compile_allocator_ns);
   c.NonNegative("idle_gaps.unexplained_ns", g.unexplained_ns);
   c.NonNegative("idle_gaps.unexplained_ns_per_steady_step", g.unexplained_ns_per_steady_step);
   c.NonNegative("idle_gaps.longest_unexplained_ns", g.longest_unexplained_ns);
@@ -189,6 +190,10 @@ void CheckIdleGaps(const IdleGapStats& g, Checker& c) {
     c.NonNegative("idle_gaps.longest.length", gap.length());
     c.NonNegative("idle_gaps.longest.unexplained_ns", gap.unexplained_ns);
     c.AtMost("idle_gaps.longest dataloader_ns ≤ length", gap.dataloader_ns, gap.length());
+    c.AtMost("idle_gaps.longest compile_allocator_ns ≤ length", gap.compile_allocator_ns,
+             gap.length());
+    c.AtMost("idle_gaps.longest unexplained_ns ≤ length − dataloader_ns", gap.unexplained_ns,
+             gap.length() - gap.dataloader_ns);
     for (const auto& [name, ns] : gap.host_ops) c.NonNegative("idle_gaps.longest.host_op_ns", ns);
   }
   for (const IdleHostOp& h : g.host_ops)

@@ -842,6 +842,8 @@ void AddIdleGaps(const RankReport& rr, Section& s) {
   causes.fields = {
       F("long_gaps_after_sync", "of these after a sync", Count(g.long_gaps_after_sync)),
       F("long_gap_dataloader_ns", "DataLoader covers", Ns(g.long_gap_dataloader_ns)),
+      F("long_gap_compile_allocator_ns", "compiling or allocating",
+        Ns(g.long_gap_compile_allocator_ns)),
       F("unexplained_per_steady_step_ns", "unexplained per steady step",
         Ns(g.unexplained_ns_per_steady_step)),
       Detail("long_gap_after_sync_ns", "after a sync", Ns(g.long_gap_after_sync_ns)),
@@ -869,6 +871,7 @@ void AddIdleGaps(const RankReport& rr, Section& s) {
                                {"start_offset_ns", "start (from trace start)"},
                                {"steady", "steady"},
                                {"dataloader_ns", "DataLoader"},
+                               {"compile_allocator_ns", "compiling or allocating"},
                                {"unexplained_ns", "unexplained"}});
   longest.text_rows = 0;
   Table& gap_ops = s.AddTable(
@@ -880,7 +883,8 @@ void AddIdleGaps(const RankReport& rr, Section& s) {
     longest.rows.push_back({Count(i), Ns(gap.length()), Value::Count(gap.step),
                             Text(analyze::IdleClaimName(gap.claim)),
                             Ns(gap.start_ns - TraceStartNs(rr.summary)), Value::Bool(gap.steady),
-                            Ns(gap.dataloader_ns), Ns(gap.unexplained_ns)});
+                            Ns(gap.dataloader_ns), Ns(gap.compile_allocator_ns),
+                            Ns(gap.unexplained_ns)});
     for (const auto& [name, ns] : gap.host_ops)
       gap_ops.rows.push_back({Count(i), Text(Name(rr.trace, name)), Ns(ns)});
   }
