@@ -71,8 +71,9 @@ std::string Clock(int t) {
 std::string ImbalancedLog(bool header, bool units) {
   std::string out;
   if (header)
-    out = "timestamp, index, name, utilization.gpu [%], memory.used [MiB], memory.total [MiB], "
-          "power.draw [W], power.limit [W]\n";
+    out =
+        "timestamp, index, name, utilization.gpu [%], memory.used [MiB], memory.total [MiB], "
+        "power.draw [W], power.limit [W]\n";
   const char* pct = units ? " %" : "";
   const char* mib = units ? " MiB" : "";
   const char* w = units ? " W" : "";
@@ -80,8 +81,7 @@ std::string ImbalancedLog(bool header, bool units) {
     for (int gpu = 0; gpu < 2; ++gpu)
       out += Clock(t) + ", " + std::to_string(gpu) + ", NVIDIA A100-SXM4-80GB, " +
              (gpu == 0 ? "98" : "40") + pct + ", " + (gpu == 0 ? "30000" : "21000") + mib +
-             ", 81920" + mib + ", " + (gpu == 0 ? "300.50" : "150.25") + w + ", 400.00" + w +
-             "\n";
+             ", 81920" + mib + ", " + (gpu == 0 ? "300.50" : "150.25") + w + ", 400.00" + w + "\n";
   return out;
 }
 
@@ -134,6 +134,52 @@ TEST(NvidiaSmiNoHeader, WithUnitsParsesToTheSamplesOfTheHeadedLog) {
   EXPECT_EQ(g.mem_total_bytes.value_or(0), 81920ull << 20);
   EXPECT_DOUBLE_EQ(g.power_w.value_or(0), 300.5);
   EXPECT_DOUBLE_EQ(g.power_limit_w.value_or(0), 400);
+}
+
+// A bare integer is the index only when its values are a GPU's index: nvidia-smi prints the
+// temperature without a unit too. The H200 lab's own query (timestamp, name, pci.bus_id, …,
+// temperature.gpu, clocks.sm; no index) with --format=csv,noheader was read as 22 GPUs numbered
+// by their temperature, 37 to 58 °C.
+TEST(NvidiaSmiNoHeader, TemperatureIsNotTakenForTheIndex) {
+  GPUSCOPE_REQUIRE_REAL("traces/gpu_lab_h200/smi_record.csv");
+  const std::string headed = testing::ReadFile(testing::RealTrace("gpu_lab_h200/smi_record.csv"));
+  const Recording with_header = Parse(headed);
+  const Recording bare = Parse(headed.substr(headed.find('\n') + 1));
+  ASSERT_EQ(with_header.gpus.size(), 1u);
+  ASSERT_EQ(bare.gpus.size(), 1u);
+  ASSERT_EQ(bare.samples.size(), with_header.samples.size());
+  for (size_t i = 0; i < bare.samples.size(); ++i) {
+    ASSERT_EQ(bare.samples[i].gpus.size(), 1u);
+    EXPECT_EQ(bare.samples[i].gpus[0].index, 0);
+    EXPECT_EQ(bare.samples[i].gpus[0].temperature_c, with_header.samples[i].gpus[0].temperature_c);
+    EXPECT_EQ(bare.samples[i].gpus[0].sm_util_pct, with_header.samples[i].gpus[0].sm_util_pct);
+  }
+  ASSERT_FALSE(bare.notes.empty());
+  EXPECT_NE(bare.notes[0].find("3 pci.bus_id"), std::string::npos) << bare.notes[0];
+  EXPECT_NE(bare.notes[0].find("9 temperature.gpu"), std::string::npos) << bare.notes[0];
+  EXPECT_EQ(bare.notes[0].find("index"), std::string::npos) << bare.notes[0];
+}
+
+// Two GPUs told apart by their bus ids, with index and temperature: the column constant per bus
+// id and below 16 is the index wherever it stands; without bus ids, the column below 16 is.
+TEST(NvidiaSmiNoHeader, IndexIsTheColumnConstantPerGpu) {
+  std::string log, no_bus;
+  for (int t = 0; t < 4; ++t)
+    for (int gpu = 0; gpu < 2; ++gpu) {
+      const std::string temp = std::to_string(40 + t + 5 * gpu), index = std::to_string(gpu);
+      log += Clock(t) + ", " + temp + ", 00000000:0" + std::to_string(7 + gpu) + ":00.0, " + index +
+             ", 90 %, 20000 MiB\n";
+      no_bus += Clock(t) + ", " + temp + ", " + index + ", 90 %, 20000 MiB\n";
+    }
+  for (const std::string* text : {&log, &no_bus}) {
+    const Recording r = Parse(*text);
+    ASSERT_EQ(r.samples.size(), 4u);
+    ASSERT_EQ(r.samples[3].gpus.size(), 2u);
+    EXPECT_EQ(r.samples[3].gpus[1].index, 1);
+    EXPECT_EQ(r.samples[3].gpus[1].temperature_c, 48.0);
+    ASSERT_FALSE(r.notes.empty());
+    EXPECT_NE(r.notes[0].find("2 temperature.gpu"), std::string::npos) << r.notes[0];
+  }
 }
 
 TEST(NvidiaSmiNoHeader, WithoutUnitsNeedsTheFieldListAndThenMatchesTheHeadedLog) {
@@ -260,7 +306,7 @@ TEST(DcgmiDmon, FieldsOfTwoGpus) {
   EXPECT_DOUBLE_EQ(g0.dram_active_pct.value_or(-1), 40);
   EXPECT_DOUBLE_EQ(g0.sm_util_pct.value_or(-1), 97);
   EXPECT_DOUBLE_EQ(g0.power_w.value_or(-1), 300.5);
-  EXPECT_DOUBLE_EQ(g0.energy_j.value_or(-1), 1000);  // 1,000,000 mJ
+  EXPECT_DOUBLE_EQ(g0.energy_j.value_or(-1), 1000);                  // 1,000,000 mJ
   EXPECT_FALSE(r.samples[0].gpus[1].tensor_active_pct.has_value());  // N/A
   EXPECT_EQ(r.malformed_lines, 0u);
   ASSERT_EQ(r.notes.size(), 2u);
@@ -280,8 +326,7 @@ TEST(DcgmiDmon, BadValueIsCountedWithItsLine) {
   const Recording r = ParseDcgm(log);
   EXPECT_EQ(r.malformed_lines, 2u);
   ASSERT_EQ(r.malformed_examples.size(), 2u);
-  EXPECT_EQ(r.malformed_examples[0],
-            "dcgm.log:8: SMACT: \"1.700\" is out of range (0 to 1)");
+  EXPECT_EQ(r.malformed_examples[0], "dcgm.log:8: SMACT: \"1.700\" is out of range (0 to 1)");
   EXPECT_EQ(r.malformed_examples[1], "dcgm.log:9: SMACT: \"abc\" is not a number");
 }
 
@@ -420,8 +465,7 @@ TEST(MonitorVerdicts, PeriodicStallOfThreeSecondsInTen) {
     const MonitorFinding* f = Find(j, "periodic_stall");
     ASSERT_NE(f, nullptr);
     EXPECT_EQ(f->title, "GPU utilisation drops to ~0 % for 3.0 s of every 10.0 s");
-    EXPECT_EQ(f->words.rfind("3.0 s of every 10.0 s (30 %) near 0 % on GPU 0", 0), 0u)
-        << f->words;
+    EXPECT_EQ(f->words.rfind("3.0 s of every 10.0 s (30 %) near 0 % on GPU 0", 0), 0u) << f->words;
     EXPECT_NE(f->words.find("data loading"), std::string::npos);
   }
 }
@@ -463,8 +507,7 @@ TEST(MonitorVerdicts, EnergyPerStepBesideATrace) {
   const auto r = RunGpuscope("analyze " + std::string(GPUSCOPE_SOURCE_DIR) +
                              "/examples/train_input_bound.pt.trace.json.gz --monitor " + path);
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("energy per step J 19.3 · mean step 48.311 ms"), std::string::npos)
-      << r.out;
+  EXPECT_NE(r.out.find("energy per step J 19.3 · mean step 48.311 ms"), std::string::npos) << r.out;
 }
 
 }  // namespace

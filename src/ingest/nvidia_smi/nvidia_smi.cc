@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <vector>
 
@@ -491,6 +492,9 @@ class LogParser {
 
  private:
   static constexpr size_t kInferRows = 32;  // headerless rows looked at to recognise the columns
+  // The most GPUs one host's nvidia-smi lists (an HGX board 8, a DGX-2 16): a bare integer at or
+  // above it is no index (a GPU's temperature, 20-90 °C, is).
+  static constexpr double kMaxGpusPerHost = 16;
 
   // Every column of the first row has had a value in some held row.
   bool AllColumnsSeen() const {
@@ -503,6 +507,32 @@ class LogParser {
         if (!IsMissing(cells[i])) seen[i] = true;
     }
     return std::all_of(seen.begin(), seen.end(), [](bool b) { return b; });
+  }
+
+  // Of the bare-integer columns `ints`, the GPU index: the first whose values are a GPU's index
+  // (0 to kMaxGpusPerHost - 1) and, where a bus id or UUID column tells the GPUs apart, the same
+  // on every row of one GPU. nvidia-smi prints temperature.gpu as a bare integer too: a single
+  // H200's log without index (30-60 °C) was once read as 22 GPUs numbered by their temperature.
+  std::optional<size_t> IndexColumn(const std::vector<size_t>& ints,
+                                    const std::vector<size_t>& bus_ids) const {
+    for (size_t i : ints) {
+      bool plausible = true;
+      std::map<std::string, std::string> per_gpu;  // bus id → index cell
+      for (const auto& [text, number] : pending_) {
+        const std::vector<std::string> cells = SplitComma(text);
+        if (i >= cells.size() || IsMissing(cells[i])) continue;
+        std::string unit;
+        const std::optional<double> v = ParseNumber(cells[i], &unit);
+        if (!v || *v < 0 || *v >= kMaxGpusPerHost) plausible = false;
+        if (!bus_ids.empty() && bus_ids[0] < cells.size()) {
+          const auto [it, added] = per_gpu.try_emplace(cells[bus_ids[0]], cells[i]);
+          if (!added && it->second != cells[i]) plausible = false;
+        }
+        if (!plausible) break;
+      }
+      if (plausible) return i;
+    }
+    return std::nullopt;
   }
 
   // Recognises the columns of a headerless log from the held rows (docs/monitor.md lists the
@@ -550,8 +580,13 @@ class LogParser {
       set(v[0], Field::kThrottle, "clocks_event_reasons.active");
     if (auto v = of_kind(CellKind::kMHz); !v.empty()) set(v[0], Field::kSmClock, "clocks.sm");
     if (auto v = of_kind(CellKind::kBareInt); !v.empty()) {
-      set(v[0], Field::kIndex, "index");
-      if (v.size() > 1) set(v[1], Field::kTemperature, "temperature.gpu");
+      const std::optional<size_t> index = IndexColumn(v, of_kind(CellKind::kBusId));
+      if (index) set(*index, Field::kIndex, "index");
+      for (size_t i : v) {
+        if (i == index) continue;
+        set(i, Field::kTemperature, "temperature.gpu");  // the other bare integer
+        break;
+      }
     }
     if (auto v = of_kind(CellKind::kPercent); !v.empty()) {
       set(v[0], Field::kUtil, "utilization.gpu");
