@@ -50,8 +50,10 @@ api::PlanOptions Gpt2Medium(const std::string& precision, const std::string& mea
   o.zero = "0";
   o.tp = 1;
   o.pp = 1;
-  if (!measurement.empty()) o.exact_from = Measurement(measurement);
-  else o.no_exact = true;  // formulas, whatever Python this machine has
+  if (!measurement.empty())
+    o.exact_from = Measurement(measurement);
+  else
+    o.no_exact = true;  // formulas, whatever Python this machine has
   return o;
 }
 
@@ -70,8 +72,17 @@ api::PlanOptions Llama3_8b(const char* gpu, int64_t seq_len) {
 std::pair<double, double> Truth(const char* run) {
   simdjson::dom::parser parser;
   simdjson::dom::element truth;
-  EXPECT_EQ(parser.load(testing::RealTrace("gpu_lab_h200/truth.json")).get(truth), simdjson::SUCCESS);
+  EXPECT_EQ(parser.load(testing::RealTrace("gpu_lab_h200/truth.json")).get(truth),
+            simdjson::SUCCESS);
   return {double(truth[run]["max_allocated"]), double(truth[run]["median_ms"]) / 1e3};
+}
+
+double TruthTotalMemory() {
+  simdjson::dom::parser parser;
+  simdjson::dom::element truth;
+  EXPECT_EQ(parser.load(testing::RealTrace("gpu_lab_h200/truth.json")).get(truth),
+            simdjson::SUCCESS);
+  return double(truth["gpu"]["total_memory"]);
 }
 
 const plan::MemoryTerm* Term(const plan::Evaluation& e, std::string_view prefix) {
@@ -82,7 +93,8 @@ const plan::MemoryTerm* Term(const plan::Evaluation& e, std::string_view prefix)
 
 // The acceptance of issue 33 on the lab pairs: peak allocated within ±10 %, step within ±20 %.
 TEST(PlanExact, LabGpt2MediumWithinTheMeasuredRuns) {
-  GPUSCOPE_REQUIRE_REAL("traces/gpu_lab_h200/truth.json", "traces/gpu_lab_h200/gpt2-medium.config.json");
+  GPUSCOPE_REQUIRE_REAL("traces/gpu_lab_h200/truth.json",
+                        "traces/gpu_lab_h200/gpt2-medium.config.json");
   struct Case {
     const char* precision;
     const char* file;
@@ -105,6 +117,8 @@ TEST(PlanExact, LabGpt2MediumWithinTheMeasuredRuns) {
         << e.time.step_s * 1e3 << " ms predicted, " << step_s * 1e3 << " measured";
     // What the device needs = allocated + the CUDA context (1 GiB by default).
     EXPECT_DOUBLE_EQ(e.memory.peak_bytes - e.memory.peak_allocated_bytes, 1.0 * kGiB);
+    // The H200's capacity is what PyTorch measured there (139.80 GiB), not the nominal 141.
+    EXPECT_DOUBLE_EQ(e.memory.capacity_bytes, TruthTotalMemory());
     // One GPU: plain PyTorch, no DDP buckets; gradients are freed before the peak.
     EXPECT_EQ(Term(e, "DDP gradient buckets"), nullptr);
     ASSERT_NE(Term(e, "fp32 gradients"), nullptr);
@@ -116,14 +130,17 @@ TEST(PlanExact, LabGpt2MediumWithinTheMeasuredRuns) {
 // memory within ±10 % and their step (the kernels written out from the shape and priced as
 // exact mode's are: plan/hf_ops.h) within ±20 % of the H200's.
 TEST(PlanExact, HfFormulasMatchMemoryAndEagerStepTime) {
-  GPUSCOPE_REQUIRE_REAL("traces/gpu_lab_h200/truth.json", "traces/gpu_lab_h200/gpt2-medium.config.json");
-  for (const auto& [precision, run] : {std::pair{"bf16", "B2_gpt2m_bf16"}, std::pair{"fp32", "B1_gpt2m_fp32"}}) {
+  GPUSCOPE_REQUIRE_REAL("traces/gpu_lab_h200/truth.json",
+                        "traces/gpu_lab_h200/gpt2-medium.config.json");
+  for (const auto& [precision, run] :
+       {std::pair{"bf16", "B2_gpt2m_bf16"}, std::pair{"fp32", "B1_gpt2m_fp32"}}) {
     SCOPED_TRACE(run);
     auto planned = api::PlanJob(Gpt2Medium(precision, ""));
     ASSERT_TRUE(planned.ok()) << planned.status().message();
     const plan::Evaluation& e = planned->report.feasible.front();
     EXPECT_FALSE(e.memory.measured);
-    ASSERT_NE(Term(e, "activations of transformer layers in flight (Hugging Face modules)"), nullptr);
+    ASSERT_NE(Term(e, "activations of transformer layers in flight (Hugging Face modules)"),
+              nullptr);
     const auto [max_allocated, step_s] = Truth(run);
     EXPECT_NEAR(e.memory.peak_allocated_bytes / max_allocated, 1.0, 0.10);
     EXPECT_FALSE(e.time.measured);
@@ -146,11 +163,13 @@ TEST(PlanExact, HfLayerFormulaIsWhatExactModeMeasures) {
   GPUSCOPE_REQUIRE_REAL("traces/gpu_lab_h200/gpt2-medium.config.json");
   auto config = plan::LoadModelConfig(testing::RealTrace("gpu_lab_h200/gpt2-medium.config.json"));
   ASSERT_TRUE(config.ok());
-  for (const auto& [p, file] : {std::pair{hw::Precision::kBf16, "exact_gpt2-medium_b8_s1024_bf16.json"},
-                                std::pair{hw::Precision::kFp32, "exact_gpt2-medium_b8_s1024_fp32.json"}}) {
+  for (const auto& [p, file] :
+       {std::pair{hw::Precision::kBf16, "exact_gpt2-medium_b8_s1024_bf16.json"},
+        std::pair{hw::Precision::kFp32, "exact_gpt2-medium_b8_s1024_fp32.json"}}) {
     auto m = plan::ParseMeasuredStep(ReadMeasurement(file), file);
     ASSERT_TRUE(m.ok());
-    const double formula = plan::HfActivationBytesPerLayer(*config, 1024, 8, p, true, plan::Recompute::kNone);
+    const double formula =
+        plan::HfActivationBytesPerLayer(*config, 1024, 8, p, true, plan::Recompute::kNone);
     EXPECT_NEAR(formula / m->MeanSavedPerLayer(), 1.0, 1e-3) << file;
   }
 }
@@ -165,7 +184,8 @@ TEST(PlanExact, MeasuredTermsScaleWithTokens) {
   const plan::Evaluation& y = b16->report.feasible.front();
   EXPECT_NEAR(y.memory.activation_bytes, 2 * x.memory.activation_bytes, 1);
   EXPECT_DOUBLE_EQ(y.memory.static_bytes, x.memory.static_bytes);
-  EXPECT_DOUBLE_EQ(Term(y, "autocast weight cache")->bytes, Term(x, "autocast weight cache")->bytes);
+  EXPECT_DOUBLE_EQ(Term(y, "autocast weight cache")->bytes,
+                   Term(x, "autocast weight cache")->bytes);
   // Twice the tokens: GEMMs get no slower per FLOP, so the step at most doubles (+ the optimizer).
   EXPECT_GT(y.time.step_s, 1.8 * x.time.step_s - 0.02);
   EXPECT_LT(y.time.step_s, 2.0 * x.time.step_s);
@@ -239,7 +259,8 @@ TEST(PlanExact, BadMeasurementsAreClearErrors) {
   huge.insert(layer + 25, "7.5563e+86,");
   auto refused = plan::ParseMeasuredStep(huge, "m.json");
   ASSERT_FALSE(refused.ok());
-  EXPECT_NE(refused.status().message().find("saved_per_layer_bytes outside [0, 2^50]"), std::string::npos)
+  EXPECT_NE(refused.status().message().find("saved_per_layer_bytes outside [0, 2^50]"),
+            std::string::npos)
       << refused.status().message();
 }
 
@@ -354,11 +375,13 @@ namespace {
 // constant: the traced batch is reproduced exactly, twice the batch doubles the activations and
 // the time outside GEMM/attention.
 TEST(PlanCalibration, FitsPerTokenTermsThatExtrapolate) {
-  GPUSCOPE_REQUIRE_REAL("traces/gpu_lab_h200/truth.json", "traces/gpu_lab_h200/gpt2-medium.config.json",
+  GPUSCOPE_REQUIRE_REAL("traces/gpu_lab_h200/truth.json",
+                        "traces/gpu_lab_h200/gpt2-medium.config.json",
                         "traces/gpu_lab_h200/B2_gpt2m_bf16.1795883130099329806.pt.trace.json.gz");
   api::PlanOptions o = Gpt2Medium("bf16", "");
   o.no_exact = false;  // --from-trace fits the formulas (exact mode does not run with it)
-  o.from_trace = testing::RealTrace("gpu_lab_h200/B2_gpt2m_bf16.1795883130099329806.pt.trace.json.gz");
+  o.from_trace =
+      testing::RealTrace("gpu_lab_h200/B2_gpt2m_bf16.1795883130099329806.pt.trace.json.gz");
   auto planned = api::PlanJob(o);
   ASSERT_TRUE(planned.ok()) << planned.status().message();
   const plan::PlanAssumptions& a = planned->request.assumptions;
@@ -371,10 +394,12 @@ TEST(PlanCalibration, FitsPerTokenTermsThatExtrapolate) {
   c.framework = plan::Framework::kDdp;
   c.precision = hw::Precision::kBf16;
   c.mbs = 8;
-  const plan::Evaluation b8 = plan::Evaluate(planned->request.model, planned->request.gpu, c, 1024, a);
+  const plan::Evaluation b8 =
+      plan::Evaluate(planned->request.model, planned->request.gpu, c, 1024, a);
   EXPECT_NEAR(b8.memory.peak_allocated_bytes / max_allocated, 1.0, 1e-6);
   c.mbs = 16;
-  const plan::Evaluation b16 = plan::Evaluate(planned->request.model, planned->request.gpu, c, 1024, a);
+  const plan::Evaluation b16 =
+      plan::Evaluate(planned->request.model, planned->request.gpu, c, 1024, a);
   EXPECT_NEAR(b16.memory.activation_bytes, 2 * b8.memory.activation_bytes, 1);
   EXPECT_DOUBLE_EQ(b16.memory.static_bytes, b8.memory.static_bytes);
   auto other = [](const plan::Evaluation& e) {
@@ -421,8 +446,10 @@ TEST(PlanExact, AutoModeWithoutTorchIsFormulasAndSaysWhy) {
   ASSERT_TRUE(planned.ok()) << planned.status().message();
   for (const std::string& a : planned->report.assumptions)
     EXPECT_EQ(a.find("exact mode"), std::string::npos) << a;
-  if (before) setenv("GPUSCOPE_PYTHON", saved.c_str(), 1);
-  else unsetenv("GPUSCOPE_PYTHON");
+  if (before)
+    setenv("GPUSCOPE_PYTHON", saved.c_str(), 1);
+  else
+    unsetenv("GPUSCOPE_PYTHON");
 }
 
 }  // namespace
