@@ -295,6 +295,42 @@ TEST(TuneOom, TheFrameworksMessagesAsTheyPrintThem) {
     EXPECT_EQ(MatchOom(line), nullptr) << line;
 }
 
+// PyTorch names the per-process cap when it is what ran out ("13.98 GiB allowed"); the device's
+// own out-of-memory message names none.
+TEST(TuneOom, ThePerProcessCapIsReadFromPyTorchsMessage) {
+  EXPECT_EQ(PerProcessCapGib("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.54 "
+                             "GiB. GPU 0 has a total capacity of 139.80 GiB of which 126.35 GiB "
+                             "is free. Including non-PyTorch memory, this process has 13.44 GiB "
+                             "memory in use. 13.98 GiB allowed; Of the allocated memory"),
+            13.98);
+  EXPECT_EQ(PerProcessCapGib("CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.15 GiB "
+                             "total capacity; 76.02 GiB already allocated)"),
+            std::nullopt);
+  EXPECT_EQ(PerProcessCapGib(" GiB allowed"), std::nullopt);
+  EXPECT_EQ(PerProcessCapGib("1.2.3 GiB allowed"), std::nullopt);
+}
+
+// The H200 lab's real tune run (GPT-2 small, seq 1024, bf16, under a 0.1 per-process memory
+// fraction; PyTorch 2.11's out-of-memory at batch 8) read back from its results file: every trial
+// comes from the file, the boundary is exact, and the report says the cap ran out, not the GPU.
+TEST(TuneResults, TheH200RunReadsBackWithItsBoundaryAndCap) {
+  GPUSCOPE_REQUIRE_REAL("traces/gpu_lab_h200/tune.jsonl");
+  testing::ScopedTempDir dir;
+  const std::string results = dir.File("tune.jsonl");
+  testing::WriteFile(results, testing::ReadFile(testing::RealTrace("gpu_lab_h200/tune.jsonl")));
+  const auto r = RunGpuscope(
+      "tune --param BATCH=pow2:4..128 --metric '([0-9.]+) samples/s' --warmup 3 --results " +
+      results +
+      " -- python3 lab.py train-gpt --model gpt2 --batch '{BATCH}' --seq 1024 --mem-fraction 0.1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("trials 4 · of them from the file 4"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("largest that ran 7 · smallest out of memory 8 · exact yes"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("oom (PyTorch (CUDA))"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("8 hit this process's cap, 13.98 GiB allowed"), std::string::npos) << r.out;
+}
+
 // ---- Throughput from lines -------------------------------------------------------------------
 
 TEST(TuneMetric, MeanOfTheFirstGroupAfterTheWarmup) {

@@ -3,8 +3,11 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <optional>
+#include <string>
 
 #include "render/build.h"
+#include "tune/oom.h"
 #include "tune/tune.h"
 
 namespace gpuscope::tune {
@@ -144,6 +147,20 @@ void AddBoundaries(const TuneResult& r, render::Document* doc) {
                     b.first_oom > 0 ? Count(b.first_oom) : Value::Na()),
                   F("exact", "exact", Value::Bool(b.exact()))};
     if (b.first_oom == 0) row.note = "(no size ran out of memory)";
+    // The first size out of memory hit this process's cap, not the GPU's memory: say so.
+    for (const TrialRecord& t : r.trials) {
+      const auto v = t.params.find(b.param);
+      if (t.outcome != kOutcomeOom || v == t.params.end() ||
+          v->second != std::to_string(b.first_oom))
+        continue;
+      if (const std::optional<double> cap = PerProcessCapGib(t.note)) {
+        row.note = fmt::format(
+            "({} hit this process's cap, {:.2f} GiB allowed by "
+            "torch.cuda.set_per_process_memory_fraction, not the GPU's memory)",
+            b.first_oom, *cap);
+      }
+      break;
+    }
   }
 }
 

@@ -1,5 +1,8 @@
 #include "tune/oom.h"
 
+#include <cctype>
+#include <charconv>
+
 namespace gpuscope::tune {
 
 namespace {
@@ -32,6 +35,22 @@ const OomPattern* MatchOom(std::string_view line) {
   for (const OomPattern& p : kPatterns)
     if (line.find(p.text) != std::string_view::npos) return &p;
   return nullptr;
+}
+
+std::optional<double> PerProcessCapGib(std::string_view message) {
+  constexpr std::string_view kAllowed = " GiB allowed";
+  const size_t at = message.find(kAllowed);
+  if (at == std::string_view::npos) return std::nullopt;
+  size_t start = at;
+  while (start > 0 && (std::isdigit(static_cast<unsigned char>(message[start - 1])) ||
+                       message[start - 1] == '.'))
+    --start;
+  if (start == at) return std::nullopt;
+  double gib = 0;
+  const std::string_view number = message.substr(start, at - start);
+  const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), gib);
+  if (ec != std::errc() || end != number.data() + number.size()) return std::nullopt;
+  return gib;
 }
 
 }  // namespace gpuscope::tune
