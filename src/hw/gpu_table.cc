@@ -74,7 +74,7 @@ std::vector<GpuSpec> BuildTable() {
   add({"h200-sxm", {"h200"}, "H200 SXM 141 GB HBM3e",
        FromBytes(150109880320.0), 4800, 494.5, 989, 989, 1979, 450, 900, 63, 8,
        std::string("NVIDIA H200 datasheet; ") + kStas
-           + std::string("; memory: total_memory 150,109,880,320 B = 139.80 GiB (torch.cuda.get_device_properties on an H200, gpu_lab_h200/truth.json; PyTorch's OOM message says the same)")});
+           + std::string("; memory: total_memory 150,109,880,320 B (PyTorch on an H200: gpu_lab_h200/truth.json)")});
   add({"gh200", {"gh200-96gb"}, "GH200 96 GB HBM3",
        96.0, 4000, 494.5, 989, 989, 1979, 450, 0, 63, 4,
        std::string("NVIDIA GH200 datasheet; ") + kStas
