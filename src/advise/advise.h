@@ -83,6 +83,10 @@ inline constexpr double kTinyGridKernelShare = 0.30;
 inline constexpr double kLowAchievedOccupancyPct = 20.0;
 // Severity follows the saving share of the step; a verdict needs at least kVerdictMinShare
 // (memory findings, which save no time, name it whatever their saving).
+// A fix the replayed plan holds whose rule did not fire (its heuristic threshold missed what the
+// replay measures) gets a finding of its own when its plan increment reaches this share of the
+// step: the findings then hold every fix the plan counts on.
+inline constexpr double kReplayedFindingShare = 0.01;
 inline constexpr double kCriticalSavingShare = 0.20;
 inline constexpr double kWarningSavingShare = 0.05;
 inline constexpr double kVerdictMinShare = 0.05;
@@ -101,6 +105,9 @@ struct Finding {
   double confidence = 0.5;  // 0-1
   // Its saving comes from the replay (whatif.h): 0 then means "saves nothing", not "no estimate".
   bool replayed = false;
+  // The severity its rule set whatever the saving (idle_gaps: a gap > 500 ms is critical); the
+  // replay's saving never lowers it.
+  render::Severity min_severity = render::Severity::kInfo;
 };
 
 // Resolves an interned name (idle-gap host ops) to its text; the report passes the trace's
@@ -185,6 +192,9 @@ struct Rule {
   std::string fix;  // the finding's fix; a rule may make it more specific from its evidence
   std::string evidence_keys;  // the evidence keys it writes, for the docs ("gap_N_ns": N = 1, 2, …)
   RuleFn run = nullptr;
+  // Its saving shortens the GPU's work (kernels, copies, collectives), not host time or a wait:
+  // without a replay of its own it is capped by the GPU's part of the path the plan leaves.
+  bool gpu_work = false;
 };
 
 // Every rule, in the order they run (ties in saving keep this order).

@@ -428,8 +428,9 @@ TEST(AdviseRules, PlantedSavingsRankingSeverityAndVerdict) {
 
 // With a replay, a finding its what-if prices saves its plan increment and every other finding
 // at most what the whole plan leaves: a plan entry whose rule did not fire (channels_last here,
-// as on HTA's nccl_parser_config trace) counts too, so the savings never add up to more than the
-// step (they added up to all of it there: a predicted step of 0 ms).
+// as on HTA's nccl_parser_config trace) counts too, and a finding that removes host time saves
+// at most the host part of the path left, one that shortens GPU work its GPU part. So the
+// savings never add up to more than the step (they added up to all of it there).
 TEST(AdviseRules, SavingsAddUpToAtMostTheStepTheReplayedPlanLeaves) {
   Planted p;
   RankInputs in = p.Inputs();
@@ -439,23 +440,39 @@ TEST(AdviseRules, SavingsAddUpToAtMostTheStepTheReplayedPlanLeaves) {
   w.fixes = {{"cuda_graphs", 10, 40 * kMs, 60 * kMs}, {"channels_last", 4, 95 * kMs, 5 * kMs}};
   w.plan = {{"cuda_graphs", 40 * kMs, 60 * kMs}, {"channels_last", 35 * kMs, 5 * kMs}};
   w.planned_step_ns = 35 * kMs;
+  // The path the plan leaves: 20 ms of host time, 15 ms of GPU compute per step.
+  w.path_after_per_step_ns[static_cast<size_t>(analyze::PathCategory::kHostCompute)] = 20 * kMs;
+  w.path_after_per_step_ns[static_cast<size_t>(analyze::PathCategory::kGpuCompute)] = 15 * kMs;
   in.whatif = &w;
   const Advice a = AdviseRank(in);
-  ASSERT_EQ(Find(a, "nchw_layout"), nullptr);  // its rule does not fire: no op costs
+  // nchw_layout's rule does not fire (no op costs), but the plan holds channels_last at 5 % of
+  // the step: a finding of its own, priced by the replay.
+  const Finding* layout = Find(a, "nchw_layout");
+  ASSERT_NE(layout, nullptr);
+  EXPECT_TRUE(layout->replayed);
+  EXPECT_EQ(layout->estimated_saving_ns_per_step, 5 * kMs);
+  EXPECT_EQ(layout->title, "Replayed: channels_last");
+  EXPECT_EQ(layout->fix, FindRule("nchw_layout")->fix);
   const Finding* launch = Find(a, "launch_bound");
   ASSERT_NE(launch, nullptr);
   EXPECT_EQ(launch->estimated_saving_ns_per_step, 60 * kMs);
   EXPECT_TRUE(launch->replayed);
   int64_t others = 0;
   for (const Finding& f : a.findings)
-    if (f.id != "launch_bound") others += f.estimated_saving_ns_per_step;
-  EXPECT_EQ(others, 35 * kMs);  // the input stall's 30 ms, then 5 ms of the next, then nothing
-  EXPECT_EQ(Find(a, "input_pipeline_stall")->estimated_saving_ns_per_step, 30 * kMs);
-  int capped = 0;
-  for (const Finding& f : a.findings)
-    capped += f.saving_assumption.find("Capped at the step time the replayed plan leaves.") !=
-              std::string::npos;
-  EXPECT_GE(capped, 1);
+    if (!f.replayed) others += f.estimated_saving_ns_per_step;
+  EXPECT_EQ(others, 35 * kMs);
+  // Host-side findings share the 20 ms of host time, GPU-side ones the 15 ms of GPU work, by
+  // their own estimates: the input stall (30) gets 20, exposed communication (10) 10, fp32 math
+  // (10) the 5 left; idle gaps (8, host) nothing.
+  EXPECT_EQ(Find(a, "input_pipeline_stall")->estimated_saving_ns_per_step, 20 * kMs);
+  EXPECT_EQ(Find(a, "exposed_communication")->estimated_saving_ns_per_step, 10 * kMs);
+  EXPECT_EQ(Find(a, "fp32_math")->estimated_saving_ns_per_step, 5 * kMs);
+  EXPECT_EQ(Find(a, "idle_gaps")->estimated_saving_ns_per_step, 0);
+  EXPECT_NE(Find(a, "input_pipeline_stall")
+                ->saving_assumption.find("Capped at the host time and waits on the path"),
+            std::string::npos);
+  EXPECT_NE(Find(a, "fp32_math")->saving_assumption.find("Capped at the GPU work on the path"),
+            std::string::npos);
 }
 
 TEST(AdviseRules, WithoutANameResolverGapsSayNoRecordedOp) {

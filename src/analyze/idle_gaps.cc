@@ -283,6 +283,7 @@ void Summarize(const std::vector<Interval>& unexplained, const std::vector<Inter
   if (out.steady_steps > 0) {
     const std::vector<Interval> mine = Intersect(Subtract(unexplained, claimed), steady);
     out.unexplained_ns_per_steady_step = TotalLength(mine) / static_cast<int64_t>(out.steady_steps);
+    for (const Interval& iv : mine) out.unexplained_spans.emplace_back(iv.start, iv.end);
   }
 
   std::stable_sort(long_gaps.begin(), long_gaps.end(),

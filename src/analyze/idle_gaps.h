@@ -109,6 +109,9 @@ struct IdleGapStats {
   int64_t unexplained_ns = 0;                 // Σ unexplained_ns over long gaps (whole range)
   size_t steady_steps = 0;
   int64_t unexplained_ns_per_steady_step = 0;
+  // That unexplained time itself, inside the steady steps: sorted, disjoint [start, end) ns (the
+  // what-if idle_host_off takes it out of the host's work).
+  std::vector<std::pair<int64_t, int64_t>> unexplained_spans;
   int64_t longest_unexplained_ns = 0;  // the longest long gap with claim host (its length)
   std::vector<IdleGap> longest;        // long gaps by length, at most kTopIdleGaps
   std::vector<IdleHostOp> host_ops;    // by overlap, at most kTopIdleHostOps

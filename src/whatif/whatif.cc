@@ -358,6 +358,12 @@ size_t UnrecordedRemoved(const Context& c, GraphChange* ch) {
   return CutHostTime(c, ch, h.unrecorded_spans, false);
 }
 
+// The host's work in the GPU's unexplained idle gaps (idle_gaps: ≥ 1 ms, after no sync, not the
+// DataLoader's, a compile's or the allocator's) leaves the step's critical path.
+size_t IdleHostOff(const Context& c, GraphChange* ch) {
+  return CutHostTime(c, ch, c.results.idle_gaps.unexplained_spans, false);
+}
+
 GraphChange Unchanged(const StepGraph& g) {
   GraphChange ch;
   ch.dur_ns = g.dur_ns;
@@ -407,6 +413,13 @@ const std::vector<WhatIf>& WhatIfs() {
        "cost (H200: 0.96 µs measured); data loading, host-blocking syncs and the host time next "
        "to them stay, they cannot be captured.",
        CudaGraphs, ""},
+      {"idle_host_off", "idle_gaps", "the host work in the GPU's idle gaps off the step",
+       "The host work during the GPU's unexplained idle gaps of 1 ms or more (logging, metrics, "
+       "checkpointing, a Python optimizer loop: the ops idle_gaps names) leaves the step's "
+       "critical path (every N steps, in a background thread, or fused): the host time those "
+       "gaps hold is gone; DataLoader waits, syncs, compiles and the driver's memory calls in "
+       "them are other fixes'.",
+       IdleHostOff, ""},
       {"batch_x2", "memory_underused", "twice the batch (time per today's batch)",
        "Twice the samples per step, where twice today's peak allocated memory fits in 90 % of the "
        "device: GEMMs at the bf16 efficiency curve's throughput for twice their FLOPs, other "
@@ -418,7 +431,7 @@ const std::vector<WhatIf>& WhatIfs() {
        "Collectives are hidden entirely behind compute (bucketing, overlap with backward): an "
        "upper bound.",
        CommOverlap, ""},
-      {"allocator_cached", "allocator_churn", "the caching allocator keeps its memory",
+      {"allocator_cached", "allocator_churn", "the caching allocator keeping its memory",
        "The driver's memory calls in the step (cudaMalloc, cudaFree, hipFree, pinned-host "
        "allocations) are gone: the caching allocator reuses its blocks; their host time leaves "
        "the step. cudaFree's implicit device synchronisation is not modelled, so the real saving "
@@ -510,7 +523,9 @@ WhatIfResults RunWhatIfs(const Trace& trace, const analyze::RankResults& results
     last = std::move(r);
   }
   out.planned_step_ns = step;
-  out.bound_after = analyze::FindCriticalPath(g, last, plan).bound_by;
+  const analyze::CriticalPath after = analyze::FindCriticalPath(g, last, plan);
+  out.bound_after = after.bound_by;
+  out.path_after_per_step_ns = after.per_step_ns;
   return out;
 }
 

@@ -90,6 +90,9 @@ struct WhatIfResults {
   int64_t planned_step_ns = 0;   // after the whole plan
   // The critical path after the whole plan: what bounds the step then.
   analyze::PathCategory bound_after = analyze::PathCategory::kHostCompute;
+  // Its time per step by category (ns; they add up to about planned_step_ns): what a finding
+  // the replay does not price can still remove lies on this path.
+  analyze::PathArray path_after_per_step_ns{};
 
   const FixResult* Fix(std::string_view id) const;
   const PlanEntry* Planned(std::string_view id) const;
