@@ -181,6 +181,22 @@ TEST_F(IngestTest, RealMemoryTimelineExportIsRefused) {
   EXPECT_NE(r.err.find("this is a PyTorch memory-timeline export"), std::string::npos) << r.err;
 }
 
+// gpuscope tune's own results file (the H200 lab's tune.jsonl was "unexpected '{' after the end
+// of the JSON document"), as tune writes it and as Python's json.dumps writes it.
+TEST_F(IngestTest, TuneResultsFileIsNamedWithTheCommandThatReadsIt) {
+  const std::string record =
+      "{\"type\":\"gpuscope.tune.trial\",\"command\":[\"python3\"],\"outcome\":\"ok\"}\n";
+  WriteFile(Path("tune.jsonl"), record + record);
+  WriteFile(Path("dumps.jsonl"), "{\"type\": \"gpuscope.tune.trial\", \"outcome\": \"ok\"}\n");
+  for (const char* name : {"tune.jsonl", "dumps.jsonl"}) {
+    const Outcome r = Run({"analyze", Path(name)});
+    EXPECT_EQ(r.exit_code, 2) << name << r.err;
+    EXPECT_NE(r.err.find("this is gpuscope tune's results file"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("--results FILE"), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+}
+
 TEST_F(IngestTest, HtmlPageAndTensorBoardEventFileAreRefusedByName) {
   WriteFile(Path("report.html"), "\n<!DOCTYPE html>\n<html><body>gpuscope</body></html>\n");
   // The first TFRecord of a TensorBoard event file: u64 length, u32 masked CRC, then an Event

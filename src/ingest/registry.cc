@@ -156,6 +156,18 @@ bool IsTensorBoardEvents(std::string_view head) {
 
 bool IsZip(std::string_view head) { return head.substr(0, 4) == "PK\x03\x04"; }
 
+// gpuscope tune's --results file: one JSON object per trial, each {"type":"gpuscope.tune.trial"
+// (a json.dumps copy may put a space after the colon).
+bool IsTuneResults(std::string_view head) {
+  std::string_view c = Content(head);
+  if (c.empty() || c[0] != '{') return false;
+  c = Content(c.substr(1));
+  if (!c.starts_with("\"type\"")) return false;
+  c = Content(c.substr(6));
+  if (c.empty() || c[0] != ':') return false;
+  return Content(c.substr(1)).starts_with("\"gpuscope.tune.trial\"");
+}
+
 }  // namespace
 
 const std::vector<FormatEntry>& InputFormats() {
@@ -199,6 +211,9 @@ const std::vector<NonInputEntry>& KnownNonInputs() {
        "event files: pass one of those, or their folder"},
       {"a zip archive (e.g. a torch.save checkpoint), not a trace", IsZip,
        "if it holds traces, unzip it and pass the trace files or their folder"},
+      {"gpuscope tune's results file (one trial per line), not a trace or recording", IsTuneResults,
+       "give it back to the same search, gpuscope tune … --results FILE -- COMMAND: its trials "
+       "are reused and the report printed again"},
   };
   return kNonInputs;
 }

@@ -246,7 +246,9 @@ void AddSteps(const analyze::StepsResult& st, int64_t trace_start_ns, Section& s
       F("mean_step_ns", "", Ns(st.mean_steady_step_ns)),
       F("steady_steps", "mean over", Count(st.steady_count)),
       Detail("whole_span_fallback", "no ProfilerStep", Value::Bool(st.whole_span_fallback))};
-  head.note = st.whole_span_fallback ? "the whole trace (no ProfilerStep)" : "steady-state steps";
+  head.note = st.whole_span_fallback ? "(the whole trace: no ProfilerStep)"
+              : st.steady_count == 1 ? "steady-state step"
+                                     : "steady-state steps";
   const double mean = static_cast<double>(st.mean_steady_step_ns);
   Row& shares = s.AddRow("step_breakdown", "");
   for (size_t c = 0; c < analyze::kStepCategoryCount; ++c) {
