@@ -192,8 +192,11 @@ constexpr MathRule kMathRules[] = {
     {"fmha", "fmha", NM::kContainsNoCase, NS::kShort, "", "", PF::kTypeMarkers,
      P::kTensorCoreUnknownType, TF::kYes,
      "other fused multi-head attention kernels (TensorRT-LLM / cuDNN fmha_v2_*, fmha_*)"},
-    {"cudnn-sdpa", "sdpa", NM::kContainsNoCase, NS::kShort, "", "", PF::kTypeMarkers,
-     P::kTensorCoreUnknownType, TF::kYes, "cuDNN runtime-compiled SDPA (flash) attention kernels"},
+    {"cudnn-sdpa", "sdpa", NM::kContainsNoCase, NS::kShort, "", "", PF::kFixed,
+     P::kTensorCoreUnknownType, TF::kYes,
+     "cuDNN runtime-compiled SDPA (flash) attention kernels; their names say f16 for bf16 too "
+     "(the H200 lab's bf16 autocast run: BFloat16 inputs, ..._wgmma_f16_... kernels), so the "
+     "name gives no type"},
     {"flashinfer-prefill", "flashinfer::", NM::kContains, NS::kFull, "Prefill|MLA", "",
      PF::kTypeMarkers, P::kTensorCoreUnknownType, TF::kYes,
      "FlashInfer prefill and MLA attention (tensor cores)"},

@@ -513,9 +513,11 @@ const MathCase kMathCases[] = {
     {"fmha_cutlassF_f16_notaligned_64x64_rf_sm50", P::kUnknown, false, "xformers-fmha"},
     {"fmha_v2_flash_attention_fp16_64_128_S_qkv_128_sm80_kernel", P::kFp16TensorCore, true,
      "fmha"},  // (illustrative) TensorRT-LLM
-    {"cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x128_4x1x1_kernel0_"
-     "0",
-     P::kFp16TensorCore, true, "cudnn-sdpa"},  // (illustrative)
+    // Real, from the H200 lab's bf16 autocast run (B2: its SDPA ops' inputs are BFloat16): "f16"
+    // in cuDNN's name is no type.
+    {"cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x64_4x1x1_cga1x1x1_"
+     "kernel0_0",
+     P::kTensorCoreUnknownType, true, "cudnn-sdpa"},
     {"void flashinfer::BatchPrefillWithRaggedKVCacheKernel<(flashinfer::MaskMode)1, 128u, 16u, "
      "__nv_bfloat16, __nv_bfloat16, int>(flashinfer::BatchPrefillRaggedParams<__nv_bfloat16, "
      "__nv_bfloat16, __nv_bfloat16, int>)",
