@@ -323,6 +323,16 @@ TEST(Html, BarNotesShowOnHoverAndRoundTrip) {
       << refused.status().message();
 }
 
+// A number keeps its unit: "share of the step 15.0 %" broke after "15.0" when the line was full
+// there (an idle-gaps finding on HTA's nccl_parser_config trace); words ending in a unit's letters
+// ("5 steps") still break.
+TEST(Text, ANumberAndItsUnitStayOnOneLine) {
+  EXPECT_EQ(FitToWidth("evidence: unexplained idle 45.185 ms; share of the step 15.0 %", 61, 2),
+            "evidence: unexplained idle 45.185 ms; share of the step\n  15.0 %");
+  EXPECT_EQ(FitToWidth("a gap of 3.87 ms in step 4", 16, 2), "a gap of\n  3.87 ms in\n  step 4");
+  EXPECT_EQ(FitToWidth("over 5 steps here", 8, 0), "over 5\nsteps here");
+}
+
 // A line wider than the terminal breaks at a space, else between a path's parts (after a '/'),
 // never inside a name; every line fits.
 TEST(Text, LongPathsBreakBetweenTheirParts) {

@@ -1,6 +1,7 @@
 #include "render/text.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include "base/sanitize.h"
 #include "base/utf8.h"
@@ -291,6 +292,27 @@ std::string SanitizeForTerminal(std::string_view s) {
   return out;
 }
 
+namespace {
+
+// A space between a number and its unit ("15.0 %", "3.87 ms"): a line never breaks there.
+bool NumberUnitSpace(std::string_view s, size_t space) {
+  if (space == 0 || !std::isdigit(static_cast<unsigned char>(s[space - 1]))) return false;
+  static constexpr std::string_view kUnits[] = {
+      "%",   "ns",  "µs",  "ms",  "s", "min", "h",   "B",  "kB",      "KB",   "MB",   "GB",  "TB",
+      "KiB", "MiB", "GiB", "TiB", "W", "MHz", "GHz", "°C", "TFLOP/s", "GB/s", "MB/s", "TB/s"};
+  const std::string_view after = s.substr(space + 1);
+  for (std::string_view u : kUnits) {
+    if (!after.starts_with(u)) continue;
+    const std::string_view tail = after.substr(u.size());
+    if (tail.empty() || tail[0] == ' ' || tail[0] == ';' || tail[0] == ',' || tail[0] == ')' ||
+        tail[0] == '.')
+      return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 std::string FitToWidth(const std::string& text, size_t width, size_t indent) {
   if (width == 0 || DisplayWidth(text) <= width) return text;
   std::string out;
@@ -316,7 +338,9 @@ std::string FitToWidth(const std::string& text, size_t width, size_t indent) {
     // between its parts, never inside a name), else a hard cut.
     size_t cut = std::string_view::npos;
     const size_t dot = rest.substr(0, limit).rfind(" · ");
-    const size_t space = rest.substr(0, limit).rfind(' ');
+    size_t space = rest.substr(0, limit).rfind(' ');
+    while (space != std::string_view::npos && space > 0 && NumberUnitSpace(rest, space))
+      space = rest.substr(0, space).rfind(' ');
     const size_t slash = rest.substr(0, limit).rfind('/');
     // Not inside the line's leading indentation.
     const size_t lead = std::max(line_indent, std::min(rest.find_first_not_of(' '), limit));
