@@ -354,6 +354,23 @@ void ExpectCopyInvariants(const analyze::CopyStats& s) {
   }
 }
 
+// A copy row whose copies all took 0 ns after HTA's µs rounding (the H200 lab's C1: its memsets
+// of a few bytes) has no rate: n/a (null in JSON), not "0.0 B/s".
+TEST(Copies, ARowWithNoMeasurableTimeHasNoRate) {
+  GPUSCOPE_REQUIRE_REAL(
+      "traces/gpu_lab_h200/C1_mlp_launch_bound_item.1795883183731303946.pt.trace.json.gz");
+  const auto r = testing::RunGpuscope(
+      "analyze --json " +
+      testing::RealTrace(
+          "gpu_lab_h200/C1_mlp_launch_bound_item.1795883183731303946.pt.trace.json.gz"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const size_t memset = r.out.find("\"kind\": \"memset\"");
+  ASSERT_NE(memset, std::string::npos);
+  const std::string row = r.out.substr(memset, r.out.find('}', memset) - memset);
+  EXPECT_NE(row.find("\"time_ns\": 0,"), std::string::npos) << row;
+  EXPECT_NE(row.find("\"achieved_bytes_per_s\": null"), std::string::npos) << row;
+}
+
 TEST(Copies, SizeBuckets) {
   EXPECT_EQ(analyze::CopySizeBucket(0), 0);
   EXPECT_EQ(analyze::CopySizeBucket(1023), 0);

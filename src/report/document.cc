@@ -426,6 +426,13 @@ void AddLaunches(const RankReport& rr, Section& s) {
                          Ns(a.total_cpu_duration_ns)});
 }
 
+// A copy rate, B/s; n/a where no copy of the row took measurable time (µs-rounded copies of a
+// few bytes take 0 ns: their rate is unknown, not 0).
+Value AchievedRate(double gbps) {
+  return gbps > 0 ? Value::Number(gbps * 1e9, -1, Unit::kBytesPerSecond)
+                  : Value::Na(Unit::kBytesPerSecond);
+}
+
 void AddCopies(const analyze::CopyStats& cs, Section& s) {
   Table& dirs = s.AddTable("copies", "copies",
                            {{"direction", "direction"},
@@ -442,8 +449,7 @@ void AddCopies(const analyze::CopyStats& cs, Section& s) {
     dirs.rows.push_back({Text(CopyDirectionName(d.direction)), Count(d.count),
                          Value::Bytes(static_cast<uint64_t>(
                              std::max<int64_t>(0, d.bytes / static_cast<int64_t>(d.count)))),
-                         Count(d.pageable), Ns(d.time_ns),
-                         Value::Number(d.achieved_gbps * 1e9, -1, Unit::kBytesPerSecond),
+                         Count(d.pageable), Ns(d.time_ns), AchievedRate(d.achieved_gbps),
                          Bytes(d.bytes), Count(d.pinned)});
   }
   Row& sync = s.AddRow("copy_sync", "copies");
@@ -482,7 +488,7 @@ void AddCopies(const analyze::CopyStats& cs, Section& s) {
                               Count(g.count),
                               Bytes(g.bytes),
                               Ns(g.time_ns),
-                              Value::Number(g.achieved_gbps * 1e9, -1, Unit::kBytesPerSecond),
+                              AchievedRate(g.achieved_gbps),
                               Count(g.sync),
                               Count(g.async),
                               Count(g.effectively_sync)};
