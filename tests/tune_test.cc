@@ -459,6 +459,66 @@ TEST(TuneResults, AppendingAfterACutLineStartsANewLine) {
   EXPECT_TRUE(missing->records.empty());
 }
 
+// Issue: a --results path that named a trace (or any file tune did not write) got a
+// "not JSON; skipped" line per line of it, then the trials' records appended: the file damaged.
+TEST(TuneResults, AFileThatIsNotOursIsRefusedAndOnlyCutRecordsAreTolerated) {
+  const std::string good = TrialRecordJson(SampleRecord());
+  const std::string trace = testing::TempPath("trace.json.gz");
+  const std::string gz = testing::ReadFile(std::string(GPUSCOPE_SOURCE_DIR) +
+                                           "/examples/train_input_bound.pt.trace.json.gz");
+  ASSERT_GT(gz.size(), 1000u);
+  testing::WriteFile(trace, gz);
+  auto refused = LoadResults(trace);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message(),
+            "--results " + trace +
+                ": not a gpuscope tune results file: it starts with gzip bytes (1f 8b at byte 0); "
+                "expected an empty file or JSON lines each with \"type\": "
+                "\"gpuscope.tune.trial\" (docs/tune.md) (hint: choose another --results path; "
+                "tune appends a line per trial and would damage this file)");
+  const std::string cut = good.substr(0, 20);  // a kill within the first record's first bytes
+  const std::pair<std::string, std::string> foreign[] = {
+      {std::string("\x7f") + "ELF\x02\x01", "it starts with binary bytes (7f at byte 0)"},
+      {"{\"traceEvents\": [\n{\"ph\": \"X\"}]}\n", "line 1 (byte 0) is not JSON"},
+      {"\n  {\"step\": 1, \"loss\": 0.5}\n", "line 2 (byte 3) is not a trial record"},
+      {cut + "\nloss 0.5\n", "line 2 (byte 21) is not JSON"},
+  };
+  for (const auto& [text, want] : foreign) {
+    const ResultsFile f = ReadResults(text, "r.jsonl");
+    const Status s = CheckResultsFileIsOurs(text, f, "r.jsonl");
+    ASSERT_FALSE(s.ok()) << text;
+    EXPECT_EQ(s.message().rfind("--results r.jsonl: not a gpuscope tune results file: " + want, 0),
+              0u)
+        << s.message();
+  }
+  // Ours: empty, blank, records with bad lines between, a lone record cut by a kill (with or
+  // without the newline a later writer adds), a record of another version.
+  for (const std::string& text :
+       {std::string(), std::string("\n \n"), "bad line\n" + good + "\n", cut, cut + "\n",
+        std::string("{\"type\":\"gpuscope.tune.trial\",\"command\":[]}\n")}) {
+    const ResultsFile f = ReadResults(text, "r.jsonl");
+    EXPECT_TRUE(CheckResultsFileIsOurs(text, f, "r.jsonl").ok()) << text;
+  }
+}
+
+TEST(TuneCli, AResultsFileThatIsNotOursIsRefusedBeforeAnyTrialAndLeftUntouched) {
+  const std::string trace = testing::TempPath("trace.json.gz");
+  const std::string marker = testing::TempPath("ran");
+  const std::string gz = testing::ReadFile(std::string(GPUSCOPE_SOURCE_DIR) +
+                                           "/examples/train_input_bound.pt.trace.json.gz");
+  testing::WriteFile(trace, gz);
+  const auto r = RunGpuscope("tune -q --results " + trace +
+                             " --param X=1 --metric '([0-9]+) x' -- touch " + marker);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--results " + trace + ": not a gpuscope tune results file"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("choose another --results path"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("skipped"), std::string::npos) << r.err;  // no line per line of the trace
+  EXPECT_EQ(testing::ReadFile(trace), gz);                       // not appended to
+  EXPECT_FALSE(std::filesystem::exists(marker));                 // no trial ran
+}
+
 // ---- The monitor's options for trials --------------------------------------------------------
 
 TEST(TuneMonitor, TrialOutputIsTeedAsLinesWithTheEnvironmentAndTheTimeLimitEndsTheTree) {
