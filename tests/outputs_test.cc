@@ -216,5 +216,56 @@ TEST(Outputs, MapDoesNotReplaceASummaryAnotherProcessWroteMeanwhile) {
   EXPECT_EQ(summaries, 2u);
 }
 
+// Outputs are checked before the work that precedes them: `run --html FILE/x.html` ran the
+// command and then failed "cannot write: Not a directory" (the check's access(parent, W_OK)
+// passed on a regular file, and for root anywhere); tune checked none of its outputs before its
+// trials; plan printed the report and wrote --html before a bad --write-configs failed.
+TEST(Outputs, EveryOutputIsCheckedBeforeTheWorkAndBeforeAnyOtherOutput) {
+  testing::ScopedTempDir dir;
+  const std::string file = dir.File("a_file"), ran = dir.File("ran");
+  WriteFile(file, "x");
+  const std::string cmd = " -- sh -c 'echo ran > " + ran + "'";
+  const std::pair<std::string, std::string> cases[] = {
+      {"run --html " + file + "/x.html" + cmd, "--html " + file + "/x.html: cannot write into " +
+                                                   file + ": it is a regular file, not a folder"},
+      {"run --report-json " + file + "/x.json" + cmd, "--report-json " + file +
+                                                          "/x.json: cannot write into " + file +
+                                                          ": it is a regular file, not a folder"},
+      {"run --csv " + file + "/csv" + cmd, "--csv " + file + "/csv: cannot create the folder: " +
+                                               file + " is a regular file, not a folder"},
+      {"run --html /proc/x.html" + cmd, "--html /proc/x.html: cannot create a file in /proc: "},
+      {"tune -q --results " + dir.File("r.jsonl") +
+           " --param X=1,2 --metric '([0-9]+) x' --html /no/such/dir/x.html" + cmd,
+       "--html /no/such/dir/x.html: cannot write into /no/such/dir: No such file or directory"},
+      {"tune -q --results " + dir.File("r.jsonl") + " --param X=1,2 --metric '([0-9]+) x' --csv " +
+           file + "/csv" + cmd,
+       "--csv " + file + "/csv: cannot create the folder"},
+      {"tune -q --results " + dir.File("r.jsonl") + " --traces-dir " + file +
+           "/traces --param X=1,2 --traces" + cmd,
+       "--traces-dir " + file + "/traces: cannot create the folder"},
+  };
+  for (const auto& [args, want] : cases) {
+    const auto r = RunGpuscope(args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
+    EXPECT_NE(r.err.find("gpuscope: error: " + want), std::string::npos) << args << "\n" << r.err;
+    EXPECT_FALSE(std::filesystem::exists(ran)) << args;  // the command never ran
+    EXPECT_FALSE(std::filesystem::exists(dir.File("r.jsonl"))) << args;
+  }
+  EXPECT_EQ(ReadFile(file), "x");
+  // plan: --write-configs inside a regular file; nothing printed, no --html page written.
+  const std::string page = dir.File("p.html");
+  const auto r = RunGpuscope(
+      "plan --model llama-2-7b --gpu h100-sxm --gpus 8 --global-batch 64 --seq-len 4096 --html " +
+      page + " --write-configs " + file + "/configs");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("gpuscope: error: --write-configs " + file +
+                       "/configs: cannot create the folder: " + file +
+                       " is a regular file, not a folder"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_FALSE(std::filesystem::exists(page));
+}
+
 }  // namespace
 }  // namespace gpuscope

@@ -101,6 +101,12 @@ void AddOutputFlags(CLI::App* app, OutputArgs* args) {
       ->check(CLI::Range(0, 10000));
 }
 
+Status CheckOutputArgs(const OutputArgs& args) {
+  if (!args.html_path.empty()) GPUSCOPE_RETURN_IF_ERROR(CheckOutputFile(args.html_path, "--html"));
+  if (!args.csv_dir.empty()) GPUSCOPE_RETURN_IF_ERROR(CheckOutputFolder(args.csv_dir, "--csv"));
+  return Status::Ok();
+}
+
 int Emit(const render::Document& doc, const OutputArgs& args) {
   std::string html_note;
   if (!args.html_path.empty()) {

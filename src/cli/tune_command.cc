@@ -105,6 +105,11 @@ int RunTuneCommand(const TuneCliOptions& o) {
   options.interval_ns = *interval;
   options.nvml_library = o.nvml_library;
   options.show_output = !o.quiet;
+  // The report's files are written after the last trial: checked before the first.
+  if (const Status s = CheckOutputArgs(o.out); !s.ok()) {
+    PrintError(s);
+    return ExitCodeFor(s);
+  }
   auto result = tune::RunTune(options);
   if (!result.ok()) {
     PrintError(result.status());
