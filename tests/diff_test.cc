@@ -449,7 +449,10 @@ TEST(DiffHtml, SideBySideAndEscaped) {
   EXPECT_NE(html.find("input_pipeline_stall"), std::string::npos);
   auto bad = testing::RunGpuscope("diff --html /nonexistent/dir/x.html " + a + " " + b);
   EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_NE(bad.err.find("--html /nonexistent/dir/x.html: cannot write: No such file or directory"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("--html /nonexistent/dir/x.html: cannot write into /nonexistent/dir: No "
+                         "such file or directory"),
+            std::string::npos)
+      << bad.err;
 }
 
 // ---------------------------------------------------------------------------------------------

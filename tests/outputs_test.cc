@@ -7,6 +7,7 @@
 
 #include <filesystem>
 
+#include "render/csv.h"
 #include "test_util.h"
 
 namespace gpuscope {
@@ -265,6 +266,47 @@ TEST(Outputs, EveryOutputIsCheckedBeforeTheWorkAndBeforeAnyOtherOutput) {
       << r.err;
   EXPECT_EQ(r.out, "");
   EXPECT_FALSE(std::filesystem::exists(page));
+}
+
+// `analyze EX --html a.html --csv /proc/x` wrote a.html, then failed on the CSV folder with
+// "not a folder" (it is that nothing can be created in /proc): every output is now checked
+// before any is written, the CSV tables by name, and the message says what failed.
+TEST(Outputs, NoOutputIsWrittenWhenAnotherOfTheSameCommandCannotBe) {
+  testing::ScopedTempDir dir;
+  const std::string page = dir.File("a.html"), tables = dir.File("tables");
+  std::filesystem::create_directories(tables + "/per_step.csv");  // a folder in a table's place
+  const std::pair<std::string, std::string> cases[] = {
+      {"analyze " + Example() + " --html " + page + " --csv /proc/x",
+       "--csv /proc/x: cannot create the folder: nothing can be created in /proc: "},
+      {"analyze " + Example() + " --html " + page + " --csv " + tables,
+       "--csv " + tables + "/per_step.csv: exists and is a folder"},
+      {"diff " + Example() + " " + Example() + " --html " + page + " --csv /proc/x",
+       "--csv /proc/x: cannot create the folder: nothing can be created in /proc: "},
+  };
+  for (const auto& [args, want] : cases) {
+    const auto r = RunGpuscope(args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
+    EXPECT_NE(r.err.find("gpuscope: error: " + want), std::string::npos) << args << "\n" << r.err;
+    EXPECT_FALSE(std::filesystem::exists(page)) << args;
+    EXPECT_EQ(r.out, "") << args;
+  }
+  // A table that fails while being written (past the check; here a name in a folder that does
+  // not exist): the tables and the folders this write created are removed, what was there before
+  // stays.
+  const std::string fresh = dir.File("fresh/csv");
+  WriteFile(tables + "/keep.csv", "old");
+  for (const std::string& out : {fresh, tables}) {
+    auto written =
+        render::WriteCsvFiles({{"keep", "a\r\n"}, {"steps", "b\r\n"}, {"no/such", "c\r\n"}}, out);
+    ASSERT_FALSE(written.ok()) << out;
+    EXPECT_NE(written.status().message().find("--csv " + out + "/no/such.csv: cannot write"),
+              std::string::npos)
+        << written.status().message();
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir.File("fresh")));
+  EXPECT_EQ(ReadFile(tables + "/keep.csv"), "a\r\n");  // rewritten, not removed: it was there
+  EXPECT_FALSE(std::filesystem::exists(tables + "/steps.csv"));
+  EXPECT_TRUE(std::filesystem::is_directory(tables + "/per_step.csv"));
 }
 
 }  // namespace

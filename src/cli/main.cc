@@ -177,6 +177,11 @@ void PrintStats(const api::Analysis& a, double wall) {
 // the renderer; what is the CLI's own is MPI, the progress bar, --stats and the exit code.
 int RunAnalyze(const AnalyzeArgs& args) {
   api::AnalyzeOptions options = args.options;
+  // The report's files, checked before the analysis (minutes on a large job) rather than after.
+  if (const Status s = cli::CheckOutputArgs(args.out); !s.ok()) {
+    PrintError(s);
+    return ExitCodeFor(s);
+  }
   // Under mpirun every process runs this; MPI starts before any thread and ends after the last
   // (`world` is destroyed last). Only process 0 prints.
   std::unique_ptr<job::MpiWorld> world;
