@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "base/numbers.h"
 #include "monitor/session.h"
 #include "render/json.h"
 #include "test_util.h"
@@ -517,6 +518,53 @@ TEST(TuneCli, AResultsFileThatIsNotOursIsRefusedBeforeAnyTrialAndLeftUntouched) 
   EXPECT_EQ(r.err.find("skipped"), std::string::npos) << r.err;  // no line per line of the trace
   EXPECT_EQ(testing::ReadFile(trace), gz);                       // not appended to
   EXPECT_FALSE(std::filesystem::exists(marker));                 // no trial ran
+}
+
+// One duration parser for every flag (base/numbers.h): `run --interval 1h` (and 59m) was "not a
+// duration" while tune's --trial-time took 5m and 1.5h.
+TEST(TuneParams, DurationsOfEveryFlagShareOneParser) {
+  int64_t ns = 0;
+  const std::pair<const char*, int64_t> good[] = {
+      {"250ns", 250},
+      {"500us", 500'000},
+      {"500\u00b5s", 500'000},
+      {"100ms", 100'000'000},
+      {" 1.5s ", 1'500'000'000},
+      {"5m", 300'000'000'000},
+      {"2min", 120'000'000'000},
+      {"1.5h", 5'400'000'000'000},
+      {"1e3ms", 1'000'000'000},
+  };
+  for (const auto& [text, want] : good) {
+    ASSERT_EQ(ParseDurationNs(text, &ns), NumberError::kOk) << text;
+    EXPECT_EQ(ns, want) << text;
+  }
+  for (const char* bad : {"", "5", "ms", "5 parsecs", "1d", "infs", "nanms", "0x10s"})
+    EXPECT_EQ(ParseDurationNs(bad, &ns), NumberError::kNotANumber) << bad;
+  for (const char* big : {"-1s", "300y", "1e300h"})
+    EXPECT_NE(ParseDurationNs(big, &ns), NumberError::kOk) << big;
+  EXPECT_EQ(monitor::ParseInterval("1h"), 3'600'000'000'000);
+  EXPECT_EQ(monitor::ParseInterval("59m"), 3'540'000'000'000);
+  EXPECT_EQ(monitor::ParseInterval("100ms"), 100'000'000);
+  EXPECT_EQ(monitor::ParseInterval("0.5s"), 500'000'000);
+  EXPECT_EQ(monitor::ParseInterval("9ms"), std::nullopt);  // below 10 ms
+  EXPECT_EQ(monitor::ParseInterval("61m"), std::nullopt);  // above 1 h
+  EXPECT_EQ(*ParseTuneDuration("1.5h", "--budget"), 5'400'000'000'000);
+  EXPECT_FALSE(ParseTuneDuration("500us", "--trial-time").ok());  // below 1 ms
+  // The CLI: run and tune take the same words.
+  auto r = RunGpuscope("run --interval 1h -- true");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  r = RunGpuscope("run --interval 59m -- true");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  r = RunGpuscope("run --interval 2h -- true");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--interval \"2h\" is not a duration (hint: e.g. 100ms, 0.5s, 2s, 5m; "
+                       "between 10ms and 1h)"),
+            std::string::npos)
+      << r.err;
+  r = RunGpuscope("tune -q --results " + testing::TempPath("i.jsonl") +
+                  " --interval 1h --warmup 0 --param N=1 --metric '([0-9]+) x' -- echo '{N} x'");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
 // ---- The monitor's options for trials --------------------------------------------------------

@@ -40,8 +40,8 @@ int RunRunCommand(const RunCliOptions& o) {
   if (!interval) {
     PrintError(Status::Error(StatusCode::kUsage,
                              "--interval \"" + o.interval +
-                                 "\" is not a duration (hint: e.g. 100ms, 0.5s, 2s; between 10ms "
-                                 "and 1h)"));
+                                 "\" is not a duration (hint: e.g. 100ms, 0.5s, 2s, 5m; between "
+                                 "10ms and 1h)"));
     return kExitBadInput;
   }
   // Outputs written when the command ends are checked before it starts: an hour's run must not

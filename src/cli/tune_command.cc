@@ -92,7 +92,7 @@ int RunTuneCommand(const TuneCliOptions& o) {
   const auto interval = monitor::ParseInterval(o.interval);
   if (!interval) {
     PrintError("--interval \"" + o.interval +
-               "\" is not a duration (hint: e.g. 100ms, 0.5s, 2s; between 10ms and 1h)");
+               "\" is not a duration (hint: e.g. 100ms, 0.5s, 2s, 5m; between 10ms and 1h)");
     return kExitBadInput;
   }
   options.metric.warmup = *warmup;
