@@ -5,6 +5,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -41,8 +42,31 @@ std::vector<std::string> Messages(const std::vector<Status>& failures) {
   return out;
 }
 
+// "--NAME: …" for an integer too large (or small) for the option's C++ type: the table's range
+// as api::CheckOptions words it when the option has one, else the type's bounds.
+template <typename O>
+std::string OutOfRange(const api::Option<O>& opt, const std::string& value) {
+  const std::string flag = "--" + std::string(opt.name);
+  if (opt.range)
+    return flag + ": value not in range " + api::FormatNumber(opt.range->first) + " to " +
+           api::FormatNumber(opt.range->second);
+  return std::visit(
+      [&](auto member) -> std::string {
+        using T = std::decay_t<decltype(std::declval<O>().*member)>;
+        using N = std::conditional_t<std::is_same_v<T, std::optional<int64_t>>, int64_t, T>;
+        if constexpr (std::is_integral_v<N> && !std::is_same_v<N, bool>)
+          return flag + ": " + value + " is out of range (an integer from " +
+                 std::to_string(std::numeric_limits<N>::min()) + " to " +
+                 std::to_string(std::numeric_limits<N>::max()) + ")";
+        else
+          return flag + ": " + value + " is out of range (beyond a double)";
+      },
+      opt.member);
+}
+
 // Every key of `options` by the subcommand's options table (api/options.h): Python's keyword is the
-// flag's name with '_' for '-'. An unknown key or a value of the wrong type is a TypeError naming it.
+// flag's name with '_' for '-'. An unknown key or a value of the wrong type is a TypeError naming
+// it.
 template <typename O>
 void SetFromTable(const api::OptionTable<O>& table, const py::dict& options, O* out,
                   const char* call) {
@@ -64,12 +88,18 @@ void SetFromTable(const api::OptionTable<O>& table, const py::dict& options, O* 
             else
               field = value.template cast<T>();
           } catch (const py::cast_error&) {
+            // A Python int beyond the C++ type (gpus=10**30, threads=2**40) is of the right type
+            // and out of range: gpuscope.Error in the CLI's words, not "must be an int, not int".
+            if constexpr (!std::is_same_v<T, bool> && !std::is_same_v<T, std::string>)
+              if (py::isinstance<py::int_>(value) && !py::isinstance<py::bool_>(value))
+                throw Error(OutOfRange(*opt, py::str(value)));
             throw py::type_error(std::string(call) + "(): " + name + " must be " +
                                  (std::is_same_v<T, bool>          ? "a bool"
                                   : std::is_same_v<T, std::string> ? "a str"
                                   : std::is_same_v<T, double>      ? "a number"
                                                                    : "an int") +
-                                 ", not " + std::string(py::str(value.get_type().attr("__name__"))));
+                                 ", not " +
+                                 std::string(py::str(value.get_type().attr("__name__"))));
           }
         },
         opt->member);
@@ -107,8 +137,9 @@ PYBIND11_MODULE(_gpuscope, m) {
       .def_readonly("schema", &render::Document::schema)
       .def_readonly("title", &render::Document::title)
       .def_readonly("subtitle", &render::Document::subtitle)
-      .def("json", [](const render::Document& d) { return render::ToJson(d); },
-           "The JSON view (docs/json-schema.md), as `--json` prints it")
+      .def(
+          "json", [](const render::Document& d) { return render::ToJson(d); },
+          "The JSON view (docs/json-schema.md), as `--json` prints it")
       .def(
           "text",
           [](const render::Document& d, bool verbose, size_t width, bool color) {
@@ -122,9 +153,7 @@ PYBIND11_MODULE(_gpuscope, m) {
           "The text view, as the CLI prints it to a pipe (width 0: no wrapping)")
       .def(
           "html",
-          [](const render::Document& d, bool verbose) {
-            return render::RenderHtml(d, {verbose});
-          },
+          [](const render::Document& d, bool verbose) { return render::RenderHtml(d, {verbose}); },
           py::arg("verbose") = false, "The self-contained HTML page, as `--html FILE` writes it")
       .def(
           "csv", [](const render::Document& d) { return render::CsvTables(d); },
@@ -176,7 +205,8 @@ PYBIND11_MODULE(_gpuscope, m) {
 
   m.def(
       "plan_options", []() { return Describe(api::PlanOptionTable()); },
-      "plan()'s options as [{name, help, allowed, default, excludes}] (the CLI's flags, from one table)");
+      "plan()'s options as [{name, help, allowed, default, excludes}] (the CLI's flags, from one "
+      "table)");
   m.def(
       "analyze_options", []() { return Describe(api::AnalyzeOptionTable()); },
       "analyze()'s options, as plan_options");

@@ -9,6 +9,7 @@
 #include "diff/diff.h"
 #include "gpuscope/ingest.h"
 #include "gpuscope/synth.h"
+#include "render/format.h"
 #include "report/report.h"
 #include "test_util.h"
 
@@ -449,7 +450,10 @@ TEST(DiffHtml, SideBySideAndEscaped) {
   EXPECT_NE(html.find("input_pipeline_stall"), std::string::npos);
   auto bad = testing::RunGpuscope("diff --html /nonexistent/dir/x.html " + a + " " + b);
   EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_NE(bad.err.find("--html /nonexistent/dir/x.html: cannot write: No such file or directory"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("--html /nonexistent/dir/x.html: cannot write into /nonexistent/dir: No "
+                         "such file or directory"),
+            std::string::npos)
+      << bad.err;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -499,6 +503,92 @@ TEST(DiffCli, TextJsonAndErrors) {
   EXPECT_NE(missing.err.find("gpuscope: error: after:"), std::string::npos) << missing.err;
   auto usage = testing::RunGpuscope("diff " + a);
   EXPECT_EQ(usage.exit_code, 2);
+}
+
+// A side read in part: analyze names the skipped event ("not_an_object … 1 … first at byte N"),
+// diff said nothing of it in any view and exited 0. And a folder's SQLite file that analyze names
+// as unreadable was dropped by diff in silence (exit 0).
+TEST(DiffCli, EachSidesSkippedEventsAndUnreadableFilesAreSaidAsAnalyzeSaysThem) {
+  testing::ScopedTempDir dir;
+  const std::string example =
+      std::string(GPUSCOPE_SOURCE_DIR) + "/examples/train_input_bound.pt.trace.json.gz";
+  std::string text = testing::Gunzip(example);
+  // The second event replaced by 42.
+  const size_t first = text.find("\n  {\n", text.find("\"traceEvents\""));
+  const size_t second = text.find("\n  {\n", first + 1);
+  const size_t end = text.find("\n  },\n", second);
+  ASSERT_TRUE(first != std::string::npos && second != std::string::npos &&
+              end != std::string::npos);
+  text.replace(second + 1, end + 4 - (second + 1), "  42");
+  const std::string bad = dir.File("bad.json");
+  testing::WriteFile(bad, text);
+  const int64_t offset = static_cast<int64_t>(second + 3);  // the byte of "42"
+  // The text's file column may be cut to its width: the row is found by its reason.
+  const std::string row = "  not_an_object  traceEvents entries skipped: not a JSON object";
+  const auto analyzed = testing::RunGpuscope("analyze " + bad);
+  ASSERT_EQ(analyzed.exit_code, 0) << analyzed.err;
+  const std::string at_byte = render::FormatCount(offset);  // "1,234"
+  EXPECT_NE(analyzed.out.find("not_an_object  traceEvents entries skipped: not a JSON object"),
+            std::string::npos)
+      << analyzed.out;
+  EXPECT_NE(analyzed.out.find(at_byte + "\n"), std::string::npos) << analyzed.out;
+  for (const char* flags : {"", "-v "}) {
+    const auto r =
+        testing::RunGpuscope(std::string("diff --color never ") + flags + example + " " + bad);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("after: events skipped or repaired\n"), std::string::npos) << r.out;
+    const size_t at = r.out.find(row);
+    ASSERT_NE(at, std::string::npos) << r.out;
+    EXPECT_NE(r.out.substr(at, r.out.find('\n', at) - at).find(" 1  "), std::string::npos);
+    EXPECT_EQ(r.out.substr(r.out.find('\n', at) - at_byte.size(), at_byte.size()), at_byte);
+    EXPECT_NE(r.out.find("after       1 events or fields could not be read and were skipped"),
+              std::string::npos)
+        << r.out;
+    EXPECT_EQ(r.out.find("before: events skipped"), std::string::npos) << r.out;
+  }
+  auto json = testing::RunGpuscope("diff --json " + example + " " + bad);
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(json.out).get(doc), simdjson::SUCCESS);
+  auto inputs = doc["sections"]["inputs"]["items"];
+  EXPECT_EQ(inputs["before_diagnostics"].error(), simdjson::NO_SUCH_FIELD);
+  simdjson::dom::array rows;
+  ASSERT_EQ(inputs["after_diagnostics"]["rows"].get(rows), simdjson::SUCCESS);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(std::string_view(rows.at(0)["path"]), bad);
+  EXPECT_EQ(std::string_view(rows.at(0)["reason"]), "not_an_object");
+  EXPECT_EQ(int64_t(rows.at(0)["count"]), 1);
+  EXPECT_EQ(int64_t(rows.at(0)["first_byte_offset"]), offset);
+  EXPECT_EQ(int64_t(inputs["after_events_lost"]["fields"]["events_lost"]["value"]), 1);
+  const std::string page = dir.File("diff.html");
+  ASSERT_EQ(testing::RunGpuscope("diff --html " + page + " " + example + " " + bad).exit_code, 0);
+  EXPECT_NE(testing::ReadFile(page).find("not_an_object"), std::string::npos);
+
+  // A folder holding an SQLite file that is no summary (and one that is): named, exit 2.
+  const std::string folder = dir.File("ranks");
+  std::filesystem::create_directories(folder);
+  std::filesystem::copy_file(example, folder + "/rank0.pt.trace.json.gz");
+  testing::WriteFile(folder + "/notes.sqlite", std::string("SQLite format 3") + '\0' + "garbage");
+  auto r = testing::RunGpuscope("analyze " + folder);
+  EXPECT_EQ(r.exit_code, 2);
+  const size_t from = r.err.find(folder + "/notes.sqlite: ");
+  ASSERT_NE(from, std::string::npos) << r.err;
+  const std::string said = r.err.substr(from, r.err.find('\n', from) - from);
+  r = testing::RunGpuscope("diff " + folder + " " + folder);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("gpuscope: error: before: " + said), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("gpuscope: error: after: " + said), std::string::npos) << r.err;
+  std::filesystem::remove(folder + "/notes.sqlite");
+  ASSERT_EQ(
+      testing::RunGpuscope("map " + example + " -o " + folder + "/rank1.gpuscope.db").exit_code, 0);
+  r = testing::RunGpuscope("diff " + folder + " " + example);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("gpuscope: error: before: " + folder +
+                       "/rank1.gpuscope.db: a gpuscope summary; diff compares traces, so it is "
+                       "left out (hint: diff the traces it was mapped from)"),
+            std::string::npos)
+      << r.err;
 }
 
 }  // namespace

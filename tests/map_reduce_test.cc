@@ -317,6 +317,31 @@ TEST(JobCli, MapRefusesTwoTracesOfOneNameAndSummariesAsInput) {
   EXPECT_NE(m.err.find("is already a gpuscope summary"), std::string::npos) << m.err;
 }
 
+// An SQLite database that is neither a summary nor an Nsight Systems export was called "already a
+// gpuscope summary" by map (with a hint to reduce it); map now says what analyze and reduce say.
+TEST(JobCli, MapOfAnUnrelatedSqliteDatabaseSaysWhatAnalyzeAndReduceSay) {
+  ScopedTempDir dir;
+  const std::string db = dir.File("unrelated.sqlite");
+  sqlite3* h = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
+  ASSERT_EQ(
+      sqlite3_exec(h, "CREATE TABLE t(x); INSERT INTO t VALUES (1);", nullptr, nullptr, nullptr),
+      SQLITE_OK);
+  sqlite3_close(h);
+  const std::string want = "gpuscope: error: " + db +
+                           ": an SQLite database, but not a gpuscope summary: it has no table "
+                           "`meta` (its tables: t) (hint: of SQLite files gpuscope reads the "
+                           "summaries `gpuscope map` writes and Nsight Systems exports (nsys "
+                           "export --type sqlite))\n";
+  for (const std::string& args :
+       {"map " + db + " -o " + dir.File("out") + "/", "analyze " + db, "reduce " + db}) {
+    const auto r = RunGpuscope(args);
+    EXPECT_EQ(r.exit_code, 2) << args;
+    EXPECT_EQ(r.err, want) << args;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir.File("out")));
+}
+
 TEST(JobCli, MapOfABadTraceExitsTwoAndWritesTheOthers) {
   ScopedTempDir dir, out;
   WriteRanks(dir.path(), 2);

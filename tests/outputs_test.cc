@@ -7,6 +7,7 @@
 
 #include <filesystem>
 
+#include "render/csv.h"
 #include "test_util.h"
 
 namespace gpuscope {
@@ -214,6 +215,98 @@ TEST(Outputs, MapDoesNotReplaceASummaryAnotherProcessWroteMeanwhile) {
   for (const auto& e : std::filesystem::directory_iterator(dir.path()))
     summaries += e.path().filename().string().rfind("job.db", 0) == 0;
   EXPECT_EQ(summaries, 2u);
+}
+
+// Outputs are checked before the work that precedes them: `run --html FILE/x.html` ran the
+// command and then failed "cannot write: Not a directory" (the check's access(parent, W_OK)
+// passed on a regular file, and for root anywhere); tune checked none of its outputs before its
+// trials; plan printed the report and wrote --html before a bad --write-configs failed.
+TEST(Outputs, EveryOutputIsCheckedBeforeTheWorkAndBeforeAnyOtherOutput) {
+  testing::ScopedTempDir dir;
+  const std::string file = dir.File("a_file"), ran = dir.File("ran");
+  WriteFile(file, "x");
+  const std::string cmd = " -- sh -c 'echo ran > " + ran + "'";
+  const std::pair<std::string, std::string> cases[] = {
+      {"run --html " + file + "/x.html" + cmd, "--html " + file + "/x.html: cannot write into " +
+                                                   file + ": it is a regular file, not a folder"},
+      {"run --report-json " + file + "/x.json" + cmd, "--report-json " + file +
+                                                          "/x.json: cannot write into " + file +
+                                                          ": it is a regular file, not a folder"},
+      {"run --csv " + file + "/csv" + cmd, "--csv " + file + "/csv: cannot create the folder: " +
+                                               file + " is a regular file, not a folder"},
+      {"run --html /proc/x.html" + cmd, "--html /proc/x.html: cannot create a file in /proc: "},
+      {"tune -q --results " + dir.File("r.jsonl") +
+           " --param X=1,2 --metric '([0-9]+) x' --html /no/such/dir/x.html" + cmd,
+       "--html /no/such/dir/x.html: cannot write into /no/such/dir: No such file or directory"},
+      {"tune -q --results " + dir.File("r.jsonl") + " --param X=1,2 --metric '([0-9]+) x' --csv " +
+           file + "/csv" + cmd,
+       "--csv " + file + "/csv: cannot create the folder"},
+      {"tune -q --results " + dir.File("r.jsonl") + " --traces-dir " + file +
+           "/traces --param X=1,2 --traces" + cmd,
+       "--traces-dir " + file + "/traces: cannot create the folder"},
+  };
+  for (const auto& [args, want] : cases) {
+    const auto r = RunGpuscope(args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
+    EXPECT_NE(r.err.find("gpuscope: error: " + want), std::string::npos) << args << "\n" << r.err;
+    EXPECT_FALSE(std::filesystem::exists(ran)) << args;  // the command never ran
+    EXPECT_FALSE(std::filesystem::exists(dir.File("r.jsonl"))) << args;
+  }
+  EXPECT_EQ(ReadFile(file), "x");
+  // plan: --write-configs inside a regular file; nothing printed, no --html page written.
+  const std::string page = dir.File("p.html");
+  const auto r = RunGpuscope(
+      "plan --model llama-2-7b --gpu h100-sxm --gpus 8 --global-batch 64 --seq-len 4096 --html " +
+      page + " --write-configs " + file + "/configs");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("gpuscope: error: --write-configs " + file +
+                       "/configs: cannot create the folder: " + file +
+                       " is a regular file, not a folder"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_FALSE(std::filesystem::exists(page));
+}
+
+// `analyze EX --html a.html --csv /proc/x` wrote a.html, then failed on the CSV folder with
+// "not a folder" (it is that nothing can be created in /proc): every output is now checked
+// before any is written, the CSV tables by name, and the message says what failed.
+TEST(Outputs, NoOutputIsWrittenWhenAnotherOfTheSameCommandCannotBe) {
+  testing::ScopedTempDir dir;
+  const std::string page = dir.File("a.html"), tables = dir.File("tables");
+  std::filesystem::create_directories(tables + "/per_step.csv");  // a folder in a table's place
+  const std::pair<std::string, std::string> cases[] = {
+      {"analyze " + Example() + " --html " + page + " --csv /proc/x",
+       "--csv /proc/x: cannot create the folder: nothing can be created in /proc: "},
+      {"analyze " + Example() + " --html " + page + " --csv " + tables,
+       "--csv " + tables + "/per_step.csv: exists and is a folder"},
+      {"diff " + Example() + " " + Example() + " --html " + page + " --csv /proc/x",
+       "--csv /proc/x: cannot create the folder: nothing can be created in /proc: "},
+  };
+  for (const auto& [args, want] : cases) {
+    const auto r = RunGpuscope(args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
+    EXPECT_NE(r.err.find("gpuscope: error: " + want), std::string::npos) << args << "\n" << r.err;
+    EXPECT_FALSE(std::filesystem::exists(page)) << args;
+    EXPECT_EQ(r.out, "") << args;
+  }
+  // A table that fails while being written (past the check; here a name in a folder that does
+  // not exist): the tables and the folders this write created are removed, what was there before
+  // stays.
+  const std::string fresh = dir.File("fresh/csv");
+  WriteFile(tables + "/keep.csv", "old");
+  for (const std::string& out : {fresh, tables}) {
+    auto written =
+        render::WriteCsvFiles({{"keep", "a\r\n"}, {"steps", "b\r\n"}, {"no/such", "c\r\n"}}, out);
+    ASSERT_FALSE(written.ok()) << out;
+    EXPECT_NE(written.status().message().find("--csv " + out + "/no/such.csv: cannot write"),
+              std::string::npos)
+        << written.status().message();
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir.File("fresh")));
+  EXPECT_EQ(ReadFile(tables + "/keep.csv"), "a\r\n");  // rewritten, not removed: it was there
+  EXPECT_FALSE(std::filesystem::exists(tables + "/steps.csv"));
+  EXPECT_TRUE(std::filesystem::is_directory(tables + "/per_step.csv"));
 }
 
 }  // namespace

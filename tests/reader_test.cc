@@ -420,6 +420,55 @@ TEST(Reader, MessyEventsAreCountedNotFatal) {
   EXPECT_EQ(t.info.events_total, 16u);
 }
 
+// One bad field, one diagnostic: "ts": "garbage" gave three rows (missing_timestamp,
+// bad_number, number_as_string "(parsed)") and "2 events or fields could not be read"; a ts of
+// 1e308 gave two. A field that cannot be read is counted by why (its fix), whether its event is
+// skipped for it or the field only ignored; number_as_string only for a string that parsed.
+TEST(Reader, OneBadFieldIsOneDiagnostic) {
+  auto one = [](const std::string& event) {
+    return Load("{\"traceEvents\": [\n" + event + "\n]}");
+  };
+  const int64_t at = static_cast<int64_t>(std::string("{\"traceEvents\": [\n").size());
+  const std::pair<const char*, Diag> cases[] = {
+      {R"({"ph": "X", "cat": "cpu_op", "name": "a", "ts": "garbage", "dur": 1})", Diag::kBadNumber},
+      {R"({"ph": "X", "cat": "cpu_op", "name": "a", "ts": 1e308, "dur": 1})",
+       Diag::kIntegerOutOfRange},
+      {R"({"ph": "X", "cat": "cpu_op", "name": "a", "ts": "1e308", "dur": 1})",
+       Diag::kIntegerOutOfRange},
+      {R"({"ph": "X", "cat": "cpu_op", "name": "a", "ts": [1], "dur": 1})", Diag::kBadNumber},
+      {R"({"ph": "X", "cat": "cpu_op", "name": "a", "dur": 1})", Diag::kMissingTimestamp},
+      {R"({"ph": "X", "cat": "cpu_op", "name": "a", "ts": 1, "dur": "garbage"})", Diag::kBadNumber},
+      {R"({"ph": "X", "cat": "cpu_op", "name": "a", "ts": 1})", Diag::kMissingDuration},
+      {R"({"ph": "i", "cat": "cpu_instant_event", "name": "a", "ts": 1, "dur": "garbage"})",
+       Diag::kBadNumber},
+      {R"({"ph": "M", "name": "process_name", "pid": 1, "ts": "garbage", "args": {"name": "p"}})",
+       Diag::kBadNumber},
+      {R"({"cat": "cpu_op", "name": "a", "ts": "garbage"})", Diag::kMissingPhase},
+      {R"({"ph": "X", "cat": "cpu_op", "name": "a", "ts": "12.5", "dur": 1})",
+       Diag::kNumberAsString},
+  };
+  for (const auto& [event, want] : cases) {
+    const Trace t = one(event);
+    EXPECT_EQ(t.diagnostics.total(), 1u) << event << "\n" << Fingerprint(t);
+    EXPECT_EQ(DiagCount(t, want), 1u) << event << ": " << DiagName(want);
+    EXPECT_EQ(t.diagnostics.first_offset[static_cast<size_t>(want)], at) << event;
+    EXPECT_EQ(t.diagnostics.lost(), want == Diag::kNumberAsString ? 0u : 1u) << event;
+  }
+  // The report says it once.
+  const std::string path = testing::TempPath("garbage_ts.json");
+  testing::WriteFile(path, "{\"traceEvents\": [\n" + std::string(cases[0].first) +
+                               ",\n"
+                               R"({"ph": "X", "cat": "cpu_op", "name": "b", "ts": 2, "dur": 1})"
+                               "\n]}");
+  const auto r = testing::RunGpuscope("analyze " + path);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("1 events or fields could not be read"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("bad_number"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("missing_timestamp"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("number_as_string"), std::string::npos) << r.out;
+  unlink(path.c_str());
+}
+
 // Events whose strings hold braces, brackets, escaped quotes and backslashes, so that any batch cut
 // inside a string would break them.
 std::string TrickyTrace(int n) {

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "base/numbers.h"
 #include "monitor/session.h"
 #include "render/json.h"
 #include "test_util.h"
@@ -493,6 +494,113 @@ TEST(TuneResults, AppendingAfterACutLineStartsANewLine) {
   auto missing = LoadResults(testing::TempPath("does-not-exist.jsonl"));
   ASSERT_TRUE(missing.ok());
   EXPECT_TRUE(missing->records.empty());
+}
+
+// Issue: a --results path that named a trace (or any file tune did not write) got a
+// "not JSON; skipped" line per line of it, then the trials' records appended: the file damaged.
+TEST(TuneResults, AFileThatIsNotOursIsRefusedAndOnlyCutRecordsAreTolerated) {
+  const std::string good = TrialRecordJson(SampleRecord());
+  const std::string trace = testing::TempPath("trace.json.gz");
+  const std::string gz = testing::ReadFile(std::string(GPUSCOPE_SOURCE_DIR) +
+                                           "/examples/train_input_bound.pt.trace.json.gz");
+  ASSERT_GT(gz.size(), 1000u);
+  testing::WriteFile(trace, gz);
+  auto refused = LoadResults(trace);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message(),
+            "--results " + trace +
+                ": not a gpuscope tune results file: it starts with gzip bytes (1f 8b at byte 0); "
+                "expected an empty file or JSON lines each with \"type\": "
+                "\"gpuscope.tune.trial\" (docs/tune.md) (hint: choose another --results path; "
+                "tune appends a line per trial and would damage this file)");
+  const std::string cut = good.substr(0, 20);  // a kill within the first record's first bytes
+  const std::pair<std::string, std::string> foreign[] = {
+      {std::string("\x7f") + "ELF\x02\x01", "it starts with binary bytes (7f at byte 0)"},
+      {"{\"traceEvents\": [\n{\"ph\": \"X\"}]}\n", "line 1 (byte 0) is not JSON"},
+      {"\n  {\"step\": 1, \"loss\": 0.5}\n", "line 2 (byte 3) is not a trial record"},
+      {cut + "\nloss 0.5\n", "line 2 (byte 21) is not JSON"},
+  };
+  for (const auto& [text, want] : foreign) {
+    const ResultsFile f = ReadResults(text, "r.jsonl");
+    const Status s = CheckResultsFileIsOurs(text, f, "r.jsonl");
+    ASSERT_FALSE(s.ok()) << text;
+    EXPECT_EQ(s.message().rfind("--results r.jsonl: not a gpuscope tune results file: " + want, 0),
+              0u)
+        << s.message();
+  }
+  // Ours: empty, blank, records with bad lines between, a lone record cut by a kill (with or
+  // without the newline a later writer adds), a record of another version.
+  for (const std::string& text :
+       {std::string(), std::string("\n \n"), "bad line\n" + good + "\n", cut, cut + "\n",
+        std::string("{\"type\":\"gpuscope.tune.trial\",\"command\":[]}\n")}) {
+    const ResultsFile f = ReadResults(text, "r.jsonl");
+    EXPECT_TRUE(CheckResultsFileIsOurs(text, f, "r.jsonl").ok()) << text;
+  }
+}
+
+TEST(TuneCli, AResultsFileThatIsNotOursIsRefusedBeforeAnyTrialAndLeftUntouched) {
+  const std::string trace = testing::TempPath("trace.json.gz");
+  const std::string marker = testing::TempPath("ran");
+  const std::string gz = testing::ReadFile(std::string(GPUSCOPE_SOURCE_DIR) +
+                                           "/examples/train_input_bound.pt.trace.json.gz");
+  testing::WriteFile(trace, gz);
+  const auto r = RunGpuscope("tune -q --results " + trace +
+                             " --param X=1 --metric '([0-9]+) x' -- touch " + marker);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--results " + trace + ": not a gpuscope tune results file"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("choose another --results path"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("skipped"), std::string::npos) << r.err;  // no line per line of the trace
+  EXPECT_EQ(testing::ReadFile(trace), gz);                       // not appended to
+  EXPECT_FALSE(std::filesystem::exists(marker));                 // no trial ran
+}
+
+// One duration parser for every flag (base/numbers.h): `run --interval 1h` (and 59m) was "not a
+// duration" while tune's --trial-time took 5m and 1.5h.
+TEST(TuneParams, DurationsOfEveryFlagShareOneParser) {
+  int64_t ns = 0;
+  const std::pair<const char*, int64_t> good[] = {
+      {"250ns", 250},
+      {"500us", 500'000},
+      {"500\u00b5s", 500'000},
+      {"100ms", 100'000'000},
+      {" 1.5s ", 1'500'000'000},
+      {"5m", 300'000'000'000},
+      {"2min", 120'000'000'000},
+      {"1.5h", 5'400'000'000'000},
+      {"1e3ms", 1'000'000'000},
+  };
+  for (const auto& [text, want] : good) {
+    ASSERT_EQ(ParseDurationNs(text, &ns), NumberError::kOk) << text;
+    EXPECT_EQ(ns, want) << text;
+  }
+  for (const char* bad : {"", "5", "ms", "5 parsecs", "1d", "infs", "nanms", "0x10s"})
+    EXPECT_EQ(ParseDurationNs(bad, &ns), NumberError::kNotANumber) << bad;
+  for (const char* big : {"-1s", "300y", "1e300h"})
+    EXPECT_NE(ParseDurationNs(big, &ns), NumberError::kOk) << big;
+  EXPECT_EQ(monitor::ParseInterval("1h"), 3'600'000'000'000);
+  EXPECT_EQ(monitor::ParseInterval("59m"), 3'540'000'000'000);
+  EXPECT_EQ(monitor::ParseInterval("100ms"), 100'000'000);
+  EXPECT_EQ(monitor::ParseInterval("0.5s"), 500'000'000);
+  EXPECT_EQ(monitor::ParseInterval("9ms"), std::nullopt);  // below 10 ms
+  EXPECT_EQ(monitor::ParseInterval("61m"), std::nullopt);  // above 1 h
+  EXPECT_EQ(*ParseTuneDuration("1.5h", "--budget"), 5'400'000'000'000);
+  EXPECT_FALSE(ParseTuneDuration("500us", "--trial-time").ok());  // below 1 ms
+  // The CLI: run and tune take the same words.
+  auto r = RunGpuscope("run --interval 1h -- true");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  r = RunGpuscope("run --interval 59m -- true");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  r = RunGpuscope("run --interval 2h -- true");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--interval \"2h\" is not a duration (hint: e.g. 100ms, 0.5s, 2s, 5m; "
+                       "between 10ms and 1h)"),
+            std::string::npos)
+      << r.err;
+  r = RunGpuscope("tune -q --results " + testing::TempPath("i.jsonl") +
+                  " --interval 1h --warmup 0 --param N=1 --metric '([0-9]+) x' -- echo '{N} x'");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
 // ---- The monitor's options for trials --------------------------------------------------------

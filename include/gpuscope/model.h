@@ -403,12 +403,13 @@ enum class Diag : uint8_t {
   kNotAnObject,           // a traceEvents element that is not an object; skipped
   kMissingPhase,          // no "ph"; skipped
   kUnknownPhase,          // ph not in X B E i I s t f M C; skipped
-  kMissingTimestamp,      // no or unparsable "ts"; skipped
+  kMissingTimestamp,      // no "ts"; skipped (an unreadable one is kBadNumber / kIntegerOutOfRange)
   kMissingDuration,       // X event without "dur"; skipped (as HTA does)
   kNegativeDuration,      // dur < 0; skipped
-  kBadNumber,             // a numeric field that is not a number; field treated as absent
+  kBadNumber,             // a numeric field that is not a number; field treated as absent (the
+                          // event skipped when it is its "ts" or an X event's "dur")
   kNumberAsString,        // a numeric field sent as a string; parsed (kept)
-  kIntegerOutOfRange,     // an integer beyond int64; field treated as absent
+  kIntegerOutOfRange,     // a number beyond int64 (a time: ±292 years in ns); as kBadNumber
   kInvalidUtf8,           // invalid UTF-8 in a string; replaced by U+FFFD (kept)
   kControlCharacter,      // raw control character inside a string; replaced by a space (kept)
   kUnknownCategory,       // X event with a category we do not know; kept as CpuKind::kOther

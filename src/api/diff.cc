@@ -7,8 +7,10 @@
 #include "diff/diff.h"
 #include "diff/snapshot_diff.h"
 #include "gpuscope/ingest.h"
+#include "ingest/inputs.h"
 #include "ingest/registry.h"
 #include "report/report.h"
+#include "store/summary_file.h"
 
 namespace gpuscope::api {
 
@@ -33,6 +35,22 @@ Result<SideInputs> LoadSide(const char* side, const std::string& path, const Loa
   auto loaded = ingest::LoadInputs(path, lo, nullptr, &out.snapshot);
   if (!loaded.ok()) return Side(side, loaded.status());
   out.loaded = std::move(*loaded);
+  // A folder's SQLite files that are no Nsight Systems export: analyze reads them as summaries
+  // and names those it cannot read. diff compares traces, so each is named here, never dropped
+  // silently: the summary reader's error, or why a good summary is left out.
+  if (auto kind = ingest::ClassifyPath(path); kind.ok() && *kind == ingest::PathKind::kFolder) {
+    ingest::FolderInputs listed;
+    if (ingest::ListFolderInputs(path, &listed).ok())
+      for (const std::string& summary : listed.summaries) {
+        auto read = store::ReadSummaryFile(summary);
+        out.loaded.failures.push_back(
+            !read.ok()
+                ? read.status()
+                : Status::Error(StatusCode::kInvalidInput,
+                                summary + ": a gpuscope summary; diff compares traces, so it is "
+                                          "left out (hint: diff the traces it was mapped from)"));
+      }
+  }
   return out;
 }
 

@@ -1,5 +1,6 @@
 #include "base/numbers.h"
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -158,6 +159,38 @@ NumberError ParseDouble(std::string_view token, double* value) {
   if (ec == std::errc::result_out_of_range) return NumberError::kOutOfRange;
   if (ec != std::errc() || ptr != s.data() + s.size() || s.empty()) return NumberError::kNotANumber;
   if (!std::isfinite(*value)) return NumberError::kNotANumber;
+  return NumberError::kOk;
+}
+
+NumberError ParseDurationNs(std::string_view text, int64_t* nanos) {
+  const std::string_view t = TrimSpace(text);
+  // The unit: the letters at the end (µ is two bytes of UTF-8, 0xC2 0xB5).
+  size_t at = t.size();
+  while (at > 0 && (std::isalpha(static_cast<unsigned char>(t[at - 1])) || t[at - 1] == '\xC2' ||
+                    t[at - 1] == '\xB5'))
+    --at;
+  const std::string_view unit = t.substr(at);
+  double scale = 0;  // ns per unit
+  if (unit == "ns")
+    scale = 1;
+  else if (unit == "us" || unit == "\u00b5s")
+    scale = 1e3;
+  else if (unit == "ms")
+    scale = 1e6;
+  else if (unit == "s")
+    scale = 1e9;
+  else if (unit == "m" || unit == "min")
+    scale = 60e9;
+  else if (unit == "h")
+    scale = 3600e9;
+  else
+    return NumberError::kNotANumber;
+  double value = 0;
+  if (const NumberError e = ParseDouble(t.substr(0, at), &value); e != NumberError::kOk) return e;
+  const double ns = value * scale;
+  // 9.2e18: the largest int64 a double holds below 2^63.
+  if (!(ns >= 0) || ns > 9.2e18) return NumberError::kOutOfRange;
+  *nanos = static_cast<int64_t>(std::llround(ns));
   return NumberError::kOk;
 }
 

@@ -25,6 +25,12 @@ NumberError ParseUint64(std::string_view token, uint64_t* value);
 
 NumberError ParseDouble(std::string_view token, double* value);
 
+// A duration with its unit → int64 ns, the one parser of every duration flag (run/tune
+// --interval, tune --trial-time/--budget/--warmup, synth --late …): "250ns", "500us" (or "µs"),
+// "100ms", "1.5s", "5m" (or "min"), "1.5h". A unit is required; a negative value, or one beyond
+// int64 ns (~292 years), is kOutOfRange. Each caller keeps its own range ("between 10ms and 1h").
+NumberError ParseDurationNs(std::string_view text, int64_t* nanos);
+
 std::string_view TrimSpace(std::string_view s);
 
 }  // namespace gpuscope

@@ -20,6 +20,7 @@ const char* KindOf(mode_t mode) {
   if (S_ISSOCK(mode)) return "a socket";
   if (S_ISFIFO(mode)) return "a FIFO";
   if (S_ISCHR(mode)) return "a character device";
+  if (S_ISREG(mode)) return "a regular file";
   return "not a regular file";
 }
 
@@ -103,23 +104,132 @@ Result<OutputFile> OpenOutputFile(const std::string& path, const char* option, O
   return out;
 }
 
+namespace {
+
+Status CannotWrite(const std::string& path, const char* option, const std::string& why,
+                   const std::string& hint) {
+  return Status::Error(StatusCode::kIoError, std::string(option) + " " + SanitizeText(path) + ": " +
+                                                 why + " (hint: " + hint + ")");
+}
+
+// Whether a file can be created in the folder `dir`, by creating one and removing it: access()
+// answers yes to root everywhere (/proc included), and a path through a regular file fails only
+// when something is made there. The probe's name starts with a dot, which no folder listing of
+// gpuscope reads as an input.
+bool ProbeCreate(const std::string& dir, bool folder, std::string* why) {
+  std::string probe = (std::filesystem::path(dir) / ".gpuscope-write-check-XXXXXX").string();
+  if (folder) {
+    if (mkdtemp(probe.data()) == nullptr) {
+      *why = std::strerror(errno);
+      return false;
+    }
+    rmdir(probe.c_str());
+    return true;
+  }
+  const int fd = mkstemp(probe.data());
+  if (fd < 0) {
+    *why = std::strerror(errno);
+    return false;
+  }
+  close(fd);
+  unlink(probe.c_str());
+  return true;
+}
+
+// The nearest folder at or above `dir` that exists, and whether it is a folder (a regular file
+// on the way, as in FILE/x.html, is where making the path fails).
+std::string NearestExisting(const std::string& dir, struct stat* st) {
+  std::filesystem::path p = dir.empty() ? std::filesystem::path(".") : std::filesystem::path(dir);
+  while (stat(p.c_str(), st) != 0) {
+    const std::filesystem::path up = p.parent_path();
+    if (up.empty() || up == p) {
+      p = p.is_absolute() ? std::filesystem::path("/") : std::filesystem::path(".");
+      stat(p.c_str(), st);
+      break;
+    }
+    p = up;
+  }
+  return p.string();
+}
+
+}  // namespace
+
 Status CheckOutputFile(const std::string& path, const char* option) {
   std::string note;
   bool exists = false;
   GPUSCOPE_RETURN_IF_ERROR(CheckExisting(path, option, &note, &exists));
-  if (exists) {
-    if (access(path.c_str(), W_OK) != 0)
-      return Status::Error(StatusCode::kIoError, std::string(option) + " " + SanitizeText(path) +
-                                                     ": cannot write: " + std::strerror(errno));
+  struct stat st {};
+  if (exists && stat(path.c_str(), &st) == 0) {
+    // A regular file: opened for writing without truncating, which tells what access() would
+    // not (root, a read-only file system, a file of /proc); a FIFO is not opened (that waits).
+    if (S_ISREG(st.st_mode)) {
+      const int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+      if (fd < 0)
+        return CannotWrite(path, option, std::string("cannot write: ") + std::strerror(errno),
+                           "check the file's permissions, or give another path");
+      close(fd);
+    } else if (access(path.c_str(), W_OK) != 0) {
+      return CannotWrite(path, option, std::string("cannot write: ") + std::strerror(errno),
+                         "give the path of a file to write");
+    }
     return Status::Ok();
   }
   const std::filesystem::path parent = std::filesystem::path(path).parent_path();
   const std::string dir = parent.empty() ? "." : parent.string();
-  if (access(dir.c_str(), W_OK) != 0)
-    return Status::Error(StatusCode::kIoError,
-                         std::string(option) + " " + SanitizeText(path) + ": cannot write into " +
-                             SanitizeText(dir) + ": " + std::strerror(errno) +
-                             " (hint: check the folder exists and is writable)");
+  if (stat(dir.c_str(), &st) != 0) {
+    const int e = errno;
+    struct stat up {};
+    const std::string existing = NearestExisting(dir, &up);
+    if (!S_ISDIR(up.st_mode))
+      return CannotWrite(path, option,
+                         "cannot write into " + SanitizeText(dir) + ": " + SanitizeText(existing) +
+                             " is " + KindOf(up.st_mode) + ", not a folder",
+                         "give a path inside a folder that exists");
+    return CannotWrite(path, option,
+                       "cannot write into " + SanitizeText(dir) + ": " + std::strerror(e),
+                       "check the folder exists and is writable");
+  }
+  if (!S_ISDIR(st.st_mode))
+    return CannotWrite(path, option,
+                       "cannot write into " + SanitizeText(dir) + ": it is " + KindOf(st.st_mode) +
+                           ", not a folder",
+                       "give a path inside a folder that exists");
+  std::string why;
+  if (!ProbeCreate(dir, false, &why))
+    return CannotWrite(path, option, "cannot create a file in " + SanitizeText(dir) + ": " + why,
+                       "check the folder is writable, or give another path");
+  return Status::Ok();
+}
+
+Status CheckOutputFolder(const std::string& dir, const char* option,
+                         const std::vector<std::string>& files) {
+  struct stat st {};
+  if (stat(dir.c_str(), &st) == 0) {
+    if (!S_ISDIR(st.st_mode))
+      return Refused(dir, option,
+                     std::string("exists and is ") + KindOf(st.st_mode) + ", not a folder",
+                     std::string(option) + " takes a folder; it is made if missing");
+    std::string why;
+    if (!ProbeCreate(dir, false, &why))
+      return CannotWrite(dir, option, "cannot create a file in the folder: " + why,
+                         "check the folder is writable, or give another one");
+    for (const std::string& f : files)
+      GPUSCOPE_RETURN_IF_ERROR(CheckOutputFile((std::filesystem::path(dir) / f).string(), option));
+    return Status::Ok();
+  }
+  // Made when written: the nearest folder that exists must be one it can be made in.
+  const std::string existing = NearestExisting(dir, &st);
+  if (!S_ISDIR(st.st_mode))
+    return CannotWrite(dir, option,
+                       "cannot create the folder: " + SanitizeText(existing) + " is " +
+                           KindOf(st.st_mode) + ", not a folder",
+                       "give a folder path whose parents are folders");
+  std::string why;
+  if (!ProbeCreate(existing, true, &why))
+    return CannotWrite(dir, option,
+                       "cannot create the folder: nothing can be created in " +
+                           SanitizeText(existing) + ": " + why,
+                       "give a folder in a writable place");
   return Status::Ok();
 }
 

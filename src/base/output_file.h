@@ -17,6 +17,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "gpuscope/status.h"
 
@@ -38,9 +39,18 @@ struct OutputFile {
 Result<OutputFile> OpenOutputFile(const std::string& path, const char* option,
                                   OutputOpen mode = OutputOpen::kTruncate);
 
-// The checks OpenOutputFile makes, without opening or creating anything, plus a folder that exists
-// and is writable: for outputs written at the end of a long run (`run --html`), said before it.
+// The checks OpenOutputFile makes, without writing anything, plus where the file would go: an
+// existing regular file opened for writing (not truncated), else a folder that exists and in
+// which a file can be created — tried by creating and removing one, since access() says yes to
+// root everywhere, /proc included. For outputs written at the end of a long run (`run --html`,
+// `tune --html`) and for every output of a command before any is written.
 Status CheckOutputFile(const std::string& path, const char* option);
+
+// The same for an output folder (--csv, --write-configs; made if missing): a folder that exists
+// and can hold a new file, each of `files` in it (names) checked as above; or a path that can be
+// made — the nearest part of it that exists is a folder something can be created in.
+Status CheckOutputFolder(const std::string& dir, const char* option,
+                         const std::vector<std::string>& files = {});
 
 // Opens, writes all of `bytes` and closes; an error names the path, errno and a hint. `note`, when
 // given, receives OutputFile::note.

@@ -139,5 +139,78 @@ TEST(OutputFile, OnlyARegularFileIsReplaced) {
   unlink(target.c_str());
 }
 
+// A path inside a regular file, or in a folder where nothing can be created, is refused by the
+// check itself: access(parent, W_OK) passed for both (and for root anywhere), so `run --html
+// FILE/x.html` ran the command and only then failed.
+TEST(OutputFile, TheCheckTriesWhereTheFileWouldGo) {
+  const std::string file = TempPath("a_file");
+  WriteFile(file, "x");
+  Status s = CheckOutputFile(file + "/x.html", "--html");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(), "--html " + file + "/x.html: cannot write into " + file +
+                             ": it is a regular file, not a folder (hint: give a path inside a "
+                             "folder that exists)");
+  s = CheckOutputFile(file + "/sub/x.html", "--html");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(), "--html " + file + "/sub/x.html: cannot write into " + file +
+                             "/sub: " + file +
+                             " is a regular file, not a folder (hint: give a path inside a folder "
+                             "that exists)");
+  s = CheckOutputFile("/no/such/dir/x.html", "--html");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(),
+            "--html /no/such/dir/x.html: cannot write into /no/such/dir: No such file or "
+            "directory (hint: check the folder exists and is writable)");
+  // /proc: a folder in which nothing can be created (whoever runs the test, root included).
+  s = CheckOutputFile("/proc/x.html", "--html");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message().rfind("--html /proc/x.html: cannot create a file in /proc: ", 0), 0u)
+      << s.message();
+  EXPECT_TRUE(CheckOutputFile(TempPath("fine.html"), "--html").ok());
+  EXPECT_TRUE(CheckOutputFile(file, "--html").ok());
+  EXPECT_EQ(ReadFile(file), "x");  // checked, not truncated
+  // The probe leaves nothing behind.
+  size_t entries = 0;
+  for (const auto& e : std::filesystem::directory_iterator(testing::ProcessTempDir().path()))
+    entries += e.path().filename().string().rfind(".gpuscope-write-check", 0) == 0;
+  EXPECT_EQ(entries, 0u);
+  unlink(file.c_str());
+}
+
+TEST(OutputFile, AFolderOutputIsAFolderOrCanBeMade) {
+  const std::string file = TempPath("not_a_folder");
+  WriteFile(file, "x");
+  Status s = CheckOutputFolder(file, "--csv");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(), "--csv " + file +
+                             ": exists and is a regular file, not a folder (hint: --csv takes a "
+                             "folder; it is made if missing)");
+  s = CheckOutputFolder(file + "/csv", "--csv");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(), "--csv " + file + "/csv: cannot create the folder: " + file +
+                             " is a regular file, not a folder (hint: give a folder path whose "
+                             "parents are folders)");
+  s = CheckOutputFolder("/proc/x", "--csv");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message().rfind("--csv /proc/x: cannot create the folder: nothing can be created in "
+                              "/proc: ",
+                              0),
+            0u)
+      << s.message();
+  EXPECT_TRUE(CheckOutputFolder(TempPath("new/deeper"), "--csv").ok());
+  EXPECT_FALSE(std::filesystem::exists(TempPath("new")));  // checked, not made
+  // Files named in an existing folder: each checked (a folder in a table's place is refused).
+  const std::string dir = TempPath("tables");
+  std::filesystem::create_directories(dir + "/ops.csv");
+  s = CheckOutputFolder(dir, "--csv", {"steps.csv", "ops.csv"});
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("--csv " + dir + "/ops.csv: exists and is a folder"),
+            std::string::npos)
+      << s.message();
+  EXPECT_TRUE(CheckOutputFolder(dir, "--csv", {"steps.csv"}).ok());
+  std::filesystem::remove_all(dir);
+  unlink(file.c_str());
+}
+
 }  // namespace
 }  // namespace gpuscope

@@ -153,6 +153,10 @@ Status ListMapInputs(const std::vector<std::string>& inputs, MapInputs* out) {
       out->carried.insert(out->carried.end(), listed.summaries.begin(), listed.summaries.end());
       out->skipped.insert(out->skipped.end(), listed.skipped.begin(), listed.skipped.end());
     } else if (*kind == ingest::PathKind::kSummary) {
+      // Every SQLite file that is no Nsight Systems export is classified so; only one the summary
+      // reader reads is "already a summary". Any other gets the reader's own words, as analyze
+      // and reduce say them (not a gpuscope summary, what it holds instead, a hint).
+      if (auto read = store::ReadSummaryFile(in); !read.ok()) return read.status();
       return Status::Error(StatusCode::kInvalidInput,
                            in +
                                ": is already a gpuscope summary (hint: combine summaries with "

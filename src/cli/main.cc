@@ -16,6 +16,7 @@
 #include "analyze/run_all.h"
 #include "api/analyze.h"
 #include "base/malloc_tuning.h"
+#include "base/numbers.h"
 #include "base/thread_pool.h"
 #include "cli/diff_command.h"
 #include "cli/job_command.h"
@@ -71,30 +72,10 @@ bool ParseSize(const std::string& text, uint64_t* out) {
   return true;
 }
 
-// "500us", "2ms", "1.5s", "250ns" (also "µs") → ns. A unit is required. Returns false on nonsense.
+// "500us", "2ms", "1.5s", "250ns" (also "µs", "5m", "1h") → ns: base's ParseDurationNs, the
+// parser of every duration flag. Returns false on nonsense.
 bool ParseDuration(const std::string& text, int64_t* out) {
-  size_t i = 0;
-  double value = 0;
-  try {
-    value = std::stod(text, &i);
-  } catch (...) {
-    return false;
-  }
-  const std::string unit = text.substr(i);
-  double scale = 0;
-  if (unit == "ns")
-    scale = 1;
-  else if (unit == "us" || unit == "\u00b5s")
-    scale = 1e3;
-  else if (unit == "ms")
-    scale = 1e6;
-  else if (unit == "s")
-    scale = 1e9;
-  else
-    return false;
-  if (!(value >= 0) || value * scale > 9e18) return false;
-  *out = static_cast<int64_t>(std::llround(value * scale));
-  return true;
+  return ParseDurationNs(text, out) == NumberError::kOk;
 }
 
 // A progress bar on stderr, only when stderr is a terminal and the work has run for over a second.
@@ -177,6 +158,11 @@ void PrintStats(const api::Analysis& a, double wall) {
 // the renderer; what is the CLI's own is MPI, the progress bar, --stats and the exit code.
 int RunAnalyze(const AnalyzeArgs& args) {
   api::AnalyzeOptions options = args.options;
+  // The report's files, checked before the analysis (minutes on a large job) rather than after.
+  if (const Status s = cli::CheckOutputArgs(args.out); !s.ok()) {
+    PrintError(s);
+    return ExitCodeFor(s);
+  }
   // Under mpirun every process runs this; MPI starts before any thread and ends after the last
   // (`world` is destroyed last). Only process 0 prints.
   std::unique_ptr<job::MpiWorld> world;

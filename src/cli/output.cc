@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -70,8 +71,9 @@ size_t TerminalColumns(int fd) {
   return kDefaultColumns;
 }
 // Every table as DIR/<key>.csv (render/csv.h), and what was written said on stderr.
-int WriteCsv(const render::Document& doc, const std::string& dir) {
-  auto written = render::WriteCsvTables(doc, dir);
+int WriteCsv(const std::vector<std::pair<std::string, std::string>>& tables,
+             const std::string& dir) {
+  auto written = render::WriteCsvFiles(tables, dir);
   if (!written.ok()) {
     PrintError(written.status());
     return ExitCodeFor(written.status());
@@ -101,17 +103,44 @@ void AddOutputFlags(CLI::App* app, OutputArgs* args) {
       ->check(CLI::Range(0, 10000));
 }
 
+Status CheckOutputArgs(const OutputArgs& args) {
+  if (!args.html_path.empty()) GPUSCOPE_RETURN_IF_ERROR(CheckOutputFile(args.html_path, "--html"));
+  if (!args.csv_dir.empty()) GPUSCOPE_RETURN_IF_ERROR(CheckOutputFolder(args.csv_dir, "--csv"));
+  return Status::Ok();
+}
+
 int Emit(const render::Document& doc, const OutputArgs& args) {
+  // Every file output checked before any is written (the CSV tables by name), so that a bad
+  // --csv never leaves the --html page of the same command behind.
+  std::vector<std::pair<std::string, std::string>> tables;
+  Status checked = CheckOutputArgs(args);
+  if (checked.ok() && !args.csv_dir.empty()) {
+    tables = render::CsvTables(doc);
+    std::vector<std::string> names;
+    for (const auto& [key, text] : tables) names.push_back(key + ".csv");
+    checked = CheckOutputFolder(args.csv_dir, "--csv", names);
+  }
+  if (!checked.ok()) {
+    PrintError(checked);
+    return ExitCodeFor(checked);
+  }
   std::string html_note;
+  bool html_made = false;  // the page is new: removed again if the CSV tables then fail
   if (!args.html_path.empty()) {
+    struct stat st {};
+    html_made = lstat(args.html_path.c_str(), &st) != 0;
     const std::string page = render::RenderHtml(doc, {args.verbose});
     if (const Status s = WriteOutputFile(args.html_path, page, "--html", &html_note); !s.ok()) {
       PrintError(s);
+      if (html_made) unlink(args.html_path.c_str());
       return ExitCodeFor(s);
     }
   }
   if (!args.csv_dir.empty()) {
-    if (int rc = WriteCsv(doc, args.csv_dir); rc != 0) return rc;
+    if (int rc = WriteCsv(tables, args.csv_dir); rc != 0) {
+      if (html_made) unlink(args.html_path.c_str());
+      return rc;
+    }
   }
   errno = 0;
   bool put = true;

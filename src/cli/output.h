@@ -48,10 +48,17 @@ void ReserveStandardStreams();
 // Adds --json, --html FILE, --csv DIR, -v/--verbose, --color and --width to a subcommand.
 void AddOutputFlags(CLI::App* app, OutputArgs* args);
 
+// --html FILE and --csv DIR checked as they will be written (base/output_file.h: CheckOutputFile,
+// CheckOutputFolder), before anything is: for a command that runs for long before its report
+// (`run`, `tune`) or writes other files too (`plan --write-configs`), up front.
+Status CheckOutputArgs(const OutputArgs& args);
+
 // Writes the views the flags ask for. Returns 0, or 2 when the HTML file, a CSV file or the report
 // on standard output cannot be written (the error is printed; outputs go through
-// base/output_file.h, so nothing an output path names is replaced or damaged). Text wraps to the
-// terminal's width only when its stream is a terminal.
+// base/output_file.h, so nothing an output path names is replaced or damaged). Every file is
+// checked before any is written, and a write that still fails removes the files this call created
+// (a new --html page, the CSV tables and folders it made), so a failed command leaves no half set.
+// Text wraps to the terminal's width only when its stream is a terminal.
 int Emit(const render::Document& doc, const OutputArgs& args);
 
 }  // namespace gpuscope::cli

@@ -81,8 +81,20 @@ int RunPlanCommand(const PlanCliOptions& o) {
   }
   auto planned = api::PlanJob(o.plan);
   if (!planned.ok()) return Fail(planned.status());
+  const bool configs = !o.write_configs.empty() && !planned->report.feasible.empty();
+  // Every output checked before any is written: a bad --write-configs must not leave the page
+  // of --html behind it, nor the report printed as if all went well.
+  if (Status s = CheckOutputArgs(o.out); !s.ok()) return Fail(s);
+  if (configs) {
+    std::vector<std::string> files;
+    for (const plan::ConfigSnippet& sn :
+         plan::Snippets(planned->request, planned->report.feasible.front().config))
+      if (!sn.text.empty()) files.push_back(sn.file);
+    if (Status s = CheckOutputFolder(o.write_configs, "--write-configs", files); !s.ok())
+      return Fail(s);
+  }
   if (const int rc = Emit(planned->document, o.out); rc != 0) return rc;
-  if (!o.write_configs.empty() && !planned->report.feasible.empty()) {
+  if (configs) {
     if (Status s = WriteConfigs(planned->request, planned->report.feasible.front().config,
                                 o.write_configs);
         !s.ok())

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <filesystem>
 
 #include "base/output_file.h"
 #include "base/sanitize.h"
@@ -41,27 +40,23 @@ int RunRunCommand(const RunCliOptions& o) {
   if (!interval) {
     PrintError(Status::Error(StatusCode::kUsage,
                              "--interval \"" + o.interval +
-                                 "\" is not a duration (hint: e.g. 100ms, 0.5s, 2s; between 10ms "
-                                 "and 1h)"));
+                                 "\" is not a duration (hint: e.g. 100ms, 0.5s, 2s, 5m; between "
+                                 "10ms and 1h)"));
     return kExitBadInput;
   }
   // Outputs written when the command ends are checked before it starts: an hour's run must not
   // end in "cannot write" (and --report-json used to exit 0 then).
   for (const auto& [path, option] :
-       {std::pair{o.out.html_path, "--html"}, std::pair{o.report_json, "--report-json"},
-        std::pair{o.record, "--record"}}) {
+       {std::pair{o.report_json, "--report-json"}, std::pair{o.record, "--record"}}) {
     if (path.empty()) continue;
     if (const Status s = CheckOutputFile(path, option); !s.ok()) {
       PrintError(s);
       return ExitCodeFor(s);
     }
   }
-  if (!o.out.csv_dir.empty() && std::filesystem::exists(o.out.csv_dir) &&
-      !std::filesystem::is_directory(o.out.csv_dir)) {
-    PrintError(Status::Error(StatusCode::kUsage, "--csv " + o.out.csv_dir +
-                                                     ": exists and is not a folder (hint: --csv "
-                                                     "takes a folder; it is made if missing)"));
-    return kExitBadInput;
+  if (const Status s = CheckOutputArgs(o.out); !s.ok()) {
+    PrintError(s);
+    return ExitCodeFor(s);
   }
   monitor::RunOptions options;
   options.command = o.command;

@@ -92,7 +92,7 @@ int RunTuneCommand(const TuneCliOptions& o) {
   const auto interval = monitor::ParseInterval(o.interval);
   if (!interval) {
     PrintError("--interval \"" + o.interval +
-               "\" is not a duration (hint: e.g. 100ms, 0.5s, 2s; between 10ms and 1h)");
+               "\" is not a duration (hint: e.g. 100ms, 0.5s, 2s, 5m; between 10ms and 1h)");
     return kExitBadInput;
   }
   options.metric.warmup = *warmup;
@@ -105,6 +105,11 @@ int RunTuneCommand(const TuneCliOptions& o) {
   options.interval_ns = *interval;
   options.nvml_library = o.nvml_library;
   options.show_output = !o.quiet;
+  // The report's files are written after the last trial: checked before the first.
+  if (const Status s = CheckOutputArgs(o.out); !s.ok()) {
+    PrintError(s);
+    return ExitCodeFor(s);
+  }
   auto result = tune::RunTune(options);
   if (!result.ok()) {
     PrintError(result.status());

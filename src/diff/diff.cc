@@ -628,6 +628,11 @@ DiffReport Diff(const report::Report& before, const report::Report& after,
   out.options = options;
   for (const RankReport& r : before.ranks) out.before_ranks.push_back(r.summary.rank);
   for (const RankReport& r : after.ranks) out.after_ranks.push_back(r.summary.rank);
+  for (const auto& [side, into] :
+       {std::pair{&before, &out.before_diagnostics}, std::pair{&after, &out.after_diagnostics}})
+    for (const RankReport& r : side->ranks)
+      if (r.summary.diagnostics.total() > 0)
+        into->push_back({r.summary.path, r.summary.diagnostics});
   // Pairs of (before index, after index).
   std::vector<std::pair<size_t, size_t>> pairs;
   // Rank ids pair ranks only when each side's ids are known and distinct.

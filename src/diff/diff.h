@@ -190,11 +190,20 @@ struct RankDiff {
   MemoryDelta memory;
 };
 
+// What the reader skipped or repaired in one trace (analyze's diagnostics table), so that a diff
+// says it as analyze does: a side read in part compares less than it seems to.
+struct TraceDiagnostics {
+  std::string path;
+  Diagnostics diagnostics;
+};
+
 struct DiffReport {
   DiffOptions options;
   std::string before_label, after_label;  // set by the caller (the paths given)
   std::vector<RankDiff> ranks;
   std::vector<int32_t> before_ranks, after_ranks;  // every rank id per side
+  // Per side, the traces whose reader skipped or repaired events (none: every event read).
+  std::vector<TraceDiagnostics> before_diagnostics, after_diagnostics;
   std::vector<std::string> warnings;  // mismatches; shown first in text, warnings[] in JSON
 };
 

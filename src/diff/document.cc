@@ -268,6 +268,41 @@ void AddDistributions(const RankDiff& r, Section& s) {
   AddBeforeAfterChart(s, "exclusive_chart", "GPU time (exclusive), before and after", r.exclusive);
 }
 
+// A side's events skipped or repaired, as analyze's diagnostics table says them (its columns,
+// with the trace's path first: a side may be a folder of ranks), and the count lost; nothing when
+// every event was read.
+void AddDiagnostics(const std::string& side, const std::vector<TraceDiagnostics>& traces,
+                    Section& s) {
+  if (traces.empty()) return;
+  uint64_t lost = 0;
+  Table& t = s.AddTable(side + "_diagnostics", side + ": events skipped or repaired",
+                        {{"path", "file"},
+                         {"reason", "reason"},
+                         {"description", "what"},
+                         {"count", "events"},
+                         {"first_byte_offset", "first at byte"}});
+  for (const TraceDiagnostics& trace : traces) {
+    const Diagnostics& g = trace.diagnostics;
+    lost += g.lost();
+    for (size_t i = 0; i < g.count.size(); ++i) {
+      if (g.count[i] == 0) continue;
+      const Diag reason = static_cast<Diag>(i);
+      t.rows.push_back(
+          {Text(trace.path), Text(DiagName(reason)), Text(DiagDescription(reason)),
+           Count(g.count[i]),
+           g.first_offset[i] >= 0 ? Value::Count(g.first_offset[i]) : Value::Na(Unit::kCount)});
+    }
+  }
+  t.text_rows = 20;
+  if (lost > 0) {
+    Row& row = s.AddRow(side + "_events_lost", side);
+    row.fields = {F("events_lost", "", Count(lost))};
+    row.note =
+        "events or fields could not be read and were skipped (the table above says which): the "
+        "figures of this side that need them undercount";
+  }
+}
+
 }  // namespace
 
 render::Document BuildDocument(const DiffReport& d) {
@@ -302,6 +337,8 @@ render::Document BuildDocument(const DiffReport& d) {
                F("after_ranks", "after", Text(ranks(d.after_ranks)))};
   for (size_t i = 0; i < d.warnings.size(); ++i)
     head.AddRow("warning_" + std::to_string(i), "warning").note = d.warnings[i];
+  AddDiagnostics("before", d.before_diagnostics, head);
+  AddDiagnostics("after", d.after_diagnostics, head);
   // One screen first: the summary of every rank pair; then the detail of each.
   for (size_t i = 0; i < d.ranks.size(); ++i) {
     const RankDiff& r = d.ranks[i];

@@ -36,18 +36,19 @@ const char* DiagDescription(Diag d) {
     case Diag::kUnknownPhase:
       return "events skipped: unknown phase";
     case Diag::kMissingTimestamp:
-      return "events skipped: no valid \"ts\"";
+      return "events skipped: no \"ts\"";
     case Diag::kMissingDuration:
       return "complete events skipped: no \"dur\"";
     case Diag::kNegativeDuration:
       return "events skipped: negative \"dur\"";
     case Diag::kBadNumber:
-      return "fields ignored: not a number where one was expected";
+      return "fields ignored: not a number where one was expected (the event skipped when it is "
+             "its \"ts\", or a complete event's \"dur\")";
     case Diag::kNumberAsString:
       return "numbers sent as strings (parsed)";
     case Diag::kIntegerOutOfRange:
       return "fields ignored: number out of range (beyond int64, or a time beyond ±292 years "
-             "in ns)";
+             "in ns; the event skipped when it is its \"ts\", or a complete event's \"dur\")";
     case Diag::kInvalidUtf8:
       return "events with invalid UTF-8 (replaced by U+FFFD)";
     case Diag::kControlCharacter:

@@ -23,6 +23,7 @@
 #include <fmt/format.h>
 
 #include "analyze/monitor_stats.h"
+#include "base/numbers.h"
 #include "base/sanitize.h"
 #include "monitor/nvml.h"
 #include "monitor/proc.h"
@@ -237,22 +238,10 @@ void DropEveryOtherSample(std::vector<Sample>* samples) {
 }
 
 std::optional<int64_t> ParseInterval(const std::string& text) {
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  if (end == text.c_str()) return std::nullopt;
-  const std::string unit = end;
-  double scale = 0;
-  if (unit == "ms")
-    scale = 1e6;
-  else if (unit == "s")
-    scale = 1e9;
-  else if (unit == "us" || unit == "µs")
-    scale = 1e3;
-  else
-    return std::nullopt;
-  const double ns = v * scale;
-  if (!(ns >= 10e6 && ns <= 3600e9)) return std::nullopt;
-  return static_cast<int64_t>(ns);
+  int64_t ns = 0;
+  if (ParseDurationNs(text, &ns) != NumberError::kOk) return std::nullopt;
+  if (ns < kMinIntervalNs || ns > kMaxIntervalNs) return std::nullopt;
+  return ns;
 }
 
 namespace {

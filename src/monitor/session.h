@@ -78,7 +78,12 @@ Result<RunOutcome> RunAndMonitor(const RunOptions& options);
 // Keeps samples 0, 2, 4, … in place (the in-memory downsampling of long runs).
 void DropEveryOtherSample(std::vector<Sample>* samples);
 
-// "100ms", "0.5s", "2s", "250us" → ns; nullopt for anything else or outside 10 ms … 1 h.
+// The sampling interval's bounds: below 10 ms the sampling itself costs CPU time the run would
+// see; above 1 h a run would have hardly a sample.
+inline constexpr int64_t kMinIntervalNs = 10'000'000;
+inline constexpr int64_t kMaxIntervalNs = 3'600'000'000'000;
+// "100ms", "0.5s", "2s", "5m", "1h" → ns (base/numbers.h: ParseDurationNs, the parser of every
+// duration flag); nullopt for anything else or outside 10 ms … 1 h.
 std::optional<int64_t> ParseInterval(const std::string& text);
 
 }  // namespace gpuscope::monitor

@@ -119,22 +119,43 @@ std::vector<std::pair<std::string, std::string>> CsvTables(const Document& doc) 
   return out;
 }
 
-Result<std::vector<std::string>> WriteCsvTables(const Document& doc, const std::string& dir,
-                                                const char* option) {
+Result<std::vector<std::string>> WriteCsvFiles(
+    const std::vector<std::pair<std::string, std::string>>& tables, const std::string& dir,
+    const char* option) {
   namespace fs = std::filesystem;
   std::error_code ec;
+  // What this call makes, removed again if a later write fails: no half set of tables is left.
+  fs::path made_folder;  // the outermost folder created, or empty
+  for (fs::path p = dir; !p.empty() && !fs::exists(p, ec); p = p.parent_path()) {
+    made_folder = p;
+    if (p == p.parent_path()) break;
+  }
   fs::create_directories(dir, ec);
-  if (!fs::is_directory(dir, ec))
-    return Status::Error(StatusCode::kUsage, std::string("cannot write CSV tables to ") + dir +
-                                                 ": not a folder (hint: " + option +
-                                                 " takes a folder; it is made if missing)");
-  std::vector<std::string> written;
-  for (const auto& [key, text] : CsvTables(doc)) {
+  if (ec || !fs::is_directory(dir))
+    return Status::Error(StatusCode::kUsage,
+                         std::string(option) + " " + dir +
+                             (ec ? ": cannot create the folder: " + ec.message() +
+                                       " (hint: give a folder in a writable place)"
+                                 : std::string(": exists and is not a folder (hint: ") + option +
+                                       " takes a folder; it is made if missing)"));
+  std::vector<std::string> written, created;
+  for (const auto& [key, text] : tables) {
     const std::string path = (fs::path(dir) / (key + ".csv")).string();
-    GPUSCOPE_RETURN_IF_ERROR(WriteOutputFile(path, text, option));
+    const bool existed = fs::exists(fs::symlink_status(path, ec));
+    if (Status s = WriteOutputFile(path, text, option); !s.ok()) {
+      for (const std::string& c : created) fs::remove(c, ec);
+      if (!made_folder.empty()) fs::remove_all(made_folder, ec);
+      return s;
+    }
+    if (!existed) created.push_back(path);
     written.push_back(path);
   }
   return written;
+}
+
+Result<std::vector<std::string>> WriteCsvTables(const Document& doc, const std::string& dir,
+                                                const char* option) {
+  return WriteCsvFiles(CsvTables(doc), dir, option);
 }
 
 }  // namespace gpuscope::render

@@ -25,5 +25,10 @@ std::vector<std::pair<std::string, std::string>> CsvTables(const Document& doc);
 // Python's Report.to_csv write. Returns the paths written; `option` names the flag in errors.
 Result<std::vector<std::string>> WriteCsvTables(const Document& doc, const std::string& dir,
                                                 const char* option = "--csv");
+// The same for tables already made (CsvTables): a caller that checked their paths first writes
+// what it checked. On a failed write, the tables and folders this call created are removed.
+Result<std::vector<std::string>> WriteCsvFiles(
+    const std::vector<std::pair<std::string, std::string>>& tables, const std::string& dir,
+    const char* option = "--csv");
 
 }  // namespace gpuscope::render

@@ -184,24 +184,13 @@ std::string SettingText(const Setting& setting, const std::vector<Param>& params
 }
 
 Result<int64_t> ParseTuneDuration(std::string_view text, std::string_view flag) {
-  const std::string t(TrimSpace(text));
-  char* end = nullptr;
-  const double v = std::strtod(t.c_str(), &end);
-  const std::string unit = end != nullptr ? end : "";
-  double scale = 0;
-  if (unit == "ms")
-    scale = 1e6;
-  else if (unit == "s")
-    scale = 1e9;
-  else if (unit == "m" || unit == "min")
-    scale = 60e9;
-  else if (unit == "h")
-    scale = 3600e9;
+  int64_t ns = 0;
   // 1 ms … 30 days.
-  if (end == t.c_str() || scale == 0 || !(v * scale >= 1e6) || !(v * scale <= 30 * 86400e9))
+  if (ParseDurationNs(text, &ns) != NumberError::kOk || ns < 1'000'000 ||
+      ns > 30 * 86'400'000'000'000)
     return Usage(std::string(flag) + " \"" + std::string(text) +
                  "\" is not a duration (hint: e.g. 90s, 5m, 1.5h, 500ms)");
-  return static_cast<int64_t>(std::llround(v * scale));
+  return ns;
 }
 
 Result<double> ParsePercent(std::string_view text, std::string_view flag) {

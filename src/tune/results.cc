@@ -5,8 +5,10 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -251,6 +253,67 @@ ResultsFile ReadResults(std::string_view text, const std::string& path) {
   return f;
 }
 
+namespace {
+
+// The first bytes of every line TrialRecordJson writes: a line that begins so (or is cut within
+// them) is one of ours, damaged or from another version — skipped, and the file appended to.
+constexpr std::string_view kRecordStart = "{\"type\":\"gpuscope.tune.trial\"";
+
+bool StartsLikeARecord(std::string_view line) {
+  return line.substr(0, kRecordStart.size()) == kRecordStart.substr(0, line.size());
+}
+
+Status NotOurs(const std::string& path, const std::string& what) {
+  return Status::Error(
+      StatusCode::kInvalidInput,
+      "--results " + SanitizeText(path) + ": not a gpuscope tune results file: " + what +
+          "; expected an empty file or JSON lines each with \"type\": \"" +
+          std::string(kRecordType) +
+          "\" (docs/tune.md) (hint: choose another --results path; tune appends a line per trial "
+          "and would damage this file)");
+}
+
+}  // namespace
+
+Status CheckResultsFileIsOurs(std::string_view text, const ResultsFile& parsed,
+                              const std::string& path) {
+  // Binary at the start (a trace.json.gz, a checkpoint): never a file tune wrote, whatever
+  // follows. 64 bytes is enough to tell, and a record's first line holds no control byte.
+  if (text.size() >= 2 && static_cast<unsigned char>(text[0]) == 0x1f &&
+      static_cast<unsigned char>(text[1]) == 0x8b)
+    return NotOurs(path, "it starts with gzip bytes (1f 8b at byte 0)");
+  for (size_t i = 0; i < std::min<size_t>(text.size(), 64); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "%02x", c);
+      return NotOurs(path, "it starts with binary bytes (" + std::string(hex) + " at byte " +
+                               std::to_string(i) + ")");
+    }
+  }
+  // One record read makes the file ours: its bad lines are then edits or cut writes, skipped.
+  if (!parsed.records.empty()) return Status::Ok();
+  // No record: every line must at least begin like one (a write cut by a kill before the first
+  // record was whole); the first line that does not tells what the file is.
+  size_t start = 0;
+  for (int line_no = 1; start < text.size(); ++line_no) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(start, end - start);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    const size_t first = line.find_first_not_of(" \t");
+    if (first != std::string_view::npos && !StartsLikeARecord(line.substr(first))) {
+      auto why = ParseTrialRecord(line);
+      return NotOurs(path, "line " + std::to_string(line_no) + " (byte " +
+                               std::to_string(start + first) + ") is " +
+                               (why.ok() ? std::string("a record") : why.status().message()) +
+                               ", and no line is a trial record");
+    }
+    start = end + 1;
+  }
+  return Status::Ok();
+}
+
 Result<ResultsFile> LoadResults(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
@@ -261,7 +324,10 @@ Result<ResultsFile> LoadResults(const std::string& path) {
   text << in.rdbuf();
   if (in.bad())
     return Status::Error(StatusCode::kIoError, "cannot read " + path + ": " + std::strerror(errno));
-  return ReadResults(text.str(), path);
+  const std::string bytes = text.str();
+  ResultsFile file = ReadResults(bytes, path);
+  GPUSCOPE_RETURN_IF_ERROR(CheckResultsFileIsOurs(bytes, file, path));
+  return file;
 }
 
 ResultsWriter::~ResultsWriter() {

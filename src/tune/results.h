@@ -5,8 +5,9 @@
 // params and repeat number are in the file (any outcome but "interrupted") is not run again.
 //
 // Reading is tolerant: a line that is not a trial record (a partly written last line after a
-// power cut, an edit) is reported as FILE:LINE with the reason and skipped. docs/tune.md has the
-// fields.
+// power cut, an edit) is reported as FILE:LINE with the reason and skipped — in a file that is
+// ours. A file that is not (no record, a foreign line; binary at the start) is refused.
+// docs/tune.md has the fields.
 #pragma once
 
 #include <cstdint>
@@ -72,7 +73,15 @@ struct ResultsFile {
 
 // Parses a whole file's text; `path` names it in the skipped lines.
 ResultsFile ReadResults(std::string_view text, const std::string& path);
-// Reads the file; a file that does not exist is empty (a first run).
+// Whether `text` (parsed as `parsed`) is a file tune may append to: empty, or holding at least
+// one trial record, or only lines that begin like one (writes cut before the first record was
+// whole). Anything else — a trace, gzip or other binary bytes at the start, another tool's JSON
+// lines — is kInvalidInput naming the file, the first foreign line and its byte offset, with a
+// hint: appending would damage it.
+Status CheckResultsFileIsOurs(std::string_view text, const ResultsFile& parsed,
+                              const std::string& path);
+// Reads the file; a file that does not exist is empty (a first run). A file that is not ours
+// (CheckResultsFileIsOurs) is an error, before any trial runs.
 Result<ResultsFile> LoadResults(const std::string& path);
 
 // Appends records to the results file, each line whole and on disk before Append returns.

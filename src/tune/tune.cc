@@ -15,6 +15,7 @@
 
 #include "analyze/monitor_stats.h"
 #include "analyze/steps.h"
+#include "base/output_file.h"
 #include "base/sanitize.h"
 #include "diff/diff.h"
 #include "gpuscope/ingest.h"
@@ -409,6 +410,8 @@ Result<TuneResult> RunTune(const TuneOptions& options) {
   result.unit = !scaled ? "" : BatchParam(options.params) ? "samples/s" : "steps/s";
   if (options.metric.kind == MetricKind::kTraces && result.options.traces_root.empty())
     result.options.traces_root = options.results_path + ".traces";
+  if (options.metric.kind == MetricKind::kTraces)  // made by the first trial: checked before it
+    GPUSCOPE_RETURN_IF_ERROR(CheckOutputFolder(result.options.traces_root, "--traces-dir"));
   GPUSCOPE_TRY(existing, LoadResults(options.results_path));
   result.skipped_lines = existing->skipped;
   for (const std::string& line : result.skipped_lines)

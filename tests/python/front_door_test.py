@@ -231,6 +231,23 @@ with tempfile.TemporaryDirectory() as tmp:
             check(c.returncode == 2, "CLI refuses %s (exit %d)" % (args, c.returncode))
             check(str(e).split(":")[0].split(" ")[0] == args[0],
                   "plan(%s) refused for %s as the CLI refuses %s" % (extra, e, args[0]))
+    # An int too large for the option's C++ type is out of range (gpuscope.Error, as the docs
+    # say), not "TypeError: plan(): gpus must be an int, not int".
+    for name, call, want in (
+            ("plan(gpus=10**30)", lambda: gpuscope.plan(**dict(base, gpus=10**30)),
+             "--gpus: 1000000000000000000000000000000 is out of range (an integer from "
+             "-9223372036854775808 to 9223372036854775807)"),
+            ("plan(top=2**70)", lambda: gpuscope.plan(**base, top=2**70),
+             "--top: value not in range 1 to 1000"),
+            ("analyze(threads=2**40)", lambda: gpuscope.analyze(example, threads=2**40),
+             "--threads: value not in range 0 to 256")):
+        try:
+            call()
+            check(False, "%s is refused" % name)
+        except gpuscope.Error as e:
+            check(str(e) == want, "%s: gpuscope.Error %r" % (name, str(e)))
+        except TypeError as e:
+            check(False, "%s: gpuscope.Error, not TypeError (%s)" % (name, e))
     try:
         gpuscope.plan(**base, batch_size=8)
         check(False, "an unknown keyword is refused")

@@ -227,6 +227,9 @@ struct RawEvent {
   int64_t ts_ns = 0;
   bool has_dur = false;
   int64_t dur_ns = 0;
+  // Why a "ts" / "dur" that was there could not be read (Diag::kCount: it was read, or absent).
+  Diag ts_problem = Diag::kCount;
+  Diag dur_problem = Diag::kCount;
   TraceId pid = 0;
   TraceId tid = 0;
   bool has_id = false;
@@ -464,28 +467,35 @@ class Context {
   std::string cleaned_;
 };
 
-// Reads a numeric field given as a number or as a numeric string.
+// Reads a numeric field given as a number or as a numeric string. One field, one diagnostic:
+// number_as_string only when the string parsed (kept), else why the field is ignored. With
+// `problem`, that reason is put there instead of counted: the caller counts it once it knows
+// whether the event is skipped for another reason first (Commit).
 template <typename T, typename ParseFn>
-sj::error_code ReadNumber(od::value& v, Context& ctx, T* out, bool* present, ParseFn parse) {
+sj::error_code ReadNumber(od::value& v, Context& ctx, T* out, bool* present, ParseFn parse,
+                          Diag* problem = nullptr) {
+  auto ignored = [&](Diag d) { problem ? void(*problem = d) : ctx.Diag(d); };
   od::json_type type;
   if (auto e = v.type().get(type)) return e;
   std::string_view token;
+  bool from_string = false;
   if (type == od::json_type::number) {
     token = v.raw_json_token();
   } else if (type == od::json_type::string) {
     if (auto e = v.get_string().get(token)) return e;
-    ctx.Diag(Diag::kNumberAsString);
+    from_string = true;
   } else if (type == od::json_type::null) {
     return sj::SUCCESS;
   } else {
-    ctx.Diag(Diag::kBadNumber);
+    ignored(Diag::kBadNumber);
     return sj::SUCCESS;  // the iterator skips the value
   }
   const NumberError ne = parse(token, out);
   if (ne == NumberError::kOk) {
     if (present) *present = true;
+    if (from_string) ctx.Diag(Diag::kNumberAsString);
   } else {
-    ctx.Diag(ne == NumberError::kOutOfRange ? Diag::kIntegerOutOfRange : Diag::kBadNumber);
+    ignored(ne == NumberError::kOutOfRange ? Diag::kIntegerOutOfRange : Diag::kBadNumber);
   }
   return sj::SUCCESS;
 }
@@ -511,9 +521,12 @@ sj::error_code ReadDouble(od::value& v, Context& ctx, double* out) {
   return ReadNumber(v, ctx, out, nullptr,
                     [](std::string_view t, double* o) { return ParseDouble(t, o); });
 }
-sj::error_code ReadMicros(od::value& v, Context& ctx, int64_t* out, bool* present) {
-  return ReadNumber(v, ctx, out, present,
-                    [](std::string_view t, int64_t* o) { return ParseMicrosToNanos(t, o); });
+// "ts" and "dur": a value that cannot be read is left in `problem` (Commit decides whether the
+// event is skipped for it, or only the field ignored).
+sj::error_code ReadMicros(od::value& v, Context& ctx, int64_t* out, bool* present, Diag* problem) {
+  return ReadNumber(
+      v, ctx, out, present, [](std::string_view t, int64_t* o) { return ParseMicrosToNanos(t, o); },
+      problem);
 }
 sj::error_code ReadUint(od::value& v, Context& ctx, uint64_t* out, bool* present = nullptr) {
   return ReadNumber(v, ctx, out, present, [](std::string_view t, uint64_t* o) {
@@ -867,7 +880,7 @@ sj::error_code ReadEvent(od::object& obj, Context& ctx, RawEvent* ev) {
         break;
       case 't':
         if (KeyIs(raw, "ts"))
-          e = ReadMicros(val, ctx, &ev->ts_ns, &ev->has_ts);
+          e = ReadMicros(val, ctx, &ev->ts_ns, &ev->has_ts, &ev->ts_problem);
         else if (KeyIs(raw, "tid"))
           e = ReadTraceId(val, ctx, &ev->tid);
         break;
@@ -882,7 +895,8 @@ sj::error_code ReadEvent(od::object& obj, Context& ctx, RawEvent* ev) {
         }
         break;
       case 'd':
-        if (KeyIs(raw, "dur")) e = ReadMicros(val, ctx, &ev->dur_ns, &ev->has_dur);
+        if (KeyIs(raw, "dur"))
+          e = ReadMicros(val, ctx, &ev->dur_ns, &ev->has_dur, &ev->dur_problem);
         break;
       case 'c':
         if (KeyIs(raw, "cat")) e = ReadString(val, ctx, &ev->cat, &ev->has_cat);
@@ -1100,18 +1114,28 @@ void Commit(const RawEvent& ev, Context& ctx) {
     ctx.Diag(Diag::kUnknownPhase);
     return;
   }
+  // One bad field, one diagnostic, and one per skipped event: a "ts" or "dur" that was there
+  // but could not be read is counted by why (bad_number, integer_out_of_range: the user's fix),
+  // whether the event is skipped for it or only the field ignored; missing_timestamp and
+  // missing_duration are for the field absent. An event skipped for another reason says that.
+  auto field_ignored = [&](Diag problem) {
+    if (problem != Diag::kCount) ctx.Diag(problem);
+  };
   if (ev.ph == 'M') {
+    field_ignored(ev.ts_problem);
+    field_ignored(ev.dur_problem);
     CommitMetadata(ev, ctx);
     return;
   }
   if (!ev.has_ts) {
-    ctx.Diag(Diag::kMissingTimestamp);
+    ctx.Diag(ev.ts_problem != Diag::kCount ? ev.ts_problem : Diag::kMissingTimestamp);
     return;
   }
+  if (ev.ph != 'X') field_ignored(ev.dur_problem);
   switch (ev.ph) {
     case 'X': {
       if (!ev.has_dur) {
-        ctx.Diag(Diag::kMissingDuration);
+        ctx.Diag(ev.dur_problem != Diag::kCount ? ev.dur_problem : Diag::kMissingDuration);
         return;
       }
       if (ev.dur_ns < 0) {
