@@ -121,7 +121,9 @@ TEST(HtmlReport, UnwritableOutputIsAClearError) {
   auto r = RunGpuscope("analyze " + std::string(GPUSCOPE_SOURCE_DIR) +
                        "/examples/train_input_bound.pt.trace.json.gz --html /nonexistent-dir/x.html");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("--html /nonexistent-dir/x.html: cannot write: No such file or directory"), std::string::npos)
+  EXPECT_NE(r.err.find("--html /nonexistent-dir/x.html: cannot write into /nonexistent-dir: No "
+                       "such file or directory"),
+            std::string::npos)
       << r.err;
 }
 
