@@ -1185,6 +1185,16 @@ void AddReplayedFindings(const whatif::WhatIfResults& w, Scale scaled, int64_t s
   }
 }
 
+// How a plan fix's saving is counted, for its assumption: after the plan's fixes before it, by
+// name (the findings are listed by saving, which is not the plan's order).
+std::string PlannedBefore(const whatif::WhatIfResults& w, const whatif::PlanEntry* planned) {
+  if (!planned || planned == &w.plan.front()) return ".";
+  std::string names;
+  for (const whatif::PlanEntry* p = w.plan.data(); p != planned; ++p)
+    names += (names.empty() ? "" : "; ") + whatif::FindWhatIf(p->id)->fix;
+  return ", on top of the plan's fixes before it: " + names + ".";
+}
+
 // Savings from the replay: a finding a what-if prices saves its plan increment; the others, in
 // order of their own estimate, at most what the plan leaves of the step.
 void ApplyReplay(const whatif::WhatIfResults& w, int64_t step_ns, std::vector<Finding>* findings) {
@@ -1210,6 +1220,7 @@ void ApplyReplay(const whatif::WhatIfResults& w, int64_t step_ns, std::vector<Fi
     const int64_t alone = scaled(fix->saving_ns);
     if (wi->conditional) {  // never in the plan: its alone saving, capped below like the others
       f.estimated_saving_ns_per_step = std::max<int64_t>(alone, 0);
+      f.saving_alone_ns_per_step = f.estimated_saving_ns_per_step;
       f.replayed = true;
       f.saving_assumption = wi->assumption + " Replayed alone on the steps' dependency graph.";
       f.evidence.push_back(
@@ -1223,10 +1234,10 @@ void ApplyReplay(const whatif::WhatIfResults& w, int64_t step_ns, std::vector<Fi
     const int64_t increment = planned ? scaled(planned->increment_ns) : 0;
     f.estimated_saving_ns_per_step = increment;
     f.replayed = true;
+    f.saving_alone_ns_per_step = std::max<int64_t>(alone, 0);
     claimed += increment;
-    const bool first = !w.plan.empty() && planned == &w.plan.front();
-    f.saving_assumption = wi->assumption + " Replayed on the steps' dependency graph" +
-                          (first || !planned ? "." : ", after the fixes ranked above it.");
+    f.saving_assumption =
+        wi->assumption + " Replayed on the steps' dependency graph" + PlannedBefore(w, planned);
     f.evidence.push_back(
         F("replay_saving_alone_ns", "replayed, this fix alone", Value::Nanos(alone)));
     if (planned) {
@@ -1404,6 +1415,7 @@ render::Finding ToDocumentFinding(const Finding& f) {
   d.saving = saves ? Value::Nanos(f.estimated_saving_ns_per_step) : Value::Na(Unit::kNanos);
   d.saving_share = saves ? Value::Share(f.estimated_saving_share) : Value::Na(Unit::kShare);
   d.saving_assumption = f.saving_assumption;
+  if (f.saving_alone_ns_per_step >= 0) d.saving_alone = Value::Nanos(f.saving_alone_ns_per_step);
   d.confidence = f.confidence;
   d.evidence = f.evidence;
   d.fix = f.fix;

@@ -105,6 +105,11 @@ struct Finding {
   double confidence = 0.5;  // 0-1
   // Its saving comes from the replay (whatif.h): 0 then means "saves nothing", not "no estimate".
   bool replayed = false;
+  // Its fix replayed alone on today's step (ns per step; -1: not replayed). A plan fix's saving is
+  // what it adds to the plan's fixes before it: applied on its own it saves this (ResNet-50
+  // without workers: the DataLoader fix adds 11.5 ms after CUDA graphs, 57.0 ms alone, measured
+  // 42.7 ms).
+  int64_t saving_alone_ns_per_step = -1;
   // The severity its rule set whatever the saving (idle_gaps: a gap > 500 ms is critical); the
   // replay's saving never lowers it.
   render::Severity min_severity = render::Severity::kInfo;

@@ -177,6 +177,9 @@ struct Finding {
   Severity severity = Severity::kInfo;
   Value saving;        // ns per step, or n/a when the rule gives no saving
   Value saving_share;  // of the mean steady step
+  // The fix applied on its own (ns per step), where `saving` is what it adds to other fixes (the
+  // replay's plan); n/a otherwise.
+  Value saving_alone = Value::Na(Unit::kNanos);
   std::string saving_assumption;
   double confidence = 0.5;
   std::vector<Field> evidence;

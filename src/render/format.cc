@@ -189,6 +189,12 @@ std::string FormatSaving(const Value& v) {
   return FormatValue(v);
 }
 
+std::string AloneText(const Finding& f) {
+  if (f.saving_alone.is_na() || f.saving.is_na()) return "";
+  const std::string alone = FormatSaving(f.saving_alone);
+  return alone == FormatSaving(f.saving) ? "" : "in the plan, ~" + alone + " alone";
+}
+
 bool IsMinor(const Finding& f) {
   return !f.saving_share.is_na() && f.saving_share.AsDouble() < kMinorFindingShare;
 }

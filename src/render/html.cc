@@ -448,6 +448,7 @@ struct Page {
       out += "<p><span class=\"saving\">saves ~" + HtmlEscape(FormatSaving(f.saving)) + " per step";
       if (!f.saving_share.is_na())
         out += " (" + HtmlEscape(FormatShare(f.saving_share.AsDouble(), 0)) + ")";
+      if (const std::string alone = AloneText(f); !alone.empty()) out += " " + HtmlEscape(alone);
       out += "</span>";
       if (!f.saving_assumption.empty())
         out += " <span class=\"muted\">" + HtmlEscape(f.saving_assumption) + "</span>";

@@ -182,6 +182,10 @@ void WriteItem(const Finding& f, JsonWriter* w) {
   WriteScalar(f.saving, w);
   w->Key("saving_share");
   WriteScalar(f.saving_share, w);
+  if (!f.saving_alone.is_na()) {
+    w->Key("saving_alone_ns");
+    WriteScalar(f.saving_alone, w);
+  }
   w->Key("saving_assumption").String(f.saving_assumption);
   w->Key("confidence").ShortestDouble(f.confidence);
   WriteFields("evidence", f.evidence, w);
@@ -522,6 +526,9 @@ struct Reader {
       return false;
     if (!o["saving_share"].get(e) &&
         !Scalar(e, Unit::kShare, -1, path + ".saving_share", &f.saving_share))
+      return false;
+    if (!o["saving_alone_ns"].get(e) &&
+        !Scalar(e, Unit::kNanos, -1, path + ".saving_alone_ns", &f.saving_alone))
       return false;
     if (!o["confidence"].get(e) && !Num(e, path + ".confidence", &f.confidence)) return false;
     if (!Fields(o, "evidence", path, &f.evidence)) return false;

@@ -50,6 +50,12 @@ Document SampleDocument() {
   f.confidence = 0.8;
   f.evidence.push_back(F("dataloader_share", "DataLoader share", Value::Share(0.3)));
   f.fix = "num_workers";
+  f.saving_alone = Value::Nanos(14490000);  // reads as the saving: not shown
+  Finding& planned = s.AddFinding("fp32_math");
+  planned.title = "fp32 math";
+  planned.saving = Value::Nanos(30745800);  // its plan increment, after other fixes
+  planned.saving_share = Value::Share(0.175);
+  planned.saving_alone = Value::Nanos(3301800);
   Finding& minor = s.AddFinding("tiny");
   minor.title = "tiny thing";
   minor.saving = Value::Nanos(1000);
@@ -158,6 +164,13 @@ TEST(Text, RowsTablesFindingsAndNoControlBytes) {
       << text;
   EXPECT_NE(text.find("1. The GPU waits — saves ~14.5 ms per step (30 %)"), std::string::npos)
       << text;
+  // A plan fix that saves another amount alone says both; one whose figures read the same, one.
+  EXPECT_NE(text.find("2. fp32 math — saves ~30.7 ms per step (18 %) in the plan, ~3.30 ms alone"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("14.5 ms alone"), std::string::npos) << text;
+  EXPECT_NE(RenderHtml(SampleDocument()).find("in the plan, ~3.30 ms alone"), std::string::npos);
+  EXPECT_NE(ToJson(SampleDocument()).find("\"saving_alone_ns\": 3301800"), std::string::npos);
   EXPECT_NE(text.find("minor (each under 1 % of a step): tiny thing"), std::string::npos) << text;
   EXPECT_EQ(text.find('\x1b'), std::string::npos);
   EXPECT_NE(text.find("gemm\xEF\xBF\xBD[2J"), std::string::npos);

@@ -167,6 +167,7 @@ struct Writer {
     if (!f.saving.is_na() && f.saving.AsDouble() > 0) {
       head += " — saves ~" + FormatSaving(f.saving) + " per step";
       if (!f.saving_share.is_na()) head += " (" + FormatShare(f.saving_share.AsDouble(), 0) + ")";
+      if (const std::string alone = AloneText(f); !alone.empty()) head += " " + alone;
     }
     const size_t body = indent + 3;
     Line(head, body);
