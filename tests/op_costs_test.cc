@@ -17,6 +17,8 @@
 #include "analyze/op_costs.h"
 #include "analyze/run_all.h"
 #include "gpuscope/ingest.h"
+#include "render/text.h"
+#include "report/document.h"
 #include "report/report.h"
 #include "test_util.h"
 
@@ -187,6 +189,41 @@ TEST(OpCosts, H200LabNoOpAboveRooflineAndGpt2FlopsAndPrecisionPrediction) {
     if (name == "B2_gpt2m_bf16") {
       for (const advise::Finding& x : r.ranks[0].advice.findings) EXPECT_NE(x.id, "fp32_math");
     }
+  }
+}
+
+// MFU is n/a, not a figure from the few priced GEMMs, where most GEMM/conv/attention time has no
+// FLOP count: ResNet-50 on a V100 under PyTorch 1.8 (no stride or padding recorded, no rule for
+// cudnn_convolution_backward_*: MFU read 0.0 % from the fc layer alone) and HTA's torch.compile
+// trace (CompiledFunction ops: it read a figure from the copies around them). On a V100, which has
+// no bf16, the peak is fp16's; the H200 lab's GPT-2 keeps its MFU against the bf16 peak.
+TEST(OpCosts, MfuIsNaWhereMostMathHasNoFlopCountAndUsesFp16OnVolta) {
+  GPUSCOPE_REQUIRE_REAL(
+      "traces/kineto_tb_plugin/resnet50_num_workers_0.worker0.1623143089861.pt.trace.json.gz",
+      "traces/hta/trace_diff_test_V100_rank1of2.json.gz");
+  for (const char* f :
+       {"kineto_tb_plugin/resnet50_num_workers_0.worker0.1623143089861.pt.trace.json.gz",
+        "hta/trace_diff_test_V100_rank1of2.json.gz"}) {
+    std::vector<Trace> keep;
+    const report::Report r = Analyze(testing::RealTrace(f), &keep);
+    const analyze::OpCosts& o = r.ranks[0].op_costs;
+    ASSERT_TRUE(o.peaks.has_value()) << f;
+    EXPECT_EQ(o.mfu_peak_path, hw::MathPath::kFp16) << f;
+    EXPECT_EQ(o.mfu_peak_tflops, 125) << f;
+    int64_t priced = 0;
+    for (const int64_t ns : o.math_ns) priced += ns;
+    EXPECT_GT(o.unpriced_math_ns, 10 * priced) << f;
+    EXPECT_EQ(o.mfu, 0) << f;
+    EXPECT_EQ(o.hfu, 0) << f;
+    EXPECT_EQ(r.ranks[0].advice.verdict.find("MFU"), std::string::npos) << r.ranks[0].advice.verdict;
+    for (const advise::Finding& x : r.ranks[0].advice.findings) EXPECT_NE(x.id, "roofline_gap") << f;
+    const std::string text = render::RenderText(report::BuildDocument(r), {});
+    EXPECT_NE(text.find("MFU n/a · HFU n/a"), std::string::npos) << f;
+    EXPECT_NE(text.find("dense fp16 peak 125 TFLOP/s, datasheet: this GPU has no bf16"),
+              std::string::npos)
+        << f;
+    EXPECT_NE(text.find("of the GEMM/conv/attention GPU time has no FLOP count"), std::string::npos)
+        << f;
   }
 }
 

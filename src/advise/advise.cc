@@ -448,7 +448,7 @@ constexpr const char* kRooflineGapEvidence =
 // the ops and makes the verdict "compute-bound at X % MFU" when nothing with a saving wins.
 void RooflineGap(const RuleContext& c, std::vector<Finding>* out) {
   const analyze::OpCosts& o = *c.in.op_costs;
-  if (!o.peaks || o.steps == 0 || !(o.mfu_peak_tflops > 0)) return;
+  if (!o.peaks || o.steps == 0 || !(o.mfu > 0)) return;
   std::vector<std::pair<double, const analyze::OpCostGroup*>> lost;
   double total = 0;
   for (const analyze::OpCostGroup& g : o.groups) {
@@ -1155,7 +1155,7 @@ std::string PathVerdict(const analyze::CriticalPath& cp, const analyze::OpCosts*
     if (Share(stall->first, total) >= kCriticalSavingShare) best = stall;
   }
   std::string v = best->second;
-  if (v == "GPU-bound" && o && o->steps > 0 && o->mfu_peak_tflops > 0)
+  if (v == "GPU-bound" && o && o->steps > 0 && o->mfu > 0)
     v = "compute-bound at " + render::FormatShare(o->mfu, 1) + " MFU";
   return v;
 }
@@ -1362,7 +1362,7 @@ Advice AdviseRank(const RankInputs& in) {
   // A GPU whose time no saving-bearing finding claims: say how well it is used (MFU) rather than
   // "look at the kernels" or a zero-saving note (memory_underused).
   const analyze::OpCosts* o = in.op_costs;
-  if (o && o->steps > 0 && o->mfu_peak_tflops > 0) {
+  if (o && o->steps > 0 && o->mfu > 0) {
     bool saving_verdict = false;
     for (const Finding& f : advice.findings) {
       const Rule* rule = FindRule(f.id);

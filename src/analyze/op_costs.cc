@@ -151,6 +151,14 @@ class OpCostAnalysis {
     if (!t_.devices.empty()) out_.device = t_.devices.front().name;
     out_.peaks =
         options.gpu.empty() ? hw::PeaksForDevice(out_.device) : hw::PeaksForGpu(options.gpu);
+    // MFU's convention (PaLM, Megatron) divides by the 16-bit tensor-core peak: bf16's, or on a
+    // GPU without bf16 (Volta) fp16's, the 16-bit type it trains in.
+    for (const hw::MathPath path : {hw::MathPath::kBf16, hw::MathPath::kFp16}) {
+      if (out_.mfu_peak_tflops > 0 || !out_.peaks || !(out_.peaks->Of(path).datasheet > 0))
+        continue;
+      out_.mfu_peak_tflops = out_.peaks->Of(path).datasheet;
+      out_.mfu_peak_path = path;
+    }
     OrderRows();
     NestOps();
     AttributeGpuTime();
@@ -501,6 +509,10 @@ class OpCostAnalysis {
       if (gr.unpriced == Unpriced::kPriced) out_.priced_ns += gr.time_ns;
       if (gr.math && gr.unpriced == Unpriced::kPriced)
         out_.math_ns[static_cast<size_t>(gr.path)] += gr.time_ns;
+      else if (gr.unpriced != Unpriced::kPriced &&
+               (gr.math || (gr.top_kernel != kEmptyString &&
+                            KernelPath(classes_.OfName(gr.top_kernel).math).has_value())))
+        out_.unpriced_math_ns += gr.time_ns;
       out_.above_roofline_groups += gr.above_roofline;
     }
   }
@@ -559,8 +571,13 @@ class OpCostAnalysis {
     out_.hardware_flops_per_step = hardware / n;
     out_.recomputed_flops_per_step = recomputed / n;
     out_.fp32_forward_math_input_bytes_per_step = fp32_inputs / n;
-    if (out_.peaks && out_.peaks->Of(hw::MathPath::kBf16).datasheet > 0) {
-      out_.mfu_peak_tflops = out_.peaks->Of(hw::MathPath::kBf16).datasheet;
+    // Most math time unpriced (PyTorch 1.8 records no stride or padding, so its convolutions
+    // have no output size, and cudnn_convolution_backward_* no rule): MFU is unknown, not the
+    // few GEMMs that were priced.
+    int64_t priced_math_ns = 0;
+    for (const int64_t ns : out_.math_ns) priced_math_ns += ns;
+    if (out_.mfu_peak_tflops > 0 && out_.model_flops_per_step > 0 &&
+        priced_math_ns >= out_.unpriced_math_ns) {
       const double denom = static_cast<double>(out_.step_ns) * 1e-9 * out_.mfu_peak_tflops * 1e12;
       out_.mfu = out_.model_flops_per_step / denom;
       out_.hfu = out_.hardware_flops_per_step / denom;

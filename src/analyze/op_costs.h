@@ -23,7 +23,8 @@
 //    ops that started in those steps, without recomputation (a forward op under the autograd
 //    engine: activation checkpointing) and with attention backward at 2× its forward; hardware
 //    FLOPs include both. MFU = model FLOPs per step / (mean step time × the GPU's dense bf16
-//    datasheet peak); HFU the same with hardware FLOPs. Embeddings and elementwise ops count 0.
+//    datasheet peak, fp16's without bf16); HFU the same with hardware FLOPs. Embeddings and
+//    elementwise ops count 0.
 #pragma once
 
 #include <array>
@@ -134,6 +135,10 @@ struct OpCosts {
   int64_t priced_ns = 0;
   int64_t unattributed_ns = 0;                        // linked to a launch that no cpu_op encloses
   std::array<int64_t, hw::kMathPathCount> math_ns{};  // GEMM/conv/attention time per path
+  // GPU time of ops that are GEMM/conv/attention (by their rule, or their longest kernel's name)
+  // but have no FLOP count: MFU leaves them out (a lower bound), or is n/a when they are the
+  // larger part.
+  int64_t unpriced_math_ns = 0;
   uint64_t above_roofline_groups = 0;
   int64_t layout_ns = 0;            // Σ OpCostGroup::layout_ns
   std::vector<KernelCost> kernels;  // kernels counted for priced ops, by time descending
@@ -151,7 +156,10 @@ struct OpCosts {
   double fp32_forward_math_input_bytes_per_step = 0;
   double mfu = 0;
   double hfu = 0;
-  double mfu_peak_tflops = 0;  // the dense bf16 datasheet peak MFU divides by
+  // The dense datasheet peak MFU divides by: bf16's, or fp16's on a GPU without bf16 (V100);
+  // 0: neither is known (MFU n/a).
+  double mfu_peak_tflops = 0;
+  hw::MathPath mfu_peak_path = hw::MathPath::kBf16;
   // Per Trace::gpu row (empty without shapes): the index in `groups` of the op it was counted
   // for (-1: none), and, when some fusion chain exists, the fused ÷ unfused time of the chain
   // run it belongs to (1: in none). The what-ifs rescale activities by these.

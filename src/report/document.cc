@@ -729,6 +729,22 @@ void AddPeaksPricedAgainst(const analyze::OpCosts& o, Section& s) {
 // Every op priced (analyze/op_costs.h): the cost model's summary (GPU and peaks, MFU/HFU with
 // their convention, what is unpriced), the per-op table grouped by op and input shapes (text shows
 // the top rows), and the peaks it priced against.
+// What MFU leaves out: the GEMM/conv/attention time the trace's shapes give no FLOPs for.
+std::string UnpricedMathNote(const analyze::OpCosts& o) {
+  int64_t priced = 0;
+  for (const int64_t ns : o.math_ns) priced += ns;
+  const int64_t all = priced + o.unpriced_math_ns;
+  if (all <= 0 || o.unpriced_math_ns * 100 < all) return "";
+  const std::string share =
+      render::FormatShare(static_cast<double>(o.unpriced_math_ns) / static_cast<double>(all), 0);
+  return o.mfu > 0 ? "; a lower bound: " + share +
+                         " of the GEMM/conv/attention GPU time has no FLOP count (ops table: "
+                         "unpriced)"
+                   : "; n/a: " + share +
+                         " of the GEMM/conv/attention GPU time has no FLOP count (ops table: "
+                         "unpriced)";
+}
+
 void AddOpCosts(const RankReport& rr, Section& s) {
   const analyze::OpCosts& o = rr.op_costs;
   auto pct = [](double share) { return Value::Share(share, 1); };
@@ -747,15 +763,23 @@ void AddOpCosts(const RankReport& rr, Section& s) {
   head.detail = !o.shapes;
   Row& mfu = s.AddRow("mfu", "MFU");
   mfu.fields = {
-      F("mfu_share", "MFU", o.mfu_peak_tflops > 0 ? pct(o.mfu) : Value::Na(Unit::kShare)),
-      F("hfu_share", "HFU", o.mfu_peak_tflops > 0 ? pct(o.hfu) : Value::Na(Unit::kShare)),
+      F("mfu_share", "MFU", o.mfu > 0 ? pct(o.mfu) : Value::Na(Unit::kShare)),
+      F("hfu_share", "HFU", o.hfu > 0 ? pct(o.hfu) : Value::Na(Unit::kShare)),
       F("model_tflop_per_step", "model TFLOP per step",
         Value::Number(o.model_flops_per_step / 1e12, 3)),
       F("convention", "convention",
-        Text("GEMM/conv/attention FLOPs of the steady steps ÷ (step time × dense bf16 peak " +
-             render::FormatNumber(o.mfu_peak_tflops, 0) +
-             " TFLOP/s, datasheet); causal attention counted half; attention backward 2× forward "
-             "(HFU 2.5×, and recomputed forward ops); embeddings, norms and elementwise ops 0")),
+        Text("GEMM/conv/attention FLOPs of the steady steps ÷ (step time × " +
+             (o.mfu_peak_tflops > 0
+                  ? "dense " + std::string(hw::MathPathName(o.mfu_peak_path)) + " peak " +
+                        render::FormatNumber(o.mfu_peak_tflops, 0) + " TFLOP/s, datasheet"
+                  : std::string("the dense bf16 peak: n/a without recorded shapes or for a GPU not "
+                                "in the table")) +
+             (o.mfu_peak_path == hw::MathPath::kFp16 ? ": this GPU has no bf16" : "") +
+             "); causal attention counted half; attention backward 2× forward (HFU 2.5×, and "
+             "recomputed forward ops); embeddings, norms and elementwise ops 0" +
+             UnpricedMathNote(o))),
+      Detail("unpriced_math_ns", "GEMM/conv/attention GPU time without a FLOP count",
+             Ns(o.unpriced_math_ns)),
       Detail("hardware_tflop_per_step", "hardware TFLOP per step",
              Value::Number(o.hardware_flops_per_step / 1e12, 3)),
       Detail("recomputed_tflop_per_step", "recomputed TFLOP per step",
