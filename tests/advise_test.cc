@@ -139,6 +139,28 @@ TEST(Advise, NcclTraceGetsACommunicationFindingWithTheOverlap) {
   EXPECT_EQ(overlap->value.unit, render::Unit::kShare);
 }
 
+// The misaligned-GEMM title names the alignment of the GEMMs it counts: 16 bytes is 4 elements
+// for TF32 (HTA's A100 trace: 1,024×256×19,410 in tf32, K odd by 2) and 8 for bf16 (the H200
+// lab's GPT-2: the 50,257-word LM head). It said "a multiple of 8" for both.
+TEST(Advise, MisalignedGemmTitleNamesTheAlignmentOfItsPath) {
+  GPUSCOPE_REQUIRE_REAL("traces/hta/trace_diff_control_A100_rank3of8.json.gz");
+  const Analysed tf32 = AnalyseFile(Shared("hta/trace_diff_control_A100_rank3of8.json.gz"));
+  const advise::Finding* f = Find(tf32.report.ranks[0], "misaligned_gemm");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->title, "GEMMs with a dimension that is not a multiple of 4 run far below the roofline");
+  const render::Field* gemm = Evidence(*f, "gemm_1");
+  ASSERT_NE(gemm, nullptr);
+  EXPECT_NE(gemm->value.text.find("tf32"), std::string::npos) << gemm->value.text;
+  testing::RealParts parts;
+  if (!parts.Have({"traces/gpu_lab_h200/B2_gpt2m_bf16.1795883130099329806.pt.trace.json.gz"}))
+    return;
+  const Analysed bf16 =
+      AnalyseFile(Shared("gpu_lab_h200/B2_gpt2m_bf16.1795883130099329806.pt.trace.json.gz"));
+  const advise::Finding* lm = Find(bf16.report.ranks[0], "misaligned_gemm");
+  ASSERT_NE(lm, nullptr);
+  EXPECT_EQ(lm->title, "GEMMs with a dimension that is not a multiple of 8 run far below the roofline");
+}
+
 // Every real trace with NCCL kernels gets a communication finding that quotes HTA's overlap
 // figure, whether or not communication is the top finding there. Its saving is the replay's:
 // overlapping collectives saves nothing where the host bounds the step.

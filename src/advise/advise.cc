@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <initializer_list>
+#include <set>
 #include <utility>
 
 #include "base/utf8.h"
@@ -316,8 +317,9 @@ std::string GemmShape(const analyze::OpCostGroup& g, const std::string& suffix) 
 constexpr const char* kMisalignedGemmFix =
     "Pad the odd dimension to a multiple of 64 (a vocabulary: "
     "model.resize_token_embeddings(len(tokenizer), pad_to_multiple_of=64), or config vocab_size "
-    "50304 for GPT-2's 50257); keep hidden and batch×sequence sizes multiples of 8 (16-bit) so "
-    "cuBLAS can use its tensor-core kernels.";
+    "50304 for GPT-2's 50257); keep hidden and batch×sequence sizes multiples of 16 bytes of "
+    "their type (8 bf16/fp16, 4 tf32, 16 fp8 elements) so cuBLAS can use its tensor-core "
+    "kernels.";
 constexpr const char* kMisalignedGemmEvidence =
     "misaligned_gemm_per_step_ns, predicted_per_step_ns, reference_efficiency_share, gemm_N "
     "(shape), gemm_N_efficiency_share";
@@ -327,11 +329,15 @@ constexpr const char* kMisalignedGemmEvidence =
 void MisalignedGemm(const RuleContext& c, std::vector<Finding>* out) {
   const analyze::OpCosts& o = *c.in.op_costs;
   if (!o.peaks) return;
-  auto aligned = [](const analyze::OpCostGroup& g) {
+  // Elements per tensor-core alignment on the group's path: 16 B of fp8, 16-bit or 32-bit values.
+  auto alignment = [](const analyze::OpCostGroup& g) {
     const int e = g.path == hw::MathPath::kFp8                                       ? 1
                   : (g.path == hw::MathPath::kBf16 || g.path == hw::MathPath::kFp16) ? 2
                                                                                      : 4;
-    const double step = kTensorCoreAlignBytes / e;
+    return kTensorCoreAlignBytes / e;
+  };
+  auto aligned = [&alignment](const analyze::OpCostGroup& g) {
+    const double step = alignment(g);
     for (double d : {g.gemm_m, g.gemm_n, g.gemm_k})
       if (std::fmod(d, step) != 0) return false;
     return true;
@@ -349,6 +355,7 @@ void MisalignedGemm(const RuleContext& c, std::vector<Finding>* out) {
   double now = 0, predicted = 0;
   std::vector<std::pair<double, const analyze::OpCostGroup*>> worst;
   double reference = 0;
+  std::set<int> alignments;  // of the GEMMs counted: the title names it
   for (const analyze::OpCostGroup& g : o.groups) {
     if (g.family != analyze::OpFamily::kGemm || g.unpriced != analyze::Unpriced::kPriced ||
         !(g.gemm_m > 0) || aligned(g) || !g.compute_bound) {
@@ -363,6 +370,7 @@ void MisalignedGemm(const RuleContext& c, std::vector<Finding>* out) {
     now += t;
     predicted += at_ref;
     reference = std::max(reference, ref);
+    alignments.insert(alignment(g));
     worst.emplace_back(t - at_ref, &g);
   }
   const double steps = static_cast<double>(c.step_count);
@@ -370,8 +378,12 @@ void MisalignedGemm(const RuleContext& c, std::vector<Finding>* out) {
   if (!(Share(saving, c.step_ns) > kMisalignedShare)) return;
   std::sort(worst.begin(), worst.end(),
             [](const auto& a, const auto& b) { return a.first > b.first; });
+  // 8 for 16-bit GEMMs, 4 for TF32/fp32 ones (16 bytes either way), 16 for fp8.
+  const std::string multiple = alignments.size() == 1
+                                   ? "a multiple of " + std::to_string(*alignments.begin())
+                                   : "a multiple of 16 bytes of its type";
   Finding f = Found(
-      "GEMMs with a dimension that is not a multiple of 8 run far below the roofline", saving,
+      "GEMMs with a dimension that is not " + multiple + " run far below the roofline", saving,
       "Padded to the tensor-core alignment, those GEMMs reach the efficiency this trace's aligned "
       "GEMMs on the same math path reach (time-weighted); the padding's extra FLOPs are ignored "
       "(under 0.1 % for a vocabulary padded to 64).",
