@@ -8,8 +8,6 @@
 #include <set>
 #include <unordered_map>
 
-#include <fmt/format.h>
-
 namespace gpuscope::analyze {
 
 namespace {
@@ -241,10 +239,7 @@ void FindStartState(const std::vector<snapshot::TraceEvent>& events, SnapshotDev
   d.initial_reserved_bytes = std::max<int64_t>({reserved_start, -reserved_min, 0});
   if (alloc_start < -alloc_min || alloc_start < 0) {
     d.inconsistent = true;
-    d.notes.push_back("the blocks allocated at the snapshot (" +
-                      std::to_string(d.active_allocated_bytes) +
-                      " B) are fewer than the trace implies: the start is the least that keeps "
-                      "allocated at or above 0");
+    d.snapshot_below_trace = true;
   }
   if (reserved_start < -reserved_min || reserved_start < 0) {
     d.inconsistent = true;
@@ -273,10 +268,6 @@ SnapshotDevice AnalyzeDevice(const snapshot::Snapshot& snap, int device,
 
   FindStartState(events, d);
   d.starts_mid_run = !events.empty() && (d.initial_allocated_bytes > 0 || d.frees_before_trace > 0);
-  if (d.starts_mid_run)
-    d.notes.push_back("the trace starts mid-run: " + std::to_string(d.initial_allocated_bytes) +
-                      " B were already allocated at its first event (the snapshot's blocks minus "
-                      "the trace's net allocations); the timeline starts from there");
 
   // Pass 2: the timeline and the peak.
   int64_t allocated = d.initial_allocated_bytes, reserved = d.initial_reserved_bytes;
@@ -360,16 +351,7 @@ SnapshotDevice AnalyzeDevice(const snapshot::Snapshot& snap, int device,
   d.peak_above_start_bytes = d.peak_allocated_bytes - d.initial_allocated_bytes;
   if (exceeded_reserved) {
     d.inconsistent = true;
-    // Said as measured: the cause is not in the file (a guess — "a synthetic snapshot?" — was
-    // wrong on most real snapshots where this happens).
-    const std::string over =
-        fmt::format("{:.2f} GiB", static_cast<double>(most_over_reserved) / (1 << 30));
-    d.notes.push_back(
-        "at some point the trace allocates more than its segment events reserve (by up "
-        "to " +
-        over +
-        "): the segment events do not account for all reserved memory, so the "
-        "reserved line is as recorded, not the device's");
+    d.most_over_reserved_bytes = most_over_reserved;
   }
 
   // Pass 3: replay to the peak and group what is live there.

@@ -92,6 +92,12 @@ struct SnapshotDevice {
   bool starts_mid_run = false;
   int64_t frees_before_trace = 0;  // frees of blocks the trace never allocated
   bool inconsistent = false;       // the segments and the trace disagree (see notes)
+  // The blocks allocated at the snapshot are fewer than the trace implies (the start is then the
+  // least that keeps allocated ≥ 0); the report's note gives the bytes.
+  bool snapshot_below_trace = false;
+  // The most the trace's allocated exceeds its segment events' reserved at one point (0: never);
+  // the report's note gives it.
+  int64_t most_over_reserved_bytes = 0;
   // Timeline: one point per event that changes allocated or reserved, after it.
   std::vector<int64_t> time_us;
   std::vector<int64_t> allocated_bytes;
@@ -119,6 +125,8 @@ struct SnapshotDevice {
   int64_t kv_cache_at_peak_count = 0;
   std::string kv_cache_frame;  // "update (…/transformers/cache_utils.py:123)", the first one seen
   std::vector<OomEvent> ooms;
+  // Notes without numbers; those with bytes (mid-run start, snapshot_below_trace,
+  // most_over_reserved_bytes) are the report's, which formats bytes.
   std::vector<std::string> notes;
 };
 

@@ -176,6 +176,22 @@ TEST(Text, RowsTablesFindingsAndNoControlBytes) {
   EXPECT_NE(text.find("gemm\xEF\xBF\xBD[2J"), std::string::npos);
 }
 
+// A section of charts only (a recording's "over time") has nothing a terminal shows: no heading
+// either (the lab's run_A1.jsonl report ended with a bare "over time").
+TEST(Text, ASectionOfChartsOnlyHasNoHeading) {
+  Document doc;
+  Section& top = doc.AddSection("run", "");
+  top.AddRow("verdict", "verdict").fields.push_back(F("v", "", Value::Text("busy")));
+  Section& over_time = top.AddSection("over_time", "over time");
+  Chart& c = over_time.AddChart("util", "utilisation", Chart::Kind::kLines, Unit::kShare);
+  c.x = {0, 1};
+  c.series.push_back({"gpu0", "GPU 0", {0.5, 0.6}});
+  EXPECT_EQ(RenderText(doc, {}).find("over time"), std::string::npos) << RenderText(doc, {});
+  EXPECT_NE(RenderHtml(doc).find("over time"), std::string::npos);
+  over_time.AddText("note", "sampled every 1 s");
+  EXPECT_NE(RenderText(doc, {}).find("over time"), std::string::npos);
+}
+
 TEST(Text, WrapsOnlyWhenAWidthIsGiven) {
   Document doc;
   Section& s = doc.AddSection("s", "");

@@ -215,8 +215,17 @@ struct Writer {
       Line(std::string(indent, ' ') + "minor (each under 1 % of a step): " + minor, indent + 2);
   }
 
+  // Whether a terminal shows anything of the section: charts alone ("over time" of a recording)
+  // are drawn only in HTML, and a heading over nothing is noise.
+  static bool ShowsText(const Section& s) {
+    if (!(s.views & kViewText)) return false;
+    for (const Item& item : s.items)
+      if (!std::holds_alternative<Chart>(item)) return true;
+    return std::any_of(s.sections.begin(), s.sections.end(), ShowsText);
+  }
+
   void SectionOut(const Section& s, size_t depth) {
-    if (!(s.views & kViewText)) return;
+    if (!ShowsText(s)) return;
     if (s.text_inline) {
       SectionItems(s, depth * 2);
       for (const Section& child : s.sections) SectionOut(child, depth);

@@ -257,6 +257,28 @@ void AddDevice(const snapshot::Snapshot& snap, const SnapshotDevice& d, Section&
   }
   AddTimeline(snap, d, s);
   for (size_t k = 0; k < d.notes.size(); ++k) s.AddText("note_" + std::to_string(k), d.notes[k]);
+  // The notes with bytes, formatted as the rows above give them.
+  if (d.snapshot_below_trace)
+    s.AddText("note_snapshot_below_trace",
+              "the blocks allocated at the snapshot (" +
+                  render::FormatBytes(static_cast<double>(d.active_allocated_bytes)) +
+                  ") are fewer than the trace implies: the start is the least that keeps "
+                  "allocated at or above 0");
+  if (d.starts_mid_run)
+    s.AddText("note_mid_run",
+              "the trace starts mid-run: " +
+                  render::FormatBytes(static_cast<double>(d.initial_allocated_bytes)) +
+                  " were already allocated at its first event (the snapshot's blocks minus the "
+                  "trace's net allocations); the timeline starts from there");
+  // Said as measured: the cause is not in the file (a guess, "a synthetic snapshot?", was wrong
+  // on most real snapshots where this happens).
+  if (d.most_over_reserved_bytes > 0)
+    s.AddText("note_over_reserved",
+              "at some point the trace allocates more than its segment events reserve (by up "
+              "to " +
+                  render::FormatBytes(static_cast<double>(d.most_over_reserved_bytes)) +
+                  "): the segment events do not account for all reserved memory, so the "
+                  "reserved line is as recorded, not the device's");
 }
 
 }  // namespace
