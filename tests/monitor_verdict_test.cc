@@ -12,6 +12,8 @@
 #include "analyze/monitor_stats.h"
 #include "ingest/registry.h"
 #include "monitor/recorder.h"
+#include "render/csv.h"
+#include "render/html.h"
 #include "render/json.h"
 #include "render/text.h"
 #include "report/monitor_document.h"
@@ -254,6 +256,33 @@ TEST(Verdict, RealH200RecordingSteadyPhase) {
                                   "pipeline runs in the main process"),
             std::string::npos)
       << v.advice.verdict;
+}
+
+// The recording's samples as a table for --csv (samples.csv: a row per sample, a column per
+// series the charts draw); a recording's --csv wrote only an empty workers.csv. Text keeps no
+// bare "over time" heading (its charts are HTML's).
+TEST(Verdict, RecordingSamplesAreACsvTableAndTextHasNoEmptyHeading) {
+  GPUSCOPE_REQUIRE_REAL("traces/gpu_lab_h200/run_A1.jsonl");
+  auto rec = ingest::ReadMonitorInput(testing::RealTrace("gpu_lab_h200/run_A1.jsonl"));
+  ASSERT_TRUE(rec.ok()) << rec.status().message();
+  const Verdict v = Judge(*rec);
+  const render::Document doc = report::BuildRunDocument(v.stats, v.advice);
+  std::string samples;
+  for (const auto& [key, text] : render::CsvTables(doc))
+    if (key == "samples") samples = text;
+  ASSERT_FALSE(samples.empty());
+  std::istringstream in(samples);
+  std::string header, line;
+  std::getline(in, header);
+  EXPECT_EQ(header,
+            "section,run,rank,path,t_ns,gpu_0_util_pct,gpu_0_mem_used_bytes,gpu_0_power_w,"
+            "gpu_0_sm_clock_mhz,trainer_cpu_pct,workers_cpu_pct\r");
+  size_t rows = 0;
+  while (std::getline(in, line)) ++rows;
+  EXPECT_EQ(rows, v.stats.series.t_ns.size());
+  EXPECT_EQ(rows, v.stats.samples);
+  EXPECT_EQ(v.text.find("over time"), std::string::npos) << v.text;
+  EXPECT_EQ(render::RenderHtml(doc).find(">samples<"), std::string::npos) << "JSON and CSV only";
 }
 
 // Issue 32 item 1: the training process is not the busiest one. A process tree as (pid, ppid,

@@ -217,11 +217,16 @@ struct Writer {
 
   // Whether a terminal shows anything of the section: charts alone ("over time" of a recording)
   // are drawn only in HTML, and a heading over nothing is noise.
-  static bool ShowsText(const Section& s) {
+  bool ShowsText(const Section& s) const {
     if (!(s.views & kViewText)) return false;
-    for (const Item& item : s.items)
-      if (!std::holds_alternative<Chart>(item)) return true;
-    return std::any_of(s.sections.begin(), s.sections.end(), ShowsText);
+    for (const Item& item : s.items) {
+      const Table* t = std::get_if<Table>(&item);
+      if (t ? !t->rows.empty() && (t->text_rows > 0 || opt.verbose)
+            : !std::holds_alternative<Chart>(item))
+        return true;
+    }
+    return std::any_of(s.sections.begin(), s.sections.end(),
+                       [this](const Section& c) { return ShowsText(c); });
   }
 
   void SectionOut(const Section& s, size_t depth) {

@@ -165,6 +165,44 @@ void AddCpuRows(const MonitorCpu& c, Section* out) {
     t.rows.push_back({Count(w.pid), Text(w.name), Percent(w.cpu_mean_pct)});
 }
 
+// The charts' series as one table, a row per sample (t_ns from the run's start): what --csv
+// writes as samples.csv and JSON carries; text and HTML have the charts. A series the source has
+// no value for is left out; a missing value is empty.
+void AddSamplesTable(const analyze::MonitorSeries& ts, Section* over_time) {
+  std::vector<std::pair<std::string, const std::vector<double>*>> series;
+  std::vector<Unit> units;
+  auto add = [&](std::string key, const std::vector<double>& v, Unit unit) {
+    if (std::none_of(v.begin(), v.end(), [](double x) { return std::isfinite(x); })) return;
+    series.emplace_back(std::move(key), &v);
+    units.push_back(unit);
+  };
+  for (const analyze::MonitorSeriesGpu& g : ts.gpus) {
+    const std::string gpu = "gpu_" + std::to_string(g.index) + "_";
+    add(gpu + "util_pct", g.util_pct, Unit::kPercent);
+    add(gpu + "mem_used_bytes", g.mem_used_bytes, Unit::kBytes);
+    add(gpu + "power_w", g.power_w, Unit::kWatts);
+    add(gpu + "sm_clock_mhz", g.sm_clock_mhz, Unit::kMegahertz);
+  }
+  add("trainer_cpu_pct", ts.main_cpu_pct, Unit::kPercent);
+  add("workers_cpu_pct", ts.workers_cpu_pct, Unit::kPercent);
+  if (series.empty()) return;
+  Section& sec = over_time->AddSection("samples", "samples");
+  sec.views = 0;  // JSON and CSV only
+  std::vector<render::Column> columns = {{"t_ns", "time"}};
+  for (const auto& [key, v] : series) columns.push_back({key, key});
+  render::Table& t = sec.AddTable("samples", "samples", std::move(columns));
+  t.text_rows = 0;
+  for (size_t i = 0; i < ts.t_ns.size(); ++i) {
+    std::vector<Value> row = {Value::Nanos(static_cast<int64_t>(ts.t_ns[i]))};
+    for (size_t k = 0; k < series.size(); ++k) {
+      const std::vector<double>& v = *series[k].second;
+      row.push_back(i < v.size() && std::isfinite(v[i]) ? Value::Number(v[i], -1, units[k])
+                                                        : Value::Na(units[k]));
+    }
+    t.rows.push_back(std::move(row));
+  }
+}
+
 // The run over time (HTML draws the charts; JSON carries them): GPU utilisation, memory, power
 // and SM clock per GPU, the trainer's and its workers' CPU, the steady phase shaded. A chart the
 // source has no data for is left out.
@@ -206,6 +244,7 @@ void AddOverTime(const MonitorStats& s, Section* out) {
     chart("cpu_chart", "CPU: the trainer and its workers (% of a core)", Unit::kPercent,
           {{"trainer_pct", "trainer", ts.main_cpu_pct},
            {"workers_pct", "workers", ts.workers_cpu_pct}});
+  AddSamplesTable(ts, &sec);
 }
 
 void AddNotes(const MonitorStats& s, Section* out) {
