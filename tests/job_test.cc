@@ -16,6 +16,7 @@
 #include "base/thread_pool.h"
 #include "gpuscope/ingest.h"
 #include "gpuscope/synth.h"
+#include "gpuscope/version.h"
 #include "report/report.h"
 #include "report/summary.h"
 #include "test_util.h"
@@ -570,6 +571,22 @@ TEST(GroupJobs, TensorBoardFolderIsTwoRunsAndNoStraggler) {
   EXPECT_EQ(g[1].notes.back().find("set apart from the jobs before it (started 19 h 22 min "
                                    "later)"),
             0u);
+  EXPECT_TRUE(g[0].sessions && g[1].sessions);
+  // The report compares the sessions side by side and calls them sessions: it said "4 ranks in 2
+  // jobs", "· 2 ranks", "(every rank)" beside the note "not ranks of one job", with a straggler,
+  // wait, collectives, clocks and a job what-if that only ranks of one job have.
+  const testing::CommandResult r = testing::RunGpuscope("analyze " + dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("gpuscope " GPUSCOPE_VERSION " · 4 profiling sessions in 2 runs\n", 0), 0u)
+      << r.out.substr(0, 200);
+  EXPECT_NE(r.out.find("\nrun 1 (resnet50_num_workers_0.worker0, 2 profiling sessions, started "
+                       "2021-06-08 08:57:03 UTC)\n  verdict     host-bound (every session)\n"),
+            std::string::npos);
+  const std::string runs = r.out.substr(0, r.out.find("\nrank "));  // before the rank sections
+  for (const char* job_only : {"\n  straggler", "\n  waiting", "\n  collectives",
+                               "\n  job what-if", "\n  clocks", " ranks\n", "(every rank)"})
+    EXPECT_EQ(runs.find(job_only), std::string::npos) << job_only;
+  EXPECT_NE(r.out.find("step time   min (input_1) 151.539 ms"), std::string::npos);
 }
 
 // ---- Real multi-rank traces ----------------------------------------------------------------------

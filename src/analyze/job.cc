@@ -640,6 +640,7 @@ std::vector<JobGroup> GroupJobs(const std::vector<const model::RankFacts*>& rank
     const model::RankIdentity& head = ranks[by_time.front()]->identity;
     const std::string n = std::to_string(d + 1);
     const std::string started = "started " + UtcTime(head.trace_start_ns);
+    g.sessions = dr.sessions;
     if (dr.sessions) {
       g.label = "run " + n + " (" + BaseName(SessionKey(head.path)) + ", " +
                 std::to_string(g.members.size()) + " profiling sessions, " + started + ")";

@@ -26,6 +26,9 @@ struct JobGroup {
   // "rank 3 appears twice: a/rank3.json, b/rank3.json (both kept, as ranks 3 and 3′)", "no rank
   // id".
   std::vector<std::string> notes;
+  // Profiling sessions of one process without a rank id (a TensorBoard log folder of one
+  // worker), not ranks of one job: compared side by side, with no straggler, wait or job what-if.
+  bool sessions = false;
 };
 
 // Groups ranks into jobs: same world size, backend and process groups, trace starts within

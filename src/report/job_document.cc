@@ -114,7 +114,7 @@ void AddSpread(Section& s, const std::string& key, const std::string& label, Uni
 // advise::kVerdictMinShare of the step (what any finding needs to name the verdict), else the
 // verdict most of its ranks share.
 void AddVerdict(const analyze::JobAnalysis& a, const std::vector<Member>& members,
-                const std::optional<advise::Finding>& straggler, Section& s) {
+                const std::optional<advise::Finding>& straggler, const char* noun, Section& s) {
   std::map<std::string, size_t> tally;
   for (const Member& m : members)
     if (!m.facts().verdict.empty()) ++tally[m.facts().verdict];
@@ -141,9 +141,10 @@ void AddVerdict(const analyze::JobAnalysis& a, const std::vector<Member>& member
   if (straggles)
     row.note = "(rank " + std::to_string(a.straggler->rank) + " keeps the others waiting)";
   else if (!common.empty())
-    row.note = common_count == members.size() ? "(every rank)"
-                                              : "(" + std::to_string(common_count) + " of " +
-                                                    std::to_string(members.size()) + " ranks)";
+    row.note = common_count == members.size()
+                   ? std::string("(every ") + noun + ")"
+                   : "(" + std::to_string(common_count) + " of " + std::to_string(members.size()) +
+                         " " + noun + "s)";
 }
 
 // The rank the others wait for, or why none is named. JSON: `rank` and `wait_caused_per_step_ns`
@@ -593,9 +594,14 @@ void AddJob(const AnalysedJob& job, size_t number, std::vector<Member>& members,
   const analyze::JobAnalysis& a = job.analysis;
   const std::string label =
       job.group.label.empty() ? "job " + std::to_string(number) : job.group.label;
-  Section& s = jobs.AddSection(
-      "job_" + std::to_string(number),
-      label + " · " + std::to_string(members.size()) + (members.size() == 1 ? " rank" : " ranks"));
+  // Sessions of one process are compared side by side: no rank waits for another in them.
+  const bool sessions = job.group.sessions;
+  const char* noun = sessions ? "session" : "rank";
+  // A sessions group's label counts its sessions already.
+  Section& s = jobs.AddSection("job_" + std::to_string(number),
+                               sessions ? label
+                                        : label + " · " + std::to_string(members.size()) +
+                                              (members.size() == 1 ? " rank" : " ranks"));
   ChooseShown(options, members);
 
   std::optional<advise::Finding> finding;
@@ -609,10 +615,12 @@ void AddJob(const AnalysedJob& job, size_t number, std::vector<Member>& members,
       }
     finding = advise::AdviseJob(a, rank);
   }
-  AddVerdict(a, members, finding, s);
-  AddStraggler(a, members, s);
-  AddWaiting(a, members, s);
-  AddCollectives(a, s);
+  AddVerdict(a, members, finding, noun, s);
+  if (!sessions) {
+    AddStraggler(a, members, s);
+    AddWaiting(a, members, s);
+    AddCollectives(a, s);
+  }
   AddSlowestSteps(members, s);
   std::vector<std::pair<double, const Member*>> step, compute, comm, idle;
   for (const Member& m : members) {
@@ -628,8 +636,10 @@ void AddJob(const AnalysedJob& job, size_t number, std::vector<Member>& members,
   AddSpread(s, "compute", "compute", Unit::kShare, compute);
   AddSpread(s, "exposed_communication", "exposed comm", Unit::kShare, comm);
   AddSpread(s, "idle", "idle", Unit::kShare, idle);
-  AddClocks(a, members, s);
-  AddJobWhatIf(a, s);
+  if (!sessions) {
+    AddClocks(a, members, s);
+    AddJobWhatIf(a, s);
+  }
   for (size_t i = 0; i < job.group.notes.size(); ++i)
     s.AddRow("note_" + std::to_string(i), "note").note = job.group.notes[i];
 
@@ -689,7 +699,20 @@ render::Document Build(const std::vector<RankSummary>& ranks, std::vector<RankSu
     job_members.push_back(std::move(members));
     kept.push_back(&job);
   }
-  if (kept.size() > 1) doc.title += " in " + std::to_string(kept.size()) + " jobs";
+  // Profiling sessions of one process are not ranks: the title counts traces and runs then.
+  const bool all_sessions =
+      !kept.empty() &&
+      std::all_of(kept.begin(), kept.end(), [](const AnalysedJob* j) { return j->group.sessions; });
+  const bool some_sessions =
+      std::any_of(kept.begin(), kept.end(), [](const AnalysedJob* j) { return j->group.sessions; });
+  if (some_sessions)
+    doc.title = "gpuscope " GPUSCOPE_VERSION " · " + std::to_string(ranks.size()) +
+                (all_sessions ? " profiling sessions" : " traces");
+  if (kept.size() > 1)
+    doc.title += " in " + std::to_string(kept.size()) +
+                 (all_sessions    ? " runs"
+                  : some_sessions ? " jobs or runs"
+                                  : " jobs");
   // One rank is the single-rank report: its section first and shown, the job section after it in
   // JSON only (where the across-ranks section was).
   const bool single = ranks.size() == 1;
