@@ -538,6 +538,32 @@ TEST(TuneResults, AFileThatIsNotOursIsRefusedAndOnlyCutRecordsAreTolerated) {
   }
 }
 
+// LoadResults decides from the file's first 64 KiB: a large file tune did not write (an
+// uncompressed trace: one long line) is refused from its head, not read whole first; a results
+// file past 64 KiB is read to its end.
+TEST(TuneResults, TheHeadDecidesAndALargeResultsFileIsReadWhole) {
+  const std::string trace = testing::TempPath("big_trace.json");
+  std::string text = "{\"traceEvents\": [";
+  while (text.size() < 200 * 1024) text += "{\"ph\": \"X\", \"name\": \"aten::mm\"}, ";
+  text += "{}]}\n" + TrialRecordJson(SampleRecord()) + "\n";  // a record past the head
+  testing::WriteFile(trace, text);
+  auto refused = LoadResults(trace);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("line 1 (byte 0) is not JSON"), std::string::npos)
+      << refused.status().message();
+  const std::string results = testing::TempPath("big_results.jsonl");
+  std::string lines;
+  size_t n = 0;
+  for (; lines.size() < 150 * 1024; ++n) lines += TrialRecordJson(SampleRecord()) + "\n";
+  testing::WriteFile(results, lines);
+  auto loaded = LoadResults(results);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  EXPECT_EQ(loaded->records.size(), n);
+  EXPECT_TRUE(loaded->skipped.empty());
+  std::remove(trace.c_str());
+  std::remove(results.c_str());
+}
+
 TEST(TuneCli, AResultsFileThatIsNotOursIsRefusedBeforeAnyTrialAndLeftUntouched) {
   const std::string trace = testing::TempPath("trace.json.gz");
   const std::string marker = testing::TempPath("ran");

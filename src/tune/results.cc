@@ -320,11 +320,24 @@ Result<ResultsFile> LoadResults(const std::string& path) {
     if (errno == ENOENT) return ResultsFile{};
     return Status::Error(StatusCode::kIoError, "cannot read " + path + ": " + std::strerror(errno));
   }
-  std::ostringstream text;
-  text << in.rdbuf();
+  // The head first: a file tune did not write (a multi-GB trace) is refused from its first
+  // 64 KiB, not read whole. A results file has a record there; 64 KiB of other lines before the
+  // first record is not an edit but another file.
+  constexpr size_t kHeadBytes = 64 * 1024;
+  std::string bytes(kHeadBytes, '\0');
+  in.read(bytes.data(), static_cast<std::streamsize>(kHeadBytes));
+  bytes.resize(static_cast<size_t>(in.gcount()));
   if (in.bad())
     return Status::Error(StatusCode::kIoError, "cannot read " + path + ": " + std::strerror(errno));
-  const std::string bytes = text.str();
+  GPUSCOPE_RETURN_IF_ERROR(CheckResultsFileIsOurs(bytes, ReadResults(bytes, path), path));
+  if (bytes.size() == kHeadBytes) {
+    std::ostringstream rest;
+    rest << in.rdbuf();
+    if (in.bad())
+      return Status::Error(StatusCode::kIoError,
+                           "cannot read " + path + ": " + std::strerror(errno));
+    bytes += rest.str();
+  }
   ResultsFile file = ReadResults(bytes, path);
   GPUSCOPE_RETURN_IF_ERROR(CheckResultsFileIsOurs(bytes, file, path));
   return file;
