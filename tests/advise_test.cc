@@ -139,6 +139,22 @@ TEST(Advise, NcclTraceGetsACommunicationFindingWithTheOverlap) {
   EXPECT_EQ(overlap->value.unit, render::Unit::kShare);
 }
 
+// HTA's CUPTI counter trace: 77 kernels recorded as cuda_profiler_range events with hardware
+// counters, no kernel activity. It said "no GPU work" and blamed activities=[CPU] only.
+TEST(Advise, CuptiCounterTraceSaysItHasNoTimelineNotNoGpuWork) {
+  GPUSCOPE_REQUIRE_REAL("traces/hta/cupti_profiler_counters_A100.json.gz");
+  const Analysed a = AnalyseFile(Shared("hta/cupti_profiler_counters_A100.json.gz"));
+  const report::RankReport& r = a.report.ranks[0];
+  EXPECT_EQ(r.summary.counts.profiler_ranges, 77u);
+  EXPECT_EQ(r.summary.counts.kernels, 0u);
+  EXPECT_EQ(r.advice.verdict, "no GPU timeline (a CUPTI counter trace)");
+  std::string warnings;
+  for (const std::string& w : r.summary.warnings) warnings += w + "\n";
+  EXPECT_NE(warnings.find("recorded with CUPTI's range profiler"), std::string::npos) << warnings;
+  EXPECT_NE(warnings.find("each of its 77 kernels"), std::string::npos) << warnings;
+  EXPECT_EQ(warnings.find("activities=[ProfilerActivity.CPU] only"), std::string::npos) << warnings;
+}
+
 // The misaligned-GEMM title names the alignment of the GEMMs it counts: 16 bytes is 4 elements
 // for TF32 (HTA's A100 trace: 1,024×256×19,410 in tf32, K odd by 2) and 8 for bf16 (the H200
 // lab's GPT-2: the 50,257-word LM head). It said "a multiple of 8" for both.

@@ -1342,7 +1342,10 @@ Advice AdviseRank(const RankInputs& in) {
   const analyze::StepsResult& steps = *in.steps;
   const int64_t step_ns = steps.mean_steady_step_ns;
   if (in.summary->counts.kernels + in.summary->counts.memcpys == 0 || step_ns <= 0) {
-    advice.verdict = "no GPU work";
+    // A CUPTI counter trace has GPU work but no timeline of it (trace_summary's warning says why).
+    advice.verdict = in.summary->counts.kernels == 0 && in.summary->counts.profiler_ranges > 0
+                         ? "no GPU timeline (a CUPTI counter trace)"
+                         : "no GPU work";
     return advice;
   }
   // Whole-trace sums (kernels, copies) divided over the steps the trace holds.

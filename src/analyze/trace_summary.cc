@@ -91,6 +91,9 @@ void CountCpuEvents(const Trace& t, TraceSummary& s) {
         ++c.python_functions;
         break;
       case CpuKind::kProfilerRange:
+        ++c.profiler_ranges;
+        ++c.other_cpu_events;
+        break;
       case CpuKind::kOther:
         ++c.other_cpu_events;
         break;
@@ -154,6 +157,18 @@ void AddWarnings(const Trace& t, TraceSummary& s) {
     s.warnings.push_back("no GPU events were read, and " + std::to_string(skipped) +
                          " events were skipped (see diagnostics): the GPU events may be among "
                          "them; GPU analyses are empty");
+  } else if (const uint64_t ranges = s.counts.profiler_ranges; t.gpu.size() == 0 && ranges > 0) {
+    // CUPTI's range profiler (torch.profiler's experimental_config profiler_metrics, HTA's
+    // cupti_profiler_counters trace) records each kernel as a cuda_profiler_range with hardware
+    // counters instead of a kernel activity, replaying it to count them.
+    s.warnings.push_back(
+        "no GPU timeline in this trace: it was recorded with CUPTI's range profiler "
+        "(torch.profiler experimental_config=_ExperimentalConfig(profiler_metrics=[...])), "
+        "which records each of its " +
+        std::to_string(ranges) +
+        " kernels as a cuda_profiler_range event with hardware counters, replayed one at a "
+        "time to count them: their times are not the job's, and GPU analyses need a trace "
+        "recorded with ProfilerActivity.CUDA and without profiler_metrics");
   } else if (t.gpu.size() == 0) {
     s.warnings.push_back(
         "no GPU events in this trace: it was recorded without CUDA activities (e.g. "

@@ -23,6 +23,7 @@ struct EventCounts {
   uint64_t gpu_user_annotations = 0;
   uint64_t python_functions = 0;
   uint64_t other_cpu_events = 0;  // profiler ranges and unknown categories
+  uint64_t profiler_ranges = 0;   // of those, CUPTI range-profiler kernels (cuda_profiler_range)
   uint64_t profiler_steps = 0;
   uint64_t dataloader_ops = 0;
   uint64_t memory_events = 0;

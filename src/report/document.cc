@@ -106,9 +106,11 @@ void AddInputs(const analyze::TraceSummary& r, Section& s) {
       F("dataloader_ops", "DataLoader", Count(c.dataloader_ops)),
       Detail("profiler_steps", "ProfilerStep events", Count(c.profiler_steps))};
   Row& more = s.AddRow("cpu_events_more", "");
-  more.fields = {F("python_functions", "python frames", Count(c.python_functions)),
-                 F("gpu_user_annotations", "GPU annotations", Count(c.gpu_user_annotations)),
-                 F("other_cpu_events", "other", Count(c.other_cpu_events))};
+  more.fields = {
+      F("python_functions", "python frames", Count(c.python_functions)),
+      F("gpu_user_annotations", "GPU annotations", Count(c.gpu_user_annotations)),
+      F("other_cpu_events", "other", Count(c.other_cpu_events)),
+      Detail("profiler_ranges", "of them CUPTI range-profiler kernels", Count(c.profiler_ranges))};
   more.detail = c.python_functions + c.gpu_user_annotations + c.other_cpu_events == 0;
   s.AddRow("other_events", "other").fields = {
       F("memory_events", "[memory]", Count(c.memory_events)),

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -315,6 +316,9 @@ Status CheckResultsFileIsOurs(std::string_view text, const ResultsFile& parsed,
 }
 
 Result<ResultsFile> LoadResults(const std::string& path) {
+  // A folder: nothing to read; opening it for appending refuses it with the output paths' words.
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return ResultsFile{};
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     if (errno == ENOENT) return ResultsFile{};
