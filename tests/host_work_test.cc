@@ -10,6 +10,8 @@
 #include "analyze/host_work.h"
 #include "gpuscope/ingest.h"
 #include "report/report.h"
+#include "render/text.h"
+#include "report/document.h"
 #include "test_util.h"
 
 namespace gpuscope {
@@ -209,6 +211,14 @@ TEST(HostWork, RealNsightExportCompilingInsideTheStep) {
   double saved = 0;
   for (const advise::Finding& x : rr.advice.findings) saved += x.estimated_saving_share;
   EXPECT_LE(saved, 1.0 + 1e-9);  // savings never add up to more than the step
+  // Without ProfilerStep the step is the NVTX ranges' span (857 ms of a 7.3 s capture): the
+  // report says so, not "the whole trace".
+  EXPECT_TRUE(rr.steps.whole_span_fallback);
+  EXPECT_NEAR(static_cast<double>(rr.steps.mean_steady_step_ns), 857.2e6, 0.1e6);
+  const std::string text = render::RenderText(report::BuildDocument(r), {});
+  EXPECT_NE(text.find("(no ProfilerStep: the span of the NVTX ranges, not the whole capture"),
+            std::string::npos);
+  EXPECT_EQ(text.find("(the whole trace: no ProfilerStep)"), std::string::npos);
 }
 
 }  // namespace
