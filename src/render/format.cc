@@ -192,7 +192,7 @@ std::string FormatSaving(const Value& v) {
 std::string AloneText(const Finding& f) {
   if (f.saving_alone.is_na() || f.saving.is_na()) return "";
   const std::string alone = FormatSaving(f.saving_alone);
-  return alone == FormatSaving(f.saving) ? "" : "in the plan, ~" + alone + " alone";
+  return alone == FormatSaving(f.saving) ? "" : "with the other fixes, ~" + alone + " alone";
 }
 
 bool IsMinor(const Finding& f) {

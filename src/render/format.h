@@ -30,8 +30,9 @@ std::string FormatValue(const Value& v);
 std::string FormatDurationApprox(double ns);
 // A finding's saving: approximate durations, other units as FormatValue.
 std::string FormatSaving(const Value& v);
-// "in the plan, ~57.0 ms alone" where a finding's fix on its own saves another amount than its
-// `saving` (at FormatSaving's precision); empty when they read the same or it has no alone figure.
+// "with the other fixes, ~57.0 ms alone" where a finding's fix on its own saves another amount than
+// its `saving` (at FormatSaving's precision); empty when they read the same or it has no alone
+// figure.
 std::string AloneText(const Finding& f);
 
 // Findings below this share of a step are listed together on one "minor" line (every view).
