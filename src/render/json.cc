@@ -682,6 +682,7 @@ void RoundSection(Section* s) {
     if (auto* finding = std::get_if<Finding>(&item)) {
       RoundValue(&finding->saving);
       RoundValue(&finding->saving_share);
+      RoundValue(&finding->saving_alone);
       RoundFields(&finding->evidence);
     }
   }

@@ -109,6 +109,14 @@ TEST(Document, IntegersBeyond2To53ReadBackAsTheNearestDouble) {
   EXPECT_EQ(*back, AsReadBack(doc));
   EXPECT_EQ(std::get<Row>(back->sections[0].items[0]).fields[0].value.i, 1707417525512145920);
   EXPECT_EQ(std::get<Row>(back->sections[0].items[0]).fields[1].value.i, kMaxExactJsonInteger);
+  // A finding's alone saving too (kineto_reader_fuzz: a trace whose replay saved > 2^53 ns).
+  Finding& f = doc.sections[0].AddFinding("launch_bound");
+  f.saving = Value::Nanos(1707417525512145988);
+  f.saving_share = Value::Share(0.5);
+  f.saving_alone = Value::Nanos(1707417525512145988);
+  auto again = FromJson(ToJson(doc), "t.json");
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(*again, AsReadBack(doc));
 }
 
 // A mean count per step (a double in an integer unit) stays a double; only doubles beyond 2^53
