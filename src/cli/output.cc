@@ -110,10 +110,12 @@ Status CheckOutputArgs(const OutputArgs& args) {
 }
 
 int Emit(const render::Document& doc, const OutputArgs& args) {
-  // Every file output checked before any is written (the CSV tables by name), so that a bad
-  // --csv never leaves the --html page of the same command behind.
+  // Every file output checked before any is written, so that a bad --csv never leaves the --html
+  // page of the same command behind: CheckOutputArgs' checks, the CSV folder once, with its
+  // tables by name.
   std::vector<std::pair<std::string, std::string>> tables;
-  Status checked = CheckOutputArgs(args);
+  Status checked =
+      args.html_path.empty() ? Status::Ok() : CheckOutputFile(args.html_path, "--html");
   if (checked.ok() && !args.csv_dir.empty()) {
     tables = render::CsvTables(doc);
     std::vector<std::string> names;
