@@ -333,15 +333,14 @@ Result<ResultsFile> LoadResults(const std::string& path) {
   bytes.resize(static_cast<size_t>(in.gcount()));
   if (in.bad())
     return Status::Error(StatusCode::kIoError, "cannot read " + path + ": " + std::strerror(errno));
-  GPUSCOPE_RETURN_IF_ERROR(CheckResultsFileIsOurs(bytes, ReadResults(bytes, path), path));
-  if (bytes.size() == kHeadBytes) {
-    std::ostringstream rest;
-    rest << in.rdbuf();
-    if (in.bad())
-      return Status::Error(StatusCode::kIoError,
-                           "cannot read " + path + ": " + std::strerror(errno));
-    bytes += rest.str();
-  }
+  ResultsFile head = ReadResults(bytes, path);
+  GPUSCOPE_RETURN_IF_ERROR(CheckResultsFileIsOurs(bytes, head, path));
+  if (bytes.size() < kHeadBytes) return head;  // the head is the whole file, read once
+  std::ostringstream rest;
+  rest << in.rdbuf();
+  if (in.bad())
+    return Status::Error(StatusCode::kIoError, "cannot read " + path + ": " + std::strerror(errno));
+  bytes += rest.str();
   ResultsFile file = ReadResults(bytes, path);
   GPUSCOPE_RETURN_IF_ERROR(CheckResultsFileIsOurs(bytes, file, path));
   return file;
