@@ -746,12 +746,8 @@ std::string UnpricedMathNote(const analyze::OpCosts& o) {
   if (all <= 0 || o.unpriced_math_ns * 100 < all) return "";
   const std::string share =
       render::FormatShare(static_cast<double>(o.unpriced_math_ns) / static_cast<double>(all), 0);
-  return o.mfu > 0 ? "; a lower bound: " + share +
-                         " of the GEMM/conv/attention GPU time has no FLOP count (ops table: "
-                         "unpriced)"
-                   : "; n/a: " + share +
-                         " of the GEMM/conv/attention GPU time has no FLOP count (ops table: "
-                         "unpriced)";
+  return (o.mfu > 0 ? "; a lower bound: " : "; n/a: ") + share +
+         " of the GEMM/conv/attention GPU time has no FLOP count (ops table: unpriced)";
 }
 
 void AddOpCosts(const RankReport& rr, Section& s) {
